@@ -1,0 +1,1 @@
+"""Interchangeable scheduling policies, all reached through :mod:`simsched.schedulers.registry`."""

@@ -1,0 +1,150 @@
+"""A scheduling problem: a task graph on a platform, with its cost matrices computed once.
+
+The cost model turns (task, processor) into an execution time and (edge, p, q) into a transfer time:
+
+* execution: the graph's explicit ``cost[task, p]`` when it has one (Topcuoglu et al. 2002 style),
+  otherwise ``work / (speed_p * affinity[kind, type_p])``.  An affinity of 0, an infinite explicit
+  cost, or a task whose memory exceeds the processor's makes the pair ineligible (time ``inf``).
+* transfer: ``latency[p, q] + data / bandwidth[p, q]``, zero when ``p == q``.
+
+Every scheduler reads these arrays; none recomputes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from simsched.errors import InfeasibleError, SimschedError
+from simsched.simulator.platform import Platform
+from simsched.workloads.taskgraph import TaskGraph
+
+Affinity = Mapping[str, Mapping[str, float]]
+"""``affinity[kind][processor_type]``: speed multiplier of that kind on that type (missing = 1,
+0 = may not run there).  Example: ``{"conv": {"gpu": 10.0}, "measure": {"cpu": 0.0}}``."""
+
+
+def execution_times(graph: TaskGraph, platform: Platform, affinity: Affinity | None = None) -> np.ndarray:
+    """(n, m) execution time of every task on every processor, ``inf`` where ineligible.  O(n m)."""
+    m = platform.n_processors
+    if graph.cost is not None:
+        if graph.cost.shape[1] != m:
+            raise SimschedError(
+                f"the workload gives costs for {graph.cost.shape[1]} processors but the platform "
+                f"has {m}; give one cost per processor, in the platform's order")
+        w = np.array(graph.cost, dtype=np.float64)
+    else:
+        types = platform.type_names
+        factor = np.ones((len(graph.kind_names), len(types)))
+        for k, kind in enumerate(graph.kind_names):
+            for t, ptype in enumerate(types):
+                f = float((affinity or {}).get(kind, {}).get(ptype, 1.0))
+                if f < 0 or not np.isfinite(f):
+                    raise SimschedError(f"affinity of kind {kind!r} on {ptype!r} must be >= 0, got {f}")
+                factor[k, t] = f
+        rate = platform.speed[None, :] * factor[graph.kind][:, platform.type_index]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(rate > 0, graph.work[:, None] / np.where(rate > 0, rate, 1.0), np.inf)
+    w[graph.memory[:, None] > platform.memory[None, :]] = np.inf
+    return w
+
+
+class Problem:
+    """A :class:`TaskGraph` on a :class:`Platform` with the cost model applied.
+
+    Raises :class:`InfeasibleError` naming the first task that no processor may run.
+
+    Attributes:
+        graph, platform: the inputs.
+        W: (n, m) execution times (read-only), ``inf`` where ineligible.
+        eligible: (n, m) bool.
+        latency, inv_bandwidth: (m, m) with zeros on the diagonal.
+    """
+
+    __slots__ = ("graph", "platform", "affinity", "W", "eligible", "latency", "inv_bandwidth",
+                 "_mean_cost", "_mean_transfer")
+
+    def __init__(self, graph: TaskGraph, platform: Platform, affinity: Affinity | None = None) -> None:
+        self.graph = graph
+        self.platform = platform
+        self.affinity = dict(affinity or {})
+        w = execution_times(graph, platform, affinity)
+        eligible = np.isfinite(w)
+        stuck = ~eligible.any(axis=1)
+        if stuck.any():
+            i = int(np.flatnonzero(stuck)[0])
+            why = ""
+            if graph.memory[i] > platform.memory.max():
+                why = f" (it needs memory {graph.memory[i]:g}, the largest processor has {platform.memory.max():g})"
+            raise InfeasibleError(
+                f"no processor may run task {graph.names[i]!r} of kind {graph.kind_of(i)!r}{why}; "
+                f"add an eligible processor or change the task's affinity")
+        w.setflags(write=False)
+        eligible.setflags(write=False)
+        self.W, self.eligible = w, eligible
+        lat = np.array(platform.latency)
+        inv = 1.0 / platform.bandwidth
+        np.fill_diagonal(lat, 0.0)
+        np.fill_diagonal(inv, 0.0)
+        lat.setflags(write=False)
+        inv.setflags(write=False)
+        self.latency, self.inv_bandwidth = lat, inv
+        self._mean_cost: np.ndarray | None = None
+        self._mean_transfer: np.ndarray | None = None
+
+    @property
+    def n_tasks(self) -> int:
+        return self.graph.n_tasks
+
+    @property
+    def n_processors(self) -> int:
+        return self.platform.n_processors
+
+    def __repr__(self) -> str:
+        return f"Problem({self.graph!r} on {self.platform!r})"
+
+    # ----------------------------------------------------------------- cost model
+    def transfer_time(self, edges: np.ndarray | int, src_proc: np.ndarray | int,
+                      dst_proc: np.ndarray | int) -> np.ndarray:
+        """Time to move the data of ``edges`` from ``src_proc`` to ``dst_proc`` (broadcasts)."""
+        return self.latency[src_proc, dst_proc] + self.graph.edge_data[edges] * self.inv_bandwidth[src_proc, dst_proc]
+
+    def edge_delays(self, processor: np.ndarray) -> np.ndarray:
+        """(e,) transfer time of every edge given a processor per task.  O(e)."""
+        g = self.graph
+        return self.transfer_time(np.arange(g.n_edges), processor[g.edge_src], processor[g.edge_dst])
+
+    def transfer_to_all(self, edges: np.ndarray, src_proc: np.ndarray) -> np.ndarray:
+        """(len(edges), m): time for each edge's data to reach every processor from ``src_proc``."""
+        data = self.graph.edge_data[edges]
+        return self.latency[src_proc, :] + data[:, None] * self.inv_bandwidth[src_proc, :]
+
+    @property
+    def mean_cost(self) -> np.ndarray:
+        """(n,) mean execution time over the processors that may run each task (HEFT's w-bar)."""
+        if self._mean_cost is None:
+            w = np.where(self.eligible, self.W, 0.0)
+            self._mean_cost = w.sum(axis=1) / self.eligible.sum(axis=1)
+            self._mean_cost.setflags(write=False)
+        return self._mean_cost
+
+    @property
+    def mean_transfer(self) -> np.ndarray:
+        """(e,) mean transfer time of each edge over ordered pairs of distinct processors (HEFT's
+        c-bar: mean latency + data x mean time per unit of data).  Zero on a single processor."""
+        if self._mean_transfer is None:
+            m = self.n_processors
+            if m == 1:
+                self._mean_transfer = np.zeros(self.graph.n_edges)
+            else:
+                off = ~np.eye(m, dtype=bool)
+                self._mean_transfer = (self.latency[off].mean()
+                                       + self.graph.edge_data * self.inv_bandwidth[off].mean())
+            self._mean_transfer.setflags(write=False)
+        return self._mean_transfer
+
+    @property
+    def min_cost(self) -> np.ndarray:
+        """(n,) fastest execution time of each task on any processor."""
+        return self.W.min(axis=1)

@@ -1,0 +1,314 @@
+"""The task graph: an immutable DAG of tasks and data dependencies, stored as numpy arrays.
+
+A :class:`TaskGraph` holds, per task, an amount of work (abstract operations; time = work / speed on
+a processor), a kind (``"compute"``, ``"conv"``, ``"build"``, ``"measure"`` ...), an arrival time,
+a priority, a memory demand and a number of cores, and optionally an explicit execution-time
+matrix ``cost[task, processor]`` (as in Topcuoglu et al. 2002, where each task has a given time on
+each processor).  Edges carry a data size.  Successor and predecessor lists are kept in CSR form
+(see :mod:`simsched.workloads.csr`) so that schedulers work on whole arrays at a time.
+
+Arrays are made read-only on construction: a graph may be shared freely between schedulers, and no
+scheduler can corrupt another's input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from simsched.errors import GraphError
+from simsched.workloads.csr import build_csr, find_cycle, kahn_levels
+
+DEFAULT_KIND = "compute"
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def _per_task(values: Any, n: int, default: float, what: str, dtype: type = np.float64) -> np.ndarray:
+    if values is None:
+        return np.full(n, default, dtype=dtype)
+    arr = np.array(values, dtype=dtype).reshape(-1) if np.ndim(values) else np.full(n, values, dtype=dtype)
+    if arr.shape != (n,):
+        raise GraphError(f"{what} has {arr.shape[0]} values for {n} tasks")
+    return arr
+
+
+class TaskGraph:
+    """An immutable directed acyclic graph of tasks.
+
+    Construction validates the graph: names are unique, edge endpoints exist, there is no duplicate
+    edge, no self-loop and no cycle (the error names the tasks on one cycle), and work, costs, data
+    sizes, arrivals and memory are finite and non-negative (explicit costs may be ``inf`` to mark a
+    processor that may not run the task).  O(n + e log e).
+
+    Attributes (all numpy arrays are read-only):
+        names: task names, unique.
+        work: (n,) work per task.
+        kind_names: the distinct kinds; ``kind[i]`` indexes into it.
+        arrival, priority, memory: (n,) float arrays.
+        cores: (n,) int array, cores a task occupies (1 by default).
+        cost: optional (n, m) explicit execution times, ``inf`` where ineligible.
+        edge_src, edge_dst: (e,) task indices; edge_data: (e,) data size per edge.
+        succ_ptr, succ_edges: CSR of outgoing edge ids per task; pred_ptr, pred_edges likewise.
+        level: (n,) longest-path depth from an entry task; topo_order: tasks level by level.
+    """
+
+    __slots__ = (
+        "names", "work", "kind", "kind_names", "arrival", "priority", "memory", "cores", "cost",
+        "edge_src", "edge_dst", "edge_data", "succ_ptr", "succ_edges", "pred_ptr", "pred_edges",
+        "level", "topo_order", "_index",
+    )
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        edges: Iterable[tuple[int, int]] | np.ndarray = (),
+        edge_data: Sequence[float] | np.ndarray | None = None,
+        *,
+        work: Sequence[float] | np.ndarray | float | None = None,
+        kind: Sequence[str] | str | None = None,
+        arrival: Sequence[float] | np.ndarray | float | None = None,
+        priority: Sequence[float] | np.ndarray | float | None = None,
+        memory: Sequence[float] | np.ndarray | float | None = None,
+        cores: Sequence[int] | np.ndarray | int | None = None,
+        cost: np.ndarray | Sequence[Sequence[float]] | None = None,
+    ) -> None:
+        names = tuple(str(x) for x in names)
+        n = len(names)
+        if n == 0:
+            raise GraphError("the task graph is empty: it needs at least one task")
+        index: dict[str, int] = {}
+        for i, name in enumerate(names):
+            if name in index:
+                raise GraphError(f"duplicate task name {name!r}")
+            index[name] = i
+        self.names = names
+        self._index = index
+
+        edge_arr = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64)
+        edge_arr = edge_arr.reshape(-1, 2)
+        src, dst = edge_arr[:, 0].copy(), edge_arr[:, 1].copy()
+        if src.size and (src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n):
+            raise GraphError("an edge refers to a task index outside the graph")
+        data = _per_task(edge_data, src.size, 0.0, "edge data") if src.size else np.zeros(0)
+        self._check_values(data, "edge data size", per_edge=(src, dst))
+        self_loops = np.flatnonzero(src == dst)
+        if self_loops.size:
+            t = names[src[self_loops[0]]]
+            raise GraphError(f"cycle: task {t!r} depends on itself")
+        if src.size:
+            pair = src * n + dst
+            uniq, first, counts = np.unique(pair, return_index=True, return_counts=True)
+            if (counts > 1).any():
+                k = first[np.flatnonzero(counts > 1)[0]]
+                raise GraphError(f"duplicate edge {names[src[k]]!r} -> {names[dst[k]]!r}")
+
+        self.cost = None
+        if cost is not None:
+            c = np.array(cost, dtype=np.float64)
+            if c.ndim != 2 or c.shape[0] != n:
+                raise GraphError(f"cost matrix must have one row per task ({n}), got shape {c.shape}")
+            bad = np.isnan(c) | (c < 0)
+            if bad.any():
+                i, j = np.argwhere(bad)[0]
+                raise GraphError(f"task {names[i]!r}: cost on processor {j} is {c[i, j]}; costs must be >= 0")
+            none = np.isinf(c).all(axis=1)
+            if none.any():
+                raise GraphError(f"task {names[int(np.flatnonzero(none)[0])]!r} has an infinite cost on every processor")
+            self.cost = _readonly(c)
+            if work is None:
+                finite = np.where(np.isinf(c), np.nan, c)
+                work = np.nanmean(finite, axis=1)
+        self.work = _readonly(_per_task(work, n, 1.0, "work"))
+        self._check_values(self.work, "work")
+        self.arrival = _readonly(_per_task(arrival, n, 0.0, "arrival"))
+        self._check_values(self.arrival, "arrival")
+        self.priority = _readonly(_per_task(priority, n, 0.0, "priority"))
+        if not np.isfinite(self.priority).all():
+            raise GraphError("priority must be finite")
+        self.memory = _readonly(_per_task(memory, n, 0.0, "memory"))
+        self._check_values(self.memory, "memory")
+        self.cores = _readonly(_per_task(cores, n, 1, "cores", dtype=np.int64))
+        if (self.cores < 1).any():
+            raise GraphError(f"task {names[int(np.flatnonzero(self.cores < 1)[0])]!r}: cores must be >= 1")
+
+        if kind is None or isinstance(kind, str):
+            self.kind_names = (kind or DEFAULT_KIND,)
+            self.kind = _readonly(np.zeros(n, dtype=np.int64))
+        else:
+            kinds = [str(k) for k in kind]
+            if len(kinds) != n:
+                raise GraphError(f"kind has {len(kinds)} values for {n} tasks")
+            kind_names, kind_ids = np.unique(np.array(kinds, dtype=object), return_inverse=True)
+            self.kind_names = tuple(str(k) for k in kind_names)
+            self.kind = _readonly(kind_ids.astype(np.int64))
+
+        self.edge_src = _readonly(src)
+        self.edge_dst = _readonly(dst)
+        self.edge_data = _readonly(data)
+        sp, se = build_csr(n, src)
+        pp, pe = build_csr(n, dst)
+        self.succ_ptr, self.succ_edges = _readonly(sp), _readonly(se)
+        self.pred_ptr, self.pred_edges = _readonly(pp), _readonly(pe)
+        level, order = kahn_levels(n, src, dst)
+        if (level < 0).any():
+            cycle = find_cycle(n, src, dst, level)
+            shown = " -> ".join(repr(names[i]) for i in cycle + cycle[:1])
+            raise GraphError(f"the task graph has a cycle: {shown}")
+        self.level = _readonly(level)
+        self.topo_order = _readonly(order)
+
+    def _check_values(self, values: np.ndarray, what: str, per_edge: tuple | None = None) -> None:
+        bad = ~np.isfinite(values) | (values < 0)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            if per_edge is not None:
+                where = f"edge {self.names[per_edge[0][k]]!r} -> {self.names[per_edge[1][k]]!r}"
+            else:
+                where = f"task {self.names[k]!r}"
+            raise GraphError(f"{where}: {what} is {values[k]}; it must be finite and >= 0")
+
+    # ----------------------------------------------------------------- basic queries
+    @property
+    def n_tasks(self) -> int:
+        return len(self.names)
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.edge_src.size)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"TaskGraph({self.n_tasks} tasks, {self.n_edges} edges, depth {self.depth})"
+
+    @property
+    def depth(self) -> int:
+        """Number of levels (longest path counted in tasks)."""
+        return int(self.level.max()) + 1
+
+    def index(self, name: str) -> int:
+        """Index of the task called ``name`` (KeyError if there is none)."""
+        return self._index[name]
+
+    def kind_of(self, task: int) -> str:
+        return self.kind_names[int(self.kind[task])]
+
+    def successors(self, task: int) -> np.ndarray:
+        return self.edge_dst[self.succ_edges[self.succ_ptr[task]:self.succ_ptr[task + 1]]]
+
+    def predecessors(self, task: int) -> np.ndarray:
+        return self.edge_src[self.pred_edges[self.pred_ptr[task]:self.pred_ptr[task + 1]]]
+
+    @property
+    def in_degree(self) -> np.ndarray:
+        return np.diff(self.pred_ptr)
+
+    @property
+    def out_degree(self) -> np.ndarray:
+        return np.diff(self.succ_ptr)
+
+    @property
+    def entry_tasks(self) -> np.ndarray:
+        return np.flatnonzero(self.in_degree == 0)
+
+    @property
+    def exit_tasks(self) -> np.ndarray:
+        return np.flatnonzero(self.out_degree == 0)
+
+    def with_(self, **changes: Any) -> TaskGraph:
+        """A copy with some per-task or per-edge attributes replaced (the graph is immutable)."""
+        args: dict[str, Any] = dict(
+            names=self.names, edges=np.stack([self.edge_src, self.edge_dst], axis=1),
+            edge_data=self.edge_data, work=self.work,
+            kind=[self.kind_names[k] for k in self.kind], arrival=self.arrival,
+            priority=self.priority, memory=self.memory, cores=self.cores, cost=self.cost,
+        )
+        unknown = set(changes) - set(args)
+        if unknown:
+            raise TypeError(f"unknown TaskGraph attribute(s): {sorted(unknown)}")
+        args.update(changes)
+        return TaskGraph(**args)
+
+    # ----------------------------------------------------------------- interop
+    @classmethod
+    def from_named(
+        cls,
+        tasks: Sequence[Mapping[str, Any]],
+        edges: Sequence[tuple[str, str, float]] = (),
+    ) -> TaskGraph:
+        """Build from task records (``name`` plus optional ``work``, ``kind``, ``arrival``,
+        ``priority``, ``memory``, ``cores``, ``cost``) and ``(from, to, data)`` edges by name."""
+        names = [str(t["name"]) for t in tasks]
+        index = {name: i for i, name in enumerate(names)}
+        pairs, data = [], []
+        for a, b, d in edges:
+            for end in (a, b):
+                if str(end) not in index:
+                    raise GraphError(f"edge {a!r} -> {b!r} refers to unknown task {end!r}")
+            pairs.append((index[str(a)], index[str(b)]))
+            data.append(float(d))
+
+        def column(key: str) -> list | None:
+            if not any(key in t and t[key] is not None for t in tasks):
+                return None
+            return [t.get(key) for t in tasks]
+
+        costs = column("cost")
+        if costs is not None and any(c is None for c in costs):
+            missing = names[[c is None for c in costs].index(True)]
+            raise GraphError(f"task {missing!r} has no cost although other tasks do")
+        work = column("work")
+        if work is not None and any(w is None for w in work):
+            work = [1.0 if w is None else w for w in work]
+        kinds = column("kind")
+        return cls(
+            names, pairs, data, work=work,
+            kind=None if kinds is None else [k or DEFAULT_KIND for k in kinds],
+            arrival=_fill(column("arrival"), 0.0), priority=_fill(column("priority"), 0.0),
+            memory=_fill(column("memory"), 0.0), cores=_fill(column("cores"), 1), cost=costs,
+        )
+
+    def to_networkx(self):  # -> networkx.DiGraph
+        """A ``networkx.DiGraph`` with task names as nodes and every attribute on nodes and edges."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for i, name in enumerate(self.names):
+            attrs = dict(work=float(self.work[i]), kind=self.kind_of(i), arrival=float(self.arrival[i]),
+                         priority=float(self.priority[i]), memory=float(self.memory[i]),
+                         cores=int(self.cores[i]))
+            if self.cost is not None:
+                attrs["cost"] = [float(c) for c in self.cost[i]]
+            g.add_node(name, **attrs)
+        for s, d, data in zip(self.edge_src, self.edge_dst, self.edge_data):
+            g.add_edge(self.names[s], self.names[d], data=float(data))
+        return g
+
+    @classmethod
+    def from_networkx(cls, g: Any, *, work: str = "work", data: str = "data") -> TaskGraph:
+        """Build from a ``networkx.DiGraph``; node attributes ``work`` (or the name given), ``kind``,
+        ``arrival``, ``priority``, ``memory``, ``cores``, ``cost``; edge attribute ``data``."""
+        tasks = []
+        for node, attrs in g.nodes(data=True):
+            rec = {"name": str(node)}
+            for key in ("kind", "arrival", "priority", "memory", "cores", "cost"):
+                if key in attrs:
+                    rec[key] = attrs[key]
+            if work in attrs:
+                rec["work"] = attrs[work]
+            tasks.append(rec)
+        edges = [(str(a), str(b), float(attrs.get(data, 0.0))) for a, b, attrs in g.edges(data=True)]
+        return cls.from_named(tasks, edges)
+
+
+def _fill(values: list | None, default: float) -> list | None:
+    if values is None:
+        return None
+    return [default if v is None else v for v in values]
