@@ -119,7 +119,8 @@ class TaskGraph:
                 raise GraphError(f"task {names[i]!r}: cost on processor {j} is {c[i, j]}; costs must be >= 0")
             none = np.isinf(c).all(axis=1)
             if none.any():
-                raise GraphError(f"task {names[int(np.flatnonzero(none)[0])]!r} has an infinite cost on every processor")
+                stuck = names[int(np.flatnonzero(none)[0])]
+                raise GraphError(f"task {stuck!r} has an infinite cost on every processor")
             self.cost = _readonly(c)
             if work is None:
                 finite = np.where(np.isinf(c), np.nan, c)
