@@ -1,0 +1,87 @@
+"""HEFT: Heterogeneous Earliest Finish Time (Topcuoglu, Hariri & Wu, IEEE TPDS 13(3), 2002).
+
+1. Rank every task by its *upward rank*, ``rank_u(i) = w_i + max_j (c_ij + rank_u(j))`` over its
+   successors j, where ``w_i`` is the task's mean execution time over the processors that may run it
+   and ``c_ij`` the edge's mean transfer time.
+2. Take tasks in decreasing upward rank (a topological order); place each on the processor where it
+   would *finish* earliest, allowing it to fill an idle gap between tasks already placed
+   (insertion-based policy).
+
+Ties in rank are broken by level, then by task index (the paper schedules task 3 before task 4 in
+its example, where both have rank 80); ties in finish time by the lowest processor index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simsched.schedulers.timeline import Timelines, data_ready
+from simsched.simulator.problem import Problem
+from simsched.simulator.schedule import Plan
+from simsched.workloads.paths import longest_path_from
+
+
+def upward_rank(problem: Problem) -> np.ndarray:
+    """(n,) HEFT's upward rank with mean costs and mean transfer times.  O(n m + e)."""
+    return longest_path_from(problem.graph, problem.mean_cost, problem.mean_transfer)
+
+
+def priority_order(problem: Problem, priority: np.ndarray) -> np.ndarray:
+    """Tasks by decreasing ``priority``, ties by level then index.
+
+    Priorities are compared after rounding relative to their largest value, so that float noise
+    cannot reorder equal ranks; with non-negative costs the result is a topological order whenever
+    the priority never increases along an edge (true of the upward rank).  O(n log n).
+    """
+    g = problem.graph
+    scale = float(np.abs(priority).max()) or 1.0
+    key = np.round(priority / scale, 12)
+    return np.lexsort((np.arange(g.n_tasks), g.level, -key))
+
+
+def heft_schedule(problem: Problem, order: np.ndarray | None = None, insertion: bool = True) -> Plan:
+    """Place tasks in ``order`` (default: decreasing upward rank) each on its earliest-finish
+    processor.  Returns a plan with the planned start and finish of every task.
+
+    Cost: O(n log n + (e + n) m) numpy work, plus a gap search on the few processors where
+    insertion could win.  84,654 tasks on 188 processors take a few seconds.
+    """
+    g = problem.graph
+    n, m = g.n_tasks, problem.n_processors
+    if order is None:
+        order = priority_order(problem, upward_rank(problem))
+    W = problem.W
+    tl = Timelines(m, insertion=insertion)
+    proc = np.full(n, -1, dtype=np.int64)
+    start = np.full(n, np.nan)
+    finish = np.full(n, np.nan)
+    for t in order:
+        t = int(t)
+        w = W[t]
+        ready = data_ready(problem, t, proc, finish)
+        est = tl.earliest_start(ready, w, prune=True)
+        eft = est + w
+        q = int(np.argmin(eft))
+        start[t], finish[t], proc[t] = est[q], eft[q], q
+        tl.reserve(q, float(est[q]), float(eft[q]))
+    return Plan.from_times(proc, start, finish)
+
+
+class HEFT:
+    """Heterogeneous Earliest Finish Time: upward-rank order, insertion-based earliest finish.
+
+    Topcuoglu, Hariri & Wu, "Performance-effective and low-complexity task scheduling for
+    heterogeneous computing", IEEE TPDS 13(3):260-274, 2002.  O(e m + n m) with the gap search on
+    top; deterministic (``rng`` unused).
+
+    Parameters:
+        insertion: allow filling idle gaps (the paper's policy); ``False`` always appends.
+    """
+
+    name = "heft"
+
+    def __init__(self, *, insertion: bool = True) -> None:
+        self.insertion = insertion
+
+    def plan(self, problem: Problem, rng: np.random.Generator | None = None) -> Plan:
+        return heft_schedule(problem, insertion=self.insertion)
