@@ -66,7 +66,9 @@ class DecisionView:
 
     def data_ready(self, tasks: np.ndarray) -> np.ndarray:
         """(len(tasks), m): earliest time all inputs of each task could be on each processor (at
-        least ``now``).  Vectorised over tasks and processors.  O(sum of in-degrees x m)."""
+        least ``now``).  The engine sends data once the producer has finished and the consumer's
+        processor is known, so a transfer starts at ``max(finish, now)``.  Vectorised over tasks and
+        processors.  O(sum of in-degrees x m)."""
         from simsched.workloads.csr import gather_ranges
 
         g, prob = self.problem.graph, self.problem
@@ -77,7 +79,8 @@ class DecisionView:
         if positions.size:
             edges = g.pred_edges[positions]
             srcs = g.edge_src[edges]
-            arrive = self.finish[srcs][:, None] + prob.transfer_to_all(edges, self.processor[srcs])
+            sent = np.maximum(self.finish[srcs], self.now)[:, None]
+            arrive = sent + prob.transfer_to_all(edges, self.processor[srcs])
             np.maximum.at(out, owner, arrive)
         return out
 

@@ -1,0 +1,393 @@
+"""The SimPy engine: the ground truth every scheduler is measured by.
+
+Two drivers share one model of execution:
+
+* :func:`execute_plan` replays a static :class:`~simsched.simulator.schedule.Plan` (HEFT, CPOP,
+  GA, ...): each processor runs its planned sequence in order.
+* :func:`run_online` drives an :class:`~simsched.simulator.policy.OnlinePolicy` (list heuristics,
+  RL agents): at every decision point the policy assigns ready tasks to processor queues.
+
+The model: a processor runs one task at a time.  A task starts when it has arrived
+(``graph.arrival``), its processor is free and has reached it in its sequence or queue, and the
+data of every predecessor has been transferred to its processor.  A transfer of edge ``(u, v)``
+takes ``problem.transfer_time`` (zero on the same processor) and is a SimPy timeout.  Durations are
+``W[t, p] * factor[t]`` with the per-task factors of a :class:`~simsched.simulator.noise.NoiseModel`
+(all 1 when ``factors`` is None).
+
+Implementation: callbacks and countdowns on a ``simpy.Environment`` rather than one SimPy process
+per task — a task is a counter of the things it still waits for; every timeout carries the task it
+concerns as its value.  Zero-delay transfers (same processor) are counted down at once, since
+``t + 0.0 == t``.  That keeps a replay at about one event per task plus one per cross-processor
+edge, and the floats identical to :func:`~simsched.simulator.evaluate.evaluate_plan` (every time is
+``earlier time + delay``, computed once, as the evaluator does).  The garbage collector is paused
+during ``env.run()`` (the engine allocates many small, acyclic objects; ~40% faster at 100k tasks).
+
+This module never imports :mod:`simsched.schedulers`; the policy protocols are the contract.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+from simpy.events import Event, Timeout
+
+from simsched.errors import PlanError, SimschedError
+from simsched.simulator.evaluate import evaluate_plan, plan_durations
+from simsched.simulator.noise import check_factors
+from simsched.simulator.policy import DecisionView, OnlinePolicy
+from simsched.simulator.problem import Problem
+from simsched.simulator.schedule import Plan, Schedule
+
+DECISION_PRIORITY = 2
+"""SimPy priority of decision points: after every ordinary event (priority 1) at the same time, so
+all that happens at one instant is batched into one decision."""
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _durations(problem: Problem, base: np.ndarray, factors: np.ndarray | None) -> np.ndarray:
+    return base if factors is None else base * check_factors(factors, problem.n_tasks)
+
+
+# --------------------------------------------------------------------------- static plans
+def execute_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None) -> Schedule:
+    """Execute ``plan`` on the SimPy model and return what happened.
+
+    Each processor runs the tasks ``plan`` gives it in planned order; a task starts when it has
+    arrived, the previous task of its processor's sequence has finished and the data of every
+    predecessor has been transferred (transfers start when the producer finishes and take
+    ``problem.edge_delays(plan.processor)``).  Durations are the cost model's times on the planned
+    processors, times ``factors`` (one per task, see :class:`~simsched.simulator.noise.NoiseModel`)
+    when given.
+
+    With ``factors=None`` the result equals :func:`~simsched.simulator.evaluate.evaluate_plan`
+    exactly (same floats), and so a planner's own start/finish times when it computed them with
+    the same model (HEFT).
+
+    Raises :class:`PlanError` when a task is planned on a processor that may not run it, or when
+    the plan deadlocks (a processor order contradicting precedence: some tasks never run; the
+    message names a cycle).  O((n + e) log(n + e)): about one event per task plus one per
+    cross-processor edge (and one per task with a non-zero arrival).
+    """
+    schedule, _ = _execute(problem, plan, factors)
+    return schedule
+
+
+def _execute(problem: Problem, plan: Plan, factors: np.ndarray | None) -> tuple[Schedule, int]:
+    """:func:`execute_plan`, also returning the number of SimPy events processed."""
+    g = problem.graph
+    n = problem.n_tasks
+    dur = _durations(problem, plan_durations(problem, plan), factors).tolist()
+    delays = problem.edge_delays(plan.processor)
+    sp = g.succ_ptr.tolist()
+    sdst = g.edge_dst[g.succ_edges].tolist()
+    sdel = delays[g.succ_edges].tolist()
+    prev = plan.previous_on_processor()
+    nxt_arr = np.full(n, -1, dtype=np.int64)
+    has_prev = prev >= 0
+    nxt_arr[prev[has_prev]] = np.flatnonzero(has_prev)
+    nxt = nxt_arr.tolist()
+    arrival = g.arrival
+    late = np.flatnonzero(arrival > 0)
+    # what each task waits for: its inputs, its arrival (if after 0), its turn on the processor
+    wait_arr = np.diff(g.pred_ptr) + (arrival > 0) + has_prev
+    wait = wait_arr.tolist()
+    nan = float("nan")
+    start = [nan] * n
+    finish = [nan] * n
+
+    env = simpy.Environment()
+
+    def begin(v: int, now: float) -> None:
+        start[v] = now
+        Timeout(env, dur[v], v).callbacks.append(on_finish)
+
+    def on_input(ev: Event) -> None:  # a transfer or an arrival completed
+        w = ev._value
+        c = wait[w] - 1
+        wait[w] = c
+        if c == 0:
+            begin(w, env._now)
+
+    def on_finish(ev: Event) -> None:
+        v = ev._value
+        now = env._now
+        finish[v] = now
+        for k in range(sp[v], sp[v + 1]):
+            w = sdst[k]
+            d = sdel[k]
+            if d > 0.0:
+                Timeout(env, d, w).callbacks.append(on_input)
+            else:
+                c = wait[w] - 1
+                wait[w] = c
+                if c == 0:
+                    begin(w, now)
+        w = nxt[v]
+        if w >= 0:
+            c = wait[w] - 1
+            wait[w] = c
+            if c == 0:
+                begin(w, now)
+
+    for v in late.tolist():
+        Timeout(env, float(arrival[v]), v).callbacks.append(on_input)
+    for v in np.flatnonzero(wait_arr == 0).tolist():
+        begin(v, 0.0)
+    with _gc_paused():
+        env.run()
+    events = next(env._eid)
+
+    start_arr = np.array(start)
+    if np.isnan(start_arr).any():
+        evaluate_plan(problem, plan, np.asarray(dur))  # raises PlanError naming a cycle
+        stuck = np.flatnonzero(np.isnan(start_arr))
+        raise PlanError(f"the plan deadlocks: {stuck.size} tasks never ran, e.g. "
+                        f"{problem.graph.names[int(stuck[0])]!r}")
+    return Schedule(plan.processor, start_arr, np.array(finish)), events
+
+
+# --------------------------------------------------------------------------- online policies
+@dataclass
+class OnlineStats:
+    """Counters of an online run: ``decisions`` (calls to ``policy.decide``), ``policy_time_s``
+    (wall time spent inside them: the scheduler time the runner reports), ``assignments`` and
+    ``events`` (SimPy events processed)."""
+
+    decisions: int = 0
+    policy_time_s: float = 0.0
+    assignments: int = 0
+    events: int = 0
+
+
+def run_online(
+    problem: Problem,
+    policy: OnlinePolicy,
+    factors: np.ndarray | None = None,
+    rng: np.random.Generator | None = None,
+) -> tuple[Schedule, OnlineStats]:
+    """Run ``policy`` on ``problem`` in the SimPy model; return the schedule and :class:`OnlineStats`.
+
+    ``policy.reset(problem, rng)`` is called first (``rng`` defaults to ``default_rng(0)``).  Decision
+    points are the instants when a task arrives, a task becomes ready (it has arrived and all its
+    predecessors have finished) or a processor becomes idle (finished a task, empty queue).
+    Everything that happens at one simulated instant is batched: ``policy.decide`` is called once,
+    after all events at that time, with every ready, unassigned task (ascending index), and not at
+    all when there is none.  ``view.available`` is the expected time each processor finishes its
+    queue, estimated with ``W`` (noise is never revealed; refreshed from the actual start whenever a
+    task starts); ``view.idle`` marks processors with nothing running and nothing queued.
+
+    Execution: an assigned task joins the back of its processor's FIFO queue; a processor runs its
+    queue in order, each task as soon as its input data is on the processor.  Data is sent when the
+    producer has finished *and* the consumer's processor is known; since a policy only assigns
+    ready tasks, every input transfer of a task starts when it is assigned, and the data is there
+    ``max(transfer times)`` later.
+
+    Raises :class:`SimschedError` (naming the policy) when it assigns a task that is not ready and
+    unassigned, or to a processor that does not exist or may not run it; and when it leaves ready
+    tasks unassigned while nothing else can happen ("stalled").  Engine cost O((n + e) log n) plus
+    O(queue length) per task start; the policy's own cost comes on top.
+    """
+    run = _OnlineRun(problem, policy, factors, rng if rng is not None else np.random.default_rng(0))
+    return run.run()
+
+
+class _OnlineRun:
+    """State of one online run; methods are the SimPy callbacks."""
+
+    def __init__(self, problem: Problem, policy: OnlinePolicy, factors: np.ndarray | None,
+                 rng: np.random.Generator) -> None:
+        g = problem.graph
+        n, m = problem.n_tasks, problem.n_processors
+        self.problem, self.policy, self.rng = problem, policy, rng
+        self.policy_name = getattr(policy, "name", None) or type(policy).__name__
+        self.factors = None if factors is None else check_factors(factors, n).tolist()
+        self.env = simpy.Environment()
+        self.stats = OnlineStats()
+        self.succ_ptr = g.succ_ptr.tolist()
+        self.succ_dst = g.edge_dst[g.succ_edges].tolist()
+        self.npred = np.diff(g.pred_ptr).tolist()
+        self.arrived = (g.arrival <= 0).tolist()
+        self.processor = np.full(n, -1, dtype=np.int64)
+        self.start = np.full(n, np.nan)
+        self.finish = np.full(n, np.nan)
+        self.data_time = [0.0] * n  # when an assigned task's inputs are (were) on its processor
+        self.data_ok = [False] * n
+        self.ready: set[int] = {v for v in range(n) if self.arrived[v] and self.npred[v] == 0}
+        self.queue: list[deque[int]] = [deque() for _ in range(m)]
+        self.running = [-1] * m
+        self.expected_end = np.zeros(m)
+        self.idle = np.ones(m, dtype=bool)
+        self.trigger: str | None = None
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> tuple[Schedule, OnlineStats]:
+        g, env = self.problem.graph, self.env
+        self.policy.reset(self.problem, self.rng)
+        late = np.flatnonzero(g.arrival > 0)
+        if late.size:
+            times, counts = np.unique(g.arrival[late], return_counts=True)
+            groups = np.split(late[np.argsort(g.arrival[late], kind="stable")], np.cumsum(counts)[:-1])
+            for t, tasks in zip(times.tolist(), groups):
+                Timeout(env, t, tasks.tolist()).callbacks.append(self._on_arrival)
+        if self.ready:
+            self._decision_point("arrival")
+        with _gc_paused():
+            env.run()
+        self.stats.events = next(env._eid)
+        if np.isnan(self.finish).any():
+            left = int(np.isnan(self.finish).sum())
+            if self.ready:
+                raise SimschedError(
+                    f"policy {self.policy_name!r} stalled with {len(self.ready)} ready tasks at time "
+                    f"{env.now:g}: every processor is idle and nothing else can happen "
+                    f"({left} tasks did not run)")
+            raise SimschedError(f"online run ended with {left} tasks not run (policy {self.policy_name!r})")
+        return Schedule(self.processor, self.start, self.finish), self.stats
+
+    def _decision_point(self, trigger: str) -> None:
+        if self.trigger is None:
+            self.trigger = trigger
+            ev = Event(self.env)
+            ev._ok = True
+            ev._value = None
+            ev.callbacks.append(self._decide)
+            self.env.schedule(ev, DECISION_PRIORITY)
+
+    # ------------------------------------------------------------------ callbacks
+    def _on_arrival(self, ev: Event) -> None:
+        for v in ev._value:
+            self.arrived[v] = True
+            if self.npred[v] == 0:
+                self.ready.add(v)
+        self._decision_point("arrival")
+
+    def _on_data(self, ev: Event) -> None:
+        v = ev._value
+        self.data_ok[v] = True
+        p = int(self.processor[v])
+        q = self.queue[p]
+        if self.running[p] < 0 and q[0] == v:
+            self._start_next(p)
+
+    def _on_finish(self, ev: Event) -> None:
+        v = ev._value
+        now = self.env._now
+        self.finish[v] = now
+        npred, arrived = self.npred, self.arrived
+        became_ready = False
+        for w in self.succ_dst[self.succ_ptr[v]:self.succ_ptr[v + 1]]:
+            c = npred[w] - 1
+            npred[w] = c
+            if c == 0 and arrived[w]:
+                self.ready.add(w)
+                became_ready = True
+        p = int(self.processor[v])
+        self.running[p] = -1
+        q = self.queue[p]
+        if q:
+            if self.data_ok[q[0]]:
+                self._start_next(p)
+        else:
+            self.idle[p] = True
+            self.expected_end[p] = now
+            self._decision_point("idle")
+        if became_ready:
+            self._decision_point("ready")
+
+    def _start_next(self, p: int) -> None:
+        """Start the head of processor ``p``'s queue now; refresh ``p``'s expected end from it."""
+        env, W = self.env, self.problem.W
+        q = self.queue[p]
+        v = q.popleft()
+        now = env._now
+        self.running[p] = v
+        self.start[v] = now
+        d = float(W[v, p])
+        t = now + d
+        if self.factors is not None:
+            d = d * self.factors[v]
+        Timeout(env, d, v).callbacks.append(self._on_finish)
+        data_time = self.data_time
+        for u in q:
+            t = max(t, data_time[u]) + float(W[u, p])
+        self.expected_end[p] = t
+
+    # ------------------------------------------------------------------ decisions
+    def _decide(self, ev: Event) -> None:
+        trigger, self.trigger = self.trigger, None
+        if not self.ready:
+            return
+        now = self.env._now
+        processor = self.processor.view()
+        processor.setflags(write=False)
+        finish = self.finish.view()
+        finish.setflags(write=False)
+        view = DecisionView(
+            problem=self.problem, now=now, ready=np.array(sorted(self.ready), dtype=np.int64),
+            processor=processor, finish=finish, available=np.maximum(self.expected_end, now),
+            idle=self.idle.copy(), trigger=trigger or "ready")
+        t0 = time.perf_counter()
+        assignments = self.policy.decide(view)
+        self.stats.policy_time_s += time.perf_counter() - t0
+        self.stats.decisions += 1
+        if assignments is None:
+            return
+        for item in assignments:
+            try:
+                task, proc = (int(x) for x in item)
+            except (TypeError, ValueError):
+                raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; "
+                                    f"an assignment is a (task, processor) pair of integers") from None
+            self._assign(task, proc)
+
+    def _assign(self, v: int, p: int) -> None:
+        prob, g = self.problem, self.problem.graph
+        if v not in self.ready:
+            what = (f"task index {v}, which does not exist" if not 0 <= v < prob.n_tasks else
+                    f"task {g.names[v]!r}, which is " +
+                    ("already assigned" if self.processor[v] >= 0 else "not ready"))
+            raise SimschedError(f"policy {self.policy_name!r} assigned {what}")
+        if not 0 <= p < prob.n_processors:
+            raise SimschedError(f"policy {self.policy_name!r} assigned task {g.names[v]!r} to processor "
+                                f"index {p}, which does not exist")
+        if not prob.eligible[v, p]:
+            raise SimschedError(f"policy {self.policy_name!r} assigned task {g.names[v]!r} to "
+                                f"{prob.platform.names[p]!r}, which may not run it")
+        env = self.env
+        now = env._now
+        self.ready.discard(v)
+        self.processor[v] = p
+        self.stats.assignments += 1
+        edges = g.pred_edges[g.pred_ptr[v]:g.pred_ptr[v + 1]]
+        delay = 0.0
+        if edges.size:
+            delay = float(prob.transfer_time(edges, self.processor[g.edge_src[edges]], p).max())
+        if delay > 0.0:
+            Timeout(env, delay, v).callbacks.append(self._on_data)
+            self.data_time[v] = now + delay
+        else:
+            self.data_ok[v] = True
+            self.data_time[v] = now
+        self.expected_end[p] = max(self.expected_end[p], self.data_time[v]) + float(prob.W[v, p])
+        self.idle[p] = False
+        q = self.queue[p]
+        q.append(v)
+        if self.running[p] < 0 and len(q) == 1 and self.data_ok[v]:
+            self._start_next(p)
