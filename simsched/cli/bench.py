@@ -97,20 +97,22 @@ def spine_figures(quick: bool = False) -> list[dict]:
     replay = 10_000 if quick else 100_000
     rows = []
     h = _isolated(measure_heft, small, True)
-    rows.append(dict(what="HEFT (insertion) vs plain-Python HEFT", size=f"{small:,} x {N_PROCESSORS}",
+    rows.append(dict(what="HEFT vs textbook HEFT (same run)", size=f"{small:,} x {N_PROCESSORS}",
                      measured=h["heft_s"], baseline=h["reference_s"], ratio=h["reference_s"] / h["heft_s"],
                      target="< 0.3 s at 10,000", ok=h["heft_s"] < 0.3 and h["same_makespan"]))
     h = _isolated(measure_heft, large, False)
-    rows.append(dict(what="HEFT (insertion); baseline = DeepSched paper's HEFT", size=f"{large:,} x {N_PROCESSORS}",
+    rows.append(dict(what="HEFT vs DeepSched paper's HEFT", size=f"{large:,} x {N_PROCESSORS}",
                      measured=h["heft_s"], baseline=670.0 if large == 84_654 else None,
                      ratio=670.0 / h["heft_s"] if large == 84_654 else None,
                      target="< 10 s at 84,654", ok=h["heft_s"] < 10.0))
     r = _isolated(measure_replay, replay)
-    rows.append(dict(what="SimPy engine replay vs fast evaluator", size=f"{replay:,} x {N_PROCESSORS}",
-                     measured=r["engine_s"], baseline=r["evaluator_s"], ratio=r["engine_s"] / r["evaluator_s"],
-                     target="engine < 5 s, evaluator < 0.1 s", ok=r["engine_s"] < 5 and r["evaluator_s"] < 0.1
-                     and r["max_abs_diff"] < 1e-6))
-    rows.append(dict(what="engine replay peak memory (MB)", size=f"{replay:,} x {N_PROCESSORS}",
+    rows.append(dict(what="SimPy engine replay (transfers included)", size=f"{replay:,} x {N_PROCESSORS}",
+                     measured=r["engine_s"], baseline=None, ratio=None, target="< 5 s",
+                     ok=r["engine_s"] < 5 and r["max_abs_diff"] < 1e-6))
+    rows.append(dict(what="fast evaluator vs SimPy engine, same plan", size=f"{replay:,} x {N_PROCESSORS}",
+                     measured=r["evaluator_s"], baseline=r["engine_s"], ratio=r["engine_s"] / r["evaluator_s"],
+                     target="< 0.1 s, equal times", ok=r["evaluator_s"] < 0.1 and r["max_abs_diff"] < 1e-6))
+    rows.append(dict(what="SimPy replay peak memory", size=f"{replay:,} x {N_PROCESSORS}",
                      measured=r["peak_rss_mb"], baseline=r["rss_before_mb"], ratio=None,
                      target="< 1024 MB", ok=r["peak_rss_mb"] < 1024, unit="MB"))
     return rows
@@ -121,7 +123,8 @@ def print_rows(rows: list[dict], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=title)
+    table = Table(title=title, caption="ratio = baseline / measured, both timed in this run "
+                  "(the DeepSched paper's figure is quoted, not re-measured)")
     for col in ("what", "size", "measured", "baseline", "ratio", "target", "ok"):
         table.add_column(col, justify="left" if col in ("what", "size", "target") else "right")
 
@@ -135,7 +138,10 @@ def print_rows(rows: list[dict], title: str) -> None:
         ratio = "-" if row["ratio"] is None else f"{row['ratio']:.1f}x"
         table.add_row(row["what"], row["size"], fmt(row["measured"], unit), fmt(row["baseline"], unit), ratio,
                       row["target"], "yes" if row["ok"] else "NO")
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=150)
+    console.print(table)
 
 
 def main(what: str = "spine", quick: bool = False) -> list[dict]:

@@ -33,7 +33,7 @@ def execution_times(graph: TaskGraph, platform: Platform, affinity: Affinity | N
             raise SimschedError(
                 f"the workload gives costs for {graph.cost.shape[1]} processors but the platform "
                 f"has {m}; give one cost per processor, in the platform's order")
-        w = np.array(graph.cost, dtype=np.float64)
+        w = graph.cost  # read-only; shared rather than copied (it can be hundreds of MB)
     else:
         types = platform.type_names
         factor = np.ones((len(graph.kind_names), len(types)))
@@ -46,7 +46,9 @@ def execution_times(graph: TaskGraph, platform: Platform, affinity: Affinity | N
         rate = platform.speed[None, :] * factor[graph.kind][:, platform.type_index]
         with np.errstate(divide="ignore", invalid="ignore"):
             w = np.where(rate > 0, graph.work[:, None] / np.where(rate > 0, rate, 1.0), np.inf)
-    w[graph.memory[:, None] > platform.memory[None, :]] = np.inf
+    too_big = graph.memory[:, None] > platform.memory[None, :]
+    if too_big.any():
+        w = np.where(too_big, np.inf, w)
     return w
 
 
@@ -80,7 +82,8 @@ class Problem:
             raise InfeasibleError(
                 f"no processor may run task {graph.names[i]!r} of kind {graph.kind_of(i)!r}{why}; "
                 f"add an eligible processor or change the task's affinity")
-        w.setflags(write=False)
+        if w.flags.writeable:
+            w.setflags(write=False)
         eligible.setflags(write=False)
         self.W, self.eligible = w, eligible
         lat = np.array(platform.latency)

@@ -59,17 +59,20 @@ class Plan:
         order[key] = np.arange(n)
         return cls(processor, order, start, finish, info or {})
 
+    def _sequence_key(self) -> np.ndarray:
+        """Tasks sorted by processor, then ``order``, then index (two stable sorts: O(n log n))."""
+        by_order = np.argsort(self.order, kind="stable")
+        return by_order[np.argsort(self.processor[by_order], kind="stable")]
+
     def sequences(self, m: int) -> list[np.ndarray]:
         """Tasks of each processor in planned order."""
-        key = np.lexsort((np.arange(len(self.order)), self.order, self.processor))
         counts = np.bincount(self.processor, minlength=m)
-        return np.split(key, np.cumsum(counts)[:-1])
+        return np.split(self._sequence_key(), np.cumsum(counts)[:-1])
 
     def previous_on_processor(self) -> np.ndarray:
         """(n,) the task planned just before each task on its processor, -1 for the first."""
-        n = len(self.order)
-        key = np.lexsort((np.arange(n), self.order, self.processor))
-        prev = np.full(n, -1, dtype=np.int64)
+        key = self._sequence_key()
+        prev = np.full(len(self.order), -1, dtype=np.int64)
         same = self.processor[key[1:]] == self.processor[key[:-1]]
         prev[key[1:][same]] = key[:-1][same]
         return prev
