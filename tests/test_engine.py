@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import problems, problems_and_plans, random_plan
 
 from simsched.errors import PlanError, SimschedError
 from simsched.simulator.engine import _execute, execute_plan
@@ -15,6 +14,7 @@ from simsched.simulator.noise import MIN_FACTOR, NoiseModel
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, validate_schedule
+from simsched.testing.strategies import EDGE_CASES, problems, problems_and_plans, random_plan
 from simsched.workloads.taskgraph import TaskGraph
 
 
@@ -25,7 +25,7 @@ def chain_problem(m: int = 2) -> Problem:
 
 # --------------------------------------------------------------------------- deterministic replay
 @settings(max_examples=150, deadline=None)
-@given(problems_and_plans())
+@given(problems_and_plans(EDGE_CASES, max_tasks=12))
 def test_engine_equals_evaluator(case):
     problem, plan = case
     sim = execute_plan(problem, plan)
@@ -71,7 +71,7 @@ def test_heft_plan_replays_to_its_own_times(topcuoglu):
 
 
 @settings(max_examples=60, deadline=None)
-@given(problems(max_tasks=14, max_procs=4))
+@given(problems(EDGE_CASES, max_tasks=14, max_processors=4))
 def test_heft_plans_replay_exactly(problem):
     heft = pytest.importorskip("simsched.schedulers.heft")
     plan = heft.HEFT().plan(problem, np.random.default_rng(0))
@@ -95,7 +95,7 @@ def test_deadlock_is_a_plan_error():
 
 
 @settings(max_examples=60, deadline=None)
-@given(problems_and_plans(max_tasks=10, max_procs=3), st.data())
+@given(problems_and_plans(EDGE_CASES, max_tasks=10, max_processors=3), st.data())
 def test_reversed_edge_on_one_processor_deadlocks(case, data):
     problem, _ = case
     g = problem.graph
@@ -152,7 +152,8 @@ def test_bad_noise_parameters_are_user_errors(kwargs):
 
 
 @settings(max_examples=100, deadline=None)
-@given(problems_and_plans(), st.sampled_from(["lognormal", "normal", "uniform"]), st.integers(0, 2**32 - 1))
+@given(problems_and_plans(EDGE_CASES, max_tasks=12), st.sampled_from(["lognormal", "normal", "uniform"]),
+       st.integers(0, 2**32 - 1))
 def test_engine_with_noise(case, model, seed):
     problem, plan = case
     factors = NoiseModel(model, 0.5).factors(problem.n_tasks, np.random.default_rng(seed))

@@ -7,7 +7,8 @@ import itertools
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from strategies import problems
+
+from simsched.testing.strategies import EDGE_CASES, problems
 
 pytest.importorskip("ortools")
 
@@ -44,7 +45,7 @@ def _check_consistent(problem: Problem, plan) -> float:
 
 
 @settings(max_examples=25, deadline=None)
-@given(problem=problems(max_tasks=6, max_procs=2))
+@given(problem=problems(EDGE_CASES, max_tasks=6, max_processors=2))
 def test_optimal_equals_brute_force_on_tiny_problems(problem):
     plan = optimal_schedule(problem, time_limit_s=20.0, workers=1)
     assert plan.info["optimal"]

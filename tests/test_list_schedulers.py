@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import problems
 
 from simsched.schedulers import registry
 from simsched.schedulers.peft import optimistic_cost_table
 from simsched.simulator.bounds import critical_path_min_cost, lower_bound, work_bound
 from simsched.simulator.evaluate import evaluate_plan
+from simsched.testing.strategies import EDGE_CASES, problems
 
 NEW = ("peft", "etf", "dls", "heft-lookahead")
 STATIC = ("heft", "cpop", *NEW)
@@ -54,14 +54,14 @@ def test_oct_is_zero_on_exits_and_optimistic(peft_example):
 
 
 @settings(max_examples=60, deadline=None)
-@given(problem=problems(max_tasks=14, max_procs=4), name=st.sampled_from(NEW))
+@given(problem=problems(EDGE_CASES, max_tasks=14, max_processors=4), name=st.sampled_from(NEW))
 def test_new_list_schedulers_validate_on_random_problems(problem, name):
     makespan = _makespan(name, problem)
     assert lower_bound(problem) <= makespan + 1e-9
 
 
 @settings(max_examples=30, deadline=None)
-@given(problem=problems(max_tasks=12, max_procs=3))
+@given(problem=problems(EDGE_CASES, max_tasks=12, max_processors=3))
 def test_lower_bounds_never_exceed_any_makespan(problem):
     lb = lower_bound(problem)
     assert lb == max(critical_path_min_cost(problem), work_bound(problem))

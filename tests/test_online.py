@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import problems
 
 from simsched.errors import SimschedError
 from simsched.schedulers import online, registry
@@ -17,6 +16,7 @@ from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.policy import DecisionView, OnlinePolicy
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import validate_schedule
+from simsched.testing.strategies import EDGE_CASES, problems
 from simsched.workloads.taskgraph import TaskGraph
 
 POLICIES = ["random", "round-robin", "olb", "met", "mct", "minmin", "maxmin"]
@@ -36,7 +36,7 @@ def test_registered_classes_meet_the_protocol(name):
 
 
 @settings(max_examples=40, deadline=None)
-@given(problems(max_tasks=14, max_procs=4), st.sampled_from(POLICIES), st.integers(0, 1000))
+@given(problems(EDGE_CASES, max_tasks=14, max_processors=4), st.sampled_from(POLICIES), st.integers(0, 1000))
 def test_every_policy_gives_a_valid_schedule(problem, name, seed):
     s, stats = run_online(problem, registry.create(name), rng=np.random.default_rng(seed))
     assert validate_schedule(s, problem) == []
@@ -49,7 +49,7 @@ def test_every_policy_gives_a_valid_schedule(problem, name, seed):
 
 
 @settings(max_examples=15, deadline=None)
-@given(problems(max_tasks=14, max_procs=4), st.sampled_from(POLICIES), st.integers(0, 1000))
+@given(problems(EDGE_CASES, max_tasks=14, max_processors=4), st.sampled_from(POLICIES), st.integers(0, 1000))
 def test_runs_are_deterministic_under_a_seed(problem, name, seed):
     factors = NoiseModel("uniform", 0.4).factors(problem.n_tasks, np.random.default_rng(seed))
     a, sa = run_online(problem, registry.create(name), factors, rng=np.random.default_rng(seed))
@@ -78,7 +78,7 @@ class OneAtATimeMCT:
 
 
 @settings(max_examples=60, deadline=None)
-@given(problems(max_tasks=14, max_procs=4))
+@given(problems(EDGE_CASES, max_tasks=14, max_processors=4))
 def test_view_predicts_deterministic_completion_exactly(problem):
     policy = OneAtATimeMCT()
     s, _ = run_online(problem, policy)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import problems
 
 from simsched.schedulers import registry
 from simsched.schedulers.ga import GA, Population
@@ -14,6 +13,7 @@ from simsched.simulator.bounds import lower_bound
 from simsched.simulator.evaluate import evaluate_plan
 from simsched.simulator.evaluate_batch import evaluate_sequences, objective_values, sequence_from_keys
 from simsched.simulator.schedule import Plan
+from simsched.testing.strategies import EDGE_CASES, problems
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -30,7 +30,7 @@ def _metric(problem, schedule, objective: str) -> float:
 
 
 @SETTINGS
-@given(problem=problems(max_tasks=14, max_procs=4), seed=st.integers(0, 2**32 - 1))
+@given(problem=problems(EDGE_CASES, max_tasks=14, max_processors=4), seed=st.integers(0, 2**32 - 1))
 def test_batched_evaluator_equals_evaluate_plan(problem, seed):
     rng = np.random.default_rng(seed)
     pop = Population(problem)
@@ -50,7 +50,7 @@ def test_batched_evaluator_equals_evaluate_plan(problem, seed):
 
 
 @SETTINGS
-@given(problem=problems(max_tasks=14, max_procs=3), seed=st.integers(0, 2**32 - 1))
+@given(problem=problems(EDGE_CASES, max_tasks=14, max_processors=3), seed=st.integers(0, 2**32 - 1))
 def test_keys_decode_to_topological_orders_and_positions_round_trip(problem, seed):
     g = problem.graph
     keys = np.random.default_rng(seed).random((4, g.n_tasks))
@@ -78,7 +78,7 @@ def test_population_evaluation_in_chunks_matches(monkeypatch):
 
 
 @settings(max_examples=25, deadline=None)
-@given(problem=problems(max_tasks=12, max_procs=3), seed=st.integers(0, 2**32 - 1),
+@given(problem=problems(EDGE_CASES, max_tasks=12, max_processors=3), seed=st.integers(0, 2**32 - 1),
        objective=st.sampled_from(["waiting", "makespan", "turnaround"]))
 def test_ga_seeded_with_heft_never_worse_than_heft(problem, seed, objective):
     heft = evaluate_plan(problem, heft_schedule(problem))

@@ -77,10 +77,10 @@ def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerSp
     for name in names:
         spec = by_label.get(name) or by_name.get(name)
         if spec is None:
-            if name not in registry.names():
-                raise SimschedError(f"unknown scheduler {name!r}{registry.suggest(name)}; "
-                                    "`simsched list` shows them all", field="--scheduler")
-            registry.create(name)  # raises a SimschedError if it cannot be built
+            try:
+                registry.create(name)  # unknown names and plug-ins that cannot load raise here
+            except SimschedError as exc:
+                raise exc.located(field="--scheduler") from None
             spec = SchedulerSpec(name, {}, name)
         if spec not in chosen:
             chosen.append(spec)

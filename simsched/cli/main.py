@@ -1,0 +1,348 @@
+"""The ``simsched`` command line.
+
+Commands: ``run`` (run a scenario, print a comparison table, optionally write the results JSON and a
+Gantt chart), ``validate`` (check a scenario), ``list`` (the registered schedulers) and ``bench``.
+
+Every :class:`~simsched.errors.SimschedError` ends as one line ``error: <message>`` on stderr and
+exit code 2, never a traceback; output paths are checked before anything runs and files are written
+atomically, so a failed command leaves no partial file.  Start-up stays fast: numpy, the simulator,
+matplotlib and (above all) torch are imported inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import typer
+
+from simsched import __version__
+from simsched.errors import SimschedError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from simsched.cli.runner import RunReport
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+app = typer.Typer(
+    name="simsched",
+    help="simsched: a discrete-event testbed for scheduling on heterogeneous systems.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _error(message: str) -> None:
+    """Print one ``error: ...`` line on stderr (plain text: no markup, no wrapping)."""
+    sys.stderr.write("error: " + " ".join(str(message).split()) + "\n")
+    sys.stderr.flush()
+
+
+def user_errors(func: F) -> F:
+    """Turn a :class:`SimschedError` raised by a command into ``error: <message>`` and exit 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except SimschedError as exc:
+            _error(str(exc))
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            _error("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"simsched {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """simsched: a discrete-event testbed for scheduling on heterogeneous systems."""
+
+
+def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    console = Console(stderr=stderr)
+    if not console.is_terminal:  # pipes and tests: wide enough that rows never wrap
+        console = Console(stderr=stderr, width=200)
+    return console
+
+
+# --------------------------------------------------------------------------- run
+def _fmt(value: float, digits: int = 5) -> str:
+    if value != value:  # nan
+        return "-"
+    return f"{value:.{digits}g}"
+
+
+def _cell(mean_std: tuple[float, float], reps: int, scale: float = 1.0, unit: str = "", digits: int = 5) -> str:
+    """``mean`` (``digits`` significant digits), or ``mean ± std`` (std to 2) over several repetitions."""
+    mean, std = mean_std[0] * scale, mean_std[1] * scale
+    text = _fmt(mean, digits) if reps == 1 else f"{_fmt(mean, digits)} ± {_fmt(std, 2)}"
+    return text + unit
+
+
+def _time_cell(mean_std: tuple[float, float], reps: int) -> str:
+    if mean_std[0] < 1:
+        return _cell(mean_std, reps, 1e3, " ms", digits=3)
+    return _cell(mean_std, reps, 1.0, " s", digits=3)
+
+
+def print_report(report: RunReport, console: Console) -> None:
+    """The comparison table: one row per scheduler, mean ± std over the repetitions."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from simsched.cli.runner import summarize
+
+    problem, scenario, reps = report.problem, report.scenario, report.repetitions
+    kinds: dict[str, int] = {}
+    for p in problem.platform.processors:
+        kinds[p.type] = kinds.get(p.type, 0) + 1
+    platform = ", ".join(f"{k} {t}" for t, k in kinds.items())
+    noise = scenario.noise
+    noise_text = "no noise" if noise.deterministic else f"{noise.model} noise (sigma {noise.sigma:g})"
+    table = Table(
+        title=escape(f"{scenario.name}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges on "
+                     f"{problem.n_processors} processors ({platform})"),
+        caption=escape(f"seed {report.seed}, {reps} repetition{'s' if reps > 1 else ''}"
+                       f"{' (mean ± std)' if reps > 1 else ''}, {noise_text}; "
+                       f"makespan lower bound {_fmt(report.lower_bound)}"),
+    )
+    table.add_column("scheduler", style="bold")
+    for name in ("makespan", "avg turnaround", "avg waiting", "utilisation", "vs bound", "scheduler time"):
+        table.add_column(name, justify="right")
+    summary = summarize(report)
+    best = min(s["makespan"][0] for s in summary)
+    bound = report.lower_bound
+    for s in summary:
+        gap = s["makespan"][0] / bound - 1 if bound > 0 else float("nan")
+        makespan = _cell(s["makespan"], reps)
+        table.add_row(
+            escape(s["scheduler"]),
+            f"[green]{makespan}[/green]" if s["makespan"][0] <= best * (1 + 1e-12) else makespan,
+            _cell(s["avg_turnaround"], reps),
+            _cell(s["avg_waiting"], reps),
+            _cell(s["utilization"], reps, 100.0, "%", digits=3),
+            "-" if gap != gap else f"+{100 * gap:.1f}%",
+            _time_cell(s["scheduler_time_s"], reps),
+        )
+    console.print(table)
+
+
+class _Progress:
+    """A transient rich progress bar on stderr, shown only on a terminal and only once a run has
+    taken longer than ``delay_s``."""
+
+    def __init__(self, delay_s: float = 0.5) -> None:
+        self.console = _console(stderr=True)
+        self.delay_s = delay_s
+        self.t0 = time.perf_counter()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        if not self.console.is_terminal:
+            return
+        if self.bar is None:
+            if time.perf_counter() - self.t0 < self.delay_s or done >= total:
+                return
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=self.console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(label, total=total)
+        self.bar.update(self.task, completed=done, description=label)
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+@app.command()
+@user_errors
+def run(
+    scenario: Path = typer.Argument(..., help="Scenario YAML file.", show_default=False),
+    scheduler: list[str] | None = typer.Option(
+        None, "--scheduler", "-s", help="Run only this scheduler (repeatable); default: the scenario's."),
+    seed: int | None = typer.Option(None, "--seed", help="Base seed (default: the scenario's)."),
+    repetitions: int | None = typer.Option(
+        None, "--repetitions", "-r", help="Repetitions (default: the scenario's)."),
+    json_path: Path | None = typer.Option(
+        None, "--json", help="Write the results document (JSON) here."),
+    gantt: Path | None = typer.Option(
+        None, "--gantt", help="Write a Gantt chart of the first repetition (.png or .svg)."),
+) -> None:
+    """Run every scheduler of SCENARIO in the simulator and print a comparison table."""
+    from simsched.cli.gantt import SUFFIXES
+    from simsched.cli.outputs import check_output
+
+    if json_path is not None:
+        check_output(json_path, option="--json", suffixes=None)
+    if gantt is not None:
+        check_output(gantt, option="--gantt", suffixes=SUFFIXES)
+    if json_path is not None and gantt is not None and json_path.resolve() == gantt.resolve():
+        raise SimschedError("--json and --gantt name the same file")
+    if seed is not None and seed < 0:
+        raise SimschedError(f"--seed must be >= 0, got {seed}")
+    if repetitions is not None and repetitions < 1:
+        raise SimschedError(f"--repetitions must be >= 1, got {repetitions}")
+
+    from simsched.cli.runner import run_scenario
+    from simsched.simulator.scenario import load_scenario
+
+    loaded = load_scenario(scenario)
+    if not loaded.has_task_graph:
+        _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt)
+        return
+    progress = _Progress()
+    try:
+        report = run_scenario(loaded, schedulers=scheduler or None, seed=seed, repetitions=repetitions,
+                              progress=progress)
+    finally:
+        progress.close()
+    print_report(report, _console())
+    if json_path is not None:
+        from simsched.cli.results import write_results
+
+        write_results(report, json_path)
+        typer.echo(f"results written to {json_path}")
+    if gantt is not None:
+        from simsched.cli.gantt import write_gantt
+
+        write_gantt(report, gantt)
+        typer.echo(f"Gantt chart written to {gantt}")
+
+
+def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, repetitions: int | None,
+                    json_path: Path | None, gantt: Path | None) -> None:
+    """``run`` for a scenario with only an ``autotuning:`` section (simsched.cli.autotune_runner)."""
+    if gantt is not None:
+        raise SimschedError("--gantt draws task schedules; this scenario has only an autotuning section")
+    from simsched import __version__
+    from simsched.cli.autotune_runner import print_autotuning_table, run_autotuning
+
+    base = loaded.seed if seed is None else seed
+    reps = loaded.repetitions if repetitions is None else repetitions
+    result = run_autotuning(dict(loaded.autotuning), base_dir=loaded.file.parent if loaded.file else None,
+                            seed=base, policies=policies or None, repetitions=reps,
+                            line_of=loaded.document.line_of if loaded.document else None)
+    print_autotuning_table(result, _console())
+    if json_path is not None:
+        from simsched.cli.results import write_document
+
+        write_document({"scenario": loaded.name, "simsched_version": __version__, "seed": base,
+                        "repetitions": reps, **result}, json_path)
+        typer.echo(f"results written to {json_path}")
+
+
+# --------------------------------------------------------------------------- validate
+@app.command()
+@user_errors
+def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", show_default=False)) -> None:
+    """Check SCENARIO: print "ok: ..." and exit 0, or one line per problem and exit 2."""
+    from simsched.simulator.scenario import ScenarioError, build_problem, load_scenario
+
+    try:
+        loaded = load_scenario(scenario)
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            _error(str(problem))
+        raise typer.Exit(2) from None
+    if not loaded.has_task_graph:
+        policies = (loaded.autotuning or {}).get("policies")
+        typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: autotuning section"
+                   + (f" (policies: {', '.join(map(str, policies))})" if isinstance(policies, list) else ""))
+        return
+    problem = build_problem(loaded)
+    kinds: dict[str, int] = {}
+    for p in problem.platform.processors:
+        kinds[p.type] = kinds.get(p.type, 0) + 1
+    noise = loaded.noise
+    typer.echo(
+        f"ok: {scenario}: scenario {loaded.name!r}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges "
+        f"({loaded.workload.describe()}) on {problem.n_processors} processors "
+        f"({', '.join(f'{k} {t}' for t, k in kinds.items())}); "
+        f"schedulers: {', '.join(loaded.scheduler_labels)}; seed {loaded.seed}, "
+        f"{loaded.repetitions} repetition{'s' if loaded.repetitions > 1 else ''}; "
+        f"noise: {'none' if noise.deterministic else f'{noise.model} (sigma {noise.sigma:g})'}"
+        + ("; autotuning section present" if loaded.autotuning is not None else "")
+    )
+
+
+# --------------------------------------------------------------------------- list
+@app.command("list")
+@user_errors
+def list_schedulers() -> None:
+    """List the registered schedulers with their kind, a one-line description and their origin
+    (builtin, or the installed package that registers a plug-in)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from simsched.schedulers import registry
+
+    table = Table(title="schedulers")
+    table.add_column("name", style="bold")
+    table.add_column("kind")
+    table.add_column("description")
+    table.add_column("origin")
+    for name in registry.names():
+        try:
+            cls = registry.load_class(name)
+            kind, description = registry.kind(cls), registry.summary(cls)
+        except Exception as exc:  # a broken or missing optional module must not hide the others
+            kind, description = "?", f"unavailable: {type(exc).__name__}: {exc}"
+        table.add_row(escape(name), kind, escape(description), escape(registry.origin(name)))
+    _console().print(table)
+
+
+# --------------------------------------------------------------------------- bench
+@app.command()
+@user_errors
+def bench(
+    what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads or all."),
+    quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
+) -> None:
+    """Time the simulator and schedulers on generated workloads and print the figures."""
+    try:
+        from simsched.cli.bench import main as bench_main
+    except ImportError as exc:
+        raise SimschedError(f"the benchmarks are not available: {exc}") from None
+    bench_main(what, quick=quick)
+
+
+# --------------------------------------------------------------------------- check, baseline
+from simsched.cli import baseline_cmd, check_cmd  # noqa: E402  (light: they import typer only)
+
+app.command("check")(check_cmd.check)
+app.add_typer(baseline_cmd.app, name="baseline")
+
+
+def main() -> None:
+    """Console-script entry point (``simsched``)."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
