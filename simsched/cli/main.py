@@ -338,6 +338,12 @@ from simsched.cli import baseline_cmd, check_cmd  # noqa: E402  (light: they imp
 app.command("check")(check_cmd.check)
 app.add_typer(baseline_cmd.app, name="baseline")
 
+# --------------------------------------------------------------------------- workloads, autotuning capacity
+from simsched.cli import capacity_cmd, workload_cmd  # noqa: E402  (light: heavy imports inside commands)
+
+app.add_typer(workload_cmd.app, name="workload")
+app.command("capacity")(capacity_cmd.capacity_command)
+
 
 def main() -> None:
     """Console-script entry point (``simsched``)."""

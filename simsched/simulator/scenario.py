@@ -472,14 +472,22 @@ def _parse_inline(raw: Mapping[str, Any], m: int, problems: _Problems) -> Worklo
 def _parse_import(form: str, raw: Mapping[str, Any], func: Callable[..., TaskGraph], base: Path,
                   problems: _Problems) -> WorkloadSpec | None:
     value = raw[form]
+    params = list(inspect.signature(func, eval_str=True).parameters.values())
+    first = params[0].name if params else None
+    # an importer whose first parameter is a ``str`` takes a name (e.g. ``model: resnet18``);
+    # any other takes a file, relative to the scenario
+    takes_name = bool(params) and params[0].annotation is str
     if not isinstance(value, str) or not value:
-        problems.add(("workload", form), f"{form} needs a file path (got {_short(value)})")
+        wanted = "a name" if takes_name else "a file path"
+        problems.add(("workload", form), f"{form} needs {wanted} (got {_short(value)})")
         return None
-    path = Path(value) if Path(value).is_absolute() else base / value
-    if not path.is_file():
-        problems.add(("workload", form), f"{form} file not found: {path}")
-        return None
-    first = next(iter(inspect.signature(func).parameters), None)
+    if takes_name:
+        source: Any = value
+    else:
+        source = Path(value) if Path(value).is_absolute() else base / value
+        if not source.is_file():
+            problems.add(("workload", form), f"{form} file not found: {source}")
+            return None
     given = {k: v for k, v in raw.items() if k != form}
     options, found = check_params(func, given, what=f"importer {form!r}", skip=("rng", first))
     for loc, msg in found:
@@ -488,9 +496,9 @@ def _parse_import(form: str, raw: Mapping[str, Any], func: Callable[..., TaskGra
         return None
 
     def build(_m: int, _rng: np.random.Generator) -> TaskGraph:
-        return func(path, **options)
+        return func(source, **options)
 
-    return WorkloadSpec(form, {"path": str(path), **options}, build, ("workload", form))
+    return WorkloadSpec(form, {"name" if takes_name else "path": str(source), **options}, build, ("workload", form))
 
 
 # --------------------------------------------------------------------------- schedulers

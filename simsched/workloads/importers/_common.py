@@ -1,0 +1,114 @@
+"""Helpers every importer and exporter shares: reading files, locating errors, atomic writes.
+
+Importers never let a parsing exception escape: anything wrong with the input becomes a
+:class:`~simsched.errors.SimschedError` (or :class:`~simsched.errors.GraphError`) that names the
+file and, where the format has lines, the line; otherwise the task or field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from simsched.errors import SimschedError
+
+
+def read_text(path: str | Path) -> str:
+    """The file's text (UTF-8); a missing or unreadable file is a :class:`SimschedError`."""
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SimschedError("file not found", file=p) from None
+    except IsADirectoryError:
+        raise SimschedError("is a directory, expected a file", file=p) from None
+    except UnicodeDecodeError as e:
+        raise SimschedError(f"not a UTF-8 text file (byte {e.start})", file=p) from None
+    except OSError as e:
+        raise SimschedError(f"cannot read: {e.strerror}", file=p) from None
+
+
+def load_json(path: str | Path) -> tuple[Any, str]:
+    """Parse a JSON file; returns ``(data, text)``.  Syntax errors name the line and column."""
+    text = read_text(path)
+    try:
+        return json.loads(text), text
+    except json.JSONDecodeError as e:
+        what = "the file ends too early (truncated?)" if e.pos >= len(text.rstrip()) else e.msg
+        raise SimschedError(f"invalid JSON: {what} (column {e.colno})", file=path, line=e.lineno) from None
+
+
+def line_of(text: str | None, needle: str, start: int = 0) -> int | None:
+    """1-based line of the first occurrence of ``needle`` in ``text`` after ``start``, or ``None``."""
+    if not text:
+        return None
+    k = text.find(needle, start)
+    return None if k < 0 else text.count("\n", 0, k) + 1
+
+
+def number(value: Any, what: str, *, file: str | Path | None = None, line: int | None = None,
+           field: str | None = None, minimum: float | None = 0.0) -> float:
+    """``value`` as a finite float ``>= minimum``; anything else is a located :class:`SimschedError`."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise SimschedError(f"{what} must be a number, got {value!r}", file=file, line=line, field=field) from None
+    if not math.isfinite(x):
+        raise SimschedError(f"{what} must be finite, got {value!r}", file=file, line=line, field=field)
+    if minimum is not None and x < minimum:
+        raise SimschedError(f"{what} must be >= {minimum:g}, got {value!r}", file=file, line=line, field=field)
+    return x
+
+
+@contextmanager
+def located(file: str | Path, line: int | None = None, field: str | None = None) -> Iterator[None]:
+    """Attach the file (and line/field, if still unknown) to a :class:`SimschedError` raised inside."""
+    try:
+        yield
+    except SimschedError as e:
+        raise e.located(file=file, line=line, field=field) from None
+
+
+def require_extra(module: str, extra: str, feature: str) -> Any:
+    """Import an optional dependency or explain which extra to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise SimschedError(
+            f"{feature} needs the optional package {module!r}: pip install 'simsched[{extra}]'"
+        ) from None
+
+
+def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp)`` on a temporary file next to ``path``, then rename it over ``path``.
+
+    Either the whole new file appears or nothing changes: never a half-written output.
+    """
+    p = Path(path)
+    if p.parent and not p.parent.exists():
+        raise SimschedError("the output folder does not exist", file=p)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
+    try:
+        write(Path(tmp))
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (UTF-8)."""
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

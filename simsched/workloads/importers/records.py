@@ -1,0 +1,168 @@
+"""Task records → TaskGraph: the one place that turns a list of plain task dicts (from a task list,
+an inline ``{tasks, edges}`` workload, a CSV row) into a graph, with errors that say where.
+
+Record keys (aliases in brackets): ``name`` [``id``, ``task``], ``work`` [``length``, ``runtime``],
+``kind`` [``type``], ``arrival`` [``submit``, ``arrival_time``], ``priority``, ``memory``,
+``cores``, ``cost`` (list of per-processor times; ``inf`` = may not run there), ``depends``
+[``parents``, ``after``] (names of tasks it waits for).  Edges: ``{from, to, data}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from simsched.errors import SimschedError
+from simsched.workloads.importers._common import number
+from simsched.workloads.taskgraph import TaskGraph
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "name": ("name", "id", "task"),
+    "work": ("work", "length", "runtime"),
+    "kind": ("kind", "type"),
+    "arrival": ("arrival", "submit", "arrival_time"),
+    "priority": ("priority",),
+    "memory": ("memory",),
+    "cores": ("cores",),
+    "cost": ("cost",),
+    "depends": ("depends", "parents", "after"),
+}
+KNOWN = {a for names in ALIASES.values() for a in names}
+
+Locate = Callable[[str, int, str | None], int | None]
+"""``locate(section, index, key)`` → line of ``section[index].key`` (``None`` if unknown)."""
+
+
+def _no_line(section: str, index: int, key: str | None) -> int | None:
+    return None
+
+
+def _get(rec: Mapping, key: str) -> tuple[str | None, Any]:
+    for alias in ALIASES[key]:
+        if alias in rec and rec[alias] is not None and rec[alias] != "":
+            return alias, rec[alias]
+    return None, None
+
+
+def _split(v: Any) -> list[str]:
+    if isinstance(v, (list, tuple)):
+        return [str(x) for x in v]
+    return [p.strip() for p in str(v).replace(",", ";").split(";") if p.strip()]
+
+
+def records_to_graph(
+    tasks: Sequence[Any],
+    edges: Sequence[Any] = (),
+    *,
+    file: str | Path | None = None,
+    locate: Locate = _no_line,
+    section: str = "tasks",
+    strict_keys: bool = True,
+) -> TaskGraph:
+    """Build a TaskGraph from task records and edge records (see the module docstring)."""
+
+    def err(msg: str, i: int, key: str | None, sec: str = section) -> SimschedError:
+        field = f"{sec}[{i}]" + (f".{key}" if key else "")
+        return SimschedError(msg, file=file, line=locate(sec, i, key), field=field)
+
+    if not isinstance(tasks, (list, tuple)) or not tasks:
+        raise SimschedError("there are no tasks (expected a non-empty list)", file=file, field=section)
+    out: list[dict[str, Any]] = []
+    deps: list[tuple[str, str, float, int]] = []
+    for i, rec in enumerate(tasks):
+        if not isinstance(rec, Mapping):
+            raise err(f"a task must be a mapping of fields, got {type(rec).__name__}", i, None)
+        if strict_keys:
+            unknown = sorted(set(map(str, rec)) - KNOWN - {"cost_"})
+            unknown = [k for k in unknown if not k.startswith(("cost_", "time_"))]
+            if unknown:
+                raise err(f"unknown field {unknown[0]!r}; known: {', '.join(sorted(KNOWN))}", i, unknown[0])
+        key, name = _get(rec, "name")
+        r: dict[str, Any] = {"name": str(name) if key else f"t{i}"}
+        key, w = _get(rec, "work")
+        if key:
+            try:
+                r["work"] = number(w, f"task {r['name']!r}: {key}")
+            except SimschedError as e:
+                raise err(e.message, i, key) from None
+        key, k = _get(rec, "kind")
+        if key:
+            r["kind"] = str(k)
+        for fld in ("arrival", "priority", "memory", "cores"):
+            key, v = _get(rec, fld)
+            if key:
+                try:
+                    r[fld] = number(v, f"task {r['name']!r}: {key}", minimum=None if fld == "priority" else 0.0)
+                except SimschedError as e:
+                    raise err(e.message, i, key) from None
+        if "cores" in r:
+            r["cores"] = int(r["cores"])
+        key, c = _get(rec, "cost")
+        cols = sorted((k for k in rec if str(k).startswith(("cost_", "time_")) and rec[k] not in (None, "")),
+                      key=_natural)
+        if key or cols:
+            values = _split(c) if key else [rec[k] for k in cols]
+            try:
+                r["cost"] = [float("inf") if str(x).strip().lower() in ("inf", "infinity")
+                             else number(x, f"task {r['name']!r}: cost") for x in values]
+            except SimschedError as e:
+                raise err(e.message, i, key or cols[0]) from None
+        key, d = _get(rec, "depends")
+        if key:
+            deps += [(p, r["name"], 0.0, i) for p in _split(d)]
+        out.append(r)
+    names = {r["name"] for r in out}
+    triples: list[tuple[str, str, float]] = []
+    for p, c, x, i in deps:
+        if p not in names:
+            raise err(f"task {c!r} depends on {p!r}, which does not exist", i, "depends")
+        triples.append((p, c, x))
+    if edges is not None and not isinstance(edges, (list, tuple)):
+        raise SimschedError("edges must be a list", file=file, field="edges")
+    for j, e in enumerate(edges or ()):
+        if not isinstance(e, Mapping):
+            raise err("an edge must be a mapping {from, to, data}", j, None, "edges")
+        for end in ("from", "to"):
+            if end not in e:
+                raise err(f"an edge needs {end!r}", j, None, "edges")
+            if str(e[end]) not in names:
+                raise err(f"edge {e.get('from')!r} -> {e.get('to')!r} refers to unknown task {str(e[end])!r}",
+                          j, end, "edges")
+        try:
+            x = number(e.get("data", 0.0), "edge data")
+        except SimschedError as ex:
+            raise err(ex.message, j, "data", "edges") from None
+        triples.append((str(e["from"]), str(e["to"]), x))
+    try:
+        return TaskGraph.from_named(out, triples)
+    except SimschedError as e:
+        raise e.located(file=file) from None
+
+
+def _natural(key: str) -> tuple:
+    tail = str(key).split("_", 1)[1]
+    return (0, int(tail), "") if tail.isdigit() else (1, 0, tail)
+
+
+def graph_to_records(graph: TaskGraph) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The graph as ``(tasks, edges)`` records (inverse of :func:`records_to_graph`), omitting defaults."""
+    g = graph
+    tasks = []
+    for i, n in enumerate(g.names):
+        rec: dict[str, Any] = {"name": n}
+        if g.cost is not None:
+            rec["cost"] = [float(c) for c in g.cost[i]]
+        rec["work"] = float(g.work[i])
+        if len(g.kind_names) > 1 or g.kind_names[0] != "compute":
+            rec["kind"] = g.kind_of(i)
+        for k in ("arrival", "priority", "memory"):
+            v = float(getattr(g, k)[i])
+            if v:
+                rec[k] = v
+        if g.cores[i] != 1:
+            rec["cores"] = int(g.cores[i])
+        tasks.append(rec)
+    edges = [{"from": g.names[s], "to": g.names[d], "data": float(x)}
+             for s, d, x in zip(g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_data.tolist())]
+    return tasks, edges
