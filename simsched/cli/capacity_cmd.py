@@ -13,9 +13,7 @@ Prints a table and writes a plot (PNG, written atomically; matplotlib imported o
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from simsched.errors import SimschedError
+from simsched.fileio import atomic_path, atomic_write_text
 
 if TYPE_CHECKING:  # the CLI imports this module at start-up: numpy and the models load on use
     from simsched.cli.autotune_runner import AutotuningSection
@@ -172,14 +171,9 @@ def write_capacity_plot(result: dict, path: str | Path) -> None:
     ax.set_ylim(0, 1.05)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent if str(path.parent) else ".")
-    os.close(fd)
     try:
-        fig.savefig(tmp, format="png", dpi=110)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format="png", dpi=110)
     finally:
         plt.close(fig)
 
@@ -228,10 +222,7 @@ def capacity_command(
         write_capacity_plot(result, out)
         typer.echo(f"plot written to {out}")
         if json_path is not None:
-            fd, tmp = tempfile.mkstemp(prefix=f".{json_path.name}.", dir=json_path.parent)
-            with os.fdopen(fd, "w") as f:
-                json.dump(result, f, indent=2, default=str)
-            os.replace(tmp, json_path)
+            atomic_write_text(json_path, json.dumps(result, indent=2, default=str))
     except SimschedError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None

@@ -8,14 +8,13 @@ complete new one, never a half-written one, and nothing is left behind when writ
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
 from simsched.errors import SimschedError
+from simsched.fileio import atomic_path
 
 
 def check_output(path: str | Path, *, option: str, suffixes: Sequence[str] | None = None) -> Path:
@@ -35,26 +34,8 @@ def check_output(path: str | Path, *, option: str, suffixes: Sequence[str] | Non
 
 
 def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
-    """Call ``write(fh)`` on a temporary binary file next to ``path``, then move it into place.
-    On any exception the temporary file is removed and ``path`` is left untouched."""
-    p = Path(path)
-    directory = p.parent if str(p.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; give it normal permissions
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return p
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    """Call ``write(fh)`` on a temporary binary file next to ``path``, then move it into place
+    (see :mod:`simsched.fileio`).  On any exception ``path`` is left untouched."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        write(fh)
+    return Path(path)

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.fileio import atomic_path
 
 
 def read_text(path: str | Path) -> str:
@@ -88,27 +87,15 @@ def require_extra(module: str, extra: str, feature: str) -> Any:
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary file next to ``path``, then rename it over ``path``.
-
-    Either the whole new file appears or nothing changes: never a half-written output.
-    """
+    """Call ``write(tmp)`` on a temporary file next to ``path``, then rename it over ``path``
+    (see :mod:`simsched.fileio`): either the whole new file appears or nothing changes."""
     p = Path(path)
     if p.parent and not p.parent.exists():
         raise SimschedError("the output folder does not exist", file=p)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
-    try:
-        write(Path(tmp))
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with atomic_path(p) as tmp:
+        write(tmp)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (UTF-8)."""
+    """Write ``text`` to ``path`` atomically (UTF-8), checking that its folder exists."""
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
