@@ -1,0 +1,140 @@
+"""``simsched plot RESULTS --x FIELD --y METRIC``: one line (or box) per scheduler, PNG or SVG.
+
+Line plots show the mean over seeds with 95% confidence-interval error bars (Student's t); box plots
+show the distribution over seeds.  When the study varies other fields than ``--x``, there is one
+panel per combination of their values.  Numeric x values are placed on a numeric axis (logarithmic
+when they span two orders of magnitude or more), others are categories.  matplotlib is imported
+only here (Agg backend); the file is written atomically.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from simsched.errors import SimschedError
+
+SUFFIXES = (".png", ".svg")
+
+
+def _sort_key(value: Any) -> tuple:
+    return (0, value, "") if isinstance(value, (int, float)) and not isinstance(value, bool) else (1, 0, str(value))
+
+
+def _axis(xs: Sequence[Any], categorical: bool) -> tuple[dict[Any, float], bool]:
+    """Position of each x value and whether the axis should be logarithmic."""
+    values = sorted(set(xs), key=_sort_key)
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    if numeric and not categorical:
+        log = len(values) > 2 and min(values) > 0 and max(values) / min(values) >= 100
+        return {v: float(v) for v in values}, log
+    return {v: float(i) for i, v in enumerate(values)}, False
+
+
+def write_plot(rows: Sequence[dict[str, Any]], x: str, y: str, path: str | Path, kind: str = "line") -> Path:
+    """Draw ``y`` against ``x`` per scheduler (see the module docstring) and write ``path``.
+    O(rows)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    from simsched.cli.outputs import atomic_write
+    from simsched.study.stats import group_rows, mean_ci, override_fields
+
+    others = [f for f in override_fields(rows) if f != x and len({str(r.get(f)) for r in rows}) > 1]
+    facets = group_rows(rows, others)
+    schedulers = list(dict.fromkeys(r["scheduler"] for r in rows))
+    positions, log = _axis([r.get(x) for r in rows], categorical=kind == "box")
+    n = len(facets)
+    cols = min(3, n)
+    nrows = math.ceil(n / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.8 * nrows), squeeze=False)
+    cmap = plt.get_cmap("tab10")
+    try:
+        for k, (facet, members) in enumerate(facets.items()):
+            ax = axes[k // cols, k % cols]
+            for s, name in enumerate(schedulers):
+                groups = group_rows([r for r in members if r["scheduler"] == name and not r.get("error")], [x])
+                keys = sorted(groups, key=lambda key: _sort_key(key[0]))
+                values = [[r[y] for r in groups[key] if math.isfinite(r[y])] for key in keys]
+                xs = [positions[key[0]] for key in keys]
+                colour = cmap(s % 10)
+                if kind == "box":
+                    width = 0.8 / len(schedulers)
+                    offsets = [p + (s - (len(schedulers) - 1) / 2) * width for p in xs]
+                    ax.boxplot(values, positions=offsets, widths=width * 0.9, patch_artist=True,
+                               boxprops={"facecolor": colour, "alpha": 0.6}, medianprops={"color": "black"},
+                               manage_ticks=False)
+                    ax.plot([], [], color=colour, linewidth=6, alpha=0.6, label=name)
+                else:
+                    stats = [mean_ci(v) for v in values]
+                    means = [m for m, _, _ in stats]
+                    errs = [0.0 if not math.isfinite(c) else c for _, c, _ in stats]
+                    ax.errorbar(xs, means, yerr=errs, marker="o", capsize=3, color=colour, label=name)
+            if log:
+                ax.set_xscale("log")
+            numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in positions)
+            if kind == "box" or not numeric or len(positions) <= 8:
+                ax.set_xticks(list(positions.values()))
+                ax.set_xticklabels([f"{v:g}" if isinstance(v, float) else str(v) for v in positions],
+                                   rotation=30 if len(positions) > 6 else 0)
+            ax.set_xlabel(x)
+            ax.set_ylabel(y)
+            ax.grid(alpha=0.3)
+            if others:
+                ax.set_title(", ".join(f"{f}={v}" for f, v in zip(others, facet)), fontsize=9)
+            ax.legend(fontsize=8)
+        for k in range(n, nrows * cols):
+            axes[k // cols, k % cols].set_visible(False)
+        what = "mean and 95% CI over seeds" if kind == "line" else "distribution over seeds"
+        fig.suptitle(f"{y} vs {x} ({what})", fontsize=11)
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=Path(path).suffix.lower().lstrip("."), dpi=120)
+    finally:
+        plt.close(fig)
+    return atomic_write(path, lambda fh: fh.write(buffer.getvalue()))
+
+
+def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None:
+    from simsched.cli.outputs import check_output
+    from simsched.cli.summarize_cmd import check_metric
+    from simsched.study.store import load_rows
+    from simsched.study.work import METRICS
+
+    check_metric(y, "--y")
+    if kind not in ("line", "box"):
+        raise SimschedError(f"--kind {kind!r}: choose line or box")
+    output = output if output is not None else results.with_name(f"{results.stem}_{y}_vs_{x}.png")
+    check_output(output, option="-o", suffixes=SUFFIXES)
+    rows = load_rows(results)
+    columns = list(dict.fromkeys(k for r in rows for k in r if k not in METRICS))
+    if x not in columns or x in ("task_id", "point_id", "error", "run_id"):
+        from simsched.study.stats import override_fields
+
+        choices = [*override_fields(rows), "seed", "tasks", "scheduler", "point"]
+        raise SimschedError(f"--x {x!r} is not a column of {results}; choose from {', '.join(choices)}")
+    if not any(not r["error"] for r in rows):
+        raise SimschedError("every run in the results failed: nothing to plot", file=results)
+    write_plot(rows, x, y, output, kind)
+    typer.echo(f"plot written to {output}")
+
+
+def plot(
+    results: Path = typer.Argument(..., help="Results of a sweep (.csv or .parquet).", show_default=False),
+    x: str = typer.Option(..., "--x", help="Field on the x axis (a study override field, seed, tasks, ...)."),
+    y: str = typer.Option(..., "--y", help="Metric on the y axis (makespan, slr, ...)."),
+    output: Path | None = typer.Option(None, "--output", "-o",
+                                       help="Output file, .png or .svg (default: RESULTS_Y_vs_X.png)."),
+    kind: str = typer.Option("line", "--kind", help="line (mean ± 95% CI) or box (distribution)."),
+) -> None:
+    """Plot a metric against a field, one line or box per scheduler."""
+    from simsched.cli.common import user_errors
+
+    user_errors(_plot)(results, x, y, output, kind)

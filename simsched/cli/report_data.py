@@ -1,0 +1,81 @@
+"""Reading a results document (``simsched run --json``) for reports and traces.
+
+:func:`load_document` checks the shape a report needs and raises :class:`SimschedError` naming the
+file and what is missing; :func:`first_runs` picks each scheduler's first run (the one ``run``
+draws); :func:`utilisation` computes busy time / makespan per processor from a schedule.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from simsched.errors import SimschedError
+
+_RECORD_KEYS = ("task", "processor", "start", "finish")
+
+
+def load_document(path: str | Path) -> dict[str, Any]:
+    """The results document at ``path``, checked: a ``results`` list whose rows have a scheduler, a
+    seed and a ``schedule`` of task records.  O(size of the file)."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SimschedError("no such file", file=p) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SimschedError(f"cannot read the file: {exc}", file=p) from None
+    except json.JSONDecodeError as exc:
+        raise SimschedError(f"not valid JSON: {exc.msg}", file=p, line=exc.lineno) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise SimschedError("not a results document: expected {\"results\": [...]} as written by "
+                            "`simsched run --json`", file=p)
+    if not doc["results"]:
+        raise SimschedError("the results document has no results", file=p)
+    for i, row in enumerate(doc["results"]):
+        if not isinstance(row, dict) or "scheduler" not in row:
+            raise SimschedError("a result without a scheduler", file=p, field=f"results[{i}]")
+        schedule = row.get("schedule")
+        if not isinstance(schedule, list):
+            raise SimschedError("no schedule: this report draws task schedules (an autotuning result has "
+                                "none)", file=p, field=f"results[{i}].schedule")
+        for j, rec in enumerate(schedule):
+            if not isinstance(rec, dict) or any(k not in rec for k in _RECORD_KEYS):
+                raise SimschedError(f"a schedule entry needs {', '.join(_RECORD_KEYS)}", file=p,
+                                    field=f"results[{i}].schedule[{j}]")
+            if not all(isinstance(rec[k], (int, float)) for k in ("start", "finish")):
+                raise SimschedError("start and finish must be numbers", file=p, field=f"results[{i}].schedule[{j}]")
+    return doc
+
+
+def first_runs(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The first row of each scheduler, in document order."""
+    seen: dict[str, dict[str, Any]] = {}
+    for row in doc["results"]:
+        seen.setdefault(str(row["scheduler"]), row)
+    return list(seen.values())
+
+
+def processors_of(doc: Mapping[str, Any]) -> list[str]:
+    """The platform's processor names (document order), plus any only found in schedules."""
+    names = [str(p) for p in (doc.get("problem") or {}).get("processors") or []]
+    for row in doc["results"]:
+        for rec in row["schedule"]:
+            if rec["processor"] not in names:
+                names.append(str(rec["processor"]))
+    return names
+
+
+def utilisation(records: Sequence[Mapping[str, Any]], processors: Sequence[str],
+                makespan: float | None = None) -> dict[str, float]:
+    """Busy time / makespan per processor (``makespan`` as in the results row; default: last finish
+    minus first start).  O(records)."""
+    if not records:
+        return dict.fromkeys(processors, 0.0)
+    span = makespan if makespan else max(r["finish"] for r in records) - min(r["start"] for r in records)
+    busy = dict.fromkeys(processors, 0.0)
+    for r in records:
+        busy[r["processor"]] = busy.get(r["processor"], 0.0) + (r["finish"] - r["start"])
+    return {p: (b / span if span > 0 else 0.0) for p, b in busy.items()}

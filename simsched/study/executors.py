@@ -1,0 +1,133 @@
+"""Where chunks of runs execute: a local process pool, or a Dask distributed cluster.
+
+Both are context managers with one method, :meth:`results`, that submits every chunk and yields
+``(chunk, rows)`` as chunks finish, in completion order.  Scheduling is the engine's own
+(:class:`concurrent.futures.ProcessPoolExecutor`, or Dask's scheduler through ``client.map`` and
+``distributed.as_completed``).  A chunk's runs never raise (failures are rows); if the
+infrastructure fails — a worker process dies, a Dask worker is lost — :class:`WorkerLost` is raised
+and the sweep stops with its completed rows saved.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import signal
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from simsched.errors import SimschedError
+from simsched.study.work import run_chunk
+
+Result = tuple[dict[str, Any], list[dict[str, Any]]]
+
+
+class WorkerLost(SimschedError):
+    """A worker died or the cluster failed; completed rows are saved and ``--resume`` continues."""
+
+
+def default_workers() -> int:
+    """The number of CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent, which saves the finished rows and stops the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class PoolExecutor:
+    """``workers`` local processes (started with ``spawn``: safe whatever threads the parent runs)."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers or default_workers()
+        if self.workers < 1:
+            raise SimschedError(f"--workers must be >= 1, got {self.workers}")
+        self.pool: ProcessPoolExecutor | None = None
+        self.description = f"{self.workers} local process{'es' if self.workers > 1 else ''}"
+
+    def __enter__(self) -> PoolExecutor:
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
+                                        initializer=_ignore_interrupts)
+        return self
+
+    def results(self, chunks: Sequence[dict[str, Any]]) -> Iterator[Result]:
+        assert self.pool is not None
+        futures = {self.pool.submit(run_chunk, c): c for c in chunks}
+        for future in as_completed(futures):
+            try:
+                rows = future.result()
+            except Exception as exc:
+                raise WorkerLost(f"a worker process failed ({type(exc).__name__}: {exc})") from None
+            yield futures[future], rows
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=exc[0] is None, cancel_futures=True)
+            self.pool = None
+
+
+def require_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise SimschedError("--dask needs dask.distributed, from the 'study' extra: "
+                            "pip install 'simsched[study]'") from None
+    return distributed
+
+
+class DaskExecutor:
+    """Chunks run as Dask tasks.  ``address`` is ``"local"`` (start a ``LocalCluster`` of ``workers``
+    single-threaded workers; ``processes=False`` keeps them in this process, for tests) or a
+    scheduler address such as ``tcp://host:8786``; or pass a connected ``client``."""
+
+    def __init__(self, address: str | None = "local", workers: int | None = None, *, processes: bool = True,
+                 client: Any = None) -> None:
+        self.address, self.workers, self.processes = address, workers, processes
+        self.client, self._own_client, self.cluster = client, client is None, None
+        self.description = f"Dask cluster {address}" if client is None else "Dask client"
+
+    def __enter__(self) -> DaskExecutor:
+        distributed = require_distributed()
+        if self.client is not None:
+            return self
+        if self.address == "local":
+            n = self.workers or default_workers()
+            self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=self.processes,
+                                                    dashboard_address=None, silence_logs=logging.ERROR)
+            self.client = distributed.Client(self.cluster)
+            self.description = f"Dask LocalCluster of {n} worker{'s' if n > 1 else ''}"
+        else:
+            try:
+                self.client = distributed.Client(self.address, timeout="10s")
+            except Exception as exc:
+                raise SimschedError(f"--dask {self.address}: cannot connect to the Dask scheduler "
+                                    f"({type(exc).__name__}: {exc})") from None
+        self.workers = sum(self.client.nthreads().values()) or self.workers
+        if self.cluster is None:
+            self.description = f"{self.description} ({self.workers} worker threads)"
+        return self
+
+    def results(self, chunks: Sequence[dict[str, Any]]) -> Iterator[Result]:
+        distributed = require_distributed()
+        futures = self.client.map(run_chunk, list(chunks), pure=False)
+        by_key = {f.key: c for f, c in zip(futures, chunks)}
+        for future in distributed.as_completed(futures):
+            try:
+                rows = future.result()
+            except Exception as exc:
+                raise WorkerLost(f"a Dask task failed ({type(exc).__name__}: {exc})") from None
+            yield by_key[future.key], rows
+
+    def __exit__(self, *exc: object) -> None:
+        if self._own_client and self.client is not None:
+            self.client.close()
+            self.client = None
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None

@@ -1,0 +1,64 @@
+"""Summaries of study results: mean and 95% confidence interval per study point and scheduler.
+
+The interval is Student's t: ``mean ± t(0.975, n-1) · s / sqrt(n)`` with the sample standard
+deviation ``s`` over the successful runs (seeds) of a group; it is NaN for a single run.  Failed
+runs are counted, never averaged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from simsched.study.work import FIXED
+
+
+def override_fields(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The study's override columns (every column that is not a fixed one), in first-seen order."""
+    return list(dict.fromkeys(k for r in rows for k in r if k not in FIXED))
+
+
+def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, int]:
+    """``(mean, half-width of the level-confidence interval, n)`` over the finite ``values``.
+    O(n)."""
+    from scipy import stats
+
+    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
+    n = int(x.size)
+    if n == 0:
+        return math.nan, math.nan, 0
+    if n == 1:
+        return float(x[0]), math.nan, 1
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
+    return float(x.mean()), half, n
+
+
+def group_rows(rows: Sequence[dict[str, Any]], by: Sequence[str]) -> dict[tuple, list[dict[str, Any]]]:
+    """Rows grouped by the values of the ``by`` columns, groups in first-seen order."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r.get(k) for k in by), []).append(r)
+    return groups
+
+
+def summarize_rows(rows: Sequence[dict[str, Any]], metrics: Sequence[str],
+                   level: float = 0.95) -> list[dict[str, Any]]:
+    """One entry per (study point, scheduler): the override values, ``scheduler``, ``runs``,
+    ``failed`` and, per metric, ``{"mean", "ci", "n"}``.  Ordered by point, then scheduler as first
+    seen.  O(rows)."""
+    fields = override_fields(rows)
+    out = []
+    groups = group_rows(sorted(rows, key=lambda r: r.get("point") or 0), ["point_id", "scheduler"])
+    for (_, scheduler), members in groups.items():
+        point = members[0].get("point")
+        ok = [r for r in members if not r.get("error")]
+        entry: dict[str, Any] = {"point": point, **{f: members[0].get(f) for f in fields},
+                                 "scheduler": scheduler, "runs": len(members), "failed": len(members) - len(ok)}
+        for m in metrics:
+            mean, ci, n = mean_ci([r.get(m) for r in ok], level)
+            entry[m] = {"mean": mean, "ci": ci, "n": n}
+        out.append(entry)
+    return out

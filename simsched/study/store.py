@@ -1,0 +1,149 @@
+"""The results store of a sweep: crash-safe appends, resume, compaction.
+
+Layout for ``-o results.csv`` (or ``.parquet``)::
+
+    results.csv              the compacted results (written at the end of a sweep)
+    results.csv.parts/       while a sweep runs: part-<run id>-<n>.csv, one per flushed batch
+                             (each written to a temporary file, fsynced, then renamed), and .lock
+
+Guarantees, including after ``kill -9`` at any instant:
+
+* a row is *completed* once the part file holding it has been renamed into place; a part file is
+  either complete or absent (a leftover temporary file is ignored and removed on resume);
+* ``--resume`` reads the compacted file and every part, de-duplicates by ``task_id`` (a crash
+  between compaction and removing the parts leaves each row twice, identical) and skips those
+  tasks, so no row is lost, duplicated or recomputed; runs that were in flight are run again;
+* compaction writes the merged rows atomically in study order, then removes the parts;
+* a lock (``flock`` on ``.lock``) stops two sweeps writing to the same results at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from simsched.errors import SimschedError
+from simsched.study.tables import columns_of, read_table, table_format, write_table
+
+
+class ResultsStore:
+    """Rows of one study, kept at ``path`` (see the module docstring)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.format = table_format(self.path)
+        self.parts = self.path.with_name(self.path.name + ".parts")
+        self._lock: Any = None
+        self._seq = 0
+
+    # ------------------------------------------------------------------ reading
+    def part_files(self) -> list[Path]:
+        """Completed part files, in name order."""
+        if not self.parts.is_dir():
+            return []
+        return sorted(p for p in self.parts.glob(f"part-*.{self.format}") if not p.name.startswith("."))
+
+    def exists(self) -> bool:
+        return self.path.exists() or bool(self.part_files())
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every completed row, once each (compacted file first, then parts).  O(rows)."""
+        return load_rows(self.path)
+
+    # ------------------------------------------------------------------ writing
+    def open(self, *, resume: bool) -> None:
+        """Take the lock and check the store may be written: without ``resume`` there must be no
+        earlier results.  Removes temporary files a killed sweep left behind."""
+        if self.path.is_dir():
+            raise SimschedError(f"-o {self.path}: is a directory")
+        if not self.path.parent.is_dir():
+            raise SimschedError(f"-o {self.path}: the directory {self.path.parent} does not exist")
+        self.parts.mkdir(exist_ok=True)
+        self._lock = open(self.parts / ".lock", "a+")  # noqa: SIM115 - held until close()
+        try:
+            import fcntl
+
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - no flock on this platform
+            pass
+        except OSError:
+            self._lock.close()
+            self._lock = None
+            raise SimschedError(f"{self.path}: another sweep is writing these results") from None
+        if not resume and self.exists():
+            self.close()
+            raise SimschedError(f"{self.path} already holds results; pass --resume to continue that study, "
+                                f"or choose another -o")
+        leftovers = [*self.parts.glob(".part-*.tmp"), *self.path.parent.glob(f".{self.path.name}.*.tmp")]
+        for tmp in leftovers:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+    def append(self, rows: Sequence[dict[str, Any]], run_id: str, fields: Sequence[str]) -> Path | None:
+        """Write ``rows`` as one new part file, atomically (temporary file, fsync, rename)."""
+        if not rows:
+            return None
+        self._seq += 1
+        path = self.parts / f"part-{run_id}-{self._seq:06d}.{self.format}"
+        write_table(path, rows, columns_of(rows, fields))
+        fsync_dir(self.parts)
+        return path
+
+    def compact(self, order: Sequence[str], fields: Sequence[str], points: Mapping[str, int] | None = None) -> int:
+        """Merge the compacted file and all parts into ``path`` (study ``order`` of task ids first,
+        rows of tasks not in the study after them, as found), then remove the parts.  ``points``
+        (point id -> index in the current study) renumbers the ``point`` column of rows saved by an
+        earlier version of the study.  Returns the number of rows written."""
+        rows = self.rows()
+        for r in rows:
+            if points is not None and r["point_id"] in points:
+                r["point"] = points[r["point_id"]]
+        rank = {t: i for i, t in enumerate(order)}
+        rows.sort(key=lambda r: rank.get(r["task_id"], len(rank)))
+        if rows or not self.path.exists():
+            write_table(self.path, rows, columns_of(rows, fields))
+            fsync_dir(self.path.parent)
+        for part in self.part_files():
+            part.unlink()
+        return len(rows)
+
+    def close(self) -> None:
+        """Release the lock and remove the parts directory if nothing is left in it."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+            if not self.part_files():
+                shutil.rmtree(self.parts, ignore_errors=True)
+
+
+def load_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The completed rows of results ``path``: its compacted file and any parts of a sweep that is
+    running or was interrupted, de-duplicated by ``task_id``.  :class:`SimschedError` when there is
+    neither."""
+    p = Path(path)
+    store = ResultsStore(p)
+    files = ([p] if p.is_file() else []) + store.part_files()
+    if not files:
+        raise SimschedError("no such results file", file=p)
+    seen: set[str] = set()
+    out = []
+    for f in files:
+        for row in read_table(f):
+            if row["task_id"] not in seen:
+                seen.add(row["task_id"])
+                out.append(row)
+    return out
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename in ``path`` durable (best effort; not all platforms allow it)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,154 @@
+"""Reading and writing tables of result rows as CSV (standard library) or Parquet (pyarrow).
+
+Rows are dicts; the columns of :data:`simsched.study.work.FIXED` have fixed types (metrics float,
+``point``/``seed``/``tasks`` int, ids and ``error`` text) and every other column is a study override
+field whose type is inferred (int, float, bool or text).  A CSV round trip gives back the same rows:
+floats are written with ``repr`` (exact), a missing value is an empty cell.  Files are written with
+:func:`simsched.cli.outputs.atomic_write`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from simsched.cli.outputs import atomic_write
+from simsched.errors import SimschedError
+from simsched.study.work import FIXED, METRICS
+
+SUFFIXES = (".csv", ".parquet")
+_INTS = ("point", "seed", "tasks")
+_TEXT = ("task_id", "point_id", "scheduler", "error", "run_id")
+
+
+def table_format(path: str | Path) -> str:
+    """``"csv"`` or ``"parquet"`` from the suffix; :class:`SimschedError` for anything else."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise SimschedError(f"{path}: a results file must end in .csv or .parquet")
+    return suffix[1:]
+
+
+def pyarrow_module() -> Any:
+    """``pyarrow`` (and ``pyarrow.parquet``), or a clear message naming the extra that provides it."""
+    try:
+        import pyarrow
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise SimschedError("Parquet results need pyarrow, from the 'study' extra: "
+                            "pip install 'simsched[study]' (or name a .csv results file)") from None
+    return pyarrow
+
+
+def columns_of(rows: Sequence[dict[str, Any]], fields: Sequence[str] = ()) -> list[str]:
+    """Column order: the fixed head, the override fields (``fields`` first, then any other extra
+    column in first-seen order), then the fixed rest."""
+    extra = list(dict.fromkeys([*fields, *(k for r in rows for k in r if k not in FIXED)]))
+    head, rest = FIXED[:3], FIXED[3:]
+    return [*head, *extra, *rest]
+
+
+def _kind(values: list[Any]) -> str:
+    """Inferred type of an override column: int, float, bool or str."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return "bool"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return "int" if all(isinstance(v, int) for v in present) else "float"
+    return "str"
+
+
+def _kinds(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for c in columns:
+        if c in METRICS:
+            out[c] = "float"
+        elif c in _INTS:
+            out[c] = "int"
+        elif c in _TEXT:
+            out[c] = "str"
+        else:
+            out[c] = _kind([r.get(c) for r in rows])
+    return out
+
+
+def _coerce(value: Any, kind: str) -> Any:
+    if value is None or (isinstance(value, float) and math.isnan(value) and kind != "float"):
+        return None
+    if kind == "float":
+        return float(value)
+    if kind == "int":
+        return int(value)
+    if kind == "bool":
+        return bool(value)
+    return str(value)
+
+
+def write_table(path: str | Path, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> Path:
+    """Write ``rows`` (``columns`` in this order) to ``path`` atomically, CSV or Parquet by suffix."""
+    kinds = _kinds(rows, columns)
+    if table_format(path) == "parquet":
+        pa = pyarrow_module()
+        types = {"float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "str": pa.string()}
+        arrays = {c: pa.array([_coerce(r.get(c), kinds[c]) for r in rows], type=types[kinds[c]]) for c in columns}
+        table = pa.table(arrays)
+        return atomic_write(path, lambda fh: pa.parquet.write_table(table, fh))
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(columns)
+    for r in rows:
+        writer.writerow(["" if (v := _coerce(r.get(c), kinds[c])) is None else repr(v) if isinstance(v, float)
+                         else v for c in columns])
+    return atomic_write(path, lambda fh: fh.write(text.getvalue().encode("utf-8")))
+
+
+def _parse_cell(text: str, column: str) -> Any:
+    if column in METRICS:
+        return float(text) if text else math.nan
+    if column in _INTS:
+        return int(text) if text else None
+    if column in _TEXT:
+        return text
+    if text == "":
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def read_table(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of a CSV or Parquet results file (NaN for missing metrics).  :class:`SimschedError`
+    for an unreadable or malformed file."""
+    p = Path(path)
+    fmt = table_format(p)
+    if not p.is_file():
+        raise SimschedError("no such results file", file=p)
+    try:
+        if fmt == "parquet":
+            pa = pyarrow_module()
+            rows = pa.parquet.read_table(p).to_pylist()
+        else:
+            with open(p, newline="", encoding="utf-8") as fh:
+                rows = [{k: _parse_cell(v or "", k) for k, v in r.items()} for r in csv.DictReader(fh)]
+    except SimschedError:
+        raise
+    except Exception as exc:
+        raise SimschedError(f"cannot read the results file: {type(exc).__name__}: {exc}", file=p) from None
+    for r in rows:
+        for m in METRICS:
+            if r.get(m) is None:
+                r[m] = math.nan
+        if r.get("error") is None:
+            r["error"] = ""
+    if rows and "task_id" not in rows[0]:
+        raise SimschedError("not a simsched results file (no task_id column)", file=p)
+    return rows

@@ -1,0 +1,98 @@
+"""What a worker runs: a chunk of study runs -> result rows.
+
+A chunk is plain data (picklable, and cheap to ship to a Dask worker): one study point's raw
+scenario data, the file it came from (relative workload paths resolve against it, so on a cluster
+those files must exist at the same path on the workers) and a list of ``(task_id, scheduler, seed)``
+runs.  Each run is :func:`simsched.cli.runner.run_scenario` with that one scheduler, that seed and
+one repetition: the seed draws the graph (for a generator workload) and the noise.  A run that raises
+becomes a row with its ``error`` and NaN metrics; it never stops the chunk.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+METRICS = ("makespan", "avg_turnaround", "avg_waiting", "utilization", "slr", "speedup", "efficiency",
+           "lower_bound", "gap_to_lower_bound", "scheduler_time_s")
+"""Metric columns of a results row (floats; NaN for a failed run)."""
+
+HEAD = ("task_id", "point", "point_id")
+MIDDLE = ("scheduler", "seed", "tasks")
+TAIL = ("error", "run_id", "run_s")
+FIXED = HEAD + MIDDLE + METRICS + TAIL
+"""Columns every results store has; the study's override fields come between HEAD and MIDDLE."""
+
+VOLATILE = ("scheduler_time_s", "run_id", "run_s")
+"""Columns that differ between two executions of the same run (wall times, which execution)."""
+
+_CACHE: dict[str, Any] = {}
+_CACHE_LIMIT = 64
+
+
+def cell(value: Any) -> Any:
+    """An override value as a table cell: scalars as they are, lists and mappings as JSON text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def make_chunk(point: Any, runs: Sequence[tuple[str, str, int]], fields: Sequence[str], run_id: str) -> dict:
+    """The plain-data chunk for ``runs`` (task id, scheduler label, seed) of study point ``point``."""
+    file = point.scenario.file
+    return {"point": point.index, "point_id": point.point_id, "data": dict(point.data),
+            "file": str(Path(file).resolve()) if file is not None else None,
+            "values": {k: cell(point.overrides.get(k)) for k in fields}, "runs": list(runs), "run_id": run_id}
+
+
+def _scenario(chunk: Mapping[str, Any]) -> Any:
+    """The chunk's validated scenario, parsed once per worker process and point."""
+    from simsched.simulator.scenario import parse_scenario
+    from simsched.simulator.yamlio import YamlDocument
+
+    key = chunk["point_id"] + ":" + json.dumps(chunk["data"].get("schedulers"), sort_keys=True, default=str)
+    if key not in _CACHE:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        file = Path(chunk["file"]) if chunk["file"] else None
+        _CACHE[key] = parse_scenario(YamlDocument(chunk["data"], {}, file))
+    return _CACHE[key]
+
+
+def _describe(exc: BaseException) -> str:
+    from simsched.errors import SimschedError
+
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, SimschedError) else f"{type(exc).__name__}: {text}"
+
+
+def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per run of ``chunk`` (see the module docstring), in the chunk's order."""
+    from simsched.cli.runner import run_scenario
+
+    rows = []
+    try:
+        scenario, setup_error = _scenario(chunk), ""
+    except Exception as exc:  # e.g. a workload file missing on this worker
+        scenario, setup_error = None, _describe(exc)
+    for task_id, label, seed in chunk["runs"]:
+        row: dict[str, Any] = {"task_id": task_id, "point": chunk["point"], "point_id": chunk["point_id"],
+                               **chunk["values"], "scheduler": label, "seed": int(seed), "tasks": None}
+        row.update(dict.fromkeys(METRICS, math.nan))
+        t0 = time.perf_counter()
+        error = setup_error
+        if scenario is not None:
+            try:
+                report = run_scenario(scenario, schedulers=[label], seed=int(seed), repetitions=1)
+                result = report.rows[0]
+                row.update({k: float(result[k]) for k in METRICS})
+                row["tasks"] = int(report.problem.n_tasks)
+            except Exception as exc:
+                error = _describe(exc)
+        row.update(error=error, run_id=chunk["run_id"], run_s=time.perf_counter() - t0)
+        rows.append(row)
+    return rows
