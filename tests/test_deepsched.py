@@ -1,0 +1,184 @@
+"""DeepSched: tiny training beats an untrained network, the shipped checkpoint plans validly, bad
+checkpoints end in exit 2, the network is blind to padding, plan repair is always valid."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from simsched.cli.main import app
+from simsched.errors import SimschedError
+from simsched.schedulers.deepsched.checkpoint import load_checkpoint, shipped_checkpoint
+from simsched.schedulers.deepsched.config import load_config
+from simsched.schedulers.deepsched.data import make_problem, record_of
+from simsched.schedulers.deepsched.features import extract
+from simsched.schedulers.deepsched.scheduler import DeepSched, repair
+from simsched.simulator.engine import execute_plan
+from simsched.simulator.evaluate import evaluate_plan
+from simsched.simulator.schedule import validate_schedule
+from simsched.testing.strategies import problems
+
+torch = pytest.importorskip("torch")
+torch.set_num_threads(1)
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "scenarios" / "deepsched" / "tiny.yaml"
+
+
+def invoke(*args: object):
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """The tiny configuration trained once through the CLI (data and checkpoint in a temp folder)."""
+    folder = tmp_path_factory.mktemp("deepsched")
+    doc = yaml.safe_load(TINY.read_text())
+    doc["checkpoint"] = str(folder / "tiny.pt")
+    doc["data"]["dir"] = str(folder / "data")
+    config = folder / "tiny.yaml"
+    config.write_text(yaml.safe_dump(doc))
+    out = folder / "metrics.json"
+    result = invoke("train", "deepsched", config, "--quiet", "--json", out)
+    assert result.exit_code == 0, result.output
+    return config, json.loads(out.read_text())["metrics"]
+
+
+def test_tiny_training_beats_untrained_network(tiny: tuple[Path, dict]) -> None:
+    _, m = tiny
+    assert m["train_s"] < 120
+    assert m["val_acc"] >= m["untrained_val_acc"] + 0.08, m
+    assert m["test_acc"] >= m["untrained_val_acc"] + 0.05, m
+
+
+def test_trained_checkpoint_plans_and_evaluates(tiny: tuple[Path, dict], tmp_path: Path) -> None:
+    config, _ = tiny
+    cfg = load_config(config)
+    problem = make_problem(cfg.data.unseen[0], cfg.data.platform, seed=5, tasks=30)
+    for k in (1, 3):
+        plan = DeepSched(checkpoint=str(cfg.path(cfg.checkpoint)), top_k=k).plan(problem)
+        assert validate_schedule(execute_plan(problem, plan), problem) == []
+    out = tmp_path / "eval.json"
+    doc = yaml.safe_load(config.read_text())
+    doc["eval"] = {"sizes": [12], "instances": 1, "ga": {"seed_heft": False, "generations": 5},
+                   "timing_sizes": [40], "timing_processors": 4, "timing_repeat": 1}
+    small = tmp_path / "eval.yaml"
+    small.write_text(yaml.safe_dump(doc))
+    result = invoke("train", "deepsched", small, "--eval-only", "--json", out)
+    assert result.exit_code == 0, result.output
+    figures = json.loads(out.read_text())
+    assert {r["family"] for r in figures["turnaround"]} == {"random-dag", "task-list", "random-dag-ccr2"}
+    assert figures["timing"][0]["tasks"] == 40 and "gap vs HEFT" in result.output
+
+
+def test_shipped_checkpoint_gives_valid_plans() -> None:
+    assert shipped_checkpoint().is_file()
+    assert shipped_checkpoint().stat().st_size < 5_000_000
+    net, meta = load_checkpoint(None)
+    assert meta["format"] == "simsched-deepsched" and "config" in meta and "normalisation" in meta
+    cfg = load_config(TINY)
+    for i, fam in enumerate(cfg.data.seen + cfg.data.unseen):
+        problem = make_problem(fam, cfg.data.platform, seed=100 + i, tasks=25)
+        plan = DeepSched().plan(problem)
+        schedule = evaluate_plan(problem, plan)
+        assert validate_schedule(schedule, problem) == []
+        assert np.allclose(schedule.finish, plan.finish)
+
+
+# --------------------------------------------------------------------------- bad checkpoints
+def _scenario(tmp_path: Path, checkpoint: Path) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: bad\nseed: 1\nplatform:\n  processors: [{name: p, count: 2}]\n"
+        "workload: {generator: random, tasks: 8}\n"
+        f"schedulers: [{{name: deepsched, checkpoint: {json.dumps(str(checkpoint))}}}]\n")
+    return path
+
+
+def test_corrupt_checkpoint_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint at all" * 10)
+    result = invoke("run", _scenario(tmp_path, bad))
+    assert result.exit_code == 2
+    assert "corrupt" in result.output and "bad.pt" in result.output
+    result = invoke("run", _scenario(tmp_path, tmp_path / "missing.pt"))
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_mismatched_checkpoints_exit_2(tmp_path: Path) -> None:
+    doc = torch.load(shipped_checkpoint(), weights_only=True)
+    cases = {
+        "other.pt": ({"format": "something-else"}, "not a DeepSched checkpoint"),
+        "version.pt": ({**doc, "feature_version": 999}, "retrain"),
+        "shape.pt": ({**doc, "config": {**doc["config"], "model": {**doc["config"]["model"], "hidden": 8}}},
+                     "does not fit"),
+    }
+    for name, (content, message) in cases.items():
+        torch.save(content, tmp_path / name)
+        with pytest.raises(SimschedError, match=message):
+            load_checkpoint(tmp_path / name)
+        result = invoke("run", _scenario(tmp_path, tmp_path / name))
+        assert result.exit_code == 2 and message in result.output, result.output
+
+
+# --------------------------------------------------------------------------- padding, repair
+def test_network_outputs_are_invariant_to_padding() -> None:
+    from simsched.schedulers.deepsched.model import DeepSchedNet, collate
+
+    cfg = load_config(TINY)
+    small = record_of(extract(make_problem(cfg.data.seen[0], cfg.data.platform, seed=1, tasks=9)))
+    big = record_of(extract(make_problem(cfg.data.seen[1], cfg.data.platform, seed=2, tasks=23)))
+    assert big["machine"].shape[0] > small["machine"].shape[0]  # padded in tasks and processors
+    torch.manual_seed(0)
+    net = DeepSchedNet(hidden=16, machine_hidden=8, dag_layers=1).eval()
+    with torch.no_grad():
+        alone_logits, alone_times = net(collate([small], labels=False))
+        pad_logits, pad_times = net(collate([big, small], labels=False))
+    n, m = small["task"].shape[0], small["machine"].shape[0]
+    assert pad_logits.shape[1] >= n
+    assert torch.allclose(alone_logits[0, :n, :m], pad_logits[1, :n, :m], atol=1e-5)
+    assert torch.allclose(alone_times[0, :n], pad_times[1, :n], atol=1e-5)
+    assert (pad_logits[1, :n, m:] < -1e8).all()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(max_tasks=10, max_processors=4, eligibility=0.3, arrivals=10.0, zero_costs=True),
+       st.integers(0, 2**32 - 1), st.integers(1, 4))
+def test_plan_repair_is_always_valid(problem, seed: int, top_k: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, m = problem.n_tasks, problem.n_processors
+    scores = rng.normal(size=(n, m))
+    scores[rng.random((n, m)) < 0.2] = -np.inf
+    keys = rng.normal(size=n) * 10
+    plan = repair(problem, scores, keys, top_k)
+    assert problem.eligible[np.arange(n), plan.processor].all()
+    schedule = execute_plan(problem, plan)
+    assert validate_schedule(schedule, problem) == []
+    assert np.allclose(schedule.finish, plan.finish)
+
+
+def test_importing_the_scheduler_does_not_import_torch() -> None:
+    code = ("import sys, simsched.schedulers.deepsched.scheduler, simsched.cli.train_cmd, simsched.cli.main; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_bad_configuration_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ndata: {seen: []}\ntrain: {lr: -1}\n")
+    result = invoke("train", "deepsched", bad)
+    assert result.exit_code == 2 and "train.lr" in result.output
+    result = invoke("train", "deepsched", tmp_path / "none.yaml")
+    assert result.exit_code == 2 and "no such configuration file" in result.output
