@@ -22,6 +22,15 @@ edge, and the floats identical to :func:`~simsched.simulator.evaluate.evaluate_p
 ``earlier time + delay``, computed once, as the evaluator does).  The garbage collector is paused
 during ``env.run()`` (the engine allocates many small, acyclic objects; ~40% faster at 100k tasks).
 
+Dynamic runs (:func:`run_online` with ``disruptions``, and :class:`OnlineSession`) add processor
+failures and slowdowns (:class:`Disruptions`): per processor an on/off Poisson process, drawn lazily
+from its own seeded ``Generator``.  A failure kills the running task, which restarts from scratch
+on the same processor after the repair; a task started on a slowed-down processor takes
+``slowdown`` times longer.  :class:`OnlineSession` steps an online run one assignment at a time —
+the simulation is paused at each decision point (a callback raises ``simpy``'s
+``StopSimulation``) — which is how the gymnasium environment (:mod:`simsched.rl.env`) drives this
+engine.
+
 This module never imports :mod:`simsched.schedulers`; the policy protocols are the contract.
 """
 
@@ -36,6 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import simpy
+from simpy.core import StopSimulation
 from simpy.events import Event, Timeout
 
 from simsched.errors import PlanError, SimschedError
@@ -163,6 +173,41 @@ def _execute(problem: Problem, plan: Plan, factors: np.ndarray | None) -> tuple[
     return Schedule(plan.processor, start_arr, np.array(finish)), events
 
 
+# --------------------------------------------------------------------------- disruptions
+@dataclass(frozen=True)
+class Disruptions:
+    """Processor failures and slowdowns (stragglers), each an on/off Poisson process per processor.
+
+    * ``failure_rate``: failures per unit of time per processor (0: none); a failure lasts an
+      exponential repair time of mean ``repair_time``; the task running then is lost and restarts
+      from scratch on the same processor once it is repaired.
+    * ``slowdown_rate``: slowdown episodes per unit of time per processor (0: none), each lasting an
+      exponential time of mean ``slowdown_duration``; a task *started* during an episode takes
+      ``slowdown`` times its (noisy) duration.
+
+    Events are drawn lazily while tasks remain, so a run always ends.  Exponential draws: O(1) per
+    episode.  (Failure/straggler models as in Dean & Barroso, "The tail at scale", CACM 2013.)
+    """
+
+    failure_rate: float = 0.0
+    repair_time: float = 10.0
+    slowdown_rate: float = 0.0
+    slowdown_duration: float = 20.0
+    slowdown: float = 3.0
+
+    def __post_init__(self) -> None:
+        for name in ("failure_rate", "repair_time", "slowdown_rate", "slowdown_duration"):
+            v = float(getattr(self, name))
+            if not (np.isfinite(v) and v >= 0):
+                raise SimschedError(f"disruptions: {name} must be a finite number >= 0, got {v}")
+        if not (np.isfinite(self.slowdown) and self.slowdown >= 1):
+            raise SimschedError(f"disruptions: slowdown must be a finite factor >= 1, got {self.slowdown}")
+
+    @property
+    def active(self) -> bool:
+        return self.failure_rate > 0 or (self.slowdown_rate > 0 and self.slowdown > 1)
+
+
 # --------------------------------------------------------------------------- online policies
 @dataclass
 class OnlineStats:
@@ -174,6 +219,9 @@ class OnlineStats:
     policy_time_s: float = 0.0
     assignments: int = 0
     events: int = 0
+    failures: int = 0
+    restarts: int = 0
+    slowed_tasks: int = 0
 
 
 def run_online(
@@ -181,6 +229,8 @@ def run_online(
     policy: OnlinePolicy,
     factors: np.ndarray | None = None,
     rng: np.random.Generator | None = None,
+    disruptions: Disruptions | None = None,
+    disruption_rng: np.random.Generator | None = None,
 ) -> tuple[Schedule, OnlineStats]:
     """Run ``policy`` on ``problem`` in the SimPy model; return the schedule and :class:`OnlineStats`.
 
@@ -203,16 +253,23 @@ def run_online(
     unassigned, or to a processor that does not exist or may not run it; and when it leaves ready
     tasks unassigned while nothing else can happen ("stalled").  Engine cost O((n + e) log n) plus
     O(queue length) per task start; the policy's own cost comes on top.
+
+    ``disruptions`` (with ``disruption_rng``, default ``default_rng(1)``) adds processor failures and
+    slowdowns (:class:`Disruptions`); the schedule then records each task's last (successful)
+    attempt, and ``stats.failures``/``restarts``/``slowed_tasks`` count what happened.  Without
+    them the run is exactly the one described above.
     """
-    run = _OnlineRun(problem, policy, factors, rng if rng is not None else np.random.default_rng(0))
+    run = _OnlineRun(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
+                     disruptions, disruption_rng)
     return run.run()
 
 
 class _OnlineRun:
     """State of one online run; methods are the SimPy callbacks."""
 
-    def __init__(self, problem: Problem, policy: OnlinePolicy, factors: np.ndarray | None,
-                 rng: np.random.Generator) -> None:
+    def __init__(self, problem: Problem, policy: OnlinePolicy | None, factors: np.ndarray | None,
+                 rng: np.random.Generator, disruptions: Disruptions | None = None,
+                 disruption_rng: np.random.Generator | None = None) -> None:
         g = problem.graph
         n, m = problem.n_tasks, problem.n_processors
         self.problem, self.policy, self.rng = problem, policy, rng
@@ -235,11 +292,28 @@ class _OnlineRun:
         self.expected_end = np.zeros(m)
         self.idle = np.ones(m, dtype=bool)
         self.trigger: str | None = None
+        self.stepped = policy is None  # OnlineSession: pause at decision points instead of deciding
+        self.disruptions = disruptions if disruptions is not None and disruptions.active else None
+        self.down = [False] * m
+        self.slow = [False] * m
+        if self.disruptions is not None:
+            self.drng = disruption_rng if disruption_rng is not None else np.random.default_rng(1)
+            self.attempt = [0] * n
+            self.remaining = n
+            self.repair_at = [0.0] * m
+            self._start_disruptions()
 
     # ------------------------------------------------------------------ driver
     def run(self) -> tuple[Schedule, OnlineStats]:
-        g, env = self.problem.graph, self.env
         self.policy.reset(self.problem, self.rng)
+        self.begin()
+        with _gc_paused():
+            self.env.run()
+        return self.result()
+
+    def begin(self) -> None:
+        """Schedule the arrivals and the first decision point."""
+        g, env = self.problem.graph, self.env
         late = np.flatnonzero(g.arrival > 0)
         if late.size:
             times, counts = np.unique(g.arrival[late], return_counts=True)
@@ -248,8 +322,10 @@ class _OnlineRun:
                 Timeout(env, t, tasks.tolist()).callbacks.append(self._on_arrival)
         if self.ready:
             self._decision_point("arrival")
-        with _gc_paused():
-            env.run()
+
+    def result(self) -> tuple[Schedule, OnlineStats]:
+        """The schedule of a finished run; :class:`SimschedError` if tasks did not run."""
+        env = self.env
         self.stats.events = next(env._eid)
         if np.isnan(self.finish).any():
             left = int(np.isnan(self.finish).sum())
@@ -283,8 +359,17 @@ class _OnlineRun:
         self.data_ok[v] = True
         p = int(self.processor[v])
         q = self.queue[p]
-        if self.running[p] < 0 and q[0] == v:
+        if self.running[p] < 0 and q[0] == v and not self.down[p]:
             self._start_next(p)
+
+    def _on_finish_checked(self, ev: Event) -> None:
+        """Finish callback under disruptions: ignore the end of an attempt a failure killed."""
+        v, attempt = ev._value
+        if attempt != self.attempt[v]:
+            return
+        self.remaining -= 1
+        ev._value = v
+        self._on_finish(ev)
 
     def _on_finish(self, ev: Event) -> None:
         v = ev._value
@@ -302,8 +387,10 @@ class _OnlineRun:
         self.running[p] = -1
         q = self.queue[p]
         if q:
-            if self.data_ok[q[0]]:
+            if self.data_ok[q[0]] and not self.down[p]:
                 self._start_next(p)
+        elif self.down[p]:
+            self.expected_end[p] = max(now, self.repair_at[p])
         else:
             self.idle[p] = True
             self.expected_end[p] = now
@@ -323,26 +410,41 @@ class _OnlineRun:
         t = now + d
         if self.factors is not None:
             d = d * self.factors[v]
-        Timeout(env, d, v).callbacks.append(self._on_finish)
+        if self.disruptions is None:
+            Timeout(env, d, v).callbacks.append(self._on_finish)
+        else:
+            if self.slow[p]:
+                d = d * self.disruptions.slowdown
+                self.stats.slowed_tasks += 1
+            Timeout(env, d, (v, self.attempt[v])).callbacks.append(self._on_finish_checked)
         data_time = self.data_time
         for u in q:
             t = max(t, data_time[u]) + float(W[u, p])
         self.expected_end[p] = t
 
     # ------------------------------------------------------------------ decisions
-    def _decide(self, ev: Event) -> None:
-        trigger, self.trigger = self.trigger, None
-        if not self.ready:
-            return
+    def view(self, trigger: str = "ready") -> DecisionView:
+        """The :class:`DecisionView` of the current state (read-only views of the arrays)."""
         now = self.env._now
         processor = self.processor.view()
         processor.setflags(write=False)
         finish = self.finish.view()
         finish.setflags(write=False)
-        view = DecisionView(
+        return DecisionView(
             problem=self.problem, now=now, ready=np.array(sorted(self.ready), dtype=np.int64),
             processor=processor, finish=finish, available=np.maximum(self.expected_end, now),
-            idle=self.idle.copy(), trigger=trigger or "ready")
+            idle=self.idle.copy(), trigger=trigger)
+
+    def _decide(self, ev: Event) -> None:
+        trigger, self.trigger = self.trigger, None
+        if not self.ready:
+            return
+        if self.stepped:
+            if self.idle.any():
+                self.stats.decisions += 1
+                raise StopSimulation(self.view(trigger or "ready"))
+            return
+        view = self.view(trigger or "ready")
         t0 = time.perf_counter()
         assignments = self.policy.decide(view)
         self.stats.policy_time_s += time.perf_counter() - t0
@@ -389,5 +491,149 @@ class _OnlineRun:
         self.idle[p] = False
         q = self.queue[p]
         q.append(v)
-        if self.running[p] < 0 and len(q) == 1 and self.data_ok[v]:
+        if self.running[p] < 0 and len(q) == 1 and self.data_ok[v] and not self.down[p]:
             self._start_next(p)
+
+    # ------------------------------------------------------------------ disruptions
+    def _start_disruptions(self) -> None:
+        d = self.disruptions
+        for p in range(self.problem.n_processors):
+            if d.failure_rate > 0:
+                self._schedule_episode(p, "fail", d.failure_rate)
+            if d.slowdown_rate > 0 and d.slowdown > 1:
+                self._schedule_episode(p, "slow", d.slowdown_rate)
+
+    def _schedule_episode(self, p: int, what: str, rate: float) -> None:
+        if self.remaining > 0:
+            Timeout(self.env, float(self.drng.exponential(1.0 / rate)), (p, what)).callbacks.append(
+                self._on_episode)
+
+    def _on_episode(self, ev: Event) -> None:
+        """Start of a failure or slowdown of processor ``p``; schedules its end."""
+        p, what = ev._value
+        if self.remaining <= 0:
+            return
+        d, env = self.disruptions, self.env
+        if what == "slow":
+            if not self.slow[p]:
+                self.slow[p] = True
+                length = float(self.drng.exponential(d.slowdown_duration)) if d.slowdown_duration > 0 else 0.0
+                Timeout(env, length, (p, "slow")).callbacks.append(self._on_episode_end)
+            else:
+                self._schedule_episode(p, "slow", d.slowdown_rate)
+            return
+        if self.down[p]:
+            self._schedule_episode(p, "fail", d.failure_rate)
+            return
+        now = env._now
+        self.down[p] = True
+        self.stats.failures += 1
+        repair = float(self.drng.exponential(d.repair_time)) if d.repair_time > 0 else 0.0
+        self.repair_at[p] = now + repair
+        v = self.running[p]
+        if v >= 0:  # the running attempt is lost; the task goes back to the head of the queue
+            self.attempt[v] += 1
+            self.stats.restarts += 1
+            self.running[p] = -1
+            self.start[v] = np.nan
+            self.queue[p].appendleft(v)
+        self.idle[p] = False
+        self.expected_end[p] = self._queue_end(p, now + repair)
+        Timeout(env, repair, (p, "fail")).callbacks.append(self._on_episode_end)
+
+    def _on_episode_end(self, ev: Event) -> None:
+        p, what = ev._value
+        d = self.disruptions
+        if what == "slow":
+            self.slow[p] = False
+            self._schedule_episode(p, "slow", d.slowdown_rate)
+            return
+        self.down[p] = False
+        q = self.queue[p]
+        if self.running[p] < 0:
+            if q:
+                if self.data_ok[q[0]]:
+                    self._start_next(p)
+            else:
+                self.idle[p] = True
+                self.expected_end[p] = self.env._now
+                self._decision_point("idle")
+        self._schedule_episode(p, "fail", d.failure_rate)
+
+    def _queue_end(self, p: int, t: float) -> float:
+        """Expected time processor ``p`` finishes its queue if it starts on it at ``t``."""
+        W, data_time = self.problem.W, self.data_time
+        for u in self.queue[p]:
+            t = max(t, data_time[u]) + float(W[u, p])
+        return t
+
+
+# --------------------------------------------------------------------------- stepping
+class OnlineSession:
+    """An online run advanced one assignment at a time: the engine side of a gymnasium env.
+
+    ``reset()`` starts the run and returns the first :class:`DecisionView` (``None`` if there is
+    nothing to decide).  A decision point is an instant with ready tasks and at least one idle
+    processor.  ``assign(task, processor)`` applies one assignment (same rules and errors as
+    :func:`run_online`); while ready tasks and an idle processor remain at the same instant it
+    returns the next view at once, otherwise it runs the SimPy environment until the next decision
+    point (paused by ``StopSimulation`` in the decision callback) and returns that view, or
+    ``None`` when every task has finished.  The dynamics are exactly :func:`run_online`'s — one
+    engine, two drivers.  Cost per ``assign``: the events processed up to the next decision.
+    """
+
+    def __init__(self, problem: Problem, factors: np.ndarray | None = None,
+                 disruptions: Disruptions | None = None,
+                 disruption_rng: np.random.Generator | None = None, name: str = "agent") -> None:
+        self.problem = problem
+        self._run = _OnlineRun(problem, None, factors, np.random.default_rng(0), disruptions, disruption_rng)
+        self._run.policy_name = name
+        self.view: DecisionView | None = None
+        self._schedule: Schedule | None = None
+
+    @property
+    def now(self) -> float:
+        return float(self._run.env.now)
+
+    @property
+    def done(self) -> bool:
+        return self.view is None
+
+    @property
+    def stats(self) -> OnlineStats:
+        return self._run.stats
+
+    @property
+    def finish(self) -> np.ndarray:
+        """(n,) finish times so far (``nan`` for unfinished tasks); read-only view."""
+        f = self._run.finish.view()
+        f.setflags(write=False)
+        return f
+
+    def reset(self) -> DecisionView | None:
+        self._run.begin()
+        return self._advance()
+
+    def assign(self, task: int, processor: int) -> DecisionView | None:
+        if self.view is None:
+            raise SimschedError("the online session has ended: every task has finished")
+        run = self._run
+        run._assign(int(task), int(processor))
+        if run.ready and run.idle.any():
+            run.stats.decisions += 1
+            self.view = run.view("ready")
+            return self.view
+        return self._advance()
+
+    def _advance(self) -> DecisionView | None:
+        with _gc_paused():
+            self.view = self._run.env.run()
+        if self.view is None:
+            self._schedule = self._run.result()[0]  # raises if tasks did not run
+        return self.view
+
+    def schedule(self) -> Schedule:
+        """The schedule of the finished run."""
+        if self._schedule is None:
+            raise SimschedError("the online session has not finished yet")
+        return self._schedule

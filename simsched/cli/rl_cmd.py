@@ -1,0 +1,144 @@
+"""``simsched train rl CONFIG.yaml``: train the model-free (PPO + GNN) and model-based (World
+Models) agents, with progress, periodic evaluation against HEFT, checkpoints and an optional report.
+
+Stages: ``ppo`` writes ``OUTPUT/rl.pt`` (+ ``rl_history.json``); ``world`` trains the model-based
+agent within ``world.real_fraction`` of the PPO agent's real-simulator steps and writes
+``OUTPUT/rl_world.pt`` (+ ``world_history.json``); ``--report`` then evaluates both on
+``eval.final_seeds`` unseen seeds and writes ``report.md``/``report.png``/``report.json``
+(:mod:`simsched.rl.report`).  torch and gymnasium are imported only inside the command.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from simsched.errors import SimschedError
+
+
+def _ppo_steps(cfg) -> int:
+    """Real steps of the PPO run: one step per task, so episodes x mean tasks (exact on average)."""
+    return int((cfg.ppo.bc_episodes + cfg.ppo.iterations * cfg.ppo.episodes_per_iter) * sum(cfg.tasks) / 2)
+
+
+def rl(
+    config: Path = typer.Argument(..., help="training config (YAML), e.g. scenarios/rl/train_tiny.yaml"),
+    stage: str = typer.Option("all", help="all | ppo | world | none (none: only --report from checkpoints)"),
+    report: bool = typer.Option(False, "--report", help="evaluate both agents and write report.md/.png/.json"),
+) -> None:
+    """Train the RL agents `rl` (PPO + GNN) and `rl-world` (MDN-RNN world model) on a scenario family."""
+    from simsched.cli.common import user_errors
+
+    user_errors(_run)(config, stage, report)
+
+
+def _run(config: Path, stage: str, report: bool) -> None:
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    try:
+        import gymnasium  # noqa: F401
+        import torch
+    except ImportError as exc:
+        raise SimschedError(f"`simsched train rl` needs the 'rl' extra (pip install 'simsched[rl]'): {exc}") from None
+    from simsched.rl.config import load_config
+
+    if stage not in ("all", "ppo", "world", "none"):
+        raise SimschedError(f"--stage must be all, ppo, world or none, got {stage!r}")
+    cfg = load_config(config)
+    torch.set_num_threads(cfg.threads)
+    out = cfg.path(cfg.output)
+    out.mkdir(parents=True, exist_ok=True)
+    conf = cfg.model_dump()
+    rl_net = world = None
+    if stage in ("all", "ppo"):
+        rl_net = _train_ppo(cfg, conf, out, console)
+    if stage in ("all", "world") and cfg.world.enabled:
+        world = _train_world(cfg, conf, out, console)
+    if report:
+        _report(cfg, out, rl_net, world, console)
+
+
+from simsched.cli.train_cmd import app  # noqa: E402  (registers `simsched train rl`)
+
+app.command("rl")(rl)
+
+
+def _progress(console, total: int, label: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
+                    TimeElapsedColumn(), console=console, transient=False)
+
+
+def _train_ppo(cfg, conf, out: Path, console):
+    from simsched.rl import checkpoint
+    from simsched.rl.ppo import train_ppo
+
+    def save(net, rec):
+        checkpoint.save(out / "rl.pt", "rl", conf, net.state_dict(), rec)
+
+    with _progress(console, cfg.ppo.iterations, "PPO") as bar:
+        task = bar.add_task("ppo", total=cfg.ppo.iterations, info="")
+
+        def progress(i, n, rec):
+            info = f"steps {rec['real_steps']}"
+            if "eval_ratio" in rec:
+                info += f"  eval makespan/HEFT {rec['eval_ratio']:.3f}"
+            bar.update(task, completed=i, info=info)
+
+        net, hist = train_ppo(cfg, progress, save)
+    (out / "rl_history.json").write_text(json.dumps(hist))
+    return net
+
+
+def _train_world(cfg, conf, out: Path, console):
+    from simsched.rl import checkpoint
+    from simsched.rl.world import train_world
+
+    hist_path = out / "rl_history.json"
+    ppo_steps = json.loads(hist_path.read_text())[-1]["real_steps"] if hist_path.exists() else _ppo_steps(cfg)
+    budget = int(cfg.world.real_fraction * ppo_steps)
+    with _progress(console, cfg.world.rounds, "world model") as bar:
+        task = bar.add_task("world", total=cfg.world.rounds, info=f"budget {budget} real steps")
+
+        def progress(kind, rec):
+            bar.update(task, advance=1, info=f"steps {rec['real_steps']}  eval makespan/HEFT {rec['eval_ratio']:.3f}")
+
+        agent, hist, timing = train_world(cfg, budget, progress)
+    checkpoint.save(out / "rl_world.pt", "rl-world", conf, agent.state_dict(), {"timing": timing})
+    (out / "world_history.json").write_text(json.dumps(hist))
+    return agent
+
+
+def _report(cfg, out: Path, rl_net, world, console) -> None:
+    from simsched.rl.policy import _load
+    from simsched.rl.ppo import eval_seeds, make_env
+    from simsched.rl.report import final_evaluation, measure_steps, write_report
+    from simsched.rl.world import temperature_sweep
+
+    if rl_net is None and (out / "rl.pt").exists():
+        rl_net = _load("rl", str(out / "rl.pt"))
+    if world is None and (out / "rl_world.pt").exists():
+        world = _load("rl-world", str(out / "rl_world.pt"))
+    if rl_net is None and world is None:
+        raise SimschedError(f"no checkpoint in {out} to report on; train first")
+    console.print(f"evaluating on {cfg.eval.final_seeds} unseen seeds ...")
+    final = final_evaluation(cfg, rl_net, world)
+    hist = {k: json.loads((out / f"{k}.json").read_text()) if (out / f"{k}.json").exists() else []
+            for k in ("rl_history", "world_history")}
+    steps = {"rl": hist["rl_history"][-1]["real_steps"] if hist["rl_history"] else 0,
+             "rl-world": hist["world_history"][-1]["real_steps"] if hist["world_history"] else 0}
+    data = {"scenario": cfg.scenario, "tasks": list(cfg.tasks), "final_seeds": cfg.eval.final_seeds,
+            "final": final, "real_steps": steps, **hist}
+    if world is not None:
+        console.print("timing real vs world-model steps ...")
+        data["timing"] = measure_steps(cfg, world)
+        if hasattr(world, "starts"):
+            console.print(f"temperature sweep {cfg.world.tau_sweep} ...")
+            data["sweep"] = temperature_sweep(world, cfg, make_env(cfg), cfg.world.tau_sweep,
+                                              eval_seeds(cfg, cfg.eval.seeds))
+    write_report(out, data)
+    console.print(f"wrote {out / 'report.md'} and {out / 'report.png'}")

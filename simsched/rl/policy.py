@@ -1,0 +1,112 @@
+"""The trained agents as :class:`~simsched.simulator.policy.OnlinePolicy` classes (registry names
+``rl`` and ``rl-world``), so they run through :func:`~simsched.simulator.engine.run_online` like
+MCT.  At a decision point they place ready tasks one at a time, as in the env, while an idle
+processor remains (:func:`~simsched.rl.features.assume_assigned` updates the view between
+placements); the remaining ready tasks wait for the next decision point.  Greedy (deterministic)
+actions.  Cost per placement: one GNN forward, O(layers x (n + e) x hidden^2).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from simsched.rl.features import StaticInfo, assume_assigned, observe
+from simsched.simulator.policy import DecisionView
+from simsched.simulator.problem import Problem
+
+Assignments = list[tuple[int, int]]
+
+
+@functools.lru_cache(maxsize=8)
+def _load(kind: str, path: str):
+    from simsched.rl import checkpoint
+
+    ck = checkpoint.load(path, kind)
+    if kind == "rl":
+        from simsched.rl.nets import ActorCritic
+
+        cfg = ck["config"]["ppo"]
+        net = ActorCritic(cfg["hidden"], cfg["layers"])
+        net.load_state_dict(ck["state"])
+        net.eval()
+        return net
+    from simsched.rl.world import WorldAgent
+
+    return WorldAgent.from_checkpoint(ck)
+
+
+class _Agent:
+    name = ""
+    kind = ""
+
+    def __init__(self, *, checkpoint: str | None = None) -> None:
+        from simsched.rl.checkpoint import shipped_path
+
+        self.checkpoint = str(Path(checkpoint) if checkpoint else shipped_path(self.kind))
+        self.model = None
+        self.info: StaticInfo | None = None
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        import torch
+
+        torch.set_num_threads(1)
+        self.model = _load(self.kind, self.checkpoint)
+        self.info = StaticInfo.of(problem)
+
+    def decide(self, view: DecisionView) -> Assignments:
+        stuck = view.ready[~view.problem.eligible[view.ready].any(axis=1)]
+        if stuck.size:  # no processor may run it: the engine rejects this with a SimschedError
+            return [(int(stuck[0]), 0)]
+        out: Assignments = []
+        while view.ready.size and view.idle.any():
+            t, p = self.choose(view)
+            out.append((t, p))
+            view = assume_assigned(view, t, p)
+        return out
+
+    def choose(self, view: DecisionView) -> tuple[int, int]:
+        raise NotImplementedError
+
+
+class RLPolicy(_Agent):
+    """PPO-trained GNN agent (task head, then processor head), shipped checkpoint by default.
+
+    Model-free: PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016) on the SimPy-driven
+    gymnasium env, as READYS (Grinsztajn et al. 2021) / Decima (Mao et al. 2019).  One GNN forward
+    per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint.
+    """
+
+    name = "rl"
+    kind = "rl"
+
+    def choose(self, view: DecisionView) -> tuple[int, int]:
+        import torch
+
+        from simsched.rl.nets import collate
+
+        with torch.no_grad():
+            t, p, *_ = self.model(collate([observe(self.info, view)]), greedy=True)
+        return int(t[0]), int(p[0])
+
+
+class RLWorldPolicy(_Agent):
+    """Model-based agent: controller trained by PPO inside an MDN-RNN world model.
+
+    World Models (Ha & Schmidhuber 2018) over the GNN latent state; actions are (task slot by upward
+    rank, processor slot by expected finish).  One GNN forward and one LSTM step per placement.
+    ``checkpoint``: path of a ``simsched train rl`` world-model checkpoint.
+    """
+
+    name = "rl-world"
+    kind = "rl-world"
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        super().reset(problem, rng)
+        self.state = self.model.initial_state()
+
+    def choose(self, view: DecisionView) -> tuple[int, int]:
+        (t, p), self.state = self.model.act(self.info, view, self.state)
+        return t, p

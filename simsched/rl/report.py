@@ -1,0 +1,161 @@
+"""The model-free vs model-based report (``simsched train rl CONFIG --report``).
+
+Figures: quality (mean makespan / HEFT's makespan under the same noise, with a 95% confidence
+interval) on ``eval.final_seeds`` unseen seeds against the real-simulator steps each agent used;
+learning curves (quality vs real steps); seconds per world-model step vs per real step; and a
+temperature sweep (tau 0.1 ... 3.0: controller retrained in the dream at each tau, evaluated in the
+real simulator), as the dissertation's Table 5.1.  Written atomically as ``report.md``,
+``report.png`` and ``report.json`` in the output folder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from simsched.rl.config import TrainConfig
+
+
+def ci95(x: np.ndarray) -> float:
+    """Half-width of the normal 95% confidence interval of the mean."""
+    return float(1.96 * x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else float("nan")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
+    """Seconds per real step (engine + features; and with the V encoding a controller needs) and per
+    world-model step (batched dream step per sample, and a single unbatched step)."""
+    import torch
+
+    from simsched.rl.ppo import make_env
+    from simsched.rl.world import MDNRNN, slot_tables
+
+    env = make_env(cfg)
+    w = agent.w
+    t_env = t_enc = 0.0
+    k = 0
+    seed = 0
+    while k < n:
+        env.reset(seed=cfg.eval.seed_offset + 10_000 + seed)
+        seed += 1
+        done = False
+        while not done and k < n:
+            t0 = time.perf_counter()
+            pairs, valid = slot_tables(env.obs, env.info_static.rank, w.task_slots, w.proc_slots)
+            a = int(np.flatnonzero(valid)[0])
+            _, _, done, _, _ = env.step(tuple(pairs[a]))
+            t1 = time.perf_counter()
+            if not done:
+                with torch.no_grad():
+                    agent.latent([env.obs])
+            t_env += t1 - t0
+            t_enc += time.perf_counter() - t1
+            k += 1
+    out = {"real_step_s": t_env / k, "real_step_with_encoding_s": (t_env + t_enc) / k}
+    with torch.no_grad():
+        for batch in (1, w.dream_batch):
+            z = torch.zeros(batch, w.z_dim)
+            state = agent.mdn.initial(batch)
+            mask = torch.ones(batch, w.task_slots * w.proc_slots, dtype=torch.bool)
+            reps = 200 if batch == 1 else 40
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                logp, _ = agent.ctrl(z, state[0], mask)
+                a = torch.multinomial(logp.exp(), 1).squeeze(1)
+                state, mdn, _ = agent.mdn.step(z, a, state)
+                z = MDNRNN.sample(mdn, 1.0)
+            out[f"world_step_s_batch{batch}"] = (time.perf_counter() - t0) / reps / batch
+    return out
+
+
+def final_evaluation(cfg: TrainConfig, rl_net, world_agent) -> dict:
+    """Makespans of both agents and HEFT on ``final_seeds`` unseen seeds (same noise per seed)."""
+    from simsched.rl.ppo import eval_seeds, evaluate, greedy_actor, make_env
+    from simsched.rl.world import world_actor
+
+    env = make_env(cfg)
+    seeds = eval_seeds(cfg, cfg.eval.final_seeds)
+    res = {}
+    for name, actor in (("rl", greedy_actor(rl_net) if rl_net is not None else None),
+                        ("rl-world", world_actor(world_agent) if world_agent is not None else None)):
+        if actor is None:
+            continue
+        ev = evaluate(env, actor, seeds)
+        r = ev["ratio"]
+        res[name] = {"mean_makespan": float(ev["makespan"].mean()), "makespan_ci95": ci95(ev["makespan"]),
+                     "heft_mean_makespan": float(ev["heft"].mean()), "heft_ci95": ci95(ev["heft"]),
+                     "ratio_mean": float(r.mean()), "ratio_ci95": ci95(r),
+                     "wins": int((r < 1).sum()), "seeds": len(seeds)}
+    return res
+
+
+def write_report(out: Path, data: dict) -> None:
+    """``report.json``, ``report.md`` and ``report.png`` in ``out``, each written atomically."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    _atomic_write(out / "report.json", json.dumps(data, indent=2).encode())
+    fin, steps, tm = data["final"], data["real_steps"], data.get("timing", {})
+    lines = ["# simsched RL report: model-free (PPO + GNN) vs model-based (World Models)", ""]
+    lines += [
+             f"Family: `{data['scenario']}`, tasks {data['tasks']}; {data['final_seeds']} unseen seeds; "
+             "ratio = agent makespan / HEFT plan's makespan under the same noise "
+             "(< 1: better than HEFT).",
+             "", "| agent | real-simulator steps | mean makespan (95% CI) | HEFT mean makespan "
+             "| ratio (95% CI) | seeds better than HEFT |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for name in ("rl", "rl-world"):
+        if name in fin:
+            f = fin[name]
+            lines.append(f"| {name} | {steps.get(name, 0)} | {f['mean_makespan']:.1f} ± {f['makespan_ci95']:.1f} | "
+                         f"{f['heft_mean_makespan']:.1f} | {f['ratio_mean']:.4f} ± {f['ratio_ci95']:.4f} | "
+                         f"{f['wins']}/{f['seeds']} |")
+    if tm:
+        lines += ["", "| step | seconds |", "|---|---:|"]
+        for k, v in tm.items():
+            lines.append(f"| {k} | {v:.2e} |")
+        if "world_step_s_batch1" in tm:
+            lines.append("")
+            batched = next(k for k in tm if k.startswith("world_step_s_batch") and k != "world_step_s_batch1")
+            real = tm["real_step_with_encoding_s"]
+            lines.append(f"Real step (engine + features + GNN encoding) / world-model step: "
+                         f"{real / tm['world_step_s_batch1']:.1f}x unbatched, {real / tm[batched]:.1f}x batched.")
+    if data.get("sweep"):
+        lines += ["", "Temperature sweep (controller retrained in the dream at each tau, "
+                  "evaluated in the real simulator):",
+                  "", "| tau | dream return | real ratio to HEFT (95% CI) |", "|---:|---:|---:|"]
+        for r in data["sweep"]:
+            lines.append(f"| {r['tau']:.1f} | {r['dream_return']:.3f} | {r['real_ratio']:.4f} ± {r['ci95']:.4f} |")
+    _atomic_write(out / "report.md", ("\n".join(lines) + "\n").encode())
+
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    for name, hist in (("rl (PPO)", data.get("rl_history", [])), ("rl-world", data.get("world_history", []))):
+        pts = [(h["real_steps"], h["eval_ratio"]) for h in hist if "eval_ratio" in h]
+        if pts:
+            ax[0].plot(*zip(*pts), marker="o", label=name)
+    ax[0].axhline(1.0, color="grey", ls="--", label="HEFT")
+    ax[0].set_xlabel("real-simulator steps")
+    ax[0].set_ylabel("makespan / HEFT (eval seeds)")
+    ax[0].legend()
+    if data.get("sweep"):
+        taus = [r["tau"] for r in data["sweep"]]
+        ax[1].errorbar(taus, [r["real_ratio"] for r in data["sweep"]], [r["ci95"] for r in data["sweep"]], marker="o")
+        ax[1].set_xlabel("temperature tau")
+        ax[1].set_ylabel("real makespan / HEFT")
+    fig.tight_layout()
+    tmp = out / "report.png.tmp.png"
+    fig.savefig(tmp, dpi=90)
+    plt.close(fig)
+    tmp.replace(out / "report.png")
