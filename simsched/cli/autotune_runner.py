@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from simsched.cli.common import console as common_console
 from simsched.errors import SimschedError
 from simsched.schedulers.loadaware import AUTOTUNE_POLICIES, TASK_SCHEDULERS
 from simsched.simulator.autotune_engine import AutotuneResult, Interference, ServerSpec, simulate
@@ -272,7 +273,6 @@ def summarise(results: list[dict]) -> list[dict]:
 
 def print_autotuning_table(result: dict, console: Any = None) -> None:
     """Print :func:`run_autotuning`'s summary as a rich table (one row per policy)."""
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="autotuning: policies compared (means over seeds)")
@@ -285,7 +285,7 @@ def print_autotuning_table(result: dict, console: Any = None) -> None:
                       f"{s['mean_completion_h']:.2f}", f"{s['device_idle_fraction']:.0%}",
                       f"{s['cpu_utilisation']:.0%}", f"{s['distorted_measurements']:.0f}",
                       f"{s['mean_latency_penalty']:.1%}", f"{s['device_hours']:.1f}")
-    (console or Console()).print(table)
+    (console or common_console()).print(table)
 
 
 def result_of(plans: Sequence[JobPlan], cfg: AutotuningSection, policy: str, servers: int) -> AutotuneResult:

@@ -23,7 +23,7 @@ app = typer.Typer(help="Record scenario metrics and check later runs against the
 
 
 def _guarded(fn: Any, *args: Any) -> None:
-    from simsched.cli.main import user_errors
+    from simsched.cli.common import user_errors
 
     user_errors(fn)(*args)
 
@@ -68,7 +68,7 @@ def _record(scenarios: list[Path], output: Path, repetitions: int | None, metric
 
 
 def _compare(baseline: Path, tolerance: float, confidence: float, show_all: bool) -> None:
-    from simsched.cli.main import _console
+    from simsched.cli.common import console as _console
     from simsched.testing.baseline import compare_baseline
 
     cmp = compare_baseline(baseline, tolerance=tolerance, confidence=confidence)

@@ -118,9 +118,38 @@ def spine_figures(quick: bool = False) -> list[dict]:
     return rows
 
 
+def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[dict]:
+    """The workloads issue's figures (WfFormat import, random DAG generation) as bench rows."""
+    n_random = 20_000 if quick else 100_000
+    w = bench_workloads(tasks_wf=5000, tasks_random=n_random)
+    return [
+        dict(what="load a WfCommons (WfFormat JSON) instance", size=f"{w['wfcommons_tasks']:,} tasks, "
+             f"{w['wfcommons_file_mb']} MB", measured=w["wfcommons_load_s"], baseline=None, ratio=None,
+             target="< 2 s at 5,000", ok=w["wfcommons_load_s"] < 2.0),
+        dict(what="generate a random DAG (Topcuoglu 2002)", size=f"{w['random_dag_tasks']:,} tasks, "
+             f"{w['random_dag_edges']:,} edges", measured=w["random_dag_s"], baseline=None, ratio=None,
+             target="< 2 s at 100,000", ok=w["random_dag_s"] < 2.0),
+    ]
+
+
+def print_table(rows: list[dict], title: str) -> None:
+    """Any list of flat dict rows as a rich table (columns in the first row's key order)."""
+    from rich.table import Table
+
+    from simsched.cli.common import console
+
+    table = Table(title=title)
+    keys = list(rows[0])
+    for key in keys:
+        table.add_column(key)
+    for row in rows:
+        table.add_row(*("" if row.get(k) is None else
+                        f"{row[k]:.4g}" if isinstance(row.get(k), float) else str(row.get(k)) for k in keys))
+    console().print(table)
+
+
 def print_rows(rows: list[dict], title: str) -> None:
     """A rich table of benchmark rows (seconds unless a row says otherwise)."""
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=title, caption="ratio = baseline / measured, both timed in this run "
@@ -138,10 +167,9 @@ def print_rows(rows: list[dict], title: str) -> None:
         ratio = "-" if row["ratio"] is None else f"{row['ratio']:.1f}x"
         table.add_row(row["what"], row["size"], fmt(row["measured"], unit), fmt(row["baseline"], unit), ratio,
                       row["target"], "yes" if row["ok"] else "NO")
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=150)
-    console.print(table)
+    from simsched.cli.common import console
+
+    console().print(table)
 
 
 def main(what: str = "spine", quick: bool = False) -> list[dict]:
@@ -157,7 +185,19 @@ def main(what: str = "spine", quick: bool = False) -> list[dict]:
     try:
         from simsched.cli.bench_workloads import bench_workloads
 
-        groups["workloads"] = lambda: bench_workloads(quick)
+        groups["workloads"] = lambda: workload_figures(bench_workloads, quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.cli.bench_sweep import bench_sweep
+
+        groups["sweep"] = lambda: bench_sweep(quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.cli.bench_deepsched import bench_deepsched
+
+        groups["deepsched"] = lambda: bench_deepsched(quick)
     except ImportError:
         pass
     from simsched.errors import SimschedError
@@ -169,7 +209,10 @@ def main(what: str = "spine", quick: bool = False) -> list[dict]:
     all_rows = []
     for name in chosen:
         rows = groups[name]()
+        title = f"simsched bench {name}" + (" (quick)" if quick else "")
         if rows and "what" in rows[0]:
-            print_rows(rows, f"simsched bench {name}" + (" (quick)" if quick else ""))
+            print_rows(rows, title)
+        elif rows:
+            print_table(rows, title)
         all_rows += rows
     return all_rows

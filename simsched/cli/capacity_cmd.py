@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from simsched.cli.common import console as common_console
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_path, atomic_write_text
 
@@ -132,7 +133,6 @@ def find_capacity(section: dict, *, seed: int = 0, policies: Sequence[str] | Non
 
 def print_capacity_table(result: dict, console: Any = None) -> None:
     """Print :func:`find_capacity`'s answer as a rich table."""
-    from rich.console import Console
     from rich.table import Table
 
     obj = result["objective"]
@@ -145,7 +145,7 @@ def print_capacity_table(result: dict, console: Any = None) -> None:
                       "-" if r["gpus"] is None else str(r["gpus"]), f"{r['fraction']:.0%}",
                       "-" if below is None else f"{below:.0%}", f"{r['mean_latency_penalty']:.1%}",
                       f"{r['device_hours']:.0f}", str(r["simulations"]), f"{r['wall_s']:.1f}")
-    (console or Console()).print(table)
+    (console or common_console()).print(table)
 
 
 def write_capacity_plot(result: dict, path: str | Path) -> None:

@@ -61,7 +61,7 @@ def print_contract_report(report: ContractReport, console: Console) -> None:
 
 
 def _check(target: str, examples: int, seed: int, param: list[str] | None, prop: list[str] | None) -> None:
-    from simsched.cli.main import _console
+    from simsched.cli.common import console as _console
     from simsched.errors import SimschedError
     from simsched.testing.contract import check_scheduler
 
@@ -86,6 +86,6 @@ def check(
                                                "determinism, replay, no-mutation, infeasible."),
 ) -> None:
     """Check a scheduler against the contract every built-in meets; exit 1 on a defect."""
-    from simsched.cli.main import user_errors
+    from simsched.cli.common import user_errors
 
     user_errors(_check)(target, examples, seed, param, prop)

@@ -11,8 +11,6 @@ matplotlib and (above all) torch are imported inside the commands that need them
 
 from __future__ import annotations
 
-import functools
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from simsched import __version__
+from simsched.cli.common import console as _console
+from simsched.cli.common import print_error as _error
+from simsched.cli.common import user_errors
 from simsched.errors import SimschedError
 
 if TYPE_CHECKING:
@@ -39,29 +40,6 @@ app = typer.Typer(
 )
 
 
-def _error(message: str) -> None:
-    """Print one ``error: ...`` line on stderr (plain text: no markup, no wrapping)."""
-    sys.stderr.write("error: " + " ".join(str(message).split()) + "\n")
-    sys.stderr.flush()
-
-
-def user_errors(func: F) -> F:
-    """Turn a :class:`SimschedError` raised by a command into ``error: <message>`` and exit 2."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except SimschedError as exc:
-            _error(str(exc))
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            _error("interrupted")
-            raise typer.Exit(130) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"simsched {__version__}")
@@ -74,15 +52,6 @@ def _root(
                                  help="Show the version and exit."),
 ) -> None:
     """simsched: a discrete-event testbed for scheduling on heterogeneous systems."""
-
-
-def _console(stderr: bool = False) -> Console:
-    from rich.console import Console
-
-    console = Console(stderr=stderr)
-    if not console.is_terminal:  # pipes and tests: wide enough that rows never wrap
-        console = Console(stderr=stderr, width=200)
-    return console
 
 
 # --------------------------------------------------------------------------- run
@@ -193,6 +162,8 @@ def run(
         None, "--json", help="Write the results document (JSON) here."),
     gantt: Path | None = typer.Option(
         None, "--gantt", help="Write a Gantt chart of the first repetition (.png or .svg)."),
+    trace: Path | None = typer.Option(
+        None, "--trace", help="Write a Chrome/Perfetto trace (.json) of the first repetition."),
 ) -> None:
     """Run every scheduler of SCENARIO in the simulator and print a comparison table."""
     from simsched.cli.gantt import SUFFIXES
@@ -202,8 +173,11 @@ def run(
         check_output(json_path, option="--json", suffixes=None)
     if gantt is not None:
         check_output(gantt, option="--gantt", suffixes=SUFFIXES)
-    if json_path is not None and gantt is not None and json_path.resolve() == gantt.resolve():
-        raise SimschedError("--json and --gantt name the same file")
+    if trace is not None:
+        check_output(trace, option="--trace", suffixes=(".json",))
+    outputs = [p.resolve() for p in (json_path, gantt, trace) if p is not None]
+    if len(set(outputs)) < len(outputs):
+        raise SimschedError("--json, --gantt and --trace must name different files")
     if seed is not None and seed < 0:
         raise SimschedError(f"--seed must be >= 0, got {seed}")
     if repetitions is not None and repetitions < 1:
@@ -214,7 +188,7 @@ def run(
 
     loaded = load_scenario(scenario)
     if not loaded.has_task_graph:
-        _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt)
+        _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
     progress = _Progress()
     try:
@@ -233,13 +207,18 @@ def run(
 
         write_gantt(report, gantt)
         typer.echo(f"Gantt chart written to {gantt}")
+    if trace is not None:
+        from simsched.cli.trace import write_trace
+
+        write_trace(report, trace)
+        typer.echo(f"trace written to {trace}")
 
 
 def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, repetitions: int | None,
-                    json_path: Path | None, gantt: Path | None) -> None:
+                    json_path: Path | None, gantt: Path | None, trace: Path | None = None) -> None:
     """``run`` for a scenario with only an ``autotuning:`` section (simsched.cli.autotune_runner)."""
-    if gantt is not None:
-        raise SimschedError("--gantt draws task schedules; this scenario has only an autotuning section")
+    if gantt is not None or trace is not None:
+        raise SimschedError("--gantt and --trace draw task schedules; this scenario has only an autotuning section")
     from simsched import __version__
     from simsched.cli.autotune_runner import print_autotuning_table, run_autotuning
 
@@ -343,6 +322,25 @@ from simsched.cli import capacity_cmd, workload_cmd  # noqa: E402  (light: heavy
 
 app.add_typer(workload_cmd.app, name="workload")
 app.command("capacity")(capacity_cmd.capacity_command)
+
+# --------------------------------------------------------------------------- learned schedulers
+from simsched.cli import train_cmd  # noqa: E402  (light: torch loads inside the commands)
+
+app.add_typer(train_cmd.app, name="train")
+
+# --------------------------------------------------------------------------- teaching, generated docs
+from simsched.cli import docs_cmd, explain_cmd  # noqa: E402  (light: heavy imports inside commands)
+
+app.add_typer(explain_cmd.app, name="explain")
+app.add_typer(docs_cmd.app, name="docs", hidden=True)
+
+# --------------------------------------------------------------------------- studies, summaries, reports
+from simsched.cli import plot_cmd, report_cmd, summarize_cmd, sweep_cmd  # noqa: E402  (light: heavy imports inside)
+
+app.command("sweep")(sweep_cmd.sweep)
+app.command("summarize")(summarize_cmd.summarize)
+app.command("plot")(plot_cmd.plot)
+app.command("report")(report_cmd.report)
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ def _user_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from simsched.cli.main import user_errors
+        from simsched.cli.common import user_errors
 
         return user_errors(func)(*args, **kwargs)
 
@@ -91,7 +91,6 @@ def info(
     if as_json:
         typer.echo(json.dumps(stats, indent=1))
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{source}  (bandwidth {bw:g})", show_header=True)
@@ -99,7 +98,9 @@ def info(
     table.add_column("value", justify="right")
     for k, v in stats.items():
         table.add_row(k.replace("_", " "), f"{v:.6g}" if isinstance(v, float) else str(v))
-    Console().print(table)
+    from simsched.cli.common import console
+
+    console().print(table)
 
 
 @app.command("convert")

@@ -34,6 +34,7 @@ BUILTIN: dict[str, str] = {
     "dls": "simsched.schedulers.dls:DLS",
     "heft-lookahead": "simsched.schedulers.lookahead:HEFTLookahead",
     "ga": "simsched.schedulers.ga:GA",
+    "deepsched": "simsched.schedulers.deepsched.scheduler:DeepSched",
     "optimal": "simsched.schedulers.exact:Optimal",
     "random": "simsched.schedulers.online:RandomPolicy",
     "round-robin": "simsched.schedulers.online:RoundRobin",
@@ -42,6 +43,8 @@ BUILTIN: dict[str, str] = {
     "mct": "simsched.schedulers.online:MCT",
     "minmin": "simsched.schedulers.online:MinMin",
     "maxmin": "simsched.schedulers.online:MaxMin",
+    "rl": "simsched.rl.policy:RLPolicy",
+    "rl-world": "simsched.rl.policy:RLWorldPolicy",
 }
 
 ENTRY_POINT_GROUP = "simsched.schedulers"

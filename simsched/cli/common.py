@@ -1,0 +1,56 @@
+"""What every command shares: the one-line error format, the exit code of user errors, a console.
+
+Kept apart from :mod:`simsched.cli.main` so that command modules can import it at load time without
+an import cycle (``python -m simsched.cli.main`` runs ``main`` as ``__main__``).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import typer
+
+from simsched.errors import SimschedError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def print_error(message: str) -> None:
+    """Print one ``error: ...`` line on stderr (plain text: no markup, no wrapping)."""
+    sys.stderr.write("error: " + " ".join(str(message).split()) + "\n")
+    sys.stderr.flush()
+
+
+def user_errors(func: F) -> F:
+    """Turn a :class:`SimschedError` raised by a command into ``error: <message>`` and its exit code
+    (2); Ctrl-C into ``error: interrupted`` and 130.  Never a traceback for either."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except SimschedError as exc:
+            print_error(str(exc))
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            print_error("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def console(stderr: bool = False) -> Console:
+    """A rich console; on pipes and in tests wide enough (200 columns) that table rows never wrap
+    or truncate names."""
+    from rich.console import Console
+
+    out = Console(stderr=stderr)
+    if not out.is_terminal:
+        out = Console(stderr=stderr, width=200)
+    return out

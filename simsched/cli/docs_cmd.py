@@ -1,0 +1,28 @@
+"""``simsched docs generate [--check]`` (hidden): regenerate the docs pages made from the code.
+
+See :mod:`simsched.docs_gen`: ``docs/scenario-reference.md``, ``docs/cli.md`` and the parameter
+tables of ``docs/schedulers.md``.  ``--check`` writes nothing and exits 1 when a page is stale.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="Maintain the generated documentation (for contributors).", no_args_is_help=True)
+
+
+@app.command("generate")
+def generate(check: bool = typer.Option(False, "--check", help="Only report stale pages; exit 1 if any.")) -> None:
+    """Regenerate docs/scenario-reference.md, docs/cli.md and the tables of docs/schedulers.md."""
+    from simsched import docs_gen
+
+    if check:
+        stale = docs_gen.check()
+        for path in stale:
+            typer.echo(f"stale: {path} (run `simsched docs generate`)")
+        if stale:
+            raise typer.Exit(1)
+        typer.echo("generated docs are up to date")
+        return
+    written = docs_gen.generate()
+    typer.echo("\n".join(f"written: {p}" for p in written) or "generated docs were already up to date")
