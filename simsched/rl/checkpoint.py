@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.fileio import atomic_path
 
 SHIPPED = {"rl": "rl.pt", "rl-world": "rl_world.pt"}
 
@@ -26,14 +25,8 @@ def save(path: str | Path, kind: str, config: dict, state: dict, meta: dict | No
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         torch.save({"kind": kind, "config": config, "state": state, "meta": meta or {}}, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def load(path: str | Path, kind: str) -> dict[str, Any]:

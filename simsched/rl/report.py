@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simsched.fileio import atomic_path, atomic_write_bytes
 from simsched.rl.config import TrainConfig
 
 
@@ -26,9 +27,7 @@ def ci95(x: np.ndarray) -> float:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    atomic_write_bytes(path, data)
 
 
 def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
@@ -155,7 +154,8 @@ def write_report(out: Path, data: dict) -> None:
         ax[1].set_xlabel("temperature tau")
         ax[1].set_ylabel("real makespan / HEFT")
     fig.tight_layout()
-    tmp = out / "report.png.tmp.png"
-    fig.savefig(tmp, dpi=90)
-    plt.close(fig)
-    tmp.replace(out / "report.png")
+    try:
+        with atomic_path(out / "report.png") as tmp:
+            fig.savefig(tmp, format="png", dpi=90)
+    finally:
+        plt.close(fig)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.fileio import atomic_path
 from simsched.schedulers.deepsched.features import FEATURE_VERSION, MACHINE_FEATURES, PAIR_FEATURES, TASK_FEATURES
 
 FORMAT = "simsched-deepsched"
@@ -44,9 +45,8 @@ def save_checkpoint(path: Path, net: Any, config: dict, metrics: dict[str, float
         "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(doc, tmp)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        torch.save(doc, tmp)
 
 
 def _read(path: Path) -> dict:

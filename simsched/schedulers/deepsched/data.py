@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from simsched.errors import SimschedError
+from simsched.fileio import atomic_path
 from simsched.schedulers.deepsched.config import DataConfig, Family, PlatformSpec
 from simsched.schedulers.deepsched.features import FEATURE_VERSION, Features, extract
 from simsched.simulator.platform import Platform, Processor
@@ -129,9 +130,8 @@ def write_shard(path: Path, records: list[dict]) -> None:
     arrays["e"] = np.array([r["edges"].shape[0] for r in records])
     arrays["family"] = np.array([r["family"] for r in records])
     arrays["seed"] = np.array([r["seed"] for r in records], dtype=np.uint64)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(tmp, **arrays)
-    tmp.replace(path)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:  # a handle: savez would append ".npz" to a name
+        np.savez_compressed(fh, **arrays)
 
 
 def read_shard(path: Path) -> Iterator[dict]:
