@@ -94,12 +94,21 @@ def _train_ppo(cfg, conf, out: Path, console):
     return net
 
 
+def steps_to_best(history: list[dict]) -> int:
+    """Real-simulator steps the model-free run had used when it saved its checkpoint: PPO keeps the
+    iteration with the best evaluation, so that is what the shipped agent cost (not the last)."""
+    evaluated = [h for h in history if "eval_ratio" in h]
+    if not evaluated:
+        return int(history[-1]["real_steps"]) if history else 0
+    return int(min(evaluated, key=lambda h: h["eval_ratio"])["real_steps"])
+
+
 def _train_world(cfg, conf, out: Path, console):
     from simsched.rl import checkpoint
     from simsched.rl.world import train_world
 
     hist_path = out / "rl_history.json"
-    ppo_steps = json.loads(hist_path.read_text())[-1]["real_steps"] if hist_path.exists() else _ppo_steps(cfg)
+    ppo_steps = steps_to_best(json.loads(hist_path.read_text())) if hist_path.exists() else _ppo_steps(cfg)
     budget = int(cfg.world.real_fraction * ppo_steps)
     with _progress(console, cfg.world.rounds, "world model") as bar:
         task = bar.add_task("world", total=cfg.world.rounds, info=f"budget {budget} real steps")
@@ -129,7 +138,7 @@ def _report(cfg, out: Path, rl_net, world, console) -> None:
     final = final_evaluation(cfg, rl_net, world)
     hist = {k: json.loads((out / f"{k}.json").read_text()) if (out / f"{k}.json").exists() else []
             for k in ("rl_history", "world_history")}
-    steps = {"rl": hist["rl_history"][-1]["real_steps"] if hist["rl_history"] else 0,
+    steps = {"rl": steps_to_best(hist["rl_history"]),
              "rl-world": hist["world_history"][-1]["real_steps"] if hist["world_history"] else 0}
     data = {"scenario": cfg.scenario, "tasks": list(cfg.tasks), "final_seeds": cfg.eval.final_seeds,
             "final": final, "real_steps": steps, **hist}

@@ -494,18 +494,15 @@ def train_world(cfg: TrainConfig, real_budget: int, progress: Callable[[str, dic
 
 def temperature_sweep(agent: WorldAgent, cfg: TrainConfig, env: SchedulingEnv, taus: list[float],
                       seeds: list[int]) -> list[dict]:
-    """Table 5.1-style sweep: retrain C in the dream at each ``tau``, evaluate in the real env.
-    With a behaviour-cloning warm start (``bc_epochs`` > 0) each ``tau`` starts from the trained C
-    (the real episodes it was cloned on are not kept), otherwise from a fresh controller."""
-    import copy
-
+    """Table 5.1-style sweep: retrain C in the dream at each ``tau`` (a fresh controller, trained
+    only in the dream: no behaviour-cloning warm start, whose real episodes are not kept),
+    evaluate in the real env."""
     from simsched.rl.ppo import evaluate
 
     rows = []
     gen = torch.Generator().manual_seed(cfg.seed + 2)
-    trained = copy.deepcopy(agent.ctrl)
     for tau in taus:
-        agent.ctrl = copy.deepcopy(trained) if agent.w.bc_epochs else Controller(agent.w)
+        agent.ctrl = Controller(agent.w)
         torch.manual_seed(cfg.seed + 3)
         dream = dream_ppo(agent, agent.starts, agent.start_valid, agent.w, cfg, float(tau), gen)
         ev = evaluate(env, world_actor(agent), seeds)
