@@ -14,6 +14,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 def _umask() -> int:
@@ -52,4 +53,13 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (UTF-8)."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def save_figure(fig: Any, path: str | Path, dpi: int = 120) -> Path:
+    """Render a matplotlib figure to ``path`` atomically, in the format its suffix names (``.png``,
+    ``.svg``, ...; ``png`` when it has none)."""
+    fmt = Path(path).suffix.lower().lstrip(".") or "png"
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=fmt, dpi=dpi)
     return Path(path)

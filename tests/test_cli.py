@@ -251,3 +251,11 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path: Path) -> None:
         atomic_write(target, boom)
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_python_dash_m_entry_point_starts():
+    """Command modules share simsched.cli.common, so running main as __main__ has no import cycle."""
+    out = subprocess.run([sys.executable, "-m", "simsched.cli.main", "--help"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "run" in out.stdout and "sweep" in out.stdout

@@ -23,7 +23,7 @@ import typer
 
 from simsched.cli.common import console as common_console
 from simsched.errors import SimschedError
-from simsched.fileio import atomic_path, atomic_write_text
+from simsched.fileio import atomic_write_text, save_figure
 
 if TYPE_CHECKING:  # the CLI imports this module at start-up: numpy and the models load on use
     from simsched.cli.autotune_runner import AutotuningSection
@@ -172,8 +172,7 @@ def write_capacity_plot(result: dict, path: str | Path) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     try:
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format="png", dpi=110)
+        save_figure(fig, path, dpi=110)
     finally:
         plt.close(fig)
 

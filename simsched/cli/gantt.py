@@ -4,13 +4,12 @@ atomically.  matplotlib is imported only here, with the non-interactive Agg back
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 
-from simsched.cli.outputs import atomic_write
 from simsched.cli.runner import RunReport
+from simsched.fileio import save_figure
 
 SUFFIXES = (".png", ".svg")
 LABEL_LIMIT = 60
@@ -57,8 +56,6 @@ def write_gantt(report: RunReport, path: str | Path) -> Path:
             fig.legend(handles=handles, loc="upper right", fontsize=8, title="kind")
         fig.suptitle(f"{report.scenario.name} (seed {report.seed})", fontsize=11)
         fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=Path(path).suffix.lower().lstrip("."), dpi=120)
+        return save_figure(fig, path)
     finally:
         plt.close(fig)
-    return atomic_write(path, lambda fh: fh.write(buffer.getvalue()))

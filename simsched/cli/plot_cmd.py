@@ -9,7 +9,6 @@ only here (Agg backend); the file is written atomically.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import typer
 
 from simsched.errors import SimschedError
+from simsched.fileio import save_figure
 
 SUFFIXES = (".png", ".svg")
 
@@ -44,7 +44,6 @@ def write_plot(rows: Sequence[dict[str, Any]], x: str, y: str, path: str | Path,
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    from simsched.cli.outputs import atomic_write
     from simsched.study.stats import group_rows, mean_ci, override_fields
 
     others = [f for f in override_fields(rows) if f != x and len({str(r.get(f)) for r in rows}) > 1]
@@ -95,11 +94,9 @@ def write_plot(rows: Sequence[dict[str, Any]], x: str, y: str, path: str | Path,
         what = "mean and 95% CI over seeds" if kind == "line" else "distribution over seeds"
         fig.suptitle(f"{y} vs {x} ({what})", fontsize=11)
         fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=Path(path).suffix.lower().lstrip("."), dpi=120)
+        return save_figure(fig, path)
     finally:
         plt.close(fig)
-    return atomic_write(path, lambda fh: fh.write(buffer.getvalue()))
 
 
 def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None:

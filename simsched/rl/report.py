@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsched.fileio import atomic_path, atomic_write_bytes
+from simsched.fileio import atomic_write_bytes, save_figure
 from simsched.rl.config import TrainConfig
 
 
@@ -155,7 +155,6 @@ def write_report(out: Path, data: dict) -> None:
         ax[1].set_ylabel("real makespan / HEFT")
     fig.tight_layout()
     try:
-        with atomic_path(out / "report.png") as tmp:
-            fig.savefig(tmp, format="png", dpi=90)
+        save_figure(fig, out / "report.png", dpi=90)
     finally:
         plt.close(fig)
