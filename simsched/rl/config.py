@@ -53,7 +53,8 @@ class WorldConfig(_M):
     wm_epochs: int = Field(40, ge=1)
     dream_iterations: int = Field(60, ge=1)
     dream_batch: int = Field(256, ge=1)
-    dream_horizon: int = Field(60, ge=1)
+    dream_horizon: int = Field(15, ge=1)
+    """Length of each imagined branch from a real decision point (bootstrapped by C's value)."""
     task_slots: int = Field(8, ge=1)
     proc_slots: int = Field(4, ge=1)
     lr: float = Field(1e-3, gt=0)
@@ -63,17 +64,17 @@ class WorldConfig(_M):
     on top of ``real_fraction``; evaluation episodes are reported apart (``eval_steps``)."""
     first_policy: str = Field("random", pattern="^(random|heuristic)$")
     """Data policy of round 1: a uniformly random valid policy, or the rank + earliest-finish
-    heuristic (slot 0) with ``explore`` random valid actions."""
+    heuristic (slot 0) with ``explore`` random valid actions (its data, not its decisions: C is
+    never trained to copy it)."""
     explore: float = Field(0.2, ge=0, le=1)
     """Probability of a random valid action in the real data-collection rollouts."""
-    bc_epochs: int = Field(0, ge=0)
-    """Warm start of C: behaviour cloning of the heuristic's slot on the collected real episodes
-    (no extra real step; C's value head is fitted to the real return-to-go); 0 = none."""
     keep_controller: bool = False
     """Later rounds fine-tune C instead of training a fresh controller."""
     dream_lr: float = Field(3e-4, gt=0)
-    bc_coef: float = Field(0.0, ge=0)
-    """Weight of the behaviour-cloning loss (on the real episodes) added to each dream PPO update."""
+    dream_entropy: float = Field(0.01, ge=0)
+    dream_minibatch: int = Field(512, ge=1)
+    slot_dim: int = Field(4, ge=1)
+    """Width of each action slot's embedding in the latent ``z``."""
 
 
 class EvalConfig(_M):

@@ -36,7 +36,7 @@ def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
     import torch
 
     from simsched.rl.ppo import make_env
-    from simsched.rl.world import MDNRNN, slot_tables
+    from simsched.rl.world import MDNRNN, slot_tables, z_size
 
     env = make_env(cfg)
     w = agent.w
@@ -54,15 +54,16 @@ def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
             _, _, done, _, _ = env.step(tuple(pairs[a]))
             t1 = time.perf_counter()
             if not done:
+                nxt, _ = slot_tables(env.obs, env.info_static.rank, w.task_slots, w.proc_slots)
                 with torch.no_grad():
-                    agent.latent([env.obs])
+                    agent.latent([env.obs], [nxt])
             t_env += t1 - t0
             t_enc += time.perf_counter() - t1
             k += 1
     out = {"real_step_s": t_env / k, "real_step_with_encoding_s": (t_env + t_enc) / k}
     with torch.no_grad():
         for batch in (1, w.dream_batch):
-            z = torch.zeros(batch, w.z_dim)
+            z = torch.zeros(batch, z_size(w))
             state = agent.mdn.initial(batch)
             mask = torch.ones(batch, w.task_slots * w.proc_slots, dtype=torch.bool)
             reps = 200 if batch == 1 else 40
@@ -94,6 +95,11 @@ def final_evaluation(cfg: TrainConfig, rl_net, world_agent) -> dict:
                      "heft_mean_makespan": float(ev["heft"].mean()), "heft_ci95": ci95(ev["heft"]),
                      "ratio_mean": float(r.mean()), "ratio_ci95": ci95(r),
                      "wins": int((r < 1).sum()), "seeds": len(seeds)}
+    if world_agent is not None:
+        from simsched.rl.world import heuristic_agreement
+
+        res["rl-world"]["heuristic_agreement"] = heuristic_agreement(world_agent, env, seeds[:20])
+        res["rl-world"]["agreement_seeds"] = len(seeds[:20])
     return res
 
 
@@ -121,6 +127,15 @@ def write_report(out: Path, data: dict) -> None:
             lines.append(f"| {name} | {steps.get(name, 0)} | {f['mean_makespan']:.1f} ± {f['makespan_ci95']:.1f} | "
                          f"{f['heft_mean_makespan']:.1f} | {f['ratio_mean']:.4f} ± {f['ratio_ci95']:.4f} | "
                          f"{f['wins']}/{f['seeds']} |")
+    if "rl" in fin and "rl-world" in fin and steps.get("rl"):
+        q = fin["rl-world"]["ratio_mean"] / fin["rl"]["ratio_mean"]
+        lines += ["", f"rl-world / rl: quality {q:.3f} (makespan ratio; within 10% means <= 1.10), "
+                  f"real steps {steps.get('rl-world', 0) / steps['rl']:.3f} (a quarter means <= 0.25)."]
+    if "heuristic_agreement" in fin.get("rl-world", {}):
+        lines += ["", f"rl-world's greedy controller takes the rank + earliest-finish heuristic's action at "
+                  f"{100 * fin['rl-world']['heuristic_agreement']:.0f}% of its decisions "
+                  f"({fin['rl-world'].get('agreement_seeds', 20)} seeds): "
+                  "it was never trained to copy it."]
     if tm:
         lines += ["", "| step | seconds |", "|---|---:|"]
         for k, v in tm.items():
@@ -132,8 +147,8 @@ def write_report(out: Path, data: dict) -> None:
             lines.append(f"Real step (engine + features + GNN encoding) / world-model step: "
                          f"{real / tm['world_step_s_batch1']:.1f}x unbatched, {real / tm[batched]:.1f}x batched.")
     if data.get("sweep"):
-        lines += ["", "Temperature sweep (controller retrained in the dream at each tau, "
-                  "evaluated in the real simulator):",
+        lines += ["", "Temperature sweep (a fresh controller trained in the dream at each tau, "
+                  "evaluated in the real simulator; dream return = mean imagined return of a branch):",
                   "", "| tau | dream return | real ratio to HEFT (95% CI) |", "|---:|---:|---:|"]
         for r in data["sweep"]:
             lines.append(f"| {r['tau']:.1f} | {r['dream_return']:.3f} | {r['real_ratio']:.4f} ± {r['ci95']:.4f} |")

@@ -2,19 +2,29 @@
 facilitate policy evolution", NeurIPS 2018) applied to scheduling.
 
 * **V** — a :class:`~simsched.rl.nets.GraphEncoder` (the same GNN as the model-free agent) maps a
-  decision point to a latent ``z`` (``z_dim``, tanh); it is trained on the real rollouts to predict
-  the return-to-go and the validity of the actions, then frozen.
-* **M** — an MDN-RNN: an LSTM (``lstm`` = 256 units) reads ``(z_t, a_t)``; from its state a mixture
-  of ``mixtures`` Gaussians predicts ``z_{t+1}``, and heads predict the reward, the termination and
-  the validity of every action at ``t + 1``.  Sampling at temperature ``tau`` divides the mixture
-  logits by ``tau`` and multiplies the standard deviations by ``sqrt(tau)``.
-* **C** — a controller on ``[z, h]`` trained by PPO (clipped objective, GAE) entirely inside M's
-  dreams, then run in the real SimPy-driven env.
+  decision point to a latent ``z = [z_g, z_1 ... z_A]``: a global part (``z_dim``) and one small
+  embedding (``slot_dim``) per action slot, so that the latent says what each action would do.
+  V is trained on the real rollouts (return-to-go and action validity from ``z_g``; the reward and
+  return-to-go of the action taken from ``[z_g, z_a]``), then frozen.
+* **M** — an MDN-RNN: an LSTM (``lstm`` = 256 units) reads ``(z_t, a_t, z_{t,a_t})``; from its
+  state a mixture of ``mixtures`` Gaussians predicts ``z_{t+1}``, and heads predict the reward, the
+  termination and the validity of every action at ``t + 1``.  Sampling at temperature ``tau``
+  divides the mixture logits by ``tau`` and multiplies the standard deviations by ``sqrt(tau)``.
+* **C** — a controller scoring every slot from ``[z_a, z_g, h]`` with shared weights, trained by PPO
+  (clipped objective, GAE) entirely inside M's dreams, then run in the real SimPy-driven env.
+
+Dreams branch from the real decision points (M's state teacher-forced along the real episode) and
+run ``dream_horizon`` imagined steps, bootstrapped by C's value head, as MBPO (Janner et al., "When
+to trust your model", NeurIPS 2019): short branches keep the model's compounding error small.
+Every action places exactly one task, so an imagined episode ends when its known number of
+unplaced tasks reaches zero; M's termination head is trained and reported, not trusted (a
+controller learns to end dreams early through it, escaping the negative rewards).
 
 Actions form a fixed set so that M can model them: ``task_slots x proc_slots`` pairs (the k-th
-ready task by upward rank, the j-th processor by expected finish time for it).  Data: the first
-round uses a uniformly random valid policy, later rounds the controller (as Ha & Schmidhuber's
-iterative training).  A dream step is one batched LSTM step: far cheaper than a real step.
+ready task by upward rank, the j-th processor by expected finish time for it).  Data: round 1 uses
+``first_policy`` (uniformly random, or the rank + earliest-finish heuristic with ``explore`` random
+actions), later rounds the controller (as Ha & Schmidhuber's iterative training).  A dream step is
+one batched LSTM step: far cheaper than a real step.
 """
 
 from __future__ import annotations
@@ -31,8 +41,8 @@ from torch.nn import functional as F
 
 from simsched.rl.config import TrainConfig, WorldConfig
 from simsched.rl.env import SchedulingEnv
-from simsched.rl.features import Observation, StaticInfo, observe
-from simsched.rl.nets import GraphEncoder, collate
+from simsched.rl.features import PAIR_FEATURES, Observation, StaticInfo, observe
+from simsched.rl.nets import GraphEncoder, collate, mlp
 from simsched.simulator.policy import DecisionView
 
 
@@ -54,36 +64,69 @@ def slot_tables(obs: Observation, rank: np.ndarray, K: int, P: int) -> tuple[np.
     return pairs, valid
 
 
+def n_actions(w: WorldConfig) -> int:
+    return w.task_slots * w.proc_slots
+
+
+def z_size(w: WorldConfig) -> int:
+    """Width of the latent: the global part and one embedding per slot."""
+    return w.z_dim + n_actions(w) * w.slot_dim
+
+
+def chosen_slot(z: torch.Tensor, a: torch.Tensor, w: WorldConfig) -> torch.Tensor:
+    """``z_{a}``: the embedding of the chosen slot of each row.  O(B slot_dim)."""
+    slots = z[:, w.z_dim:].view(z.shape[0], n_actions(w), w.slot_dim)
+    return slots[torch.arange(z.shape[0]), a]
+
+
 # --------------------------------------------------------------------------- networks
 class Latent(nn.Module):
-    """V: GNN encoder to ``z``, with training heads for return-to-go and action validity."""
+    """V: GNN encoder to ``z``, with training heads (return-to-go and validity from ``z_g``; reward
+    and return-to-go of the taken action from ``[z_g, z_a]``)."""
 
     def __init__(self, w: WorldConfig, hidden: int = 64, layers: int = 3) -> None:
         super().__init__()
+        self.w = w
+        A = n_actions(w)
         self.gnn = GraphEncoder(hidden, layers)
         self.to_z = nn.Linear(hidden, w.z_dim)
+        self.slot = mlp(2 * hidden + PAIR_FEATURES, hidden, w.slot_dim)
         self.value = nn.Linear(w.z_dim, 1)
-        self.valid = nn.Linear(w.z_dim, w.task_slots * w.proc_slots)
+        self.valid = nn.Linear(w.z_dim, A)
+        self.q = mlp(w.z_dim + w.slot_dim, hidden, 2)  # (reward, return-to-go) of the taken slot
 
-    def forward(self, obs: list[Observation]) -> torch.Tensor:
-        _, _, _, g = self.gnn(collate(obs))
-        return torch.tanh(self.to_z(g))
+    def forward(self, obs: list[Observation], pairs: list[np.ndarray]) -> torch.Tensor:
+        """``z`` of each observation given its slot table ``pairs`` (A, 2).  One GNN forward."""
+        b = collate(obs)
+        h, p, _, g = self.gnn(b)
+        zg = torch.tanh(self.to_z(g))
+        P = np.stack(pairs)  # (B, A, 2)
+        ok = P[..., 0] >= 0
+        tl, pl = np.where(ok, P[..., 0], 0), np.where(ok, P[..., 1], 0)
+        feats = np.stack([o.pairs[t, q] for o, t, q in zip(obs, tl, pl)])  # (B, A, PAIR_FEATURES)
+        rows_t = b.node_offset[:, None] + torch.from_numpy(tl)
+        rows_p = b.proc_offset[:, None] + torch.from_numpy(pl)
+        x = torch.cat([h[rows_t], p[rows_p], torch.from_numpy(feats).float()], 2)
+        zs = torch.tanh(self.slot(x)) * torch.from_numpy(ok)[..., None].float()
+        return torch.cat([zg, zs.flatten(1)], 1)
 
 
 class MDNRNN(nn.Module):
-    """M: LSTM over ``(z, a)`` with an MDN head for ``z'`` and reward / done / validity heads."""
+    """M: LSTM over ``(z, a, z_a)`` with an MDN head for ``z'`` and reward / done / validity heads."""
 
     def __init__(self, w: WorldConfig) -> None:
         super().__init__()
-        self.A, self.Z, self.K = w.task_slots * w.proc_slots, w.z_dim, w.mixtures
-        self.lstm = nn.LSTMCell(self.Z + self.A, w.lstm)
+        self.w = w
+        self.A, self.Z, self.K = n_actions(w), z_size(w), w.mixtures
+        self.lstm = nn.LSTMCell(self.Z + self.A + w.slot_dim, w.lstm)
         self.mdn = nn.Linear(w.lstm, self.K * (1 + 2 * self.Z))
         self.reward = nn.Linear(w.lstm, 1)
         self.done = nn.Linear(w.lstm, 1)
         self.valid = nn.Linear(w.lstm, self.A)
 
     def step(self, z: torch.Tensor, a: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]):
-        h, c = self.lstm(torch.cat([z, F.one_hot(a, self.A).float()], 1), state)
+        x = torch.cat([z, F.one_hot(a, self.A).float(), chosen_slot(z, a, self.w)], 1)
+        h, c = self.lstm(x, state)
         out = self.mdn(h)
         logit_pi = out[:, : self.K]
         mu = out[:, self.K: self.K * (1 + self.Z)].view(-1, self.K, self.Z)
@@ -111,18 +154,23 @@ class MDNRNN(nn.Module):
 
 
 class Controller(nn.Module):
-    """C: masked policy and value on ``[z, h]``."""
+    """C: a masked policy scoring each slot from ``[z_a, z_g, h]`` (weights shared across slots,
+    so every slot's score reads what that action would do) and a value head on ``[z_g, h]``."""
 
     def __init__(self, w: WorldConfig) -> None:
         super().__init__()
-        A = w.task_slots * w.proc_slots
-        self.pi = nn.Sequential(nn.Linear(w.z_dim + w.lstm, 64), nn.Tanh(), nn.Linear(64, A))
-        self.v = nn.Sequential(nn.Linear(w.z_dim + w.lstm, 64), nn.Tanh(), nn.Linear(64, 1))
+        self.w = w
+        self.ctx = nn.Linear(w.lstm, 32)
+        self.score = mlp(w.slot_dim + w.z_dim + 32, 64, 1)
+        self.v = mlp(w.z_dim + w.lstm, 64, 1)
 
     def forward(self, z: torch.Tensor, h: torch.Tensor, mask: torch.Tensor):
-        x = torch.cat([z, h], 1)
-        logits = self.pi(x).masked_fill(~mask, -1e9)
-        return F.log_softmax(logits, 1), self.v(x).squeeze(1)
+        w, B = self.w, z.shape[0]
+        A = n_actions(w)
+        zg, zs = z[:, : w.z_dim], z[:, w.z_dim:].view(B, A, w.slot_dim)
+        ctx = torch.cat([zg, torch.tanh(self.ctx(h))], 1)[:, None, :].expand(B, A, -1)
+        logits = self.score(torch.cat([zs, ctx], 2)).squeeze(2).masked_fill(~mask, -1e9)
+        return F.log_softmax(logits, 1), self.v(torch.cat([zg, h], 1)).squeeze(1)
 
 
 # --------------------------------------------------------------------------- the agent
@@ -144,7 +192,7 @@ class WorldAgent:
         obs = obs if obs is not None else observe(info, view)
         pairs, valid = slot_tables(obs, info.rank, self.w.task_slots, self.w.proc_slots)
         with torch.no_grad():
-            z = self.latent([obs])
+            z = self.latent([obs], [pairs])
             mask = torch.from_numpy(valid)[None]
             logp, _ = self.ctrl(z, state[0], mask)
             if explore > 0 and rng is not None and rng.random() < explore:
@@ -154,8 +202,15 @@ class WorldAgent:
             state, _, _ = self.mdn.step(z, torch.tensor([a]), state)
         return tuple(int(x) for x in pairs[a]), state
 
-    def state_dict(self) -> dict:
-        sd = {"starts": self.starts, "start_valid": self.start_valid} if hasattr(self, "starts") else {}
+    def state_dict(self, keep_starts: int = 512) -> dict:
+        """Weights of V, M and C, and ``keep_starts`` of the dream branch points (evenly spaced,
+        for the report's temperature sweep; all of them would make the checkpoint ~17 MB)."""
+        starts = getattr(self, "starts", {})
+        if starts:
+            n = starts["z"].shape[0]
+            idx = torch.from_numpy(np.linspace(0, n - 1, min(n, keep_starts)).round().astype(np.int64))
+            starts = {k: (v if k == "reward_range" else v[idx]) for k, v in starts.items()}
+        sd = {f"starts.{k}": v for k, v in starts.items()}
         for name, mod in (("latent", self.latent), ("mdn", self.mdn), ("ctrl", self.ctrl)):
             sd.update({f"{name}.{k}": v for k, v in mod.state_dict().items()})
         return sd
@@ -171,8 +226,9 @@ class WorldAgent:
         for name, mod in (("latent", agent.latent), ("mdn", agent.mdn), ("ctrl", agent.ctrl)):
             mod.load_state_dict({k[len(name) + 1:]: v for k, v in ck["state"].items() if k.startswith(name + ".")})
             mod.eval()
-        if "starts" in ck["state"]:
-            agent.starts, agent.start_valid = ck["state"]["starts"], ck["state"]["start_valid"]
+        starts = {k[len("starts."):]: v for k, v in ck["state"].items() if k.startswith("starts.")}
+        if starts:
+            agent.starts = starts
         return agent
 
 
@@ -180,10 +236,11 @@ class WorldAgent:
 @dataclass
 class Episode:
     obs: list
+    pairs: list  # (A, 2) slot table at each step
     actions: np.ndarray
     rewards: np.ndarray
     valid: np.ndarray  # (T, A) validity at each step
-    expert: np.ndarray | None = None  # (T,) slot of the rank + earliest-finish heuristic
+    expert: np.ndarray  # (T,) slot of the rank + earliest-finish heuristic (for reporting agreement)
 
 
 def expert_slot(env: SchedulingEnv, pairs: np.ndarray) -> int:
@@ -193,19 +250,17 @@ def expert_slot(env: SchedulingEnv, pairs: np.ndarray) -> int:
     return int(hit[0]) if hit.size else 0
 
 
-def collect_real(env: SchedulingEnv, agent: WorldAgent, seeds: list[int], policy: str | bool,
+def collect_real(env: SchedulingEnv, agent: WorldAgent, seeds: list[int], policy: str,
                  rng: np.random.Generator, explore: float = 0.2) -> list[Episode]:
     """Real-simulator rollouts with ``policy``: ``"random"`` (uniform over valid slots),
     ``"heuristic"`` (the heuristic's slot, a random valid one with probability ``explore``) or
-    ``"agent"`` (epsilon-greedy controller).  ``True`` / ``False`` mean random / agent.  Each step
-    also records the heuristic's slot (behaviour-cloning label, at no extra real step)."""
-    policy = {True: "random", False: "agent"}.get(policy, policy)  # type: ignore[arg-type]
+    ``"agent"`` (the controller, epsilon-greedy with ``explore``)."""
     eps = []
     w = agent.w
     for s in seeds:
         env.reset(seed=s)
         state = agent.initial_state()
-        obs, acts, rews, valids, experts = [], [], [], [], []
+        obs, tables, acts, rews, valids, experts = [], [], [], [], [], []
         done = False
         while not done:
             o = env.obs
@@ -220,31 +275,42 @@ def collect_real(env: SchedulingEnv, agent: WorldAgent, seeds: list[int], policy
                 a = int(np.flatnonzero((pairs[:, 0] == t) & (pairs[:, 1] == p))[0])
             _, r, done, _, _ = env.step(tuple(pairs[a]))
             obs.append(o)
+            tables.append(pairs)
             acts.append(a)
             rews.append(r)
             valids.append(valid)
             experts.append(ex)
-        eps.append(Episode(obs, np.array(acts), np.array(rews, dtype=np.float32), np.array(valids),
+        eps.append(Episode(obs, tables, np.array(acts), np.array(rews, dtype=np.float32), np.array(valids),
                            np.array(experts)))
     return eps
 
 
+def return_to_go(rewards: np.ndarray) -> np.ndarray:
+    return np.cumsum(rewards[::-1])[::-1].astype(np.float32)
+
+
 def train_latent(agent: WorldAgent, eps: list[Episode], w: WorldConfig, rng: np.random.Generator) -> float:
-    """Fit V on return-to-go and validity (supervised); returns the final loss."""
+    """Fit V (supervised) on the real episodes; returns the final loss."""
     obs = [o for e in eps for o in e.obs]
-    rtg = np.concatenate([np.cumsum(e.rewards[::-1])[::-1] for e in eps]).astype(np.float32)
+    tables = [p for e in eps for p in e.pairs]
+    rtg = torch.from_numpy(np.concatenate([return_to_go(e.rewards) for e in eps]))
+    rew = torch.from_numpy(np.concatenate([e.rewards for e in eps]))
+    act = torch.from_numpy(np.concatenate([e.actions for e in eps])).long()
     valid = torch.from_numpy(np.concatenate([e.valid for e in eps])).float()
-    rtg_t = torch.from_numpy(rtg)
     opt = torch.optim.Adam(agent.latent.parameters(), lr=w.lr)
+    lat = agent.latent
     loss = torch.tensor(0.0)
     for _ in range(w.encoder_epochs):
         perm = rng.permutation(len(obs))
         for i in range(0, len(obs), 256):
             idx = perm[i:i + 256]
-            z = agent.latent([obs[j] for j in idx])
+            z = lat([obs[j] for j in idx], [tables[j] for j in idx])
             ti = torch.from_numpy(idx)
-            loss = F.mse_loss(agent.latent.value(z).squeeze(1), rtg_t[ti]) + \
-                F.binary_cross_entropy_with_logits(agent.latent.valid(z), valid[ti])
+            zg = z[:, : w.z_dim]
+            q = lat.q(torch.cat([zg, chosen_slot(z, act[ti], w)], 1))
+            loss = (F.mse_loss(lat.value(zg).squeeze(1), rtg[ti]) + F.mse_loss(q[:, 1], rtg[ti])
+                    + 100.0 * F.mse_loss(q[:, 0], rew[ti])
+                    + F.binary_cross_entropy_with_logits(lat.valid(zg), valid[ti]))
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -253,14 +319,14 @@ def train_latent(agent: WorldAgent, eps: list[Episode], w: WorldConfig, rng: np.
 
 def encode(agent: WorldAgent, eps: list[Episode]) -> list[torch.Tensor]:
     with torch.no_grad():
-        return [agent.latent(e.obs) for e in eps]
+        return [agent.latent(e.obs, e.pairs) for e in eps]
 
 
 def train_mdn(agent: WorldAgent, eps: list[Episode], zs: list[torch.Tensor], w: WorldConfig,
               rng: np.random.Generator) -> dict:
-    """Fit M by teacher forcing over whole episodes (padded batch).  Returns final losses."""
+    """Fit M by teacher forcing over whole episodes (padded batch of 32).  Returns final losses."""
     T = max(len(e.actions) for e in eps)
-    B, Z, A = len(eps), w.z_dim, w.task_slots * w.proc_slots
+    B, Z, A = len(eps), z_size(w), n_actions(w)
     zp = torch.zeros(B, T + 1, Z)
     ap = torch.zeros(B, T, dtype=torch.long)
     rp = torch.zeros(B, T)
@@ -278,7 +344,7 @@ def train_mdn(agent: WorldAgent, eps: list[Episode], zs: list[torch.Tensor], w: 
     opt = torch.optim.Adam(agent.mdn.parameters(), lr=w.lr)
     out = {}
     for _ in range(w.wm_epochs):
-        for i0 in range(0, B, 32):
+        for i0 in rng.permutation(np.arange(0, B, 32)).tolist():
             sl = slice(i0, i0 + 32)
             b = zp[sl].shape[0]
             state = agent.mdn.initial(b)
@@ -304,51 +370,35 @@ def train_mdn(agent: WorldAgent, eps: list[Episode], zs: list[torch.Tensor], w: 
     return out
 
 
-def real_inputs(agent: WorldAgent, eps: list[Episode], zs: list[torch.Tensor]) -> dict:
-    """C's inputs along the real episodes: ``z_t``, M's ``h_t`` (teacher-forced on the actions
-    taken, as when acting), the real validity mask, the heuristic's slot and the return-to-go."""
-    Z, H, M, E, R = [], [], [], [], []
+def real_starts(agent: WorldAgent, eps: list[Episode], zs: list[torch.Tensor]) -> dict:
+    """Branch points for the dreams: at every real decision point, ``z_t``, M's state ``(h_t, c_t)``
+    teacher-forced on the actions taken (as when acting), the real validity mask and the number
+    of tasks still to place; and the range of the real rewards (imagined ones are clipped to it).
+    O(total steps) LSTM steps."""
+    Z, H, C, M, R = [], [], [], [], []
     with torch.no_grad():
         for e, z in zip(eps, zs):
+            n = len(e.actions)
             state = agent.mdn.initial(1)
-            hs = []
-            for t in range(len(e.actions)):
-                hs.append(state[0][0])
+            for t in range(n):
+                H.append(state[0][0])
+                C.append(state[1][0])
                 state, _, _ = agent.mdn.step(z[t:t + 1], torch.tensor([int(e.actions[t])]), state)
             Z.append(z)
-            H.append(torch.stack(hs))
             M.append(torch.from_numpy(e.valid))
-            E.append(torch.from_numpy(e.expert if e.expert is not None else np.zeros(len(e.actions), np.int64)))
-            R.append(torch.from_numpy(np.cumsum(e.rewards[::-1])[::-1].copy()))
-    return {"z": torch.cat(Z), "h": torch.cat(H), "mask": torch.cat(M), "expert": torch.cat(E).long(),
-            "rtg": torch.cat(R).float()}
+            R.append(torch.arange(n, 0, -1))
+    rewards = np.concatenate([e.rewards for e in eps])
+    return {"z": torch.cat(Z), "h": torch.stack(H), "c": torch.stack(C), "mask": torch.cat(M),
+            "left": torch.cat(R), "reward_range": torch.tensor([rewards.min(), rewards.max()])}
 
 
-def bc_controller(agent: WorldAgent, real: dict, w: WorldConfig, rng: np.random.Generator) -> float:
-    """Warm start of C: cross-entropy to the heuristic's slot and value regression on the real
-    return-to-go, on the collected real episodes (no real step).  Returns the final loss."""
-    ctrl = agent.ctrl
-    opt = torch.optim.Adam(ctrl.parameters(), lr=1e-3)
-    n = real["z"].shape[0]
-    loss = torch.tensor(0.0)
-    for _ in range(w.bc_epochs):
-        perm = torch.from_numpy(rng.permutation(n))
-        for i in range(0, n, 256):
-            idx = perm[i:i + 256]
-            logp, v = ctrl(real["z"][idx], real["h"][idx], real["mask"][idx])
-            loss = F.nll_loss(logp, real["expert"][idx]) + 0.5 * F.mse_loss(v, real["rtg"][idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return float(loss.detach())
-
-
-def dream_ppo(agent: WorldAgent, starts: torch.Tensor, start_valid: torch.Tensor, w: WorldConfig,
-              cfg: TrainConfig, tau: float, gen: torch.Generator, iterations: int | None = None,
-              real: dict | None = None) -> dict:
-    """Train C by PPO inside M (no real step); with ``real`` and ``w.bc_coef`` > 0, a
-    behaviour-cloning term on the real episodes anchors C to the heuristic.  Returns dream
-    statistics and the seconds per dream step (one batched LSTM step / batch size)."""
+def dream_ppo(agent: WorldAgent, starts: dict, w: WorldConfig, cfg: TrainConfig, tau: float,
+              gen: torch.Generator, iterations: int | None = None) -> dict:
+    """Train C by PPO inside M (no real step): each iteration branches ``dream_batch`` imagined
+    rollouts of at most ``dream_horizon`` steps from real decision points, bootstraps C's value at
+    the cut, and runs 4 clipped-objective epochs of ``dream_minibatch`` minibatches.  Returns
+    dream statistics and the seconds per dream step (one batched LSTM step / batch size).
+    Cost per iteration: ``dream_batch x dream_horizon`` LSTM steps and as many controller rows."""
     ctrl, mdn = agent.ctrl, agent.mdn
     opt = torch.optim.Adam(ctrl.parameters(), lr=w.dream_lr)
     Bsz, H = w.dream_batch, w.dream_horizon
@@ -356,9 +406,9 @@ def dream_ppo(agent: WorldAgent, starts: torch.Tensor, start_valid: torch.Tensor
     for _ in range(iterations or w.dream_iterations):
         t0 = time.perf_counter()
         with torch.no_grad():
-            pick = torch.randint(0, starts.shape[0], (Bsz,), generator=gen)
-            z, mask = starts[pick], start_valid[pick]
-            state = mdn.initial(Bsz)
+            pick = torch.randint(0, starts["z"].shape[0], (Bsz,), generator=gen)
+            z, mask, left = starts["z"][pick], starts["mask"][pick], starts["left"][pick].clone()
+            state = (starts["h"][pick], starts["c"][pick])
             alive = torch.ones(Bsz)
             Zs, Hs, Ms, As, Ls, Vs, Rs, Al = [], [], [], [], [], [], [], []
             for _t in range(H):
@@ -366,52 +416,53 @@ def dream_ppo(agent: WorldAgent, starts: torch.Tensor, start_valid: torch.Tensor
                 a = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(1)
                 Zs.append(z), Hs.append(state[0]), Ms.append(mask), As.append(a)
                 Ls.append(logp.gather(1, a[:, None]).squeeze(1)), Vs.append(v), Al.append(alive)
-                state, mdn_out, (r, d, vl) = mdn.step(z, a, state)
-                z = MDNRNN.sample(mdn_out, tau, gen)
+                state, mdn_out, (r, _d, vl) = mdn.step(z, a, state)
+                # stay on the support M was fitted on: V's latent is a tanh, rewards as seen for real
+                z = MDNRNN.sample(mdn_out, tau, gen).clamp(-1.0, 1.0)
+                r = r.clamp(starts["reward_range"][0], starts["reward_range"][1])
                 mask = torch.sigmoid(vl) > 0.5
                 none = ~mask.any(1)
                 if none.any():
                     mask[none, vl[none].argmax(1)] = True
                 Rs.append(r * alive)
-                ended = torch.bernoulli(torch.sigmoid(d), generator=gen)
-                alive = alive * (1 - ended)
-                steps += int((Al[-1] > 0).sum())
+                steps += int((alive > 0).sum())
+                left = left - 1
+                alive = alive * (left > 0).float()
                 if alive.sum() == 0:
                     break
+            _, v_end = ctrl(z, state[0], mask)
         wall += time.perf_counter() - t0
         T = len(As)
         R = torch.stack(Rs, 1)
-        V = torch.stack(Vs, 1)
-        live = torch.stack(Al, 1)
+        V = torch.stack(Vs + [v_end], 1)
+        live = torch.stack(Al + [alive], 1)
         adv = torch.zeros_like(R)
         last = torch.zeros(Bsz)
         for t in range(T - 1, -1, -1):
-            nxt = V[:, t + 1] * live[:, t + 1] if t + 1 < T else torch.zeros(Bsz)
-            delta = R[:, t] + nxt - V[:, t]
-            last = (delta + cfg.ppo.lam * last) * live[:, t]
+            delta = R[:, t] + V[:, t + 1] * live[:, t + 1] - V[:, t]
+            last = (delta + cfg.ppo.lam * last * live[:, t + 1]) * live[:, t]
             adv[:, t] = last
-        ret = adv + V
-        ret_mean = float((R * live).sum(1).mean())
-        sel = live.reshape(-1) > 0
-        Zf, Hf = torch.stack(Zs, 1).reshape(-1, w.z_dim)[sel], torch.stack(Hs, 1).reshape(-1, w.lstm)[sel]
+        ret = adv + V[:, :T]
+        ret_mean = float(R.sum(1).mean())
+        sel = live[:, :T].reshape(-1) > 0
+        Zf, Hf = torch.stack(Zs, 1).reshape(-1, z.shape[1])[sel], torch.stack(Hs, 1).reshape(-1, w.lstm)[sel]
         Mf, Af = torch.stack(Ms, 1).reshape(-1, Ms[0].shape[1])[sel], torch.stack(As, 1).reshape(-1)[sel]
         Lf, retf, advf = torch.stack(Ls, 1).reshape(-1)[sel], ret.reshape(-1)[sel], adv.reshape(-1)[sel]
         advf = (advf - advf.mean()) / (advf.std() + 1e-8)
         for _ in range(4):
-            logp, v = ctrl(Zf, Hf, Mf)
-            lp = logp.gather(1, Af[:, None]).squeeze(1)
-            ratio = (lp - Lf).exp()
-            pl = -torch.min(ratio * advf, ratio.clamp(0.8, 1.2) * advf).mean()
-            ent = -(logp.exp() * logp.clamp(min=-30)).sum(1).mean()
-            loss = pl + 0.5 * ((v - retf) ** 2).mean() - 0.01 * ent
-            if real is not None and w.bc_coef > 0:
-                bi = torch.randint(0, real["z"].shape[0], (min(1024, real["z"].shape[0]),), generator=gen)
-                blp, _ = ctrl(real["z"][bi], real["h"][bi], real["mask"][bi])
-                loss = loss + w.bc_coef * F.nll_loss(blp, real["expert"][bi])
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(ctrl.parameters(), 0.5)
-            opt.step()
+            perm = torch.randperm(Zf.shape[0], generator=gen)
+            for i in range(0, Zf.shape[0], w.dream_minibatch):
+                j = perm[i:i + w.dream_minibatch]
+                logp, v = ctrl(Zf[j], Hf[j], Mf[j])
+                lp = logp.gather(1, Af[j, None]).squeeze(1)
+                ratio = (lp - Lf[j]).exp()
+                pl = -torch.min(ratio * advf[j], ratio.clamp(0.8, 1.2) * advf[j]).mean()
+                ent = -(logp.exp() * logp.clamp(min=-30)).sum(1).mean()
+                loss = pl + 0.5 * ((v - retf[j]) ** 2).mean() - w.dream_entropy * ent
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(ctrl.parameters(), 0.5)
+                opt.step()
     return {"dream_steps": steps, "dream_step_s": wall / max(steps, 1), "dream_return": ret_mean}
 
 
@@ -427,10 +478,29 @@ def world_actor(agent: WorldAgent) -> Callable:
     return act
 
 
+def heuristic_agreement(agent: WorldAgent, env: SchedulingEnv, seeds: list[int]) -> float:
+    """Fraction of the greedy controller's real decisions that equal the rank + earliest-finish
+    heuristic's (a check that C learned its own policy rather than copying one)."""
+    same = total = 0
+    for s in seeds:
+        env.load(env.family.draw(s))
+        state, done = agent.initial_state(), False
+        while not done:
+            pairs, _ = slot_tables(env.obs, env.info_static.rank, agent.w.task_slots, agent.w.proc_slots)
+            ex = tuple(int(x) for x in pairs[expert_slot(env, pairs)])
+            (t, p), state = agent.act(env.info_static, env.view, state, env.obs)
+            same += (t, p) == ex
+            total += 1
+            _, _, done, _, _ = env.step((t, p))
+    return same / max(total, 1)
+
+
 def train_world(cfg: TrainConfig, real_budget: int, progress: Callable[[str, dict], None] | None = None,
                 env: SchedulingEnv | None = None) -> tuple[WorldAgent, list[dict], dict]:
     """The full model-based pipeline within ``real_budget`` real-simulator steps (split over
-    ``rounds``); returns the agent, per-round history and timing figures."""
+    ``rounds``); returns the agent, per-round history and timing figures.  Each round: collect real
+    episodes, fit V, fit M, (re)train C in the dream; evaluations on the evaluation seeds are for
+    reporting only (C is never selected on them) and their steps are counted apart."""
     from simsched.rl.ppo import eval_seeds, evaluate, make_env
 
     w = cfg.world
@@ -446,67 +516,60 @@ def train_world(cfg: TrainConfig, real_budget: int, progress: Callable[[str, dic
         real_budget = min(real_budget, w.max_real_steps)
     per_round = max(1, real_budget // w.rounds)
     timing: dict = {}
-    train_steps = eval_steps = 0  # real steps of training (all data, BC included) / of evaluation
-
-    def real_eval() -> float:
-        """Mean ratio on the evaluation seeds (reporting only: C is not selected on it)."""
-        nonlocal eval_steps
-        before = env.real_steps
-        ev = evaluate(env, world_actor(agent), eval_seeds(cfg, cfg.eval.seeds))
-        eval_steps += env.real_steps - before
-        env.real_steps = before
-        return float(ev["ratio"].mean())
+    train_steps = eval_steps = 0
+    seeds = eval_seeds(cfg, cfg.eval.seeds)
 
     for rnd in range(w.rounds):
         start = env.real_steps
         tr = time.perf_counter()
         # one episode at a time; the last one may overshoot the round's share by < one episode
         while env.real_steps - start < per_round and env.real_steps < real_budget:
-            seeds = rng.integers(0, cfg.eval.seed_offset, 1).tolist()
-            policy = w.first_policy if rnd == 0 else "agent"
-            data += collect_real(env, agent, seeds, policy, rng, w.explore)
+            draw = rng.integers(0, cfg.eval.seed_offset, 1).tolist()
+            data += collect_real(env, agent, draw, w.first_policy if rnd == 0 else "agent", rng, w.explore)
         train_steps = env.real_steps
         timing["real_step_s"] = (time.perf_counter() - tr) / max(env.real_steps - start, 1)
         lat_loss = train_latent(agent, data, w, rng)
         zs = encode(agent, data)
         wm = train_mdn(agent, data, zs, w, rng)
-        starts = torch.stack([z[0] for z in zs])
-        start_valid = torch.from_numpy(np.stack([e.valid[0] for e in data]))
-        extra: dict = {}
-        real = real_inputs(agent, data, zs) if (w.bc_epochs or w.bc_coef) else None
+        starts = real_starts(agent, data, zs)
         if not (w.keep_controller and rnd > 0):
             agent.ctrl = Controller(w)  # retrain C in the new dream
-        if w.bc_epochs and real is not None:
-            extra["bc_loss"] = bc_controller(agent, real, w, rng)
-            extra["bc_eval_ratio"] = real_eval()
-        dream = dream_ppo(agent, starts, start_valid, w, cfg, w.temperature, gen, real=real)
-        ratio = real_eval()
+        dream = dream_ppo(agent, starts, w, cfg, w.temperature, gen)
+        before = env.real_steps
+        ev = evaluate(env, world_actor(agent), seeds)
+        eval_steps += env.real_steps - before
+        env.real_steps = before
         rec = {"round": rnd + 1, "real_steps": train_steps, "eval_steps": eval_steps,
-               "wall_s": time.perf_counter() - t0, "latent_loss": lat_loss, **wm, **extra, **dream,
-               "eval_ratio": ratio}
+               "wall_s": time.perf_counter() - t0, "latent_loss": lat_loss, **wm, **dream,
+               "eval_ratio": float(ev["ratio"].mean())}
         history.append(rec)
         if progress is not None:
             progress("round", rec)
     timing["dream_step_s"] = history[-1]["dream_step_s"]
-    agent.starts, agent.start_valid = starts, start_valid  # for the temperature sweep
+    agent.starts = starts  # branch points, kept for the temperature sweep
     return agent, history, timing
 
 
 def temperature_sweep(agent: WorldAgent, cfg: TrainConfig, env: SchedulingEnv, taus: list[float],
                       seeds: list[int]) -> list[dict]:
-    """Table 5.1-style sweep: retrain C in the dream at each ``tau`` (a fresh controller, trained
-    only in the dream: no behaviour-cloning warm start, whose real episodes are not kept),
-    evaluate in the real env."""
+    """Table 5.1-style sweep: retrain a fresh C in the dream at each ``tau`` (same world model,
+    the branch points kept with it, same dream budget as training), evaluate in the real env.  The agent's
+    own controller is restored afterwards."""
     from simsched.rl.ppo import evaluate
 
     rows = []
+    own = agent.ctrl
     gen = torch.Generator().manual_seed(cfg.seed + 2)
-    for tau in taus:
-        agent.ctrl = Controller(agent.w)
-        torch.manual_seed(cfg.seed + 3)
-        dream = dream_ppo(agent, agent.starts, agent.start_valid, agent.w, cfg, float(tau), gen)
-        ev = evaluate(env, world_actor(agent), seeds)
-        r = ev["ratio"]
-        rows.append({"tau": float(tau), "dream_return": dream["dream_return"],
-                     "real_ratio": float(r.mean()), "ci95": float(1.96 * r.std(ddof=1) / math.sqrt(r.size))})
+    try:
+        for tau in taus:
+            torch.manual_seed(cfg.seed + 3)
+            agent.ctrl = Controller(agent.w)
+            dream = dream_ppo(agent, agent.starts, agent.w, cfg, float(tau), gen)
+            ev = evaluate(env, world_actor(agent), seeds)
+            r = ev["ratio"]
+            rows.append({"tau": float(tau), "dream_return": dream["dream_return"],
+                         "real_ratio": float(r.mean()),
+                         "ci95": float(1.96 * r.std(ddof=1) / math.sqrt(r.size))})
+    finally:
+        agent.ctrl = own
     return rows

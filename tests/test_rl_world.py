@@ -1,0 +1,89 @@
+"""The model-based agent's parts: slot-factorised latent, branch points, dreams that end exactly
+when the imagined episode has placed all its tasks, and a controller that is its own policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("gymnasium")
+
+from simsched.rl.config import TrainConfig, WorldConfig  # noqa: E402
+from simsched.rl.ppo import make_env  # noqa: E402
+from simsched.rl.world import (  # noqa: E402
+    WorldAgent,
+    collect_real,
+    dream_ppo,
+    encode,
+    heuristic_agreement,
+    real_starts,
+    slot_tables,
+    train_latent,
+    train_mdn,
+    z_size,
+)
+
+
+@pytest.fixture(scope="module")
+def world():
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    cfg = TrainConfig(scenario="../scenarios/rl/random_dag_4p.yaml", tasks=(8, 12), seed=0,
+                      base=str(Path(__file__).parent))
+    cfg.world = WorldConfig(lstm=32, z_dim=8, slot_dim=3, mixtures=2, encoder_epochs=1, wm_epochs=1,
+                            dream_batch=16, dream_horizon=6, dream_iterations=2)
+    agent = WorldAgent.create(cfg.world, 16, 1)
+    env = make_env(cfg)
+    rng = np.random.default_rng(0)
+    eps = collect_real(env, agent, [1, 2, 3], "random", rng)
+    train_latent(agent, eps, cfg.world, rng)
+    zs = encode(agent, eps)
+    train_mdn(agent, eps, zs, cfg.world, rng)
+    return cfg, agent, env, eps, zs
+
+
+def test_latent_has_one_embedding_per_slot_and_zero_for_empty_slots(world):
+    cfg, agent, env, eps, zs = world
+    w = cfg.world
+    for e, z in zip(eps, zs):
+        assert z.shape == (len(e.actions), z_size(w))
+        slots = z[:, w.z_dim:].reshape(len(e.actions), -1, w.slot_dim)
+        assert torch.all(slots[torch.from_numpy(~e.valid)] == 0)
+        # the slot table is the one the real env offered: every recorded action is a valid slot
+        assert e.valid[np.arange(len(e.actions)), e.actions].all()
+
+
+def test_branch_points_know_how_many_tasks_remain(world):
+    cfg, agent, env, eps, zs = world
+    st = real_starts(agent, eps, zs)
+    n = [len(e.actions) for e in eps]
+    assert st["left"].tolist() == [k for m in n for k in range(m, 0, -1)]
+    assert st["h"].shape == (sum(n), cfg.world.lstm)
+    first = np.cumsum([0] + n[:-1])
+    assert torch.all(st["h"][first] == 0)  # each episode starts from M's initial state
+
+
+def test_a_dream_ends_when_its_last_task_is_placed(world):
+    """Branches started one task before the end take exactly one imagined step, whatever M's
+    termination head says: the controller cannot end a dream early to escape its rewards."""
+    cfg, agent, env, eps, zs = world
+    st = real_starts(agent, eps, zs)
+    last = st["left"] == 1
+    one = {k: (v if k == "reward_range" else v[last]) for k, v in st.items()}
+    out = dream_ppo(agent, one, cfg.world, cfg, 1.0, torch.Generator().manual_seed(0), iterations=3)
+    assert out["dream_steps"] == 3 * cfg.world.dream_batch
+    out = dream_ppo(agent, st, cfg.world, cfg, 1.0, torch.Generator().manual_seed(0), iterations=2)
+    assert out["dream_steps"] <= 2 * cfg.world.dream_batch * cfg.world.dream_horizon
+
+
+def test_greedy_agent_acts_on_valid_slots_and_agreement_is_a_fraction(world):
+    cfg, agent, env, eps, zs = world
+    a = heuristic_agreement(agent, env, [1_000_000_001, 1_000_000_002])
+    assert 0.0 <= a <= 1.0
+    env.reset(seed=7)
+    pairs, valid = slot_tables(env.obs, env.info_static.rank, cfg.world.task_slots, cfg.world.proc_slots)
+    (t, p), _ = agent.act(env.info_static, env.view, agent.initial_state(), env.obs)
+    assert any(valid[i] and tuple(pairs[i]) == (t, p) for i in range(len(valid)))
