@@ -466,33 +466,35 @@ def dream_ppo(agent: WorldAgent, starts: dict, w: WorldConfig, cfg: TrainConfig,
     return {"dream_steps": steps, "dream_step_s": wall / max(steps, 1), "dream_return": ret_mean}
 
 
+def greedy_episode(agent: WorldAgent, env: SchedulingEnv, ep,
+                   on_step: Callable[[tuple[int, int], tuple[int, int]], None] | None = None) -> float:
+    """Run ``agent`` greedily on episode ``ep`` in the real env; ``on_step(action, heuristic's
+    action)`` sees every decision.  Returns the makespan."""
+    env.load(ep)
+    state, done = agent.initial_state(), False
+    while not done:
+        if on_step is not None:
+            pairs, _ = slot_tables(env.obs, env.info_static.rank, agent.w.task_slots, agent.w.proc_slots)
+            ex = tuple(int(x) for x in pairs[expert_slot(env, pairs)])
+        (t, p), state = agent.act(env.info_static, env.view, state, env.obs)
+        if on_step is not None:
+            on_step((t, p), ex)
+        _, _, done, _, _ = env.step((t, p))
+    return env.makespan()
+
+
 def world_actor(agent: WorldAgent) -> Callable:
     """Greedy episode of ``agent`` in the real env (for :func:`simsched.rl.ppo.evaluate`)."""
-    def act(env: SchedulingEnv, ep) -> float:
-        env.load(ep)
-        state, done = agent.initial_state(), False
-        while not done:
-            (t, p), state = agent.act(env.info_static, env.view, state, env.obs)
-            _, _, done, _, _ = env.step((t, p))
-        return env.makespan()
-    return act
+    return lambda env, ep: greedy_episode(agent, env, ep)
 
 
 def heuristic_agreement(agent: WorldAgent, env: SchedulingEnv, seeds: list[int]) -> float:
     """Fraction of the greedy controller's real decisions that equal the rank + earliest-finish
     heuristic's (a check that C learned its own policy rather than copying one)."""
-    same = total = 0
+    same: list[bool] = []
     for s in seeds:
-        env.load(env.family.draw(s))
-        state, done = agent.initial_state(), False
-        while not done:
-            pairs, _ = slot_tables(env.obs, env.info_static.rank, agent.w.task_slots, agent.w.proc_slots)
-            ex = tuple(int(x) for x in pairs[expert_slot(env, pairs)])
-            (t, p), state = agent.act(env.info_static, env.view, state, env.obs)
-            same += (t, p) == ex
-            total += 1
-            _, _, done, _, _ = env.step((t, p))
-    return same / max(total, 1)
+        greedy_episode(agent, env, env.family.draw(s), lambda a, ex: same.append(a == ex))
+    return float(np.mean(same)) if same else 0.0
 
 
 def train_world(cfg: TrainConfig, real_budget: int, progress: Callable[[str, dict], None] | None = None,
