@@ -87,3 +87,16 @@ def test_greedy_agent_acts_on_valid_slots_and_agreement_is_a_fraction(world):
     pairs, valid = slot_tables(env.obs, env.info_static.rank, cfg.world.task_slots, cfg.world.proc_slots)
     (t, p), _ = agent.act(env.info_static, env.view, agent.initial_state(), env.obs)
     assert any(valid[i] and tuple(pairs[i]) == (t, p) for i in range(len(valid)))
+
+
+def test_a_checkpoint_of_another_world_model_version_is_a_user_error(tmp_path, world):
+    from simsched.errors import SimschedError
+    from simsched.rl import checkpoint
+
+    cfg, agent, *_ = world
+    conf = cfg.model_dump()
+    conf["world"]["bc_coef"] = 0.1  # a field of the first world model, since removed
+    path = tmp_path / "old.pt"
+    checkpoint.save(path, "rl-world", conf, agent.state_dict())
+    with pytest.raises(SimschedError, match="another version"):
+        WorldAgent.from_checkpoint(checkpoint.load(path, "rl-world"))

@@ -221,11 +221,21 @@ class WorldAgent:
 
     @classmethod
     def from_checkpoint(cls, ck: dict) -> WorldAgent:
-        cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k != "base"})
-        agent = cls.create(cfg.world, cfg.ppo.hidden, cfg.ppo.layers)
-        for name, mod in (("latent", agent.latent), ("mdn", agent.mdn), ("ctrl", agent.ctrl)):
-            mod.load_state_dict({k[len(name) + 1:]: v for k, v in ck["state"].items() if k.startswith(name + ".")})
-            mod.eval()
+        from pydantic import ValidationError
+
+        from simsched.errors import SimschedError
+
+        try:
+            cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k != "base"})
+            agent = cls.create(cfg.world, cfg.ppo.hidden, cfg.ppo.layers)
+            for name, mod in (("latent", agent.latent), ("mdn", agent.mdn), ("ctrl", agent.ctrl)):
+                mod.load_state_dict({k[len(name) + 1:]: v for k, v in ck["state"].items()
+                                     if k.startswith(name + ".")})
+                mod.eval()
+        except (ValidationError, RuntimeError, TypeError) as exc:
+            raise SimschedError("this rl-world checkpoint was written by another version of the world "
+                                "model (retrain it: simsched train rl CONFIG --stage world): "
+                                f"{str(exc).splitlines()[0]}") from None
         starts = {k[len("starts."):]: v for k, v in ck["state"].items() if k.startswith("starts.")}
         if starts:
             agent.starts = starts
