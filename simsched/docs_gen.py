@@ -271,9 +271,12 @@ def scenario_reference() -> str:
         out.append("Example:\n\n```yaml\n" + EXAMPLES[title] + "```\n")
     out.append("## Workload: `generator: NAME`\n")
     out.append("Every generator is drawn from the scenario seed. `processors` (for those that take it) is "
-               "filled in from the platform: the generator then draws an explicit cost matrix with "
-               "heterogeneity `heterogeneity`; write `processors: null` to use `work / speed x affinity` "
-               "instead. See [workloads.md](workloads.md) for the shapes and papers.\n")
+               "filled in from the platform: the generator then draws a cost matrix that spreads each "
+               "task's time around `work / (speed x affinity)` by `heterogeneity` (cost on processor p = "
+               "work x U[1 - h/2, 1 + h/2] / (speed_p x affinity)), so the platform's speeds and affinities "
+               "always count; write `processors: null` for exactly `work / (speed x affinity)`. An "
+               "affinity for a kind the workload does not have is an error. "
+               "See [workloads.md](workloads.md) for the shapes and papers.\n")
     for name, func in GENERATORS.items():
         out.append(f"### `generator: {name}`\n\n{_doc_first(func)}\n\n{signature_table(func)}\n")
     out.append("## Workload: `FORM: path` (importers)\n")

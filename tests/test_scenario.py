@@ -238,6 +238,43 @@ def test_generator_processors_null_uses_speeds(tmp_path: Path) -> None:
     assert build_problem(s).graph.cost is None
 
 
+def test_generator_costs_follow_speeds_and_affinity(tmp_path: Path) -> None:
+    """The platform's speeds and affinities drive a generator's cost matrix; its spread stays."""
+    def problem(speed: float, affinity: str = "") -> np.ndarray:
+        text = ("platform:\n  processors: [{name: c, type: cpu, count: 2}, {name: g, type: gpu, speed: "
+                f"{speed}}}]\n{affinity}workload: {{generator: series_parallel, tasks: 20}}\n"
+                "schedulers: [heft]\nseed: 3\n")
+        return build_problem(load_scenario(write(tmp_path, text, f"s{speed}{len(affinity)}.yaml"))).W
+
+    unit, fast = problem(1.0), problem(4.0)
+    assert np.allclose(fast[:, :2], unit[:, :2]) and np.allclose(fast[:, 2], unit[:, 2] / 4)
+    assert not np.allclose(unit[:, 0], unit[:, 1])  # heterogeneity: a spread between processors
+    boosted = problem(4.0, "  affinity: {compute: {gpu: 10}}\n")
+    graph = build_problem(load_scenario(tmp_path / "s4.00.yaml")).graph
+    compute = graph.kind == graph.kind_names.index("compute")
+    assert np.allclose(boosted[compute, 2], fast[compute, 2] / 10)
+    assert np.allclose(boosted[~compute], fast[~compute])
+
+
+def test_affinity_that_would_have_no_effect_is_refused(tmp_path: Path) -> None:
+    base = ("platform:\n  processors: [{name: c, type: cpu}, {name: g, type: gpu, speed: 4}]\n"
+            "  affinity: AFF\nworkload: {generator: random, tasks: 10}\nschedulers: [heft]\n")
+    with pytest.raises(SimschedError, match="no task of kind 'conv' in the workload") as info:
+        build_problem(load_scenario(write(tmp_path, base.replace("AFF", "{conv: {gpu: 10}}"))))
+    assert info.value.field == "platform.affinity.conv" and info.value.line == 3
+    with pytest.raises(ScenarioError, match="no processor has type 'gpus'.*did you mean 'gpu'") as info:
+        load_scenario(write(tmp_path, base.replace("AFF", "{task: {gpus: 10}}"), "t.yaml"))
+    assert info.value.field == "platform.affinity.task.gpus"
+    ones = "cost: [1, 1, 1, 1, 1, 1, 1]"
+    inline = PLATFORM.replace("work: 8", ones).replace("work: 4", ones)
+    with pytest.raises(SimschedError, match="explicit per-processor costs, so the affinity"):
+        build_problem(load_scenario(write(tmp_path, inline, "u.yaml")))
+    no_aff = inline.replace("  affinity: {conv: {gpu: 10.0, cpu: 0.5}}\n", "")
+    with pytest.raises(SimschedError, match="the speed 4 of processor 'gpu0' would have no effect") as info:
+        build_problem(load_scenario(write(tmp_path, no_aff, "v.yaml")))
+    assert info.value.field == "platform.processors[1].speed"
+
+
 def test_generator_unknown_parameter_lists_accepted(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(write(tmp_path, generator_scenario(", out_degre: 2")))
@@ -293,7 +330,10 @@ def test_importer_form_resolves_path_and_checks_options(tmp_path: Path, fake_imp
 
 
 def test_shipped_scenarios_load() -> None:
-    for path in sorted((ROOT / "scenarios").glob("*.yaml")):
+    for path in sorted((ROOT / "scenarios").rglob("*.yaml")):
+        data = load_yaml(path).data
+        if "data" in path.parts or not isinstance(data, dict) or not {"platform", "workload"} <= set(data):
+            continue  # study and training files, autotuning-only scenarios, data files
         scenario = load_scenario(path)
         assert build_problem(scenario).n_tasks > 0, path
 

@@ -18,7 +18,7 @@ from simsched.errors import SimschedError
 from simsched.simulator.engine import Disruptions
 from simsched.simulator.noise import NoiseModel
 from simsched.simulator.platform import Platform
-from simsched.simulator.problem import Problem
+from simsched.simulator.problem import Problem, spread_over_platform
 from simsched.workloads.taskgraph import TaskGraph
 
 
@@ -74,7 +74,8 @@ class Family:
         opts = dict(self.options)
         if opts.get("processors", None) is not None:
             opts["processors"] = self.platform.n_processors
-        return GENERATORS[self.generator](k, rng=rng, **opts)
+        # the platform's speeds and affinities drive a generated cost matrix, as in a scenario
+        return spread_over_platform(GENERATORS[self.generator](k, rng=rng, **opts), self.platform, self.affinity)
 
     def draw(self, seed: int) -> Episode:
         """The episode of ``seed``: graph(s), noise factors and disruption seed.  O(tasks + edges)."""

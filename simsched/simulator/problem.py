@@ -2,7 +2,8 @@
 
 The cost model turns (task, processor) into an execution time and (edge, p, q) into a transfer time:
 
-* execution: the graph's explicit ``cost[task, p]`` when it has one (Topcuoglu et al. 2002 style),
+* execution: the graph's explicit ``cost[task, p]`` when it has one (Topcuoglu et al. 2002 style;
+  a generator's matrix is first spread over the platform by :func:`spread_over_platform`),
   otherwise ``work / (speed_p * affinity[kind, type_p])``.  An affinity of 0, an infinite explicit
   cost, or a task whose memory exceeds the processor's makes the pair ineligible (time ``inf``).
 * transfer: ``latency[p, q] + data / bandwidth[p, q]``, zero when ``p == q``.
@@ -25,6 +26,24 @@ Affinity = Mapping[str, Mapping[str, float]]
 0 = may not run there).  Example: ``{"conv": {"gpu": 10.0}, "measure": {"cpu": 0.0}}``."""
 
 
+def _rates(graph: TaskGraph, platform: Platform, affinity: Affinity | None) -> np.ndarray:
+    """(n, m) ``speed_p * affinity[kind, type_p]`` of every task on every processor.  O(n m)."""
+    types = platform.type_names
+    factor = np.ones((len(graph.kind_names), len(types)))
+    for k, kind in enumerate(graph.kind_names):
+        for t, ptype in enumerate(types):
+            f = float((affinity or {}).get(kind, {}).get(ptype, 1.0))
+            if f < 0 or not np.isfinite(f):
+                raise SimschedError(f"affinity of kind {kind!r} on {ptype!r} must be >= 0, got {f}")
+            factor[k, t] = f
+    return platform.speed[None, :] * factor[graph.kind][:, platform.type_index]
+
+
+def _divide(amount: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rate > 0, amount / np.where(rate > 0, rate, 1.0), np.inf)
+
+
 def execution_times(graph: TaskGraph, platform: Platform, affinity: Affinity | None = None) -> np.ndarray:
     """(n, m) execution time of every task on every processor, ``inf`` where ineligible.  O(n m)."""
     m = platform.n_processors
@@ -35,21 +54,30 @@ def execution_times(graph: TaskGraph, platform: Platform, affinity: Affinity | N
                 f"has {m}; give one cost per processor, in the platform's order")
         w = graph.cost  # read-only; shared rather than copied (it can be hundreds of MB)
     else:
-        types = platform.type_names
-        factor = np.ones((len(graph.kind_names), len(types)))
-        for k, kind in enumerate(graph.kind_names):
-            for t, ptype in enumerate(types):
-                f = float((affinity or {}).get(kind, {}).get(ptype, 1.0))
-                if f < 0 or not np.isfinite(f):
-                    raise SimschedError(f"affinity of kind {kind!r} on {ptype!r} must be >= 0, got {f}")
-                factor[k, t] = f
-        rate = platform.speed[None, :] * factor[graph.kind][:, platform.type_index]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(rate > 0, graph.work[:, None] / np.where(rate > 0, rate, 1.0), np.inf)
+        w = _divide(graph.work[:, None], _rates(graph, platform, affinity))
     too_big = graph.memory[:, None] > platform.memory[None, :]
     if too_big.any():
         w = np.where(too_big, np.inf, w)
     return w
+
+
+def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinity | None = None) -> TaskGraph:
+    """``graph`` with its generated cost matrix turned into times on ``platform``: ``cost[i, p] /
+    (speed_p * affinity[kind_i, type_p])``.
+
+    A generator's matrix is task i's work times a per-processor spread (heterogeneity, Topcuoglu et
+    al. 2002), so the platform's speeds and affinities still drive the times and the spread varies
+    them around ``work / (speed * affinity)``.  A graph without a cost matrix is returned as is.
+    O(n m).
+    """
+    if graph.cost is None:
+        return graph
+    if graph.cost.shape[1] != platform.n_processors:
+        execution_times(graph, platform, affinity)  # raises the one-cost-per-processor error
+    rates = _rates(graph, platform, affinity)
+    if (rates == 1.0).all():
+        return graph
+    return graph.with_(cost=_divide(graph.cost, rates))
 
 
 class Problem:

@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from simsched.errors import SimschedError
 from simsched.simulator.noise import NoiseKind, NoiseModel
 from simsched.simulator.platform import Link, Platform, Processor
-from simsched.simulator.problem import Problem
+from simsched.simulator.problem import Problem, spread_over_platform
 from simsched.simulator.yamlio import YamlDocument, load_yaml
 from simsched.workloads.taskgraph import TaskGraph
 
@@ -559,6 +559,13 @@ def _build_platform(spec: PlatformSpec, problems: _Problems) -> Platform | None:
                 problems.add(("platform", "processors", i, "name"),
                              f"processor name {p.name!r} is used twice (also by processors[{seen[p.name]}])")
             seen.setdefault(p.name, i)
+    types = sorted({p.type for p in processors})
+    for kind, per_type in spec.affinity.items():
+        for ptype in per_type:
+            if ptype not in types:
+                problems.add(("platform", "affinity", kind, ptype),
+                             f"no processor has type {ptype!r}{_closest(ptype, types)}; the platform's types: "
+                             f"{', '.join(types)}")
     if problems.items:
         return None
     net = spec.network
@@ -679,9 +686,41 @@ def build_graph(scenario: Scenario, seed: int) -> TaskGraph:
         raise SimschedError("this scenario has no platform and workload, only an autotuning section",
                             file=scenario.file)
     try:
-        return scenario.workload.build(scenario.platform.n_processors, np.random.default_rng(seed))
+        graph = scenario.workload.build(scenario.platform.n_processors, np.random.default_rng(seed))
+        if scenario.workload.form == "generator":
+            graph = spread_over_platform(graph, scenario.platform, scenario.affinity)
+        return graph
     except SimschedError as exc:
         raise scenario.locate(exc, _graph_error_loc(scenario, exc.message)) from None
+
+
+def _check_platform_fields_used(scenario: Scenario, graph: TaskGraph) -> None:
+    """Refuse a speed or affinity the cost model would ignore: an affinity for a task kind the
+    workload does not have, or speeds/affinities beside explicit per-processor costs."""
+    assert scenario.platform is not None and scenario.workload is not None
+    kinds = set(graph.kind_names)
+    for kind in scenario.affinity:
+        if kind not in kinds:
+            raise scenario.locate(SimschedError(
+                f"no task of kind {kind!r} in the workload{_closest(kind, sorted(kinds))}; its kinds: "
+                f"{', '.join(sorted(kinds))}"), ("platform", "affinity", kind))
+    if graph.cost is None or scenario.workload.form == "generator":
+        return
+    where = "the inline tasks give" if scenario.workload.form == "inline" else "the workload file gives"
+    if scenario.affinity:
+        raise scenario.locate(SimschedError(
+            f"{where} explicit per-processor costs, so the affinity would have no effect; give tasks "
+            f"'work' instead of 'cost', or drop the affinity"), ("platform", "affinity"))
+    speeds = scenario.platform.speed
+    if (speeds != 1.0).any():
+        proc = scenario.platform.processors[int(np.flatnonzero(speeds != 1.0)[0])]
+        data = scenario.document.data if scenario.document is not None else {}
+        entries = ((data.get("platform") or {}).get("processors") or []) if isinstance(data, dict) else []
+        at = [j for j, e in enumerate(entries) if isinstance(e, dict) and e.get("speed", 1.0) != 1.0]
+        raise scenario.locate(SimschedError(
+            f"{where} explicit per-processor costs, so the speed {proc.speed:g} of processor {proc.name!r} would "
+            f"have no effect; give tasks 'work' instead of 'cost', or drop the speed"),
+            ("platform", "processors", at[0], "speed") if at else ("platform", "processors"))
 
 
 def build_problem(scenario: Scenario, seed: int | None = None) -> Problem:
@@ -689,6 +728,7 @@ def build_problem(scenario: Scenario, seed: int | None = None) -> Problem:
     the scenario's).  A cycle, a negative cost, an empty graph or a task no processor may run raise a
     :class:`SimschedError` naming the file, the field and the line."""
     graph = build_graph(scenario, scenario.seed if seed is None else seed)
+    _check_platform_fields_used(scenario, graph)
     try:
         return Problem(graph, scenario.platform, scenario.affinity)
     except SimschedError as exc:
