@@ -38,11 +38,12 @@ def _run(config: Path, stage: str, report: bool) -> None:
     from rich.console import Console
 
     console = Console(stderr=True)
-    try:
-        import gymnasium  # noqa: F401
-        import torch
-    except ImportError as exc:
-        raise SimschedError(f"`simsched train rl` needs the 'rl' extra (pip install 'simsched[rl]'): {exc}") from None
+    from simsched.extras import require_extra, require_learned
+
+    require_learned("`simsched train rl`")
+    require_extra("gymnasium", "learned", "`simsched train rl`")
+    import torch
+
     from simsched.rl.config import load_config
 
     if stage not in ("all", "ppo", "world", "none"):

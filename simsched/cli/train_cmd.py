@@ -85,7 +85,10 @@ def print_timing(rows: list[dict], console: Any) -> None:
 def _deepsched(config: Path, evaluate: bool, eval_only: bool, device: str | None, json_path: Path | None,
                quiet: bool) -> None:
     from simsched.errors import SimschedError
+    from simsched.extras import require_learned
     from simsched.schedulers.deepsched.config import load_config
+
+    require_learned("`simsched train deepsched`")
 
     if json_path is not None:
         from simsched.cli.outputs import check_output

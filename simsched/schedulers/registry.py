@@ -63,6 +63,9 @@ CHECK_HINTS: dict[str, dict[str, int]] = {
 schedulers: at most ``max_tasks`` tasks and ``max_processors`` processors per example and at most
 ``examples`` examples per property.  A class attribute ``check_hints`` (same keys) overrides these."""
 
+NEEDS_LEARNED = frozenset({"deepsched", "rl", "rl-world"})
+"""Built-ins that run a network: creating one without PyTorch (extra ``learned``) is a clear exit-2 error."""
+
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
@@ -133,9 +136,17 @@ def load_class(name: str) -> type:
     except SimschedError:
         raise
     except Exception as exc:
+        if isinstance(exc, ImportError) and name in NEEDS_LEARNED:
+            _require_learned(name)
         raise SimschedError(f"scheduler {name!r} ({where}) cannot be loaded: {type(exc).__name__}: {exc}") from None
     check_interface(obj, f"scheduler {name!r} ({where})")
     return obj
+
+
+def _require_learned(name: str) -> None:
+    from simsched.extras import require_learned
+
+    require_learned(f"scheduler {name!r}")
 
 
 def check_interface(obj: Any, label: str) -> None:
@@ -182,6 +193,8 @@ def create(name: str, **params: Any) -> Any:
     :class:`SimschedError` that names the scheduler, the parameter and what it accepts; so does a
     plug-in whose constructor fails."""
     cls = load_class(name)
+    if name in NEEDS_LEARNED:
+        _require_learned(name)
     try:
         sig = inspect.signature(cls, eval_str=True)
     except Exception as exc:  # a plug-in with unresolvable annotations

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.extras import require_extra  # noqa: F401  (the importers' optional packages)
 from simsched.fileio import atomic_path
 
 
@@ -72,18 +73,6 @@ def located(file: str | Path, line: int | None = None, field: str | None = None)
         yield
     except SimschedError as e:
         raise e.located(file=file, line=line, field=field) from None
-
-
-def require_extra(module: str, extra: str, feature: str) -> Any:
-    """Import an optional dependency or explain which extra to install."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise SimschedError(
-            f"{feature} needs the optional package {module!r}: pip install 'simsched[{extra}]'"
-        ) from None
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:

@@ -1,0 +1,30 @@
+"""Optional dependencies: import one, or tell the user which extra of simsched installs it.
+
+The core install stays light; PyTorch (the ``learned`` extra: DeepSched and the RL agents), OR-Tools,
+Dask and the importers' packages come with extras (``pip install 'simsched[NAME]'``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from simsched.errors import SimschedError
+
+LEARNED = ("torch", "learned")
+"""The module and extra the learned schedulers (``deepsched``, ``rl``, ``rl-world``) need."""
+
+
+def require_extra(module: str, extra: str, feature: str) -> Any:
+    """Import the optional ``module`` or raise a :class:`SimschedError` (exit 2) naming ``extra``."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise SimschedError(
+            f"{feature} needs the optional package {module!r}: pip install 'simsched[{extra}]'"
+        ) from None
+
+
+def require_learned(feature: str) -> None:
+    """Fail with one clear line when PyTorch (extra ``learned``) is missing."""
+    require_extra(*LEARNED, feature)
