@@ -8,7 +8,8 @@ until it is met, then bisects between the last failure and the first success: O(
 and the answer ``n`` is always simulated together with ``n - 1`` (which fails).  ``dedicated`` needs
 no search: every job gets its own server, so it needs as many as jobs are ever in the system at once.
 
-Prints a table and writes a plot (PNG, written atomically; matplotlib imported only here).
+Prints a table, with how many jobs each seed drew (a seed that draws few jobs needs few servers),
+and with ``--plot`` writes a plot (PNG, written atomically; matplotlib imported only here).
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ def find_capacity(section: dict, *, seed: int = 0, policies: Sequence[str] | Non
             "distorted_measurements": float(np.mean([r.distorted_measurements for r in res])),
             "device_hours": float(np.mean([r.device_hours for r in res])),
             "jobs": len(plans_per_rep[0]), "simulations": sims * repetitions,
+            "jobs_per_seed": {seed + r: len(plans) for r, plans in enumerate(plans_per_rep)},
             "wall_s": time.perf_counter() - t0,
         })
     return {"kind": "capacity", "objective": {"quantile": q, "within_h": cfg.objective.within_h},
@@ -145,7 +147,16 @@ def print_capacity_table(result: dict, console: Any = None) -> None:
                       "-" if r["gpus"] is None else str(r["gpus"]), f"{r['fraction']:.0%}",
                       "-" if below is None else f"{below:.0%}", f"{r['mean_latency_penalty']:.1%}",
                       f"{r['device_hours']:.0f}", str(r["simulations"]), f"{r['wall_s']:.1f}")
+    if result["policies"]:
+        table.caption = jobs_simulated(result["policies"][0]["jobs_per_seed"])
     (console or common_console()).print(table)
+
+
+def jobs_simulated(per_seed: dict[int, int]) -> str:
+    """``"simulated 7 jobs (seed 4)"`` or ``"simulated 7, 9 jobs (seeds 4, 5)"``: what the answer rests on."""
+    seeds, jobs = list(per_seed), list(per_seed.values())
+    return (f"simulated {', '.join(map(str, jobs))} job{'s' if len(jobs) > 1 or jobs[0] != 1 else ''} "
+            f"(seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))})")
 
 
 def write_capacity_plot(result: dict, path: str | Path) -> None:
@@ -202,7 +213,7 @@ def capacity_command(
     scenario: Path = typer.Argument(..., help="Scenario YAML with an 'autotuning:' section (arrivals + objective)."),
     policy: list[str] = typer.Option(None, "--policy", "-p", help="Policy to size (repeatable); default: all."),
     seed: int = typer.Option(None, "--seed", help="Seed (default: the scenario's, else 0)."),
-    plot: Path = typer.Option(None, "--plot", help="PNG to write (default: SCENARIO-capacity.png here)."),
+    plot: Path = typer.Option(None, "--plot", help="Also write a plot of jobs on time against servers (PNG)."),
     json_path: Path = typer.Option(None, "--json", help="Also write the answer as JSON."),
 ) -> None:
     """Find the fewest servers/GPUs each autotuning policy needs to meet the service objective."""
@@ -217,9 +228,9 @@ def capacity_command(
         except SimschedError as exc:
             raise exc.located(file=scenario) from None
         print_capacity_table(result)
-        out = plot or Path(f"{Path(scenario).stem}-capacity.png")
-        write_capacity_plot(result, out)
-        typer.echo(f"plot written to {out}")
+        if plot is not None:
+            write_capacity_plot(result, plot)
+            typer.echo(f"plot written to {plot}")
         if json_path is not None:
             atomic_write_text(json_path, json.dumps(result, indent=2, default=str))
     except SimschedError as exc:

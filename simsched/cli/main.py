@@ -61,17 +61,19 @@ def _fmt(value: float, digits: int = 5) -> str:
     return f"{value:.{digits}g}"
 
 
-def _cell(mean_std: tuple[float, float], reps: int, scale: float = 1.0, unit: str = "", digits: int = 5) -> str:
-    """``mean`` (``digits`` significant digits), or ``mean ± std`` (std to 2) over several repetitions."""
-    mean, std = mean_std[0] * scale, mean_std[1] * scale
-    text = _fmt(mean, digits) if reps == 1 else f"{_fmt(mean, digits)} ± {_fmt(std, 2)}"
-    return text + unit
+def _column(summary: list[dict], key: str, reps: int, scale: float = 1.0, unit: str = "", digits: int = 4) -> list[str]:
+    """One table column: ``mean`` or ``mean ± std`` over the repetitions, one precision for the column."""
+    from simsched.cli.numbers import format_column
+
+    means = [s[key][0] * scale for s in summary]
+    stds = [s[key][1] * scale for s in summary] if reps > 1 else None
+    return format_column(means, stds, digits=digits, unit=unit)
 
 
-def _time_cell(mean_std: tuple[float, float], reps: int) -> str:
-    if mean_std[0] < 1:
-        return _cell(mean_std, reps, 1e3, " ms", digits=3)
-    return _cell(mean_std, reps, 1.0, " s", digits=3)
+def _time_column(summary: list[dict], reps: int) -> list[str]:
+    if max(s["scheduler_time_s"][0] for s in summary) < 1:
+        return _column(summary, "scheduler_time_s", reps, 1e3, " ms", digits=3)
+    return _column(summary, "scheduler_time_s", reps, 1.0, " s", digits=3)
 
 
 def print_report(report: RunReport, console: Console) -> None:
@@ -101,17 +103,17 @@ def print_report(report: RunReport, console: Console) -> None:
     summary = summarize(report)
     best = min(s["makespan"][0] for s in summary)
     bound = report.lower_bound
-    for s in summary:
+    columns = zip(_column(summary, "makespan", reps), _column(summary, "avg_turnaround", reps),
+                  _column(summary, "avg_waiting", reps), _column(summary, "utilization", reps, 100.0, "%", 3),
+                  _time_column(summary, reps))
+    for s, (makespan, turnaround, waiting, utilisation, wall) in zip(summary, columns):
         gap = s["makespan"][0] / bound - 1 if bound > 0 else float("nan")
-        makespan = _cell(s["makespan"], reps)
         table.add_row(
             escape(s["scheduler"]),
             f"[green]{makespan}[/green]" if s["makespan"][0] <= best * (1 + 1e-12) else makespan,
-            _cell(s["avg_turnaround"], reps),
-            _cell(s["avg_waiting"], reps),
-            _cell(s["utilization"], reps, 100.0, "%", digits=3),
+            turnaround, waiting, utilisation,
             "-" if gap != gap else f"+{100 * gap:.1f}%",
-            _time_cell(s["scheduler_time_s"], reps),
+            wall,
         )
     console.print(table)
 

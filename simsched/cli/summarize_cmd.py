@@ -6,7 +6,6 @@ interrupted) and prints a rich table; ``--json PATH`` also writes the figures (a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,11 +26,10 @@ def check_metric(name: str, option: str) -> str:
     return name
 
 
-def _fmt(entry: dict[str, float]) -> str:
-    mean, ci = entry["mean"], entry["ci"]
-    if not math.isfinite(mean):
-        return "-"
-    return f"{mean:.4g}" if not math.isfinite(ci) else f"{mean:.4g} ± {ci:.2g}"
+def _column(entries: Sequence[dict[str, Any]], metric: str) -> list[str]:
+    from simsched.cli.numbers import format_column
+
+    return format_column([e[metric]["mean"] for e in entries], [e[metric]["ci"] for e in entries])
 
 
 def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str],
@@ -43,17 +41,19 @@ def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metr
     from simsched.cli.common import console as _console
 
     table = Table(title=escape(title), caption="mean ± half-width of the 95% confidence interval (Student's t) "
-                                               "over seeds; failed runs are counted, not averaged")
+                                               "over seeds (left out where below the last digit); "
+                                               "failed runs are counted, not averaged")
     for f in fields:
         table.add_column(escape(f), justify="right")
     table.add_column("scheduler", style="bold")
     table.add_column("runs", justify="right")
     for m in metrics:
         table.add_column(m, justify="right")
-    for e in entries:
+    columns = [_column(entries, m) for m in metrics]
+    for k, e in enumerate(entries):
         runs = str(e["runs"]) + (f" ([red]{e['failed']} failed[/red])" if e["failed"] else "")
         table.add_row(*(escape(str(e.get(f))) for f in fields), escape(str(e["scheduler"])), runs,
-                      *(_fmt(e[m]) for m in metrics))
+                      *(column[k] for column in columns))
     _console().print(table)
 
 

@@ -502,6 +502,24 @@ def _parse_import(form: str, raw: Mapping[str, Any], func: Callable[..., TaskGra
 
 
 # --------------------------------------------------------------------------- schedulers
+def scheduler_label(name: str, params: Mapping[str, Any]) -> str:
+    """``name``, or ``name(key=value, ...)`` with the parameters that differ from the scheduler's
+    defaults (``ga(objective=makespan)``), so a results row says what ran."""
+    from simsched.schedulers import registry
+
+    try:
+        signature = inspect.signature(registry.load_class(name))
+    except (SimschedError, TypeError, ValueError):
+        signature = None
+    changed = []
+    for key, value in params.items():
+        param = signature.parameters.get(key) if signature is not None else None
+        if param is not None and param.default is not inspect.Parameter.empty and param.default == value:
+            continue
+        changed.append(f"{key}={str(value).lower() if isinstance(value, bool) else value}")
+    return f"{name}({', '.join(changed)})" if changed else name
+
+
 def _parse_schedulers(entries: Sequence[Any], problems: _Problems) -> tuple[SchedulerSpec, ...]:
     """Names or ``{name: ..., param: ...}``; each name must be registered and its params accepted."""
     from simsched.schedulers import registry
@@ -527,15 +545,7 @@ def _parse_schedulers(entries: Sequence[Any], problems: _Problems) -> tuple[Sche
             problems.add(loc, f"scheduler {name!r} cannot be loaded: {exc}")
             continue
         parsed.append((name, params))
-    counts: dict[str, int] = {}
-    for name, _ in parsed:
-        counts[name] = counts.get(name, 0) + 1
-    specs = []
-    for name, params in parsed:
-        label = name
-        if counts[name] > 1 and params:
-            label = name + "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
-        specs.append(SchedulerSpec(name, params, label))
+    specs = [SchedulerSpec(name, params, scheduler_label(name, params)) for name, params in parsed]
     labels = [s.label for s in specs]
     for i, label in enumerate(labels):
         if label in labels[:i]:
