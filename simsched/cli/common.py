@@ -54,3 +54,24 @@ def console(stderr: bool = False) -> Console:
     if not out.is_terminal:
         out = Console(stderr=stderr, width=200)
     return out
+
+
+def _no_type_on_flags() -> None:
+    """``--help`` shows a value type (``<int>``, ``<path>``) only for options that take a value: a
+    plain flag (``--report``, ``--help``) gets none, rather than typer's ``<bool>``."""
+    import typer.core
+
+    show = typer.core.TyperOption.display_type_rich
+    if getattr(show, "_simsched_flags", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
+            return None
+        return show(self, ctx)
+
+    display_type_rich._simsched_flags = True  # type: ignore[attr-defined]
+    typer.core.TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_no_type_on_flags()

@@ -13,12 +13,48 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+import typer.core
 
 from simsched.cli.common import console as _console
 from simsched.cli.common import user_errors
 from simsched.errors import SimschedError
 
-app = typer.Typer(help="Explain how a scheduler decides, step by step (teaching).", no_args_is_help=True)
+
+class _ExplainGroup(typer.core.TyperGroup):
+    """``simsched explain NAME`` for any scheduler NAME without a step-by-step view: describe it."""
+
+    def get_command(self, ctx, cmd_name: str):  # noqa: ANN001, ANN201 - click's signature
+        found = super().get_command(ctx, cmd_name)
+        if found is not None:
+            return found
+        import click
+
+        def describe() -> None:
+            user_errors(describe_scheduler)(cmd_name, sorted(self.commands))
+
+        return click.Command(cmd_name, callback=describe, help=f"What scheduler {cmd_name!r} does.",
+                             context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+
+
+def describe_scheduler(name: str, covered: list[str]) -> None:
+    """Print scheduler ``name``'s description (its docstring) and what ``explain`` shows step by step;
+    an unknown name is a user error listing both."""
+    import inspect
+
+    from simsched.schedulers import registry
+
+    try:
+        cls = registry.load_class(name)
+    except SimschedError as exc:
+        raise SimschedError(f"{exc.message}. `simsched explain` covers: {', '.join(covered)} (step by step), "
+                            f"and describes any scheduler of `simsched list`") from None
+    typer.echo(f"{name} ({registry.kind(cls)}): {inspect.getdoc(cls) or registry.summary(cls)}")
+    typer.echo(f"\nStep by step: `simsched explain heft SCENARIO` (HEFT); `simsched explain` covers "
+               f"{', '.join(covered)}. Every scheduler: docs/schedulers.md.")
+
+
+app = typer.Typer(cls=_ExplainGroup, help="Explain how a scheduler decides: HEFT step by step, the greedy gap, "
+                  "or what any other scheduler does (`simsched explain cpop`).", no_args_is_help=True)
 
 
 def _num(x: float) -> str:

@@ -18,8 +18,9 @@ from typing import Any
 
 import typer
 
-app = typer.Typer(help="Train learned schedulers (DeepSched).", no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False)
+app = typer.Typer(help="Train the learned schedulers: DeepSched (`train deepsched`) and the RL agents rl and "
+                  "rl-world (`train rl`). Needs PyTorch, the 'learned' extra.", no_args_is_help=True,
+                  add_completion=False, pretty_exceptions_enable=False)
 
 
 def _guarded(fn: Any, *args: Any, **kwargs: Any) -> Any:

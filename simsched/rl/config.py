@@ -5,6 +5,7 @@ Paths (``scenario``, ``output``) are relative to the config file.  Unknown keys 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -100,7 +101,7 @@ class TrainConfig(_M):
 
     def path(self, p: str) -> Path:
         q = Path(p)
-        return q if q.is_absolute() else Path(self.base) / q
+        return q if q.is_absolute() else Path(os.path.normpath(Path(self.base) / q))
 
 
 def load_config(path: str | Path) -> TrainConfig:

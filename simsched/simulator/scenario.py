@@ -595,6 +595,11 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
     if not isinstance(doc.data, dict):
         problems.add((), "the top level must be a mapping of fields (name: ..., platform: ...)")
         problems.raise_if_any()
+    if {"scenario", "grid"} & set(doc.data) and not {"platform", "workload"} & set(doc.data):
+        where = f" {doc.file}" if doc.file is not None else ""
+        problems.add(("scenario",) if "scenario" in doc.data else ("grid",),
+                     f"this is a study file (a base scenario and a grid of variants): use `simsched sweep{where}`")
+        problems.raise_if_any()
     try:
         model = ScenarioModel.model_validate(doc.data)
     except ValidationError as exc:

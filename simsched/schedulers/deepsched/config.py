@@ -8,6 +8,7 @@ Relative paths are resolved against the configuration file's folder.  Loading is
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -118,9 +119,9 @@ class DeepSchedConfig(_Strict):
     base_dir: str = Field(".", exclude=True)
 
     def path(self, value: str) -> Path:
-        """``value`` resolved against the configuration file's folder."""
+        """``value`` resolved against the configuration file's folder (normalised: no ``a/../b``)."""
         p = Path(value)
-        return p if p.is_absolute() else Path(self.base_dir) / p
+        return p if p.is_absolute() else Path(os.path.normpath(Path(self.base_dir) / p))
 
 
 def load_config(path: str | Path) -> DeepSchedConfig:
