@@ -135,7 +135,8 @@ def test_every_scheduler_sees_the_same_noise(tmp_path: Path) -> None:
     (noisy) durations, identical for all schedulers in a repetition."""
     scenario, out = tmp_path / "one.yaml", tmp_path / "one.json"
     processors = "    - {name: cpu, type: cpu, count: 3}\n    - {name: gpu, type: gpu, speed: 3.0}\n"
-    one_cpu = NOISY.replace(processors, "    - {name: cpu, type: cpu}\n").replace("  affinity: {conv: {gpu: 4.0}}\n", "")
+    one_cpu = NOISY.replace(processors, "    - {name: cpu, type: cpu}\n")
+    one_cpu = one_cpu.replace("  affinity: {conv: {gpu: 4.0}}\n", "")
     scenario.write_text(one_cpu.replace("arrival: 1", "arrival: 0"))
     assert invoke("run", scenario, "--json", out).exit_code == 0
     doc = json.loads(out.read_text())

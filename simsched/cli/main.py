@@ -76,6 +76,13 @@ def _time_column(summary: list[dict], reps: int) -> list[str]:
     return _column(summary, "scheduler_time_s", reps, 1.0, " s", digits=3)
 
 
+def _warning(message: str) -> None:
+    """One ``warning: ...`` line on stderr."""
+    import sys
+
+    sys.stderr.write("warning: " + " ".join(message.split()) + "\n")
+
+
 def print_report(report: RunReport, console: Console) -> None:
     """The comparison table: one row per scheduler, mean ± std over the repetitions."""
     from rich.markup import escape
@@ -199,6 +206,8 @@ def run(
     finally:
         progress.close()
     print_report(report, _console())
+    for warning in report.warnings:
+        _warning(warning)
     if json_path is not None:
         from simsched.cli.results import write_results
 

@@ -28,7 +28,7 @@ from simsched.errors import SimschedError
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.problem import Problem
 from simsched.simulator.scenario import Scenario, SchedulerSpec, build_problem
-from simsched.simulator.schedule import Schedule, validate_schedule
+from simsched.simulator.schedule import Plan, Schedule, validate_schedule
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, label)``: called before each run (``done`` runs finished so far) and once
@@ -53,6 +53,8 @@ class RunReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
     schedules: dict[str, Schedule] = field(default_factory=dict)
     """First repetition's schedule of each scheduler (for Gantt charts)."""
+    warnings: list[str] = field(default_factory=list)
+    """One line per static planner whose own predicted times the simulator does not reproduce."""
 
     def rows_of(self, label: str) -> list[dict[str, Any]]:
         return [r for r in self.rows if r["scheduler"] == label]
@@ -87,10 +89,36 @@ def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerSp
     return chosen
 
 
+def prediction_mismatch(problem: Problem, plan: Plan) -> str | None:
+    """The first task whose planned start or finish the simulator (without noise) does not
+    reproduce, as ``"task 't3': planned start 10 but simulated 12"``; None when they agree or the plan
+    has no times.  O(n log n + e) through the fast evaluator (equal to the engine's times)."""
+    from simsched.simulator.evaluate import evaluate_plan
+
+    if plan.start is None and plan.finish is None:
+        return None
+    simulated = evaluate_plan(problem, plan)
+    tol = 1e-6 * max(1.0, float(np.abs(simulated.finish).max()))
+    first: tuple[int, str, float, float] | None = None
+    for what in ("start", "finish"):
+        planned, sim = getattr(plan, what), getattr(simulated, what)
+        if planned is None:
+            continue
+        bad = np.flatnonzero(~(np.abs(planned - sim) <= tol))
+        if bad.size and (first is None or bad[0] < first[0]):
+            first = (int(bad[0]), what, float(planned[bad[0]]), float(sim[bad[0]]))
+    if first is None:
+        return None
+    i, what, planned_t, sim_t = first
+    return f"task {problem.graph.names[i]!r}: planned {what} {planned_t:g} but simulated {sim_t:g}"
+
+
 def run_once(problem: Problem, spec: SchedulerSpec, factors: np.ndarray | None,
-             scheduler_rng: np.random.Generator) -> tuple[Schedule, float]:
+             scheduler_rng: np.random.Generator, warn: Callable[[str], None] | None = None) -> tuple[Schedule, float]:
     """Run one scheduler once in the simulator; returns the schedule and the scheduler's own wall
-    time (planning time of a static planner, time inside ``decide`` of an online policy)."""
+    time (planning time of a static planner, time inside ``decide`` of an online policy).  With
+    ``warn``, a static planner whose predicted times the simulator does not reproduce is reported
+    (one line naming the first such task)."""
     from simsched.schedulers import registry
     from simsched.simulator.engine import execute_plan, run_online
 
@@ -99,6 +127,10 @@ def run_once(problem: Problem, spec: SchedulerSpec, factors: np.ndarray | None,
         t0 = time.perf_counter()
         plan = scheduler.plan(problem, scheduler_rng)
         elapsed = time.perf_counter() - t0
+        mismatch = prediction_mismatch(problem, plan) if warn is not None else None
+        if mismatch is not None:
+            warn(f"{spec.label}: its plan's predicted times differ from the simulated ones ({mismatch}); "
+                 f"the simulated times count, and `simsched check` tests the planner")
         return execute_plan(problem, plan, factors), elapsed
     schedule, stats = run_online(problem, scheduler, factors, scheduler_rng)
     return schedule, float(stats.policy_time_s)
@@ -142,7 +174,8 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
                 progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
             scheduler_rng, noise_rng = repetition_streams(seed_r)
             factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
-            schedule, elapsed = run_once(problem, spec, factors, scheduler_rng)
+            schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
+                                         report.warnings.append if r == 0 else None)
             errors = validate_schedule(schedule, problem, check_durations=not noisy)
             if errors:
                 raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "
