@@ -2,8 +2,10 @@
 
 Runnable blocks: a fenced ``bash`` block right after ``<!-- runnable -->`` (or
 ``<!-- runnable: VAR=value ... -->``, whose variables are set for the block so that it runs a small
-setting) is executed with ``bash -e`` in a scratch directory holding a copy of ``scenarios/`` and an
-empty ``docs/img/``; it must exit 0.  See docs/index.md, "Conventions".
+setting) is executed with ``bash -e`` in a scratch directory holding a copy of ``scenarios/`` and
+``docs/img/``; it must exit 0 and write only under ``out/`` (or a temporary folder outside the
+repository): a block that creates or changes any other file there fails.  User pages (docs/ and the
+README) never mention the project's issues ("issue 7").  See docs/index.md, "Conventions".
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from simsched import docs_gen
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
+USER_PAGES = [*PAGES, ROOT / "README.md"]
+ISSUE = re.compile(r"\bissues?\s*#?\s*\d+", re.I)
 RUNNABLE = re.compile(r"^<!-- runnable(?::(?P<env>[^>]*))? -->\n```bash\n(?P<body>.*?)^```", re.M | re.S)
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 PENDING = {"studies.md", "deepsched.md", "rl.md"}
@@ -46,8 +50,19 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory that looks like the repository root for the commands of the docs."""
     root = tmp_path_factory.mktemp("docs-run")
     shutil.copytree(ROOT / "scenarios", root / "scenarios")
-    (root / "docs" / "img").mkdir(parents=True)
+    shutil.copytree(ROOT / "docs" / "img", root / "docs" / "img")
     return root
+
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root`` outside ``out/``: relative path -> (size, mtime in ns)."""
+    found = {}
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if path.is_file() and rel.parts[0] != "out" and "__pycache__" not in rel.parts:
+            stat = path.stat()
+            found[str(rel)] = (stat.st_size, stat.st_mtime_ns)
+    return found
 
 
 def test_generated_pages_are_current() -> None:
@@ -89,10 +104,20 @@ def test_there_are_runnable_blocks() -> None:
 @pytest.mark.parametrize("label,env,body", BLOCKS, ids=[b[0] for b in BLOCKS])
 def test_runnable_block(label: str, env: dict[str, str], body: str, scratch: Path) -> None:
     run_env = {**os.environ, "COLUMNS": "120", **env}
+    before = _files(scratch)
     done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", body], cwd=scratch, env=run_env,
                           capture_output=True, text=True, timeout=300)
     output = f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     assert done.returncode == 0, f"{label} failed ({done.returncode}):\n{body}\n{output}"
+    after = _files(scratch)
+    written = sorted(p for p in after if before.get(p) != after[p])
+    assert not written, f"{label} writes into the repository ({', '.join(written[:5])}): write to out/ or a temp dir"
+
+
+@pytest.mark.parametrize("page", USER_PAGES, ids=[str(p.relative_to(ROOT)) for p in USER_PAGES])
+def test_user_pages_do_not_mention_issues(page: Path) -> None:
+    hits = [m.group(0) for m in ISSUE.finditer(page.read_text(encoding="utf-8"))]
+    assert not hits, f"{page.relative_to(ROOT)} mentions {hits[:3]}: docs speak to users, not of the project's history"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
