@@ -54,13 +54,15 @@ def test_capacity_says_how_many_jobs_and_plots_only_when_asked(tmp_path: Path, m
 
 # --------------------------------------------------------------------------- 5: tables
 def test_columns_share_one_precision_without_scientific_notation() -> None:
-    from simsched.cli.numbers import format_column
+    from simsched.cli.numbers import format_column, format_duration
 
     assert format_column([147.2, 81.88, 8207.8], [0.0, 2.8e-14, 150.0]) == ["147", "82", "8208 ± 150"]
     assert format_column([5.141, 3.0222, 11.579], [0.17, 0.13, 1.6]) == ["5.14 ± 0.17", "3.02 ± 0.13",
                                                                          "11.58 ± 1.60"]
     assert format_column([80.0, 86.0]) == ["80", "86"]
-    assert format_column([float("nan"), 0.5], unit="%") == ["-", "0.5000%"]
+    assert format_column([float("nan"), 0.5], unit="%") == ["-", "0.5%"]
+    assert format_column([44.2, 50.8, 3.0]) == ["44.2", "50.8", "3.0"]  # no trailing zeros, one precision
+    assert [format_duration(t) for t in (0.000415, 2.93, 1234.0)] == ["0.415 ms", "2.93 s", "1234 s"]
 
 
 def test_row_labels_show_non_default_parameters(tmp_path: Path) -> None:

@@ -71,9 +71,11 @@ def _column(summary: list[dict], key: str, reps: int, scale: float = 1.0, unit: 
 
 
 def _time_column(summary: list[dict], reps: int) -> list[str]:
-    if max(s["scheduler_time_s"][0] for s in summary) < 1:
-        return _column(summary, "scheduler_time_s", reps, 1e3, " ms", digits=3)
-    return _column(summary, "scheduler_time_s", reps, 1.0, " s", digits=3)
+    """Wall times, each in its own unit (ms or s) with 3 significant digits: they span decades."""
+    from simsched.cli.numbers import format_duration
+
+    return [format_duration(s["scheduler_time_s"][0], s["scheduler_time_s"][1] if reps > 1 else float("nan"))
+            for s in summary]
 
 
 def _warning(message: str) -> None:
