@@ -85,7 +85,7 @@ def test_the_plugin_runs_from_a_scenario(installed: Path, tmp_path: Path) -> Non
     path = tmp_path / "plugin.yaml"
     path.write_text(SCENARIO)
     report = run_scenario(load_scenario(path))
-    labels = ["heft", NAME, f"{NAME}(largest_first=True)", "simsched_example_plugin.stf:ShortestTaskFirst"]
+    labels = ["heft", NAME, f"{NAME}(largest_first=true)", "simsched_example_plugin.stf:ShortestTaskFirst"]
     assert report.schedulers == labels
     assert len(report.rows) == 2 * len(labels)
     makespans = {r["scheduler"]: r["makespan"] for r in report.rows if r["seed"] == 3}
