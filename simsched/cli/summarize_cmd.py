@@ -6,7 +6,6 @@ interrupted) and prints a rich table; ``--json PATH`` also writes the figures (a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,10 +27,9 @@ def check_metric(name: str, option: str) -> str:
 
 
 def _fmt(entry: dict[str, float]) -> str:
-    mean, ci = entry["mean"], entry["ci"]
-    if not math.isfinite(mean):
-        return "-"
-    return f"{mean:.4g}" if not math.isfinite(ci) else f"{mean:.4g} ± {ci:.2g}"
+    from simsched.study.stats import format_mean_ci
+
+    return format_mean_ci(entry["mean"], entry["ci"])
 
 
 def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str],

@@ -62,3 +62,23 @@ def summarize_rows(rows: Sequence[dict[str, Any]], metrics: Sequence[str],
             entry[m] = {"mean": mean, "ci": ci, "n": n}
         out.append(entry)
     return out
+
+
+HIGHER_IS_BETTER = frozenset({"utilization", "speedup", "efficiency"})
+"""Metrics where a larger mean is better; for every other metric a smaller one is."""
+
+
+def format_mean_ci(mean: float, ci: float, percent: bool = False) -> str:
+    """``mean ± ci`` for a table: the interval to two significant digits and the mean to the same
+    decimal place; ``±`` dropped when the interval is zero or unknown (a single run), then the mean
+    to four significant digits.  ``percent`` shows both times 100 with a ``%``.  Never scientific
+    notation for values between 1e-4 and 1e15."""
+    if not math.isfinite(mean):
+        return "-"
+    scale, unit = (100.0, "%") if percent else (1.0, "")
+    mean, ci = mean * scale, ci * scale
+    if not math.isfinite(ci) or ci <= 0 or ci < abs(mean) * 1e-9:
+        digits = max(0, 3 - math.floor(math.log10(abs(mean)))) if mean else 0
+        return f"{mean:.{min(digits, 6)}f}{unit}"
+    digits = min(max(0, 1 - math.floor(math.log10(ci))), 6)
+    return f"{mean:.{digits}f} ± {ci:.{digits}f}{unit}"
