@@ -63,9 +63,21 @@ def _draw_transfers(ax: Any, schedule: Schedule, problem: Problem) -> int:
 
 
 def write_gantt(report: RunReport, path: str | Path, *, transfers: bool = False) -> Path:
-    """Draw the first repetition of every scheduler in ``report`` and write it to ``path`` (format
-    from the suffix, ``.png`` or ``.svg``); with ``transfers``, the data transfers as arrows.
-    O(tasks + edges) artists per panel."""
+    """Draw :func:`draw_gantt` and write it to ``path`` atomically (format from the suffix, ``.png``
+    or ``.svg``)."""
+    fig = draw_gantt(report, transfers=transfers)
+    import matplotlib.pyplot as plt
+
+    try:
+        return save_figure(fig, path)
+    finally:
+        plt.close(fig)
+
+
+def draw_gantt(report: RunReport, *, transfers: bool = False) -> Any:
+    """The matplotlib figure of the first repetition of every scheduler in ``report``; with
+    ``transfers``, the data transfers as arrows.  The caller closes it.  O(tasks + edges) artists
+    per panel."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -85,41 +97,39 @@ def write_gantt(report: RunReport, path: str | Path, *, transfers: bool = False)
     end = max(float(report.schedules[label].finish.max(initial=0.0)) for label in labels) if labels else 1.0
     char = _CHAR_IN * max(end, 1e-12) / (_WIDTH_IN * 0.85)  # one label character in time units
     drawn = 0
-    try:
-        for ax, label in zip(axes[:, 0], labels):
-            s = report.schedules[label]
-            order = np.argsort(s.processor, kind="stable")
-            per_proc = np.split(order, np.cumsum(np.bincount(s.processor, minlength=m))[:-1])
-            for p, tasks in enumerate(per_proc):
-                bars = [(float(s.start[t]), float(s.finish[t] - s.start[t])) for t in tasks]
-                facecolors = [colours[g.kind_of(t)] for t in tasks]
-                ax.broken_barh(bars, (p - 0.4, 0.8), facecolors=facecolors, edgecolor="black", linewidth=0.4)
-                if g.n_tasks <= LABEL_LIMIT:
-                    for t, (x, w) in zip(tasks, bars):
-                        if w >= char * (len(g.names[t]) + 1):
-                            ax.text(x + w / 2, p, g.names[t], ha="center", va="center", fontsize=7)
-            if transfers:
-                drawn += _draw_transfers(ax, s, problem)
-            ax.set_yticks(range(m))
-            ax.set_yticklabels(procs, fontsize=7 if m > 12 else 9)
-            ax.set_ylim(m - 0.5, -0.5)
-            ax.set_title(f"{label}: makespan {s.makespan:.6g}", fontsize=10, loc="left")
-            ax.grid(axis="x", alpha=0.3)
-        axes[-1, 0].set_xlabel("time")
-        handles: list[Any] = []
-        if len(colours) > 1:
-            handles += [Patch(facecolor=c, edgecolor="black", label=k) for k, c in colours.items()]
+    for ax, label in zip(axes[:, 0], labels):
+        s = report.schedules[label]
+        order = np.argsort(s.processor, kind="stable")
+        per_proc = np.split(order, np.cumsum(np.bincount(s.processor, minlength=m))[:-1])
+        for p, tasks in enumerate(per_proc):
+            bars = [(float(s.start[t]), float(s.finish[t] - s.start[t])) for t in tasks]
+            facecolors = [colours[g.kind_of(t)] for t in tasks]
+            ax.broken_barh(bars, (p - 0.4, 0.8), facecolors=facecolors, edgecolor="black", linewidth=0.4,
+                    gid="tasks")
+            if g.n_tasks <= LABEL_LIMIT:
+                for t, (x, w) in zip(tasks, bars):
+                    if w >= char * (len(g.names[t]) + 1):
+                        ax.text(x + w / 2, p, g.names[t], ha="center", va="center", fontsize=7)
         if transfers:
-            handles.append(Line2D([], [], color=TRANSFER_COLOUR, marker=">", markersize=6,
-                                  label="data transfer (producer done → data arrived)"))
-        title = f"{report.scenario.name} (seed {report.seed})"
-        if transfers:
-            title += f": {drawn} transfers between processors"
-        if handles:  # the title heads the legend, so neither can overlap the other or a panel
-            fig.legend(handles=handles, loc="outside upper center", ncol=min(len(handles), 6), fontsize=8,
-                       frameon=False, title=title, title_fontsize=11)
-        else:
-            fig.suptitle(title, fontsize=11)
-        return save_figure(fig, path)
-    finally:
-        plt.close(fig)
+            drawn += _draw_transfers(ax, s, problem)
+        ax.set_yticks(range(m))
+        ax.set_yticklabels(procs, fontsize=7 if m > 12 else 9)
+        ax.set_ylim(m - 0.5, -0.5)
+        ax.set_title(f"{label}: makespan {s.makespan:.6g}", fontsize=10, loc="left")
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1, 0].set_xlabel("time")
+    handles: list[Any] = []
+    if len(colours) > 1:
+        handles += [Patch(facecolor=c, edgecolor="black", label=k) for k, c in colours.items()]
+    if transfers:
+        handles.append(Line2D([], [], color=TRANSFER_COLOUR, marker=">", markersize=6,
+                              label="data transfer (producer done → data arrived)"))
+    title = f"{report.scenario.name} (seed {report.seed})"
+    if transfers:
+        title += f": {drawn} transfers between processors"
+    if handles:  # the title heads the legend, so neither can overlap the other or a panel
+        fig.legend(handles=handles, loc="outside upper center", ncol=min(len(handles), 6), fontsize=8,
+                   frameon=False, title=title, title_fontsize=11)
+    else:
+        fig.suptitle(title, fontsize=11)
+    return fig
