@@ -215,3 +215,19 @@ def test_run_report_colours_by_kind_with_a_legend(tmp_path: Path) -> None:
     assert set(swatches) == {"compute", "io"} and len(set(swatches.values())) == 2
     data = json.loads(re.search(r'id="simsched-data">(.*?)</script>', page).group(1))
     assert data["colours"] == swatches and data["kinds"] == kinds
+
+
+def test_run_report_transfers_match_the_gantt(pipeline_report) -> None:
+    from simsched.cli.report_data import transfers_of
+    from simsched.cli.results import results_document
+
+    doc = json.loads(json.dumps(results_document(pipeline_report)))
+    g, problem = pipeline_report.problem.graph, pipeline_report.problem
+    for label in ("heft", "mct"):
+        row = next(r for r in doc["results"] if r["scheduler"] == label)
+        edges, depart, arrive = transfer_spans(pipeline_report.schedules[label], problem)
+        got = sorted((d, a, name) for d, a, _, _, name in transfers_of(doc, row["schedule"]))
+        want = sorted((float(d), float(a), f"{g.names[g.edge_src[e]]}→{g.names[g.edge_dst[e]]}")
+                      for e, d, a in zip(edges, depart, arrive))
+        assert [n for *_, n in got] == [n for *_, n in want]
+        assert np.allclose([x[:2] for x in got], [x[:2] for x in want])

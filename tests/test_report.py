@@ -66,6 +66,10 @@ def test_gantt_renders_every_task_in_headless_chromium(results_json: Path, tmp_p
     doc = json.loads(results_json.read_text())
     n_tasks = doc["problem"]["tasks"]
     assert re.search(rf'data-rendered-tasks="{n_tasks * len(SCHEDULERS)}"', dom), dom[:2000]
+    from simsched.cli.report_data import first_runs, transfers_of
+
+    moved = sum(len(transfers_of(doc, r["schedule"])) for r in first_runs(doc))
+    assert moved > 0 and re.search(rf'data-rendered-transfers="{moved}"', dom)
     charts = re.findall(r'<svg[^>]*data-scheduler="([^"]+)"(.*?)</svg>', dom, flags=re.S)
     assert [name for name, _ in charts] == SCHEDULERS
     expected = {rec["task"]: rec["processor"] for rec in doc["results"][0]["schedule"]}

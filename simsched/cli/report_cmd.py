@@ -17,7 +17,8 @@ import typer
 from simsched.errors import SimschedError
 
 
-def _report(results: Path, output: Path | None, trace: Path | None, metric: list[str] | None) -> None:
+def _report(results: Path, output: Path | None, trace: Path | None, metric: list[str] | None,
+            transfers: bool = False) -> None:
     from simsched.cli.outputs import check_output
     from simsched.cli.report_data import load_document
     from simsched.cli.report_html import write_report
@@ -28,9 +29,9 @@ def _report(results: Path, output: Path | None, trace: Path | None, metric: list
     if is_study_results(results):
         from simsched.cli.summarize_cmd import check_metric
 
-        if trace is not None:
-            raise SimschedError("--trace draws a run's schedules: give it the JSON of `simsched run --json`, "
-                                "not a sweep's results")
+        if trace is not None or transfers:
+            raise SimschedError("--trace and --transfers draw a run's schedules: give them the JSON of "
+                                "`simsched run --json`, not a sweep's results")
         metrics = [check_metric(m, "--metric") for m in (metric or DEFAULT_METRICS)]
         write_study_report(results, output, metrics)
         typer.echo(f"study report written to {output}")
@@ -43,7 +44,7 @@ def _report(results: Path, output: Path | None, trace: Path | None, metric: list
         if trace.resolve() == output.resolve():
             raise SimschedError("-o and --trace name the same file")
     doc = load_document(results)
-    write_report(doc, output)
+    write_report(doc, output, transfers)
     typer.echo(f"report written to {output}")
     if trace is not None:
         from simsched.cli.trace import write_trace_document
@@ -59,9 +60,11 @@ def report(
     trace: Path | None = typer.Option(None, "--trace", help="Also write a Chrome/Perfetto trace (.json) of a run."),
     metric: list[str] | None = typer.Option(None, "--metric", "-m", help="Study reports: metric of the table and "
                                             "plots (repeatable; default: makespan, slr, utilization)."),
+    transfers: bool = typer.Option(False, "--transfers", help="Run reports: show the data transfers between "
+                                   "processors on the Gantt charts when the page opens (a check box toggles them)."),
 ) -> None:
     """Write a self-contained HTML report: of a run (metrics, interactive Gantt charts, utilisation) or
     of a sweep (summary table with 95% intervals, plots)."""
     from simsched.cli.common import user_errors
 
-    user_errors(_report)(results, output, trace, metric)
+    user_errors(_report)(results, output, trace, metric, transfers)

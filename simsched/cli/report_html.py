@@ -2,10 +2,13 @@
 
 The page needs no network: CSS and JavaScript are inline, the data is embedded as JSON.  It shows
 the metrics table (every row of the document; the best makespan in bold), an interactive Gantt
-chart per scheduler (its first run; processors as rows, one ``<rect data-task=...>`` per task drawn
-by the page's script, hover for task, processor, start, finish and duration) and each scheduler's
-utilisation per processor.  When the script has drawn the charts it sets
-``<body data-rendered-tasks="N">``, which tests read back from a headless browser.
+chart per scheduler (its first run; processors as rows, one ``<rect data-task=... data-kind=...>``
+per task drawn by the page's script, coloured by task kind with a legend, hover for task, kind,
+processor, start, finish and duration; the time axis ends on a tick past the last finish), the data
+transfers between processors as arrows behind a check box (documents with a ``network`` section)
+and each scheduler's utilisation per processor.  When the script has drawn the charts it sets
+``<body data-rendered-tasks="N" data-rendered-transfers="M">``, which tests read back from a
+headless browser.
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from simsched.cli.outputs import atomic_write
-from simsched.cli.report_data import first_runs, processors_of, utilisation
+from simsched.cli.report_data import first_runs, processors_of, transfers_of, utilisation
 
 _COLUMNS = (("scheduler", "scheduler"), ("seed", "seed"), ("makespan", "makespan"),
             ("avg_turnaround", "avg turnaround"), ("avg_waiting", "avg waiting"), ("utilization", "utilisation"),
             ("slr", "SLR"), ("speedup", "speedup"), ("efficiency", "efficiency"),
-            ("scheduler_time_s", "scheduler time (s)"))
+            ("scheduler_time_s", "scheduler time (ms)"))
 
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
             "#bcbd22", "#17becf")
@@ -66,6 +69,9 @@ td:first-child,th:first-child{text-align:left} .best{font-weight:700;color:#0a7c
 .gantt text{font-size:11px;fill:#333} .gantt text.lbl{font-size:9px;pointer-events:none}
 .legend .kind{margin-left:12px;white-space:nowrap}
 .legend i{display:inline-block;width:14px;height:11px;border:1px solid #333;margin-right:4px;vertical-align:-1px}
+.gantt g.transfers{display:none} body.with-transfers .gantt g.transfers{display:inline}
+.gantt line.transfer{stroke:#b2182b;stroke-width:1.4;opacity:.85} .gantt line.transfer:hover{stroke-width:3}
+.gantt path.head{fill:#b2182b}
 .bar{display:inline-block;height:10px;background:#4c78a8;vertical-align:middle;margin-right:6px}
 #tip{position:fixed;display:none;background:#222;color:#fff;padding:6px 8px;border-radius:4px;
 font-size:12px;pointer-events:none;white-space:pre;z-index:10}
@@ -92,7 +98,7 @@ _JS = r"""
     return p * (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10);
   }
   function fmt(x) { return Number(x.toPrecision(6)).toString(); }
-  var rendered = 0;
+  var rendered = 0, transfers = 0;
   data.runs.forEach(function (run, i) {
     var host = document.querySelector('.gantt[data-run="' + i + '"] .chart');
     var procs = data.processors, row = {};
@@ -125,7 +131,24 @@ _JS = r"""
       }
       rendered++;
     });
+    var group = el('g', {'class': 'transfers'}, svg);
+    (run.transfers || []).forEach(function (t) {
+      var x1 = LEFT + t[0] * scale, y1 = TOP + row[t[2]] * ROW + ROW / 2;
+      var x2 = LEFT + t[1] * scale, y2 = TOP + row[t[3]] * ROW + ROW / 2;
+      var line = el('line', {'class': 'transfer', x1: x1, y1: y1, x2: x2, y2: y2}, group);
+      var angle = Math.atan2(y2 - y1, x2 - x1) * 180 / Math.PI;
+      el('path', {'class': 'head', d: 'M0,0 L-8,-3.5 L-8,3.5 z',
+        transform: 'translate(' + x2 + ',' + y2 + ') rotate(' + angle + ')'}, group);
+      el('title', {}, line).textContent = 'data ' + t[4] + ': ' + t[2] + ' -> ' + t[3] + ', ' + fmt(t[0]) + ' - ' +
+        fmt(t[1]);
+      transfers++;
+    });
   });
+  var box = document.getElementById('show-transfers');
+  function showTransfers() { document.body.classList.toggle('with-transfers', !!(box && box.checked)); }
+  if (box) box.addEventListener('change', showTransfers);
+  showTransfers();
+  document.body.setAttribute('data-rendered-transfers', String(transfers));
   document.addEventListener('mousemove', function (ev) {
     var t = ev.target;
     if (!t.getAttribute || t.getAttribute('data-task') === null) { tip.style.display = 'none'; return; }
@@ -147,6 +170,8 @@ def _num(value: Any, key: str) -> str:
         return "-"
     if key == "utilization":
         return f"{100 * value:.1f}%"
+    if key == "scheduler_time_s":
+        return f"{1000 * value:.3g}"
     if isinstance(value, float):
         return f"{value:.5g}"
     return html.escape(str(value))
@@ -180,8 +205,9 @@ def _utilisation_table(runs: list[dict[str, Any]], processors: list[str]) -> str
     return f"<table id=\"utilisation\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def report_html(doc: Mapping[str, Any]) -> str:
-    """The report page for a checked results document (see the module docstring).  O(size of doc)."""
+def report_html(doc: Mapping[str, Any], transfers: bool = False) -> str:
+    """The report page for a checked results document (see the module docstring); ``transfers``
+    shows the data transfers when the page opens (a check box toggles them).  O(size of doc)."""
     runs = first_runs(doc)
     processors = processors_of(doc)
     name = str(doc.get("scenario", "simsched run"))
@@ -198,7 +224,13 @@ def report_html(doc: Mapping[str, Any]) -> str:
     payload = {"processors": processors, "kinds": kinds, "colours": colours, "defaultKind": DEFAULT_KIND,
                "runs": [{"scheduler": str(r["scheduler"]), "seed": r.get("seed"),
                          "schedule": [{k: rec[k] for k in ("task", "processor", "start", "finish")}
-                                      for rec in r["schedule"]]} for r in runs]}
+                                      for rec in r["schedule"]],
+                         "transfers": transfers_of(doc, r["schedule"])} for r in runs]}
+    toggle = ""
+    if any(run["transfers"] for run in payload["runs"]):
+        checked = " checked" if transfers else ""
+        toggle = (f"<label class=\"legend\"><input type=\"checkbox\" id=\"show-transfers\"{checked}> show data "
+                  "transfers between processors (arrow from the producer's finish to the data's arrival)</label>")
     data = json.dumps(payload, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     charts = "".join(
         f"<div class=\"gantt\" data-run=\"{i}\"><h3>{html.escape(str(r['scheduler']))} "
@@ -212,12 +244,12 @@ def report_html(doc: Mapping[str, Any]) -> str:
         f"<h1>{html.escape(name)}</h1><p class=\"meta\">{html.escape('; '.join(meta))}</p>"
         f"<h2>Metrics</h2>{_metrics_table(doc)}"
         f"<h2>Gantt charts</h2><p class=\"meta\">First run of each scheduler; hover a task for its times.</p>"
-        f"{_legend(colours)}{charts}<h2>Utilisation per processor</h2>{_utilisation_table(runs, processors)}"
+        f"{_legend(colours)}{toggle}{charts}<h2>Utilisation per processor</h2>{_utilisation_table(runs, processors)}"
         f"<div id=\"tip\"></div><script type=\"application/json\" id=\"simsched-data\">{data}</script>"
         f"<script>{_JS}</script></body></html>\n")
 
 
-def write_report(doc: Mapping[str, Any], path: str | Path) -> Path:
+def write_report(doc: Mapping[str, Any], path: str | Path, transfers: bool = False) -> Path:
     """Write the report page of ``doc`` to ``path`` atomically."""
-    text = report_html(doc)
+    text = report_html(doc, transfers)
     return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
