@@ -157,7 +157,7 @@ def test_plot_keeps_every_series_visible_and_shares_y(sweep_csv: Path) -> None:
 
 # ----------------------------------------------------------------------------- study report
 def test_study_report_from_a_sweep_csv(sweep_csv: Path, tmp_path: Path) -> None:
-    from simsched.study.stats import format_mean_ci, summarize_rows
+    from simsched.study.stats import column_decimals, format_mean_ci, summarize_rows
     from simsched.study.store import load_rows
 
     out = tmp_path / "study.html"
@@ -168,8 +168,9 @@ def test_study_report_from_a_sweep_csv(sweep_csv: Path, tmp_path: Path) -> None:
     table = re.search(r'<table id="summary">(.*?)</table>', page, re.S).group(1)
     entries = summarize_rows(load_rows(sweep_csv), ["makespan", "slr"])
     assert len(re.findall(r"<tr[ >]", table)) == len(entries) + 1 == 5
-    for e in entries:  # every mean ± 95% interval of the summary is in the table
-        assert format_mean_ci(e["makespan"]["mean"], e["makespan"]["ci"]) in table
+    places = column_decimals([(e["makespan"]["mean"], e["makespan"]["ci"]) for e in entries])
+    for e in entries:  # every mean ± 95% interval of the summary is in the table, one precision per column
+        assert format_mean_ci(e["makespan"]["mean"], e["makespan"]["ci"], decimals=places) in table
         assert "±" in format_mean_ci(e["slr"]["mean"], e["slr"]["ci"])
     images = re.findall(r'<figure data-metric="([^"]+)" data-x="([^"]+)"><img alt="[^"]*" '
                         r'src="data:image/png;base64,([^"]+)"', page)
@@ -231,3 +232,16 @@ def test_run_report_transfers_match_the_gantt(pipeline_report) -> None:
                       for e, d, a in zip(edges, depart, arrive))
         assert [n for *_, n in got] == [n for *_, n in want]
         assert np.allclose([x[:2] for x in got], [x[:2] for x in want])
+
+
+def test_mean_ci_text_has_no_noise_digits() -> None:
+    from simsched.study.stats import column_decimals, format_mean_ci
+
+    assert format_mean_ci(147.2, 0.0) == "147.2"
+    assert format_mean_ci(81.88, 2.8e-14) == "81.88"
+    assert format_mean_ci(8207.8, 150.0) == "8208 ± 150"
+    assert format_mean_ci(0.6997, 0.05, percent=True) == "70.0 ± 5.0%"
+    assert format_mean_ci(float("nan"), 1.0) == "-"
+    pairs = [(1.08, 0.036), (1.283, 0.12)]
+    assert [format_mean_ci(m, c, decimals=column_decimals(pairs)) for m, c in pairs] == \
+        ["1.080 ± 0.036", "1.283 ± 0.120"]

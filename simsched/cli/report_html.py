@@ -57,12 +57,17 @@ def _legend(colours: Mapping[str, str]) -> str:
     return f"<p class=\"legend\" id=\"kinds\">colour = task kind: {items}</p>"
 
 
-_CSS = """
+BASE_CSS = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 .meta{color:#666;margin:0 0 12px} table{border-collapse:collapse;font-variant-numeric:tabular-nums}
 th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right} th{background:#f6f6f6}
-td:first-child,th:first-child{text-align:left} .best{font-weight:700;color:#0a7c2f}
+.best{font-weight:700;color:#0a7c2f}
+"""
+"""The look both report pages share (this one and :mod:`simsched.cli.study_report`)."""
+
+_CSS = BASE_CSS + """
+td:first-child,th:first-child{text-align:left}
 .gantt{margin:6px 0 18px} .gantt h3{font-size:14px;margin:10px 0 2px}
 .gantt svg{width:100%;height:auto;border:1px solid #e5e5e5;background:#fcfcfc}
 .gantt rect.task{stroke:#333;stroke-width:.4} .gantt rect.task:hover{stroke:#000;stroke-width:1.6}

@@ -20,17 +20,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from simsched.cli.report_html import BASE_CSS
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_write_text
 
 DEFAULT_METRICS = ("makespan", "slr", "utilization")
 
-_CSS = """
-body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1400px}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
-.meta{color:#666;margin:0 0 12px} table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right} th{background:#f6f6f6}
-td.name,th.name{text-align:left} .best{font-weight:700;color:#0a7c2f} tr.first td{border-top:1px solid #bbb}
+_CSS = BASE_CSS + """
+body{max-width:1400px} td.name,th.name{text-align:left} tr.first td{border-top:1px solid #bbb}
 .failed{color:#b2182b} figure{margin:12px 0 24px} figure img{max-width:100%;border:1px solid #e5e5e5}
 figcaption{color:#666;font-size:13px}
 """
@@ -52,8 +49,10 @@ def _png(rows: Sequence[dict[str, Any]], x: str, y: str, kind: str) -> str:
 
 
 def _summary_table(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str]) -> str:
-    from simsched.study.stats import HIGHER_IS_BETTER, format_mean_ci
+    from simsched.study.stats import HIGHER_IS_BETTER, column_decimals, format_mean_ci
 
+    places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries], percent=m == "utilization")
+              for m in metrics}
     best: dict[tuple[Any, str], float] = {}
     for e in entries:
         for m in metrics:
@@ -72,7 +71,7 @@ def _summary_table(entries: Sequence[dict[str, Any]], fields: Sequence[str], met
         for m in metrics:
             mean, ci = e[m]["mean"], e[m]["ci"]
             cls = " class=\"best\"" if mean == best.get((e["point"], m)) else ""
-            cells += f"<td{cls}>{html.escape(format_mean_ci(mean, ci, percent=m == 'utilization'))}</td>"
+            cells += f"<td{cls}>{html.escape(format_mean_ci(mean, ci, m == 'utilization', places[m]))}</td>"
         first = " class=\"first\"" if e["point"] != previous else ""
         previous = e["point"]
         body.append(f"<tr{first}>{cells}</tr>")

@@ -26,10 +26,6 @@ def check_metric(name: str, option: str) -> str:
     return name
 
 
-def _fmt(entry: dict[str, float]) -> str:
-    from simsched.study.stats import format_mean_ci
-
-    return format_mean_ci(entry["mean"], entry["ci"])
 
 
 def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str],
@@ -48,10 +44,13 @@ def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metr
     table.add_column("runs", justify="right")
     for m in metrics:
         table.add_column(m, justify="right")
+    from simsched.study.stats import column_decimals, format_mean_ci
+
+    places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries]) for m in metrics}
     for e in entries:
         runs = str(e["runs"]) + (f" ([red]{e['failed']} failed[/red])" if e["failed"] else "")
         table.add_row(*(escape(str(e.get(f))) for f in fields), escape(str(e["scheduler"])), runs,
-                      *(_fmt(e[m]) for m in metrics))
+                      *(format_mean_ci(e[m]["mean"], e[m]["ci"], decimals=places[m]) for m in metrics))
     _console().print(table)
 
 

@@ -68,17 +68,32 @@ HIGHER_IS_BETTER = frozenset({"utilization", "speedup", "efficiency"})
 """Metrics where a larger mean is better; for every other metric a smaller one is."""
 
 
-def format_mean_ci(mean: float, ci: float, percent: bool = False) -> str:
-    """``mean ± ci`` for a table: the interval to two significant digits and the mean to the same
-    decimal place; ``±`` dropped when the interval is zero or unknown (a single run), then the mean
-    to four significant digits.  ``percent`` shows both times 100 with a ``%``.  Never scientific
-    notation for values between 1e-4 and 1e15."""
+def decimals_of(mean: float, ci: float) -> int:
+    """Decimal places that show ``ci`` to two significant digits (``mean`` to four significant
+    digits when the interval is zero or unknown), between 0 and 6."""
+    if not math.isfinite(mean):
+        return 0
+    if not math.isfinite(ci) or ci <= 0 or ci < abs(mean) * 1e-9:
+        return min(max(0, 3 - math.floor(math.log10(abs(mean)))) if mean else 0, 6)
+    return min(max(0, 1 - math.floor(math.log10(ci))), 6)
+
+
+def column_decimals(pairs: Sequence[tuple[float, float]], percent: bool = False) -> int:
+    """One number of decimal places for a table column of ``(mean, ci)`` pairs: the most any of
+    them needs (:func:`decimals_of`), so the column reads at one precision.  O(len(pairs))."""
+    scale = 100.0 if percent else 1.0
+    return max((decimals_of(m * scale, c * scale) for m, c in pairs), default=0)
+
+
+def format_mean_ci(mean: float, ci: float, percent: bool = False, decimals: int | None = None) -> str:
+    """``mean ± ci`` for a table, both to ``decimals`` places (default :func:`decimals_of`: the
+    interval to two significant digits); ``±`` dropped when the interval is zero or unknown (a
+    single run).  ``percent`` shows both times 100 with a ``%``.  Never scientific notation."""
     if not math.isfinite(mean):
         return "-"
     scale, unit = (100.0, "%") if percent else (1.0, "")
     mean, ci = mean * scale, ci * scale
+    places = decimals_of(mean, ci) if decimals is None else decimals
     if not math.isfinite(ci) or ci <= 0 or ci < abs(mean) * 1e-9:
-        digits = max(0, 3 - math.floor(math.log10(abs(mean)))) if mean else 0
-        return f"{mean:.{min(digits, 6)}f}{unit}"
-    digits = min(max(0, 1 - math.floor(math.log10(ci))), 6)
-    return f"{mean:.{digits}f} ± {ci:.{digits}f}{unit}"
+        return f"{mean:.{places}f}{unit}"
+    return f"{mean:.{places}f} ± {ci:.{places}f}{unit}"
