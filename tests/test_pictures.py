@@ -242,6 +242,6 @@ def test_mean_ci_text_has_no_noise_digits() -> None:
     assert format_mean_ci(8207.8, 150.0) == "8208 ± 150"
     assert format_mean_ci(0.6997, 0.05, percent=True) == "70.0 ± 5.0%"
     assert format_mean_ci(float("nan"), 1.0) == "-"
-    pairs = [(1.08, 0.036), (1.283, 0.12)]
+    pairs = [(1.08, 0.036), (1.283, 0.12), (4.5, 1.3), (2.0, 0.001)]
     assert [format_mean_ci(m, c, decimals=column_decimals(pairs)) for m, c in pairs] == \
-        ["1.080 ± 0.036", "1.283 ± 0.120"]
+        ["1.08 ± 0.04", "1.28 ± 0.12", "4.50 ± 1.30", "2.00 ± <0.01"]

@@ -24,7 +24,7 @@ SUFFIXES = (".png", ".svg")
 LABEL_LIMIT = 60
 """Tasks are labelled with their names when a schedule has at most this many."""
 TRANSFER_COLOUR = "#b2182b"
-EDGE_LABEL_LIMIT = 40
+EDGE_LABEL_LIMIT = 20
 """Transfers are labelled ``producer→consumer`` when a panel has at most this many."""
 _WIDTH_IN = 11.0
 _CHAR_IN = 0.075
@@ -55,9 +55,11 @@ def _draw_transfers(ax: Any, schedule: Schedule, problem: Problem) -> int:
     ax.scatter(depart, src, s=9, color=TRANSFER_COLOUR, zorder=4)
     ax.scatter(arrive, dst, s=28, color=TRANSFER_COLOUR, marker=">", zorder=4)
     if edges.size <= EDGE_LABEL_LIMIT:
-        for e, x, p in zip(edges, arrive, dst):
-            ax.annotate(f"{g.names[g.edge_src[e]]}→{g.names[g.edge_dst[e]]}", (x, p), xytext=(-4, -7),
-                        textcoords="offset points", ha="right", va="top", fontsize=7, color=TRANSFER_COLOUR,
+        last = problem.n_processors - 1
+        for e, x, p in zip(edges, arrive, dst):  # below the arrowhead, above it on the last row
+            ax.annotate(f"{g.names[g.edge_src[e]]}→{g.names[g.edge_dst[e]]}", (x, p),
+                        xytext=(-4, 7 if p == last else -7), va="bottom" if p == last else "top",
+                        textcoords="offset points", ha="right", fontsize=7, color=TRANSFER_COLOUR,
                         zorder=5, bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85})
     return int(edges.size)
 

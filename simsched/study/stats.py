@@ -79,10 +79,18 @@ def decimals_of(mean: float, ci: float) -> int:
 
 
 def column_decimals(pairs: Sequence[tuple[float, float]], percent: bool = False) -> int:
-    """One number of decimal places for a table column of ``(mean, ci)`` pairs: the most any of
-    them needs (:func:`decimals_of`), so the column reads at one precision.  O(len(pairs))."""
+    """One number of decimal places for a table column of ``(mean, ci)`` pairs, so the column reads
+    at one precision: what the column's median interval needs for two significant digits
+    (:func:`decimals_of`; of the means when no row has an interval).  Rows with a much narrower
+    interval show it as ``< 0.01``-style bounds rather than false digits in the others.
+    O(n log n)."""
+    import statistics
+
     scale = 100.0 if percent else 1.0
-    return max((decimals_of(m * scale, c * scale) for m, c in pairs), default=0)
+    finite = [(m * scale, c * scale) for m, c in pairs if math.isfinite(m)]
+    pool = [decimals_of(m, c) for m, c in finite if math.isfinite(c) and c > abs(m) * 1e-9]
+    pool = pool or [decimals_of(m, math.nan) for m, _ in finite]
+    return int(statistics.median_low(pool)) if pool else 0
 
 
 def format_mean_ci(mean: float, ci: float, percent: bool = False, decimals: int | None = None) -> str:
@@ -96,4 +104,6 @@ def format_mean_ci(mean: float, ci: float, percent: bool = False, decimals: int 
     places = decimals_of(mean, ci) if decimals is None else decimals
     if not math.isfinite(ci) or ci <= 0 or ci < abs(mean) * 1e-9:
         return f"{mean:.{places}f}{unit}"
+    if round(ci, places) == 0:
+        return f"{mean:.{places}f} ± <{10.0 ** -places:.{places}f}{unit}"
     return f"{mean:.{places}f} ± {ci:.{places}f}{unit}"
