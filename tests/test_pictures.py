@@ -245,3 +245,17 @@ def test_mean_ci_text_has_no_noise_digits() -> None:
     pairs = [(1.08, 0.036), (1.283, 0.12), (4.5, 1.3), (2.0, 0.001)]
     assert [format_mean_ci(m, c, decimals=column_decimals(pairs)) for m, c in pairs] == \
         ["1.08 ± 0.04", "1.28 ± 0.12", "4.50 ± 1.30", "2.00 ± <0.01"]
+
+
+def test_study_report_of_a_single_point_draws_one_box_per_scheduler(sweep_csv: Path, tmp_path: Path) -> None:
+    from simsched.study.store import load_rows
+    from simsched.study.tables import columns_of, write_table
+
+    rows = [r for r in load_rows(sweep_csv) if r["point"] == 0]
+    for r in rows:
+        del r["workload.ccr"]
+    one = write_table(tmp_path / "one.csv", rows, columns_of(rows))
+    result = runner.invoke(app, ["report", str(one), "-o", str(tmp_path / "one.html"), "-m", "slr"])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "one.html").read_text()
+    assert re.findall(r'<figure data-metric="([^"]+)" data-x="([^"]+)"', page) == [("slr", "scheduler")]

@@ -69,6 +69,8 @@ def draw_plot(rows: Sequence[dict[str, Any]], x: str, y: str, kind: str = "line"
     facets = group_rows(rows, others)
     schedulers = list(dict.fromkeys(r["scheduler"] for r in rows))
     positions, log = _axis([r.get(x) for r in rows], categorical=kind == "box")
+    if x == "scheduler":  # in the study's order, as in the legend
+        positions = {name: float(i) for i, name in enumerate(schedulers)}
     places = list(positions.values())
     if log:
         span = math.log10(max(places) / min(places))
@@ -92,8 +94,8 @@ def draw_plot(rows: Sequence[dict[str, Any]], x: str, y: str, kind: str = "line"
             xs = [positions[key[0]] for key in keys]
             colour = cmap(s % 10)
             if kind == "box":
-                width = 0.8 / len(schedulers)
-                offsets = [p + (s - (len(schedulers) - 1) / 2) * width for p in xs]
+                width = 0.8 / len(schedulers) if x != "scheduler" else 0.6  # one box per category: centred
+                offsets = xs if x == "scheduler" else [p + (s - (len(schedulers) - 1) / 2) * width for p in xs]
                 ax.boxplot(values, positions=offsets, widths=width * 0.9, patch_artist=True,
                            boxprops={"facecolor": colour, "alpha": 0.6}, medianprops={"color": "black"},
                            manage_ticks=False)
