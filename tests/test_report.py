@@ -66,6 +66,10 @@ def test_gantt_renders_every_task_in_headless_chromium(results_json: Path, tmp_p
     doc = json.loads(results_json.read_text())
     n_tasks = doc["problem"]["tasks"]
     assert re.search(rf'data-rendered-tasks="{n_tasks * len(SCHEDULERS)}"', dom), dom[:2000]
+    from simsched.cli.report_data import first_runs, transfers_of
+
+    moved = sum(len(transfers_of(doc, r["schedule"])) for r in first_runs(doc))
+    assert moved > 0 and re.search(rf'data-rendered-transfers="{moved}"', dom)
     charts = re.findall(r'<svg[^>]*data-scheduler="([^"]+)"(.*?)</svg>', dom, flags=re.S)
     assert [name for name, _ in charts] == SCHEDULERS
     expected = {rec["task"]: rec["processor"] for rec in doc["results"][0]["schedule"]}
@@ -74,6 +78,16 @@ def test_gantt_renders_every_task_in_headless_chromium(results_json: Path, tmp_p
         assert Counter(t for t, _ in rects) == Counter(expected.keys())  # every task exactly once
         if name == "heft":
             assert dict(rects) == expected
+        # colour by kind (topcuoglu2002 has one kind), and the axis reaches past the last finish with
+        # its last tick label inside the picture
+        fills = set(re.findall(r'<rect class="task"[^>]*fill="([^"]+)"', body))
+        assert len(fills) == 1 and 'data-kind="compute"' in body
+        width = float(re.search(r'viewBox="0 0 (\d+)', dom).group(1))
+        tick = r'<text x="([\d.]+)"[^>]*text-anchor="middle">([\d.]+)<'
+        ticks = [(float(x), float(t)) for x, t in re.findall(tick, body)]
+        end = max(rec["finish"] for row in doc["results"] for rec in row["schedule"])
+        assert ticks and max(t for _, t in ticks) >= end
+        assert max(x for x, _ in ticks) + 15 <= width
 
 
 def test_trace_has_one_complete_event_per_task(tmp_path: Path) -> None:

@@ -173,6 +173,8 @@ def run(
         None, "--json", help="Write the results document (JSON) here."),
     gantt: Path | None = typer.Option(
         None, "--gantt", help="Write a Gantt chart of the first repetition (.png or .svg)."),
+    transfers: bool = typer.Option(
+        False, "--transfers", help="Draw data transfers between processors as arrows on the --gantt chart."),
     trace: Path | None = typer.Option(
         None, "--trace", help="Write a Chrome/Perfetto trace (.json) of the first repetition."),
 ) -> None:
@@ -184,6 +186,8 @@ def run(
         check_output(json_path, option="--json", suffixes=None)
     if gantt is not None:
         check_output(gantt, option="--gantt", suffixes=SUFFIXES)
+    elif transfers:
+        raise SimschedError("--transfers draws on the Gantt chart: add --gantt FILE.png")
     if trace is not None:
         check_output(trace, option="--trace", suffixes=(".json",))
     outputs = [p.resolve() for p in (json_path, gantt, trace) if p is not None]
@@ -218,7 +222,7 @@ def run(
     if gantt is not None:
         from simsched.cli.gantt import write_gantt
 
-        write_gantt(report, gantt)
+        write_gantt(report, gantt, transfers=transfers)
         typer.echo(f"Gantt chart written to {gantt}")
     if trace is not None:
         from simsched.cli.trace import write_trace

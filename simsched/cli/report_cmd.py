@@ -1,8 +1,10 @@
-"""``simsched report RESULTS.json -o report.html [--trace trace.json]``.
+"""``simsched report RESULTS.json -o report.html [--trace trace.json]`` and
+``simsched report STUDY.csv -o study.html [--metric NAME]...``.
 
 Turns a results document of ``simsched run --json`` into a self-contained HTML page
 (:mod:`simsched.cli.report_html`) and, with ``--trace``, a Chrome/Perfetto trace
-(:mod:`simsched.cli.trace`).  Output paths are checked before anything is written; both files are
+(:mod:`simsched.cli.trace`); a sweep's results (``.csv`` or ``.parquet``) into a study report
+(:mod:`simsched.cli.study_report`).  Output paths are checked before anything is written; both files are
 written atomically.
 """
 
@@ -15,19 +17,34 @@ import typer
 from simsched.errors import SimschedError
 
 
-def _report(results: Path, output: Path | None, trace: Path | None) -> None:
+def _report(results: Path, output: Path | None, trace: Path | None, metric: list[str] | None,
+            transfers: bool = False) -> None:
     from simsched.cli.outputs import check_output
     from simsched.cli.report_data import load_document
     from simsched.cli.report_html import write_report
+    from simsched.cli.study_report import DEFAULT_METRICS, is_study_results, write_study_report
 
     output = output if output is not None else results.with_suffix(".html")
     check_output(output, option="-o", suffixes=(".html", ".htm"))
+    if is_study_results(results):
+        from simsched.cli.summarize_cmd import check_metric
+
+        if trace is not None or transfers:
+            raise SimschedError("--trace and --transfers draw a run's schedules: give them the JSON of "
+                                "`simsched run --json`, not a sweep's results")
+        metrics = [check_metric(m, "--metric") for m in (metric or DEFAULT_METRICS)]
+        write_study_report(results, output, metrics)
+        typer.echo(f"study report written to {output}")
+        return
+    if metric:
+        raise SimschedError("--metric chooses the metrics of a study report: give a sweep's results (.csv or "
+                            ".parquet)")
     if trace is not None:
         check_output(trace, option="--trace", suffixes=(".json",))
         if trace.resolve() == output.resolve():
             raise SimschedError("-o and --trace name the same file")
     doc = load_document(results)
-    write_report(doc, output)
+    write_report(doc, output, transfers)
     typer.echo(f"report written to {output}")
     if trace is not None:
         from simsched.cli.trace import write_trace_document
@@ -37,11 +54,17 @@ def _report(results: Path, output: Path | None, trace: Path | None) -> None:
 
 
 def report(
-    results: Path = typer.Argument(..., help="Results document of `simsched run --json`.", show_default=False),
+    results: Path = typer.Argument(..., help="Results document of `simsched run --json`, or a sweep's results "
+                                   "(.csv or .parquet).", show_default=False),
     output: Path | None = typer.Option(None, "--output", "-o", help="HTML file (default: RESULTS with .html)."),
-    trace: Path | None = typer.Option(None, "--trace", help="Also write a Chrome/Perfetto trace (.json) here."),
+    trace: Path | None = typer.Option(None, "--trace", help="Also write a Chrome/Perfetto trace (.json) of a run."),
+    metric: list[str] | None = typer.Option(None, "--metric", "-m", help="Study reports: metric of the table and "
+                                            "plots (repeatable; default: makespan, slr, utilization)."),
+    transfers: bool = typer.Option(False, "--transfers", help="Run reports: show the data transfers between "
+                                   "processors on the Gantt charts when the page opens (a check box toggles them)."),
 ) -> None:
-    """Write a self-contained HTML report (metrics, interactive Gantt charts, utilisation) of a run."""
+    """Write a self-contained HTML report: of a run (metrics, interactive Gantt charts, utilisation) or
+    of a sweep (summary table with 95% intervals, plots)."""
     from simsched.cli.common import user_errors
 
-    user_errors(_report)(results, output, trace)
+    user_errors(_report)(results, output, trace, metric, transfers)

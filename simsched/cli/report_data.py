@@ -79,3 +79,41 @@ def utilisation(records: Sequence[Mapping[str, Any]], processors: Sequence[str],
     for r in records:
         busy[r["processor"]] = busy.get(r["processor"], 0.0) + (r["finish"] - r["start"])
     return {p: (b / span if span > 0 else 0.0) for p, b in busy.items()}
+
+
+def network_section(problem: Any) -> dict[str, Any]:
+    """What a report needs to draw a schedule's data transfers: the edges as ``[producer, consumer,
+    data]`` (task names) and the platform's ``latency`` and ``inv_bandwidth`` matrices (processor
+    order of ``problem.processors``).  O(e + m²)."""
+    g = problem.graph
+    names = g.names
+    return {"edges": [[names[int(u)], names[int(v)], float(d)] for u, v, d in zip(g.edge_src, g.edge_dst, g.edge_data)],
+            "latency": problem.latency.tolist(), "inv_bandwidth": problem.inv_bandwidth.tolist()}
+
+
+def transfers_of(doc: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    """The data transfers between processors of one schedule (``records``) as ``[depart, arrive,
+    source processor, destination processor, "producer→consumer"]``: departing when the producer
+    finishes, arriving ``latency + data × inv_bandwidth`` later (the engine's model).  Empty when the
+    document has no ``network`` section.  O(records + edges)."""
+    network = doc.get("network")
+    if not isinstance(network, Mapping):
+        return []
+    procs = [str(p) for p in (doc.get("problem") or {}).get("processors") or []]
+    index = {p: i for i, p in enumerate(procs)}
+    where = {str(r["task"]): r for r in records}
+    out = []
+    for u, v, data in network.get("edges", []):
+        a, b = where.get(str(u)), where.get(str(v))
+        if a is None or b is None or a["processor"] == b["processor"]:
+            continue
+        p, q = index.get(a["processor"]), index.get(b["processor"])
+        if p is None or q is None:
+            continue
+        latency, inv = network["latency"][p][q], network["inv_bandwidth"][p][q]
+        if latency is None or inv is None:
+            continue
+        delay = latency + data * inv
+        if delay > 0:
+            out.append([a["finish"], a["finish"] + delay, a["processor"], b["processor"], f"{u}→{v}"])
+    return out

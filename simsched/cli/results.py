@@ -10,7 +10,8 @@
      ...extra fields...}
 
 Extra fields: top level ``seed``, ``repetitions``, ``schedulers``, ``lower_bound``, ``problem``
-(tasks, edges, processors); per row ``slr``, ``speedup``, ``efficiency``, ``lower_bound`` and
+(tasks, edges, processors, kinds: task -> kind), ``network`` (edges, latency, inv_bandwidth: what
+a report needs to draw transfers); per row ``slr``, ``speedup``, ``efficiency``, ``lower_bound`` and
 ``gap_to_lower_bound``.  Non-finite numbers are written as ``null`` (strict JSON).  The same
 scenario and seed give byte-identical documents apart from ``scheduler_time_s``.
 """
@@ -24,6 +25,7 @@ from typing import Any
 
 from simsched import __version__
 from simsched.cli.outputs import atomic_write
+from simsched.cli.report_data import network_section
 from simsched.cli.runner import RunReport
 
 
@@ -40,7 +42,7 @@ def _finite(value: Any) -> Any:
 
 def results_document(report: RunReport) -> dict[str, Any]:
     """The results document for ``report`` as plain JSON-ready data."""
-    problem = report.problem
+    problem, g = report.problem, report.problem.graph
     doc = {
         "scenario": report.scenario.name,
         "simsched_version": __version__,
@@ -48,7 +50,9 @@ def results_document(report: RunReport) -> dict[str, Any]:
         "repetitions": report.repetitions,
         "schedulers": list(report.schedulers),
         "problem": {"tasks": problem.n_tasks, "edges": problem.graph.n_edges,
-                    "processors": problem.platform.names},
+                    "processors": problem.platform.names,
+                    "kinds": dict(zip(g.names, map(g.kind_names.__getitem__, g.kind)))},
+        "network": network_section(problem),
         "lower_bound": report.lower_bound,
         "results": report.rows,
     }

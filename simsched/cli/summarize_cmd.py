@@ -26,10 +26,6 @@ def check_metric(name: str, option: str) -> str:
     return name
 
 
-def _column(entries: Sequence[dict[str, Any]], metric: str) -> list[str]:
-    from simsched.cli.numbers import format_column
-
-    return format_column([e[metric]["mean"] for e in entries], [e[metric]["ci"] for e in entries])
 
 
 def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str],
@@ -49,11 +45,13 @@ def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metr
     table.add_column("runs", justify="right")
     for m in metrics:
         table.add_column(m, justify="right")
-    columns = [_column(entries, m) for m in metrics]
-    for k, e in enumerate(entries):
+    from simsched.study.stats import column_decimals, format_mean_ci
+
+    places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries]) for m in metrics}
+    for e in entries:
         runs = str(e["runs"]) + (f" ([red]{e['failed']} failed[/red])" if e["failed"] else "")
         table.add_row(*(escape(str(e.get(f))) for f in fields), escape(str(e["scheduler"])), runs,
-                      *(column[k] for column in columns))
+                      *(format_mean_ci(e[m]["mean"], e[m]["ci"], decimals=places[m]) for m in metrics))
     _console().print(table)
 
 
