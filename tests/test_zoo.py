@@ -162,3 +162,30 @@ def test_fcp_and_flb_try_only_the_enabling_and_the_idle_processor():
     top, peft = reference_problem("topcuoglu2002")[0], reference_problem("arabnejad2014_peft")[0]
     assert [_makespan(n, top) for n in ("fcp", "flb", "bil", "hoft")] == [100, 97, 84, 88]
     assert [_makespan(n, peft) for n in ("fcp", "flb", "bil", "hoft")] == [127, 122, 128, 140]
+
+
+def test_quality_benchmark_gaps_and_optima():
+    from simsched.cli.bench_quality import quality_rows, run_quality
+
+    result = run_quality(quick=True, schedulers=["heft", "hoft", "fcp"], time_limit_s=5.0)
+    assert all(proven for _, proven in result["optimum"].values())
+    rows = {r["scheduler"]: r for r in quality_rows(result)}
+    assert set(rows) == {"heft", "hoft", "fcp"}
+    for r in rows.values():
+        assert r["gap to best %"] >= 0 and r["gap to optimum %"] >= 0 and r["makespan / LB"] >= 1
+    # the best known makespan of each instance is reached by one of the three (or is the optimum)
+    n = len(result["instances"])
+    small = len(result["optimum"])
+    assert sum(int(r["best on"].split("/")[0]) for r in rows.values()) >= n - small
+
+
+def test_bench_quality_command(monkeypatch):
+    from typer.testing import CliRunner
+
+    from simsched.cli import bench_quality
+    from simsched.cli.main import app
+
+    monkeypatch.setattr(bench_quality, "static_schedulers", lambda: ["heft", "peft"])
+    result = CliRunner().invoke(app, ["bench", "quality", "--quick"])
+    assert result.exit_code == 0, result.output
+    assert "gap to best" in result.output and "peft" in result.output and "7 instances" in result.output

@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from simsched.schedulers.heft import priority_order
-from simsched.schedulers.timeline import Timelines, data_ready
+from simsched.schedulers.parametric import ready_list_schedule
+from simsched.schedulers.timeline import Timelines
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 from simsched.workloads.paths import longest_path_from
@@ -77,7 +78,7 @@ def optimistic_finish_table(problem: Problem, wk: np.ndarray, lat: np.ndarray, i
 def hoft_schedule(problem: Problem, insertion: bool = True) -> Plan:
     """The HOFT plan with planned start/finish times.  O(n log n + (e + n) m + e K^2) plus gap searches."""
     g = problem.graph
-    n, m = g.n_tasks, problem.n_processors
+    n = g.n_tasks
     W = problem.W
     types = problem.platform.type_index
     wk, lat, inv = type_costs(problem)
@@ -90,20 +91,16 @@ def hoft_schedule(problem: Problem, insertion: bool = True) -> Plan:
     child_type = np.argmin(oft, axis=1)
     child_cost = wk[np.arange(n), child_type]
     fastest_type = np.argmin(wk, axis=1)
-    tl = Timelines(m, insertion=insertion)
-    proc = np.full(n, -1, dtype=np.int64)
-    start = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    for t in order:
-        t = int(t)
-        w = W[t]
-        est = tl.earliest_start(data_ready(problem, t, proc, finish), w, prune=False)
-        eft = est + w
+    position = np.empty(n)
+    position[order] = np.arange(n)
+
+    def place(t: int, ready: np.ndarray, tl: Timelines) -> tuple[int, float]:
+        est = tl.earliest_start(ready, W[t], prune=False)
+        eft = est + W[t]
         q = int(np.argmin(eft))
         k_min, k_fast = int(types[q]), int(fastest_type[t])
         if k_min != k_fast:
             q_fast = int(np.argmin(np.where(types == k_fast, eft, np.inf)))
-            saving = eft[q_fast] - eft[q]
             out = g.succ_edges[g.succ_ptr[t]:g.succ_ptr[t + 1]]
             extra = 0.0
             if out.size:
@@ -112,11 +109,11 @@ def hoft_schedule(problem: Problem, insertion: bool = True) -> Plan:
                 after_min = (child_cost[kids] + lat[k_min, ks] + data * inv[k_min, ks]).max()
                 after_fast = (child_cost[kids] + lat[k_fast, ks] + data * inv[k_fast, ks]).max()
                 extra = after_min - after_fast
-            if not saving > extra:
+            if not eft[q_fast] - eft[q] > extra:
                 q = q_fast
-        start[t], finish[t], proc[t] = est[q], eft[q], q
-        tl.reserve(q, float(est[q]), float(eft[q]))
-    return Plan.from_times(proc, start, finish)
+        return q, float(est[q])
+
+    return ready_list_schedule(problem, position, place, insertion=insertion, by_level=False)
 
 
 class HOFT:

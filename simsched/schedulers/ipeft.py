@@ -16,13 +16,12 @@ PEFT's single optimistic table is split in two:
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from simsched.schedulers.costtables import successor_cost_table
 from simsched.schedulers.heft import upward_rank
-from simsched.schedulers.timeline import Timelines, data_ready
+from simsched.schedulers.parametric import ready_list_schedule
+from simsched.schedulers.timeline import Timelines
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 from simsched.workloads.paths import longest_path_to
@@ -53,31 +52,16 @@ def ipeft_tables(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def ipeft_schedule(problem: Problem, insertion: bool = True) -> Plan:
     """The IPEFT plan with planned start/finish times.  O((n + e) m + n log n) plus gap searches."""
-    g = problem.graph
-    n, m = g.n_tasks, problem.n_processors
     rank, cnct, cnp = ipeft_tables(problem)
     scale = float(np.abs(rank).max()) or 1.0
-    key = np.round(rank / scale, 12)
     W = problem.W
-    tl = Timelines(m, insertion=insertion)
-    proc = np.full(n, -1, dtype=np.int64)
-    start = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    waiting = g.in_degree.copy()
-    heap = [(-key[t], int(g.level[t]), int(t)) for t in g.entry_tasks]
-    heapq.heapify(heap)
-    while heap:
-        t = heapq.heappop(heap)[2]
-        w = W[t]
-        est = tl.earliest_start(data_ready(problem, t, proc, finish), w, prune=bool(cnp[t]))
-        q = int(np.argmin(est + w)) if cnp[t] else int(np.argmin(est + w + cnct[t]))
-        start[t], finish[t], proc[t] = est[q], est[q] + w[q], q
-        tl.reserve(q, float(start[t]), float(finish[t]))
-        for j in g.successors(t):
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                heapq.heappush(heap, (-key[j], int(g.level[j]), int(j)))
-    return Plan.from_times(proc, start, finish)
+
+    def place(t: int, ready: np.ndarray, tl: Timelines) -> tuple[int, float]:
+        est = tl.earliest_start(ready, W[t], prune=bool(cnp[t]))
+        q = int(np.argmin(est + W[t])) if cnp[t] else int(np.argmin(est + W[t] + cnct[t]))
+        return q, float(est[q])
+
+    return ready_list_schedule(problem, -np.round(rank / scale, 12), place, insertion=insertion)
 
 
 class IPEFT:

@@ -33,6 +33,7 @@ of :mod:`~simsched.schedulers.timeline`.  Cost: O(n log n + (e + n) m) numpy wor
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -113,35 +114,51 @@ def list_schedule(problem: Problem, *, priority: str = "upward", insertion: bool
         on_cp[cp] = True
         cp_proc = int(np.argmin(W[cp].sum(axis=0)))
 
+    def place(t: int, ready: np.ndarray, tl: Timelines) -> tuple[int, float]:
+        w = W[t]
+        if on_cp[t] and np.isfinite(w[cp_proc]):
+            return cp_proc, tl.earliest_start_on(cp_proc, float(ready[cp_proc]), float(w[cp_proc]))
+        est = tl.earliest_start(ready, w, prune=processor == "eft")
+        if processor == "eft":
+            q = int(np.argmin(est + w))
+        elif processor == "oct":
+            q = int(np.argmin(est + w + oct_[t]))
+        else:
+            q = int(np.lexsort((np.arange(m), est + w, np.where(np.isfinite(w), est, np.inf)))[0])
+        return q, float(est[q])
+
+    return ready_list_schedule(problem, key, place, insertion=insertion, by_level=by_level)
+
+
+Place = Callable[[int, np.ndarray, Timelines], tuple[int, float]]
+"""``place(task, data_ready_row, timelines) -> (processor, start)`` of a list scheduler."""
+
+
+def ready_list_schedule(problem: Problem, key: np.ndarray, place: Place, *, insertion: bool = True,
+                        by_level: bool = True) -> Plan:
+    """The list-scheduling skeleton: take the ready task of smallest ``key`` (ties: level when
+    ``by_level``, then index), ask ``place(task, data_ready_row, timelines)`` for its processor and
+    start, reserve that slot.  A static order is the key of its positions.  O(n log n + e m) plus
+    what ``place`` costs."""
+    g = problem.graph
+    n = g.n_tasks
+    W = problem.W
+
     def entry(t: int) -> tuple:
         return (key[t], int(g.level[t]), t) if by_level else (key[t], t)
 
-    tl = Timelines(m, insertion=insertion)
+    tl = Timelines(problem.n_processors, insertion=insertion)
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
     waiting = g.in_degree.copy()
     heap = [entry(int(t)) for t in g.entry_tasks]
     heapq.heapify(heap)
-    order = np.arange(m)
     while heap:
         t = heapq.heappop(heap)[-1]
-        w = W[t]
-        ready = data_ready(problem, t, proc, finish)
-        if on_cp[t] and np.isfinite(w[cp_proc]):
-            q = cp_proc
-            s = tl.earliest_start_on(q, float(ready[q]), float(w[q]))
-        else:
-            est = tl.earliest_start(ready, w, prune=processor == "eft")
-            if processor == "eft":
-                q = int(np.argmin(est + w))
-            elif processor == "oct":
-                q = int(np.argmin(est + w + oct_[t]))
-            else:
-                q = int(np.lexsort((order, est + w, np.where(np.isfinite(w), est, np.inf)))[0])
-            s = float(est[q])
-        start[t], finish[t], proc[t] = s, s + w[q], q
-        tl.reserve(q, s, s + float(w[q]))
+        q, s = place(t, data_ready(problem, t, proc, finish), tl)
+        start[t], finish[t], proc[t] = s, s + W[t, q], q
+        tl.reserve(q, s, float(finish[t]))
         for j in g.successors(t):
             waiting[j] -= 1
             if waiting[j] == 0:
