@@ -189,3 +189,11 @@ def test_bench_quality_command(monkeypatch):
     result = CliRunner().invoke(app, ["bench", "quality", "--quick"])
     assert result.exit_code == 0, result.output
     assert "gap to best" in result.output and "peft" in result.output and "7 instances" in result.output
+
+
+@pytest.mark.parametrize("params", [dict(priority="random"),
+                                    dict(priority="downward", processor="oct", critical_path=True, insertion=False)])
+def test_off_named_grid_points_meet_the_contract(params):
+    from simsched.testing import check_scheduler
+
+    check_scheduler("list", examples=6, seed=3, params=params).raise_if_failed()
