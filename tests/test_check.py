@@ -68,7 +68,7 @@ def test_a_builtin_passes() -> None:
     ("broken_schedulers:NotAScheduler", "implements no scheduler interface"),
     ("broken_schedulers:Missing", "AttributeError"),
     ("no_such_module:X", "cannot be loaded: ModuleNotFoundError: No module named 'no_such_module'"),
-    ("hfet", "did you mean 'heft'?"),
+    ("heftt", "did you mean 'heft'?"),
 ])
 def test_bad_plugins_exit_2_saying_which_and_why(broken: str, target: str, message: str) -> None:
     code, out = check(target)

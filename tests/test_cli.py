@@ -182,7 +182,7 @@ def test_validate_ok() -> None:
 def test_validate_lists_every_problem(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(NOISY.replace("count: 3", "count: 0").replace("sigma: 0.2", "sigma: -1")
-                   .replace("[heft,", "[hfet,"))
+                   .replace("[heft,", "[heftt,"))
     result = invoke("validate", bad)
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
@@ -191,7 +191,7 @@ def test_validate_lists_every_problem(tmp_path: Path) -> None:
     joined = "\n".join(lines)
     assert ":6: platform.processors[0].count:" in joined
     assert ":23: noise.sigma:" in joined
-    assert ":24: schedulers[0]: unknown scheduler 'hfet' (did you mean 'heft'?)" in joined
+    assert ":24: schedulers[0]: unknown scheduler 'heftt' (did you mean 'heft'?)" in joined
 
 
 def test_list_shows_every_scheduler() -> None:

@@ -185,7 +185,8 @@ def print_rows(rows: list[dict], title: str) -> None:
 
 def main(what: str = "spine", quick: bool = False) -> list[dict]:
     """Run and print one benchmark group: ``spine`` (HEFT, engine, evaluator), ``schedulers``
-    (every static scheduler across sizes), ``workloads`` (loading and generation), or ``all``."""
+    (every static scheduler across sizes), ``workloads`` (loading and generation), ``quality`` (every
+    static scheduler's gap to the best known makespan on a benchmark set), or ``all``."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
     try:
         from simsched.cli.bench_schedulers import bench_schedulers
@@ -209,6 +210,12 @@ def main(what: str = "spine", quick: bool = False) -> list[dict]:
         from simsched.cli.bench_deepsched import bench_deepsched
 
         groups["deepsched"] = lambda: bench_deepsched(quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.cli.bench_quality import bench_quality
+
+        groups["quality"] = lambda: bench_quality(quick)
     except ImportError:
         pass
     from simsched.errors import SimschedError

@@ -29,7 +29,8 @@ TABLE_I_SIZES = (486, 10_000, 84_654)
 TABLE_I_PROCESSORS = 188
 # largest size each scheduler is timed at (the exact solver and the GA get their own small sizes)
 CAPS: dict[str, int] = {"heft": 84_654, "cpop": 84_654, "peft": 84_654, "etf": 84_654, "dls": 84_654,
-                        "heft-lookahead": 10_000}
+                        "heft-lookahead": 10_000, "ipeft": 84_654, "hoft": 84_654, "fcp": 84_654, "list": 84_654,
+                        "mcp": 84_654, "hlfet": 84_654, "bil": 10_000, "flb": 10_000}
 SMALL: dict[str, tuple[int, ...]] = {"ga": (100, 486), "optimal": (10, 20)}
 
 

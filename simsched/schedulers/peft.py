@@ -18,34 +18,19 @@ import heapq
 
 import numpy as np
 
+from simsched.schedulers.costtables import successor_cost_table
 from simsched.schedulers.timeline import Timelines, data_ready
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 
 
 def optimistic_cost_table(problem: Problem) -> np.ndarray:
-    """(n, m) optimistic cost table, level by level from the exits, all edges of a level at once.
+    """(n, m) optimistic cost table, level by level from the exits, all edges of a level at once
+    (:func:`~simsched.schedulers.costtables.successor_cost_table` with the successors' costs added).
 
     O((n + e) m) work in O(depth) numpy passes.
     """
-    g = problem.graph
-    n, m = g.n_tasks, problem.n_processors
-    oct_ = np.zeros((n, m))
-    if not g.n_edges:
-        return oct_
-    c = problem.mean_transfer
-    lvl = g.level[g.edge_src]
-    by_level = np.argsort(lvl, kind="stable")
-    bounds = np.searchsorted(lvl[by_level], np.arange(g.depth + 1))
-    for d in range(g.depth - 2, -1, -1):
-        es = by_level[bounds[d]:bounds[d + 1]]
-        if not es.size:
-            continue
-        j = g.edge_dst[es]
-        a = oct_[j] + problem.W[j]                        # (E, m): on the same processor
-        via = np.minimum(a, a.min(axis=1, keepdims=True) + c[es, None])
-        np.maximum.at(oct_, g.edge_src[es], via)
-    return oct_
+    return successor_cost_table(problem, add=problem.W)
 
 
 def peft_schedule(problem: Problem, insertion: bool = True) -> Plan:

@@ -1,0 +1,214 @@
+"""``simsched bench quality``: every static scheduler on one bundled benchmark set, gaps side by side.
+
+The set is generated from fixed seeds (nothing to download), three families:
+
+* ``random``: Topcuoglu et al. (2002) random DAGs at CCR 0.1, 1 and 5 and three shapes, explicit
+  heterogeneous cost matrices;
+* ``app``: application graphs — Gaussian elimination and FFT (Topcuoglu et al. 2002) on
+  heterogeneous processors, tiled Cholesky and LU with the READYS kernel durations on 4 CPUs + 2 GPUs;
+* ``small``: random DAGs small enough for the CP-SAT ``optimal`` scheduler to prove the optimum.
+
+For each instance the *best known* makespan is the smallest any scheduler found (the proven optimum
+on ``small``); a scheduler's gap is ``makespan / best known - 1``.  Makespans are measured by the
+fast evaluator (equal to the SimPy engine for deterministic plans).  Cost: schedulers x instances
+runs plus the CP-SAT solves (``time_limit_s`` each); the full set takes a few minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from simsched.simulator.problem import Problem
+
+PARAMS: dict[str, dict] = {"ga": dict(population=40, generations=60, objective="makespan", time_limit_s=600.0)}
+"""Settings for schedulers whose defaults are tuned for long runs (fixed generations: reproducible)."""
+QUICK_PARAMS: dict[str, dict] = {"ga": dict(population=16, generations=5, objective="makespan", time_limit_s=600.0)}
+SKIP = ("optimal", "list")
+"""Not rows of the table: ``optimal`` gives the reference on ``small``; ``list``'s named points are
+rows under their own names (heft, cpop, peft, mcp, hlfet)."""
+
+
+@dataclass(frozen=True)
+class Instance:
+    family: str
+    label: str
+    problem: Problem
+
+
+def _hetero_platform(m: int):
+    from simsched.simulator.platform import Platform, Processor
+
+    return Platform.uniform([Processor(f"p{i}") for i in range(m)], bandwidth=1.0)
+
+
+def _cpu_gpu_problem(graph) -> Problem:
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.workloads.appgraphs import KERNEL_AFFINITY
+
+    procs = [Processor(f"cpu{i}") for i in range(4)] + [Processor(f"gpu{i}", type="gpu") for i in range(2)]
+    return Problem(graph, Platform.uniform(procs, bandwidth=10.0, latency=0.05), affinity=KERNEL_AFFINITY)
+
+
+def benchmark_set(quick: bool = False) -> list[Instance]:
+    """The bundled instances (deterministic).  Full: 18 random, 6 application, 6 small; quick: 3, 2, 2."""
+    from simsched.workloads.appgraphs import fft, gaussian_elimination, tiled_cholesky, tiled_lu
+    from simsched.workloads.generators import random_dag
+
+    out: list[Instance] = []
+    n, m = (20, 4) if quick else (60, 6)
+    shapes = (1.0,) if quick else (0.5, 1.0, 2.0)
+    seeds = (0,) if quick else (0, 1)
+    for ccr in (0.1, 1.0, 5.0):
+        for shape in shapes:
+            for seed in seeds:
+                g = random_dag(n, processors=m, ccr=ccr, shape=shape, rng=np.random.default_rng(seed))
+                out.append(Instance("random", f"random n={n} ccr={ccr:g} shape={shape:g} #{seed}",
+                                    Problem(g, _hetero_platform(m))))
+    apps: list[tuple[str, Callable[[], Problem]]] = [
+        ("gauss 5", lambda: Problem(gaussian_elimination(5, processors=m, rng=np.random.default_rng(1)),
+                                    _hetero_platform(m))),
+        ("cholesky 3x3, 4 cpu + 2 gpu", lambda: _cpu_gpu_problem(tiled_cholesky(3))),
+    ]
+    if not quick:
+        apps += [
+            ("gauss 10", lambda: Problem(gaussian_elimination(10, processors=m, rng=np.random.default_rng(2)),
+                                         _hetero_platform(m))),
+            ("fft 16", lambda: Problem(fft(16, processors=m, rng=np.random.default_rng(3)), _hetero_platform(m))),
+            ("cholesky 6x6, 4 cpu + 2 gpu", lambda: _cpu_gpu_problem(tiled_cholesky(6))),
+            ("lu 5x5, 4 cpu + 2 gpu", lambda: _cpu_gpu_problem(tiled_lu(5))),
+        ]
+    out += [Instance("app", label, make()) for label, make in apps]
+    small_n, small_count = (6, 2) if quick else (9, 6)
+    for seed in range(small_count):
+        ccr = (0.5, 2.0)[seed % 2]
+        g = random_dag(small_n, processors=3, ccr=ccr, rng=np.random.default_rng(100 + seed))
+        out.append(Instance("small", f"small n={small_n} ccr={ccr:g} #{seed}", Problem(g, _hetero_platform(3))))
+    return out
+
+
+def static_schedulers() -> list[str]:
+    """Every registered static scheduler that loads here, in registration order, minus :data:`SKIP`."""
+    from simsched.schedulers import registry
+
+    names = []
+    for name in registry.names():
+        if name in SKIP:
+            continue
+        try:
+            cls = registry.load_class(name)
+        except Exception:  # an optional dependency is missing: leave it out of the table
+            continue
+        if registry.kind(cls) == "static":
+            names.append(name)
+    return names
+
+
+def _makespan(name: str, params: dict, problem: Problem) -> tuple[float, float]:
+    from simsched.schedulers import registry
+    from simsched.simulator.evaluate import evaluate_plan
+
+    scheduler = registry.create(name, **params)
+    t0 = time.perf_counter()
+    plan = scheduler.plan(problem, np.random.default_rng(0))
+    dt = time.perf_counter() - t0
+    return evaluate_plan(problem, plan).makespan, dt
+
+
+def run_quality(quick: bool = False, schedulers: list[str] | None = None,
+                progress: Callable[[int, int, str], None] | None = None, time_limit_s: float | None = None) -> dict:
+    """Run every scheduler on every instance; returns ``{"instances", "makespan", "seconds",
+    "optimum", "failed"}`` (makespans per scheduler as lists in instance order, ``nan`` on failure)."""
+    from simsched.schedulers.exact import optimal_schedule
+    from simsched.simulator.evaluate import evaluate_plan
+
+    instances = benchmark_set(quick)
+    names = schedulers or static_schedulers()
+    params = QUICK_PARAMS if quick else PARAMS
+    limit = time_limit_s or (5.0 if quick else 20.0)
+    small = [i for i, inst in enumerate(instances) if inst.family == "small"]
+    total = len(instances) * len(names) + len(small)
+    done = 0
+    makespan = {name: [np.nan] * len(instances) for name in names}
+    seconds = {name: [np.nan] * len(instances) for name in names}
+    failed: dict[str, str] = {}
+    optimum: dict[int, tuple[float, bool]] = {}
+    for i in small:
+        if progress:
+            progress(done, total, f"CP-SAT optimum: {instances[i].label}")
+        plan = optimal_schedule(instances[i].problem, time_limit_s=limit, workers=2)
+        optimum[i] = (evaluate_plan(instances[i].problem, plan).makespan, bool(plan.info.get("optimal")))
+        done += 1
+    for name in names:
+        for i, inst in enumerate(instances):
+            if progress:
+                progress(done, total, f"{name}: {inst.label}")
+            if name not in failed:
+                try:
+                    makespan[name][i], seconds[name][i] = _makespan(name, params.get(name, {}), inst.problem)
+                except Exception as exc:  # a scheduler that cannot handle an instance is reported, not fatal
+                    failed[name] = f"{type(exc).__name__}: {exc}"
+            done += 1
+    if progress:
+        progress(total, total, "done")
+    return {"instances": instances, "makespan": makespan, "seconds": seconds, "optimum": optimum, "failed": failed}
+
+
+def quality_rows(result: dict) -> list[dict]:
+    """One row per scheduler, sorted by mean gap to the best known makespan."""
+    from simsched.simulator.bounds import lower_bound
+
+    instances = result["instances"]
+    ms = {k: np.array(v, dtype=np.float64) for k, v in result["makespan"].items()}
+    table = np.stack(list(ms.values()))
+    best = np.nanmin(table, axis=0)
+    opt_idx = np.array(sorted(result["optimum"]), dtype=np.int64)
+    for i, (value, _) in result["optimum"].items():
+        best[i] = min(best[i], value)
+    lb = np.array([lower_bound(inst.problem) for inst in instances])
+    proven = [i for i in opt_idx if result["optimum"][i][1]]
+    rows = []
+    for name, values in ms.items():
+        gap = 100.0 * (values / best - 1.0)
+        ok = np.isfinite(values)
+        row = {"scheduler": name,
+               "gap to best %": float(np.mean(gap[ok])) if ok.any() else np.nan,
+               "worst gap %": float(np.max(gap[ok])) if ok.any() else np.nan,
+               "best on": f"{int(np.sum(gap[ok] <= 1e-9))}/{len(instances)}",
+               "gap to optimum %": float(np.mean(gap[proven])) if proven and ok[proven].all() else np.nan,
+               "makespan / LB": float(np.mean(values[ok] / lb[ok])) if ok.any() else np.nan,
+               "time ms": float(1000 * np.nanmean(result["seconds"][name])) if ok.any() else np.nan,
+               "note": result["failed"].get(name, "")}
+        for family in ("random", "app"):
+            idx = [i for i, inst in enumerate(instances) if inst.family == family and ok[i]]
+            row[f"{family} gap %"] = float(np.mean(gap[idx])) if idx else np.nan
+        rows.append(row)
+    order = ["scheduler", "gap to best %", "random gap %", "app gap %", "gap to optimum %", "worst gap %",
+             "best on", "makespan / LB", "time ms", "note"]
+    if not result["failed"]:
+        order.remove("note")
+    rows = [{k: r[k] for k in order} for r in rows]
+    return sorted(rows, key=lambda r: (np.isnan(r["gap to best %"]), r["gap to best %"]))
+
+
+def bench_quality(quick: bool = False) -> list[dict]:
+    """Run the quality benchmark with a progress bar and return the table rows (printed by
+    ``simsched bench``); a caption line tells the set's size and the optima proven."""
+    from simsched.cli.common import console
+    from simsched.cli.main import _Progress
+
+    bar = _Progress()
+    try:
+        result = run_quality(quick, progress=bar)
+    finally:
+        bar.close()
+    inst = result["instances"]
+    counts = {f: sum(i.family == f for i in inst) for f in ("random", "app", "small")}
+    proven = sum(p for _, p in result["optimum"].values())
+    console().print(f"{len(inst)} instances ({counts['random']} random, {counts['app']} application graphs, "
+                    f"{counts['small']} small); CP-SAT proved {proven}/{counts['small']} optima; "
+                    f"gap = makespan / best known - 1, averaged over instances")
+    return quality_rows(result)
