@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_heft_cpop import random_problem  # tests/ is on sys.path (rootdir-less test modules)
 
 from simsched.errors import SimschedError
 from simsched.schedulers import registry
@@ -21,7 +22,6 @@ from simsched.simulator.evaluate import evaluate_plan
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.workloads.taskgraph import TaskGraph
-from tests.test_heft_cpop import random_problem
 
 DEDICATED = {"heft": heft_schedule, "cpop": cpop_schedule, "peft": peft_schedule}
 
@@ -157,7 +157,7 @@ def test_fcp_and_flb_try_only_the_enabling_and_the_idle_processor():
         plan = registry.create(name).plan(problem)
         assert len(set(plan.processor.tolist())) == 1 and plan.finish.max() == 8
     # regression values of this implementation on the papers' graphs
-    from tests.conftest import reference_problem
+    from conftest import reference_problem
 
     top, peft = reference_problem("topcuoglu2002")[0], reference_problem("arabnejad2014_peft")[0]
     assert [_makespan(n, top) for n in ("fcp", "flb", "bil", "hoft")] == [100, 97, 84, 88]
