@@ -33,6 +33,7 @@ BUILTIN: dict[str, str] = {
     "etf": "simsched.schedulers.etf:ETF",
     "dls": "simsched.schedulers.dls:DLS",
     "heft-lookahead": "simsched.schedulers.lookahead:HEFTLookahead",
+    "heft-dup": "simsched.schedulers.duplication:HEFTDuplication",
     "ga": "simsched.schedulers.ga:GA",
     "deepsched": "simsched.schedulers.deepsched.scheduler:DeepSched",
     "optimal": "simsched.schedulers.exact:Optimal",
