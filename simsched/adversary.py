@@ -89,7 +89,7 @@ class Instance:
         lines += [f"  {line}" for line in description.strip().splitlines()]
         lines += [f"seed: {seed}", "repetitions: 1", "platform:",
                   "  processors: " + flow([{"name": p} for p in self.processor_names()]),
-                  "  network: {bandwidth: 1.0, latency: 0.0}", "  links:"]
+                  "  network: {bandwidth: 1.0, latency: 0.0}", "  links:" if self.links() else "  links: []"]
         lines += [f"    - {flow({'from': lk.a, 'to': lk.b, 'bandwidth': lk.bandwidth})}" for lk in self.links()]
         lines += ["workload:", "  tasks:"]
         lines += [f"    - {flow({'name': t, 'cost': [float(c) for c in row]})}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from simsched.adversary import anneal, makespan_of, perturb, random_instance
@@ -15,9 +16,10 @@ def _spec(name: str) -> SchedulerSpec:
     return SchedulerSpec(name, {}, name)
 
 
-def test_written_instance_loads_to_the_same_problem(tmp_path):
+@pytest.mark.parametrize(("tasks", "processors"), [(7, 3), (1, 1)])
+def test_written_instance_loads_to_the_same_problem(tmp_path, tasks, processors):
     rng = np.random.default_rng(3)
-    inst = random_instance(7, 3, rng)
+    inst = random_instance(tasks, processors, rng)
     for _ in range(20):
         inst = perturb(inst, rng)
     path = tmp_path / "i.yaml"
