@@ -101,17 +101,22 @@ def draw_gantt(report: RunReport, *, transfers: bool = False) -> Any:
     drawn = 0
     for ax, label in zip(axes[:, 0], labels):
         s = report.schedules[label]
-        order = np.argsort(s.processor, kind="stable")
-        per_proc = np.split(order, np.cumsum(np.bincount(s.processor, minlength=m))[:-1])
-        for p, tasks in enumerate(per_proc):
-            bars = [(float(s.start[t]), float(s.finish[t] - s.start[t])) for t in tasks]
-            facecolors = [colours[g.kind_of(t)] for t in tasks]
-            ax.broken_barh(bars, (p - 0.4, 0.8), facecolors=facecolors, edgecolor="black", linewidth=0.4,
-                    gid="tasks")
+        task, proc, start, finish = s.instances()  # copies (task duplication) drawn hatched
+        order = np.argsort(proc, kind="stable")
+        per_proc = np.split(order, np.cumsum(np.bincount(proc, minlength=m))[:-1])
+        for p, runs in enumerate(per_proc):
+            bars = [(float(start[i]), float(finish[i] - start[i])) for i in runs]
+            for copy in (False, True):
+                pick = [k for k, i in enumerate(runs) if (i >= g.n_tasks) == copy]
+                if pick:
+                    ax.broken_barh([bars[k] for k in pick], (p - 0.4, 0.8), edgecolor="black", linewidth=0.4,
+                                   facecolors=[colours[g.kind_of(task[runs[k]])] for k in pick],
+                                   hatch="//" if copy else None, gid="tasks")
             if g.n_tasks <= LABEL_LIMIT:
-                for t, (x, w) in zip(tasks, bars):
-                    if w >= char * (len(g.names[t]) + 1):
-                        ax.text(x + w / 2, p, g.names[t], ha="center", va="center", fontsize=7)
+                for i, (x, w) in zip(runs, bars):
+                    name = g.names[task[i]]
+                    if w >= char * (len(name) + 1):
+                        ax.text(x + w / 2, p, name, ha="center", va="center", fontsize=7)
         if transfers:
             drawn += _draw_transfers(ax, s, problem)
         ax.set_yticks(range(m))

@@ -359,6 +359,11 @@ app.command("summarize")(summarize_cmd.summarize)
 app.command("plot")(plot_cmd.plot)
 app.command("report")(report_cmd.report)
 
+# --------------------------------------------------------------------------- adversarial instances
+from simsched.cli import adversary_cmd  # noqa: E402  (light: the search loads inside the command)
+
+app.command("adversary")(adversary_cmd.adversary)
+
 
 def main() -> None:
     """Console-script entry point (``simsched``)."""

@@ -41,6 +41,7 @@ BUILTIN: dict[str, str] = {
     "list": "simsched.schedulers.parametric:ListScheduler",
     "mcp": "simsched.schedulers.parametric:MCP",
     "hlfet": "simsched.schedulers.parametric:HLFET",
+    "heft-dup": "simsched.schedulers.duplication:HEFTDuplication",
     "ga": "simsched.schedulers.ga:GA",
     "deepsched": "simsched.schedulers.deepsched.scheduler:DeepSched",
     "optimal": "simsched.schedulers.exact:Optimal",

@@ -76,6 +76,15 @@ class Timelines:
                 return s
         return None
 
+    def snapshot(self, q: int) -> tuple:
+        """Processor ``q``'s state, for :meth:`restore` after a tentative :meth:`reserve` (a
+        duplication-based scheduler tries a copy before committing to it).  O(gaps on q)."""
+        return float(self.end[q]), float(self.max_gap[q]), list(self._gap_start[q]), list(self._gap_end[q])
+
+    def restore(self, q: int, state: tuple) -> None:
+        """Put processor ``q`` back as :meth:`snapshot` saw it.  O(1)."""
+        self.end[q], self.max_gap[q], self._gap_start[q], self._gap_end[q] = state
+
     def reserve(self, q: int, start: float, finish: float) -> None:
         """Mark ``[start, finish)`` busy on processor ``q`` (it must be free).  O(g) worst case."""
         end = float(self.end[q])

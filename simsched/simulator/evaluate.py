@@ -66,8 +66,11 @@ def evaluate_plan(problem: Problem, plan: Plan, durations: np.ndarray | None = N
 
     Raises :class:`PlanError` when the plan cannot run: a task on an ineligible processor, or a
     processor order that puts a task before one of its own ancestors (which would deadlock).
-    O(n log n + e) work in O(depth of the execution graph) numpy passes.
+    O(n log n + e) work in O(depth of the execution graph) numpy passes.  A plan with copies
+    (duplication) goes to :func:`evaluate_with_copies`; ``durations`` are then per instance.
     """
+    if plan.copies is not None:
+        return evaluate_with_copies(problem, plan, durations)
     dur = plan_durations(problem, plan) if durations is None else np.asarray(durations, dtype=np.float64)
     ptr, succ, delay = execution_graph(problem, plan)
     start, finish = earliest_times(problem.graph.arrival, dur, ptr, succ, delay)
@@ -109,3 +112,123 @@ def earliest_times(release: np.ndarray, duration: np.ndarray, ptr: np.ndarray, s
         np.subtract.at(indeg, targets, 1)
         frontier = np.unique(targets[indeg[targets] == 0])
     return start, finish
+
+
+def instance_durations(problem: Problem, plan: Plan, factors: np.ndarray | None = None) -> np.ndarray:
+    """(n + k,) execution time of every instance (primaries, then copies) on its processor, times
+    the task's noise factor when ``factors`` is given.  Raises :class:`PlanError` for a copy on a
+    processor that may not run its task or a task index that does not exist."""
+    dur = plan_durations(problem, plan)
+    c = plan.copies
+    if c is None:
+        return dur if factors is None else dur * factors
+    n, m = problem.n_tasks, problem.n_processors
+    if ((c.task < 0) | (c.task >= n) | (c.processor < 0) | (c.processor >= m)).any():
+        raise PlanError(f"every copy needs a task in 0..{n - 1} and a processor in 0..{m - 1}")
+    extra = problem.W[c.task, c.processor]
+    bad = np.flatnonzero(~np.isfinite(extra))
+    if bad.size:
+        k = int(bad[0])
+        raise PlanError(f"the plan puts a copy of task {problem.graph.names[c.task[k]]!r} on "
+                        f"{problem.platform.names[c.processor[k]]!r}, which may not run it")
+    dur = np.concatenate([dur, extra])
+    return dur if factors is None else dur * np.concatenate([factors, factors[c.task]])
+
+
+class InstanceNetwork:
+    """What executing a plan with copies waits for, per instance (primaries, then copies).
+
+    ``prev``/``nxt``: neighbours in the processor's sequence; ``out_ptr``/``out_dst``/``out_delay``/
+    ``out_slot``: the transfers each instance sends when it finishes (CSR by producer instance),
+    each to a consumer instance's input slot; ``wait``: per instance, its number of input slots
+    plus one if it has a predecessor in its processor's sequence.  The fast evaluator and the SimPy
+    engine both run on it.  O(N log N + triples).
+    """
+
+    def __init__(self, problem: Problem, plan: Plan) -> None:
+        from simsched.simulator.copies import input_pairs, instance_tasks, previous_instance
+
+        c = plan.copies
+        n = problem.n_tasks
+        self.task = instance_tasks(n, c)
+        self.proc = plan.processor if c is None else np.concatenate([plan.processor, c.processor])
+        order = plan.order if c is None else np.concatenate([plan.order, c.order])
+        N = self.task.size
+        self.prev = previous_instance(self.proc, order)
+        self.nxt = np.full(N, -1, dtype=np.int64)
+        has_prev = np.flatnonzero(self.prev >= 0)
+        self.nxt[self.prev[has_prev]] = has_prev
+        _, src, dst, delay, slot = input_pairs(problem, self.task, self.proc)
+        by_src = np.argsort(src, kind="stable")
+        self.out_ptr = np.zeros(N + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=N), out=self.out_ptr[1:])
+        self.out_dst, self.out_delay, self.out_slot = dst[by_src], delay[by_src], slot[by_src]
+        n_slots = int(slot.max()) + 1 if slot.size else 0
+        slot_owner = np.zeros(n_slots, dtype=np.int64)
+        slot_owner[slot] = dst
+        self.n_slots = n_slots
+        self.wait = np.bincount(slot_owner, minlength=N) + (self.prev >= 0)
+
+
+def evaluate_with_copies(problem: Problem, plan: Plan, durations: np.ndarray | None = None) -> Schedule:
+    """Exact times of a plan with copies: each instance starts once its processor has finished the
+    previous instance of its sequence and, for every predecessor, the data of the earliest of that
+    predecessor's instances has arrived.
+
+    A minimum over producers ("any copy will do") is not a longest path, so this is an event-ordered
+    pass (Dijkstra-like, a binary heap keyed by time) over the instances — the SimPy engine's
+    dynamics without its machinery, with the same float arithmetic (each time is ``earlier time +
+    delay``, computed once).  ``durations``: per instance (default: the cost model's).  Raises
+    :class:`PlanError` when some instance can never start (deadlock).  O((N + T) log(N + T)) for
+    N instances and T producer-consumer instance pairs.
+    """
+    import heapq
+
+    dur = instance_durations(problem, plan) if durations is None else np.asarray(durations, dtype=np.float64)
+    net = InstanceNetwork(problem, plan)
+    N, n = net.task.size, problem.n_tasks
+    wait = net.wait.tolist()
+    got = [False] * net.n_slots
+    release = problem.graph.arrival[net.task].tolist()
+    ready_at = list(release)
+    start, finish = [np.nan] * N, [np.nan] * N
+    out_ptr, out_dst = net.out_ptr.tolist(), net.out_dst.tolist()
+    out_delay, out_slot, nxt, durs = net.out_delay.tolist(), net.out_slot.tolist(), net.nxt.tolist(), dur.tolist()
+    heap: list[tuple[float, int, int, int]] = []  # (time, kind 0 = finish / 1 = input, instance, slot)
+
+    def begin(j: int) -> None:
+        s = ready_at[j]
+        start[j] = s
+        heapq.heappush(heap, (s + durs[j], 0, j, -1))
+
+    for j in range(N):
+        if wait[j] == 0:
+            begin(j)
+    while heap:
+        t, kind, j, slot = heapq.heappop(heap)
+        if kind == 1:
+            if got[slot]:
+                continue
+            got[slot] = True
+        else:
+            finish[j] = t
+            for k in range(out_ptr[j], out_ptr[j + 1]):
+                heapq.heappush(heap, (t + out_delay[k], 1, out_dst[k], out_slot[k]))
+            j = nxt[j]
+            if j < 0:
+                continue
+        if t > ready_at[j]:
+            ready_at[j] = t
+        wait[j] -= 1
+        if wait[j] == 0:
+            begin(j)
+    finish_arr = np.array(finish)
+    if np.isnan(finish_arr).any():
+        stuck = int(np.flatnonzero(np.isnan(finish_arr))[0])
+        raise PlanError(f"the plan deadlocks: an execution of task {problem.graph.names[net.task[stuck]]!r} "
+                        f"on {problem.platform.names[net.proc[stuck]]!r} can never start")
+    from simsched.simulator.copies import Copies
+
+    start_arr = np.array(start)
+    copies = Copies(net.task[n:], net.proc[n:], plan.copies.order, start_arr[n:], finish_arr[n:])
+    return Schedule(plan.processor, start_arr[:n], finish_arr[:n], copies)

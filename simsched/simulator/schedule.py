@@ -7,6 +7,11 @@ processor, the order its tasks run in (``order``: tasks on one processor run in 
 A :class:`Schedule` is what happened (or would happen): per task a processor, a start and a finish.
 ``validate`` checks the invariants every schedule must hold; ``metrics`` computes the figures
 simsched reports.
+
+Both may carry :class:`~simsched.simulator.copies.Copies`: extra executions of tasks (task
+duplication).  Without them (``copies is None``) every path below is the one-execution-per-task
+code; with them see :mod:`simsched.simulator.copies` for the rule (a consumer takes each input from
+the earliest-arriving instance of its producer).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simsched.simulator.copies import Copies, input_pairs, instance_tasks
 from simsched.simulator.problem import Problem
 
 TOL = 1e-9
@@ -31,7 +37,8 @@ class Plan:
     """A static plan: ``processor[t]`` and a per-processor sequence given by ``order`` (sort key).
 
     ``start``/``finish`` are the planner's own predicted times when it computed them (HEFT does);
-    executing the plan with deterministic durations must reproduce them.
+    executing the plan with deterministic durations must reproduce them.  ``copies`` lists extra
+    executions of tasks (duplication-based planners), each with an ``order`` on its processor.
     """
 
     processor: np.ndarray
@@ -39,6 +46,7 @@ class Plan:
     start: np.ndarray | None = None
     finish: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+    copies: Copies | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "processor", _frozen(self.processor, np.int64))
@@ -48,16 +56,39 @@ class Plan:
             if v is not None:
                 object.__setattr__(self, name, _frozen(v, np.float64))
 
+        if self.copies is not None and len(self.copies) == 0:
+            object.__setattr__(self, "copies", None)
+        if self.copies is not None and self.copies.order is None:
+            raise ValueError("a plan's copies need an order")
+
     @classmethod
     def from_times(cls, processor: np.ndarray, start: np.ndarray, finish: np.ndarray,
-                   info: dict | None = None) -> Plan:
+                   info: dict | None = None, copies: Copies | None = None) -> Plan:
         """A plan whose per-processor order is the order of the planned start times (ties broken by
-        finish time, then task index, so zero-length tasks keep a valid order)."""
+        finish time, then instance index, so zero-length tasks keep a valid order).  ``copies``
+        (with ``start``/``finish``) are ordered among the primaries the same way."""
         n = len(processor)
+        if copies is not None and len(copies):
+            st = np.concatenate([start, copies.start])
+            fi = np.concatenate([finish, copies.finish])
+            key = np.lexsort((np.arange(st.size), fi, st))
+            rank = np.empty(st.size)
+            rank[key] = np.arange(st.size)
+            copies = Copies(copies.task, copies.processor, rank[n:], copies.start, copies.finish)
+            return cls(processor, rank[:n], start, finish, info or {}, copies)
         key = np.lexsort((np.arange(n), finish, start))
         order = np.empty(n)
         order[key] = np.arange(n)
         return cls(processor, order, start, finish, info or {})
+
+    def planned_schedule(self) -> Schedule | None:
+        """The planner's own times as a :class:`Schedule` (copies included), or None without them."""
+        if self.start is None or self.finish is None:
+            return None
+        copies = self.copies
+        if copies is not None and (copies.start is None or copies.finish is None):
+            return None
+        return Schedule(self.processor, self.start, self.finish, copies)
 
     def _sequence_key(self) -> np.ndarray:
         """Tasks sorted by processor, then ``order``, then index (two stable sorts: O(n log n))."""
@@ -80,29 +111,65 @@ class Plan:
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """Per task: the processor it ran on and its start and finish time."""
+    """Per task: the processor its primary execution ran on and its start and finish time; plus,
+    for duplication-based plans, the extra executions (``copies``, with their times)."""
 
     processor: np.ndarray
     start: np.ndarray
     finish: np.ndarray
+    copies: Copies | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "processor", _frozen(self.processor, np.int64))
         object.__setattr__(self, "start", _frozen(self.start, np.float64))
         object.__setattr__(self, "finish", _frozen(self.finish, np.float64))
+        if self.copies is not None and len(self.copies) == 0:
+            object.__setattr__(self, "copies", None)
+        if self.copies is not None and (self.copies.start is None or self.copies.finish is None):
+            raise ValueError("a schedule's copies need start and finish times")
 
     @property
     def makespan(self) -> float:
-        return float(self.finish.max())
+        """Last finish of any execution (copies included)."""
+        if self.copies is None:
+            return float(self.finish.max())
+        return float(max(self.finish.max(), self.copies.finish.max()))
+
+    def instances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(task, processor, start, finish)`` of every execution: primaries, then copies."""
+        n = self.processor.size
+        c = self.copies
+        if c is None:
+            return instance_tasks(n, None), self.processor, self.start, self.finish
+        return (instance_tasks(n, c), np.concatenate([self.processor, c.processor]),
+                np.concatenate([self.start, c.start]), np.concatenate([self.finish, c.finish]))
+
+    def input_arrivals(self, problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(edge, consumer instance, arrival)``: when each edge's data first reached each
+        instance of its consumer (the earliest over the producer's instances).  O(triples)."""
+        task, proc, _, finish = self.instances()
+        e, src, dst, delay, slot = input_pairs(problem, task, proc)
+        n_slots = int(slot.max()) + 1 if slot.size else 0
+        arrival = np.full(n_slots, np.inf)
+        np.minimum.at(arrival, slot, finish[src] + delay)
+        edge = np.zeros(n_slots, dtype=np.int64)
+        consumer = np.zeros(n_slots, dtype=np.int64)
+        edge[slot], consumer[slot] = e, dst
+        return edge, consumer, arrival
 
     def ready_times(self, problem: Problem) -> np.ndarray:
-        """(n,) when each task's inputs were all available on its processor (and it had arrived):
-        ``max(arrival, max over predecessors of finish + transfer)``.  O(n + e)."""
+        """(n,) when each task's inputs were all available on its (primary's) processor and it
+        had arrived: ``max(arrival, max over predecessors of finish + transfer)`` (with copies, the
+        earliest arrival from any instance of each predecessor).  O(n + e)."""
         g = problem.graph
         ready = np.array(g.arrival, dtype=np.float64)
-        if g.n_edges:
+        if g.n_edges and self.copies is None:
             arrive = self.finish[g.edge_src] + problem.edge_delays(self.processor)
             np.maximum.at(ready, g.edge_dst, arrive)
+        elif g.n_edges:
+            _, consumer, arrival = self.input_arrivals(problem)
+            primary = consumer < g.n_tasks
+            np.maximum.at(ready, consumer[primary], arrival[primary])
         return ready
 
     def validate(self, problem: Problem, tol: float = TOL) -> list[str]:
@@ -111,7 +178,9 @@ class Schedule:
         Checks: one entry per task; finite times; start >= arrival; duration equals the task's
         execution time on its processor (deterministic runs only, see ``check_durations``);
         each edge's data arrives before its consumer starts; no two tasks overlap on a processor;
-        every task runs on an eligible processor.  O(n log n + e).
+        every task runs on an eligible processor.  With copies: every execution is checked, no
+        task runs twice on one processor, and each input needs the earliest-arriving instance of
+        its producer only.  O(n log n + e) (plus the producer-consumer instance pairs with copies).
         """
         return validate_schedule(self, problem, tol=tol)
 
@@ -119,11 +188,18 @@ class Schedule:
         return compute_metrics(self, problem)
 
     def to_records(self, problem: Problem) -> list[dict]:
+        """One record per task (its primary execution), then one per copy with ``"copy": true``."""
         names, procs = problem.graph.names, problem.platform.names
-        return [
+        records = [
             {"task": names[i], "processor": procs[int(p)], "start": float(s), "finish": float(f)}
             for i, (p, s, f) in enumerate(zip(self.processor, self.start, self.finish))
         ]
+        c = self.copies
+        if c is not None:
+            records += [{"task": names[int(t)], "processor": procs[int(p)], "start": float(s),
+                         "finish": float(f), "copy": True}
+                        for t, p, s, f in zip(c.task, c.processor, c.start, c.finish)]
+        return records
 
 
 def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
@@ -147,42 +223,74 @@ def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
     if not (np.isfinite(s.start).all() and np.isfinite(s.finish).all()):
         i = int(np.flatnonzero(~(np.isfinite(s.start) & np.isfinite(s.finish)))[0])
         return [f"task {names[i]!r} never ran (start {s.start[i]}, finish {s.finish[i]})"]
-    scale = tol * max(1.0, float(np.abs(s.finish).max()))
+    copy_error = _check_copies(s, problem)
+    if copy_error:
+        return [copy_error]
+    task, proc, start, finish = s.instances()
+    scale = tol * max(1.0, float(np.abs(finish).max()))
 
-    bad = np.flatnonzero(~problem.eligible[np.arange(n), s.processor])
+    bad = np.flatnonzero(~problem.eligible[task, proc])
     for i in bad[:limit]:
-        add(f"task {names[i]!r} ran on {pnames[s.processor[i]]!r}, which may not run it")
-    bad = np.flatnonzero(s.start < g.arrival - scale)
+        add(f"task {names[task[i]]!r} ran on {pnames[proc[i]]!r}, which may not run it")
+    bad = np.flatnonzero(start < g.arrival[task] - scale)
     for i in bad[:limit]:
-        add(f"task {names[i]!r} started at {s.start[i]:g} before it arrived at {g.arrival[i]:g}")
-    duration = s.finish - s.start
+        add(f"task {names[task[i]]!r} started at {start[i]:g} before it arrived at {g.arrival[task[i]]:g}")
+    duration = finish - start
     if check_durations:
-        expected = problem.W[np.arange(n), s.processor]
+        expected = problem.W[task, proc]
         bad = np.flatnonzero(np.abs(duration - expected) > scale + tol * np.abs(expected))
         for i in bad[:limit]:
-            add(f"task {names[i]!r} ran {duration[i]:g} on {pnames[s.processor[i]]!r} but takes {expected[i]:g} there")
+            add(f"task {names[task[i]]!r} ran {duration[i]:g} on {pnames[proc[i]]!r} but takes {expected[i]:g} there")
     else:
         bad = np.flatnonzero(duration < -scale)
         for i in bad[:limit]:
-            add(f"task {names[i]!r} finished at {s.finish[i]:g} before it started at {s.start[i]:g}")
+            add(f"task {names[task[i]]!r} finished at {finish[i]:g} before it started at {start[i]:g}")
     if g.n_edges:
-        arrive = s.finish[g.edge_src] + problem.edge_delays(s.processor)
-        bad = np.flatnonzero(s.start[g.edge_dst] < arrive - scale)
-        for e in bad[:limit]:
-            a, b = g.edge_src[e], g.edge_dst[e]
-            add(f"task {names[b]!r} started at {s.start[b]:g} before the data of {names[a]!r} "
-                f"arrived at {arrive[e]:g}")
+        if s.copies is None:
+            edge, consumer = np.arange(g.n_edges), g.edge_dst
+            arrive = s.finish[g.edge_src] + problem.edge_delays(s.processor)
+        else:  # the earliest arrival from any instance of the producer counts
+            edge, consumer, arrive = s.input_arrivals(problem)
+        bad = np.flatnonzero(start[consumer] < arrive - scale)
+        for k in bad[:limit]:
+            a, b = g.edge_src[edge[k]], consumer[k]
+            add(f"task {names[task[b]]!r} started at {start[b]:g} before the data of {names[a]!r} "
+                f"arrived at {arrive[k]:g}")
     # no overlap: sort by (processor, start, finish) and compare neighbours
-    key = np.lexsort((s.finish, s.start, s.processor))
-    p, st, fi = s.processor[key], s.start[key], s.finish[key]
+    key = np.lexsort((finish, start, proc))
+    p, st, fi = proc[key], start[key], finish[key]
     same = p[1:] == p[:-1]
     # zero-length tasks never conflict
     clash = same & (st[1:] < fi[:-1] - scale) & (fi[1:] - st[1:] > scale) & (fi[:-1] - st[:-1] > scale)
     for k in np.flatnonzero(clash)[:limit]:
         a, b = key[k], key[k + 1]
-        add(f"tasks {names[a]!r} [{s.start[a]:g}, {s.finish[a]:g}) and {names[b]!r} "
-            f"[{s.start[b]:g}, {s.finish[b]:g}) overlap on {pnames[p[k]]!r}")
+        add(f"tasks {names[task[a]]!r} [{start[a]:g}, {finish[a]:g}) and {names[task[b]]!r} "
+            f"[{start[b]:g}, {finish[b]:g}) overlap on {pnames[p[k]]!r}")
     return errors
+
+
+def _check_copies(s: Schedule, problem: Problem) -> str | None:
+    """The first structural problem of a schedule's copies (a task that does not exist, a missing
+    processor, an unfinished copy, two executions of one task on one processor), or None."""
+    c = s.copies
+    if c is None:
+        return None
+    n, m, names = problem.n_tasks, problem.n_processors, problem.graph.names
+    if ((c.task < 0) | (c.task >= n)).any():
+        return f"a copy names task index {int(c.task[(c.task < 0) | (c.task >= n)][0])}, which does not exist"
+    if ((c.processor < 0) | (c.processor >= m)).any():
+        k = int(np.flatnonzero((c.processor < 0) | (c.processor >= m))[0])
+        return f"a copy of task {names[c.task[k]]!r} is on processor {c.processor[k]}, which does not exist"
+    if not (np.isfinite(c.start).all() and np.isfinite(c.finish).all()):
+        k = int(np.flatnonzero(~(np.isfinite(c.start) & np.isfinite(c.finish)))[0])
+        return f"a copy of task {names[c.task[k]]!r} never ran"
+    task, proc, _, _ = s.instances()
+    pair = task * m + proc
+    uniq, counts = np.unique(pair, return_counts=True)
+    if (counts > 1).any():
+        t, q = divmod(int(uniq[counts > 1][0]), m)
+        return f"task {names[t]!r} runs more than once on {problem.platform.names[q]!r}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -208,7 +316,8 @@ class Metrics:
 def compute_metrics(s: Schedule, problem: Problem) -> Metrics:
     """Makespan (last finish minus first arrival); average turnaround (finish - arrival); average
     waiting (start - ready, where ready is when the task's inputs were on its processor); utilisation
-    (busy time / makespan, per processor and mean); SLR (makespan / sum of minimum costs on the
+    (busy time / makespan, per processor and mean; copies count as busy time, while turnaround and
+    waiting use each task's primary execution); SLR (makespan / sum of minimum costs on the
     minimum-cost critical path, Topcuoglu et al. 2002); speedup (best single-processor sequential
     time / makespan) and efficiency (speedup / processors).  O(n + e)."""
     from simsched.simulator.bounds import critical_path_min_cost
@@ -216,8 +325,9 @@ def compute_metrics(s: Schedule, problem: Problem) -> Metrics:
     g = problem.graph
     m = problem.n_processors
     origin = float(g.arrival.min())
-    makespan = float(s.finish.max()) - origin
-    busy = np.bincount(s.processor, weights=s.finish - s.start, minlength=m)
+    makespan = s.makespan - origin
+    _, proc, start, finish = s.instances()
+    busy = np.bincount(proc, weights=finish - start, minlength=m)
     util = busy / makespan if makespan > 0 else np.zeros(m)
     ready = s.ready_times(problem)
     cp = critical_path_min_cost(problem)

@@ -328,8 +328,9 @@ class _Subject:
 def _prop_valid(subject: _Subject, problem: Problem, seed: int) -> None:
     if subject.kind == "static":
         plan = subject.plan(problem, seed)
-        if plan.start is not None and plan.finish is not None:
-            _check_validity(Schedule(plan.processor, plan.start, plan.finish), problem, "the planned times")
+        planned = plan.planned_schedule()
+        if planned is not None:
+            _check_validity(planned, problem, "the planned times")
         _check_validity(subject.execute(problem, plan), problem, "the simulated schedule")
     else:
         _check_validity(subject.run_online(problem, seed), problem, "the simulated schedule")
@@ -338,8 +339,9 @@ def _prop_valid(subject: _Subject, problem: Problem, seed: int) -> None:
 def _prop_bound(subject: _Subject, problem: Problem, seed: int) -> None:
     schedule, plan = subject.schedule(problem, seed)
     _check_bound(schedule, problem, "the simulated schedule")
-    if plan is not None and plan.start is not None and plan.finish is not None:
-        _check_bound(Schedule(plan.processor, plan.start, plan.finish), problem, "the planned schedule")
+    planned = None if plan is None else plan.planned_schedule()
+    if planned is not None:
+        _check_bound(planned, problem, "the planned schedule")
 
 
 def _prop_determinism(subject: _Subject, problem: Problem, seed: int) -> None:

@@ -1,0 +1,128 @@
+"""``simsched adversary A B``: search for the instance where scheduler A is furthest behind B.
+
+Runs :func:`simsched.adversary.anneal`, writes the worst instance as a scenario (``instance.yaml``,
+inline tasks with explicit costs, edges with data, one link per processor pair), then loads that
+file and runs it exactly as ``simsched run`` does — the table printed, the ratio reported and the
+Gantt charts (``gantt.png``, drawn by :mod:`simsched.cli.gantt`) all come from that replay, and the
+command checks it reproduces the search's makespans.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from simsched.cli.common import console, user_errors
+from simsched.errors import SimschedError
+
+
+def _progress_bar(total: int | None, seconds: float | None):  # noqa: ANN202  (rich types load lazily)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[what]}"),
+                   TimeElapsedColumn(), console=console(stderr=True), transient=True,
+                   disable=not console(stderr=True).is_terminal)
+    goal = float(total) if total is not None else float(seconds or 1.0)
+    task = bar.add_task("searching", total=goal, what="")
+
+    def update(i: int, elapsed: float, best: float) -> None:
+        done = i if total is not None else elapsed
+        if total is not None and seconds is not None:
+            done = max(i / total, elapsed / seconds) * goal
+        bar.update(task, completed=min(done, goal), what=f"iteration {i}, worst ratio {best:.4g}")
+
+    return bar, update
+
+
+@user_errors
+def adversary(
+    a: str = typer.Argument(..., help="Scheduler whose bad case is searched (name or module:Class).",
+                            show_default=False),
+    b: str = typer.Argument(..., help="Scheduler it is compared with.", show_default=False),
+    tasks: int = typer.Option(10, "--tasks", help="Tasks per instance."),
+    processors: int = typer.Option(3, "--processors", help="Processors per instance."),
+    minutes: float | None = typer.Option(None, "--minutes", help="Time budget (default 1 minute "
+                                         "unless --iterations is given)."),
+    iterations: int | None = typer.Option(None, "--iterations", help="Iteration budget (reproducible "
+                                           "for a given --seed)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the search and of the schedulers' random streams."),
+    out: Path | None = typer.Option(None, "--out", help="Output directory (default out/adversary-A-vs-B)."),
+) -> None:
+    """Search instances where A's makespan is as many times B's as possible; write the worst as a
+    scenario plus both Gantt charts, replayed by the simulator."""
+    from simsched.adversary import LIMITS, anneal, makespan_of
+    from simsched.cli.outputs import check_output
+    from simsched.schedulers import registry
+    from simsched.simulator.scenario import SchedulerSpec
+
+    if tasks < 1 or tasks > 200:
+        raise SimschedError(f"--tasks must be in 1..200, got {tasks}")
+    if processors < 1 or processors > 32:
+        raise SimschedError(f"--processors must be in 1..32, got {processors}")
+    if minutes is not None and not minutes > 0:
+        raise SimschedError(f"--minutes must be > 0, got {minutes}")
+    if iterations is not None and iterations < 1:
+        raise SimschedError(f"--iterations must be >= 1, got {iterations}")
+    if seed < 0:
+        raise SimschedError(f"--seed must be >= 0, got {seed}")
+    if a == b:
+        raise SimschedError(f"compare two different schedulers, got {a!r} twice")
+    specs = []
+    for name, option in ((a, "A"), (b, "B")):
+        try:
+            registry.create(name)
+        except SimschedError as exc:
+            raise exc.located(field=option) from None
+        specs.append(SchedulerSpec(name, {}, name))
+    safe = [n.replace(":", "-").replace("/", "-") for n in (a, b)]
+    folder = out if out is not None else Path("out") / f"adversary-{safe[0]}-vs-{safe[1]}"
+    if folder.exists() and not folder.is_dir():
+        raise SimschedError(f"--out {folder}: is a file, not a directory")
+    folder.mkdir(parents=True, exist_ok=True)
+    yaml_path = check_output(folder / "instance.yaml", option="--out")
+    gantt_path = check_output(folder / "gantt.png", option="--out")
+    seconds = minutes * 60 if minutes is not None else (None if iterations is not None else 60.0)
+
+    bar, update = _progress_bar(iterations, seconds)
+    with bar:
+        found = anneal(makespan_of(specs[0], seed), makespan_of(specs[1], seed), tasks=tasks,
+                       processors=processors, seed=seed, iterations=iterations, seconds=seconds,
+                       progress=update)
+    limits = ", ".join(f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in LIMITS.items())
+    description = (f"Found by `simsched adversary {a} {b} --tasks {tasks} --processors {processors} "
+                   f"--seed {seed}` after {found.iterations} iterations: {a}'s makespan is "
+                   f"{found.ratio:.4g} times {b}'s.\nSearch limits: {limits}.")
+    text = found.instance.scenario_yaml(name=f"adversary-{safe[0]}-vs-{safe[1]}", description=description,
+                                        schedulers=(a, b), seed=seed)
+    from simsched.fileio import atomic_write_text
+
+    atomic_write_text(yaml_path, text)
+    report = _replay(yaml_path, found.makespan_a, found.makespan_b)
+    from simsched.cli.gantt import write_gantt
+    from simsched.cli.main import print_report
+
+    write_gantt(report, gantt_path)
+    out_console = console()
+    print_report(report, out_console)
+    replayed = [report.rows_of(label)[0]["makespan"] for label in (a, b)]
+    out_console.print(f"{found.iterations} iterations in {found.seconds:.1f} s; worst instance: {a} "
+                      f"{replayed[0]:.6g} vs {b} {replayed[1]:.6g}, ratio {replayed[0] / replayed[1]:.4g}")
+    if found.rejected_errors:
+        out_console.print(f"{found.rejected_errors} candidate instances were skipped because a scheduler "
+                          f"failed on them, e.g.: {found.first_error}")
+    typer.echo(f"scenario written to {yaml_path}\nGantt charts written to {gantt_path}")
+
+
+def _replay(path: Path, makespan_a: float, makespan_b: float):  # noqa: ANN202
+    """Load the written scenario and run it as ``simsched run`` does; the makespans must be the
+    search's (else the instance did not survive the round trip: a bug, not a user error)."""
+    from simsched.cli.runner import run_scenario
+    from simsched.simulator.scenario import load_scenario
+
+    report = run_scenario(load_scenario(path))
+    got = [report.rows_of(label)[0]["makespan"] for label in report.schedulers]
+    if got != [makespan_a, makespan_b]:
+        raise RuntimeError(f"the written scenario replays to makespans {got}, the search measured "
+                           f"{[makespan_a, makespan_b]}")
+    return report
