@@ -13,11 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from simsched.rl.features import StaticInfo, assume_assigned, observe
+from simsched.rl.baselines import OneByOne
+from simsched.rl.features import StaticInfo, observe
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
-
-Assignments = list[tuple[int, int]]
 
 
 @functools.lru_cache(maxsize=8)
@@ -38,7 +37,9 @@ def _load(kind: str, path: str):
     return WorldAgent.from_checkpoint(ck)
 
 
-class _Agent:
+class _Agent(OneByOne):
+    """A learned agent placing one task at a time (:class:`~simsched.rl.baselines.OneByOne`)."""
+
     name = ""
     kind = ""
 
@@ -59,17 +60,6 @@ class _Agent:
         torch.set_num_threads(1)
         self.model = _load(self.kind, self.checkpoint)
         self.info = StaticInfo.of(problem)
-
-    def decide(self, view: DecisionView) -> Assignments:
-        stuck = view.ready[~view.problem.eligible[view.ready].any(axis=1)]
-        if stuck.size:  # no processor may run it: the engine rejects this with a SimschedError
-            return [(int(stuck[0]), 0)]
-        out: Assignments = []
-        while view.ready.size and view.idle.any():
-            t, p = self.choose(view)
-            out.append((t, p))
-            view = assume_assigned(view, t, p)
-        return out
 
     def choose(self, view: DecisionView) -> tuple[int, int]:
         raise NotImplementedError
