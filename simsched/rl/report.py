@@ -228,6 +228,11 @@ def write_report(out: Path, data: dict) -> None:
     ax[0].set_xlabel("real-simulator steps")
     ax[0].set_ylabel(("mean JCT" if data.get("jobs_table") else "makespan") + " / HEFT static (eval seeds)")
     ax[0].legend()
+    if data.get("jobs_table"):
+        rows = sorted(data["jobs_table"]["rows"], key=lambda r: -r["mean_jct"])
+        ax[1].barh([r["policy"] for r in rows], [r["mean_jct"] for r in rows], xerr=[r["jct_ci95"] for r in rows],
+                   color=["tab:orange" if r["policy"] == "rl" else "tab:blue" for r in rows])
+        ax[1].set_xlabel(f"mean job completion time, {data['jobs_table']['seeds']} unseen seeds (95% CI)")
     if data.get("sweep"):
         taus = [r["tau"] for r in data["sweep"]]
         ax[1].errorbar(taus, [r["real_ratio"] for r in data["sweep"]], [r["ci95"] for r in data["sweep"]], marker="o")
