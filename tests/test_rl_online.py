@@ -105,3 +105,12 @@ def test_tiny_online_training_reports_the_job_table(tmp_path):
     r = subprocess.run([sys.executable, "-m", "simsched.cli.main", "train", "rl", str(bad)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "sigma" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_shipped_job_stream_checkpoint_is_found_by_name():
+    from simsched.schedulers import registry
+
+    assert registry.create("rl", checkpoint="rl_online").checkpoint.endswith("rl_online.pt")
+    assert registry.create("rl", checkpoint="rl_online.pt").checkpoint.endswith("rl_online.pt")
+    assert registry.create("rl").checkpoint.endswith("rl.pt")
+

@@ -47,9 +47,12 @@ class _Agent(OneByOne):
         from simsched.rl.checkpoint import shipped_path
 
         path = Path(checkpoint) if checkpoint else shipped_path(self.kind)
-        bundled = shipped_path(self.kind).parent / str(checkpoint)
-        if checkpoint and not path.exists() and Path(checkpoint).name == checkpoint and bundled.is_file():
-            path = bundled  # a checkpoint shipped with simsched, by file name (e.g. rl_online.pt)
+        if checkpoint and not path.exists() and Path(checkpoint).name == checkpoint:
+            data = shipped_path(self.kind).parent  # a checkpoint shipped with simsched, by name
+            for bundled in (data / checkpoint, data / f"{checkpoint}.pt"):
+                if bundled.is_file():
+                    path = bundled
+                    break
         self.checkpoint = str(path)
         self.model = None
         self.info: StaticInfo | None = None
@@ -70,8 +73,8 @@ class RLPolicy(_Agent):
 
     Model-free: PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016) on the SimPy-driven
     gymnasium env, as READYS (Grinsztajn et al. 2021) / Decima (Mao et al. 2019).  One GNN forward
-    per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint, or the file name of
-    one shipped with simsched (``rl.pt``, the default; ``rl_online.pt``, trained on job streams).
+    per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint, or the name of one
+    shipped with simsched (default: trained on single DAGs; ``rl_online``: trained on job streams).
     """
 
     name = "rl"
