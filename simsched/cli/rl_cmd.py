@@ -87,7 +87,7 @@ def _train_ppo(cfg, conf, out: Path, console):
         def progress(i, n, rec):
             info = f"steps {rec['real_steps']}"
             if "eval_ratio" in rec:
-                info += f"  eval makespan/HEFT {rec['eval_ratio']:.3f}"
+                info += f"  eval {'mean JCT' if cfg.reward == 'jobs' else 'makespan'}/HEFT {rec['eval_ratio']:.3f}"
             bar.update(task, completed=i, info=info)
 
         net, hist = train_ppo(cfg, progress, save)
@@ -123,10 +123,19 @@ def _train_world(cfg, conf, out: Path, console):
     return agent
 
 
+def _checkpoint_steps(path: Path) -> int:
+    """Real steps recorded in a model-free checkpoint's metadata (0 when there is none)."""
+    if not path.exists():
+        return 0
+    from simsched.rl import checkpoint
+
+    return int(checkpoint.load(path, "rl").get("meta", {}).get("real_steps", 0))
+
+
 def _report(cfg, out: Path, rl_net, world, console) -> None:
     from simsched.rl.policy import _load
     from simsched.rl.ppo import eval_seeds, make_env
-    from simsched.rl.report import final_evaluation, measure_steps, write_report
+    from simsched.rl.report import final_evaluation, job_comparison, job_table_lines, measure_steps, write_report
     from simsched.rl.world import temperature_sweep
 
     if rl_net is None and (out / "rl.pt").exists():
@@ -136,13 +145,19 @@ def _report(cfg, out: Path, rl_net, world, console) -> None:
     if rl_net is None and world is None:
         raise SimschedError(f"no checkpoint in {out} to report on; train first")
     console.print(f"evaluating on {cfg.eval.final_seeds} unseen seeds ...")
-    final = final_evaluation(cfg, rl_net, world)
+    jobs = cfg.reward == "jobs"
+    final = final_evaluation(cfg, None if jobs else rl_net, world)
+    table = job_comparison(cfg, rl_net) if jobs else None
     hist = {k: json.loads((out / f"{k}.json").read_text()) if (out / f"{k}.json").exists() else []
             for k in ("rl_history", "world_history")}
-    steps = {"rl": steps_to_best(hist["rl_history"]),
+    rl_steps = steps_to_best(hist["rl_history"]) if hist["rl_history"] else _checkpoint_steps(out / "rl.pt")
+    steps = {"rl": rl_steps,
              "rl-world": hist["world_history"][-1]["real_steps"] if hist["world_history"] else 0}
     data = {"scenario": cfg.scenario, "tasks": list(cfg.tasks), "final_seeds": cfg.eval.final_seeds,
             "final": final, "real_steps": steps, **hist}
+    if table is not None:
+        data.update(jobs=cfg.jobs, jobs_table=table)
+        print("\n".join(job_table_lines(table)))
     if world is not None:
         console.print("timing real vs world-model steps ...")
         data["timing"] = measure_steps(cfg, world)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from simsched.errors import SimschedError
 
@@ -37,6 +37,9 @@ class PPOConfig(_M):
     """Warm start: behaviour cloning of the rank + earliest-finish heuristic on this many episodes
     (their real steps count) before PPO; 0 = PPO from scratch."""
     bc_epochs: int = Field(6, ge=1)
+    bc_teacher: str = Field("rank", pattern="^(rank|srjf)$")
+    """Whom behaviour cloning imitates: ``rank`` (highest upward rank, earliest finish: online
+    HEFT) or ``srjf`` (the task of the job with the least remaining work, earliest finish)."""
 
 
 class WorldConfig(_M):
@@ -86,9 +89,28 @@ class EvalConfig(_M):
     """Evaluation seeds start here: never drawn in training (training seeds are < 2**31 - offset)."""
 
 
+class DisruptionConfig(_M):
+    """Processor failures and stragglers (:class:`~simsched.simulator.engine.Disruptions`)."""
+
+    failure_rate: float = Field(0.0, ge=0)
+    repair_time: float = Field(10.0, ge=0)
+    slowdown_rate: float = Field(0.0, ge=0)
+    slowdown_duration: float = Field(20.0, ge=0)
+    slowdown: float = Field(3.0, ge=1)
+
+
 class TrainConfig(_M):
     scenario: str = "random_dag_4p.yaml"
     tasks: tuple[int, int] = (20, 50)
+    """Tasks per graph (per job in a job stream), uniform in this range."""
+    jobs: int = Field(1, ge=1)
+    """Jobs per episode: a Poisson stream of this many graphs (1: a single DAG)."""
+    job_rate: float = Field(0.01, gt=0)
+    """Arrival rate of the job stream (mean gap between arrivals ``1 / job_rate``)."""
+    sigma: tuple[float, float] | None = None
+    """Per-episode lognormal noise sigma drawn uniformly in this range (instead of the scenario's
+    noise)."""
+    disruptions: DisruptionConfig = DisruptionConfig()
     reward: str = "makespan"
     fixed_seed: int | None = None
     seed: int = 0
@@ -98,6 +120,13 @@ class TrainConfig(_M):
     world: WorldConfig = WorldConfig()
     eval: EvalConfig = EvalConfig()
     base: str = Field(".", exclude=True)
+
+    @field_validator("sigma")
+    @classmethod
+    def _sigma_range(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+        if v is not None and not 0 <= v[0] <= v[1]:
+            raise ValueError(f"sigma must be a range [lo, hi] with 0 <= lo <= hi, got {list(v)}")
+        return v
 
     def path(self, p: str) -> Path:
         q = Path(p)

@@ -22,7 +22,11 @@ Rewards (``reward=``):
 * ``"makespan"``: the negative increment of the expected makespan, divided by ``M_heft`` (dense;
   its sum is ``-M / M_heft``);
 * ``"jobs"`` (Decima, Mao et al. 2019): minus the time-integrated number of jobs in the system since
-  the previous decision, divided by ``M_heft``.
+  the previous decision, divided by the sum of job flow times of HEFT's static plan followed under
+  the same noise and disruptions (its sum is ``-JCT / JCT_heft``, JCT = mean job completion time).
+
+The episode's *score* (:meth:`SchedulingEnv.score`) is the makespan, or the mean job completion
+time for the ``jobs`` reward; ``baseline_score`` is HEFT's static plan's.
 """
 
 from __future__ import annotations
@@ -118,6 +122,7 @@ class SchedulingEnv(gym.Env):
         self.obs: Observation | None = None
         self.info_static: StaticInfo | None = None
         self.baseline = 1.0
+        self.baseline_score = 1.0
         self.expected = 0.0
         self.real_steps = 0
 
@@ -140,6 +145,12 @@ class SchedulingEnv(gym.Env):
         self.episode = ep
         self.info_static = StaticInfo.of(ep.problem, ep.jobs)
         self.baseline = heft_makespan(ep)
+        if self.reward_kind == "jobs":
+            from simsched.rl.baselines import heft_static_jct
+
+            self.baseline_score = heft_static_jct(ep, self.family.disruptions)
+        else:
+            self.baseline_score = self.baseline
         self.session = OnlineSession(ep.problem, ep.factors, self.family.disruptions,
                                      np.random.default_rng(ep.disruption_seed))
         self.view = self.session.reset()
@@ -166,6 +177,7 @@ class SchedulingEnv(gym.Env):
         info["invalid_action"] = invalid
         if terminated:
             info["makespan"] = self.makespan()
+            info["score"] = self.score()
         return observation, reward, terminated, False, info
 
     # ------------------------------------------------------------------ helpers
@@ -180,6 +192,15 @@ class SchedulingEnv(gym.Env):
         """Makespan of the finished episode (last finish minus first arrival)."""
         s = self.session.schedule()
         return float(s.finish.max() - self.episode.problem.graph.arrival.min())
+
+    def score(self) -> float:
+        """The finished episode's objective: mean job completion time (``jobs`` reward) or makespan."""
+        if self.reward_kind != "jobs":
+            return self.makespan()
+        from simsched.simulator.jobmetrics import job_metrics
+
+        ep = self.episode
+        return job_metrics(self.session.schedule(), ep.jobs, ep.job_arrival).mean_flow_time
 
     def _expected_makespan(self) -> float:
         view, origin = self.view, float(self.episode.problem.graph.arrival.min())
@@ -199,7 +220,8 @@ class SchedulingEnv(gym.Env):
         ep = self.episode
         end = job_completion(np.asarray(self.session.finish), ep.jobs, len(ep.job_arrival))
         t1 = float(np.nanmax(self.session.finish)) if terminated else self.session.now
-        r = -jobs_in_system(ep.job_arrival, end, self.last_time, t1) / b
+        flow = self.baseline_score * len(ep.job_arrival)
+        r = -jobs_in_system(ep.job_arrival, end, self.last_time, t1) / (flow if flow > 0 else 1.0)
         self.last_time = t1
         return r
 
@@ -244,4 +266,4 @@ class SchedulingEnv(gym.Env):
             task[:n] = self.obs.task_mask
             proc[:n, :m] = self.obs.proc_mask
         return {"action_mask": {"task": task, "processor": proc}, "time": float(self.session.now),
-                "heft_makespan": self.baseline}
+                "heft_makespan": self.baseline, "baseline_score": self.baseline_score}

@@ -2,7 +2,8 @@
 
 A :class:`Family` takes a scenario's platform, workload generator options and noise model and draws,
 per episode, a fresh graph with a number of tasks uniform in ``tasks`` (e.g. random DAGs of 20-50
-tasks), optionally a Poisson stream of several such jobs, the duration-noise factors, and the
+tasks), optionally a Poisson stream of several such jobs, the duration-noise factors (optionally with a
+lognormal sigma drawn per episode), and the
 disruptions (failures, slowdowns).  :meth:`Family.draw` is deterministic in its seed.
 """
 
@@ -47,6 +48,8 @@ class Family:
     job_rate: float = 0.01
     disruptions: Disruptions = field(default_factory=Disruptions)
     affinity: dict[str, dict[str, float]] = field(default_factory=dict)
+    sigma_range: tuple[float, float] | None = None
+    """When set, each episode draws a lognormal sigma uniformly in this range (``noise`` unused)."""
 
     @classmethod
     def from_scenario(cls, path: str | Path, **overrides: Any) -> Family:
@@ -87,7 +90,10 @@ class Family:
         graph = stream.graph if self.n_jobs > 1 else stream.graph.with_(
             names=[name.split(".", 1)[1] for name in stream.graph.names])
         problem = Problem(graph, self.platform, self.affinity)
-        factors = None if self.noise.deterministic else self.noise.factors(graph.n_tasks,
-                                                                           np.random.default_rng(noise_ss))
+        noise_rng = np.random.default_rng(noise_ss)
+        noise = self.noise
+        if self.sigma_range is not None:
+            noise = NoiseModel("lognormal", float(noise_rng.uniform(*self.sigma_range)))
+        factors = None if noise.deterministic else noise.factors(graph.n_tasks, noise_rng)
         return Episode(problem, np.asarray(stream.jobs), np.asarray(stream.job_arrival), factors,
                        int(dis_ss.generate_state(1)[0]))

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from simsched.rl.features import StaticInfo, assume_assigned, observe
+from simsched.rl.baselines import OneByOne
+from simsched.rl.features import StaticInfo, observe
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
-
-Assignments = list[tuple[int, int]]
 
 
 @functools.lru_cache(maxsize=8)
@@ -38,14 +37,23 @@ def _load(kind: str, path: str):
     return WorldAgent.from_checkpoint(ck)
 
 
-class _Agent:
+class _Agent(OneByOne):
+    """A learned agent placing one task at a time (:class:`~simsched.rl.baselines.OneByOne`)."""
+
     name = ""
     kind = ""
 
     def __init__(self, *, checkpoint: str | None = None) -> None:
         from simsched.rl.checkpoint import shipped_path
 
-        self.checkpoint = str(Path(checkpoint) if checkpoint else shipped_path(self.kind))
+        path = Path(checkpoint) if checkpoint else shipped_path(self.kind)
+        if checkpoint and not path.exists() and Path(checkpoint).name == checkpoint:
+            data = shipped_path(self.kind).parent  # a checkpoint shipped with simsched, by name
+            for bundled in (data / checkpoint, data / f"{checkpoint}.pt"):
+                if bundled.is_file():
+                    path = bundled
+                    break
+        self.checkpoint = str(path)
         self.model = None
         self.info: StaticInfo | None = None
 
@@ -56,17 +64,6 @@ class _Agent:
         self.model = _load(self.kind, self.checkpoint)
         self.info = StaticInfo.of(problem)
 
-    def decide(self, view: DecisionView) -> Assignments:
-        stuck = view.ready[~view.problem.eligible[view.ready].any(axis=1)]
-        if stuck.size:  # no processor may run it: the engine rejects this with a SimschedError
-            return [(int(stuck[0]), 0)]
-        out: Assignments = []
-        while view.ready.size and view.idle.any():
-            t, p = self.choose(view)
-            out.append((t, p))
-            view = assume_assigned(view, t, p)
-        return out
-
     def choose(self, view: DecisionView) -> tuple[int, int]:
         raise NotImplementedError
 
@@ -76,7 +73,8 @@ class RLPolicy(_Agent):
 
     Model-free: PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016) on the SimPy-driven
     gymnasium env, as READYS (Grinsztajn et al. 2021) / Decima (Mao et al. 2019).  One GNN forward
-    per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint.
+    per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint, or the name of one
+    shipped with simsched (default: trained on single DAGs; ``rl_online``: trained on job streams).
     """
 
     name = "rl"

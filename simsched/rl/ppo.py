@@ -26,7 +26,13 @@ Progress = Callable[[int, int, dict], None]
 
 
 def make_family(cfg: TrainConfig) -> Family:
-    return Family.from_scenario(cfg.path(cfg.scenario), tasks=tuple(cfg.tasks))
+    """The config's family: the scenario's platform and generator, with the config's task range,
+    job stream, noise range and disruptions."""
+    from simsched.simulator.engine import Disruptions
+
+    return Family.from_scenario(cfg.path(cfg.scenario), tasks=tuple(cfg.tasks), n_jobs=cfg.jobs,
+                                job_rate=cfg.job_rate, sigma_range=cfg.sigma,
+                                disruptions=Disruptions(**cfg.disruptions.model_dump()))
 
 
 def make_env(cfg: TrainConfig, family: Family | None = None) -> SchedulingEnv:
@@ -64,8 +70,8 @@ def gae(rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float) -> tu
 
 def run_episode(env: SchedulingEnv, net: ActorCritic, seed: int | None, greedy: bool,
                 gen: torch.Generator | None, episode=None) -> tuple[list, float, float]:
-    """One episode; returns ``(steps, return, makespan / heft)`` with steps ``(obs, task, proc, logp,
-    value, reward)``."""
+    """One episode; returns ``(steps, return, score / HEFT's score)`` (makespan, or mean job
+    completion time for the ``jobs`` reward) with steps ``(obs, task, proc, logp, value, reward)``."""
     if episode is not None:
         env.load(episode)
     else:
@@ -79,7 +85,7 @@ def run_episode(env: SchedulingEnv, net: ActorCritic, seed: int | None, greedy: 
         _, r, done, _, info = env.step((t, p))
         steps.append((o, t, p, float(logp[0]), float(v[0]), float(r)))
         total += r
-    return steps, total, info["makespan"] / info["heft_makespan"]
+    return steps, total, info["score"] / info["baseline_score"]
 
 
 def collect(env: SchedulingEnv, net: ActorCritic, seeds: list[int], cfg: TrainConfig,
@@ -142,14 +148,19 @@ def ppo_update(net: ActorCritic, opt: torch.optim.Optimizer, tr: Transitions, cf
 
 def behaviour_clone(env: SchedulingEnv, net: ActorCritic, seeds: list[int], cfg: TrainConfig,
                     rng: np.random.Generator) -> float:
-    """Warm start: fit the two heads to the ready task of highest upward rank on its
-    earliest-finish processor (:meth:`SchedulingEnv.fallback_action`).  Returns the final loss."""
+    """Warm start: fit the two heads to the teacher's choices (``ppo.bc_teacher``: online HEFT or
+    shortest remaining job first, both on the earliest-finish processor; :mod:`simsched.rl.baselines`)
+    on the states the teacher reaches.  Returns the final loss."""
+    from simsched.rl.baselines import OnlineHEFT, ShortestJobEFT
+
+    teacher = ShortestJobEFT() if cfg.ppo.bc_teacher == "srjf" else OnlineHEFT()
     obs, tasks, procs = [], [], []
     for s in seeds:
         env.reset(seed=s)
+        teacher.reset(env.episode.problem, rng)
         done = False
         while not done:
-            t, p = env.fallback_action()
+            t, p = teacher.choose(env.view)
             obs.append(env.obs)
             tasks.append(t)
             procs.append(p)
@@ -171,22 +182,23 @@ def behaviour_clone(env: SchedulingEnv, net: ActorCritic, seeds: list[int], cfg:
 
 
 def evaluate(env: SchedulingEnv, act: Callable, seeds: list[int]) -> dict:
-    """Run ``act(env)`` (one greedy episode on the env's current episode, returning the makespan)
-    on each seed's episode; returns makespans of the agent and of HEFT's plan under the same
-    noise, and their ratio."""
+    """Run ``act(env, episode)`` (one greedy episode in the env) on each seed's episode; returns the
+    agent's scores (:meth:`SchedulingEnv.score`: makespan, or mean job completion time) and HEFT's
+    static plan's under the same noise, and their ratio.  ``makespan``/``heft`` hold the same
+    arrays (the score)."""
     ours, heft = [], []
     for s in seeds:
-        ep = env.family.draw(s)
-        ours.append(act(env, ep))
-        heft.append(env.baseline)
+        act(env, env.family.draw(s))
+        ours.append(env.score())
+        heft.append(env.baseline_score)
     ours_a, heft_a = np.array(ours), np.array(heft)
-    return {"makespan": ours_a, "heft": heft_a, "ratio": ours_a / heft_a}
+    return {"score": ours_a, "baseline": heft_a, "makespan": ours_a, "heft": heft_a, "ratio": ours_a / heft_a}
 
 
 def greedy_actor(net: ActorCritic) -> Callable:
     def act(env: SchedulingEnv, ep) -> float:
-        _, _, ratio = run_episode(env, net, None, True, None, episode=ep)
-        return ratio * env.baseline
+        run_episode(env, net, None, True, None, episode=ep)
+        return env.score()
     return act
 
 
@@ -217,6 +229,11 @@ def train_ppo(cfg: TrainConfig, progress: Progress | None = None,
         ev = evaluate(env, greedy_actor(net), seeds)
         history.append({"iteration": 0, "real_steps": env.real_steps, "wall_s": time.perf_counter() - t0,
                         "bc_loss": bc_loss, "eval_ratio": float(ev["ratio"].mean())})
+        if cfg.ppo.bc_teacher != "rank":  # a cloned job-aware policy competes with the PPO iterations
+            best = history[-1]["eval_ratio"]
+            best_state = {k: v.clone() for k, v in net.state_dict().items()}
+            if save is not None:
+                save(net, history[-1])
         if progress is not None:
             progress(0, its, history[-1])
     for it in range(1, its + 1):
