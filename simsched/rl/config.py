@@ -75,6 +75,14 @@ class WorldConfig(_M):
     dream_minibatch: int = Field(512, ge=1)
     slot_dim: int = Field(4, ge=1)
     """Width of each action slot's embedding in the latent ``z``."""
+    ensemble: int = Field(1, ge=1)
+    """Members of M's ensemble (each fitted on the same data from its own initialisation and order);
+    dreams draw each transition from a random member and measure their disagreement."""
+    pessimism: float = Field(0.0, ge=0)
+    """Imagined reward minus this multiple of the ensemble's disagreement (MOPO); needs ensemble > 1."""
+    bootstrap: str = Field("controller", pattern="^(controller|real)$")
+    """Value at the end of a dream branch: C's own value head, or V's value head fitted on the real
+    returns-to-go (``real``: anchored in real returns)."""
 
 
 class EvalConfig(_M):
