@@ -167,6 +167,10 @@ def write_report(out: Path, data: dict) -> None:
         pts = [(h["real_steps"], h["eval_ratio"]) for h in hist if "eval_ratio" in h]
         if pts:
             ax[0].plot(*zip(*pts), marker="o", label=name)
+    for name in ("rl", "rl-world"):
+        if name in fin and steps.get(name):
+            ax[0].errorbar([steps[name]], [fin[name]["ratio_mean"]], [fin[name]["ratio_ci95"]], fmt="s", capsize=3,
+                           label=f"{name} final ({fin[name]['seeds']} seeds)")
     ax[0].axhline(1.0, color="grey", ls="--", label="HEFT")
     ax[0].set_xlabel("real-simulator steps")
     ax[0].set_ylabel("makespan / HEFT (eval seeds)")
@@ -176,6 +180,18 @@ def write_report(out: Path, data: dict) -> None:
         ax[1].errorbar(taus, [r["real_ratio"] for r in data["sweep"]], [r["ci95"] for r in data["sweep"]], marker="o")
         ax[1].set_xlabel("temperature tau")
         ax[1].set_ylabel("real makespan / HEFT")
+    else:
+        rounds = [h for h in data.get("world_history", []) if "imagined_return" in h]
+        if rounds:
+            x = [h["round"] for h in rounds]
+            ax[1].plot(x, [h["imagined_return"] for h in rounds], marker="o", label="imagined by the world model")
+            ax[1].plot(x, [h["real_return"] for h in rounds], marker="s", label="real")
+            ax[1].set_xticks(x)
+            ax[1].set_xlabel("rl-world round")
+            ax[1].set_ylabel("greedy controller's episode return (eval seeds)")
+            ax[1].legend()
+        else:
+            ax[1].set_visible(False)
     fig.tight_layout()
     try:
         save_figure(fig, out / "report.png", dpi=90)
