@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from simsched.errors import SimschedError
 
@@ -83,6 +83,12 @@ class WorldConfig(_M):
     bootstrap: str = Field("controller", pattern="^(controller|real)$")
     """Value at the end of a dream branch: C's own value head, or V's value head fitted on the real
     returns-to-go (``real``: anchored in real returns)."""
+
+    @model_validator(mode="after")
+    def _pessimism_needs_an_ensemble(self) -> WorldConfig:
+        if self.pessimism > 0 and self.ensemble < 2:
+            raise ValueError("pessimism penalises the disagreement of an ensemble: set ensemble >= 2")
+        return self
 
 
 class EvalConfig(_M):
