@@ -10,8 +10,14 @@ facilitate policy evolution", NeurIPS 2018) applied to scheduling.
   state a mixture of ``mixtures`` Gaussians predicts ``z_{t+1}``, and heads predict the reward, the
   termination and the validity of every action at ``t + 1``.  Sampling at temperature ``tau``
   divides the mixture logits by ``tau`` and multiplies the standard deviations by ``sqrt(tau)``.
-* **C** — a controller scoring every slot from ``[z_a, z_g, h]`` with shared weights, trained by PPO
-  (clipped objective, GAE) entirely inside M's dreams, then run in the real SimPy-driven env.
+* **C** — a controller scoring every slot from ``[z_a, position_a, z_g, h]`` with shared weights
+  (``position_a``: the slot's place in the rank / finish-time order), trained by PPO (clipped
+  objective, GAE) entirely inside M's dreams, then run in the real SimPy-driven env.
+
+Optionally M is an ensemble (``ensemble``): each imagined transition comes from a random member and
+the imagined reward is lowered by ``pessimism`` times the members' disagreement (MOPO, Yu et al.,
+NeurIPS 2020); and dream branches may be bootstrapped by V's value head fitted on real returns
+(``bootstrap: real``) rather than by C's own value.
 
 Dreams branch from the real decision points (M's state teacher-forced along the real episode) and
 run ``dream_horizon`` imagined steps, bootstrapped by C's value head, as MBPO (Janner et al., "When
