@@ -19,8 +19,11 @@ from simsched.rl.world import (  # noqa: E402
     dream_ppo,
     encode,
     heuristic_agreement,
+    imagine,
+    imagined_returns,
     real_starts,
     slot_tables,
+    start_states,
     train_latent,
     train_mdn,
     z_size,
@@ -34,14 +37,15 @@ def world():
     cfg = TrainConfig(scenario="../scenarios/rl/random_dag_4p.yaml", tasks=(8, 12), seed=0,
                       base=str(Path(__file__).parent))
     cfg.world = WorldConfig(lstm=32, z_dim=8, slot_dim=3, mixtures=2, encoder_epochs=1, wm_epochs=1,
-                            dream_batch=16, dream_horizon=6, dream_iterations=2)
+                            dream_batch=16, dream_horizon=6, dream_iterations=2, ensemble=2)
     agent = WorldAgent.create(cfg.world, 16, 1)
     env = make_env(cfg)
     rng = np.random.default_rng(0)
     eps = collect_real(env, agent, [1, 2, 3], "random", rng)
     train_latent(agent, eps, cfg.world, rng)
     zs = encode(agent, eps)
-    train_mdn(agent, eps, zs, cfg.world, rng)
+    for m in agent.members:
+        train_mdn(agent, eps, zs, cfg.world, rng, m)
     return cfg, agent, env, eps, zs
 
 
@@ -100,3 +104,52 @@ def test_a_checkpoint_of_another_world_model_version_is_a_user_error(tmp_path, w
     checkpoint.save(path, "rl-world", conf, agent.state_dict())
     with pytest.raises(SimschedError, match="another version"):
         WorldAgent.from_checkpoint(checkpoint.load(path, "rl-world"))
+
+
+def test_ensemble_disagreement_is_the_pessimism_that_lowers_imagined_rewards(world):
+    """Two members fitted from different initialisations disagree (> 0) and a single model does
+    not; the penalised dream return falls as ``pessimism`` grows, from the same branch points."""
+    cfg, agent, env, eps, zs = world
+    st = real_starts(agent, eps, zs)
+    assert st["h_others"].shape == (st["h"].shape[0], 1, cfg.world.lstm)
+    pick = torch.arange(st["z"].shape[0])
+    a = torch.from_numpy(np.concatenate([e.actions for e in eps])).long()
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        *_, dis = imagine(agent, st["z"], a, start_states(agent, st, pick), 1.0, gen, st["reward_range"])
+        single = type(agent)(agent.w, agent.latent, agent.mdn, agent.ctrl)
+        *_, dis1 = imagine(single, st["z"], a, start_states(single, st, pick), 1.0, gen, st["reward_range"])
+    assert bool((dis > 0).all()) and bool((dis1 == 0).all())
+    returns = []
+    for pessimism in (0.0, 5.0):
+        w = cfg.world.model_copy(update={"pessimism": pessimism, "dream_lr": 1e-12})
+        torch.manual_seed(0)
+        returns.append(dream_ppo(agent, st, w, cfg, 1.0, torch.Generator().manual_seed(0), iterations=1))
+    assert returns[1]["dream_return"] < returns[0]["dream_return"]
+    assert returns[1]["disagreement"] > 0
+
+
+def test_imagined_episode_returns_stay_within_the_real_reward_range(world):
+    cfg, agent, env, eps, zs = world
+    agent.starts = real_starts(agent, eps, zs)
+    seeds = [1_000_000_001, 1_000_000_002, 1_000_000_003]
+    im = imagined_returns(agent, env, seeds)
+    n = np.array([env.family.draw(s).problem.graph.n_tasks for s in seeds])
+    lo, hi = agent.starts["reward_range"][:2].tolist()
+    assert im.shape == (3,)
+    assert np.all(im >= n * lo - 1e-5) and np.all(im <= n * hi + 1e-5)
+
+
+def test_an_ensemble_checkpoint_round_trips(tmp_path, world):
+    from simsched.rl import checkpoint
+
+    cfg, agent, *_ = world
+    path = tmp_path / "w.pt"
+    conf = cfg.model_dump()
+    conf["ppo"].update(hidden=16, layers=1)  # the fixture's V
+    checkpoint.save(path, "rl-world", conf, agent.state_dict())
+    back = WorldAgent.from_checkpoint(checkpoint.load(path, "rl-world"))
+    assert len(back.members) == 2
+    for m, n in zip(agent.members, back.members):
+        for (k, v), (_, u) in zip(m.state_dict().items(), n.state_dict().items()):
+            assert torch.equal(v, u), k

@@ -104,12 +104,24 @@ def steps_to_best(history: list[dict]) -> int:
     return int(min(evaluated, key=lambda h: h["eval_ratio"])["real_steps"])
 
 
+def _model_free_steps(out: Path) -> int:
+    """Real steps of the model-free agent in ``out``: from its training history, else from its
+    checkpoint's record (a shipped ``rl.pt`` copied there); 0 when neither is there."""
+    hist_path = out / "rl_history.json"
+    if hist_path.exists():
+        return steps_to_best(json.loads(hist_path.read_text()))
+    if (out / "rl.pt").exists():
+        from simsched.rl import checkpoint
+
+        return int(checkpoint.load(out / "rl.pt", "rl").get("meta", {}).get("real_steps", 0))
+    return 0
+
+
 def _train_world(cfg, conf, out: Path, console):
     from simsched.rl import checkpoint
     from simsched.rl.world import train_world
 
-    hist_path = out / "rl_history.json"
-    ppo_steps = steps_to_best(json.loads(hist_path.read_text())) if hist_path.exists() else _ppo_steps(cfg)
+    ppo_steps = _model_free_steps(out) or _ppo_steps(cfg)
     budget = int(cfg.world.real_fraction * ppo_steps)
     with _progress(console, cfg.world.rounds, "world model") as bar:
         task = bar.add_task("world", total=cfg.world.rounds, info=f"budget {budget} real steps")
@@ -121,15 +133,6 @@ def _train_world(cfg, conf, out: Path, console):
     checkpoint.save(out / "rl_world.pt", "rl-world", conf, agent.state_dict(), {"timing": timing})
     (out / "world_history.json").write_text(json.dumps(hist))
     return agent
-
-
-def _checkpoint_steps(path: Path) -> int:
-    """Real steps recorded in a model-free checkpoint's metadata (0 when there is none)."""
-    if not path.exists():
-        return 0
-    from simsched.rl import checkpoint
-
-    return int(checkpoint.load(path, "rl").get("meta", {}).get("real_steps", 0))
 
 
 def _report(cfg, out: Path, rl_net, world, console) -> None:
@@ -150,8 +153,7 @@ def _report(cfg, out: Path, rl_net, world, console) -> None:
     table = job_comparison(cfg, rl_net) if jobs else None
     hist = {k: json.loads((out / f"{k}.json").read_text()) if (out / f"{k}.json").exists() else []
             for k in ("rl_history", "world_history")}
-    rl_steps = steps_to_best(hist["rl_history"]) if hist["rl_history"] else _checkpoint_steps(out / "rl.pt")
-    steps = {"rl": rl_steps,
+    steps = {"rl": _model_free_steps(out),
              "rl-world": hist["world_history"][-1]["real_steps"] if hist["world_history"] else 0}
     data = {"scenario": cfg.scenario, "tasks": list(cfg.tasks), "final_seeds": cfg.eval.final_seeds,
             "final": final, "real_steps": steps, **hist}

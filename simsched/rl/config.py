@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from simsched.errors import SimschedError
 
@@ -79,6 +79,20 @@ class WorldConfig(_M):
     dream_minibatch: int = Field(512, ge=1)
     slot_dim: int = Field(4, ge=1)
     """Width of each action slot's embedding in the latent ``z``."""
+    ensemble: int = Field(1, ge=1)
+    """Members of M's ensemble (each fitted on the same data from its own initialisation and order);
+    dreams draw each transition from a random member and measure their disagreement."""
+    pessimism: float = Field(0.0, ge=0)
+    """Imagined reward minus this multiple of the ensemble's disagreement (MOPO); needs ensemble > 1."""
+    bootstrap: str = Field("controller", pattern="^(controller|real)$")
+    """Value at the end of a dream branch: C's own value head, or V's value head fitted on the real
+    returns-to-go (``real``: anchored in real returns)."""
+
+    @model_validator(mode="after")
+    def _pessimism_needs_an_ensemble(self) -> WorldConfig:
+        if self.pessimism > 0 and self.ensemble < 2:
+            raise ValueError("pessimism penalises the disagreement of an ensemble: set ensemble >= 2")
+        return self
 
 
 class EvalConfig(_M):

@@ -36,7 +36,7 @@ def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
     import torch
 
     from simsched.rl.ppo import make_env
-    from simsched.rl.world import MDNRNN, slot_tables, z_size
+    from simsched.rl.world import imagine, slot_tables, z_size
 
     env = make_env(cfg)
     w = agent.w
@@ -61,18 +61,18 @@ def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
             t_enc += time.perf_counter() - t1
             k += 1
     out = {"real_step_s": t_env / k, "real_step_with_encoding_s": (t_env + t_enc) / k}
+    bounds = torch.tensor([-1.0, 0.0, 0.1])
     with torch.no_grad():
         for batch in (1, w.dream_batch):
             z = torch.zeros(batch, z_size(w))
-            state = agent.mdn.initial(batch)
+            states = [m.initial(batch) for m in agent.members]
             mask = torch.ones(batch, w.task_slots * w.proc_slots, dtype=torch.bool)
             reps = 200 if batch == 1 else 40
             t0 = time.perf_counter()
-            for _ in range(reps):
-                logp, _ = agent.ctrl(z, state[0], mask)
+            for _ in range(reps):  # a dream step: C acts, every ensemble member steps, one samples z'
+                logp, _ = agent.ctrl(z, states[0][0], mask)
                 a = torch.multinomial(logp.exp(), 1).squeeze(1)
-                state, mdn, _ = agent.mdn.step(z, a, state)
-                z = MDNRNN.sample(mdn, 1.0)
+                z, _, mask, states, _ = imagine(agent, z, a, states, 1.0, None, bounds)
             out[f"world_step_s_batch{batch}"] = (time.perf_counter() - t0) / reps / batch
     return out
 
@@ -96,9 +96,12 @@ def final_evaluation(cfg: TrainConfig, rl_net, world_agent) -> dict:
                      "ratio_mean": float(r.mean()), "ratio_ci95": ci95(r),
                      "wins": int((r < 1).sum()), "seeds": len(seeds)}
     if world_agent is not None:
-        from simsched.rl.world import heuristic_agreement
+        from simsched.rl.world import heuristic_agreement, imagined_returns
 
         res["rl-world"]["heuristic_agreement"] = heuristic_agreement(world_agent, env, seeds[:20])
+        imagined = imagined_returns(world_agent, env, seeds)
+        real = -res["rl-world"]["ratio_mean"]
+        res["rl-world"].update(imagined_return=float(imagined.mean()), imagined_ci95=ci95(imagined), real_return=real)
         res["rl-world"]["agreement_seeds"] = len(seeds[:20])
     return res
 
@@ -194,13 +197,18 @@ def write_report(out: Path, data: dict) -> None:
         lines += _makespan_table(data, fin, steps)
     if "rl" in fin and "rl-world" in fin and steps.get("rl"):
         q = fin["rl-world"]["ratio_mean"] / fin["rl"]["ratio_mean"]
-        lines += ["", f"rl-world / rl: quality {q:.3f} (makespan ratio; within 10% means <= 1.10), "
+        lines += ["", f"rl-world / rl: quality {q:.3f} (makespan ratio; within 5% means <= 1.05), "
                   f"real steps {steps.get('rl-world', 0) / steps['rl']:.3f} (a quarter means <= 0.25)."]
     if "heuristic_agreement" in fin.get("rl-world", {}):
         lines += ["", f"rl-world's greedy controller takes the rank + earliest-finish heuristic's action at "
                   f"{100 * fin['rl-world']['heuristic_agreement']:.0f}% of its decisions "
                   f"({fin['rl-world'].get('agreement_seeds', 20)} seeds): "
                   "it was never trained to copy it."]
+    if "imagined_return" in fin.get("rl-world", {}):
+        f = fin["rl-world"]
+        lines += ["", f"Whole-episode return of rl-world's greedy controller: imagined by the world model "
+                  f"{f['imagined_return']:.3f} ± {f['imagined_ci95']:.3f}, real {f['real_return']:.3f} "
+                  "(minus makespan / HEFT's makespan)."]
     if tm:
         lines += ["", "| step | seconds |", "|---|---:|"]
         for k, v in tm.items():
@@ -224,6 +232,10 @@ def write_report(out: Path, data: dict) -> None:
         pts = [(h["real_steps"], h["eval_ratio"]) for h in hist if "eval_ratio" in h]
         if pts:
             ax[0].plot(*zip(*pts), marker="o", label=name)
+    for name in ("rl", "rl-world"):
+        if name in fin and steps.get(name):
+            ax[0].errorbar([steps[name]], [fin[name]["ratio_mean"]], [fin[name]["ratio_ci95"]], fmt="s", capsize=3,
+                           label=f"{name} final ({fin[name]['seeds']} seeds)")
     ax[0].axhline(1.0, color="grey", ls="--", label="HEFT static")
     ax[0].set_xlabel("real-simulator steps")
     ax[0].set_ylabel(("mean JCT" if data.get("jobs_table") else "makespan") + " / HEFT static (eval seeds)")
@@ -238,6 +250,18 @@ def write_report(out: Path, data: dict) -> None:
         ax[1].errorbar(taus, [r["real_ratio"] for r in data["sweep"]], [r["ci95"] for r in data["sweep"]], marker="o")
         ax[1].set_xlabel("temperature tau")
         ax[1].set_ylabel("real makespan / HEFT")
+    else:
+        rounds = [h for h in data.get("world_history", []) if "imagined_return" in h]
+        if rounds:
+            x = [h["round"] for h in rounds]
+            ax[1].plot(x, [h["imagined_return"] for h in rounds], marker="o", label="imagined by the world model")
+            ax[1].plot(x, [h["real_return"] for h in rounds], marker="s", label="real")
+            ax[1].set_xticks(x)
+            ax[1].set_xlabel("rl-world round")
+            ax[1].set_ylabel("greedy controller's episode return (eval seeds)")
+            ax[1].legend()
+        else:
+            ax[1].set_visible(False)
     fig.tight_layout()
     try:
         save_figure(fig, out / "report.png", dpi=90)

@@ -10,8 +10,14 @@ facilitate policy evolution", NeurIPS 2018) applied to scheduling.
   state a mixture of ``mixtures`` Gaussians predicts ``z_{t+1}``, and heads predict the reward, the
   termination and the validity of every action at ``t + 1``.  Sampling at temperature ``tau``
   divides the mixture logits by ``tau`` and multiplies the standard deviations by ``sqrt(tau)``.
-* **C** — a controller scoring every slot from ``[z_a, z_g, h]`` with shared weights, trained by PPO
-  (clipped objective, GAE) entirely inside M's dreams, then run in the real SimPy-driven env.
+* **C** — a controller scoring every slot from ``[z_a, position_a, z_g, h]`` with shared weights
+  (``position_a``: the slot's place in the rank / finish-time order), trained by PPO (clipped
+  objective, GAE) entirely inside M's dreams, then run in the real SimPy-driven env.
+
+Optionally M is an ensemble (``ensemble``): each imagined transition comes from a random member and
+the imagined reward is lowered by ``pessimism`` times the members' disagreement (MOPO, Yu et al.,
+NeurIPS 2020); and dream branches may be bootstrapped by V's value head fitted on real returns
+(``bootstrap: real``) rather than by C's own value.
 
 Dreams branch from the real decision points (M's state teacher-forced along the real episode) and
 run ``dream_horizon`` imagined steps, bootstrapped by C's value head, as MBPO (Janner et al., "When
@@ -153,15 +159,25 @@ class MDNRNN(nn.Module):
         return z, z.clone()
 
 
+def slot_position(w: WorldConfig) -> torch.Tensor:
+    """(A, task_slots + proc_slots): one-hot task slot (k-th by upward rank) and processor slot
+    (j-th by expected finish) of every slot action; the same at every decision point."""
+    k = torch.arange(n_actions(w)) // w.proc_slots
+    j = torch.arange(n_actions(w)) % w.proc_slots
+    return torch.cat([F.one_hot(k, w.task_slots), F.one_hot(j, w.proc_slots)], 1).float()
+
+
 class Controller(nn.Module):
-    """C: a masked policy scoring each slot from ``[z_a, z_g, h]`` (weights shared across slots,
-    so every slot's score reads what that action would do) and a value head on ``[z_g, h]``."""
+    """C: a masked policy scoring each slot from ``[z_a, position_a, z_g, h]`` (weights shared
+    across slots, so every slot's score reads what that action would do and where it stands in the
+    rank / finish-time order) and a value head on ``[z_g, h]``."""
 
     def __init__(self, w: WorldConfig) -> None:
         super().__init__()
         self.w = w
         self.ctx = nn.Linear(w.lstm, 32)
-        self.score = mlp(w.slot_dim + w.z_dim + 32, 64, 1)
+        self.register_buffer("position", slot_position(w), persistent=False)
+        self.score = mlp(w.slot_dim + w.task_slots + w.proc_slots + w.z_dim + 32, 64, 1)
         self.v = mlp(w.z_dim + w.lstm, 64, 1)
 
     def forward(self, z: torch.Tensor, h: torch.Tensor, mask: torch.Tensor):
@@ -169,7 +185,8 @@ class Controller(nn.Module):
         A = n_actions(w)
         zg, zs = z[:, : w.z_dim], z[:, w.z_dim:].view(B, A, w.slot_dim)
         ctx = torch.cat([zg, torch.tanh(self.ctx(h))], 1)[:, None, :].expand(B, A, -1)
-        logits = self.score(torch.cat([zs, ctx], 2)).squeeze(2).masked_fill(~mask, -1e9)
+        pos = self.position[None].expand(B, -1, -1)
+        logits = self.score(torch.cat([zs, pos, ctx], 2)).squeeze(2).masked_fill(~mask, -1e9)
         return F.log_softmax(logits, 1), self.v(torch.cat([zg, h], 1)).squeeze(1)
 
 
@@ -182,6 +199,13 @@ class WorldAgent:
     latent: Latent
     mdn: MDNRNN
     ctrl: Controller
+    others: nn.ModuleList | None = None
+    """Further members of M's ensemble (``ensemble - 1``): used only in the dream, for their
+    disagreement with ``mdn`` and to draw each imagined transition from a random member."""
+
+    @property
+    def members(self) -> list[MDNRNN]:
+        return [self.mdn, *(self.others or [])]
 
     def initial_state(self):
         return self.mdn.initial(1)
@@ -211,13 +235,18 @@ class WorldAgent:
             idx = torch.from_numpy(np.linspace(0, n - 1, min(n, keep_starts)).round().astype(np.int64))
             starts = {k: (v if k == "reward_range" else v[idx]) for k, v in starts.items()}
         sd = {f"starts.{k}": v for k, v in starts.items()}
-        for name, mod in (("latent", self.latent), ("mdn", self.mdn), ("ctrl", self.ctrl)):
+        for name, mod in self._modules():
             sd.update({f"{name}.{k}": v for k, v in mod.state_dict().items()})
         return sd
 
+    def _modules(self) -> list[tuple[str, nn.Module]]:
+        mods = [("latent", self.latent), ("mdn", self.mdn), ("ctrl", self.ctrl)]
+        return mods + ([("others", self.others)] if self.others is not None else [])
+
     @classmethod
     def create(cls, w: WorldConfig, hidden: int, layers: int) -> WorldAgent:
-        return cls(w, Latent(w, hidden, layers), MDNRNN(w), Controller(w))
+        others = nn.ModuleList([MDNRNN(w) for _ in range(w.ensemble - 1)]) if w.ensemble > 1 else None
+        return cls(w, Latent(w, hidden, layers), MDNRNN(w), Controller(w), others)
 
     @classmethod
     def from_checkpoint(cls, ck: dict) -> WorldAgent:
@@ -228,7 +257,7 @@ class WorldAgent:
         try:
             cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k != "base"})
             agent = cls.create(cfg.world, cfg.ppo.hidden, cfg.ppo.layers)
-            for name, mod in (("latent", agent.latent), ("mdn", agent.mdn), ("ctrl", agent.ctrl)):
+            for name, mod in agent._modules():
                 mod.load_state_dict({k[len(name) + 1:]: v for k, v in ck["state"].items()
                                      if k.startswith(name + ".")})
                 mod.eval()
@@ -333,8 +362,10 @@ def encode(agent: WorldAgent, eps: list[Episode]) -> list[torch.Tensor]:
 
 
 def train_mdn(agent: WorldAgent, eps: list[Episode], zs: list[torch.Tensor], w: WorldConfig,
-              rng: np.random.Generator) -> dict:
-    """Fit M by teacher forcing over whole episodes (padded batch of 32).  Returns final losses."""
+              rng: np.random.Generator, model: MDNRNN | None = None) -> dict:
+    """Fit M (``model``: an ensemble member, ``agent.mdn`` by default) by teacher forcing over whole
+    episodes (padded batch of 32).  Returns final losses."""
+    model = model if model is not None else agent.mdn
     T = max(len(e.actions) for e in eps)
     B, Z, A = len(eps), z_size(w), n_actions(w)
     zp = torch.zeros(B, T + 1, Z)
@@ -351,20 +382,20 @@ def train_mdn(agent: WorldAgent, eps: list[Episode], zs: list[torch.Tensor], w: 
         dp[i, n - 1] = 1.0
         vp[i, : n - 1] = torch.from_numpy(e.valid[1:]).float()
         mask[i, :n] = 1.0
-    opt = torch.optim.Adam(agent.mdn.parameters(), lr=w.lr)
+    opt = torch.optim.Adam(model.parameters(), lr=w.lr)
     out = {}
     for _ in range(w.wm_epochs):
         for i0 in rng.permutation(np.arange(0, B, 32)).tolist():
             sl = slice(i0, i0 + 32)
             b = zp[sl].shape[0]
-            state = agent.mdn.initial(b)
+            state = model.initial(b)
             l_z = l_r = l_d = l_v = 0.0
             m = mask[sl]
             for t in range(T):
-                state, mdn, (r, d, v) = agent.mdn.step(zp[sl, t], ap[sl, t], state)
+                state, mdn, (r, d, v) = model.step(zp[sl, t], ap[sl, t], state)
                 mt = m[:, t]
                 notlast = mt * (1 - dp[sl, t])
-                l_z = l_z + (agent.mdn.nll(mdn, zp[sl, t + 1]) * notlast).sum()
+                l_z = l_z + (model.nll(mdn, zp[sl, t + 1]) * notlast).sum()
                 l_r = l_r + (((r - rp[sl, t]) ** 2) * mt).sum()
                 l_d = l_d + (F.binary_cross_entropy_with_logits(d, dp[sl, t], reduction="none") * mt).sum()
                 l_v = l_v + (F.binary_cross_entropy_with_logits(v, vp[sl, t], reduction="none").mean(1)
@@ -373,7 +404,7 @@ def train_mdn(agent: WorldAgent, eps: list[Episode], zs: list[torch.Tensor], w: 
             loss = (l_z / Z + 100.0 * l_r + l_d + l_v) / cnt
             opt.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(agent.mdn.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             out = {"z_nll": float(l_z.detach() / cnt / Z), "reward_mse": float(l_r.detach() / cnt),
                    "done_bce": float(l_d.detach() / cnt)}
@@ -385,21 +416,70 @@ def real_starts(agent: WorldAgent, eps: list[Episode], zs: list[torch.Tensor]) -
     teacher-forced on the actions taken (as when acting), the real validity mask and the number
     of tasks still to place; and the range of the real rewards (imagined ones are clipped to it).
     O(total steps) LSTM steps."""
-    Z, H, C, M, R = [], [], [], [], []
+    Z, M, R = [], [], []
+    members = agent.members
+    H: list[list[torch.Tensor]] = [[] for _ in members]
+    C: list[list[torch.Tensor]] = [[] for _ in members]
     with torch.no_grad():
         for e, z in zip(eps, zs):
             n = len(e.actions)
-            state = agent.mdn.initial(1)
-            for t in range(n):
-                H.append(state[0][0])
-                C.append(state[1][0])
-                state, _, _ = agent.mdn.step(z[t:t + 1], torch.tensor([int(e.actions[t])]), state)
+            a = torch.from_numpy(e.actions).long()
+            for i, m in enumerate(members):  # teacher forcing: all steps of the episode, one member
+                state = m.initial(1)
+                for t in range(n):
+                    H[i].append(state[0][0])
+                    C[i].append(state[1][0])
+                    state, _, _ = m.step(z[t:t + 1], a[t:t + 1], state)
             Z.append(z)
             M.append(torch.from_numpy(e.valid))
             R.append(torch.arange(n, 0, -1))
     rewards = np.concatenate([e.rewards for e in eps])
-    return {"z": torch.cat(Z), "h": torch.stack(H), "c": torch.stack(C), "mask": torch.cat(M),
-            "left": torch.cat(R), "reward_range": torch.tensor([rewards.min(), rewards.max()])}
+    out = {"z": torch.cat(Z), "h": torch.stack(H[0]), "c": torch.stack(C[0]), "mask": torch.cat(M),
+           "left": torch.cat(R), "reward_range": torch.tensor([rewards.min(), rewards.max(), rewards.std()])}
+    if len(members) > 1:  # (N, E - 1, lstm): the other members' states at the same points
+        out["h_others"] = torch.stack([torch.stack(h) for h in H[1:]], 1)
+        out["c_others"] = torch.stack([torch.stack(c) for c in C[1:]], 1)
+    return out
+
+
+def imagine(agent: WorldAgent, z: torch.Tensor, a: torch.Tensor, states: list, tau: float,
+            gen: torch.Generator | None, reward_range: torch.Tensor) -> tuple:
+    """One imagined step of every row: all ensemble members read ``(z, a)``; the next latent is
+    drawn from a random member per row (MBPO) at temperature ``tau`` and clipped to V's tanh range;
+    the reward is the mean of the members' predictions clipped to the range seen for real; the
+    validity mask is the first member's (at least one valid slot).  ``disagreement`` (for the
+    pessimistic reward, MOPO-style) is the members' standard deviation of the predicted reward plus
+    that of the mixture-mean next latent (averaged over its dimensions) times the real rewards'
+    standard deviation; 0 for a single model.  Returns ``(z', r, mask, states', disagreement)``.
+    O(E B (Z lstm + lstm^2)) for an ensemble of E."""
+    members = agent.members
+    outs = [m.step(z, a, s) for m, s in zip(members, states)]
+    states = [o[0] for o in outs]
+    samples = torch.stack([MDNRNN.sample(o[1], tau, gen) for o in outs], 1)  # (B, E, Z)
+    rewards = torch.stack([o[2][0] for o in outs], 1)  # (B, E)
+    pick = torch.randint(0, len(members), (z.shape[0],), generator=gen)
+    z_next = samples[torch.arange(z.shape[0]), pick].clamp(-1.0, 1.0)
+    r = rewards.mean(1).clamp(reward_range[0], reward_range[1])
+    vl = outs[0][2][2]
+    mask = torch.sigmoid(vl) > 0.5
+    none = ~mask.any(1)
+    if none.any():
+        mask[none, vl[none].argmax(1)] = True
+    if len(members) > 1:
+        means = torch.stack([(F.softmax(o[1][0], 1)[..., None] * o[1][1]).sum(1) for o in outs], 1)
+        scale = reward_range[2] if reward_range.numel() > 2 else reward_range[1] - reward_range[0]
+        dis = rewards.std(1) + means.std(1).mean(1) * scale
+    else:
+        dis = torch.zeros(z.shape[0])
+    return z_next, r, mask, states, dis
+
+
+def start_states(agent: WorldAgent, starts: dict, pick: torch.Tensor) -> list:
+    """Every ensemble member's teacher-forced LSTM state at the branch points ``pick``."""
+    states = [(starts["h"][pick], starts["c"][pick])]
+    for i in range(len(agent.members) - 1):
+        states.append((starts["h_others"][pick, i], starts["c_others"][pick, i]))
+    return states
 
 
 def dream_ppo(agent: WorldAgent, starts: dict, w: WorldConfig, cfg: TrainConfig, tau: float,
@@ -408,39 +488,40 @@ def dream_ppo(agent: WorldAgent, starts: dict, w: WorldConfig, cfg: TrainConfig,
     rollouts of at most ``dream_horizon`` steps from real decision points, bootstraps C's value at
     the cut, and runs 4 clipped-objective epochs of ``dream_minibatch`` minibatches.  Returns
     dream statistics and the seconds per dream step (one batched LSTM step / batch size).
-    Cost per iteration: ``dream_batch x dream_horizon`` LSTM steps and as many controller rows."""
-    ctrl, mdn = agent.ctrl, agent.mdn
+    With ``pessimism`` > 0 the imagined reward is lowered by that multiple of the ensemble's
+    disagreement (MOPO, Yu et al. 2020); with ``bootstrap: real`` the value at the cut is V's
+    value head, fitted on real returns-to-go, instead of C's own.
+    Cost per iteration: ``dream_batch x dream_horizon x ensemble`` LSTM steps and
+    ``dream_batch x dream_horizon`` controller rows."""
+    ctrl = agent.ctrl
     opt = torch.optim.Adam(ctrl.parameters(), lr=w.dream_lr)
     Bsz, H = w.dream_batch, w.dream_horizon
-    steps, wall, ret_mean = 0, 0.0, 0.0
+    steps, wall, ret_mean, dis_sum = 0, 0.0, 0.0, 0.0
     for _ in range(iterations or w.dream_iterations):
         t0 = time.perf_counter()
         with torch.no_grad():
             pick = torch.randint(0, starts["z"].shape[0], (Bsz,), generator=gen)
             z, mask, left = starts["z"][pick], starts["mask"][pick], starts["left"][pick].clone()
-            state = (starts["h"][pick], starts["c"][pick])
+            states = start_states(agent, starts, pick)
             alive = torch.ones(Bsz)
             Zs, Hs, Ms, As, Ls, Vs, Rs, Al = [], [], [], [], [], [], [], []
             for _t in range(H):
-                logp, v = ctrl(z, state[0], mask)
+                logp, v = ctrl(z, states[0][0], mask)
                 a = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(1)
-                Zs.append(z), Hs.append(state[0]), Ms.append(mask), As.append(a)
+                Zs.append(z), Hs.append(states[0][0]), Ms.append(mask), As.append(a)
                 Ls.append(logp.gather(1, a[:, None]).squeeze(1)), Vs.append(v), Al.append(alive)
-                state, mdn_out, (r, _d, vl) = mdn.step(z, a, state)
                 # stay on the support M was fitted on: V's latent is a tanh, rewards as seen for real
-                z = MDNRNN.sample(mdn_out, tau, gen).clamp(-1.0, 1.0)
-                r = r.clamp(starts["reward_range"][0], starts["reward_range"][1])
-                mask = torch.sigmoid(vl) > 0.5
-                none = ~mask.any(1)
-                if none.any():
-                    mask[none, vl[none].argmax(1)] = True
-                Rs.append(r * alive)
+                z, r, mask, states, dis = imagine(agent, z, a, states, tau, gen, starts["reward_range"])
+                dis_sum += float((dis * alive).sum())
+                Rs.append((r - w.pessimism * dis) * alive)
                 steps += int((alive > 0).sum())
                 left = left - 1
                 alive = alive * (left > 0).float()
                 if alive.sum() == 0:
                     break
-            _, v_end = ctrl(z, state[0], mask)
+            _, v_end = ctrl(z, states[0][0], mask)
+            if w.bootstrap == "real":
+                v_end = agent.latent.value(z[:, : w.z_dim]).squeeze(1)
         wall += time.perf_counter() - t0
         T = len(As)
         R = torch.stack(Rs, 1)
@@ -473,7 +554,8 @@ def dream_ppo(agent: WorldAgent, starts: dict, w: WorldConfig, cfg: TrainConfig,
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(ctrl.parameters(), 0.5)
                 opt.step()
-    return {"dream_steps": steps, "dream_step_s": wall / max(steps, 1), "dream_return": ret_mean}
+    return {"dream_steps": steps, "dream_step_s": wall / max(steps, 1), "dream_return": ret_mean,
+            "disagreement": dis_sum / max(steps, 1)}
 
 
 def greedy_episode(agent: WorldAgent, env: SchedulingEnv, ep,
@@ -491,6 +573,34 @@ def greedy_episode(agent: WorldAgent, env: SchedulingEnv, ep,
             on_step((t, p), ex)
         _, _, done, _, _ = env.step((t, p))
     return env.makespan()
+
+
+def imagined_returns(agent: WorldAgent, env: SchedulingEnv, seeds: list[int], tau: float = 1.0) -> np.ndarray:
+    """The greedy controller's whole-episode return as M imagines it, one dream per seed from the
+    real first decision point, ending when all the episode's tasks are placed; to set beside the
+    real return (the ``makespan`` reward sums to minus makespan / HEFT's makespan).  No real step
+    beyond each episode's first observation; O(seeds x tasks) batched world-model steps."""
+    w = agent.w
+    obs, tables, masks, n = [], [], [], []
+    for s in seeds:
+        env.load(env.family.draw(s))
+        pairs, valid = slot_tables(env.obs, env.info_static.rank, w.task_slots, w.proc_slots)
+        obs.append(env.obs), tables.append(pairs), masks.append(valid)
+        n.append(env.info_static.problem.graph.n_tasks)
+    rr = agent.starts["reward_range"] if hasattr(agent, "starts") else torch.tensor([-1e9, 1e9, 1.0])
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        z = agent.latent(obs, tables)
+        mask = torch.from_numpy(np.stack(masks))
+        left = torch.tensor(n)
+        states = [m.initial(len(seeds)) for m in agent.members]
+        total = torch.zeros(len(seeds))
+        while bool((left > 0).any()):
+            logp, _ = agent.ctrl(z, states[0][0], mask)
+            z, r, mask, states, _ = imagine(agent, z, logp.argmax(1), states, tau, gen, rr)
+            total += r * (left > 0).float()
+            left = left - 1
+    return total.numpy()
 
 
 def world_actor(agent: WorldAgent) -> Callable:
@@ -543,6 +653,8 @@ def train_world(cfg: TrainConfig, real_budget: int, progress: Callable[[str, dic
         lat_loss = train_latent(agent, data, w, rng)
         zs = encode(agent, data)
         wm = train_mdn(agent, data, zs, w, rng)
+        for m in agent.others or []:
+            train_mdn(agent, data, zs, w, rng, m)
         starts = real_starts(agent, data, zs)
         if not (w.keep_controller and rnd > 0):
             agent.ctrl = Controller(w)  # retrain C in the new dream
@@ -551,9 +663,12 @@ def train_world(cfg: TrainConfig, real_budget: int, progress: Callable[[str, dic
         ev = evaluate(env, world_actor(agent), seeds)
         eval_steps += env.real_steps - before
         env.real_steps = before
+        agent.starts = starts
+        imagined = imagined_returns(agent, env, seeds)
         rec = {"round": rnd + 1, "real_steps": train_steps, "eval_steps": eval_steps,
                "wall_s": time.perf_counter() - t0, "latent_loss": lat_loss, **wm, **dream,
-               "eval_ratio": float(ev["ratio"].mean())}
+               "eval_ratio": float(ev["ratio"].mean()), "imagined_return": float(imagined.mean()),
+               "real_return": float(-ev["ratio"].mean())}
         history.append(rec)
         if progress is not None:
             progress("round", rec)
