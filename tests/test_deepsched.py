@@ -58,6 +58,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 def test_tiny_training_beats_untrained_network(tiny: tuple[Path, dict]) -> None:
     _, m = tiny
     assert m["train_s"] < 120
+    assert m["dagger_rounds"] == 1 and 0.0 < m["dagger_1_agreement"] <= 1.0  # DAgger relabelled once
     assert m["val_acc"] >= m["untrained_val_acc"] + 0.08, m
     assert m["test_acc"] >= m["untrained_val_acc"] + 0.05, m
 
@@ -165,7 +166,25 @@ def test_plan_repair_is_always_valid(problem, seed: int, top_k: int) -> None:
     assert problem.eligible[np.arange(n), plan.processor].all()
     schedule = execute_plan(problem, plan)
     assert validate_schedule(schedule, problem) == []
-    assert np.allclose(schedule.finish, plan.finish)
+    assert np.allclose(schedule.finish, plan.finish)  # the decode's times are the simulator's
+
+
+def test_batched_decode_in_heft_order_reproduces_heft() -> None:
+    """With all processors allowed and HEFT's task order, the vectorised insertion decode is HEFT;
+    decoding instances together or one by one gives the same plans."""
+    from simsched.schedulers.deepsched.decode import eft_decode
+    from simsched.schedulers.heft import heft_schedule, priority_order, upward_rank
+
+    cfg = load_config(TINY)
+    probs = [make_problem(cfg.data.seen[i % 2], cfg.data.platform, seed=40 + i, tasks=12 + 7 * i) for i in range(6)]
+    seqs = [priority_order(p, upward_rank(p)) for p in probs]
+    together = eft_decode(probs, seqs, expert=True)
+    for p, s, d in zip(probs, seqs, together):
+        heft = evaluate_plan(p, heft_schedule(p))
+        assert np.isclose(d.finish.max(), heft.finish.max())
+        alone = eft_decode([p], [s])[0]
+        assert np.array_equal(alone.processor, d.processor) and np.allclose(alone.finish, d.finish)
+        assert np.array_equal(d.expert, d.processor)
 
 
 def test_importing_the_scheduler_does_not_import_torch() -> None:

@@ -196,6 +196,8 @@ def run(
                               progress=progress)
     finally:
         progress.close()
+    for line in report.warnings:  # learned schedulers outside their training range
+        typer.echo(line, err=True)
     print_report(report, _console())
     if json_path is not None:
         from simsched.cli.results import write_results
