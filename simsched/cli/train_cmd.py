@@ -85,7 +85,7 @@ def print_timing(rows: list[dict], console: Any) -> None:
 
 
 def _deepsched(config: Path, evaluate: bool, eval_only: bool, device: str | None, json_path: Path | None,
-               quiet: bool) -> None:
+               quiet: bool, top_k: int | None = None) -> None:
     from simsched.errors import SimschedError
     from simsched.schedulers.deepsched.config import load_config
 
@@ -112,7 +112,9 @@ def _deepsched(config: Path, evaluate: bool, eval_only: bool, device: str | None
 
         dev = resolve_device(cfg.train.device)
         ckpt = cfg.path(cfg.checkpoint)
-        rows = ev.turnaround_rows(cfg, ckpt, device=dev)
+        if top_k is not None and top_k < 1:
+            raise SimschedError(f"--top-k must be >= 1, got {top_k}")
+        rows = ev.turnaround_rows(cfg, ckpt, device=dev, top_k=top_k)
         print_turnaround(rows, console)
         summary = ev.summarize(rows) if any(r["split"] == "unseen" for r in rows) else {}
         for key, value in summary.items():
@@ -136,9 +138,10 @@ def deepsched(
     device: str | None = typer.Option(None, "--device", help="cpu, cuda or auto (default: the config's)."),
     json_path: Path | None = typer.Option(None, "--json", help="Write metrics and evaluation figures here."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-epoch log or progress bar."),
+    top_k: int | None = typer.Option(None, "--top-k", help="Evaluate with this decode (default: all processors)."),
 ) -> None:
     """Train DeepSched (a network imitating HEFT) from CONFIG and write its checkpoint."""
-    _guarded(_deepsched, config, evaluate, eval_only, device, json_path, quiet)
+    _guarded(_deepsched, config, evaluate, eval_only, device, json_path, quiet, top_k)
 
 
 # other learned schedulers register their commands on `app` here, one import line each:

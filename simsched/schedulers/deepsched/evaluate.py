@@ -44,7 +44,7 @@ def _turnaround(problem: Problem, plan) -> float:
 
 def turnaround_rows(cfg: DeepSchedConfig, checkpoint: str | Path | None = None, *, sizes: list[int] | None = None,
                     instances: int | None = None, ga: dict | None = None, device: str = "cpu",
-                    progress: Callable[[int, int], None] | None = None) -> list[dict]:
+                    progress: Callable[[int, int], None] | None = None, top_k: int | None = None) -> list[dict]:
     """One row per (split, family, size): mean avg-turnaround of HEFT, GA and DeepSched over the
     instances, DeepSched's gap to HEFT (mean of per-instance ratios - 1), its processor accuracy
     against HEFT, and how often it beats the GA."""
@@ -56,7 +56,7 @@ def turnaround_rows(cfg: DeepSchedConfig, checkpoint: str | Path | None = None, 
     sizes = sizes or ev.sizes
     k = instances or ev.instances
     ga_params = dict(ev.ga if ga is None else ga)
-    deep = DeepSched(checkpoint=str(checkpoint) if checkpoint else None, device=device)
+    deep = DeepSched(checkpoint=str(checkpoint) if checkpoint else None, device=device, top_k=top_k)
     fams: list[tuple[str, int, Family]] = [("seen", i, f) for i, f in enumerate(cfg.data.seen)]
     fams += [("unseen", len(cfg.data.seen) + i, f) for i, f in enumerate(cfg.data.unseen)]
     rows, done, total = [], 0, len(fams) * len(sizes) * k

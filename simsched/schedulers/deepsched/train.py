@@ -156,6 +156,8 @@ def train(cfg: DeepSchedConfig, *, log: Callable[[str], None] | None = None, sho
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
                 opt.step()
+                if time.perf_counter() > deadline:  # the budget ends mid-epoch too
+                    break
             sched.step()
             val = evaluate_records(net, split["val"], device=device, mse_weight=tc.mse_weight)
             history.append(val)
@@ -174,6 +176,7 @@ def train(cfg: DeepSchedConfig, *, log: Callable[[str], None] | None = None, sho
             progress.stop()
     net.load_state_dict(best_state)
     metrics = {"epochs": float(epoch), "train_s": time.perf_counter() - t0, "untrained_val_acc": untrained["acc"],
+               "untrained_val_loss": untrained["loss"],
                "instances": float(len(split["train"])), "dagger_rounds": float(done_rounds)}
     for i, a in enumerate(metrics_dagger, 1):
         metrics[f"dagger_{i}_agreement"] = a
