@@ -93,6 +93,8 @@ def _deepsched(config: Path, evaluate: bool, eval_only: bool, device: str | None
         from simsched.cli.outputs import check_output
 
         check_output(json_path, option="--json", suffixes=None)
+    if top_k is not None and top_k < 1:
+        raise SimschedError(f"--top-k must be >= 1, got {top_k}")
     cfg = load_config(config)
     if device is not None:
         if device not in ("cpu", "cuda", "auto"):
@@ -112,8 +114,6 @@ def _deepsched(config: Path, evaluate: bool, eval_only: bool, device: str | None
 
         dev = resolve_device(cfg.train.device)
         ckpt = cfg.path(cfg.checkpoint)
-        if top_k is not None and top_k < 1:
-            raise SimschedError(f"--top-k must be >= 1, got {top_k}")
         rows = ev.turnaround_rows(cfg, ckpt, device=dev, top_k=top_k)
         print_turnaround(rows, console)
         summary = ev.summarize(rows) if any(r["split"] == "unseen" for r in rows) else {}
