@@ -162,15 +162,17 @@ def print_rows(rows: list[dict], title: str) -> None:
     """A rich table of benchmark rows (seconds unless a row says otherwise)."""
     from rich.table import Table
 
-    table = Table(title=title, caption="ratio = baseline / measured, both timed in this run "
-                  "(the DeepSched paper's figure is quoted, not re-measured); ok: whether the target is "
-                  "met, '-' where the target is for another size than measured")
+    table = Table(title=title, caption="ratio = baseline / measured (inst/s rows: measured / baseline), "
+                  "both timed in this run (the DeepSched paper's figure is quoted, not re-measured); ok: whether "
+                  "the target is met, '-' where the target is for another size than measured")
     for col in ("what", "size", "measured", "baseline", "ratio", "target", "ok"):
         table.add_column(col, justify="left" if col in ("what", "size", "target") else "right")
 
     def fmt(value: Any, unit: str) -> str:
         if value is None:
             return "-"
+        if unit == "inst/s":  # throughput rows: ratio = measured / baseline
+            return f"{value:,.0f} {unit}"
         return f"{value:.0f} {unit}" if unit == "MB" else f"{value:.3f} s"
 
     for row in rows:

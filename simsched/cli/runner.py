@@ -54,7 +54,8 @@ class RunReport:
     schedules: dict[str, Schedule] = field(default_factory=dict)
     """First repetition's schedule of each scheduler (for Gantt charts)."""
     warnings: list[str] = field(default_factory=list)
-    """One line per static planner whose own predicted times the simulator does not reproduce."""
+    """One line per static planner whose own predicted times the simulator does not reproduce, and per
+    learned scheduler run outside its checkpoint's training range."""
 
     def rows_of(self, label: str) -> list[dict[str, Any]]:
         return [r for r in self.rows if r["scheduler"] == label]
@@ -136,6 +137,22 @@ def run_once(problem: Problem, spec: SchedulerSpec, factors: np.ndarray | None,
     return schedule, float(stats.policy_time_s)
 
 
+def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerSpec, warnings: list[str]) -> str | None:
+    """For a learned scheduler (one with ``training_range()``): its checkpoint id, and a warning
+    line appended to ``warnings`` when ``problem`` lies outside the checkpoint's training range."""
+    from simsched.schedulers.training_range import warning_line, workload_family
+
+    ranges = getattr(spec.create(), "training_range", None)
+    if ranges is None:
+        return None
+    rng = ranges()
+    wl = scenario.workload
+    line = warning_line(spec.label, rng, problem, workload_family(dict(wl.options), wl.form) if wl else None)
+    if line:
+        warnings.append(line)
+    return rng.checkpoint
+
+
 def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, scheduler_time_s: float,
                bound: float) -> dict[str, Any]:
     """One row of the results document for ``schedule``."""
@@ -168,6 +185,7 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     report = RunReport(scenario, problem, base, reps, [s.label for s in specs], bound)
     total, done = len(specs) * reps, 0
     for spec in specs:
+        checkpoint = learned_check(scenario, problem, spec, report.warnings)
         for r in range(reps):
             seed_r = base + r
             if progress is not None:
@@ -181,6 +199,8 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
                 raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "
                                    + "; ".join(errors[:5]))
             report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound))
+            if checkpoint is not None:
+                report.rows[-1]["checkpoint"] = checkpoint
             if r == 0:
                 report.schedules[spec.label] = schedule
             done += 1

@@ -64,6 +64,17 @@ class _Agent(OneByOne):
         self.model = _load(self.kind, self.checkpoint)
         self.info = StaticInfo.of(problem)
 
+    def training_range(self):  # -> simsched.schedulers.training_range.TrainingRange
+        """What the checkpoint was trained on: its config's task range and scenario family."""
+        from simsched.rl import checkpoint
+        from simsched.schedulers.training_range import scenario_range
+
+        cfg = checkpoint.load(self.checkpoint, self.kind).get("config") or {}
+        tasks = cfg.get("tasks")
+        scenarios = Path(__file__).resolve().parents[2] / "scenarios" / "rl"
+        return scenario_range(self.checkpoint, cfg.get("scenario"),
+                              (int(tasks[0]), int(tasks[1])) if tasks else None, (scenarios,))
+
     def choose(self, view: DecisionView) -> tuple[int, int]:
         raise NotImplementedError
 

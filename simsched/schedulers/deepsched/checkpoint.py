@@ -20,7 +20,7 @@ from simsched.schedulers.deepsched.features import FEATURE_VERSION, MACHINE_FEAT
 
 FORMAT = "simsched-deepsched"
 FORMAT_VERSION = 1
-SHIPPED = "deepsched-small.pt"
+SHIPPED = "deepsched-general.pt"
 _CACHE: dict[tuple[str, float], tuple[Any, dict]] = {}
 
 
@@ -29,8 +29,10 @@ def shipped_checkpoint() -> Path:
     return Path(str(resources.files("simsched.schedulers.deepsched") / "checkpoints" / SHIPPED))
 
 
-def save_checkpoint(path: Path, net: Any, config: dict, metrics: dict[str, float]) -> None:
-    """Write ``net`` (a DeepSchedNet) with its config and metrics, atomically."""
+def save_checkpoint(path: Path, net: Any, config: dict, metrics: dict[str, float],
+                    training_range: dict | None = None) -> None:
+    """Write ``net`` (a DeepSchedNet) with its config, metrics and the range its training data
+    spans (:func:`~simsched.schedulers.deepsched.data.training_range`), atomically."""
     import torch
 
     from simsched import __version__
@@ -40,6 +42,7 @@ def save_checkpoint(path: Path, net: Any, config: dict, metrics: dict[str, float
         "simsched_version": __version__, "torch_version": str(torch.__version__),
         "features": {"task": list(TASK_FEATURES), "machine": list(MACHINE_FEATURES), "pair": list(PAIR_FEATURES)},
         "config": config, "metrics": {k: float(v) for k, v in metrics.items()},
+        "training_range": training_range or {},
         "normalisation": {k: v.detach().cpu().tolist() for k, v in net.state_dict().items()
                           if k.endswith("_mean") or k.endswith("_std")},
         "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},

@@ -27,7 +27,9 @@ class Family(_Strict):
     ``params`` values that are lists are choices (one drawn per instance); scalars are fixed.
     ``explicit_costs`` is the probability of an explicit per-processor cost matrix (the generator is
     given ``processors``) rather than work / speed.  ``memory``: give processors finite memory
-    (tasks with memory demands then have restricted eligibility).
+    (tasks with memory demands then have restricted eligibility).  ``log_sizes``: draw the task count
+    log-uniformly in ``tasks`` (as many small as large instances).  Generators without a ``tasks``
+    parameter (``cholesky``, ``fft``, ...) take their size from ``params`` (``tiles``, ``points``).
     """
 
     name: str
@@ -37,6 +39,7 @@ class Family(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     explicit_costs: float = Field(0.5, ge=0.0, le=1.0)
     memory: bool = False
+    log_sizes: bool = False
 
     @field_validator("tasks", "processors")
     @classmethod
@@ -84,7 +87,10 @@ class ModelConfig(_Strict):
 
 
 class TrainConfig(_Strict):
-    """Optimisation (paper defaults), device and budget."""
+    """Optimisation (paper defaults), device and budget.  ``dagger_rounds`` > 0: DAgger-style
+    imitation — the training time is split into that many + 1 phases; after each phase the network
+    decodes every training instance itself (``dagger_top_k`` candidates) and the processor HEFT's
+    earliest-finish rule picks in each state it reached becomes an extra, aggregated label set."""
 
     epochs: int = Field(100, ge=1)
     lr: float = Field(1e-5, gt=0)
@@ -95,6 +101,8 @@ class TrainConfig(_Strict):
     threads: int | None = Field(None, ge=1)
     seed: int = 0
     max_minutes: float | None = Field(None, gt=0)
+    dagger_rounds: int = Field(0, ge=0)
+    dagger_top_k: int = Field(3, ge=1)
 
 
 class EvalConfig(_Strict):

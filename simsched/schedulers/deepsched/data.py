@@ -15,6 +15,7 @@ Cost: one HEFT run per instance, O(n m + e m) each.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -52,18 +53,57 @@ def make_problem(family: Family, spec: PlatformSpec, seed: int, tasks: int | Non
     if gen is None:
         raise SimschedError(f"data family {family.name!r}: unknown generator {family.generator!r} "
                             f"(choose from {', '.join(GENERATORS)})")
-    n = int(rng.integers(family.tasks[0], family.tasks[1] + 1)) if tasks is None else int(tasks)
+    lo, hi = family.tasks
+    if tasks is not None:
+        n = int(tasks)
+    elif family.log_sizes:  # log-uniform: as many instances of 10-100 tasks as of 100-1,000
+        n = int(round(np.exp(rng.uniform(np.log(lo), np.log(hi + 1)))))
+        n = min(max(n, lo), hi)
+    else:
+        n = int(rng.integers(lo, hi + 1))
     m = int(rng.integers(family.processors[0], family.processors[1] + 1))
     params = {k: (v[int(rng.integers(len(v)))] if isinstance(v, list) else v) for k, v in family.params.items()}
     explicit = bool(rng.random() < family.explicit_costs)
+    accepts = inspect.signature(gen).parameters
+    if "tasks" in accepts:  # size-parameterised generators (tiles, points, ...) take their size from params
+        params["tasks"] = n
+    elif tasks is not None:  # the size parameter whose task count is closest to the one asked for
+        params.update(size_parameter(family.generator, gen, int(tasks)))
+    if "processors" in accepts:
+        params["processors"] = m if explicit else None
     try:
-        graph = gen(tasks=n, processors=m if explicit else None, rng=rng, **params)
+        graph = gen(rng=rng, **params)
     except TypeError as exc:
         raise SimschedError(f"data family {family.name!r}: generator {family.generator!r}: {exc}") from None
     platform = random_platform(spec, m, rng, family.memory)
     if family.memory and graph.memory.any():
         graph = graph.with_(memory=np.minimum(graph.memory, platform.memory.max()))
     return Problem(graph, platform)
+
+
+_SIZE_PARAMS = {"tiles": range(2, 61), "points": [2 ** k for k in range(1, 13)], "matrix_size": range(3, 151)}
+_SIZE_CACHE: dict[tuple[str, int], dict[str, int]] = {}
+
+
+def size_parameter(name: str, gen: Callable, tasks: int) -> dict[str, int]:
+    """``{parameter: value}`` giving a size-parameterised generator (``tiles``, ``points``,
+    ``matrix_size``) the task count closest to ``tasks``; empty when it has none of them."""
+    key = (name, tasks)
+    if key not in _SIZE_CACHE:
+        accepts = inspect.signature(gen).parameters
+        best: dict[str, int] = {}
+        for param, values in _SIZE_PARAMS.items():
+            if param not in accepts:
+                continue
+            gap = None
+            for v in values:
+                n = gen(**{param: v}, rng=np.random.default_rng(0)).n_tasks
+                if gap is None or abs(n - tasks) < gap:
+                    gap, best = abs(n - tasks), {param: v}
+                if n >= tasks:
+                    break
+        _SIZE_CACHE[key] = best
+    return _SIZE_CACHE[key]
 
 
 def label(problem: Problem) -> tuple[Features, np.ndarray, np.ndarray]:
@@ -167,3 +207,26 @@ def record_of(f: Features) -> dict:
     """A label-free record of features (what the scheduler feeds the network)."""
     return dict(task=f.task, machine=f.machine, pair=f.pair, eligible=f.eligible, edges=f.edges,
                 edge_data=f.edge_data)
+
+
+def family_labels(family: Family) -> list[str]:
+    """The workload family names a family's instances go by: the generator, and for WfChef
+    workflows ``workflow:RECIPE`` per recipe."""
+    gen = family.generator.replace("_", "") if family.generator not in ("fork_join", "series_parallel",
+                                                                         "erdos_renyi", "gaussian_elimination") \
+        else family.generator
+    if gen != "workflow":
+        return [gen]
+    recipes = family.params.get("recipe", "montage")
+    return [f"workflow:{r}" for r in (recipes if isinstance(recipes, list) else [recipes])]
+
+
+def training_range(cfg: DataConfig, records: list[dict]) -> dict:
+    """What the training instances span: task and processor counts, workload families and CCR (mean
+    transfer time over mean execution time), for a checkpoint's out-of-range warning."""
+    n = [r["task"].shape[0] for r in records]
+    m = [r["machine"].shape[0] for r in records]
+    ccr = [float(r["edge_data"].mean()) if r["edge_data"].size else 0.0 for r in records]
+    fams = sorted({lab for i in {r["family"] for r in records} for lab in family_labels(family_of(cfg, i))})
+    return {"tasks": [int(min(n)), int(max(n))], "processors": [int(min(m)), int(max(m))],
+            "families": fams, "ccr": [round(min(ccr), 4), round(max(ccr), 4)]}

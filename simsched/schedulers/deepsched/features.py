@@ -15,8 +15,8 @@ task (arrival time, execution time on each VM, priority, memory), in raw units. 
   are kept (remapped to arrival-order positions) for the DAG-aware variant.
 
 Everything is one vectorised pass: O(n m + e) plus the two longest-path passes (O(n + e)).
-Feature standardisation (mean/std over the training set) is stored in the checkpoint and applied
-inside the model, not here.
+Per-instance standardisation (mean/std over the instance's own tasks, processors and pairs) is
+applied inside the model (:func:`~simsched.schedulers.deepsched.model.instance_norm`), not here.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from simsched.simulator.bounds import lower_bound
 from simsched.simulator.problem import Problem
 from simsched.workloads.paths import longest_path_from, longest_path_to
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 TASK_FEATURES = (
     "arrival", "priority", "memory", "min_cost", "mean_cost", "max_cost", "eligible_fraction",
     "upward_rank", "downward_rank", "level", "in_degree", "out_degree", "data_in", "data_out", "load",

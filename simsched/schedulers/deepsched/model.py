@@ -20,7 +20,10 @@ fixed:
 * **loss**: cross-entropy on processors + ``mse_weight`` x mean squared error on (start, finish),
   both over real tasks only.
 
-Feature standardisation is stored in buffers (so it lives in the checkpoint).  Forward cost:
+Normalisation is per instance, never by training-set constants: every input feature is given both
+as extracted (already divided by the instance's own time scale) and standardised over the real
+tasks, processors or eligible pairs of its own instance (masked mean and standard deviation), so a
+1,000-task workflow and a 20-task DAG present the network the same value ranges.  Forward cost:
 O(n H^2 + m H^2 + n m P) per instance (P = pair_hidden); the pair head runs in task chunks to
 bound memory at large n x m.
 """
@@ -36,6 +39,17 @@ from simsched.schedulers.deepsched.features import MACHINE_FEATURES, PAIR_FEATUR
 
 NEG = -1e9
 _PAIR_CHUNK_ELEMENTS = 1 << 22  # tasks x processors x hidden per chunk of the pair head
+
+
+def instance_norm(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``[x, (x - mean) / (std + 0.05)]`` on the last axis, mean and std over the ``mask``-ed entries
+    of each instance (the leading axis); masked-out entries read 0 in the standardised half."""
+    w = mask.to(x.dtype).unsqueeze(-1)
+    dims = tuple(range(1, x.dim() - 1))
+    count = w.sum(dim=dims, keepdim=True).clamp_min(1.0)
+    mean = (x * w).sum(dim=dims, keepdim=True) / count
+    var = (((x - mean) ** 2) * w).sum(dim=dims, keepdim=True) / count
+    return torch.cat([x, (x - mean) / (var.sqrt() + 0.05) * w], dim=-1)
 
 
 class DagLayer(nn.Module):
@@ -71,9 +85,7 @@ class DeepSchedNet(nn.Module):
                  dropout: float = 0.0, pair_hidden: int = 32) -> None:
         super().__init__()
         ft, fm, fp = len(TASK_FEATURES), len(MACHINE_FEATURES), len(PAIR_FEATURES)
-        for name, dim in (("task", ft), ("machine", fm), ("pair", fp)):
-            self.register_buffer(f"{name}_mean", torch.zeros(dim))
-            self.register_buffer(f"{name}_std", torch.ones(dim))
+        ft, fm, fp = 2 * ft, 2 * fm, 2 * fp  # raw + per-instance standardised copy of each feature
         self.machine_enc = nn.Sequential(nn.Conv1d(fm, machine_hidden, 1), nn.ReLU(),
                                          nn.Conv1d(machine_hidden, machine_hidden, 1), nn.ReLU())
         self.machine_fc = nn.Sequential(nn.Linear(2 * machine_hidden, hidden), nn.ReLU())
@@ -95,29 +107,19 @@ class DeepSchedNet(nn.Module):
         self.reg = nn.Sequential(nn.Conv1d(hidden + ph + fp, hidden, 3, padding=1), nn.ReLU(),
                                  nn.Conv1d(hidden, 2, 1))
 
-    # ------------------------------------------------------------------ normalisation
-    def set_normalisation(self, stats: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-        """Store per-feature (mean, std) computed on the training set."""
-        for name, (mean, std) in stats.items():
-            getattr(self, f"{name}_mean").copy_(torch.as_tensor(mean, dtype=torch.float32))
-            getattr(self, f"{name}_std").copy_(torch.as_tensor(np.maximum(std, 1e-6), dtype=torch.float32))
-
-    def _norm(self, x: torch.Tensor, name: str) -> torch.Tensor:
-        return (x - getattr(self, f"{name}_mean")) / getattr(self, f"{name}_std")
-
     # ------------------------------------------------------------------ forward
     def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits (B, N, M) with ineligible/padded pairs at -1e9, times (B, N, 2))."""
         tmask, pmask, elig = batch["task_mask"], batch["proc_mask"], batch["eligible"]
         b, n = tmask.shape
         # machines: Conv1d over the processor axis, masked pooling → platform context
-        mx = self._norm(batch["machine"], "machine") * pmask[..., None]
+        mx = instance_norm(batch["machine"], pmask) * pmask[..., None]
         g = self.machine_enc(mx.transpose(1, 2)).transpose(1, 2) * pmask[..., None]     # (B, M, mh)
         count = pmask.sum(1, keepdim=True).clamp_min(1)
         pooled_max = g.masked_fill(~pmask[..., None], NEG).max(1).values
         ctx = self.machine_fc(torch.cat([g.sum(1) / count, pooled_max], dim=1))          # (B, H)
         # tasks: bidirectional GRU over arrival order, per-step outputs
-        tx = self.task_in(self._norm(batch["task"], "task")) * tmask[..., None]
+        tx = self.task_in(instance_norm(batch["task"], tmask)) * tmask[..., None]
         lengths = tmask.sum(1).clamp_min(1).cpu()
         packed = nn.utils.rnn.pack_padded_sequence(tx, lengths, batch_first=True, enforce_sorted=False)
         out, _ = self.gru(packed)
@@ -127,7 +129,7 @@ class DeepSchedNet(nn.Module):
             h = layer(h, batch["edges"], batch["edge_data"]) * tmask[..., None]
         fused = self.fuse(torch.cat([h, ctx[:, None, :].expand(b, n, -1)], dim=2)) * tmask[..., None]
         # classifier over (task, processor) pairs, in task chunks
-        pair = self._norm(batch["pair"], "pair")
+        pair = instance_norm(batch["pair"], elig & tmask[..., None] & pmask[:, None, :])
         gm = self.cls_machine(g)                                                          # (B, M, H)
         tpart = self.cls_task(fused)                                                      # (B, N, H)
         m, ph = g.shape[1], tpart.shape[2]
@@ -189,11 +191,3 @@ def collate(records: list[dict], device: str = "cpu", labels: bool = True) -> di
     if labels:
         out.update(proc=proc, times=times)
     return {k: torch.from_numpy(v).to(device) for k, v in out.items()}
-
-
-def feature_stats(records: list[dict]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per-feature mean and std over the training records (pairs: eligible ones only)."""
-    task = np.concatenate([r["task"] for r in records])
-    machine = np.concatenate([r["machine"] for r in records])
-    pair = np.concatenate([r["pair"][r["eligible"]] for r in records])
-    return {k: (v.mean(0), v.std(0)) for k, v in (("task", task), ("machine", machine), ("pair", pair))}

@@ -100,7 +100,8 @@ def train(cfg: DeepSchedConfig, *, log: Callable[[str], None] | None = None, sho
     import torch
 
     from simsched.schedulers.deepsched.checkpoint import save_checkpoint
-    from simsched.schedulers.deepsched.model import DeepSchedNet, collate, feature_stats, loss_fn
+    from simsched.schedulers.deepsched.dagger import relabel
+    from simsched.schedulers.deepsched.model import DeepSchedNet, collate, loss_fn
 
     log = log or (lambda s: None)
     tc = cfg.train
@@ -116,20 +117,38 @@ def train(cfg: DeepSchedConfig, *, log: Callable[[str], None] | None = None, sho
     if not split["train"] or not split["val"]:
         raise SimschedError("the training data is empty: data.train and data.val must be >= 1")
     net = DeepSchedNet(**cfg.model.model_dump())
-    net.set_normalisation(feature_stats(split["train"]))
     net.to(device)
+    train_set = list(split["train"])
+    problems: list[Any] = []
     untrained = evaluate_records(net, split["val"], device=device, mse_weight=tc.mse_weight)
     opt = torch.optim.Adam(net.parameters(), lr=tc.lr)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=tc.lr_halve_every, gamma=0.5)
     best, best_state, history = float("inf"), copy.deepcopy(net.state_dict()), []
     deadline = t0 + 60 * tc.max_minutes if tc.max_minutes else float("inf")
+    t_train = time.perf_counter()
+    phases = tc.dagger_rounds + 1
+    done_rounds = 0
     progress = _progress(show_progress)
     task = progress.add_task("training", total=tc.epochs) if progress else None
     epoch = 0
+    metrics_dagger: list[float] = []
     try:
         for epoch in range(1, tc.epochs + 1):
+            due = max(int(epoch - 1 >= (done_rounds + 1) * tc.epochs / phases),
+                      int(time.perf_counter() - t_train >= (done_rounds + 1) * (deadline - t_train) / phases))
+            if done_rounds < tc.dagger_rounds and due:
+                if not problems:
+                    problems = [dsdata.make_problem(dsdata.family_of(cfg.data, r["family"]), cfg.data.platform,
+                                                    r["seed"]) for r in split["train"]]
+                net.load_state_dict(best_state)
+                extra, agree = relabel(net, problems, split["train"], tc.dagger_top_k, device)
+                train_set += extra
+                done_rounds += 1
+                log(f"DAgger round {done_rounds}: decode agreed with the expert on {agree:.3f} of the tasks; "
+                    f"{len(train_set)} training records")
+                metrics_dagger.append(agree)
             net.train()
-            for chunk in batches(split["train"], tc.batch_size, rng):
+            for chunk in batches(train_set, tc.batch_size, rng):
                 b = collate(chunk, device)
                 logits, times = net(b)
                 loss, _ = loss_fn(logits, times, b, tc.mse_weight)
@@ -137,6 +156,8 @@ def train(cfg: DeepSchedConfig, *, log: Callable[[str], None] | None = None, sho
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
                 opt.step()
+                if time.perf_counter() > deadline:  # the budget ends mid-epoch too
+                    break
             sched.step()
             val = evaluate_records(net, split["val"], device=device, mse_weight=tc.mse_weight)
             history.append(val)
@@ -155,11 +176,15 @@ def train(cfg: DeepSchedConfig, *, log: Callable[[str], None] | None = None, sho
             progress.stop()
     net.load_state_dict(best_state)
     metrics = {"epochs": float(epoch), "train_s": time.perf_counter() - t0, "untrained_val_acc": untrained["acc"],
-               "instances": float(len(split["train"]))}
+               "untrained_val_loss": untrained["loss"],
+               "instances": float(len(split["train"])), "dagger_rounds": float(done_rounds)}
+    for i, a in enumerate(metrics_dagger, 1):
+        metrics[f"dagger_{i}_agreement"] = a
     for name in ("val", "test", "unseen"):
         for k, v in evaluate_records(net, split[name], device=device, mse_weight=tc.mse_weight).items():
             metrics[f"{name}_{k}"] = v
-    save_checkpoint(cfg.path(cfg.checkpoint), net.cpu(), cfg.model_dump(mode="json"), metrics)
+    save_checkpoint(cfg.path(cfg.checkpoint), net.cpu(), cfg.model_dump(mode="json"), metrics,
+                    training_range=dsdata.training_range(cfg.data, split["train"]))
     log(f"checkpoint written to {cfg.path(cfg.checkpoint)}")
     return metrics
 

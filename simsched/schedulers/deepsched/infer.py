@@ -1,0 +1,93 @@
+"""DeepSched inference for many instances at once: one batched forward pass, one batched decode.
+
+1. features of every problem (:func:`~simsched.schedulers.deepsched.features.extract`);
+2. one padded forward pass for the whole batch: processor scores per (task, processor) pair and
+   normalised (start, finish);
+3. order: predicted starts (never before arrival) made topological by
+   :func:`~simsched.simulator.evaluate_batch.sequence_from_keys` (a task's key is raised to its
+   ancestors' largest), so no plan can deadlock;
+4. processors: each task, in that order, on whichever of its ``top_k`` best-scored eligible
+   processors finishes it first, in the earliest idle gap that fits
+   (:func:`~simsched.schedulers.deepsched.decode.eft_decode`, vectorised over instances and
+   processors).
+
+Cost: O(sum n m) features + the forward pass + O(max n) numpy steps for the decode.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from simsched.schedulers.deepsched.decode import Decoded, eft_decode
+from simsched.schedulers.deepsched.features import Features, extract
+from simsched.simulator.problem import Problem
+
+_BATCH_ELEMENTS = 1 << 23  # padded tasks x processors per forward chunk
+
+
+def forward(net: Any, problems: list[Problem], device: str = "cpu",
+            features: list[Features] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per problem: (n, m) processor scores (``-inf`` where ineligible) and (n,) predicted start,
+    both indexed by task.  Instances are padded in chunks of similar size."""
+    import torch
+
+    from simsched.schedulers.deepsched.data import record_of
+    from simsched.schedulers.deepsched.model import collate
+
+    feats = features if features is not None else [extract(p) for p in problems]
+    out: list[tuple[np.ndarray, np.ndarray]] = [None] * len(problems)  # type: ignore[list-item]
+    order = sorted(range(len(problems)), key=lambda i: problems[i].n_tasks * problems[i].n_processors)
+    k = 0
+    with torch.inference_mode():
+        while k < len(order):
+            chunk = [order[k]]
+            big = problems[order[k]].n_tasks * problems[order[k]].n_processors
+            while k + len(chunk) < len(order):
+                j = order[k + len(chunk)]
+                big = max(big, problems[j].n_tasks * problems[j].n_processors)
+                if big * (len(chunk) + 1) > _BATCH_ELEMENTS:
+                    break
+                chunk.append(j)
+            logits, times = net(collate([record_of(feats[i]) for i in chunk], device=device, labels=False))
+            logits = logits.float().cpu().numpy()
+            times = times.double().cpu().numpy()
+            for r, i in enumerate(chunk):
+                f, p = feats[i], problems[i]
+                n, m = p.n_tasks, p.n_processors
+                scores = np.full((n, m), -np.inf)
+                scores[f.order] = np.where(f.eligible, logits[r, :n, :m], -np.inf)
+                out[i] = (scores, f.targets_to_times(times[r, :n])[:, 0])
+            k += len(chunk)
+    return out
+
+
+def top_k_mask(problem: Problem, scores: np.ndarray, top_k: int) -> np.ndarray:
+    """(n, m) bool: each task's ``top_k`` best-scored eligible processors.  O(n m)."""
+    m = problem.n_processors
+    k = max(1, min(int(top_k), m))
+    s = np.where(problem.eligible, np.nan_to_num(scores, nan=-1e300, neginf=-1e300, posinf=1e300), -np.inf)
+    if k >= m:
+        return problem.eligible.copy()
+    top = np.argpartition(-s, k - 1, axis=1)[:, :k]
+    mask = np.zeros_like(problem.eligible)
+    np.put_along_axis(mask, top, True, axis=1)
+    return mask & problem.eligible
+
+
+def sequence(problem: Problem, start_key: np.ndarray) -> np.ndarray:
+    """Topological task sequence from predicted starts (never before arrival).  O(n log n + e)."""
+    from simsched.simulator.evaluate_batch import sequence_from_keys
+
+    key = np.maximum(np.nan_to_num(start_key, nan=0.0), problem.graph.arrival)
+    return sequence_from_keys(problem, key[None, :])[0]
+
+
+def decode(problems: list[Problem], outputs: list[tuple[np.ndarray, np.ndarray]], top_k: int,
+           expert: bool = False) -> list[Decoded]:
+    """Plans of every problem from the network's outputs (see the module docstring); ``expert``:
+    with the earliest-finish choice over all processors in each reached state (DAgger labels)."""
+    seqs = [sequence(p, key) for p, (_, key) in zip(problems, outputs)]
+    masks = [top_k_mask(p, s, top_k) for p, (s, _) in zip(problems, outputs)]
+    return eft_decode(problems, seqs, masks, expert)
