@@ -38,7 +38,7 @@ def checked_config(model: type[M], raw: Any, *, file: str | Path, what: str, ret
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in ("config", *err["loc"]))
-        raise SimschedError(f"the {what} checkpoint's configuration does not fit this simsched "
+        raise SimschedError(f"the {what} checkpoint's configuration is from another version "
                             f"({err['msg']}); {retrain}", file=file, field=where) from None
     except (TypeError, ValueError) as exc:
         raise SimschedError(f"the {what} checkpoint's configuration is unreadable ({exc}); {retrain}",
@@ -71,8 +71,8 @@ def load_checked_state(module: Any, state: Any, *, file: str | Path, what: str, 
     for key, tensor in expected.items():
         got = _shape(state[key])
         if got != tuple(tensor.shape):
-            raise SimschedError(f"the {what} checkpoint's weight {key!r} has shape {got}, its network needs "
-                                f"{tuple(tensor.shape)}; {retrain}", file=file, field=field)
+            raise SimschedError(f"the {what} checkpoint's weight {key!r} has shape {got}, which does not fit its "
+                                f"network's {tuple(tensor.shape)}; {retrain}", file=file, field=field)
     try:
         module.load_state_dict(dict(state))
     except (RuntimeError, TypeError, ValueError) as exc:

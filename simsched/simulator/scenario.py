@@ -263,13 +263,7 @@ class Scenario:
         An error about another file (an imported workload) keeps that file and its own line; when
         it has no line, it is reported at the scenario field that names the file instead."""
         line = self.document.line_of(loc) if self.document is not None else None
-        if error.file is not None and self.file is not None and Path(error.file) != Path(self.file):
-            if error.line is not None:
-                return error
-            inner = f"{error.field}: " if error.field else ""
-            error.message = f"in {error.file}: {inner}{error.message}"
-            error.file, error.field = None, None
-        return error.located(file=self.file, line=line, field=dotted(loc))
+        return locate_in(error, self.file, line, dotted(loc))
 
     @property
     def has_task_graph(self) -> bool:
@@ -297,6 +291,20 @@ class ScenarioError(SimschedError):
 
 
 # --------------------------------------------------------------------------- helpers
+def locate_in(error: SimschedError, file: Path | None, line: int | None, field: str | None) -> SimschedError:
+    """``error`` located at ``file``/``line``/``field`` where still unknown.  An error about another
+    file (an imported workload, a checkpoint) keeps that file and its own line; when it has no line,
+    it is reported at the scenario field that names the file, never with the scenario's line
+    against the other file's name."""
+    if error.file is not None and file is not None and Path(error.file) != Path(file):
+        if error.line is not None:
+            return error
+        inner = f"{error.field}: " if error.field else ""
+        error.message = f"in {error.file}: {inner}{error.message}"
+        error.file, error.field = None, None
+    return error.located(file=file, line=line, field=field)
+
+
 def dotted(loc: Loc) -> str | None:
     """``("platform", "processors", 0, "speed")`` -> ``platform.processors[0].speed``."""
     out = ""
@@ -358,7 +366,7 @@ class _Problems:
         self.items.append(SimschedError(message, file=self.doc.file, line=self.doc.line_of(loc), field=dotted(loc)))
 
     def add_error(self, loc: Loc, error: SimschedError) -> None:
-        self.items.append(error.located(file=self.doc.file, line=self.doc.line_of(loc), field=dotted(loc)))
+        self.items.append(locate_in(error, self.doc.file, self.doc.line_of(loc), dotted(loc)))
 
     def add_validation(self, prefix: Loc, exc: ValidationError, model: type[BaseModel] | None = None) -> None:
         for err in exc.errors():

@@ -79,6 +79,9 @@ def number(value: Any, what: str, *, file: str | Path | None = None, line: int |
         raise SimschedError(f"{what} must be a number, got {value!r}", file=file, line=line, field=field) from None
     if not math.isfinite(x):
         raise SimschedError(f"{what} must be finite, got {value!r}", file=file, line=line, field=field)
+    if abs(x) > limits.MAX_VALUE:
+        raise SimschedError(f"{what} must be at most {limits.MAX_VALUE:g} in magnitude, got {value!r}",
+                            file=file, line=line, field=field)
     if minimum is not None and x < minimum:
         raise SimschedError(f"{what} must be >= {minimum:g}, got {value!r}", file=file, line=line, field=field)
     return x
