@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.workloads.importers._common import number
 from simsched.workloads.taskgraph import TaskGraph
@@ -69,6 +70,7 @@ def records_to_graph(
 
     if not isinstance(tasks, (list, tuple)) or not tasks:
         raise SimschedError("there are no tasks (expected a non-empty list)", file=file, field=section)
+    limits.check_tasks(len(tasks), field=section)
     out: list[dict[str, Any]] = []
     deps: list[tuple[str, str, float, int]] = []
     for i, rec in enumerate(tasks):
