@@ -202,10 +202,15 @@ def matrix_bytes(n: int, m: int) -> int:
     return int(n) * int(m) * MATRIX_BYTES_PER_CELL + 4 * 8 * int(m) * int(m)
 
 
-def check_matrix(n: int, m: int, *, field: str | None = None) -> None:
-    """Refuse ``n`` tasks on ``m`` processors when the matrices would exceed ``max_memory_mb``."""
+EDGE_BYTES = 40
+"""Bytes an edge costs (source, destination, data and the two CSR index arrays)."""
+
+
+def check_matrix(n: int, m: int, *, field: str | None = None, edges: float = 0.0) -> None:
+    """Refuse ``n`` tasks (with about ``edges`` edges) on ``m`` processors when the matrices and
+    edge arrays would exceed ``max_memory_mb``."""
     lim = current()
-    need = matrix_bytes(n, m)
+    need = matrix_bytes(n, m) + int(min(float(edges), 1e18)) * EDGE_BYTES
     if need > lim.max_memory_mb * 2**20:
         shape = f"{n:,} tasks x {m:,} processors" if n else f"{m:,} processors"
         raise LimitError(f"{shape} needs about {need / 2**20:,.0f} MB of matrices, more than the limit of "

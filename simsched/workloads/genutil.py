@@ -70,5 +70,4 @@ def check_size(tasks: int, processors: int | None = None, *, edges: float = 0.0,
     (tasks, processors) cost matrix when ``processors`` is given) above :mod:`simsched.limits`.
     The error's field is the generator parameter that sets the size."""
     limits.check_tasks(int(tasks), field=field)
-    edge_cells = int(min(float(edges), 1e18)) // max(1, limits.MATRIX_BYTES_PER_CELL // 40)
-    limits.check_matrix(int(tasks) + edge_cells, int(processors or 1), field=field)
+    limits.check_matrix(int(tasks), int(processors or 1), field=field, edges=edges)
