@@ -9,7 +9,8 @@ variables so that a mutation into a huge but valid workload stays quick.
 
 The example count per test is ``SIMSCHED_FUZZ_EXAMPLES`` (default 40, about 20 s in all here); a long
 campaign, e.g. ``SIMSCHED_FUZZ_EXAMPLES=2500 pytest -q tests/test_fuzz.py -p no:cacheprovider``, pushes
-four times that many documents through (2,500 per test).
+four times that many documents through (2,500 per test); with ``SIMSCHED_FUZZ_COUNT_FILE=PATH`` each
+document adds a line to PATH (``sort PATH | uniq -c`` counts them, also during a run).
 """
 
 from __future__ import annotations
@@ -52,6 +53,15 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("fuzz")
     (d / "data").symlink_to(DATA, target_is_directory=True)
     return d
+
+
+def count_document(kind: str) -> None:
+    """Append ``kind`` to the file named by ``SIMSCHED_FUZZ_COUNT_FILE`` (if set): one line per
+    document, so a long campaign can be counted even while it runs."""
+    target = os.environ.get("SIMSCHED_FUZZ_COUNT_FILE")
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(kind + "\n")
 
 
 def check(args: list[str], outputs: tuple[Path, ...] = ()) -> int:
@@ -136,6 +146,7 @@ def text_mutation(text: str, rnd: Any, token: str) -> str:
 def test_generated_documents(workdir: Path, value: Any, as_json: bool) -> None:
     path = workdir / ("gen.json" if as_json else "gen.yaml")
     path.write_text(dump(value, as_json), encoding="utf-8")
+    count_document("generated")
     out = workdir / "out.json"
     check(["validate", str(path)])
     check(["run", str(path), "--json", str(out)], (out,))
@@ -157,6 +168,7 @@ def test_mutated_scenarios(workdir: Path, scenario: Path, replacement: Any, rnd:
         text = yaml.safe_dump(mutate(data, rnd, replacement), sort_keys=False)
     path = workdir / scenario.name
     path.write_text(text, encoding="utf-8")
+    count_document("scenario")
     out = workdir / "out.json"
     verdict = check(["validate", str(path)])
     ran = check(["run", str(path), "--json", str(out)], (out,))
@@ -173,6 +185,7 @@ def test_mutated_workload_files(workdir: Path, workload: Path, rnd: Any, mutatio
         text = text_mutation(text, rnd, token)
     path = workdir / ("mutated" + workload.suffix)
     path.write_text(text, encoding="utf-8")
+    count_document("workload")
     check(["workload", "info", str(path)])
     scenario = workdir / "uses_mutated.yaml"
     form = {".csv": "tasklist", ".json": "wfcommons", ".dax": "dax", ".stg": "stg", ".dot": "dot"}[workload.suffix]
@@ -188,6 +201,7 @@ def test_mutated_workload_files(workdir: Path, workload: Path, rnd: Any, mutatio
 def test_raw_bytes(workdir: Path, raw: bytes, suffix: str) -> None:
     path = workdir / ("raw" + suffix)
     path.write_bytes(raw)
+    count_document("raw")
     check(["workload", "info", str(path)])
     if suffix == ".yaml":
         check(["validate", str(path)])
