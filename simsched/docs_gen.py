@@ -48,7 +48,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     },
     "LimitsSpec": {
         "max_tasks": "Most tasks in the workload (default 2,000,000; also `SIMSCHED_MAX_TASKS`).",
-        "max_processors": "Most processors in the platform (default 20,000; also `SIMSCHED_MAX_PROCESSORS`).",
+        "max_processors": "Most processors in the platform (default 2,000; also `SIMSCHED_MAX_PROCESSORS`).",
         "max_memory_mb": "Most memory for the tasks x processors and processors x processors matrices, "
                          "estimated before they are made (default 4096; also `SIMSCHED_MAX_MEMORY_MB`).",
     },

@@ -13,7 +13,7 @@ limit              default     what it bounds
                                with line tracking is read at roughly 3 s per MB)
 ``max_depth``      64          nesting depth of a YAML or JSON document
 ``max_tasks``      2,000,000   tasks in one workload (checked before a generator allocates)
-``max_processors`` 20,000      processors in one platform
+``max_processors`` 2,000       processors in one platform
 ``max_memory_mb``  4096        estimated memory of the (tasks x processors) and
                                (processors x processors) matrices of one problem
 ``max_grid_points`` 100,000    runs (points x schedulers x seeds) in one study
@@ -67,7 +67,7 @@ class Limits:
     max_yaml_mb: float = 4.0
     max_depth: int = 64
     max_tasks: int = 2_000_000
-    max_processors: int = 20_000
+    max_processors: int = 2_000
     max_memory_mb: float = 4096.0
     max_grid_points: int = 100_000
 
