@@ -17,6 +17,7 @@ limit              default     what it bounds
 ``max_memory_mb``  4096        estimated memory of the (tasks x processors) and
                                (processors x processors) matrices of one problem
 ``max_grid_points`` 100,000    runs (points x schedulers x seeds) in one study
+``max_runs``       100,000     runs (schedulers x repetitions) of one scenario
 =================  ==========  ==============================================================
 
 Where a user may really need more, the limit is raised with an environment variable named after
@@ -70,6 +71,7 @@ class Limits:
     max_processors: int = 2_000
     max_memory_mb: float = 4096.0
     max_grid_points: int = 100_000
+    max_runs: int = 100_000
 
     SCENARIO_FIELDS = ("max_tasks", "max_processors", "max_memory_mb")
     """The limits a scenario's ``limits:`` section may raise (or lower)."""
@@ -213,6 +215,8 @@ def check_matrix(n: int, m: int, *, field: str | None = None, edges: float = 0.0
     need = matrix_bytes(n, m) + int(min(float(edges), 1e18)) * EDGE_BYTES
     if need > lim.max_memory_mb * 2**20:
         shape = f"{n:,} tasks x {m:,} processors" if n else f"{m:,} processors"
+        if edges:
+            shape += f" with about {int(edges):,} edges"
         raise LimitError(f"{shape} needs about {need / 2**20:,.0f} MB of matrices, more than the limit of "
                          f"{lim.max_memory_mb:g} MB ({_hint('max_memory_mb', True)})", field=field)
 
@@ -223,6 +227,14 @@ def check_grid(runs: int, *, field: str = "grid") -> None:
     if runs > lim.max_grid_points:
         raise LimitError(f"the study has {runs:,} runs (points x schedulers x seeds), more than the limit of "
                          f"{lim.max_grid_points:,} ({_hint('max_grid_points', False)})", field=field)
+
+
+def check_runs(runs: int, *, field: str = "repetitions") -> None:
+    """Refuse a scenario run of more than ``max_runs`` (schedulers x repetitions) runs."""
+    lim = current()
+    if runs > lim.max_runs:
+        raise LimitError(f"{runs:,} runs (schedulers x repetitions) is more than the limit of {lim.max_runs:,} "
+                         f"({_hint('max_runs', False)})", field=field)
 
 
 def finite_value(x: float) -> bool:

@@ -417,6 +417,10 @@ def check_params(func: Callable[..., Any], params: Mapping[str, Any], *, what: s
         except ValidationError as exc:
             err = exc.errors()[0]
             problems.append(((key, *err["loc"]), f"{err['msg']} (got {_short(value)})"))
+            continue
+        if isinstance(out[key], (int, float)) and not limits.finite_value(float(out[key])):
+            problems.append(((key,), f"must be a finite number no larger than {limits.MAX_VALUE:g} "
+                                     f"(got {_short(value)})"))
     for name, p in accepted.items():
         if p.default is inspect.Parameter.empty and name not in params:
             problems.append(((name,), f"{what} needs parameter {name!r}"))
@@ -666,6 +670,10 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
             workload = _parse_workload(model.workload, m, base, problems)
     if model.schedulers is not None:
         schedulers = _parse_schedulers(model.schedulers, problems)
+        try:
+            limits.check_runs(len(model.schedulers) * model.repetitions)
+        except SimschedError as exc:
+            problems.add_error(("repetitions",), exc)
     noise = None
     try:
         noise = NoiseModel(model.noise.model, model.noise.sigma)
