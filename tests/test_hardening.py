@@ -253,8 +253,10 @@ def test_foreign_checkpoints_are_one_line(tmp_path: Path, kind: str, damage, exp
     damage(ck)
     path = tmp_path / "bad.pt"
     torch.save(ck, path)
-    line = error_line("run", _scenario_with(tmp_path, kind, path))
+    scenario = _scenario_with(tmp_path, kind, path)
+    line = error_line("run", scenario)
     assert expected in line and "bad.pt" in line, line
+    assert error_line("validate", scenario) == line  # validate loads the checkpoint too
 
 
 # --------------------------------------------------------------------------- numeric noise

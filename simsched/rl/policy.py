@@ -47,6 +47,7 @@ class _Agent:
         from simsched.rl.checkpoint import shipped_path
 
         self.checkpoint = str(Path(checkpoint) if checkpoint else shipped_path(self.kind))
+        _load(self.kind, self.checkpoint)  # a bad checkpoint fails here, so `validate` agrees with `run`
         self.model = None
         self.info: StaticInfo | None = None
 
