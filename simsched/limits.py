@@ -8,7 +8,7 @@ limit, instead of a crash, a MemoryError or minutes of silence.
 =================  ==========  ==============================================================
 limit              default     what it bounds
 =================  ==========  ==============================================================
-``max_file_mb``    256         size of any input file (workloads, results, baselines)
+``max_file_mb``    64          size of any input file (workloads, baselines, configs)
 ``max_yaml_mb``    4           size of a YAML file (scenario, study, inline workload; YAML
                                with line tracking is read at roughly 3 s per MB)
 ``max_depth``      64          nesting depth of a YAML or JSON document
@@ -64,7 +64,7 @@ class LimitError(SimschedError):
 class Limits:
     """The active limits (see the module docstring for the meaning and defaults)."""
 
-    max_file_mb: float = 256.0
+    max_file_mb: float = 64.0
     max_yaml_mb: float = 4.0
     max_depth: int = 64
     max_tasks: int = 2_000_000
@@ -177,13 +177,14 @@ def data_depth(data: Any, limit: int) -> int:
     return deepest
 
 
-def check_tasks(n: int, *, processors: int | None = None, field: str = "tasks") -> None:
+def check_tasks(n: int, *, processors: int | None = None, field: str = "tasks",
+                file: str | Path | None = None) -> None:
     """Refuse a workload of ``n`` tasks (and, with ``processors``, its cost matrix) before it is
     built: above ``max_tasks``, or above ``max_memory_mb`` for the matrices."""
     lim = current()
     if n > lim.max_tasks:
         raise LimitError(f"{n:,} tasks is more than the limit of {lim.max_tasks:,} ({_hint('max_tasks', True)})",
-                         field=field)
+                         field=field, file=file)
     if processors is not None:
         check_matrix(n, processors, field=field)
 

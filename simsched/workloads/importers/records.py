@@ -70,7 +70,7 @@ def records_to_graph(
 
     if not isinstance(tasks, (list, tuple)) or not tasks:
         raise SimschedError("there are no tasks (expected a non-empty list)", file=file, field=section)
-    limits.check_tasks(len(tasks), field=section)
+    limits.check_tasks(len(tasks), field=section, file=file)
     out: list[dict[str, Any]] = []
     deps: list[tuple[str, str, float, int]] = []
     for i, rec in enumerate(tasks):
