@@ -83,7 +83,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     "NoiseSpec": {
         "model": "`none`, `lognormal` (mean 1), `normal` (1 + sigma N(0,1), clipped at 0.001) or "
                  "`uniform` ([1 - sigma, 1 + sigma]).",
-        "sigma": "Spread of the factors (at most 3 for `lognormal` and `normal`, 1 for `uniform`).",
+        "sigma": "Spread of the factors (at most 10 for `lognormal` and `normal`, 1 for `uniform`).",
     },
     "InlineWorkload": {
         "tasks": "The tasks (names must be unique).",

@@ -47,9 +47,9 @@ MAX_VALUE = 1e30
 """Largest magnitude of a finite number in any input (times, work, data, speeds, ...).  Far from
 float overflow (1.8e308) even after sums over millions of tasks and ratios of two such numbers."""
 
-MAX_SIGMA = 3.0
-"""Largest noise ``sigma`` (lognormal and normal): at 3 the lognormal median factor is already
-e^-4.5 = 1% of the nominal time; beyond it every duration is noise."""
+MAX_SIGMA = 10.0
+"""Largest noise ``sigma`` (lognormal and normal): at 10 the lognormal median factor is already
+e^-50 of the nominal time; beyond it every duration is noise, and factors start to overflow."""
 
 MATRIX_BYTES_PER_CELL = 8 * 4
 """Bytes per (task, processor) cell the estimate charges: the float64 cost matrix, the eligibility

@@ -65,7 +65,7 @@ def test_cycle_in_an_imported_file_names_that_file_and_its_line(tmp_path: Path) 
 
 @settings(max_examples=25, deadline=None)
 @given(speed=st.sampled_from([1, 0, -1, 1e31, ".inf", "fast"]), tasks=st.sampled_from([1, 5, 0, -3, 10**13]),
-       sigma=st.sampled_from([0, 0.5, 3, 3.5, -1]), model=st.sampled_from(["none", "lognormal", "uniform"]),
+       sigma=st.sampled_from([0, 0.5, 10, 10.5, -1]), model=st.sampled_from(["none", "lognormal", "uniform"]),
        scheduler=st.sampled_from(["heft", "mct", "hfet", "cpop"]), count=st.sampled_from([None, 2, 0, 10**7]))
 def test_validate_and_run_agree(tmp_path_factory: pytest.TempPathFactory, speed, tasks, sigma, model, scheduler,
                                 count) -> None:
@@ -155,7 +155,7 @@ def test_meaningless_platform_numbers(tmp_path: Path, fragment: str, field: str)
 def test_huge_sigma_and_huge_work_are_refused(tmp_path: Path) -> None:
     sigma = write(tmp_path / "sigma.yaml", PLATFORM + "workload: {generator: random, tasks: 5}\n"
                                                       "noise: {model: lognormal, sigma: 50}\nschedulers: [heft]\n")
-    assert "lognormal noise needs sigma <= 3" in error_line("run", sigma)
+    assert "lognormal noise needs sigma <= 10" in error_line("run", sigma)
     work = write(tmp_path / "work.yaml", PLATFORM + "workload:\n  tasks:\n    - {name: a, work: 1.0e+31}\n"
                                                     "schedulers: [heft]\n")
     assert error_line("run", work).startswith(f"error: {work}:5: workload.tasks[0].work: must be a finite number")
