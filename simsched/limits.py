@@ -5,20 +5,20 @@ allocated or parsing starts, so a typo (``tasks: 1000000000000``) or a hostile f
 scenario, YAML nested 100,000 deep) ends at once with exit code 2 and a message that names the
 limit, instead of a crash, a MemoryError or minutes of silence.
 
-=================  ==========  ==============================================================
-limit              default     what it bounds
-=================  ==========  ==============================================================
-``max_file_mb``    64          size of any input file (workloads, baselines, configs)
-``max_yaml_mb``    4           size of a YAML file (scenario, study, inline workload; YAML
-                               with line tracking is read at roughly 3 s per MB)
-``max_depth``      64          nesting depth of a YAML or JSON document
-``max_tasks``      2,000,000   tasks in one workload (checked before a generator allocates)
-``max_processors`` 2,000       processors in one platform
-``max_memory_mb``  4096        estimated memory of the (tasks x processors) and
-                               (processors x processors) matrices of one problem
-``max_grid_points`` 100,000    runs (points x schedulers x seeds) in one study
-``max_runs``       100,000     runs (schedulers x repetitions) of one scenario
-=================  ==========  ==============================================================
+===================  ==========  ============================================================
+limit                default     what it bounds
+===================  ==========  ============================================================
+``max_file_mb``      64          size of any input file (workloads, baselines, configs)
+``max_yaml_mb``      4           size of a YAML file (scenario, study, inline workload): YAML
+                                 with line tracking is read at about 1.5 s per MB
+``max_depth``        64          nesting depth of a YAML or JSON document
+``max_tasks``        2,000,000   tasks in one workload (checked before a generator allocates)
+``max_processors``   2,000       processors in one platform
+``max_memory_mb``    4096        estimated memory of the (tasks x processors) and
+                                 (processors x processors) matrices and the edges of a problem
+``max_grid_points``  100,000     runs (points x schedulers x seeds) in one study
+``max_runs``         100,000     runs (schedulers x repetitions) of one scenario
+===================  ==========  ============================================================
 
 Where a user may really need more, the limit is raised with an environment variable named after
 it (``SIMSCHED_MAX_TASKS=5000000``) or, for ``max_tasks``, ``max_processors`` and
