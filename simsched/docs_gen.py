@@ -44,6 +44,13 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
                       "`module:Class` (required unless only `autotuning`).",
         "autotuning": "Autotuning jobs on servers (see the autotuning section below and "
                       "[autotuning.md](autotuning.md)).",
+        "limits": "Raise (or lower) the size limits for this scenario (see `LimitsSpec`).",
+    },
+    "LimitsSpec": {
+        "max_tasks": "Most tasks in the workload (default 2,000,000; also `SIMSCHED_MAX_TASKS`).",
+        "max_processors": "Most processors in the platform (default 2,000; also `SIMSCHED_MAX_PROCESSORS`).",
+        "max_memory_mb": "Most memory for the tasks x processors and processors x processors matrices, "
+                         "estimated before they are made (default 4096; also `SIMSCHED_MAX_MEMORY_MB`).",
     },
     "PlatformSpec": {
         "processors": "At least one processor entry; order matters for inline `cost` lists.",
@@ -76,7 +83,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     "NoiseSpec": {
         "model": "`none`, `lognormal` (mean 1), `normal` (1 + sigma N(0,1), clipped at 0.001) or "
                  "`uniform` ([1 - sigma, 1 + sigma]).",
-        "sigma": "Spread of the factors.",
+        "sigma": "Spread of the factors (at most 10 for `lognormal` and `normal`, 1 for `uniform`).",
     },
     "InlineWorkload": {
         "tasks": "The tasks (names must be unique).",
@@ -111,6 +118,7 @@ EXAMPLES: dict[str, str] = {
     "NetworkSpec": "{bandwidth: 10.0, latency: 0.1, host_bandwidth: 100.0, host_latency: 0.0}\n",
     "LinkSpec": "{from: node1, to: node2, bandwidth: 1.0, latency: 0.5}\n",
     "NoiseSpec": "{model: lognormal, sigma: 0.2}\n",
+    "LimitsSpec": "{max_tasks: 5000000, max_memory_mb: 16384}\n",
     "InlineWorkload": "tasks:\n  - {name: a, cost: [14, 16, 9]}\n  - {name: b, cost: [13, .inf, 18]}\n"
                       "edges:\n  - {from: a, to: b, data: 18}\n",
     "TaskSpec": "{name: load, work: 5.0, kind: io, arrival: 2.0, memory: 4}\n",

@@ -334,7 +334,11 @@ def test_shipped_scenarios_load() -> None:
         data = load_yaml(path).data
         if "data" in path.parts or not isinstance(data, dict) or not {"platform", "workload"} <= set(data):
             continue  # study and training files, autotuning-only scenarios, data files
-        scenario = load_scenario(path)
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as exc:  # a newcomer path's scenario: its checkpoint is trained first, into out/
+            assert "checkpoint out/" in str(exc) and "train one" in str(exc), (path, str(exc))
+            continue
         assert build_problem(scenario).n_tasks > 0, path
 
 

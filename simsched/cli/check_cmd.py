@@ -19,16 +19,18 @@ if TYPE_CHECKING:
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
     """``["key=value", ...]`` as a dict, each value read as YAML (``insertion=false`` -> False)."""
-    import yaml
-
     from simsched.errors import SimschedError
+    from simsched.simulator.yamlio import parse_yaml
 
     params: dict[str, Any] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise SimschedError(f"--param {item!r}: write it as NAME=VALUE")
-        params[key.strip()] = yaml.safe_load(value)
+        try:
+            params[key.strip()] = parse_yaml(value).data
+        except SimschedError as exc:
+            raise SimschedError(f"--param {item!r}: {exc.message}") from None
     return params
 
 

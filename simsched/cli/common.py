@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,16 +34,33 @@ def user_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except SimschedError as exc:
-            print_error(str(exc))
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            print_error("interrupted")
-            raise typer.Exit(130) from None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            try:
+                result = func(*args, **kwargs)
+            except SimschedError as exc:  # numeric noise from the bad input must not precede the error line
+                print_error(str(exc))
+                raise typer.Exit(exc.exit_code) from None
+            except KeyboardInterrupt:
+                print_error("interrupted")
+                raise typer.Exit(130) from None
+            except BaseException:
+                _replay(caught)
+                raise
+        _replay(caught)
+        return result
 
     return wrapper  # type: ignore[return-value]
+
+
+def _replay(caught: list[warnings.WarningMessage]) -> None:
+    """Show warnings held back while a command ran (once each, as Python would have)."""
+    seen: set[tuple[str, type, str]] = set()
+    for w in caught:
+        key = (str(w.message), w.category, w.filename)
+        if key not in seen:
+            seen.add(key)
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def console(stderr: bool = False) -> Console:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.problem import Problem
@@ -179,6 +180,7 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     if reps < 1:
         raise SimschedError(f"repetitions must be >= 1, got {reps}", field="--repetitions")
     specs = _select(scenario, schedulers)
+    limits.check_runs(len(specs) * reps, field="repetitions" if repetitions is None else "--repetitions")
     problem = build_problem(scenario, base)
     bound = lower_bound(problem)
     noisy = not scenario.noise.deterministic

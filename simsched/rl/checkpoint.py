@@ -12,6 +12,8 @@ from simsched.errors import SimschedError
 from simsched.fileio import atomic_path
 
 SHIPPED = {"rl": "rl.pt", "rl-world": "rl_world.pt"}
+RETRAIN = {"rl": "retrain it with `simsched train rl CONFIG`",
+           "rl-world": "retrain it with `simsched train rl CONFIG --stage world`"}
 
 
 def shipped_path(kind: str) -> Path:
@@ -44,3 +46,13 @@ def load(path: str | Path, kind: str) -> dict[str, Any]:
     if not isinstance(ck, dict) or ck.get("kind") != kind or "state" not in ck:
         raise SimschedError(f"checkpoint {path} is not a {kind!r} checkpoint")
     return ck
+
+
+def config_of(ck: dict[str, Any], path: str | Path, kind: str) -> Any:
+    """The checkpoint's training configuration, validated by :class:`~simsched.rl.config.TrainConfig`
+    (a missing or foreign section is a :class:`SimschedError` naming the field)."""
+    from simsched.checkpoints import checked_config
+    from simsched.rl.config import TrainConfig
+
+    return checked_config(TrainConfig, ck.get("config"), file=path, what=kind, retrain=RETRAIN[kind],
+                          drop=("base",))

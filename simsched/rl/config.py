@@ -149,15 +149,10 @@ class TrainConfig(_M):
 
 def load_config(path: str | Path) -> TrainConfig:
     """The validated config at ``path``; :class:`SimschedError` naming the field otherwise."""
-    import yaml
+    from simsched.simulator.yamlio import load_yaml  # depth and size limits, lines in errors
 
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except OSError as exc:
-        raise SimschedError(f"cannot read {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise SimschedError(f"{path}: invalid YAML: {exc}") from None
+    raw = load_yaml(path, require_mapping=False).data or {}
     if not isinstance(raw, dict):
         raise SimschedError(f"{path}: a training config is a mapping of fields")
     try:

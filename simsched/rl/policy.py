@@ -25,16 +25,17 @@ def _load(kind: str, path: str):
 
     ck = checkpoint.load(path, kind)
     if kind == "rl":
+        from simsched.checkpoints import load_checked_state
         from simsched.rl.nets import ActorCritic
 
-        cfg = ck["config"]["ppo"]
-        net = ActorCritic(cfg["hidden"], cfg["layers"])
-        net.load_state_dict(ck["state"])
+        cfg = checkpoint.config_of(ck, path, kind)
+        net = ActorCritic(cfg.ppo.hidden, cfg.ppo.layers)
+        load_checked_state(net, ck["state"], file=path, what=kind, retrain=checkpoint.RETRAIN[kind])
         net.eval()
         return net
     from simsched.rl.world import WorldAgent
 
-    return WorldAgent.from_checkpoint(ck)
+    return WorldAgent.from_checkpoint(ck, path)
 
 
 class _Agent(OneByOne):
@@ -54,6 +55,7 @@ class _Agent(OneByOne):
                     path = bundled
                     break
         self.checkpoint = str(path)
+        _load(self.kind, self.checkpoint)  # a bad checkpoint fails here, so `validate` agrees with `run`
         self.model = None
         self.info: StaticInfo | None = None
 

@@ -249,22 +249,30 @@ class WorldAgent:
         return cls(w, Latent(w, hidden, layers), MDNRNN(w), Controller(w), others)
 
     @classmethod
-    def from_checkpoint(cls, ck: dict) -> WorldAgent:
-        from pydantic import ValidationError
-
+    def from_checkpoint(cls, ck: dict, path: str | None = None) -> WorldAgent:
+        """The agent stored in a loaded checkpoint: its config validated by :class:`TrainConfig`, each
+        module's weights checked (names and shapes) against a freshly built one."""
+        from simsched.checkpoints import load_checked_state
         from simsched.errors import SimschedError
+        from simsched.rl import checkpoint
 
-        try:
-            cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k != "base"})
-            agent = cls.create(cfg.world, cfg.ppo.hidden, cfg.ppo.layers)
-            for name, mod in agent._modules():
-                mod.load_state_dict({k[len(name) + 1:]: v for k, v in ck["state"].items()
-                                     if k.startswith(name + ".")})
-                mod.eval()
-        except (ValidationError, RuntimeError, TypeError) as exc:
-            raise SimschedError("this rl-world checkpoint was written by another version of the world "
-                                "model (retrain it: simsched train rl CONFIG --stage world): "
-                                f"{str(exc).splitlines()[0]}") from None
+        file = path or "<rl-world checkpoint>"
+        retrain = checkpoint.RETRAIN["rl-world"]
+        cfg = checkpoint.config_of(ck, file, "rl-world")
+        agent = cls.create(cfg.world, cfg.ppo.hidden, cfg.ppo.layers)
+        state = ck["state"]
+        if not isinstance(state, dict):
+            raise SimschedError(f"the rl-world checkpoint's weights are not a mapping; {retrain}", file=file)
+        modules = agent._modules()
+        known = tuple(f"{name}." for name, _ in modules) + ("starts.",)
+        stray = [k for k in state if not str(k).startswith(known)]
+        if stray:
+            raise SimschedError(f"the rl-world checkpoint has {len(stray)} unexpected weight name(s) "
+                                f"(e.g. {stray[0]!r}); {retrain}", file=file, field="state")
+        for name, mod in modules:
+            load_checked_state(mod, {k[len(name) + 1:]: v for k, v in state.items() if k.startswith(name + ".")},
+                               file=file, what="rl-world", retrain=retrain, field=f"state.{name}")
+            mod.eval()
         starts = {k[len("starts."):]: v for k, v in ck["state"].items() if k.startswith("starts.")}
         if starts:
             agent.starts = starts

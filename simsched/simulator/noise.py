@@ -15,6 +15,8 @@ Models (``sigma`` is the spread):
 * ``normal``: ``1 + sigma * N(0, 1)``, clipped below at :data:`MIN_FACTOR` (a task never takes
   zero or negative time; for ``sigma`` up to ~0.3 the clip practically never applies).
 * ``uniform``: uniform in ``[1 - sigma, 1 + sigma]``; requires ``sigma <= 1``.
+
+``lognormal`` and ``normal`` accept ``sigma`` up to :data:`simsched.limits.MAX_SIGMA`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Literal
 import numpy as np
 
 from simsched.errors import SimschedError
+from simsched.limits import MAX_SIGMA
 
 MIN_FACTOR = 1e-3
 """Lower clip of the ``normal`` model's factors: a task takes at least 0.1% of its nominal time."""
@@ -50,6 +53,9 @@ class NoiseModel:
             raise SimschedError(f"noise sigma must be a number, got {self.sigma!r}") from None
         if not (np.isfinite(sigma) and sigma >= 0):
             raise SimschedError(f"noise sigma must be a finite number >= 0, got {self.sigma}")
+        if self.model in ("lognormal", "normal") and sigma > MAX_SIGMA:
+            raise SimschedError(f"{self.model} noise needs sigma <= {MAX_SIGMA:g} (beyond it every duration is "
+                                f"noise), got {sigma:g}")
         if self.model == "uniform" and sigma > 1:
             raise SimschedError(f"uniform noise needs sigma <= 1 (factors in [1-sigma, 1+sigma]), got {sigma}")
         object.__setattr__(self, "sigma", sigma)

@@ -35,15 +35,15 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.simulator.noise import NoiseKind, NoiseModel
 from simsched.simulator.platform import Link, Platform, Processor
@@ -53,8 +53,28 @@ from simsched.workloads.taskgraph import TaskGraph
 
 Loc = tuple[Any, ...]
 
-NonNegative = Annotated[float, Field(ge=0)]
-Positive = Annotated[float, Field(gt=0)]
+def _sane(x: float) -> float:
+    if not limits.finite_value(x):
+        raise ValueError(f"must be a finite number no larger than {limits.MAX_VALUE:g}")
+    return x
+
+
+def _sane_or_inf(x: float) -> float:
+    return x if x == float("inf") else _sane(x)
+
+
+def _rate(x: float) -> float:
+    """A divisor (speed, bandwidth): tiny values would overflow every time computed from them."""
+    if x != float("inf") and not (1 / limits.MAX_VALUE <= x <= limits.MAX_VALUE):
+        raise ValueError(f"must be between {1 / limits.MAX_VALUE:g} and {limits.MAX_VALUE:g} (or .inf)")
+    return x
+
+
+NonNegative = Annotated[float, Field(ge=0), AfterValidator(_sane)]
+NonNegativeOrInf = Annotated[float, Field(ge=0), AfterValidator(_sane_or_inf)]
+Positive = Annotated[float, Field(gt=0), AfterValidator(_rate)]
+FiniteRate = Annotated[float, Field(gt=0), AfterValidator(_rate), AfterValidator(_sane)]
+Finite = Annotated[float, AfterValidator(_sane)]
 PositiveInt = Annotated[int, Field(ge=1)]
 
 
@@ -70,7 +90,7 @@ class ProcessorSpec(_Model):
 
     name: str
     type: str = "cpu"
-    speed: Positive = 1.0
+    speed: FiniteRate = 1.0
     cores: PositiveInt = 1
     memory: Positive = float("inf")
     host: str | None = None
@@ -118,6 +138,17 @@ class NoiseSpec(_Model):
     sigma: NonNegative = 0.1
 
 
+class LimitsSpec(_Model):
+    """Raise (or lower) the size limits of :mod:`simsched.limits` for this scenario."""
+
+    max_tasks: PositiveInt | None = None
+    max_processors: PositiveInt | None = None
+    max_memory_mb: FiniteRate | None = None
+
+    def overrides(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
 class ScenarioModel(_Model):
     """The top level of a scenario file.  ``workload`` and ``schedulers`` are checked by their own
     code (their shapes depend on the registries).  ``autotuning`` is an opaque section, checked by
@@ -133,6 +164,7 @@ class ScenarioModel(_Model):
     noise: NoiseSpec = NoiseSpec()
     schedulers: list[Any] | None = Field(default=None, min_length=1)
     autotuning: dict[str, Any] | None = None
+    limits: LimitsSpec = LimitsSpec()
 
 
 class TaskSpec(_Model):
@@ -142,11 +174,11 @@ class TaskSpec(_Model):
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
     name: str
-    cost: list[NonNegative | None] | None = None
+    cost: list[NonNegativeOrInf | None] | None = None
     work: NonNegative | None = None
     kind: str | None = None
     arrival: NonNegative | None = None
-    priority: float | None = None
+    priority: Finite | None = None
     memory: NonNegative | None = None
     cores: PositiveInt | None = None
 
@@ -179,8 +211,13 @@ class WorkloadSpec:
     build: Callable[[int, np.random.Generator], TaskGraph] = field(repr=False)
     loc: Loc = ("workload",)
 
+    @property
+    def written_inline(self) -> bool:
+        """True for tasks and edges written in the scenario itself (not the ``inline: FILE`` form)."""
+        return self.form == "inline" and "tasks" in self.options
+
     def describe(self) -> str:
-        if self.form == "inline":
+        if self.written_inline:
             return f"inline graph of {len(self.options['tasks'])} tasks"
         if self.form == "generator":
             return f"generator {self.options['generator']!r}"
@@ -219,11 +256,14 @@ class Scenario:
     autotuning: Mapping[str, Any] | None = None
     file: Path | None = None
     document: YamlDocument | None = field(default=None, repr=False, compare=False)
+    limits: Mapping[str, Any] = field(default_factory=dict)
 
     def locate(self, error: SimschedError, loc: Loc) -> SimschedError:
-        """``error`` with this file, the dotted ``loc`` and its line filled in where still unknown."""
+        """``error`` with this file, the dotted ``loc`` and its line filled in where still unknown.
+        An error about another file (an imported workload) keeps that file and its own line; when
+        it has no line, it is reported at the scenario field that names the file instead."""
         line = self.document.line_of(loc) if self.document is not None else None
-        return error.located(file=self.file, line=line, field=dotted(loc))
+        return locate_in(error, self.file, line, dotted(loc))
 
     @property
     def has_task_graph(self) -> bool:
@@ -251,6 +291,20 @@ class ScenarioError(SimschedError):
 
 
 # --------------------------------------------------------------------------- helpers
+def locate_in(error: SimschedError, file: Path | None, line: int | None, field: str | None) -> SimschedError:
+    """``error`` located at ``file``/``line``/``field`` where still unknown.  An error about another
+    file (an imported workload, a checkpoint) keeps that file and its own line; when it has no line,
+    it is reported at the scenario field that names the file, never with the scenario's line
+    against the other file's name."""
+    if error.file is not None and file is not None and Path(error.file) != Path(file):
+        if error.line is not None:
+            return error
+        inner = f"{error.field}: " if error.field else ""
+        error.message = f"in {error.file}: {inner}{error.message}"
+        error.file, error.field = None, None
+    return error.located(file=file, line=line, field=field)
+
+
 def dotted(loc: Loc) -> str | None:
     """``("platform", "processors", 0, "speed")`` -> ``platform.processors[0].speed``."""
     out = ""
@@ -312,7 +366,7 @@ class _Problems:
         self.items.append(SimschedError(message, file=self.doc.file, line=self.doc.line_of(loc), field=dotted(loc)))
 
     def add_error(self, loc: Loc, error: SimschedError) -> None:
-        self.items.append(error.located(file=self.doc.file, line=self.doc.line_of(loc), field=dotted(loc)))
+        self.items.append(locate_in(error, self.doc.file, self.doc.line_of(loc), dotted(loc)))
 
     def add_validation(self, prefix: Loc, exc: ValidationError, model: type[BaseModel] | None = None) -> None:
         for err in exc.errors():
@@ -328,6 +382,8 @@ class _Problems:
                     msg = f"unknown field {key!r}"
             elif kind == "missing":
                 msg = "this field is required"
+            elif kind == "value_error":
+                msg = f"{err.get('ctx', {}).get('error', err['msg'])} (got {_short(err.get('input'))})"
             else:
                 msg = f"{err['msg']} (got {_short(err.get('input'))})"
             self.add(loc, msg)
@@ -361,6 +417,10 @@ def check_params(func: Callable[..., Any], params: Mapping[str, Any], *, what: s
         except ValidationError as exc:
             err = exc.errors()[0]
             problems.append(((key, *err["loc"]), f"{err['msg']} (got {_short(value)})"))
+            continue
+        if isinstance(out[key], (int, float)) and not limits.finite_value(float(out[key])):
+            problems.append(((key,), f"must be a finite number no larger than {limits.MAX_VALUE:g} "
+                                     f"(got {_short(value)})"))
     for name, p in accepted.items():
         if p.default is inspect.Parameter.empty and name not in params:
             problems.append(((name,), f"{what} needs parameter {name!r}"))
@@ -619,13 +679,23 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
     platform = workload = None
     schedulers: tuple[SchedulerSpec, ...] = ()
     if model.platform is not None:
+        m = sum(p.count or 1 for p in model.platform.processors)
+        try:
+            with limits.using(model.limits.overrides()):
+                limits.check_processors(m)
+        except SimschedError as exc:
+            problems.add_error(("platform", "processors"), exc)
+            problems.raise_if_any()
         platform = _build_platform(model.platform, problems)
-        m = sum(len(p.expand()) for p in model.platform.processors)
         base = doc.file.parent if doc.file is not None else Path.cwd()
         if model.workload is not None:
             workload = _parse_workload(model.workload, m, base, problems)
     if model.schedulers is not None:
         schedulers = _parse_schedulers(model.schedulers, problems)
+        try:
+            limits.check_runs(len(model.schedulers) * model.repetitions)
+        except SimschedError as exc:
+            problems.add_error(("repetitions",), exc)
     noise = None
     try:
         noise = NoiseModel(model.noise.model, model.noise.sigma)
@@ -639,7 +709,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
         repetitions=model.repetitions, platform=platform,
         affinity=model.platform.affinity if model.platform is not None else {},
         workload=workload, noise=noise, schedulers=schedulers, autotuning=model.autotuning,
-        file=doc.file, document=doc,
+        file=doc.file, document=doc, limits=model.limits.overrides(),
     )
 
 
@@ -666,32 +736,18 @@ def load_scenario(path: str | Path) -> Scenario:
 
 
 # --------------------------------------------------------------------------- building the problem
-_EDGE_RE = re.compile(r"edge '([^']*)' -> '([^']*)'")
-_CYCLE_RE = re.compile(r"cycle: '([^']*)' -> '([^']*)'")
-_TASK_RE = re.compile(r"task '([^']*)'")
-_DUPLICATE_RE = re.compile(r"duplicate task name '([^']*)'")
-
-
 def _graph_error_loc(scenario: Scenario, message: str) -> Loc:
     """Best field for a graph error: the inline edge or task it names, else the workload."""
+    from simsched.workloads.importers.records import error_position
+
     spec = scenario.workload
     if spec is None:
         return ("workload",)
-    if spec.form != "inline":
+    if not spec.written_inline:
         return spec.loc
-    tasks = [t["name"] for t in spec.options["tasks"]]
-    edges = [(a, b) for a, b, _ in spec.options["edges"]]
-    for pattern in (_CYCLE_RE, _EDGE_RE):
-        match = pattern.search(message)
-        if match and (match.group(1), match.group(2)) in edges:
-            return ("workload", "edges", edges.index((match.group(1), match.group(2))))
-    match = _DUPLICATE_RE.search(message)
-    if match and tasks.count(match.group(1)) > 1:
-        return ("workload", "tasks", len(tasks) - 1 - tasks[::-1].index(match.group(1)))
-    match = _TASK_RE.search(message)
-    if match and match.group(1) in tasks:
-        return ("workload", "tasks", tasks.index(match.group(1)))
-    return spec.loc
+    where = error_position(message, [t["name"] for t in spec.options["tasks"]],
+                           [(a, b) for a, b, _ in spec.options["edges"]])
+    return spec.loc if where is None else ("workload", *where)
 
 
 def build_graph(scenario: Scenario, seed: int) -> TaskGraph:
@@ -700,13 +756,24 @@ def build_graph(scenario: Scenario, seed: int) -> TaskGraph:
     if scenario.workload is None or scenario.platform is None:
         raise SimschedError("this scenario has no platform and workload, only an autotuning section",
                             file=scenario.file)
+    spec = scenario.workload
     try:
-        graph = scenario.workload.build(scenario.platform.n_processors, np.random.default_rng(seed))
-        if scenario.workload.form == "generator":
-            graph = spread_over_platform(graph, scenario.platform, scenario.affinity)
-        return graph
+        with limits.using(scenario.limits):
+            graph = spec.build(scenario.platform.n_processors, np.random.default_rng(seed))
+            if spec.form == "generator":
+                graph = spread_over_platform(graph, scenario.platform, scenario.affinity)
+            return graph
     except SimschedError as exc:
+        if spec.form == "generator" and exc.field in spec.options:  # a generator names its parameter
+            loc, exc.field = ("workload", exc.field), None
+            raise scenario.locate(exc, loc) from None
         raise scenario.locate(exc, _graph_error_loc(scenario, exc.message)) from None
+    except (ValueError, OverflowError, MemoryError) as exc:  # numpy refusing a generator's parameters
+        if spec.form != "generator":
+            raise
+        error = SimschedError(f"generator {spec.options['generator']!r} cannot use these parameters: "
+                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        raise scenario.locate(error, spec.loc) from None
 
 
 def _check_platform_fields_used(scenario: Scenario, graph: TaskGraph) -> None:
@@ -745,6 +812,8 @@ def build_problem(scenario: Scenario, seed: int | None = None) -> Problem:
     graph = build_graph(scenario, scenario.seed if seed is None else seed)
     _check_platform_fields_used(scenario, graph)
     try:
+        with limits.using(scenario.limits):
+            limits.check_matrix(graph.n_tasks, scenario.platform.n_processors)
         return Problem(graph, scenario.platform, scenario.affinity)
     except SimschedError as exc:
         raise scenario.locate(exc, _graph_error_loc(scenario, exc.message)) from None

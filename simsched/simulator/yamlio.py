@@ -9,6 +9,10 @@ Safety:
 
 * only the safe tags (``!!python/...`` and other custom tags are refused with their line);
 * duplicate keys in a mapping are an error (PyYAML silently keeps the last one);
+* nesting deeper than :func:`simsched.limits.current`'s ``max_depth`` is refused from the parser's
+  event stream *before* the (recursive, C-level) composer runs, so a document nested 100,000
+  deep is an error with its line, not a segmentation fault; files above ``max_yaml_mb`` are
+  refused before they are read;
 * aliases are shared, not copied, and before anything is built the size the document *would* have
   once every alias is expanded is computed (linear in the document, memoised per node); past
   :data:`MAX_NODES` the file is refused as a likely "billion laughs" alias bomb.  Recursive aliases
@@ -19,7 +23,9 @@ Every problem is raised as a :class:`~simsched.errors.SimschedError` carrying th
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import contextlib
+import gc
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from simsched import limits
 from simsched.errors import SimschedError
 
 MAX_NODES = 2_000_000
@@ -34,7 +41,31 @@ MAX_NODES = 2_000_000
 
 Path_ = tuple[Hashable, ...]
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The safe loader with a memoised scalar resolver: PyYAML resolves every plain scalar by trying
+    regular expressions in Python, the largest cost of reading a big file; repeated values (keys,
+    small numbers) are resolved once.  Quoted scalars are strings without any regex."""
+
+    _memo: dict[str, str] = {}
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode and isinstance(value, str):
+            if not implicit[0]:
+                if implicit[1] or not self.yaml_path_resolvers:
+                    return _STR_TAG
+            elif not self.yaml_path_resolvers:
+                tag = self._memo.get(value)
+                if tag is None:
+                    tag = super().resolve(kind, value, implicit)
+                    if len(self._memo) > 200_000:
+                        self._memo.clear()
+                    self._memo[value] = tag
+                return tag
+        return super().resolve(kind, value, implicit)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -174,10 +205,47 @@ class _Builder:
         return out
 
 
+def _check_depth(text: str, file: Path | None) -> bool:
+    """Walk the parser's events (iterative, no recursion) and refuse nesting past ``max_depth``.
+    Returns whether the document uses aliases."""
+    limit = limits.current().max_depth
+    depth = 0
+    aliases = False
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent):
+            aliases = True
+        elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > limit:
+                limits.check_depth(depth, file=file, line=event.start_mark.line + 1)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+    return aliases
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: parsing makes millions of small acyclic objects, and the
+    collections they trigger cost three quarters of the time of reading a large file."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def parse_yaml(text: str, *, file: Path | None = None, max_nodes: int = MAX_NODES) -> YamlDocument:
     """Parse YAML ``text`` into a :class:`YamlDocument` (see the module docstring for the
     guarantees).  An empty document gives ``data=None``."""
+    with _gc_paused():
+        return _parse_yaml(text, file, max_nodes)
+
+
+def _parse_yaml(text: str, file: Path | None, max_nodes: int) -> YamlDocument:
     try:
+        aliases = _check_depth(text, file)
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -189,7 +257,8 @@ def parse_yaml(text: str, *, file: Path | None = None, max_nodes: int = MAX_NODE
         raise SimschedError(f"YAML error: {exc}", file=file) from None
     if root is None:
         return YamlDocument(None, {}, file)
-    _expanded_size(root, max_nodes, file)
+    if aliases:  # without aliases the document is as large as its text
+        _expanded_size(root, max_nodes, file)
     builder = _Builder(file)
     data = builder.build(root, ())
     return YamlDocument(data, builder.lines, file)
@@ -203,6 +272,7 @@ def load_yaml(path: str | Path, *, max_nodes: int = MAX_NODES, require_mapping: 
     ``require_mapping`` — an empty document or one whose top level is not a mapping.
     """
     p = Path(path)
+    limits.check_file_size(p, yaml=True)
     try:
         raw = p.read_bytes()
     except FileNotFoundError:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.simulator.scenario import Scenario, ScenarioError, _Problems, dotted, parse_scenario
 from simsched.simulator.yamlio import YamlDocument, load_yaml
@@ -138,6 +140,13 @@ def _override_sets(model: StudyModel, doc: YamlDocument, problems: _Problems) ->
         for key in entry:
             _check_path(key, ("points", i, key), problems)
     keys = list(model.grid)
+    n_points = math.prod(len(model.grid[k]) for k in keys) * max(1, len(model.points))
+    per_point = len(model.seeds or ()) or model.repetitions or 1
+    try:  # before the points are expanded (a 10^12-point grid must not be listed)
+        limits.check_grid(n_points * per_point * len(model.schedulers or [None]))
+    except SimschedError as exc:
+        problems.add_error(("grid",) if model.grid else ("points",), exc)
+        problems.raise_if_any()
     grid = [dict(zip(keys, combo)) for combo in itertools.product(*(model.grid[k] for k in keys))]
     bases = [dict(p) for p in model.points] or [{}]
     return [{**base, **combo} for base in bases for combo in grid]

@@ -27,9 +27,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from simsched.errors import SimschedError
 
@@ -104,17 +105,83 @@ def write_baseline(doc: dict[str, Any], path: str | Path) -> Path:
 
 
 def load_baseline(path: str | Path) -> dict[str, Any]:
-    """Read a baseline document; :class:`SimschedError` if it is missing or not one."""
+    """Read and check a baseline document; :class:`SimschedError` (naming the file, the field and
+    the line) if it is missing, not JSON, not a baseline, of a newer format version, or has an
+    unknown metric, a wrong type or a non-finite number (``NaN``, ``Infinity``)."""
+    from simsched.workloads.importers._common import parse_json, read_text
+
     p = Path(path)
+    if not p.is_file():
+        raise SimschedError(f"{p}: no such baseline file (record one with `simsched baseline record`)")
+    text = read_text(p)
+    doc = parse_json(text, file=p)
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise SimschedError(f"not a simsched baseline file (no \"format\": \"{FORMAT}\")", file=p)
+    version = doc.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+        raise SimschedError(f"the baseline has format version {version}, written by a newer simsched; this one "
+                            f"reads version {VERSION}: upgrade simsched or record the baseline again",
+                            file=p, field="version")
     try:
-        doc = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise SimschedError(f"{p}: no such baseline file (record one with `simsched baseline record`)") from None
-    except (OSError, ValueError) as exc:
-        raise SimschedError(f"{p}: cannot read the baseline: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("scenarios"), list):
-        raise SimschedError(f"{p}: not a simsched baseline file (no \"format\": \"{FORMAT}\")")
+        _BaselineModel.model_validate(doc)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        field = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in loc).lstrip(".")
+        msg = err.get("ctx", {}).get("error") if err["type"] == "value_error" else err["msg"]
+        raise SimschedError(f"{msg} (got {str(err.get('input'))[:40]!r})" if err["type"] != "missing"
+                            else "this field is required", file=p, line=_json_line(text, loc),
+                            field=field) from None
     return doc
+
+
+def _json_line(text: str, loc: tuple[Any, ...]) -> int | None:
+    """Line of the field ``loc`` in a JSON text (JSON is YAML, whose loader keeps lines)."""
+    from simsched.simulator.yamlio import parse_yaml
+
+    try:
+        return parse_yaml(text).line_of(loc)
+    except SimschedError:
+        return None
+
+
+def _finite(x: float) -> float:
+    if not math.isfinite(x):
+        raise ValueError("must be a finite number")
+    return x
+
+
+def _known_metric(name: str) -> str:
+    if name not in DIRECTIONS:
+        raise ValueError(f"unknown metric {name!r}; known: {', '.join(DIRECTIONS)}")
+    return name
+
+
+Metric = Annotated[StrictStr, AfterValidator(_known_metric)]
+Value = Annotated[float, AfterValidator(_finite)] | None
+
+
+class _Entry(BaseModel):
+    """One recorded scenario (extra fields are kept for newer writers of the same version)."""
+
+    model_config = ConfigDict(extra="allow")
+    path: StrictStr
+    name: StrictStr | None = None
+    sha256: StrictStr | None = None
+    seed: Annotated[StrictInt, Field(ge=0)]
+    repetitions: Annotated[StrictInt, Field(ge=1)]
+    results: dict[StrictStr, dict[Metric, list[Value]]]
+
+
+class _BaselineModel(BaseModel):
+    """The checked shape of a baseline document."""
+
+    model_config = ConfigDict(extra="allow")
+    format: Literal["simsched-baseline"]
+    version: Literal[1]
+    simsched_version: StrictStr = ""
+    metrics: dict[Metric, Literal["lower", "higher"]] = {}
+    scenarios: list[_Entry]
 
 
 # --------------------------------------------------------------------------- statistics

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from simsched.errors import SimschedError
-from simsched.workloads.genutil import check_cost_params, integer, topcuoglu_costs
+from simsched.workloads.genutil import check_cost_params, check_size, integer, topcuoglu_costs
 from simsched.workloads.taskgraph import TaskGraph
 
 KERNEL_DURATIONS: dict[str, tuple[float, float]] = {
@@ -79,6 +79,7 @@ def gaussian_elimination(
     O(m^2), vectorised.
     """
     m = integer(matrix_size, "matrix_size", 2)
+    check_size((m * m + m - 2) // 2, processors, edges=m * m, field="matrix_size")
     check_cost_params(mean_cost, ccr, heterogeneity)
     ks = np.arange(1, m)                                    # steps 1..m-1
     per = 1 + (m - ks)                                      # pivot + updates per step
@@ -121,6 +122,7 @@ def fft(
     O(n log n), vectorised.
     """
     n = integer(points, "points", 2)
+    check_size(2 * n - 1 + n * (n.bit_length() - 1), processors, edges=2 * n * n.bit_length(), field="points")
     if n & (n - 1):
         raise SimschedError(f"points must be a power of two, got {points}")
     check_cost_params(mean_cost, ccr, heterogeneity)
@@ -179,6 +181,7 @@ def tiled_cholesky(tiles: int = 4, *, tile_size: int = 960, rng: np.random.Gener
     Kinds ``potrf``, ``trsm``, ``syrk``, ``gemm``; see :data:`KERNEL_AFFINITY`.
     """
     t = integer(tiles, "tiles")
+    check_size(t * (t + 1) * (t + 2) // 3, edges=t ** 3, field="tiles")
     b = _Builder()
     for k in range(t):
         p = b.task("potrf", k)
@@ -209,6 +212,7 @@ def tiled_lu(tiles: int = 4, *, tile_size: int = 960, rng: np.random.Generator |
     ``T + T(T-1) + sum_k (T-k-1)^2`` tasks.  Kinds ``getrf``, ``trsm``, ``gemm``.  Deterministic.
     """
     t = integer(tiles, "tiles")
+    check_size(t * (t + 1) * (t + 2) // 3, edges=t ** 3, field="tiles")
     b = _Builder()
     for k in range(t):
         f = b.task("getrf", k)
@@ -236,6 +240,7 @@ def tiled_qr(tiles: int = 4, *, tile_size: int = 960, rng: np.random.Generator |
     Kinds ``geqrt``, ``unmqr``, ``tsqrt``, ``tsmqr``.  Deterministic.
     """
     t = integer(tiles, "tiles")
+    check_size(t * (t + 1) * (t + 2) // 3, edges=t ** 3, field="tiles")
     b = _Builder()
     for k in range(t):
         g = b.task("geqrt", k)

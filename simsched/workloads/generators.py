@@ -16,6 +16,7 @@ import numpy as np
 from simsched.errors import SimschedError
 from simsched.workloads.genutil import (
     check_cost_params,
+    check_size,
     dedupe_pairs,
     integer,
     positive,
@@ -56,6 +57,7 @@ def random_dag(
     v = int(tasks)
     if v < 1:
         raise SimschedError(f"tasks must be >= 1, got {tasks}")
+    check_size(v, processors, edges=v * min(float(out_degree), 2.0 * v))
     for value, what in ((shape, "shape"), (mean_cost, "mean_cost")):
         positive(value, what)
     if out_degree < 0 or ccr < 0 or not (0 <= heterogeneity <= 2):
@@ -115,6 +117,7 @@ def layered_dag(
     """
     rng = rng if rng is not None else np.random.default_rng()
     v = integer(tasks, "tasks")
+    check_size(v, processors, edges=v * min(float(out_degree), 2.0 * v))
     h = min(integer(layers, "layers"), v)
     if edge_prob is None:
         edge_prob = min(1.0, max(0.0, float(out_degree)) * h / v)
@@ -156,6 +159,7 @@ def fork_join(
     b, s = integer(branches, "branches"), integer(stages, "stages")
     check_cost_params(mean_cost, ccr, heterogeneity)
     v = s * (b + 1) + 1
+    check_size(v, processors, edges=2 * v, field="branches")
     joins = np.arange(s + 1) * (b + 1)                       # fork/join task of each boundary
     br = (joins[:-1, None] + 1 + np.arange(b)[None, :])      # (s, b) branch tasks
     src = np.concatenate([np.repeat(joins[:-1], b), br.ravel()])
@@ -191,6 +195,7 @@ def series_parallel(
     """
     rng = rng if rng is not None else np.random.default_rng()
     v = integer(tasks, "tasks")
+    check_size(v, processors, edges=2 * v)
     probability(parallel_prob, "parallel_prob")
     mb = integer(max_branches, "max_branches", 2)
     check_cost_params(mean_cost, ccr, heterogeneity)
@@ -275,6 +280,7 @@ def erdos_renyi_dag(
     else:
         probability(edge_prob, "edge_prob")
         p = float(edge_prob)
+    check_size(v, processors, edges=pairs_total * p)
     m = int(rng.binomial(pairs_total, p)) if pairs_total else 0
     if p >= 0.5 and pairs_total <= 5_000_000:
         k = np.flatnonzero(rng.random(pairs_total) < p)
@@ -315,6 +321,7 @@ def task_list(
     """
     rng = rng if rng is not None else np.random.default_rng()
     v = integer(tasks, "tasks")
+    check_size(v, processors)
     positive(arrival_rate, "arrival_rate")
     positive(mean_work, "mean_work")
     pr = integer(priorities, "priorities")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simsched import limits
 from simsched.errors import SimschedError
 
 
@@ -62,3 +63,11 @@ def integer(value: int, what: str, minimum: int = 1) -> int:
 def probability(value: float, what: str) -> None:
     if not (0 <= value <= 1):
         raise SimschedError(f"{what} must be between 0 and 1, got {value}")
+
+
+def check_size(tasks: int, processors: int | None = None, *, edges: float = 0.0, field: str = "tasks") -> None:
+    """Refuse, before anything is allocated, a graph of ``tasks`` tasks (about ``edges`` edges, and a
+    (tasks, processors) cost matrix when ``processors`` is given) above :mod:`simsched.limits`.
+    The error's field is the generator parameter that sets the size."""
+    limits.check_tasks(int(tasks), field=field)
+    limits.check_matrix(int(tasks), int(processors or 1), field=field, edges=edges)

@@ -32,7 +32,11 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 def _per_task(values: Any, n: int, default: float, what: str, dtype: type = np.float64) -> np.ndarray:
     if values is None:
         return np.full(n, default, dtype=dtype)
-    arr = np.array(values, dtype=dtype).reshape(-1) if np.ndim(values) else np.full(n, values, dtype=dtype)
+    try:
+        arr = np.array(values, dtype=dtype).reshape(-1) if np.ndim(values) else np.full(n, values, dtype=dtype)
+    except (OverflowError, ValueError, TypeError):
+        raise GraphError(f"{what} must be numbers in range (at most {np.iinfo(np.int64).max:,} for whole "
+                         f"numbers)") from None
     if arr.shape != (n,):
         raise GraphError(f"{what} has {arr.shape[0]} values for {n} tasks")
     return arr

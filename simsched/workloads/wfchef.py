@@ -64,8 +64,10 @@ def workflow(recipe: str = "montage", tasks: int = 100, *, data_unit: float = 1e
     Work = runtime in seconds, edge data = file sizes in MB (``data_unit`` bytes), kinds = programs.
     Seeded from ``rng`` (WfChef uses Python's global ``random``; its state is restored afterwards).
     """
+    from simsched.workloads.genutil import check_size
     from simsched.workloads.importers.wfformat import parse_wfformat
 
+    check_size(int(tasks))
     rng = rng if rng is not None else np.random.default_rng()
     doc = workflow_document(recipe, tasks, int(rng.integers(0, 2**31 - 1)))
     return parse_wfformat(doc, file=f"<wfchef {recipe}>", data_unit=data_unit)

@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from simsched.checkpoints import load_checked_state
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_path
 from simsched.schedulers.deepsched.features import FEATURE_VERSION, MACHINE_FEATURES, PAIR_FEATURES, TASK_FEATURES
@@ -106,13 +107,13 @@ def load_checkpoint(path: str | Path | None = None, device: str = "cpu") -> tupl
         return _CACHE[key]
     doc = _read(p)
     cfg = config_from_dict(doc.get("config"), source=f"checkpoint {p}")
-    net = DeepSchedNet(**cfg.model.model_dump())
     try:
-        net.load_state_dict(doc["model"])
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise SimschedError(f"DeepSched checkpoint {p} does not fit its model configuration ({first[:200]}); "
+        net = DeepSchedNet(**cfg.model.model_dump())
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise SimschedError(f"DeepSched checkpoint {p}: its model configuration cannot build a network ({exc}); "
                             f"retrain it") from None
+    load_checked_state(net, doc.get("model"), file=p, what="DeepSched", field="model",
+                       retrain="retrain it with `simsched train deepsched CONFIG.yaml`")
     net.to(device).eval()
     _warm_up(net, device)
     meta = {k: v for k, v in doc.items() if k != "model"}

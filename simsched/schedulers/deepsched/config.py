@@ -135,15 +135,12 @@ class DeepSchedConfig(_Strict):
 def load_config(path: str | Path) -> DeepSchedConfig:
     """Read and validate a YAML configuration; every problem → :class:`SimschedError` naming the
     field path (exit 2)."""
-    import yaml
+    from simsched.simulator.yamlio import load_yaml  # depth and size limits, lines in errors
 
     p = Path(path)
-    try:
-        doc = yaml.safe_load(p.read_text())
-    except FileNotFoundError:
-        raise SimschedError(f"{p}: no such configuration file") from None
-    except (OSError, yaml.YAMLError) as exc:
-        raise SimschedError(f"{p}: cannot read the configuration: {exc}") from None
+    if not p.is_file():
+        raise SimschedError(f"{p}: no such configuration file")
+    doc = load_yaml(p, require_mapping=False).data
     return config_from_dict(doc, base_dir=p.resolve().parent, source=str(p))
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.workloads.dlmodels import read_model
 from simsched.workloads.importers.dax import read_dax, write_dax
@@ -66,7 +67,9 @@ def detect_form(path: str | Path, *, for_writing: bool = False) -> str:
     if suffix == ".json":
         if for_writing or not p.is_file():
             return "wfcommons"
-        head = p.read_text(encoding="utf-8", errors="replace")[:4096]
+        limits.check_file_size(p)
+        with open(p, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
         if '"schemaVersion"' in head or '"workflow"' in head:
             return "wfcommons"
         if '"edges"' in p.read_text(encoding="utf-8", errors="replace"):

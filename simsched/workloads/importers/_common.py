@@ -14,14 +14,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.extras import require_extra  # noqa: F401  (the importers' optional packages)
 from simsched.fileio import atomic_path
 
 
 def read_text(path: str | Path) -> str:
-    """The file's text (UTF-8); a missing or unreadable file is a :class:`SimschedError`."""
+    """The file's text (UTF-8); a missing or unreadable file, or one above the size limit
+    (:mod:`simsched.limits`), is a :class:`SimschedError`."""
     p = Path(path)
+    limits.check_file_size(p)
     try:
         return p.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -37,11 +40,27 @@ def read_text(path: str | Path) -> str:
 def load_json(path: str | Path) -> tuple[Any, str]:
     """Parse a JSON file; returns ``(data, text)``.  Syntax errors name the line and column."""
     text = read_text(path)
+    return parse_json(text, file=path), text
+
+
+def parse_json(text: str, *, file: str | Path | None = None) -> Any:
+    """Parse JSON ``text`` with the limits of :mod:`simsched.limits`: nesting past ``max_depth``
+    and the non-standard ``NaN``/``Infinity`` constants are refused (with the file and line)."""
+
+    def no_constant(name: str) -> Any:
+        raise SimschedError(f"invalid JSON: {name} is not a number JSON allows", file=file,
+                            line=line_of(text, name))
+
     try:
-        return json.loads(text), text
+        data = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as e:
         what = "the file ends too early (truncated?)" if e.pos >= len(text.rstrip()) else e.msg
-        raise SimschedError(f"invalid JSON: {what} (column {e.colno})", file=path, line=e.lineno) from None
+        raise SimschedError(f"invalid JSON: {what} (column {e.colno})", file=file, line=e.lineno) from None
+    except RecursionError:
+        data = None
+        limits.check_depth(10**9, file=file)
+    limits.check_depth(limits.data_depth(data, limits.current().max_depth), file=file)
+    return data
 
 
 def line_of(text: str | None, needle: str, start: int = 0) -> int | None:
@@ -61,6 +80,9 @@ def number(value: Any, what: str, *, file: str | Path | None = None, line: int |
         raise SimschedError(f"{what} must be a number, got {value!r}", file=file, line=line, field=field) from None
     if not math.isfinite(x):
         raise SimschedError(f"{what} must be finite, got {value!r}", file=file, line=line, field=field)
+    if abs(x) > limits.MAX_VALUE:
+        raise SimschedError(f"{what} must be at most {limits.MAX_VALUE:g} in magnitude, got {value!r}",
+                            file=file, line=line, field=field)
     if minimum is not None and x < minimum:
         raise SimschedError(f"{what} must be >= {minimum:g}, got {value!r}", file=file, line=line, field=field)
     return x

@@ -59,8 +59,41 @@ def _cost_list(v: Any, where: str, file: str | Path) -> list[float]:
             for p in parts]
 
 
-def graph_from_nx(g: Any, *, file: str | Path, work: str = "work", data: str = "data") -> TaskGraph:
-    """Convert a networkx graph read from ``file`` (string attributes allowed) to a TaskGraph."""
+_EDGE_NAMES = re.compile(r"'([^']*)' -> '([^']*)'")
+_TASK_NAME = re.compile(r"(?:node|task) '([^']*)'")
+
+
+def _line_in_source(text: str, message: str, syntax: str) -> int | None:
+    """The line of ``text`` (DOT or GraphML) holding the edge or node an error message names.
+    A text search, O(len(text)); ``None`` when nothing matches."""
+    edge = _EDGE_NAMES.search(message)
+    if edge:
+        a, b = (re.escape(x) for x in edge.groups())
+        pattern = (rf'"?{a}"?\s*->\s*"?{b}"?' if syntax == "dot"
+                   else rf'source="{a}"\s+target="{b}"|target="{b}"\s+source="{a}"')
+    else:
+        task = _TASK_NAME.search(message)
+        if not task:
+            return None
+        n = re.escape(task.group(1))
+        pattern = rf'(?m)^\s*"?{n}"?\s*(\[|;|$)' if syntax == "dot" else rf'<node\s+id="{n}"'
+    found = re.search(pattern, text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+def graph_from_nx(g: Any, *, file: str | Path, work: str = "work", data: str = "data",
+                  text: str | None = None, syntax: str = "dot") -> TaskGraph:
+    """Convert a networkx graph read from ``file`` (string attributes allowed) to a TaskGraph.  With
+    the file's ``text``, an error about a node or edge names its line."""
+    try:
+        return _graph_from_nx(g, file=file, work=work, data=data)
+    except SimschedError as e:
+        if e.line is None and text is not None:
+            e.line = _line_in_source(text, e.message, syntax)
+        raise
+
+
+def _graph_from_nx(g: Any, *, file: str | Path, work: str, data: str) -> TaskGraph:
     if not g.is_directed():
         raise SimschedError("the graph is undirected; a task graph needs directed edges (digraph)", file=file)
     if g.number_of_nodes() == 0:
@@ -128,21 +161,37 @@ def read_dot(path: str | Path, *, work: str = "work", data: str = "data") -> Tas
                 raise SimschedError(f"duplicate edge {a!r} -> {b!r}", file=path)
             simple.add_edge(a, b, **attrs)
         g = simple
-    return graph_from_nx(g, file=path, work=work, data=data)
+    return graph_from_nx(g, file=path, work=work, data=data, text=text, syntax="dot")
 
 
 def read_graphml(path: str | Path, *, work: str = "work", data: str = "data") -> TaskGraph:
     """Load a GraphML file (see the module docstring)."""
     import networkx as nx
 
-    read_text(path)  # file errors first, uniformly
+    text = read_text(path)  # file errors first, uniformly
     try:
         g = nx.read_graphml(path)
+        _check_graphml_ends(ET.fromstring(text.encode("utf-8")), text, path)
     except ET.ParseError as e:
         raise SimschedError(f"invalid XML: {str(e).split(':')[0]}", file=path, line=e.position[0]) from None
-    except (nx.NetworkXError, KeyError, ValueError, TypeError) as e:
+    except (nx.NetworkXError, KeyError, ValueError, TypeError, IndexError) as e:
         raise SimschedError(f"invalid GraphML: {e}", file=path) from None
-    return graph_from_nx(g, file=path, work=work, data=data)
+    return graph_from_nx(g, file=path, work=work, data=data, text=text, syntax="graphml")
+
+
+def _check_graphml_ends(root: ET.Element, text: str, path: str | Path) -> None:
+    """Every edge must join declared nodes (networkx would silently create a missing one)."""
+    nodes = {el.get("id") for el in root.iter() if el.tag.rsplit("}", 1)[-1] == "node"}
+    for el in root.iter():
+        if el.tag.rsplit("}", 1)[-1] != "edge":
+            continue
+        for end in ("source", "target"):
+            name = el.get(end)
+            if name not in nodes:
+                found = re.search(rf'<(?:\w+:)?edge\b[^>]*{end}="{re.escape(str(name))}"', text)
+                raise SimschedError(
+                    f"edge {el.get('source')!r} -> {el.get('target')!r}: its {end} {name!r} is not a declared node",
+                    file=path, line=text.count("\n", 0, found.start()) + 1 if found else None)
 
 
 def _node_attrs(graph: TaskGraph, i: int) -> dict[str, Any]:

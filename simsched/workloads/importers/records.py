@@ -9,10 +9,12 @@ Record keys (aliases in brackets): ``name`` [``id``, ``task``], ``work`` [``leng
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.workloads.importers._common import number
 from simsched.workloads.taskgraph import TaskGraph
@@ -68,6 +70,7 @@ def records_to_graph(
 
     if not isinstance(tasks, (list, tuple)) or not tasks:
         raise SimschedError("there are no tasks (expected a non-empty list)", file=file, field=section)
+    limits.check_tasks(len(tasks), field=section, file=file)
     out: list[dict[str, Any]] = []
     deps: list[tuple[str, str, float, int]] = []
     for i, rec in enumerate(tasks):
@@ -137,7 +140,38 @@ def records_to_graph(
     try:
         return TaskGraph.from_named(out, triples)
     except SimschedError as e:
+        where = error_position(e.message, [r["name"] for r in out], [(a, b) for a, b, _ in triples[len(deps):]])
+        key = None
+        if where is None and deps:  # an edge written as a task's ``depends``
+            via = error_position(e.message, [], [(p, c) for p, c, _, _ in deps])
+            where, key = (("tasks", deps[via[1]][3]), "depends") if via is not None else (None, None)
+        if where is not None:
+            sec, i = where
+            e.located(line=locate(sec, i, key), field=f"{sec}[{i}]" + (f".{key}" if key else ""))
         raise e.located(file=file) from None
+
+
+_EDGE_RE = re.compile(r"edge '([^']*)' -> '([^']*)'")
+_CYCLE_RE = re.compile(r"cycle: '([^']*)' -> '([^']*)'")
+_TASK_RE = re.compile(r"task '([^']*)'")
+_DUPLICATE_RE = re.compile(r"duplicate task name '([^']*)'")
+
+
+def error_position(message: str, tasks: Sequence[str], edges: Sequence[tuple[str, str]]) -> tuple[str, int] | None:
+    """Which record a graph error names: ``("edges", j)`` for the edge of a cycle or a bad edge,
+    ``("tasks", i)`` for a duplicated or named task, ``None`` when the message names neither.
+    O(tasks + edges)."""
+    for pattern in (_CYCLE_RE, _EDGE_RE):
+        match = pattern.search(message)
+        if match and (match.group(1), match.group(2)) in edges:
+            return "edges", list(edges).index((match.group(1), match.group(2)))
+    match = _DUPLICATE_RE.search(message)
+    if match and list(tasks).count(match.group(1)) > 1:
+        return "tasks", len(tasks) - 1 - list(tasks)[::-1].index(match.group(1))
+    match = _TASK_RE.search(message)
+    if match and match.group(1) in tasks:
+        return "tasks", list(tasks).index(match.group(1))
+    return None
 
 
 def _natural(key: str) -> tuple:

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.workloads.importers._common import atomic_write_text, line_of, load_json, read_text
 from simsched.workloads.importers.records import graph_to_records, records_to_graph
@@ -52,6 +53,7 @@ def read_tasklist(path: str | Path) -> TaskGraph:
 
 def _read_csv(p: Path) -> TaskGraph:
     text = read_text(p)
+    limits.check_tasks(text.count("\n") - 1, field="rows", file=p)  # before any row is parsed
     delim = "\t" if p.suffix.lower() == ".tsv" else ","
     reader = csv.DictReader(io.StringIO(text), delimiter=delim)
     if not reader.fieldnames:

@@ -1,0 +1,243 @@
+"""Limits on what simsched will read and build, checked before the work starts.
+
+Every file and every size a user hands to simsched is checked against a limit *before* memory is
+allocated or parsing starts, so a typo (``tasks: 1000000000000``) or a hostile file (a 50 MB
+scenario, YAML nested 100,000 deep) ends at once with exit code 2 and a message that names the
+limit, instead of a crash, a MemoryError or minutes of silence.
+
+===================  ==========  ============================================================
+limit                default     what it bounds
+===================  ==========  ============================================================
+``max_file_mb``      64          size of any input file (workloads, baselines, configs)
+``max_yaml_mb``      4           size of a YAML file (scenario, study, inline workload): YAML
+                                 with line tracking is read at about 1.5 s per MB
+``max_depth``        64          nesting depth of a YAML or JSON document
+``max_tasks``        2,000,000   tasks in one workload (checked before a generator allocates)
+``max_processors``   2,000       processors in one platform
+``max_memory_mb``    4096        estimated memory of the (tasks x processors) and
+                                 (processors x processors) matrices and the edges of a problem
+``max_grid_points``  100,000     runs (points x schedulers x seeds) in one study
+``max_runs``         100,000     runs (schedulers x repetitions) of one scenario
+===================  ==========  ============================================================
+
+Where a user may really need more, the limit is raised with an environment variable named after
+it (``SIMSCHED_MAX_TASKS=5000000``) or, for ``max_tasks``, ``max_processors`` and
+``max_memory_mb``, in a scenario's own ``limits:`` section.  Numbers that cannot mean anything are
+refused everywhere: NaN, infinities where no infinity is meaningful, and magnitudes above
+:data:`MAX_VALUE` (which would overflow sums and products of times).
+
+The exception is always :class:`LimitError` (a :class:`~simsched.errors.SimschedError`: exit 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import math
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from simsched.errors import SimschedError
+
+MAX_VALUE = 1e30
+"""Largest magnitude of a finite number in any input (times, work, data, speeds, ...).  Far from
+float overflow (1.8e308) even after sums over millions of tasks and ratios of two such numbers."""
+
+MAX_SIGMA = 10.0
+"""Largest noise ``sigma`` (lognormal and normal): at 10 the lognormal median factor is already
+e^-50 of the nominal time; beyond it every duration is noise, and factors start to overflow."""
+
+MATRIX_BYTES_PER_CELL = 8 * 4
+"""Bytes per (task, processor) cell the estimate charges: the float64 cost matrix, the eligibility
+mask and the working copies schedulers keep (EFT rows, ranks per processor)."""
+
+
+class LimitError(SimschedError):
+    """An input is larger (or deeper, or more extreme) than a limit allows."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The active limits (see the module docstring for the meaning and defaults)."""
+
+    max_file_mb: float = 64.0
+    max_yaml_mb: float = 4.0
+    max_depth: int = 64
+    max_tasks: int = 2_000_000
+    max_processors: int = 2_000
+    max_memory_mb: float = 4096.0
+    max_grid_points: int = 100_000
+    max_runs: int = 100_000
+
+    SCENARIO_FIELDS = ("max_tasks", "max_processors", "max_memory_mb")
+    """The limits a scenario's ``limits:`` section may raise (or lower)."""
+
+    def with_overrides(self, values: Mapping[str, Any]) -> Limits:
+        """A copy with ``values`` (field name -> number) applied."""
+        return dataclasses.replace(self, **{k: type(getattr(self, k))(v) for k, v in values.items()})
+
+
+def env_name(field: str) -> str:
+    """``max_tasks`` -> ``SIMSCHED_MAX_TASKS``."""
+    return "SIMSCHED_" + field.upper()
+
+
+def _from_env() -> Limits:
+    base = Limits()
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(Limits):
+        raw = os.environ.get(env_name(f.name))
+        if raw is None or raw.strip() == "":
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            raise LimitError(f"environment variable {env_name(f.name)} must be a number, got {raw!r}") from None
+        if not (math.isfinite(value) and value > 0):
+            raise LimitError(f"environment variable {env_name(f.name)} must be a positive number, got {raw!r}")
+        values[f.name] = value
+    return base.with_overrides(values)
+
+
+_ACTIVE: contextvars.ContextVar[Limits | None] = contextvars.ContextVar("simsched_limits", default=None)
+
+
+def current() -> Limits:
+    """The limits in force: the defaults, then ``SIMSCHED_MAX_*`` variables, then a scenario's
+    ``limits:`` section while :func:`using` is active."""
+    active = _ACTIVE.get()
+    return active if active is not None else _from_env()
+
+
+@contextlib.contextmanager
+def using(overrides: Mapping[str, Any] | None) -> Iterator[Limits]:
+    """Apply a scenario's ``limits:`` section (field -> value) for the duration of the block."""
+    limits = _from_env().with_overrides(overrides or {})
+    token = _ACTIVE.set(limits)
+    try:
+        yield limits
+    finally:
+        _ACTIVE.reset(token)
+
+
+def _hint(field: str, scenario: bool) -> str:
+    where = f"set {env_name(field)}"
+    if scenario:
+        where += f" or `limits: {{{field}: ...}}` in the scenario"
+    return f"{field}; to allow more, {where}"
+
+
+# --------------------------------------------------------------------------- checks
+def check_file_size(path: str | Path, *, yaml: bool = False) -> int:
+    """The size of ``path`` in bytes; :class:`LimitError` (naming the file) above ``max_file_mb``
+    (``max_yaml_mb`` for YAML).  Missing files are left to the reader (size 0)."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return 0
+    lim = current()
+    field = "max_yaml_mb" if yaml else "max_file_mb"
+    limit_mb = getattr(lim, field)
+    if size > limit_mb * 1024 * 1024:
+        what = "YAML file" if yaml else "file"
+        extra = "; give large workloads as CSV or JSON files" if yaml else ""
+        raise LimitError(f"the {what} is {size / 2**20:.1f} MB, more than the limit of {limit_mb:g} MB "
+                         f"({_hint(field, False)}){extra}", file=path)
+    return size
+
+
+def check_depth(depth: int, *, file: str | Path | None = None, line: int | None = None) -> None:
+    """:class:`LimitError` when a document nests deeper than ``max_depth``."""
+    limit = current().max_depth
+    if depth > limit:
+        raise LimitError(f"the document is nested more than {limit} levels deep ({_hint('max_depth', False)})",
+                         file=file, line=line)
+
+
+def data_depth(data: Any, limit: int) -> int:
+    """Nesting depth of plain data (lists and dicts), without recursion; stops just past ``limit``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
+def check_tasks(n: int, *, processors: int | None = None, field: str = "tasks",
+                file: str | Path | None = None) -> None:
+    """Refuse a workload of ``n`` tasks (and, with ``processors``, its cost matrix) before it is
+    built: above ``max_tasks``, or above ``max_memory_mb`` for the matrices."""
+    lim = current()
+    if n > lim.max_tasks:
+        raise LimitError(f"{n:,} tasks is more than the limit of {lim.max_tasks:,} ({_hint('max_tasks', True)})",
+                         field=field, file=file)
+    if processors is not None:
+        check_matrix(n, processors, field=field)
+
+
+def check_processors(m: int, *, field: str = "platform.processors") -> None:
+    """Refuse a platform of more than ``max_processors`` processors, or whose (m, m) network
+    matrices alone exceed ``max_memory_mb``."""
+    lim = current()
+    if m > lim.max_processors:
+        raise LimitError(f"{m:,} processors is more than the limit of {lim.max_processors:,} "
+                         f"({_hint('max_processors', True)})", field=field)
+    check_matrix(0, m, field=field)
+
+
+def matrix_bytes(n: int, m: int) -> int:
+    """Estimated bytes of one problem's matrices: (n, m) cells at :data:`MATRIX_BYTES_PER_CELL`
+    plus four float64 (m, m) network matrices."""
+    return int(n) * int(m) * MATRIX_BYTES_PER_CELL + 4 * 8 * int(m) * int(m)
+
+
+EDGE_BYTES = 40
+"""Bytes an edge costs (source, destination, data and the two CSR index arrays)."""
+
+
+def check_matrix(n: int, m: int, *, field: str | None = None, edges: float = 0.0) -> None:
+    """Refuse ``n`` tasks (with about ``edges`` edges) on ``m`` processors when the matrices and
+    edge arrays would exceed ``max_memory_mb``."""
+    lim = current()
+    need = matrix_bytes(n, m) + int(min(float(edges), 1e18)) * EDGE_BYTES
+    if need > lim.max_memory_mb * 2**20:
+        shape = f"{n:,} tasks x {m:,} processors" if n else f"{m:,} processors"
+        if edges:
+            shape += f" with about {int(edges):,} edges"
+        raise LimitError(f"{shape} needs about {need / 2**20:,.0f} MB of matrices, more than the limit of "
+                         f"{lim.max_memory_mb:g} MB ({_hint('max_memory_mb', True)})", field=field)
+
+
+def check_grid(runs: int, *, field: str = "grid") -> None:
+    """Refuse a study of more than ``max_grid_points`` runs before its points are expanded."""
+    lim = current()
+    if runs > lim.max_grid_points:
+        raise LimitError(f"the study has {runs:,} runs (points x schedulers x seeds), more than the limit of "
+                         f"{lim.max_grid_points:,} ({_hint('max_grid_points', False)})", field=field)
+
+
+def check_runs(runs: int, *, field: str = "repetitions") -> None:
+    """Refuse a scenario run of more than ``max_runs`` (schedulers x repetitions) runs."""
+    lim = current()
+    if runs > lim.max_runs:
+        raise LimitError(f"{runs:,} runs (schedulers x repetitions) is more than the limit of {lim.max_runs:,} "
+                         f"({_hint('max_runs', False)})", field=field)
+
+
+def finite_value(x: float) -> bool:
+    """True for a number whose magnitude is at most :data:`MAX_VALUE` (so not NaN or infinite)."""
+    return math.isfinite(x) and abs(x) <= MAX_VALUE
