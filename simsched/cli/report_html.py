@@ -170,16 +170,17 @@ _JS = r"""
 """
 
 
-def _num(value: Any, key: str) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    if key == "utilization":
-        return f"{100 * value:.1f}%"
-    if key == "scheduler_time_s":
-        return f"{1000 * value:.3g}"
-    if isinstance(value, float):
-        return f"{value:.5g}"
-    return html.escape(str(value))
+def _column_cells(rows: list[Mapping[str, Any]], key: str) -> list[str]:
+    """The cells of one metrics column at one precision (:func:`simsched.cli.numbers.format_column`):
+    utilisation in %, scheduler time in ms, text as is, ``-`` where a value is missing.  O(rows)."""
+    from simsched.cli.numbers import format_column
+
+    values = [r.get(key) for r in rows]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in values):
+        return [html.escape(str(v)) for v in values]
+    scale, unit = {"utilization": (100.0, "%"), "scheduler_time_s": (1000.0, "")}.get(key, (1.0, ""))
+    means = [float(v) * scale if v is not None else math.nan for v in values]
+    return format_column(means, unit=unit, digits=3 if key == "scheduler_time_s" else 4)
 
 
 def _metrics_table(doc: Mapping[str, Any]) -> str:
@@ -187,12 +188,13 @@ def _metrics_table(doc: Mapping[str, Any]) -> str:
     spans = [r.get("makespan") for r in rows if isinstance(r.get("makespan"), (int, float))]
     best = min(spans) if spans else None
     head = "".join(f"<th>{html.escape(title)}</th>" for _, title in _COLUMNS)
+    columns = {key: _column_cells(rows, key) for key, _ in _COLUMNS}
     body = []
-    for r in rows:
+    for i, r in enumerate(rows):
         cells = []
         for key, _ in _COLUMNS:
             cls = ' class="best"' if key == "makespan" and best is not None and r.get(key) == best else ""
-            cells.append(f"<td{cls}>{_num(r.get(key), key)}</td>")
+            cells.append(f"<td{cls}>{columns[key][i]}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table id=\"metrics\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -239,7 +241,7 @@ def report_html(doc: Mapping[str, Any], transfers: bool = False) -> str:
     data = json.dumps(payload, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     charts = "".join(
         f"<div class=\"gantt\" data-run=\"{i}\"><h3>{html.escape(str(r['scheduler']))} "
-        f"(seed {html.escape(str(r.get('seed')))}): makespan {_num(r.get('makespan'), 'makespan')}</h3>"
+        f"(seed {html.escape(str(r.get('seed')))}): makespan {_column_cells([r], 'makespan')[0]}</h3>"
         f"<div class=\"chart\"></div></div>"
         for i, r in enumerate(runs))
     return (
