@@ -143,18 +143,23 @@ def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[
 
 
 def print_table(rows: list[dict], title: str) -> None:
-    """Any list of flat dict rows as a rich table (columns in the first row's key order)."""
+    """Any list of flat dict rows as a rich table (columns in the first row's key order; a column of
+    floats at one precision, :func:`simsched.cli.numbers.format_column`)."""
     from rich.table import Table
 
     from simsched.cli.common import console
+    from simsched.cli.numbers import format_column
 
     table = Table(title=title)
     keys = list(rows[0])
+    cells = {}
     for key in keys:
-        table.add_column(key)
-    for row in rows:
-        table.add_row(*("" if row.get(k) is None else
-                        f"{row[k]:.4g}" if isinstance(row.get(k), float) else str(row.get(k)) for k in keys))
+        values = [row.get(key) for row in rows]
+        numeric = all(isinstance(v, float) for v in values)
+        table.add_column(key, justify="right" if numeric else "left")
+        cells[key] = format_column(values) if numeric else ["" if v is None else str(v) for v in values]
+    for i in range(len(rows)):
+        table.add_row(*(cells[k][i] for k in keys))
     console().print(table)
 
 
