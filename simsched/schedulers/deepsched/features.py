@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simsched.simulator.bounds import lower_bound
+from simsched.simulator.bounds import lower_bound, work_bound
 from simsched.simulator.problem import Problem
 from simsched.workloads.paths import longest_path_from, longest_path_to
 
@@ -99,8 +99,31 @@ def _safe_div(a: np.ndarray, b: float | np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(out), out, 0.0)
 
 
-def extract(problem: Problem) -> Features:
-    """The :class:`Features` of ``problem``.  O(n m + e)."""
+def longest_paths(problems: list[Problem]) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Per problem: HEFT's upward rank, the downward rank (mean costs and transfers) and the makespan
+    lower bound — the graph passes of :func:`extract`, run once over the union of all the task
+    graphs (:mod:`~simsched.schedulers.deepsched.union`), each value exactly what the problem gets
+    alone.  O(sum (n m + e)) in O(max depth) numpy passes."""
+    from simsched.schedulers.deepsched.union import union_graph
+
+    union = union_graph(problems)
+    mean_cost = np.concatenate([p.mean_cost for p in problems])
+    transfer = np.concatenate([p.mean_transfer for p in problems])
+    rank = union.split(longest_path_from(union, mean_cost, transfer))
+    down = union.split(longest_path_to(union, mean_cost, transfer))
+    critical = union.per_instance_max(longest_path_from(union, np.concatenate([p.min_cost for p in problems])))
+    return [(r, d, max(float(c), work_bound(p))) for r, d, c, p in zip(rank, down, critical, problems)]
+
+
+def extract_many(problems: list[Problem]) -> list[Features]:
+    """The :class:`Features` of every problem, the graph passes batched (:func:`longest_paths`);
+    equal to ``[extract(p) for p in problems]``.  O(sum (n m + e))."""
+    return [extract(p, paths) for p, paths in zip(problems, longest_paths(problems))]
+
+
+def extract(problem: Problem, paths: tuple[np.ndarray, np.ndarray, float] | None = None) -> Features:
+    """The :class:`Features` of ``problem``; ``paths``: its (upward rank, downward rank, lower bound)
+    if already known (:func:`longest_paths`).  O(n m + e)."""
     g, plat = problem.graph, problem.platform
     n, m = g.n_tasks, problem.n_processors
     elig = problem.eligible
@@ -108,11 +131,13 @@ def extract(problem: Problem) -> Features:
     mean_cost = problem.mean_cost
     min_cost = problem.min_cost
     scale = float(mean_cost.mean()) or 1.0
-    rank = longest_path_from(g, mean_cost, problem.mean_transfer)
-    down = longest_path_to(g, mean_cost, problem.mean_transfer)
+    if paths is None:
+        paths = (longest_path_from(g, mean_cost, problem.mean_transfer),
+                 longest_path_to(g, mean_cost, problem.mean_transfer), lower_bound(problem))
+    rank, down, bound = paths
     origin = float(g.arrival.min())
     span = float(g.arrival.max()) - origin
-    horizon = max(lower_bound(problem), span + scale, scale)
+    horizon = max(bound, span + scale, scale)
     order = arrival_order(problem, rank)
 
     indeg, outdeg = np.diff(g.pred_ptr), np.diff(g.succ_ptr)
