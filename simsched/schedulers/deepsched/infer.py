@@ -67,9 +67,9 @@ def top_k_mask(problem: Problem, scores: np.ndarray, top_k: int) -> np.ndarray:
     """(n, m) bool: each task's ``top_k`` best-scored eligible processors.  O(n m)."""
     m = problem.n_processors
     k = max(1, min(int(top_k), m))
-    s = np.where(problem.eligible, np.nan_to_num(scores, nan=-1e300, neginf=-1e300, posinf=1e300), -np.inf)
     if k >= m:
         return problem.eligible.copy()
+    s = np.where(problem.eligible, np.nan_to_num(scores, nan=-1e300, neginf=-1e300, posinf=1e300), -np.inf)
     top = np.argpartition(-s, k - 1, axis=1)[:, :k]
     mask = np.zeros_like(problem.eligible)
     np.put_along_axis(mask, top, True, axis=1)

@@ -131,9 +131,12 @@ class DeepSchedNet(nn.Module):
         # tasks: bidirectional GRU over arrival order, per-step outputs
         tx = self.task_in(instance_norm(batch["task"], tmask)) * tmask[..., None]
         lengths = tmask.sum(1).clamp_min(1).cpu()
-        packed = nn.utils.rnn.pack_padded_sequence(tx, lengths, batch_first=True, enforce_sorted=False)
-        out, _ = self.gru(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=n)
+        if bool((lengths == n).all()):  # no padding: packing would change nothing but cost two copies
+            out, _ = self.gru(tx)
+        else:
+            packed = nn.utils.rnn.pack_padded_sequence(tx, lengths, batch_first=True, enforce_sorted=False)
+            out, _ = self.gru(packed)
+            out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=n)
         h = self.task_fc(out) * tmask[..., None]
         degrees = edge_degrees(batch["edges"], b * n, h.dtype) if self.dag and batch["edges"].numel() else None
         for layer in self.dag:
