@@ -24,7 +24,7 @@ from simsched.schedulers.deepsched.decode import Decoded, eft_decode
 from simsched.schedulers.deepsched.features import Features, extract_many
 from simsched.simulator.problem import Problem
 
-_BATCH_ELEMENTS = 1 << 23  # padded tasks x processors per forward chunk
+_BATCH_ELEMENTS = 1 << 17  # padded tasks x processors per forward chunk: cache-sized, faster than one pass
 
 
 def forward(net: Any, problems: list[Problem], device: str = "cpu",
