@@ -1,6 +1,7 @@
 """DeepSched inference for many instances at once: one batched forward pass, one batched decode.
 
-1. features of every problem (:func:`~simsched.schedulers.deepsched.features.extract`);
+1. features of every problem (:func:`~simsched.schedulers.deepsched.features.extract_many`: the
+   graph passes once over the union of the batch's task graphs);
 2. one padded forward pass for the whole batch: processor scores per (task, processor) pair and
    normalised (start, finish);
 3. order: predicted starts (never before arrival) made topological by
