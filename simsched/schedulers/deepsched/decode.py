@@ -149,12 +149,13 @@ def eft_decode(problems: list[Problem], sequences: list[np.ndarray],
         bb = b[:, None]
         end_q = end[bb, q_all]
         est = np.maximum(r, end_q)                                         # append after the last task
-        ok = allow[t] if expert else cand_ok[t]                            # expert: candidates are all m
-        eft = np.where(cand_ok[t], est + w, inf)
+        cok = cand_ok[t]
+        ok = allow[t] if expert else cok                                   # expert: candidates are all m
+        eft = np.where(cok, est + w, inf)
         # an idle gap can only help where the task would finish before the processor's last task ends
         # and before the best append finish (HEFT's pruning); search those pairs' gaps only
         tr, kr = np.nonzero((r + w <= end_q) & (r + w < np.where(ok, eft, inf).min(axis=1, keepdims=True))
-                            & cand_ok[t])
+                            & cok)
         if tr.size:
             bq, qq = b[tr], q_all[tr, kr]
             prev_f = np.concatenate([np.zeros((tr.size, 1)), F[bq, qq]], axis=1)  # gap j opens at F[j-1]
@@ -174,8 +175,7 @@ def eft_decode(problems: list[Problem], sequences: list[np.ndarray],
         st_t, fin_t = start[t][:, None], finish[t][:, None]                # keeping (start, finish) order
         j = ((row_s < st_t) | ((row_s == st_t) & (row_f <= fin_t))).sum(axis=1)[:, None]
         ar = np.arange(C)[None, :]
-        for arr, value in ((S, start[t]), (F, finish[t])):
-            row = arr[b, q]
+        for arr, row, value in ((S, row_s, start[t]), (F, row_f, finish[t])):
             shifted = np.concatenate([np.full((T, 1), inf), row[:, :-1]], axis=1)
             arr[b, q] = np.where(ar < j, row, np.where(ar == j, value[:, None], shifted))
         end[b, q] = np.maximum(end[b, q], finish[t])
