@@ -224,6 +224,7 @@ def test_batched_plans_equal_single_plans_and_bench_rows() -> None:
     for p, batched in zip(probs, extract_many(probs)):  # the batched graph passes are exact
         single = extract(p)
         assert np.array_equal(batched.task, single.task) and batched.horizon == single.horizon
+    assert plans([]) == []
     rows = batch_rows((1, 3), tasks=20, processors=4, repeat=1)
     assert [r["size"] for r in rows] == ["batch 1 of 20 x 4", "batch 3 of 20 x 4"]
     assert all(r["unit"] == "inst/s" and r["measured"] > 0 and r["baseline"] > 0 for r in rows)
