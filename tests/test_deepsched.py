@@ -206,17 +206,25 @@ def test_bad_configuration_exits_2(tmp_path: Path) -> None:
 
 
 def test_batched_plans_equal_single_plans_and_bench_rows() -> None:
-    """A batch of different sizes planned together gives each instance the plan it gets alone."""
+    """A batch of different sizes planned together gives each instance the plan it gets alone:
+    the same processors, starts and finishes (features, graph passes and task sequences run over
+    the whole batch at once must not mix instances)."""
     from simsched.cli.bench_deepsched import batch_rows
+    from simsched.schedulers.deepsched.features import extract_many
     from simsched.schedulers.deepsched.scheduler import plans
 
     cfg = load_config(TINY)
     probs = [make_problem(cfg.data.seen[i % 2], cfg.data.platform, seed=70 + i, tasks=8 + 9 * i) for i in range(4)]
+    probs += [make_problem(cfg.data.seen[i % 2], cfg.data.platform, seed=80 + i, tasks=30) for i in range(3)]
     for k in (None, 2):
         for p, together in zip(probs, plans(probs, top_k=k)):
             alone = plans([p], top_k=k)[0]
             assert np.array_equal(together.processor, alone.processor)
-            assert np.allclose(together.finish, alone.finish, atol=1e-6)
+            assert np.array_equal(together.start, alone.start) and np.array_equal(together.finish, alone.finish)
+    for p, batched in zip(probs, extract_many(probs)):  # the batched graph passes are exact
+        single = extract(p)
+        assert np.array_equal(batched.task, single.task) and batched.horizon == single.horizon
+    assert plans([]) == []
     rows = batch_rows((1, 3), tasks=20, processors=4, repeat=1)
     assert [r["size"] for r in rows] == ["batch 1 of 20 x 4", "batch 3 of 20 x 4"]
     assert all(r["unit"] == "inst/s" and r["measured"] > 0 and r["baseline"] > 0 for r in rows)

@@ -92,15 +92,17 @@ def eft_decode(problems: list[Problem], sequences: list[np.ndarray],
             inst_l.append(np.full(g.n_edges, b))
             step_l.append(pos[g.edge_dst])
     if src_l:
-        step = np.concatenate(step_l)
-        by = np.argsort(step, kind="stable")
-        e_src, e_dst = np.concatenate(src_l)[by], np.concatenate(dst_l)[by]
+        step, dst_all = np.concatenate(step_l), np.concatenate(dst_l)
+        by = np.lexsort((dst_all, step))  # by step, then destination: each task's inputs are contiguous
+        e_src, e_dst = np.concatenate(src_l)[by], dst_all[by]
         e_data, e_inst = np.concatenate(data_l)[by], np.concatenate(inst_l)[by]
         e_ptr = np.searchsorted(step[by], np.arange(L + 1))
+        first = np.flatnonzero(np.r_[True, e_dst[1:] != e_dst[:-1]])  # first input edge of each task
+        f_ptr = np.searchsorted(first, e_ptr)
     else:
-        e_src = e_dst = e_inst = np.zeros(0, np.int64)
+        e_src = e_dst = e_inst = first = np.zeros(0, np.int64)
         e_data = np.zeros(0)
-        e_ptr = np.zeros(L + 1, np.int64)
+        e_ptr = f_ptr = np.zeros(L + 1, np.int64)
     inst_of = np.repeat(np.arange(B), ns)
     # candidate processors per task: the allowed ones, padded (K = most allowed in any row)
     K = M if expert else int(allow.sum(axis=1).max())
@@ -134,7 +136,9 @@ def eft_decode(problems: list[Problem], sequences: list[np.ndarray],
             src, eb = e_src[lo:hi], e_inst[lo:hi]
             ps = proc[src]
             arrive = finish[src][:, None] + lat[eb, ps] + e_data[lo:hi, None] * inv[eb, ps]
-            np.maximum.at(ready, slot[e_dst[lo:hi]], arrive)
+            heads = first[f_ptr[i]:f_ptr[i + 1]]                       # segment max per receiving task
+            to = slot[e_dst[heads]]
+            ready[to] = np.maximum(ready[to], np.maximum.reduceat(arrive, heads - lo, axis=0))
         if int(count.max()) >= C:
             S = np.concatenate([S, np.full((B, M, C), inf)], axis=2)
             F = np.concatenate([F, np.full((B, M, C), inf)], axis=2)
@@ -145,12 +149,13 @@ def eft_decode(problems: list[Problem], sequences: list[np.ndarray],
         bb = b[:, None]
         end_q = end[bb, q_all]
         est = np.maximum(r, end_q)                                         # append after the last task
-        ok = allow[t] if expert else cand_ok[t]                            # expert: candidates are all m
-        eft = np.where(cand_ok[t], est + w, inf)
+        cok = cand_ok[t]
+        ok = allow[t] if expert else cok                                   # expert: candidates are all m
+        eft = np.where(cok, est + w, inf)
         # an idle gap can only help where the task would finish before the processor's last task ends
         # and before the best append finish (HEFT's pruning); search those pairs' gaps only
         tr, kr = np.nonzero((r + w <= end_q) & (r + w < np.where(ok, eft, inf).min(axis=1, keepdims=True))
-                            & cand_ok[t])
+                            & cok)
         if tr.size:
             bq, qq = b[tr], q_all[tr, kr]
             prev_f = np.concatenate([np.zeros((tr.size, 1)), F[bq, qq]], axis=1)  # gap j opens at F[j-1]
@@ -170,8 +175,7 @@ def eft_decode(problems: list[Problem], sequences: list[np.ndarray],
         st_t, fin_t = start[t][:, None], finish[t][:, None]                # keeping (start, finish) order
         j = ((row_s < st_t) | ((row_s == st_t) & (row_f <= fin_t))).sum(axis=1)[:, None]
         ar = np.arange(C)[None, :]
-        for arr, value in ((S, start[t]), (F, finish[t])):
-            row = arr[b, q]
+        for arr, row, value in ((S, row_s, start[t]), (F, row_f, finish[t])):
             shifted = np.concatenate([np.full((T, 1), inf), row[:, :-1]], axis=1)
             arr[b, q] = np.where(ar < j, row, np.where(ar == j, value[:, None], shifted))
         end[b, q] = np.maximum(end[b, q], finish[t])

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simsched.simulator.bounds import lower_bound
+from simsched.simulator.bounds import lower_bound, work_bound
 from simsched.simulator.problem import Problem
 from simsched.workloads.paths import longest_path_from, longest_path_to
 
@@ -99,74 +99,142 @@ def _safe_div(a: np.ndarray, b: float | np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(out), out, 0.0)
 
 
-def extract(problem: Problem) -> Features:
-    """The :class:`Features` of ``problem``.  O(n m + e)."""
-    g, plat = problem.graph, problem.platform
-    n, m = g.n_tasks, problem.n_processors
-    elig = problem.eligible
-    W = np.where(elig, problem.W, 0.0)
-    mean_cost = problem.mean_cost
-    min_cost = problem.min_cost
-    scale = float(mean_cost.mean()) or 1.0
-    rank = longest_path_from(g, mean_cost, problem.mean_transfer)
-    down = longest_path_to(g, mean_cost, problem.mean_transfer)
-    origin = float(g.arrival.min())
-    span = float(g.arrival.max()) - origin
-    horizon = max(lower_bound(problem), span + scale, scale)
-    order = arrival_order(problem, rank)
+def longest_paths(problems: list[Problem]) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Per problem: HEFT's upward rank, the downward rank (mean costs and transfers) and the makespan
+    lower bound — the graph passes of :func:`extract`, run once over the union of all the task
+    graphs (:mod:`~simsched.schedulers.deepsched.union`), each value exactly what the problem gets
+    alone.  O(sum (n m + e)) in O(max depth) numpy passes."""
+    from simsched.schedulers.deepsched.union import union_graph
 
-    indeg, outdeg = np.diff(g.pred_ptr), np.diff(g.succ_ptr)
-    data_in = np.zeros(n)
-    data_out = np.zeros(n)
-    if g.n_edges:
-        np.add.at(data_in, g.edge_dst, problem.mean_transfer)
-        np.add.at(data_out, g.edge_src, problem.mean_transfer)
-    prio = g.priority - g.priority.min()
-    mem_max = float(g.memory.max())
-    load = float(min_cost.sum()) / (m * horizon)
+    union = union_graph(problems)
+    mean_cost = np.concatenate([p.mean_cost for p in problems])
+    transfer = np.concatenate([p.mean_transfer for p in problems])
+    rank = union.split(longest_path_from(union, mean_cost, transfer))
+    down = union.split(longest_path_to(union, mean_cost, transfer))
+    critical = union.per_instance_max(longest_path_from(union, np.concatenate([p.min_cost for p in problems])))
+    return [(r, d, max(float(c), work_bound(p))) for r, d, c, p in zip(rank, down, critical, problems)]
+
+
+def extract_many(problems: list[Problem]) -> list[Features]:
+    """The :class:`Features` of every problem, equal to ``[extract(p) for p in problems]``: the graph
+    passes batched (:func:`longest_paths`) and problems of the same (tasks, processors) shape
+    extracted together in one vectorised pass.  O(sum (n m + e))."""
+    paths = longest_paths(problems)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, p in enumerate(problems):
+        groups.setdefault((p.n_tasks, p.n_processors), []).append(i)
+    out: list[Features] = [None] * len(problems)  # type: ignore[list-item]
+    for members in groups.values():
+        for i, f in zip(members, _extract_same_shape([problems[i] for i in members], [paths[i] for i in members])):
+            out[i] = f
+    return out
+
+
+def extract(problem: Problem, paths: tuple[np.ndarray, np.ndarray, float] | None = None) -> Features:
+    """The :class:`Features` of ``problem``; ``paths``: its (upward rank, downward rank, lower bound)
+    if already known (:func:`longest_paths`).  O(n m + e)."""
+    if paths is None:
+        g, mean_cost, transfer = problem.graph, problem.mean_cost, problem.mean_transfer
+        paths = (longest_path_from(g, mean_cost, transfer), longest_path_to(g, mean_cost, transfer),
+                 lower_bound(problem))
+    return _extract_same_shape([problem], [paths])[0]
+
+
+def _extract_same_shape(problems: list[Problem], paths: list[tuple[np.ndarray, np.ndarray, float]]) -> list[Features]:
+    """:class:`Features` of B problems with the same task and processor counts, as (B, n, ...) arrays
+    (every reduction is per instance, along the same axis as for one problem, so each instance gets
+    exactly its own values).  O(B (n m) + e)."""
+    B = len(problems)
+    n, m = problems[0].n_tasks, problems[0].n_processors
+    graphs = [p.graph for p in problems]
+    plats = [p.platform for p in problems]
+    elig = np.stack([p.eligible for p in problems])                                   # (B, n, m)
+    W_raw = np.stack([p.W for p in problems])
+    W = np.where(elig, W_raw, 0.0)
+    mean_cost = np.stack([p.mean_cost for p in problems])                             # (B, n)
+    min_cost = np.stack([p.min_cost for p in problems])
+    scale = mean_cost.mean(axis=1)
+    scale = np.where(scale == 0.0, 1.0, scale)                                        # (B,)
+    rank = np.stack([r for r, _, _ in paths])
+    down = np.stack([d for _, d, _ in paths])
+    bound = np.array([b for _, _, b in paths])
+    arrival = np.stack([g.arrival for g in graphs])
+    origin = arrival.min(axis=1)
+    span = arrival.max(axis=1) - origin
+    horizon = np.maximum(np.maximum(bound, span + scale), scale)
+    order = np.lexsort((np.broadcast_to(np.arange(n), (B, n)), -rank, arrival), axis=-1)  # arrival_order
+
+    indeg = np.stack([np.diff(g.pred_ptr) for g in graphs])
+    outdeg = np.stack([np.diff(g.succ_ptr) for g in graphs])
+    data_in = np.zeros((B, n))
+    data_out = np.zeros((B, n))
+    for b, (g, p) in enumerate(zip(graphs, problems)):
+        if g.n_edges:
+            np.add.at(data_in[b], g.edge_dst, p.mean_transfer)
+            np.add.at(data_out[b], g.edge_src, p.mean_transfer)
+    priority = np.stack([g.priority for g in graphs])
+    prio = priority - priority.min(axis=1, keepdims=True)
+    memory_t = np.stack([g.memory for g in graphs])
+    depth = np.array([g.depth for g in graphs], dtype=np.float64)
+    level = np.stack([g.level for g in graphs])
+    load = min_cost.sum(axis=1) / (m * horizon)
+    col, hcol = scale[:, None], horizon[:, None]
     task = np.stack([
-        (g.arrival - origin) / horizon,
-        _safe_div(prio, float(prio.max())),
-        _safe_div(g.memory, mem_max),
-        min_cost / scale,
-        mean_cost / scale,
-        W.max(axis=1) / scale,
-        elig.mean(axis=1),
-        rank / horizon,
-        down / horizon,
-        _safe_div(g.level, float(g.depth - 1)) if g.depth > 1 else np.zeros(n),
+        (arrival - origin[:, None]) / hcol,
+        _safe_div(prio, prio.max(axis=1, keepdims=True)),
+        _safe_div(memory_t, memory_t.max(axis=1, keepdims=True)),
+        min_cost / col,
+        mean_cost / col,
+        W.max(axis=2) / col,
+        elig.mean(axis=2),
+        rank / hcol,
+        down / hcol,
+        np.where(depth[:, None] > 1, _safe_div(level, depth[:, None] - 1), 0.0),
         np.log1p(indeg),
         np.log1p(outdeg),
-        _safe_div(data_in, scale),
-        _safe_div(data_out, scale),
-        np.full(n, load),
-    ], axis=1)[order]
+        _safe_div(data_in, col),
+        _safe_div(data_out, col),
+        np.broadcast_to(load[:, None], (B, n)),
+    ], axis=2)
+    inst = np.arange(B)[:, None]
+    task = task[inst, order]
 
-    speed = plat.speed
-    memory = plat.memory
+    speed = np.stack([pl.speed for pl in plats])                                       # (B, m)
+    memory = np.stack([pl.memory for pl in plats])
     finite_mem = np.isfinite(memory)
-    mem_top = float(memory[finite_mem].max()) if finite_mem.any() else 1.0
-    rel = np.where(elig, _safe_div(min_cost[:, None], np.where(elig, problem.W, 1.0)), 0.0)  # (n, m) in (0, 1]
-    counts = np.maximum(elig.sum(axis=0), 1)
-    comm = problem.latency + problem.inv_bandwidth * float(np.mean(g.edge_data)) if g.n_edges else problem.latency
-    comm_mean = comm.sum(axis=1) / max(m - 1, 1)
+    mem_top = np.where(finite_mem, memory, -np.inf).max(axis=1, keepdims=True)
+    mem_top = np.where(finite_mem.any(axis=1, keepdims=True), mem_top, 1.0)
+    rel = np.where(elig, _safe_div(min_cost[:, :, None], np.where(elig, W_raw, 1.0)), 0.0)  # in (0, 1]
+    counts = np.maximum(elig.sum(axis=1), 1)
+    latency = np.stack([p.latency for p in problems])
+    inv_bandwidth = np.stack([p.inv_bandwidth for p in problems])
+    mean_data = np.array([float(np.mean(g.edge_data)) if g.n_edges else 0.0 for g in graphs])
+    has_edges = np.array([g.n_edges > 0 for g in graphs])[:, None, None]
+    comm = np.where(has_edges, latency + inv_bandwidth * mean_data[:, None, None], latency)
+    comm_mean = comm.sum(axis=2) / max(m - 1, 1)
     machine = np.stack([
-        np.log2(plat.cores.astype(np.float64)),
-        speed / speed.max(),
+        np.log2(np.stack([pl.cores for pl in plats]).astype(np.float64)),
+        speed / speed.max(axis=1, keepdims=True),
         np.where(finite_mem, memory / mem_top, 1.0),
         finite_mem.astype(np.float64),
-        rel.sum(axis=0) / counts,
-        elig.mean(axis=0),
-        comm_mean / scale,
-    ], axis=1)
+        rel.sum(axis=1) / counts,
+        elig.mean(axis=1),
+        comm_mean / col,
+    ], axis=2)
 
-    pair = np.stack([W / scale, rel, W / horizon, elig.astype(np.float64)], axis=2)[order]
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(n)
-    edges = np.stack([position[g.edge_src], position[g.edge_dst]], axis=1) if g.n_edges else np.zeros((0, 2), np.int64)
-    return Features(
-        order=order, task=task.astype(np.float32), machine=machine.astype(np.float32),
-        pair=pair.astype(np.float32), eligible=elig[order].copy(), edges=edges.astype(np.int64),
-        edge_data=(problem.mean_transfer / scale).astype(np.float32), scale=scale, horizon=float(horizon),
-        origin=origin,
-    )
+    pair = np.stack([W / col[:, :, None], rel, W / hcol[:, :, None], elig.astype(np.float64)], axis=3)
+    pair = pair.astype(np.float32)[inst, order]
+    elig_sorted = elig[inst, order]
+    task, machine = task.astype(np.float32), machine.astype(np.float32)
+    out = []
+    for b, (g, p) in enumerate(zip(graphs, problems)):
+        position = np.empty(n, dtype=np.int64)
+        position[order[b]] = np.arange(n)
+        edges = (np.stack([position[g.edge_src], position[g.edge_dst]], axis=1) if g.n_edges
+                 else np.zeros((0, 2), np.int64))
+        out.append(Features(
+            order=order[b], task=task[b], machine=machine[b], pair=pair[b], eligible=elig_sorted[b],
+            edges=edges.astype(np.int64), edge_data=(p.mean_transfer / scale[b]).astype(np.float32),
+            scale=float(scale[b]), horizon=float(horizon[b]), origin=float(origin[b]),
+        ))
+    return out

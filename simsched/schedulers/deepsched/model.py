@@ -60,22 +60,32 @@ class DagLayer(nn.Module):
         self.msg = nn.Linear(hidden + 1, hidden)
         self.update = nn.Sequential(nn.Linear(3 * hidden, hidden), nn.ReLU(), nn.Linear(hidden, hidden))
 
-    def forward(self, h: torch.Tensor, edges: torch.Tensor, edge_data: torch.Tensor) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, edges: torch.Tensor, edge_data: torch.Tensor,
+                degrees: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        """``degrees``: (in, out) degree per flat task, at least 1 (:func:`degrees`; computed if not given)."""
         b, n, hid = h.shape
         flat = h.reshape(b * n, hid)
         if edges.numel() == 0:
             z = torch.zeros_like(flat)
             return h + self.update(torch.cat([flat, z, z], dim=1)).reshape(b, n, hid)
         src, dst = edges[:, 0], edges[:, 1]
-        ed = edge_data[:, None]
-        down = torch.relu(self.msg(torch.cat([flat[src], ed], dim=1)))
-        up = torch.relu(self.msg(torch.cat([flat[dst], ed], dim=1)))
-        ones = torch.ones(src.numel(), 1, dtype=h.dtype, device=h.device)
-        deg_in = torch.zeros(b * n, 1, dtype=h.dtype, device=h.device).index_add_(0, dst, ones).clamp_min(1)
-        deg_out = torch.zeros(b * n, 1, dtype=h.dtype, device=h.device).index_add_(0, src, ones).clamp_min(1)
-        from_pred = torch.zeros_like(flat).index_add_(0, dst, down) / deg_in
-        from_succ = torch.zeros_like(flat).index_add_(0, src, up) / deg_out
+        deg_in, deg_out = degrees if degrees is not None else edge_degrees(edges, b * n, h.dtype)
+        # msg([h_j, d]) = W_h h_j + (w_d d + bias): the node part once per task, not once per edge
+        node = flat @ self.msg.weight[:, :hid].T                                          # (b n, hid)
+        edge = torch.addcmul(self.msg.bias, edge_data[:, None], self.msg.weight[:, hid])  # (e, hid)
+        down = torch.relu_(node.index_select(0, src).add_(edge))
+        up = torch.relu_(node.index_select(0, dst).add_(edge))
+        from_pred = torch.zeros_like(flat).index_add_(0, dst, down).div_(deg_in)
+        from_succ = torch.zeros_like(flat).index_add_(0, src, up).div_(deg_out)
         return h + self.update(torch.cat([flat, from_pred, from_succ], dim=1)).reshape(b, n, hid)
+
+
+def edge_degrees(edges: torch.Tensor, rows: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """(in, out) degree of each of ``rows`` flat tasks as (rows, 1) columns, clamped to >= 1.  O(e)."""
+    ones = torch.ones(edges.shape[0], 1, dtype=dtype, device=edges.device)
+    deg_in = torch.zeros(rows, 1, dtype=dtype, device=edges.device).index_add_(0, edges[:, 1], ones)
+    deg_out = torch.zeros(rows, 1, dtype=dtype, device=edges.device).index_add_(0, edges[:, 0], ones)
+    return deg_in.clamp_min_(1), deg_out.clamp_min_(1)
 
 
 class DeepSchedNet(nn.Module):
@@ -121,12 +131,16 @@ class DeepSchedNet(nn.Module):
         # tasks: bidirectional GRU over arrival order, per-step outputs
         tx = self.task_in(instance_norm(batch["task"], tmask)) * tmask[..., None]
         lengths = tmask.sum(1).clamp_min(1).cpu()
-        packed = nn.utils.rnn.pack_padded_sequence(tx, lengths, batch_first=True, enforce_sorted=False)
-        out, _ = self.gru(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=n)
+        if bool((lengths == n).all()):  # no padding: packing would change nothing but cost two copies
+            out, _ = self.gru(tx)
+        else:
+            packed = nn.utils.rnn.pack_padded_sequence(tx, lengths, batch_first=True, enforce_sorted=False)
+            out, _ = self.gru(packed)
+            out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=n)
         h = self.task_fc(out) * tmask[..., None]
+        degrees = edge_degrees(batch["edges"], b * n, h.dtype) if self.dag and batch["edges"].numel() else None
         for layer in self.dag:
-            h = layer(h, batch["edges"], batch["edge_data"]) * tmask[..., None]
+            h = layer(h, batch["edges"], batch["edge_data"], degrees) * tmask[..., None]
         fused = self.fuse(torch.cat([h, ctx[:, None, :].expand(b, n, -1)], dim=2)) * tmask[..., None]
         # classifier over (task, processor) pairs, in task chunks
         pair = instance_norm(batch["pair"], elig & tmask[..., None] & pmask[:, None, :])
@@ -136,7 +150,8 @@ class DeepSchedNet(nn.Module):
         step = max(1, _PAIR_CHUNK_ELEMENTS // max(1, b * m * ph))
         chunks = []
         for lo in range(0, n, step):
-            z = tpart[:, lo:lo + step, None, :] + gm[:, None, :, :] + self.cls_pair(pair[:, lo:lo + step])
+            z = tpart[:, lo:lo + step, None, :] + gm[:, None, :, :]
+            z += self.cls_pair(pair[:, lo:lo + step])
             chunks.append(self.cls_head(z)[..., 0])
         logits = torch.cat(chunks, dim=1)
         valid = elig & pmask[:, None, :]

@@ -36,6 +36,8 @@ def plans(problems: list[Problem], checkpoint: str | None = None, device: str = 
     from simsched.schedulers.deepsched.checkpoint import load_checkpoint
     from simsched.schedulers.deepsched.infer import decode, forward
 
+    if not problems:
+        return []
     net, _ = load_checkpoint(checkpoint, device)
     k = top_k or max(p.n_processors for p in problems)
     return [to_plan(p, d) for p, d in zip(problems, decode(problems, forward(net, problems, device), k))]
