@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from simsched.adversary import anneal, makespan_of, perturb, random_instance
+from simsched.analysis.adversary import anneal, makespan_of, perturb, random_instance
 from simsched.cli.main import app
-from simsched.cli.runner import run_scenario
-from simsched.simulator.scenario import SchedulerSpec, build_problem, load_scenario
+from simsched.run.runner import run_scenario
+from simsched.scenario import SchedulerSpec, build_problem, load_scenario
 
 
 def _spec(name: str) -> SchedulerSpec:

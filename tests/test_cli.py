@@ -240,7 +240,7 @@ def test_console_script_entry_point() -> None:
 
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path: Path) -> None:
-    from simsched.cli.outputs import atomic_write
+    from simsched.outputs import atomic_write
 
     target = tmp_path / "x.json"
     target.write_text("old")

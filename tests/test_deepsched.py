@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 
 from simsched.cli.main import app
 from simsched.errors import SimschedError
-from simsched.schedulers.deepsched.checkpoint import load_checkpoint, shipped_checkpoint
-from simsched.schedulers.deepsched.config import load_config
-from simsched.schedulers.deepsched.data import make_problem, record_of
-from simsched.schedulers.deepsched.features import extract
-from simsched.schedulers.deepsched.scheduler import DeepSched, repair
+from simsched.learned.deepsched.checkpoint import load_checkpoint, shipped_checkpoint
+from simsched.learned.deepsched.config import load_config
+from simsched.learned.deepsched.data import make_problem, record_of
+from simsched.learned.deepsched.features import extract
+from simsched.learned.deepsched.scheduler import DeepSched, repair
 from simsched.simulator.engine import execute_plan
 from simsched.simulator.evaluate import evaluate_plan
 from simsched.simulator.schedule import validate_schedule
@@ -137,7 +137,7 @@ def test_mismatched_checkpoints_exit_2(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- padding, repair
 def test_network_outputs_are_invariant_to_padding() -> None:
-    from simsched.schedulers.deepsched.model import DeepSchedNet, collate
+    from simsched.learned.deepsched.model import DeepSchedNet, collate
 
     cfg = load_config(TINY)
     small = record_of(extract(make_problem(cfg.data.seen[0], cfg.data.platform, seed=1, tasks=9)))
@@ -174,7 +174,7 @@ def test_plan_repair_is_always_valid(problem, seed: int, top_k: int) -> None:
 def test_batched_decode_in_heft_order_reproduces_heft() -> None:
     """With all processors allowed and HEFT's task order, the vectorised insertion decode is HEFT;
     decoding instances together or one by one gives the same plans."""
-    from simsched.schedulers.deepsched.decode import eft_decode
+    from simsched.learned.deepsched.decode import eft_decode
     from simsched.schedulers.heft import heft_schedule, priority_order, upward_rank
 
     cfg = load_config(TINY)
@@ -190,7 +190,7 @@ def test_batched_decode_in_heft_order_reproduces_heft() -> None:
 
 
 def test_importing_the_scheduler_does_not_import_torch() -> None:
-    code = ("import sys, simsched.schedulers.deepsched.scheduler, simsched.cli.train_cmd, simsched.cli.main; "
+    code = ("import sys, simsched.learned.deepsched.scheduler, simsched.cli.train_cmd, simsched.cli.main; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -209,9 +209,9 @@ def test_batched_plans_equal_single_plans_and_bench_rows() -> None:
     """A batch of different sizes planned together gives each instance the plan it gets alone:
     the same processors, starts and finishes (features, graph passes and task sequences run over
     the whole batch at once must not mix instances)."""
-    from simsched.cli.bench_deepsched import batch_rows
-    from simsched.schedulers.deepsched.features import extract_many
-    from simsched.schedulers.deepsched.scheduler import plans
+    from simsched.bench.deepsched import batch_rows
+    from simsched.learned.deepsched.features import extract_many
+    from simsched.learned.deepsched.scheduler import plans
 
     cfg = load_config(TINY)
     probs = [make_problem(cfg.data.seen[i % 2], cfg.data.platform, seed=70 + i, tasks=8 + 9 * i) for i in range(4)]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simsched import docs_gen
+from simsched.report import reference_docs as docs_gen
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -71,7 +71,7 @@ def test_generated_pages_are_current() -> None:
 
 
 def test_cli_reference_covers_every_command() -> None:
-    from simsched.docs_gen import _click_commands
+    from simsched.report.reference_docs import _click_commands
 
     page = (DOCS / "cli.md").read_text()
     paths = [path for path, _ in _click_commands()]
@@ -81,7 +81,7 @@ def test_cli_reference_covers_every_command() -> None:
 
 
 def test_scenario_reference_examples_validate() -> None:
-    from simsched.simulator import scenario
+    from simsched import scenario
 
     for name, text in docs_gen.EXAMPLES.items():
         getattr(scenario, name).model_validate(yaml.safe_load(text))

@@ -12,7 +12,7 @@ from simsched.testing.strategies import EDGE_CASES, problems
 
 pytest.importorskip("ortools")
 
-from simsched.cli.bench_schedulers import kasahara_dag, uniform_platform  # noqa: E402
+from simsched.bench.schedulers import kasahara_dag, uniform_platform  # noqa: E402
 from simsched.errors import SimschedError  # noqa: E402
 from simsched.schedulers import registry  # noqa: E402
 from simsched.schedulers.exact import choose_scale, optimal_schedule  # noqa: E402

@@ -54,7 +54,7 @@ def test_capacity_says_how_many_jobs_and_plots_only_when_asked(tmp_path: Path, m
 
 # --------------------------------------------------------------------------- 5: tables
 def test_columns_share_one_precision_without_scientific_notation() -> None:
-    from simsched.cli.numbers import format_column, format_duration
+    from simsched.report.numbers import format_column, format_duration
 
     assert format_column([147.2, 81.88, 8207.8], [0.0, 2.8e-14, 150.0]) == ["147", "82", "8208 ± 150"]
     assert format_column([5.141, 3.0222, 11.579], [0.17, 0.13, 1.6]) == ["5.14 ± 0.17", "3.02 ± 0.13",
@@ -66,7 +66,7 @@ def test_columns_share_one_precision_without_scientific_notation() -> None:
 
 
 def test_row_labels_show_non_default_parameters(tmp_path: Path) -> None:
-    from simsched.simulator.scenario import load_scenario, scheduler_label
+    from simsched.scenario import load_scenario, scheduler_label
 
     assert scheduler_label("ga", {"objective": "makespan", "generations": 200}) != "ga"
     text = TOPCUOGLU.read_text().replace("schedulers: [heft, cpop, mct, minmin, maxmin, met, olb, round-robin, random]",
@@ -95,7 +95,7 @@ def test_messages_point_the_newcomer_on(tmp_path: Path) -> None:
 
 
 def test_config_paths_are_normalised() -> None:
-    from simsched.rl.config import load_config
+    from simsched.learned.rl.config import load_config
 
     cfg = load_config(ROOT / "scenarios" / "rl" / "train_tiny.yaml")
     assert ".." not in str(cfg.path(cfg.output))
@@ -103,7 +103,7 @@ def test_config_paths_are_normalised() -> None:
 
 # --------------------------------------------------------------------------- 9: bench
 def test_bench_targets_compare_like_with_like() -> None:
-    from simsched.cli.bench import sized_target
+    from simsched.bench.dispatch import sized_target
 
     assert sized_target("< 0.3 s", 10_000, 2_000, True) == {"target": "< 0.3 s at 10,000 (not compared)", "ok": None}
     assert sized_target("< 0.3 s", 10_000, 10_000, False)["ok"] is False

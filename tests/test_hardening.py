@@ -243,10 +243,10 @@ def _scenario_with(tmp_path: Path, scheduler: str, checkpoint: Path) -> Path:
 def test_foreign_checkpoints_are_one_line(tmp_path: Path, kind: str, damage, expected: str) -> None:
     torch = pytest.importorskip("torch")
     if kind == "deepsched":
-        from simsched.schedulers.deepsched.checkpoint import shipped_checkpoint as shipped
+        from simsched.learned.deepsched.checkpoint import shipped_checkpoint as shipped
         source = shipped()
     else:
-        from simsched.rl.checkpoint import shipped_path
+        from simsched.learned.rl.checkpoint import shipped_path
 
         source = shipped_path(kind)
     ck = torch.load(source, map_location="cpu", weights_only=True)

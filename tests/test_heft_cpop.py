@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simsched.cli.reference_heft import reference_heft
+from simsched.bench.reference_heft import reference_heft
 from simsched.schedulers.cpop import CPOP
 from simsched.schedulers.heft import HEFT, upward_rank
 from simsched.simulator.bounds import lower_bound

@@ -73,7 +73,7 @@ def test_lower_bounds_never_exceed_any_makespan(problem):
 
 @pytest.mark.parametrize("n,m", [(300, 8), (200, 32)])
 def test_new_schedulers_on_larger_random_dags(n, m):
-    from simsched.cli.bench_schedulers import _random_problem
+    from simsched.bench.schedulers import _random_problem
 
     problem = _random_problem(n, m, seed=n + m)
     lb = lower_bound(problem)

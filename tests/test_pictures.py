@@ -16,10 +16,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from simsched.cli.gantt import draw_gantt, transfer_spans  # noqa: E402
 from simsched.cli.main import app  # noqa: E402
-from simsched.cli.runner import run_scenario  # noqa: E402
-from simsched.simulator.scenario import load_scenario  # noqa: E402
+from simsched.report.gantt import draw_gantt, transfer_spans  # noqa: E402
+from simsched.run.runner import run_scenario  # noqa: E402
+from simsched.scenario import load_scenario  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPCUOGLU = ROOT / "scenarios" / "topcuoglu2002.yaml"
@@ -203,7 +203,7 @@ def test_study_report_options_are_checked(sweep_csv: Path, tmp_path: Path) -> No
 
 # ----------------------------------------------------------------------------- run report (HTML)
 def test_run_report_colours_by_kind_with_a_legend(tmp_path: Path) -> None:
-    from simsched.cli.report_html import report_html
+    from simsched.report.html import report_html
 
     path = tmp_path / "run.json"
     assert runner.invoke(app, ["run", str(PIPELINE), "-s", "heft", "-r", "1", "--json", str(path)]).exit_code == 0
@@ -219,8 +219,8 @@ def test_run_report_colours_by_kind_with_a_legend(tmp_path: Path) -> None:
 
 
 def test_run_report_transfers_match_the_gantt(pipeline_report) -> None:
-    from simsched.cli.report_data import transfers_of
-    from simsched.cli.results import results_document
+    from simsched.run.document import transfers_of
+    from simsched.run.results import results_document
 
     doc = json.loads(json.dumps(results_document(pipeline_report)))
     g, problem = pipeline_report.problem.graph, pipeline_report.problem

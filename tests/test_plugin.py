@@ -18,9 +18,9 @@ import pytest
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
-from simsched.cli.runner import run_scenario
+from simsched.run.runner import run_scenario
+from simsched.scenario import load_scenario
 from simsched.schedulers import registry
-from simsched.simulator.scenario import load_scenario
 
 PLUGIN_SRC = Path(__file__).parent / "fixtures" / "example_plugin"
 NAME = "shortest-task-first"

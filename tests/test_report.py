@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
-from simsched.cli.runner import run_scenario
-from simsched.cli.trace import write_trace
-from simsched.simulator.scenario import load_scenario
+from simsched.report.trace import write_trace
+from simsched.run.runner import run_scenario
+from simsched.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPCUOGLU = ROOT / "scenarios" / "topcuoglu2002.yaml"
@@ -66,7 +66,7 @@ def test_gantt_renders_every_task_in_headless_chromium(results_json: Path, tmp_p
     doc = json.loads(results_json.read_text())
     n_tasks = doc["problem"]["tasks"]
     assert re.search(rf'data-rendered-tasks="{n_tasks * len(SCHEDULERS)}"', dom), dom[:2000]
-    from simsched.cli.report_data import first_runs, transfers_of
+    from simsched.run.document import first_runs, transfers_of
 
     moved = sum(len(transfers_of(doc, r["schedule"])) for r in first_runs(doc))
     assert moved > 0 and re.search(rf'data-rendered-transfers="{moved}"', dom)

@@ -14,10 +14,10 @@ torch = pytest.importorskip("torch")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-import simsched.rl  # noqa: E402,F401  (registers the env)
+import simsched.learned.rl  # noqa: E402,F401  (registers the env)
 from simsched.errors import SimschedError  # noqa: E402
-from simsched.rl.config import TrainConfig  # noqa: E402
-from simsched.rl.env import SchedulingEnv, default_family  # noqa: E402
+from simsched.learned.rl.config import TrainConfig  # noqa: E402
+from simsched.learned.rl.env import SchedulingEnv, default_family  # noqa: E402
 from simsched.simulator.engine import Disruptions  # noqa: E402
 
 
@@ -81,7 +81,7 @@ def test_env_is_deterministic_per_seed_and_rewards_sum_to_the_makespan():
 
 def test_tiny_ppo_learns_on_a_fixed_problem():
     """PPO from scratch on one 10-task problem beats a random policy (same noise seeds)."""
-    from simsched.rl.ppo import make_env, run_episode, train_ppo
+    from simsched.learned.rl.ppo import make_env, run_episode, train_ppo
 
     torch.set_num_threads(1)  # tiny networks: extra OpenMP threads only spin when a core is busy
     cfg = TrainConfig(scenario="../scenarios/rl/random_dag_4p.yaml", tasks=(10, 10), fixed_seed=5, seed=0,

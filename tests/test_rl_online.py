@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("gymnasium")
 torch = pytest.importorskip("torch")
 
-from simsched.rl.baselines import ShortestJobEFT, StaticPlanPolicy, heuristics  # noqa: E402
-from simsched.rl.env import SchedulingEnv, default_family  # noqa: E402
+from simsched.learned.rl.baselines import ShortestJobEFT, StaticPlanPolicy, heuristics  # noqa: E402
+from simsched.learned.rl.env import SchedulingEnv, default_family  # noqa: E402
 from simsched.simulator.engine import Disruptions, run_online  # noqa: E402
 from simsched.simulator.jobmetrics import job_metrics  # noqa: E402
 from simsched.simulator.platform import Platform, Processor  # noqa: E402
@@ -96,7 +96,7 @@ def test_tiny_online_training_reports_the_job_table(tmp_path):
     assert set(rows) == {"rl", "heft-static", "online-heft", "mct", "minmin", "srjf-eft"}
     assert data["jobs_table"]["best_heuristic"] in ("heft-static", "online-heft", "mct", "minmin")
     assert "| srjf-eft |" in r.stdout and "| rl |" in (tmp_path / "out/report.md").read_text()
-    from simsched.rl.checkpoint import load
+    from simsched.learned.rl.checkpoint import load
 
     stored = load(tmp_path / "out/rl.pt", "rl")["config"]  # the family travels with the checkpoint
     assert stored["jobs"] == 4 and list(stored["sigma"]) == [0.5, 1.0] and stored["reward"] == "jobs"

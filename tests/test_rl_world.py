@@ -11,9 +11,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("gymnasium")
 
-from simsched.rl.config import TrainConfig, WorldConfig  # noqa: E402
-from simsched.rl.ppo import make_env  # noqa: E402
-from simsched.rl.world import (  # noqa: E402
+from simsched.learned.rl.config import TrainConfig, WorldConfig  # noqa: E402
+from simsched.learned.rl.ppo import make_env  # noqa: E402
+from simsched.learned.rl.world import (  # noqa: E402
     WorldAgent,
     collect_real,
     dream_ppo,
@@ -95,7 +95,7 @@ def test_greedy_agent_acts_on_valid_slots_and_agreement_is_a_fraction(world):
 
 def test_a_checkpoint_of_another_world_model_version_is_a_user_error(tmp_path, world):
     from simsched.errors import SimschedError
-    from simsched.rl import checkpoint
+    from simsched.learned.rl import checkpoint
 
     cfg, agent, *_ = world
     conf = cfg.model_dump()
@@ -141,7 +141,7 @@ def test_imagined_episode_returns_stay_within_the_real_reward_range(world):
 
 
 def test_an_ensemble_checkpoint_round_trips(tmp_path, world):
-    from simsched.rl import checkpoint
+    from simsched.learned.rl import checkpoint
 
     cfg, agent, *_ = world
     path = tmp_path / "w.pt"

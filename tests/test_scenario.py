@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from simsched.errors import SimschedError
-from simsched.simulator.scenario import ScenarioError, build_problem, load_scenario
-from simsched.simulator.yamlio import load_yaml, parse_yaml
+from simsched.scenario import ScenarioError, build_problem, load_scenario
 from simsched.workloads.taskgraph import TaskGraph
+from simsched.yamlio import load_yaml, parse_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -349,7 +349,7 @@ def test_missing_sections_are_required(tmp_path: Path) -> None:
 
 
 def test_autotuning_only_scenario(tmp_path: Path) -> None:
-    pytest.importorskip("simsched.cli.autotune_runner")
+    pytest.importorskip("simsched.run.autotune")
     text = ("name: at\nseed: 1\nautotuning:\n  servers: [{name: ws, cores: 16, gpus: 1}]\n"
             "  jobs: [{model: resnet18, count: 2, trials_per_task: 100}]\n  policies: [sequential]\n")
     s = load_scenario(write(tmp_path, text))

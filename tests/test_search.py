@@ -95,7 +95,7 @@ def test_ga_seeded_with_heft_never_worse_than_heft(problem, seed, objective):
 
 
 def _random(n: int, m: int, seed: int):
-    from simsched.cli.bench_schedulers import _random_problem
+    from simsched.bench.schedulers import _random_problem
 
     return _random_problem(n, m, seed)
 

@@ -1,4 +1,4 @@
-"""simsched.teaching and ``simsched explain``: the HEFT trace is HEFT; the greedy-gap search works."""
+"""simsched.analysis.teaching and ``simsched explain``: the HEFT trace is HEFT; the greedy-gap search works."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from simsched.analysis.teaching import search_greedy_gap, trace_heft
 from simsched.cli.main import app
+from simsched.scenario import build_problem, load_scenario
 from simsched.schedulers.heft import heft_schedule
-from simsched.simulator.scenario import build_problem, load_scenario
-from simsched.teaching import search_greedy_gap, trace_heft
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
-from simsched.schedulers.training_range import TrainingRange, checkpoint_id, warning_line
+from simsched.learned.training_range import TrainingRange, checkpoint_id, warning_line
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.workloads.generators import random_dag
@@ -38,7 +38,7 @@ def test_range_names_what_lies_outside() -> None:
 
 
 def test_run_warns_once_per_learned_scheduler_and_records_checkpoint(tmp_path: Path) -> None:
-    from simsched.schedulers.deepsched.checkpoint import shipped_checkpoint
+    from simsched.learned.deepsched.checkpoint import shipped_checkpoint
 
     scenario = tmp_path / "big.yaml"
     scenario.write_text("name: big\nseed: 1\nplatform:\n  processors: [{name: p, count: 40}]\n"

@@ -67,7 +67,7 @@ def test_errors_exit_2_one_line_no_partial_output(tmp_path):
 
 
 def test_bench_workloads_small():
-    from simsched.cli.bench_workloads import bench_workloads
+    from simsched.bench.workloads import bench_workloads
 
     res = bench_workloads(tasks_wf=500, tasks_random=5000)
     assert res["wfcommons_tasks"] == 500 and res["random_dag_tasks"] == 5000

@@ -165,7 +165,7 @@ def test_fcp_and_flb_try_only_the_enabling_and_the_idle_processor():
 
 
 def test_quality_benchmark_gaps_and_optima():
-    from simsched.cli.bench_quality import quality_rows, run_quality
+    from simsched.bench.quality import quality_rows, run_quality
 
     result = run_quality(quick=True, schedulers=["heft", "hoft", "fcp"], time_limit_s=5.0)
     assert all(proven for _, proven in result["optimum"].values())
@@ -182,7 +182,7 @@ def test_quality_benchmark_gaps_and_optima():
 def test_bench_quality_command(monkeypatch):
     from typer.testing import CliRunner
 
-    from simsched.cli import bench_quality
+    from simsched.bench import quality as bench_quality
     from simsched.cli.main import app
 
     monkeypatch.setattr(bench_quality, "static_schedulers", lambda: ["heft", "peft"])

@@ -1,9 +1,9 @@
 """``simsched adversary A B``: search for the instance where scheduler A is furthest behind B.
 
-Runs :func:`simsched.adversary.anneal`, writes the worst instance as a scenario (``instance.yaml``,
+Runs :func:`simsched.analysis.adversary.anneal`, writes the worst instance as a scenario (``instance.yaml``,
 inline tasks with explicit costs, edges with data, one link per processor pair), then loads that
 file and runs it exactly as ``simsched run`` does — the table printed, the ratio reported and the
-Gantt charts (``gantt.png``, drawn by :mod:`simsched.cli.gantt`) all come from that replay, and the
+Gantt charts (``gantt.png``, drawn by :mod:`simsched.report.gantt`) all come from that replay, and the
 command checks it reproduces the search's makespans.
 """
 
@@ -51,10 +51,10 @@ def adversary(
 ) -> None:
     """Search instances where A's makespan is as many times B's as possible; write the worst as a
     scenario plus both Gantt charts, replayed by the simulator."""
-    from simsched.adversary import LIMITS, anneal, makespan_of
-    from simsched.cli.outputs import check_output
+    from simsched.analysis.adversary import LIMITS, anneal, makespan_of
+    from simsched.outputs import check_output
+    from simsched.scenario import SchedulerSpec
     from simsched.schedulers import registry
-    from simsched.simulator.scenario import SchedulerSpec
 
     if tasks < 1 or tasks > 200:
         raise SimschedError(f"--tasks must be in 1..200, got {tasks}")
@@ -99,8 +99,8 @@ def adversary(
 
     atomic_write_text(yaml_path, text)
     report = _replay(yaml_path, found.makespan_a, found.makespan_b)
-    from simsched.cli.gantt import write_gantt
     from simsched.cli.main import print_report
+    from simsched.report.gantt import write_gantt
 
     write_gantt(report, gantt_path)
     out_console = console()
@@ -117,8 +117,8 @@ def adversary(
 def _replay(path: Path, makespan_a: float, makespan_b: float):  # noqa: ANN202
     """Load the written scenario and run it as ``simsched run`` does; the makespans must be the
     search's (else the instance did not survive the round trip: a bug, not a user error)."""
-    from simsched.cli.runner import run_scenario
-    from simsched.simulator.scenario import load_scenario
+    from simsched.run.runner import run_scenario
+    from simsched.scenario import load_scenario
 
     report = run_scenario(load_scenario(path))
     got = [report.rows_of(label)[0]["makespan"] for label in report.schedulers]

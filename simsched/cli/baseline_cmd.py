@@ -54,8 +54,8 @@ def print_comparison(cmp: Comparison, console: Console, show_all: bool = False) 
 
 
 def _record(scenarios: list[Path], output: Path, repetitions: int | None, metric: list[str] | None) -> None:
-    from simsched.cli.outputs import check_output
     from simsched.errors import SimschedError
+    from simsched.outputs import check_output
     from simsched.testing.baseline import DEFAULT_METRICS, record_baseline, write_baseline
 
     check_output(output, option="--output", suffixes=[".json"])

@@ -27,14 +27,14 @@ from simsched.errors import SimschedError
 from simsched.fileio import atomic_write_text, save_figure
 
 if TYPE_CHECKING:  # the CLI imports this module at start-up: numpy and the models load on use
-    from simsched.cli.autotune_runner import AutotuningSection
+    from simsched.run.autotune import AutotuningSection
     from simsched.workloads.autotuning import JobPlan
 
 
 def _fraction(plans_per_rep: Sequence[Sequence[JobPlan]], cfg: AutotuningSection, policy: str,
               servers: int) -> tuple[float, list]:
     """Pooled fraction of jobs within the objective's deadline over repetitions, and the results."""
-    from simsched.cli.autotune_runner import result_of
+    from simsched.run.autotune import result_of
     within, total, results = 0, 0, []
     for plans in plans_per_rep:
         res = result_of(plans, cfg, policy, servers)
@@ -63,7 +63,7 @@ def find_capacity(section: dict, *, seed: int = 0, policies: Sequence[str] | Non
     """
     import numpy as np
 
-    from simsched.cli.autotune_runner import plan_jobs, validate_section
+    from simsched.run.autotune import plan_jobs, validate_section
     cfg = validate_section(section, line_of=line_of)
     if cfg.objective is None:
         raise SimschedError("capacity needs an objective, e.g. {quantile: 0.95, within_h: 8}",
@@ -192,7 +192,7 @@ def load_section(scenario: str | Path) -> tuple[dict, Any, dict]:
     """(autotuning section, line_of, top-level data) of a scenario file, with line numbers when the
     line-aware loader is available."""
     try:
-        from simsched.simulator.yamlio import load_yaml
+        from simsched.yamlio import load_yaml
     except ImportError:  # pragma: no cover - fallback before yamlio existed
         import yaml
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def parse_params(items: list[str] | None) -> dict[str, Any]:
     """``["key=value", ...]`` as a dict, each value read as YAML (``insertion=false`` -> False)."""
     from simsched.errors import SimschedError
-    from simsched.simulator.yamlio import parse_yaml
+    from simsched.yamlio import parse_yaml
 
     params: dict[str, Any] = {}
     for item in items or []:

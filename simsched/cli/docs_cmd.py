@@ -1,6 +1,6 @@
 """``simsched docs generate [--check]`` (hidden): regenerate the docs pages made from the code.
 
-See :mod:`simsched.docs_gen`: ``docs/scenario-reference.md``, ``docs/cli.md`` and the parameter
+See :mod:`simsched.report.reference_docs`: ``docs/scenario-reference.md``, ``docs/cli.md`` and the parameter
 tables of ``docs/schedulers.md``.  ``--check`` writes nothing and exits 1 when a page is stale.
 """
 
@@ -14,7 +14,7 @@ app = typer.Typer(help="Maintain the generated documentation (for contributors).
 @app.command("generate")
 def generate(check: bool = typer.Option(False, "--check", help="Only report stale pages; exit 1 if any.")) -> None:
     """Regenerate docs/scenario-reference.md, docs/cli.md and the tables of docs/schedulers.md."""
-    from simsched import docs_gen
+    from simsched.report import reference_docs as docs_gen
 
     if check:
         stale = docs_gen.check()

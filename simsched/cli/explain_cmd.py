@@ -1,9 +1,10 @@
 """``simsched explain``: teaching views of schedulers (see ``docs/tutorials/``).
 
 * ``simsched explain heft SCENARIO``: HEFT step by step — the upward-rank table, then for every step
-  the task placed and its earliest start / finish time on every processor (:func:`simsched.teaching.trace_heft`).
+  the task placed and its earliest start / finish time on every processor
+  (:func:`simsched.analysis.teaching.trace_heft`).
 * ``simsched explain greedy-gap``: search random small DAGs for one where HEFT is far above the
-  optimum (:func:`simsched.teaching.search_greedy_gap`), optionally writing it as a scenario.
+  optimum (:func:`simsched.analysis.teaching.search_greedy_gap`), optionally writing it as a scenario.
 
 Heavy imports (numpy, the simulator, OR-Tools) happen inside the commands.
 """
@@ -71,8 +72,8 @@ def explain_heft(
     """Print HEFT's upward ranks and, step by step, each task's EST/EFT on every processor."""
     from rich.table import Table
 
-    from simsched.simulator.scenario import build_problem, load_scenario
-    from simsched.teaching import trace_heft
+    from simsched.analysis.teaching import trace_heft
+    from simsched.scenario import build_problem, load_scenario
 
     loaded = load_scenario(scenario)
     if not loaded.has_task_graph:
@@ -128,21 +129,21 @@ def explain_greedy_gap(
     if tasks < 2 or processors < 1 or tries < 1:
         raise SimschedError("--tasks must be >= 2, --processors and --tries >= 1")
     if out is not None:
-        from simsched.cli.outputs import check_output
+        from simsched.outputs import check_output
 
         check_output(out, option="--out", suffixes=(".yaml", ".yml"))
     try:
         import ortools  # noqa: F401
     except ImportError:
         raise SimschedError("greedy-gap needs OR-Tools: pip install 'simsched[exact]'") from None
-    from simsched.teaching import instance_yaml, search_greedy_gap
+    from simsched.analysis.teaching import instance_yaml, search_greedy_gap
 
     found = search_greedy_gap(tasks=tasks, processors=processors, tries=tries, seed=seed, ccr=ccr)
     typer.echo(f"worst of {tries} random DAGs ({tasks} tasks, {processors} processors, CCR {ccr:g}, seed {seed}): "
                f"instance {found.seed}: HEFT {_num(found.heft)}, optimum {_num(found.optimum)}"
                f"{'' if found.proven else ' (not proven optimal)'}, HEFT +{100 * found.gap:.1f}%")
     if out is not None:
-        from simsched.cli.outputs import atomic_write
+        from simsched.outputs import atomic_write
 
         text = instance_yaml(found, name=out.stem, description=(
             f"Found by: simsched explain greedy-gap --tasks {tasks} --processors {processors} --tries {tries} "

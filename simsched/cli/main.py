@@ -27,7 +27,7 @@ from simsched.errors import SimschedError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from simsched.cli.runner import RunReport
+    from simsched.run.runner import RunReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,7 +63,7 @@ def _fmt(value: float, digits: int = 5) -> str:
 
 def _column(summary: list[dict], key: str, reps: int, scale: float = 1.0, unit: str = "", digits: int = 4) -> list[str]:
     """One table column: ``mean`` or ``mean ± std`` over the repetitions, one precision for the column."""
-    from simsched.cli.numbers import format_column
+    from simsched.report.numbers import format_column
 
     means = [s[key][0] * scale for s in summary]
     stds = [s[key][1] * scale for s in summary] if reps > 1 else None
@@ -72,7 +72,7 @@ def _column(summary: list[dict], key: str, reps: int, scale: float = 1.0, unit: 
 
 def _time_column(summary: list[dict], reps: int) -> list[str]:
     """Wall times, each in its own unit (ms or s) with 3 significant digits: they span decades."""
-    from simsched.cli.numbers import format_duration
+    from simsched.report.numbers import format_duration
 
     return [format_duration(s["scheduler_time_s"][0], s["scheduler_time_s"][1] if reps > 1 else float("nan"))
             for s in summary]
@@ -90,7 +90,7 @@ def print_report(report: RunReport, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from simsched.cli.runner import summarize
+    from simsched.run.runner import summarize
 
     problem, scenario, reps = report.problem, report.scenario, report.repetitions
     kinds: dict[str, int] = {}
@@ -179,8 +179,8 @@ def run(
         None, "--trace", help="Write a Chrome/Perfetto trace (.json) of the first repetition."),
 ) -> None:
     """Run every scheduler of SCENARIO in the simulator and print a comparison table."""
-    from simsched.cli.gantt import SUFFIXES
-    from simsched.cli.outputs import check_output
+    from simsched.outputs import check_output
+    from simsched.report.gantt import SUFFIXES
 
     if json_path is not None:
         check_output(json_path, option="--json", suffixes=None)
@@ -198,8 +198,8 @@ def run(
     if repetitions is not None and repetitions < 1:
         raise SimschedError(f"--repetitions must be >= 1, got {repetitions}")
 
-    from simsched.cli.runner import run_scenario
-    from simsched.simulator.scenario import load_scenario
+    from simsched.run.runner import run_scenario
+    from simsched.scenario import load_scenario
 
     loaded = load_scenario(scenario)
     if not loaded.has_task_graph:
@@ -215,17 +215,17 @@ def run(
     for warning in report.warnings:
         _warning(warning)
     if json_path is not None:
-        from simsched.cli.results import write_results
+        from simsched.run.results import write_results
 
         write_results(report, json_path)
         typer.echo(f"results written to {json_path}")
     if gantt is not None:
-        from simsched.cli.gantt import write_gantt
+        from simsched.report.gantt import write_gantt
 
         write_gantt(report, gantt, transfers=transfers)
         typer.echo(f"Gantt chart written to {gantt}")
     if trace is not None:
-        from simsched.cli.trace import write_trace
+        from simsched.report.trace import write_trace
 
         write_trace(report, trace)
         typer.echo(f"trace written to {trace}")
@@ -233,11 +233,11 @@ def run(
 
 def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, repetitions: int | None,
                     json_path: Path | None, gantt: Path | None, trace: Path | None = None) -> None:
-    """``run`` for a scenario with only an ``autotuning:`` section (simsched.cli.autotune_runner)."""
+    """``run`` for a scenario with only an ``autotuning:`` section (simsched.run.autotune)."""
     if gantt is not None or trace is not None:
         raise SimschedError("--gantt and --trace draw task schedules; this scenario has only an autotuning section")
     from simsched import __version__
-    from simsched.cli.autotune_runner import print_autotuning_table, run_autotuning
+    from simsched.run.autotune import print_autotuning_table, run_autotuning
 
     base = loaded.seed if seed is None else seed
     reps = loaded.repetitions if repetitions is None else repetitions
@@ -246,7 +246,7 @@ def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, r
                             line_of=loaded.document.line_of if loaded.document else None)
     print_autotuning_table(result, _console())
     if json_path is not None:
-        from simsched.cli.results import write_document
+        from simsched.run.results import write_document
 
         write_document({"scenario": loaded.name, "simsched_version": __version__, "seed": base,
                         "repetitions": reps, **result}, json_path)
@@ -258,7 +258,7 @@ def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, r
 @user_errors
 def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", show_default=False)) -> None:
     """Check SCENARIO: print "ok: ..." and exit 0, or one line per problem and exit 2."""
-    from simsched.simulator.scenario import ScenarioError, build_problem, load_scenario
+    from simsched.scenario import ScenarioError, build_problem, load_scenario
 
     try:
         loaded = load_scenario(scenario)
@@ -322,7 +322,7 @@ def bench(
 ) -> None:
     """Time the simulator and schedulers on generated workloads and print the figures."""
     try:
-        from simsched.cli.bench import main as bench_main
+        from simsched.bench.dispatch import main as bench_main
     except ImportError as exc:
         raise SimschedError(f"the benchmarks are not available: {exc}") from None
     bench_main(what, quick=quick)

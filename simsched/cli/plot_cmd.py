@@ -145,8 +145,8 @@ def write_plot(rows: Sequence[dict[str, Any]], x: str, y: str, path: str | Path,
 
 
 def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None:
-    from simsched.cli.outputs import check_output
     from simsched.cli.summarize_cmd import check_metric
+    from simsched.outputs import check_output
     from simsched.study.store import load_rows
     from simsched.study.work import METRICS
 

@@ -2,9 +2,9 @@
 ``simsched report STUDY.csv -o study.html [--metric NAME]...``.
 
 Turns a results document of ``simsched run --json`` into a self-contained HTML page
-(:mod:`simsched.cli.report_html`) and, with ``--trace``, a Chrome/Perfetto trace
-(:mod:`simsched.cli.trace`); a sweep's results (``.csv`` or ``.parquet``) into a study report
-(:mod:`simsched.cli.study_report`).  Output paths are checked before anything is written; both files are
+(:mod:`simsched.report.html`) and, with ``--trace``, a Chrome/Perfetto trace
+(:mod:`simsched.report.trace`); a sweep's results (``.csv`` or ``.parquet``) into a study report
+(:mod:`simsched.report.study`).  Output paths are checked before anything is written; both files are
 written atomically.
 """
 
@@ -19,10 +19,10 @@ from simsched.errors import SimschedError
 
 def _report(results: Path, output: Path | None, trace: Path | None, metric: list[str] | None,
             transfers: bool = False) -> None:
-    from simsched.cli.outputs import check_output
-    from simsched.cli.report_data import load_document
-    from simsched.cli.report_html import write_report
-    from simsched.cli.study_report import DEFAULT_METRICS, is_study_results, write_study_report
+    from simsched.outputs import check_output
+    from simsched.report.html import write_report
+    from simsched.report.study import DEFAULT_METRICS, is_study_results, write_study_report
+    from simsched.run.document import load_document
 
     output = output if output is not None else results.with_suffix(".html")
     check_output(output, option="-o", suffixes=(".html", ".htm"))
@@ -47,7 +47,7 @@ def _report(results: Path, output: Path | None, trace: Path | None, metric: list
     write_report(doc, output, transfers)
     typer.echo(f"report written to {output}")
     if trace is not None:
-        from simsched.cli.trace import write_trace_document
+        from simsched.report.trace import write_trace_document
 
         write_trace_document(doc, trace)
         typer.echo(f"trace written to {trace} (open it in https://ui.perfetto.dev or chrome://tracing)")

@@ -5,7 +5,7 @@ Stages: ``ppo`` writes ``OUTPUT/rl.pt`` (+ ``rl_history.json``); ``world`` train
 agent within ``world.real_fraction`` of the PPO agent's real-simulator steps and writes
 ``OUTPUT/rl_world.pt`` (+ ``world_history.json``); ``--report`` then evaluates both on
 ``eval.final_seeds`` unseen seeds and writes ``report.md``/``report.png``/``report.json``
-(:mod:`simsched.rl.report`).  torch and gymnasium are imported only inside the command.
+(:mod:`simsched.learned.rl.report`).  torch and gymnasium are imported only inside the command.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _run(config: Path, stage: str, report: bool) -> None:
     require_extra("gymnasium", "learned", "`simsched train rl`")
     import torch
 
-    from simsched.rl.config import load_config
+    from simsched.learned.rl.config import load_config
 
     if stage not in ("all", "ppo", "world", "none"):
         raise SimschedError(f"--stage must be all, ppo, world or none, got {stage!r}")
@@ -75,8 +75,8 @@ def _progress(console, total: int, label: str):
 
 
 def _train_ppo(cfg, conf, out: Path, console):
-    from simsched.rl import checkpoint
-    from simsched.rl.ppo import train_ppo
+    from simsched.learned.rl import checkpoint
+    from simsched.learned.rl.ppo import train_ppo
 
     def save(net, rec):
         checkpoint.save(out / "rl.pt", "rl", conf, net.state_dict(), rec)
@@ -111,15 +111,15 @@ def _model_free_steps(out: Path) -> int:
     if hist_path.exists():
         return steps_to_best(json.loads(hist_path.read_text()))
     if (out / "rl.pt").exists():
-        from simsched.rl import checkpoint
+        from simsched.learned.rl import checkpoint
 
         return int(checkpoint.load(out / "rl.pt", "rl").get("meta", {}).get("real_steps", 0))
     return 0
 
 
 def _train_world(cfg, conf, out: Path, console):
-    from simsched.rl import checkpoint
-    from simsched.rl.world import train_world
+    from simsched.learned.rl import checkpoint
+    from simsched.learned.rl.world import train_world
 
     ppo_steps = _model_free_steps(out) or _ppo_steps(cfg)
     budget = int(cfg.world.real_fraction * ppo_steps)
@@ -136,10 +136,16 @@ def _train_world(cfg, conf, out: Path, console):
 
 
 def _report(cfg, out: Path, rl_net, world, console) -> None:
-    from simsched.rl.policy import _load
-    from simsched.rl.ppo import eval_seeds, make_env
-    from simsched.rl.report import final_evaluation, job_comparison, job_table_lines, measure_steps, write_report
-    from simsched.rl.world import temperature_sweep
+    from simsched.learned.rl.policy import _load
+    from simsched.learned.rl.ppo import eval_seeds, make_env
+    from simsched.learned.rl.report import (
+        final_evaluation,
+        job_comparison,
+        job_table_lines,
+        measure_steps,
+        write_report,
+    )
+    from simsched.learned.rl.world import temperature_sweep
 
     if rl_net is None and (out / "rl.pt").exists():
         rl_net = _load("rl", str(out / "rl.pt"))

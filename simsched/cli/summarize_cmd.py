@@ -61,7 +61,7 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) 
 
     metrics = [check_metric(m, "--metric") for m in (metric or DEFAULT_METRICS)]
     if json_path is not None:
-        from simsched.cli.outputs import check_output
+        from simsched.outputs import check_output
 
         check_output(json_path, option="--json", suffixes=(".json",))
     rows = load_rows(results)
@@ -71,7 +71,7 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) 
     entries = summarize_rows(rows, metrics)
     print_summary(entries, fields, metrics, f"{results}: {len(rows)} runs")
     if json_path is not None:
-        from simsched.cli.results import write_document
+        from simsched.run.results import write_document
 
         write_document({"results": str(results), "level": 0.95, "fields": fields, "metrics": metrics,
                         "groups": entries}, json_path)

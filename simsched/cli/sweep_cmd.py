@@ -77,7 +77,7 @@ def _executor(workers: int | None, dask: str | None) -> Any:
 
 
 def _sweep(study: Path, workers: int | None, dask: str | None, resume: bool, output: Path | None) -> None:
-    from simsched.cli.outputs import check_output
+    from simsched.outputs import check_output
     from simsched.study.executors import WorkerLost
     from simsched.study.spec import load_study
     from simsched.study.sweep import run_sweep

@@ -71,7 +71,7 @@ def print_turnaround(rows: list[dict], console: Any) -> None:
 def print_timing(rows: list[dict], console: Any) -> None:
     from rich.table import Table
 
-    from simsched.schedulers.deepsched.evaluate import crossover_size
+    from simsched.learned.deepsched.evaluate import crossover_size
 
     table = Table(title="scheduler execution time (best of repeats after a warm-up; checkpoint pre-loaded)")
     for col in ("tasks", "processors", "HEFT", "DeepSched", "HEFT / DeepSched"):
@@ -89,12 +89,12 @@ def _deepsched(config: Path, evaluate: bool, eval_only: bool, device: str | None
                quiet: bool, top_k: int | None = None) -> None:
     from simsched.errors import SimschedError
     from simsched.extras import require_learned
-    from simsched.schedulers.deepsched.config import load_config
+    from simsched.learned.deepsched.config import load_config
 
     require_learned("`simsched train deepsched`")
 
     if json_path is not None:
-        from simsched.cli.outputs import check_output
+        from simsched.outputs import check_output
 
         check_output(json_path, option="--json", suffixes=None)
     if top_k is not None and top_k < 1:
@@ -107,14 +107,14 @@ def _deepsched(config: Path, evaluate: bool, eval_only: bool, device: str | None
     console = _console()
     doc: dict[str, Any] = {"config": str(config), "checkpoint": str(cfg.path(cfg.checkpoint))}
     if not eval_only:
-        from simsched.schedulers.deepsched.train import train
+        from simsched.learned.deepsched.train import train
 
         metrics = train(cfg, log=(lambda s: None) if quiet else console.print, show_progress=not quiet)
         print_metrics(metrics, console)
         doc["metrics"] = metrics
     if evaluate or eval_only:
-        from simsched.schedulers.deepsched import evaluate as ev
-        from simsched.schedulers.deepsched.train import resolve_device
+        from simsched.learned.deepsched import evaluate as ev
+        from simsched.learned.deepsched.train import resolve_device
 
         dev = resolve_device(cfg.train.device)
         ckpt = cfg.path(cfg.checkpoint)
@@ -127,7 +127,7 @@ def _deepsched(config: Path, evaluate: bool, eval_only: bool, device: str | None
         print_timing(timing, console)
         doc.update(turnaround=rows, summary=summary, timing=timing)
     if json_path is not None:
-        from simsched.cli.results import write_document
+        from simsched.run.results import write_document
 
         write_document(doc, json_path)
         typer.echo(f"results written to {json_path}")

@@ -39,7 +39,7 @@ def _user_errors(func: F) -> F:
 def _is_scenario(path: Path) -> bool:
     if path.suffix.lower() not in (".yaml", ".yml"):
         return False
-    from simsched.simulator.yamlio import load_yaml
+    from simsched.yamlio import load_yaml
 
     data = load_yaml(path).data
     return isinstance(data, dict) and ("platform" in data or "schedulers" in data)
@@ -58,7 +58,7 @@ def load_any(path: Path, form: str | None = None) -> tuple[Any, float | None]:
         if path.name.lower() in MODELS or path.name.lower() in ALIASES:
             return load(str(path), "model"), None
     if form is None and path.is_file() and _is_scenario(path):
-        from simsched.simulator.scenario import build_graph, load_scenario
+        from simsched.scenario import build_graph, load_scenario
 
         sc = load_scenario(path)
         if not sc.has_task_graph:

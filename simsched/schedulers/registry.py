@@ -43,7 +43,7 @@ BUILTIN: dict[str, str] = {
     "hlfet": "simsched.schedulers.parametric:HLFET",
     "heft-dup": "simsched.schedulers.duplication:HEFTDuplication",
     "ga": "simsched.schedulers.ga:GA",
-    "deepsched": "simsched.schedulers.deepsched.scheduler:DeepSched",
+    "deepsched": "simsched.learned.deepsched.scheduler:DeepSched",
     "optimal": "simsched.schedulers.exact:Optimal",
     "random": "simsched.schedulers.online:RandomPolicy",
     "round-robin": "simsched.schedulers.online:RoundRobin",
@@ -53,8 +53,8 @@ BUILTIN: dict[str, str] = {
     "minmin": "simsched.schedulers.online:MinMin",
     "maxmin": "simsched.schedulers.online:MaxMin",
     "sufferage": "simsched.schedulers.sufferage:Sufferage",
-    "rl": "simsched.rl.policy:RLPolicy",
-    "rl-world": "simsched.rl.policy:RLWorldPolicy",
+    "rl": "simsched.learned.rl.policy:RLPolicy",
+    "rl-world": "simsched.learned.rl.policy:RLWorldPolicy",
 }
 
 ENTRY_POINT_GROUP = "simsched.schedulers"

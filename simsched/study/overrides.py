@@ -3,7 +3,7 @@ scenario data.
 
 A path is a sequence of mapping keys separated by dots, each optionally followed by list indices in
 brackets.  :func:`parse_path` turns the text into a tuple of keys and indices (the ``loc`` format of
-:mod:`simsched.simulator.scenario`), :func:`apply_overrides` returns a copy of the data with the
+:mod:`simsched.scenario`), :func:`apply_overrides` returns a copy of the data with the
 values set.  Overrides work on the plain data *before* validation, so the scenario parser checks the
 result exactly as it checks a file.
 """
@@ -55,7 +55,7 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> di
 
 
 def _where(loc: Loc) -> str:
-    from simsched.simulator.scenario import dotted
+    from simsched.scenario import dotted
 
     return dotted(loc) or "the top level"
 

@@ -16,7 +16,7 @@
 :func:`load_study` validates the file (unknown fields, wrong types; each error names the file, the
 field and the line) and then *every* study point: the overrides are applied to the raw scenario data
 (:func:`~simsched.study.overrides.apply_overrides`) and the result goes through
-:func:`~simsched.simulator.scenario.parse_scenario`, so a bad override fails before anything runs,
+:func:`~simsched.scenario.parse_scenario`, so a bad override fails before anything runs,
 with its dotted path.  Each point gets an id hashed from its scenario data (names, descriptions and
 the scheduler list excluded) and each run — (point, scheduler, seed) — a task id hashed from the
 point id, the scheduler's name and parameters and the seed: ``--resume`` recognises finished runs by
@@ -38,9 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.simulator.scenario import Scenario, ScenarioError, _Problems, dotted, parse_scenario
-from simsched.simulator.yamlio import YamlDocument, load_yaml
+from simsched.scenario import Scenario, ScenarioError, _Problems, dotted, parse_scenario
 from simsched.study.overrides import parse_path
+from simsched.yamlio import YamlDocument, load_yaml
 
 RESERVED = ("seed", "repetitions", "schedulers")
 """Scenario fields a study sets through its own ``seeds``/``repetitions``/``schedulers`` fields."""

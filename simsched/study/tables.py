@@ -4,7 +4,7 @@ Rows are dicts; the columns of :data:`simsched.study.work.FIXED` have fixed type
 ``point``/``seed``/``tasks`` int, ids and ``error`` text) and every other column is a study override
 field whose type is inferred (int, float, bool or text).  A CSV round trip gives back the same rows:
 floats are written with ``repr`` (exact), a missing value is an empty cell.  Files are written with
-:func:`simsched.cli.outputs.atomic_write`.
+:func:`simsched.outputs.atomic_write`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from simsched.cli.outputs import atomic_write
 from simsched.errors import SimschedError
+from simsched.outputs import atomic_write
 from simsched.study.work import FIXED, METRICS
 
 SUFFIXES = (".csv", ".parquet")

@@ -3,7 +3,7 @@
 A chunk is plain data (picklable, and cheap to ship to a Dask worker): one study point's raw
 scenario data, the file it came from (relative workload paths resolve against it, so on a cluster
 those files must exist at the same path on the workers) and a list of ``(task_id, scheduler, seed)``
-runs.  Each run is :func:`simsched.cli.runner.run_scenario` with that one scheduler, that seed and
+runs.  Each run is :func:`simsched.run.runner.run_scenario` with that one scheduler, that seed and
 one repetition: the seed draws the graph (for a generator workload) and the noise.  A run that raises
 becomes a row with its ``error`` and NaN metrics; it never stops the chunk.
 """
@@ -51,8 +51,8 @@ def make_chunk(point: Any, runs: Sequence[tuple[str, str, int]], fields: Sequenc
 
 def _scenario(chunk: Mapping[str, Any]) -> Any:
     """The chunk's validated scenario, parsed once per worker process and point."""
-    from simsched.simulator.scenario import parse_scenario
-    from simsched.simulator.yamlio import YamlDocument
+    from simsched.scenario import parse_scenario
+    from simsched.yamlio import YamlDocument
 
     key = chunk["point_id"] + ":" + json.dumps(chunk["data"].get("schedulers"), sort_keys=True, default=str)
     if key not in _CACHE:
@@ -72,7 +72,7 @@ def _describe(exc: BaseException) -> str:
 
 def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per run of ``chunk`` (see the module docstring), in the chunk's order."""
-    from simsched.cli.runner import run_scenario
+    from simsched.run.runner import run_scenario
 
     rows = []
     try:

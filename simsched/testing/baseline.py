@@ -49,8 +49,8 @@ def _sha256(path: Path) -> str:
 
 
 def _run(path: Path, seed: int | None, repetitions: int | None) -> Any:
-    from simsched.cli.runner import run_scenario
-    from simsched.simulator.scenario import load_scenario
+    from simsched.run.runner import run_scenario
+    from simsched.scenario import load_scenario
 
     return run_scenario(load_scenario(path), seed=seed, repetitions=repetitions)
 
@@ -89,7 +89,7 @@ def record_baseline(scenarios: Sequence[str | Path], output: str | Path, *, repe
 
 def write_baseline(doc: dict[str, Any], path: str | Path) -> Path:
     """Write ``doc`` atomically (strict JSON; non-finite numbers as null)."""
-    from simsched.cli.outputs import atomic_write
+    from simsched.outputs import atomic_write
 
     def clean(v: Any) -> Any:
         if isinstance(v, float):
@@ -137,7 +137,7 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
 
 def _json_line(text: str, loc: tuple[Any, ...]) -> int | None:
     """Line of the field ``loc`` in a JSON text (JSON is YAML, whose loader keeps lines)."""
-    from simsched.simulator.yamlio import parse_yaml
+    from simsched.yamlio import parse_yaml
 
     try:
         return parse_yaml(text).line_of(loc)

@@ -21,7 +21,7 @@ from simsched.workloads.taskgraph import TaskGraph
 
 def read_inline(path: str | Path) -> TaskGraph:
     """Load a ``{tasks, edges}`` YAML/JSON file."""
-    from simsched.simulator.yamlio import load_yaml  # JSON is YAML; yamlio keeps every field's line
+    from simsched.yamlio import load_yaml  # JSON is YAML; yamlio keeps every field's line
 
     doc = load_yaml(Path(path))
     data, prefix = doc.data, ()

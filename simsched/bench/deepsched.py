@@ -1,0 +1,73 @@
+"""``simsched bench deepsched``: DeepSched's planning time side by side with HEFT's, in one run.
+
+Rows in the ``simsched bench`` format (what/size/measured/baseline/ratio/target/ok), all with the
+shipped checkpoint already loaded, one warm-up call and torch on one CPU thread (like HEFT):
+
+* **single** instances (the spine benchmark's random DAG on the DeepSched paper's 188 processors,
+  up to 10,000 x 188): seconds per plan, DeepSched (features, forward pass, decode) vs HEFT;
+* **batched**: B instances of 100 tasks on 16 processors planned together (one padded forward pass,
+  one decode vectorised over the batch) against HEFT planning the same B one after another;
+  instances per second, ratio = DeepSched's throughput / HEFT's.
+
+``ok`` says whether DeepSched was the faster one.
+"""
+
+from __future__ import annotations
+
+import time
+
+FULL_SIZES = (100, 1_000, 10_000)
+QUICK_SIZES = (100, 1_000)
+PROCESSORS = 188
+FULL_BATCHES = (1, 64, 512)
+QUICK_BATCHES = (1, 64)
+BATCH_TASKS, BATCH_PROCESSORS = 100, 16
+
+
+def batch_rows(batches: tuple[int, ...] = FULL_BATCHES, tasks: int = BATCH_TASKS,
+               processors: int = BATCH_PROCESSORS, repeat: int = 2) -> list[dict]:
+    """Instances per second of HEFT (one after another) and DeepSched (whole batch at once)."""
+    import torch
+
+    from simsched.bench.dispatch import bench_problem
+    from simsched.learned.deepsched.checkpoint import load_checkpoint
+    from simsched.learned.deepsched.scheduler import plans
+    from simsched.schedulers.heft import heft_schedule
+
+    load_checkpoint(None)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    rows = []
+    try:
+        for b in batches:
+            problems = [bench_problem(tasks, processors, seed=i) for i in range(b)]
+            plans(problems[:1])
+            heft_schedule(problems[0])
+            heft_s = deep_s = float("inf")
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                for p in problems:
+                    heft_schedule(p)
+                heft_s = min(heft_s, time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                plans(problems)
+                deep_s = min(deep_s, time.perf_counter() - t0)
+            rows.append(dict(what="DeepSched batched vs HEFT (instances/s)",
+                             size=f"batch {b} of {tasks} x {processors}",
+                             measured=b / deep_s, baseline=b / heft_s, ratio=heft_s / deep_s, unit="inst/s",
+                             target="faster than HEFT", ok=bool(deep_s < heft_s)))
+    finally:
+        torch.set_num_threads(before)
+    return rows
+
+
+def bench_deepsched(quick: bool = False) -> list[dict]:
+    """Single-instance rows per size, then batched rows per batch size."""
+    from simsched.learned.deepsched.evaluate import timing_rows
+
+    rows = []
+    for r in timing_rows(None, QUICK_SIZES if quick else FULL_SIZES, PROCESSORS, repeat=2 if quick else 3):
+        rows.append(dict(what="DeepSched plan vs HEFT (same run, warm)", size=f"{r['tasks']:,} x {r['processors']}",
+                         measured=r["deepsched_s"], baseline=r["heft_s"], ratio=r["ratio"],
+                         target="faster than HEFT", ok=bool(r["deepsched_faster"])))
+    return rows + batch_rows(QUICK_BATCHES if quick else FULL_BATCHES, repeat=1 if quick else 2)

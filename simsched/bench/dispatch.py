@@ -1,0 +1,243 @@
+"""``simsched bench``: speed figures printed side by side with a baseline measured in the same run.
+
+Machines are noisy, so every figure that matters is a ratio between two things timed back to back:
+the vectorised HEFT against a plain-Python HEFT from the paper's pseudocode, the SimPy engine
+against the fast evaluator on the same plan.  Absolute seconds are shown next to the targets of the
+spine issue for orientation.  Each measurement runs in a fresh interpreter so its peak memory is
+its own.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import resource
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+
+N_PROCESSORS = 188  # the DeepSched paper's platform size
+
+
+def bench_problem(n_tasks: int, n_procs: int = N_PROCESSORS, seed: int = 0):
+    """A random layered DAG (Topcuoglu 2002 parameters, out-degree ~3, CCR 1, heterogeneity 0.5) on
+    ``n_procs`` processors with unit bandwidth and a small latency."""
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.simulator.problem import Problem
+    from simsched.workloads.generators import random_dag
+
+    graph = random_dag(n_tasks, processors=n_procs, out_degree=3.0, rng=np.random.default_rng(seed))
+    platform = Platform.uniform([Processor(f"p{i}") for i in range(n_procs)], bandwidth=1.0, latency=0.1)
+    return Problem(graph, platform)
+
+
+def _timed(fn: Callable[[], Any], repeat: int = 1) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def measure_heft(n_tasks: int, with_reference: bool) -> dict:
+    """Seconds for the vectorised HEFT (best of 3 below 20k tasks) and, optionally, the
+    plain-Python reference HEFT on the same problem; checks that both give the same makespan."""
+    from simsched.bench.reference_heft import reference_heft
+    from simsched.schedulers.heft import heft_schedule
+
+    problem = bench_problem(n_tasks)
+    plan = heft_schedule(problem)
+    out = {"n_tasks": n_tasks, "heft_s": _timed(lambda: heft_schedule(problem), 3 if n_tasks < 20_000 else 1),
+           "makespan": float(plan.finish.max())}
+    if with_reference:
+        t0 = time.perf_counter()
+        _, _, finish = reference_heft(problem)
+        out["reference_s"] = time.perf_counter() - t0
+        out["same_makespan"] = bool(np.isclose(finish.max(), out["makespan"]))
+    out["peak_rss_mb"] = _peak_rss_mb()
+    return out
+
+
+def measure_replay(n_tasks: int) -> dict:
+    """Seconds for the SimPy engine and for the fast evaluator replaying the same HEFT plan, the
+    largest difference between their times, and this process's peak memory."""
+    from simsched.schedulers.heft import heft_schedule
+    from simsched.simulator.engine import execute_plan
+    from simsched.simulator.evaluate import evaluate_plan
+
+    problem = bench_problem(n_tasks)
+    plan = heft_schedule(problem)
+    before = _peak_rss_mb()
+    t0 = time.perf_counter()
+    sim = execute_plan(problem, plan)
+    engine_s = time.perf_counter() - t0
+    evaluator_s = _timed(lambda: evaluate_plan(problem, plan), 3)
+    fast = evaluate_plan(problem, plan)
+    return {"n_tasks": n_tasks, "engine_s": engine_s, "evaluator_s": evaluator_s,
+            "max_abs_diff": float(np.abs(sim.finish - fast.finish).max()),
+            "rss_before_mb": before, "peak_rss_mb": _peak_rss_mb()}
+
+
+def _isolated(fn: Callable[..., dict], *args: Any) -> dict:
+    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def sized_target(limit: str, target_size: int, measured_size: int, ok: bool) -> dict:
+    """``target`` and ``ok`` of a row whose target holds at ``target_size``: compared only when the
+    measurement was taken at that size, within 10% (``ok`` is None, shown ``-``, otherwise: like with
+    like)."""
+    target = f"{limit} at {target_size:,}"
+    if abs(measured_size - target_size) > 0.1 * target_size:
+        return {"target": f"{target} (not compared)", "ok": None}
+    return {"target": target, "ok": ok}
+
+
+def spine_figures(quick: bool = False) -> list[dict]:
+    """The spine issue's figures as rows ``{what, size, measured, baseline, ratio, target, ok}``."""
+    small = 2_000 if quick else 10_000
+    large = 10_000 if quick else 84_654
+    replay = 10_000 if quick else 100_000
+    rows = []
+    h = _isolated(measure_heft, small, True)
+    rows.append(dict(what="HEFT vs textbook HEFT (same run)", size=f"{small:,} x {N_PROCESSORS}",
+                     measured=h["heft_s"], baseline=h["reference_s"], ratio=h["reference_s"] / h["heft_s"],
+                     **sized_target("< 0.3 s", 10_000, small, h["heft_s"] < 0.3 and h["same_makespan"])))
+    h = _isolated(measure_heft, large, False)
+    rows.append(dict(what="HEFT vs DeepSched paper's HEFT", size=f"{large:,} x {N_PROCESSORS}",
+                     measured=h["heft_s"], baseline=670.0 if large == 84_654 else None,
+                     ratio=670.0 / h["heft_s"] if large == 84_654 else None,
+                     **sized_target("< 10 s", 84_654, large, h["heft_s"] < 10.0)))
+    r = _isolated(measure_replay, replay)
+    rows.append(dict(what="SimPy engine replay (transfers included)", size=f"{replay:,} x {N_PROCESSORS}",
+                     measured=r["engine_s"], baseline=None, ratio=None, target="< 5 s",
+                     ok=r["engine_s"] < 5 and r["max_abs_diff"] < 1e-6))
+    rows.append(dict(what="fast evaluator vs SimPy engine, same plan", size=f"{replay:,} x {N_PROCESSORS}",
+                     measured=r["evaluator_s"], baseline=r["engine_s"], ratio=r["engine_s"] / r["evaluator_s"],
+                     target="< 0.1 s, equal times", ok=r["evaluator_s"] < 0.1 and r["max_abs_diff"] < 1e-6))
+    rows.append(dict(what="SimPy replay peak memory", size=f"{replay:,} x {N_PROCESSORS}",
+                     measured=r["peak_rss_mb"], baseline=r["rss_before_mb"], ratio=None,
+                     target="< 1024 MB", ok=r["peak_rss_mb"] < 1024, unit="MB"))
+    return rows
+
+
+def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[dict]:
+    """The workloads issue's figures (WfFormat import, random DAG generation) as bench rows."""
+    n_random = 20_000 if quick else 100_000
+    w = bench_workloads(tasks_wf=5000, tasks_random=n_random)
+    return [
+        dict(what="load a WfCommons (WfFormat JSON) instance", size=f"{w['wfcommons_tasks']:,} tasks, "
+             f"{w['wfcommons_file_mb']} MB", measured=w["wfcommons_load_s"], baseline=None, ratio=None,
+             **sized_target("< 2 s", 5_000, w["wfcommons_tasks"], w["wfcommons_load_s"] < 2.0)),
+        dict(what="generate a random DAG (Topcuoglu 2002)", size=f"{w['random_dag_tasks']:,} tasks, "
+             f"{w['random_dag_edges']:,} edges", measured=w["random_dag_s"], baseline=None, ratio=None,
+             **sized_target("< 2 s", 100_000, w["random_dag_tasks"], w["random_dag_s"] < 2.0)),
+    ]
+
+
+def print_table(rows: list[dict], title: str) -> None:
+    """Any list of flat dict rows as a rich table (columns in the first row's key order; a column of
+    floats at one precision, :func:`simsched.report.numbers.format_column`)."""
+    from rich.table import Table
+
+    from simsched.cli.common import console
+    from simsched.report.numbers import format_column
+
+    table = Table(title=title)
+    keys = list(rows[0])
+    cells = {}
+    for key in keys:
+        values = [row.get(key) for row in rows]
+        numeric = all(isinstance(v, float) for v in values)
+        table.add_column(key, justify="right" if numeric else "left")
+        cells[key] = format_column(values) if numeric else ["" if v is None else str(v) for v in values]
+    for i in range(len(rows)):
+        table.add_row(*(cells[k][i] for k in keys))
+    console().print(table)
+
+
+def print_rows(rows: list[dict], title: str) -> None:
+    """A rich table of benchmark rows (seconds unless a row says otherwise)."""
+    from rich.table import Table
+
+    table = Table(title=title, caption="ratio = baseline / measured (inst/s rows: measured / baseline), "
+                  "both timed in this run (the DeepSched paper's figure is quoted, not re-measured); ok: whether "
+                  "the target is met, '-' where the target is for another size than measured")
+    for col in ("what", "size", "measured", "baseline", "ratio", "target", "ok"):
+        table.add_column(col, justify="left" if col in ("what", "size", "target") else "right")
+
+    def fmt(value: Any, unit: str) -> str:
+        if value is None:
+            return "-"
+        if unit == "inst/s":  # throughput rows: ratio = measured / baseline
+            return f"{value:,.0f} {unit}"
+        return f"{value:.0f} {unit}" if unit == "MB" else f"{value:.3f} s"
+
+    for row in rows:
+        unit = row.get("unit", "s")
+        ratio = "-" if row["ratio"] is None else f"{row['ratio']:.1f}x"
+        table.add_row(row["what"], row["size"], fmt(row["measured"], unit), fmt(row["baseline"], unit), ratio,
+                      row["target"], "-" if row["ok"] is None else "yes" if row["ok"] else "NO")
+    from simsched.cli.common import console
+
+    console().print(table)
+
+
+def main(what: str = "spine", quick: bool = False) -> list[dict]:
+    """Run and print one benchmark group: ``spine`` (HEFT, engine, evaluator), ``schedulers``
+    (every static scheduler across sizes), ``workloads`` (loading and generation), ``quality`` (every
+    static scheduler's gap to the best known makespan on a benchmark set), or ``all``."""
+    groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
+    try:
+        from simsched.bench.schedulers import bench_schedulers
+
+        groups["schedulers"] = lambda: bench_schedulers(quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.workloads import bench_workloads
+
+        groups["workloads"] = lambda: workload_figures(bench_workloads, quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.sweep import bench_sweep
+
+        groups["sweep"] = lambda: bench_sweep(quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.deepsched import bench_deepsched
+
+        groups["deepsched"] = lambda: bench_deepsched(quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.quality import bench_quality
+
+        groups["quality"] = lambda: bench_quality(quick)
+    except ImportError:
+        pass
+    from simsched.errors import SimschedError
+
+    chosen = list(groups) if what == "all" else [what]
+    for name in chosen:
+        if name not in groups:
+            raise SimschedError(f"unknown benchmark {name!r}; choose from {', '.join(groups)} or all")
+    all_rows = []
+    for name in chosen:
+        rows = groups[name]()
+        title = f"simsched bench {name}" + (" (quick)" if quick else "")
+        if rows and "what" in rows[0]:
+            print_rows(rows, title)
+        elif rows:
+            print_table(rows, title)
+        all_rows += rows
+    return all_rows

@@ -1,0 +1,262 @@
+"""A self-contained HTML report of one ``simsched run`` (its results document).
+
+The page needs no network: CSS and JavaScript are inline, the data is embedded as JSON.  It shows
+the metrics table (every row of the document; the best makespan in bold), an interactive Gantt
+chart per scheduler (its first run; processors as rows, one ``<rect data-task=... data-kind=...>``
+per task drawn by the page's script, coloured by task kind with a legend, hover for task, kind,
+processor, start, finish and duration; the time axis ends on a tick past the last finish), the data
+transfers between processors as arrows behind a check box (documents with a ``network`` section)
+and each scheduler's utilisation per processor.  When the script has drawn the charts it sets
+``<body data-rendered-tasks="N" data-rendered-transfers="M">``, which tests read back from a
+headless browser.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from simsched.outputs import atomic_write
+from simsched.run.document import first_runs, processors_of, transfers_of, utilisation
+
+_COLUMNS = (("scheduler", "scheduler"), ("seed", "seed"), ("makespan", "makespan"),
+            ("avg_turnaround", "avg turnaround"), ("avg_waiting", "avg waiting"), ("utilization", "utilisation"),
+            ("slr", "SLR"), ("speedup", "speedup"), ("efficiency", "efficiency"),
+            ("scheduler_time_s", "scheduler time (ms)"))
+
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+            "#bcbd22", "#17becf")
+"""matplotlib's tab10, the colours of the PNG Gantt charts, lightened in the page so labels stay legible."""
+DEFAULT_KIND = "task"
+"""The kind shown for tasks a document gives none (documents written before kinds were recorded)."""
+
+
+def _tint(colour: str, white: float = 0.4) -> str:
+    """``colour`` (``#rrggbb``) mixed with ``white`` parts of white."""
+    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(c + (255 - c) * white):02x}" for c in rgb)
+
+
+def kind_colours(doc: Mapping[str, Any], runs: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
+    """``(kind of each drawn task, colour of each kind)``: kinds from the document's
+    ``problem.kinds`` (:data:`DEFAULT_KIND` for a task it does not name), colours in order of the
+    sorted kind names.  O(tasks drawn)."""
+    known = (doc.get("problem") or {}).get("kinds") or {}
+    kinds = {str(rec["task"]): str(known.get(str(rec["task"]), DEFAULT_KIND)) for r in runs for rec in r["schedule"]}
+    names = sorted(set(kinds.values()))
+    return kinds, {k: _tint(_PALETTE[i % len(_PALETTE)]) for i, k in enumerate(names)}
+
+
+def _legend(colours: Mapping[str, str]) -> str:
+    items = "".join(f"<span class=\"kind\" data-kind=\"{html.escape(k)}\"><i style=\"background:{c}\"></i>"
+                    f"{html.escape(k)}</span>" for k, c in colours.items())
+    return f"<p class=\"legend\" id=\"kinds\">colour = task kind: {items}</p>"
+
+
+BASE_CSS = """
+body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1200px}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+.meta{color:#666;margin:0 0 12px} table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right} th{background:#f6f6f6}
+.best{font-weight:700;color:#0a7c2f}
+"""
+"""The look both report pages share (this one and :mod:`simsched.report.study`)."""
+
+_CSS = BASE_CSS + """
+td:first-child,th:first-child{text-align:left}
+.gantt{margin:6px 0 18px} .gantt h3{font-size:14px;margin:10px 0 2px}
+.gantt svg{width:100%;height:auto;border:1px solid #e5e5e5;background:#fcfcfc}
+.gantt rect.task{stroke:#333;stroke-width:.4} .gantt rect.task:hover{stroke:#000;stroke-width:1.6}
+.gantt text{font-size:11px;fill:#333} .gantt text.lbl{font-size:9px;pointer-events:none}
+.legend .kind{margin-left:12px;white-space:nowrap}
+.legend i{display:inline-block;width:14px;height:11px;border:1px solid #333;margin-right:4px;vertical-align:-1px}
+.gantt g.transfers{display:none} body.with-transfers .gantt g.transfers{display:inline}
+.gantt line.transfer{stroke:#b2182b;stroke-width:1.4;opacity:.85} .gantt line.transfer:hover{stroke-width:3}
+.gantt path.head{fill:#b2182b}
+.bar{display:inline-block;height:10px;background:#4c78a8;vertical-align:middle;margin-right:6px}
+#tip{position:fixed;display:none;background:#222;color:#fff;padding:6px 8px;border-radius:4px;
+font-size:12px;pointer-events:none;white-space:pre;z-index:10}
+"""
+
+_JS = r"""
+(function () {
+  var data = JSON.parse(document.getElementById('simsched-data').textContent);
+  var NS = 'http://www.w3.org/2000/svg', tip = document.getElementById('tip');
+  var W = 1000, LEFT = 90, RIGHT = 28, ROW = 22, TOP = 6, AXIS = 22;
+  var end = 0;
+  data.runs.forEach(function (r) { r.schedule.forEach(function (t) { end = Math.max(end, t.finish); }); });
+  end = end > 0 ? end : 1;
+  var step = nice(end), axisEnd = Math.ceil(end / step - 1e-9) * step;  // the last tick is on the axis
+  function el(name, attrs, parent) {
+    var e = document.createElementNS(NS, name);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function kindOf(task) { return data.kinds[task] === undefined ? data.defaultKind : data.kinds[task]; }
+  function nice(span) {
+    var raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
+    return p * (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10);
+  }
+  function fmt(x) { return Number(x.toPrecision(6)).toString(); }
+  var rendered = 0, transfers = 0;
+  data.runs.forEach(function (run, i) {
+    var host = document.querySelector('.gantt[data-run="' + i + '"] .chart');
+    var procs = data.processors, row = {};
+    procs.forEach(function (p, k) { row[p] = k; });
+    var H = TOP + procs.length * ROW + AXIS, scale = (W - LEFT - RIGHT) / axisEnd;
+    var svg = el('svg', {viewBox: '0 0 ' + W + ' ' + H, 'data-scheduler': run.scheduler, role: 'img'}, host);
+    procs.forEach(function (p, k) {
+      var y = TOP + k * ROW;
+      if (k % 2) el('rect', {x: LEFT, y: y, width: W - LEFT, height: ROW, fill: '#f1f1f1'}, svg);
+      el('text', {x: 4, y: y + ROW * 0.68}, svg).textContent = p;
+    });
+    for (var k = 0; k * step <= axisEnd * 1.0000001; k++) {
+      var x = LEFT + k * step * scale, yb = TOP + procs.length * ROW;
+      el('line', {x1: x, x2: x, y1: TOP, y2: yb, stroke: '#ddd'}, svg);
+      var t = el('text', {x: x, y: yb + 15, 'text-anchor': 'middle'}, svg);
+      t.textContent = fmt(k * step);
+    }
+    run.schedule.forEach(function (t) {
+      var x = LEFT + t.start * scale, w = Math.max((t.finish - t.start) * scale, 0.8);
+      var y = TOP + row[t.processor] * ROW + 3;
+      var kind = kindOf(t.task);
+      var r = el('rect', {'class': 'task', x: x, y: y, width: w, height: ROW - 6,
+        fill: data.colours[kind], 'data-task': t.task, 'data-kind': kind, 'data-processor': t.processor,
+        'data-start': t.start, 'data-finish': t.finish}, svg);
+      el('title', {}, r).textContent = t.task + ' (' + kind + ') on ' + t.processor + ': ' + fmt(t.start) +
+        ' - ' + fmt(t.finish);
+      if (w > 7 * String(t.task).length) {
+        var l = el('text', {'class': 'lbl', x: x + w / 2, y: y + ROW * 0.5, 'text-anchor': 'middle'}, svg);
+        l.textContent = t.task;
+      }
+      rendered++;
+    });
+    var group = el('g', {'class': 'transfers'}, svg);
+    (run.transfers || []).forEach(function (t) {
+      var x1 = LEFT + t[0] * scale, y1 = TOP + row[t[2]] * ROW + ROW / 2;
+      var x2 = LEFT + t[1] * scale, y2 = TOP + row[t[3]] * ROW + ROW / 2;
+      var line = el('line', {'class': 'transfer', x1: x1, y1: y1, x2: x2, y2: y2}, group);
+      var angle = Math.atan2(y2 - y1, x2 - x1) * 180 / Math.PI;
+      el('path', {'class': 'head', d: 'M0,0 L-8,-3.5 L-8,3.5 z',
+        transform: 'translate(' + x2 + ',' + y2 + ') rotate(' + angle + ')'}, group);
+      el('title', {}, line).textContent = 'data ' + t[4] + ': ' + t[2] + ' -> ' + t[3] + ', ' + fmt(t[0]) + ' - ' +
+        fmt(t[1]);
+      transfers++;
+    });
+  });
+  var box = document.getElementById('show-transfers');
+  function showTransfers() { document.body.classList.toggle('with-transfers', !!(box && box.checked)); }
+  if (box) box.addEventListener('change', showTransfers);
+  showTransfers();
+  document.body.setAttribute('data-rendered-transfers', String(transfers));
+  document.addEventListener('mousemove', function (ev) {
+    var t = ev.target;
+    if (!t.getAttribute || t.getAttribute('data-task') === null) { tip.style.display = 'none'; return; }
+    var s = +t.getAttribute('data-start'), f = +t.getAttribute('data-finish');
+    tip.textContent = 'task ' + t.getAttribute('data-task') + '\nkind ' + t.getAttribute('data-kind') +
+      '\nprocessor ' + t.getAttribute('data-processor') +
+      '\nstart ' + fmt(s) + '\nfinish ' + fmt(f) + '\nduration ' + fmt(f - s);
+    tip.style.display = 'block';
+    tip.style.left = (ev.clientX + 12) + 'px';
+    tip.style.top = (ev.clientY + 12) + 'px';
+  });
+  document.body.setAttribute('data-rendered-tasks', String(rendered));
+})();
+"""
+
+
+def _column_cells(rows: list[Mapping[str, Any]], key: str) -> list[str]:
+    """The cells of one metrics column at one precision (:func:`simsched.report.numbers.format_column`):
+    utilisation in %, scheduler time in ms, text as is, ``-`` where a value is missing.  O(rows)."""
+    from simsched.report.numbers import format_column
+
+    values = [r.get(key) for r in rows]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in values):
+        return [html.escape(str(v)) for v in values]
+    scale, unit = {"utilization": (100.0, "%"), "scheduler_time_s": (1000.0, "")}.get(key, (1.0, ""))
+    means = [float(v) * scale if v is not None else math.nan for v in values]
+    return format_column(means, unit=unit, digits=3 if key == "scheduler_time_s" else 4)
+
+
+def _metrics_table(doc: Mapping[str, Any]) -> str:
+    rows = doc["results"]
+    spans = [r.get("makespan") for r in rows if isinstance(r.get("makespan"), (int, float))]
+    best = min(spans) if spans else None
+    head = "".join(f"<th>{html.escape(title)}</th>" for _, title in _COLUMNS)
+    columns = {key: _column_cells(rows, key) for key, _ in _COLUMNS}
+    body = []
+    for i, r in enumerate(rows):
+        cells = []
+        for key, _ in _COLUMNS:
+            cls = ' class="best"' if key == "makespan" and best is not None and r.get(key) == best else ""
+            cells.append(f"<td{cls}>{columns[key][i]}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table id=\"metrics\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _utilisation_table(runs: list[dict[str, Any]], processors: list[str]) -> str:
+    per = [utilisation(r["schedule"], processors, r.get("makespan")) for r in runs]
+    head = "<th>processor</th>" + "".join(f"<th>{html.escape(str(r['scheduler']))}</th>" for r in runs)
+    body = []
+    for p in processors:
+        cells = "".join(f"<td><span class=\"bar\" style=\"width:{round(60 * u[p])}px\"></span>{100 * u[p]:.1f}%</td>"
+                        for u in per)
+        body.append(f"<tr><td>{html.escape(p)}</td>{cells}</tr>")
+    mean = "".join(f"<td><b>{100 * sum(u.values()) / max(1, len(u)):.1f}%</b></td>" for u in per)
+    body.append(f"<tr><td><b>mean</b></td>{mean}</tr>")
+    return f"<table id=\"utilisation\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def report_html(doc: Mapping[str, Any], transfers: bool = False) -> str:
+    """The report page for a checked results document (see the module docstring); ``transfers``
+    shows the data transfers when the page opens (a check box toggles them).  O(size of doc)."""
+    runs = first_runs(doc)
+    processors = processors_of(doc)
+    name = str(doc.get("scenario", "simsched run"))
+    problem = doc.get("problem") or {}
+    meta = [f"simsched {doc.get('simsched_version', '?')}"]
+    if "seed" in doc:
+        meta.append(f"seed {doc['seed']}, {doc.get('repetitions', 1)} repetition(s)")
+    if problem:
+        meta.append(f"{problem.get('tasks', '?')} tasks, {problem.get('edges', '?')} edges on "
+                    f"{len(processors)} processors")
+    if isinstance(doc.get("lower_bound"), (int, float)):
+        meta.append(f"makespan lower bound {doc['lower_bound']:.5g}")
+    kinds, colours = kind_colours(doc, runs)
+    payload = {"processors": processors, "kinds": kinds, "colours": colours, "defaultKind": DEFAULT_KIND,
+               "runs": [{"scheduler": str(r["scheduler"]), "seed": r.get("seed"),
+                         "schedule": [{k: rec[k] for k in ("task", "processor", "start", "finish")}
+                                      for rec in r["schedule"]],
+                         "transfers": transfers_of(doc, r["schedule"])} for r in runs]}
+    toggle = ""
+    if any(run["transfers"] for run in payload["runs"]):
+        checked = " checked" if transfers else ""
+        toggle = (f"<label class=\"legend\"><input type=\"checkbox\" id=\"show-transfers\"{checked}> show data "
+                  "transfers between processors (arrow from the producer's finish to the data's arrival)</label>")
+    data = json.dumps(payload, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    charts = "".join(
+        f"<div class=\"gantt\" data-run=\"{i}\"><h3>{html.escape(str(r['scheduler']))} "
+        f"(seed {html.escape(str(r.get('seed')))}): makespan {_column_cells([r], 'makespan')[0]}</h3>"
+        f"<div class=\"chart\"></div></div>"
+        for i, r in enumerate(runs))
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(name)}: "
+        f"simsched report</title><style>{_CSS}</style></head><body>"
+        f"<h1>{html.escape(name)}</h1><p class=\"meta\">{html.escape('; '.join(meta))}</p>"
+        f"<h2>Metrics</h2>{_metrics_table(doc)}"
+        f"<h2>Gantt charts</h2><p class=\"meta\">First run of each scheduler; hover a task for its times.</p>"
+        f"{_legend(colours)}{toggle}{charts}<h2>Utilisation per processor</h2>{_utilisation_table(runs, processors)}"
+        f"<div id=\"tip\"></div><script type=\"application/json\" id=\"simsched-data\">{data}</script>"
+        f"<script>{_JS}</script></body></html>\n")
+
+
+def write_report(doc: Mapping[str, Any], path: str | Path, transfers: bool = False) -> Path:
+    """Write the report page of ``doc`` to ``path`` atomically."""
+    text = report_html(doc, transfers)
+    return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))

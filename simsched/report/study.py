@@ -1,0 +1,146 @@
+"""A self-contained HTML report of a study: ``simsched report RESULTS.csv -o study.html``.
+
+From a sweep's results (CSV or Parquet, with the parts of a sweep still running) the page shows
+what was run (points, schedulers, seeds, failures), the summary table — per study point and
+scheduler the mean ± half-width of the 95% confidence interval (Student's t over seeds,
+:func:`simsched.study.stats.summarize_rows`) of each metric, the best scheduler of each point in
+bold — and the plots of ``simsched plot``, one per metric and study field, embedded as PNG data
+URIs (no file next to the page, no network).  A study whose points vary no field gets one box plot
+per metric over the schedulers.  The most common errors of failed runs are listed.  O(rows) plus
+the plots' rendering.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from simsched.errors import SimschedError
+from simsched.fileio import atomic_write_text
+from simsched.report.html import BASE_CSS
+
+DEFAULT_METRICS = ("makespan", "slr", "utilization")
+
+_CSS = BASE_CSS + """
+body{max-width:1400px} td.name,th.name{text-align:left} tr.first td{border-top:1px solid #bbb}
+.failed{color:#b2182b} figure{margin:12px 0 24px} figure img{max-width:100%;border:1px solid #e5e5e5}
+figcaption{color:#666;font-size:13px}
+"""
+
+
+def _png(rows: Sequence[dict[str, Any]], x: str, y: str, kind: str) -> str:
+    """The plot of ``simsched plot`` as a base64 PNG."""
+    import matplotlib.pyplot as plt
+
+    from simsched.cli.plot_cmd import draw_plot
+
+    fig = draw_plot(rows, x, y, kind)
+    try:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=100)
+    finally:
+        plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _summary_table(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str]) -> str:
+    from simsched.study.stats import HIGHER_IS_BETTER, column_decimals, format_mean_ci
+
+    places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries], percent=m == "utilization")
+              for m in metrics}
+    best: dict[tuple[Any, str], float] = {}
+    for e in entries:
+        for m in metrics:
+            mean = e[m]["mean"]
+            if mean == mean:  # not NaN
+                key = (e["point"], m)
+                better = max if m in HIGHER_IS_BETTER else min
+                best[key] = better(best.get(key, mean), mean)
+    head = "".join(f"<th class=\"name\">{html.escape(f)}</th>" for f in fields)
+    head += "<th class=\"name\">scheduler</th><th>runs</th>" + "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
+    body, previous = [], object()
+    for e in entries:
+        cells = "".join(f"<td class=\"name\">{html.escape(str(e.get(f)))}</td>" for f in fields)
+        runs = str(e["runs"]) + (f" <span class=\"failed\">({e['failed']} failed)</span>" if e["failed"] else "")
+        cells += f"<td class=\"name\">{html.escape(str(e['scheduler']))}</td><td>{runs}</td>"
+        for m in metrics:
+            mean, ci = e[m]["mean"], e[m]["ci"]
+            cls = " class=\"best\"" if mean == best.get((e["point"], m)) else ""
+            cells += f"<td{cls}>{html.escape(format_mean_ci(mean, ci, m == 'utilization', places[m]))}</td>"
+        first = " class=\"first\"" if e["point"] != previous else ""
+        previous = e["point"]
+        body.append(f"<tr{first}>{cells}</tr>")
+    return f"<table id=\"summary\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _plots(rows: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str]) -> str:
+    ok = [r for r in rows if not r.get("error")]
+    varying = [f for f in fields if len({str(r.get(f)) for r in ok}) > 1]
+    figures = []
+    for y in metrics:
+        for x, kind in ([(f, "line") for f in varying] or [("scheduler", "box")]):
+            caption = (f"{y} against {x}: mean and 95% confidence interval over seeds" if kind == "line"
+                       else f"{y} per scheduler: distribution over seeds")
+            figures.append(f"<figure data-metric=\"{html.escape(y)}\" data-x=\"{html.escape(x)}\">"
+                           f"<img alt=\"{html.escape(caption)}\" src=\"data:image/png;base64,{_png(ok, x, y, kind)}\">"
+                           f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    return "".join(figures)
+
+
+def _failures(rows: Sequence[dict[str, Any]]) -> str:
+    errors = Counter(str(r["error"]) for r in rows if r.get("error"))
+    if not errors:
+        return ""
+    items = "".join(f"<li>{n} × {html.escape(text)}</li>" for text, n in errors.most_common(10))
+    return f"<h2>Failed runs</h2><ul id=\"failures\">{items}</ul>"
+
+
+def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
+                      metrics: Sequence[str] = DEFAULT_METRICS) -> str:
+    """The report page of a study's result ``rows`` read from ``source`` (see the module docstring)."""
+    from simsched.study.stats import override_fields, summarize_rows
+
+    fields = override_fields(rows)
+    entries = summarize_rows(rows, metrics)
+    failed = sum(1 for r in rows if r.get("error"))
+    schedulers = list(dict.fromkeys(str(r["scheduler"]) for r in rows))
+    seeds = sorted({r["seed"] for r in rows if r.get("seed") is not None})
+    points = len({r.get("point_id") for r in rows})
+    name = Path(source).name
+    meta = (f"{len(rows)} runs: {points} study point{'s' if points != 1 else ''} × {len(schedulers)} "
+            f"scheduler{'s' if len(schedulers) != 1 else ''} ({', '.join(schedulers)}) × {len(seeds)} "
+            f"seed{'s' if len(seeds) != 1 else ''}; {failed} failed"
+            + (f"; study fields: {', '.join(fields)}" if fields else ""))
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(name)}: "
+        f"simsched study report</title><style>{_CSS}</style></head><body>"
+        f"<h1>Study {html.escape(name)}</h1><p class=\"meta\">{html.escape(meta)}</p>"
+        "<h2>Summary</h2><p class=\"meta\">Per study point and scheduler: mean ± half-width of the 95% "
+        "confidence interval (Student's t over seeds; no interval for a single run). Bold: the best "
+        "scheduler of the point (lowest, or highest for utilisation, speedup and efficiency). Failed runs "
+        f"are counted, not averaged.</p>{_summary_table(entries, fields, metrics)}"
+        f"<h2>Plots</h2>{_plots(rows, fields, metrics)}{_failures(rows)}</body></html>\n")
+
+
+def write_study_report(results: str | Path, output: str | Path, metrics: Sequence[str] = DEFAULT_METRICS) -> Path:
+    """Read the study results at ``results`` and write their report page to ``output`` atomically.
+    :class:`SimschedError` for an unreadable file, one without rows or one where every run failed."""
+    from simsched.study.store import load_rows
+
+    rows = load_rows(results)
+    if not rows:
+        raise SimschedError("the results file has no rows", file=results)
+    if all(r.get("error") for r in rows):
+        raise SimschedError("every run in the results failed: nothing to report", file=results)
+    return atomic_write_text(output, study_report_html(rows, results, metrics))
+
+
+def is_study_results(path: str | Path) -> bool:
+    """Whether ``path`` names a sweep's results (``.csv`` or ``.parquet``) rather than a run's JSON."""
+    return Path(path).suffix.lower() in (".csv", ".parquet")

@@ -1,0 +1,73 @@
+"""Chrome / Perfetto traces of simulated runs (Trace Event Format, JSON object form).
+
+One *process* per scheduler (its first repetition), one *thread* per processor, one complete event
+(``"ph": "X"``) per task with ``ts``/``dur`` in microseconds.  Simulated time has no unit of its
+own; one time unit is written as one second (``ts = start * 1e6``).  Open the file in
+https://ui.perfetto.dev or chrome://tracing (both work offline once loaded).
+
+:func:`write_trace` takes a :class:`~simsched.run.runner.RunReport` (``simsched run --trace``);
+:func:`write_trace_document` takes a results document (``simsched report --trace``).  Both build
+the same events with :func:`trace_document`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from simsched.outputs import atomic_write
+
+if TYPE_CHECKING:
+    from simsched.run.runner import RunReport
+
+US_PER_UNIT = 1e6
+"""Microseconds written per simulated time unit."""
+
+
+def trace_document(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], processors: Sequence[str],
+                   other: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Trace events for ``runs`` — ``(process name, schedule records)`` with records ``{"task",
+    "processor", "start", "finish"}`` — on ``processors`` (thread order).  O(total records)."""
+    events: list[dict[str, Any]] = []
+    names = list(processors)
+    for pid, (label, records) in enumerate(runs, start=1):
+        for p in {r["processor"] for r in records} - set(names):
+            names.append(p)
+        tids = {p: tid for tid, p in enumerate(names, start=1)}
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": label}})
+        events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
+        for p, tid in tids.items():
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": p}})
+            events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": tid}})
+        for r in records:
+            start, finish = float(r["start"]), float(r["finish"])
+            events.append({"name": str(r["task"]), "cat": "task", "ph": "X", "pid": pid, "tid": tids[r["processor"]],
+                           "ts": start * US_PER_UNIT, "dur": max(0.0, finish - start) * US_PER_UNIT,
+                           "args": {"task": str(r["task"]), "processor": r["processor"], "start": start,
+                                    "finish": finish}})
+    return {"traceEvents": events, "displayTimeUnit": "ms",
+            "otherData": {"time_unit": "1 simulated time unit = 1 s", **dict(other or {})}}
+
+
+def _write(doc: dict[str, Any], path: str | Path) -> Path:
+    text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+    return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def write_trace(report: RunReport, path: str | Path) -> Path:
+    """The first repetition of every scheduler in ``report`` as a trace at ``path`` (atomic)."""
+    problem = report.problem
+    runs = [(f"{label} (seed {report.seed})", report.schedules[label].to_records(problem))
+            for label in report.schedulers if label in report.schedules]
+    return _write(trace_document(runs, problem.platform.names,
+                                 {"scenario": report.scenario.name, "seed": report.seed}), path)
+
+
+def write_trace_document(doc: Mapping[str, Any], path: str | Path) -> Path:
+    """The first run of every scheduler in a results document as a trace at ``path`` (atomic)."""
+    from simsched.run.document import first_runs, processors_of
+
+    runs = [(f"{row['scheduler']} (seed {row['seed']})", row["schedule"]) for row in first_runs(doc)]
+    return _write(trace_document(runs, processors_of(doc), {"scenario": doc.get("scenario")}), path)
