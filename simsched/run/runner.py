@@ -139,19 +139,19 @@ def run_once(problem: Problem, spec: SchedulerSpec, factors: np.ndarray | None,
 
 
 def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerSpec, warnings: list[str]) -> str | None:
-    """For a learned scheduler (one with ``training_range()``): its checkpoint id, and a warning
-    line appended to ``warnings`` when ``problem`` lies outside the checkpoint's training range."""
-    from simsched.learned.training_range import warning_line, workload_family
-
-    ranges = getattr(spec.create(), "training_range", None)
-    if ranges is None:
+    """For a learned scheduler (one exposing the hooks ``range_warning`` and ``checkpoint_id``, see
+    :class:`simsched.learned.training_range.RangeChecked`; reached by ``getattr``, no import): its
+    checkpoint id, and a warning line appended to ``warnings`` when ``problem`` lies outside the
+    checkpoint's training range."""
+    instance = spec.create()
+    hook = getattr(instance, "range_warning", None)
+    if hook is None:
         return None
-    rng = ranges()
     wl = scenario.workload
-    line = warning_line(spec.label, rng, problem, workload_family(dict(wl.options), wl.form) if wl else None)
+    line = hook(problem, spec.label, (dict(wl.options), wl.form) if wl else None)
     if line:
         warnings.append(line)
-    return rng.checkpoint
+    return instance.checkpoint_id
 
 
 def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, scheduler_time_s: float,
