@@ -11,9 +11,8 @@ matplotlib and (above all) torch are imported inside the commands that need them
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import typer
 
@@ -23,12 +22,6 @@ from simsched.cli.common import console as _console
 from simsched.cli.common import print_error as _error
 from simsched.cli.common import warning_line as _warning
 from simsched.errors import SimschedError
-
-if TYPE_CHECKING:
-
-    pass
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 app = typer.Typer(
     name="simsched",
