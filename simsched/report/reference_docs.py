@@ -258,8 +258,8 @@ def signature_table(func: Callable[..., Any], skip: tuple[str, ...] = ("rng",)) 
 # --------------------------------------------------------------------------- scenario reference
 def scenario_reference() -> str:
     """The text of ``docs/scenario-reference.md``."""
-    from simsched.run.autotune import AutotuningSection
     from simsched.scenario import InlineWorkload, ScenarioModel
+    from simsched.scenario.autotuning import AutotuningSection
     from simsched.workloads.generators import GENERATORS
     from simsched.workloads.importers import IMPORTERS
 

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from simsched import limits
 from simsched.errors import SimschedError
+from simsched.scenario.autotuning import AutotuningSection, validate_section
 from simsched.scenario.locate import Loc, Problems, _closest, _short, dotted, locate_in
 from simsched.scenario.schema import PlatformSpec, ScenarioModel
 from simsched.scenario.workload import WorkloadSpec, _parse_workload
@@ -51,7 +52,7 @@ class Scenario:
     workload: WorkloadSpec | None
     noise: NoiseModel
     schedulers: tuple[SchedulerSpec, ...]
-    autotuning: Mapping[str, Any] | None = None
+    autotuning: AutotuningSection | None = None
     file: Path | None = None
     document: YamlDocument | None = field(default=None, repr=False, compare=False)
     limits: Mapping[str, Any] = field(default_factory=dict)
@@ -186,8 +187,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
         for key in ("platform", "workload", "schedulers"):
             if getattr(model, key) is None:
                 problems.add((key,), "this field is required")
-    if model.autotuning is not None:
-        _check_autotuning(model.autotuning, doc, problems)
+    autotuning = None if model.autotuning is None else _check_autotuning(model.autotuning, doc, problems)
     platform = workload = None
     schedulers: tuple[SchedulerSpec, ...] = ()
     if model.platform is not None:
@@ -220,21 +220,18 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
         name=model.name or name or default_name, description=model.description, seed=model.seed,
         repetitions=model.repetitions, platform=platform,
         affinity=model.platform.affinity if model.platform is not None else {},
-        workload=workload, noise=noise, schedulers=schedulers, autotuning=model.autotuning,
+        workload=workload, noise=noise, schedulers=schedulers, autotuning=autotuning,
         file=doc.file, document=doc, limits=model.limits.overrides(),
     )
 
 
-def _check_autotuning(section: dict[str, Any], doc: YamlDocument, problems: Problems) -> None:
-    """Check the ``autotuning:`` section with :mod:`simsched.run.autotune` if it is there."""
+def _check_autotuning(section: Any, doc: YamlDocument, problems: Problems) -> AutotuningSection | None:
+    """The typed ``autotuning:`` section, or None with the problem recorded (field path and line)."""
     try:
-        from simsched.run.autotune import validate_section
-    except ImportError:
-        return
-    try:
-        validate_section(section, line_of=doc.line_of, file=doc.file)
+        return validate_section(section, line_of=doc.line_of, file=doc.file)
     except SimschedError as exc:
         problems.items.append(exc.located(file=doc.file, line=doc.line_of(("autotuning",))))
+        return None
 
 
 def load_scenario(path: str | Path) -> Scenario:

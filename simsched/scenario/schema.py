@@ -112,8 +112,8 @@ class LimitsSpec(_Model):
 
 class ScenarioModel(_Model):
     """The top level of a scenario file.  ``workload`` and ``schedulers`` are checked by their own
-    code (their shapes depend on the registries).  ``autotuning`` is an opaque section, checked by
-    :mod:`simsched.run.autotune` when available; a scenario with one may omit ``platform``,
+    code (their shapes depend on the registries).  ``autotuning`` is checked into the typed
+    :class:`~simsched.scenario.autotuning.AutotuningSection` by the loader; a scenario with one may omit ``platform``,
     ``workload`` and ``schedulers`` (all three are required otherwise)."""
 
     name: str | None = None
