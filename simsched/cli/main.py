@@ -261,7 +261,7 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
     from simsched.scenario import ScenarioError, build_problem, load_scenario
 
     try:
-        loaded = load_scenario(scenario)
+        loaded = load_scenario(scenario, construct=True)  # validate: every constructor's own checks too
     except ScenarioError as exc:
         for problem in exc.problems:
             _error(str(problem))

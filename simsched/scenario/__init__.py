@@ -32,13 +32,13 @@ generator or importer needs no change here.
 """
 
 from simsched.scenario.build import build_graph, build_problem
-from simsched.scenario.load import Scenario, SchedulerSpec, load_scenario, parse_scenario, scheduler_label
+from simsched.scenario.load import Scenario, SchedulerChoice, load_scenario, parse_scenario, scheduler_label
 from simsched.scenario.locate import Loc, Problems, ScenarioError, check_params, dotted, locate_in
 from simsched.scenario.schema import InlineWorkload, ScenarioModel
 from simsched.scenario.workload import WorkloadSpec
 
 __all__ = [
-    "InlineWorkload", "Loc", "Problems", "Scenario", "ScenarioError", "ScenarioModel", "SchedulerSpec", "WorkloadSpec",
-    "build_graph", "build_problem", "check_params", "dotted", "load_scenario", "locate_in", "parse_scenario",
-    "scheduler_label",
+    "InlineWorkload", "Loc", "Problems", "Scenario", "ScenarioError", "ScenarioModel", "SchedulerChoice",
+    "WorkloadSpec", "build_graph", "build_problem", "check_params", "dotted", "load_scenario", "locate_in",
+    "parse_scenario", "scheduler_label",
 ]

@@ -24,18 +24,24 @@ from simsched.yamlio import YamlDocument, load_yaml
 
 
 @dataclass(frozen=True)
-class SchedulerSpec:
-    """A scheduler to run: registry ``name``, its ``params`` and the ``label`` shown in results."""
+class SchedulerChoice:
+    """A scheduler a scenario asks for: registry ``name``, its checked ``params``, the ``label`` shown in
+    results, the class the name resolved to (once, when the scenario was loaded) and where the entry is
+    in the file (``loc``).  Loading never constructs a scheduler: :meth:`create` does, once per run."""
 
     name: str
     params: Mapping[str, Any]
     label: str
+    cls: type | None = field(default=None, compare=False, repr=False)
+    loc: Loc = field(default=("schedulers",), compare=False, repr=False)
 
     def create(self) -> Any:
         """A fresh instance (schedulers may keep state between calls; each run gets its own)."""
         from simsched.schedulers import registry
 
-        return registry.create(self.name, **dict(self.params))
+        if self.cls is None:
+            return registry.create(self.name, **dict(self.params))
+        return registry.instantiate(self.name, self.cls, dict(self.params))
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,7 @@ class Scenario:
     affinity: Mapping[str, Mapping[str, float]]
     workload: WorkloadSpec | None
     noise: NoiseModel
-    schedulers: tuple[SchedulerSpec, ...]
+    schedulers: tuple[SchedulerChoice, ...]
     autotuning: AutotuningSection | None = None
     file: Path | None = None
     document: YamlDocument | None = field(default=None, repr=False, compare=False)
@@ -93,11 +99,27 @@ def scheduler_label(name: str, params: Mapping[str, Any]) -> str:
     return f"{name}({', '.join(changed)})" if changed else name
 
 
-def _parse_schedulers(entries: Sequence[Any], problems: Problems) -> tuple[SchedulerSpec, ...]:
-    """Names or ``{name: ..., param: ...}``; each name must be registered and its params accepted."""
+def _checkpoint_relative_to(params: dict[str, Any], base: Path | None) -> dict[str, Any]:
+    """A ``checkpoint`` given as a relative path is relative to the scenario file, like every other path
+    in a scenario; a bare name (``rl_online``, a checkpoint shipped with simsched) stays a name."""
+    value = params.get("checkpoint")
+    if base is None or not isinstance(value, str) or not value or Path(value).is_absolute():
+        return params
+    if "/" not in value and "\\" not in value and not value.endswith(".pt"):
+        return params
+    return {**params, "checkpoint": str(base / value)}
+
+
+def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | None = None,
+                      construct: Sequence[str] | bool = False) -> tuple[SchedulerChoice, ...]:
+    """Names or ``{name: ..., param: ...}``; each name is resolved to its class and its params checked
+    against the constructor's signature, without constructing it.  ``construct``: True, or the names
+    and labels of the schedulers to construct once as well, so that what only a constructor can check
+    (a checkpoint file that loads) is reported now, located; the others are not touched (a missing
+    checkpoint of a scheduler not selected does not block a run)."""
     from simsched.schedulers import registry
 
-    parsed: list[tuple[str, dict[str, Any]]] = []
+    parsed: list[tuple[str, dict[str, Any], type, Loc]] = []
     for i, entry in enumerate(entries):
         loc: Loc = ("schedulers", i)
         if isinstance(entry, str):
@@ -110,20 +132,28 @@ def _parse_schedulers(entries: Sequence[Any], problems: Problems) -> tuple[Sched
                               f"got {_short(entry)}")
             continue
         try:  # unknown names, plug-ins that fail to load and bad parameters all raise here
-            registry.create(name, **params)
+            cls = registry.load_class(name)
+            checked = registry.checked_params(name, cls, _checkpoint_relative_to(params, base))
         except SimschedError as exc:
             problems.add_error(loc, exc)
             continue
         except ImportError as exc:
             problems.add(loc, f"scheduler {name!r} cannot be loaded: {exc}")
             continue
-        parsed.append((name, params))
-    specs = [SchedulerSpec(name, params, scheduler_label(name, params)) for name, params in parsed]
-    labels = [s.label for s in specs]
+        parsed.append((name, checked, cls, loc))
+    choices = [SchedulerChoice(name, params, scheduler_label(name, params), cls, loc)
+               for name, params, cls, loc in parsed]
+    labels = [s.label for s in choices]
     for i, label in enumerate(labels):
         if label in labels[:i]:
             problems.add(("schedulers", i), f"scheduler {label!r} is listed twice")
-    return tuple(specs)
+    for choice in choices:
+        if construct is True or (construct and (choice.name in construct or choice.label in construct)):
+            try:
+                choice.create()
+            except SimschedError as exc:
+                problems.add_error(choice.loc, exc)
+    return tuple(choices)
 
 
 # --------------------------------------------------------------------------- loading
@@ -161,9 +191,11 @@ def _build_platform(spec: PlatformSpec, problems: Problems) -> Platform | None:
         return None
 
 
-def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
+def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Sequence[str] | bool = False) -> Scenario:
     """Validate a loaded document into a :class:`Scenario`; raises :class:`ScenarioError` listing
-    every problem found (each with file, field and line)."""
+    every problem found (each with file, field and line).  Scheduler names are resolved to their
+    classes once; ``construct`` (True, or names/labels) also constructs those schedulers once, to report
+    what only a constructor checks (``simsched validate`` constructs all)."""
     problems = Problems(doc)
     if not isinstance(doc.data, dict):
         problems.add((), "the top level must be a mapping of fields (name: ..., platform: ...)")
@@ -189,7 +221,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
                 problems.add((key,), "this field is required")
     autotuning = None if model.autotuning is None else _check_autotuning(model.autotuning, doc, problems)
     platform = workload = None
-    schedulers: tuple[SchedulerSpec, ...] = ()
+    schedulers: tuple[SchedulerChoice, ...] = ()
     if model.platform is not None:
         m = sum(p.count or 1 for p in model.platform.processors)
         try:
@@ -203,7 +235,8 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
         if model.workload is not None:
             workload = _parse_workload(model.workload, m, base, problems)
     if model.schedulers is not None:
-        schedulers = _parse_schedulers(model.schedulers, problems)
+        base_dir = doc.file.parent if doc.file is not None else None
+        schedulers = _parse_schedulers(model.schedulers, problems, base_dir, construct)
         try:
             limits.check_runs(len(model.schedulers) * model.repetitions)
         except SimschedError as exc:
@@ -234,13 +267,13 @@ def _check_autotuning(section: Any, doc: YamlDocument, problems: Problems) -> Au
         return None
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path, *, construct: Sequence[str] | bool = False) -> Scenario:
     """Read and validate the scenario file at ``path``.
 
     Raises :class:`~simsched.errors.SimschedError` for an unreadable file or invalid YAML, and
     :class:`ScenarioError` (listing every problem, each with file, dotted field and line) for
     content that does not fit the schema.
     """
-    return parse_scenario(load_yaml(path))
+    return parse_scenario(load_yaml(path), construct=construct)
 
 
