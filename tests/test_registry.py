@@ -127,3 +127,16 @@ def test_the_docs_table_lists_every_spec() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "schedulers.md").read_text(encoding="utf-8")
     for spec in registry.specs():
         assert f"| `{spec.name}` | {spec.kind} |" in text
+
+
+def test_a_scenario_cannot_name_an_autotuning_policy(tmp_path: Path) -> None:
+    scenario = tmp_path / "mixed.yaml"
+    scenario.write_text("name: mixed\nplatform:\n  processors: [{name: p0}, {name: p1}]\n"
+                        "workload:\n  generator: random\n  tasks: 5\nschedulers: [heft, load-aware]\n")
+    result = CliRunner().invoke(app, ["validate", str(scenario)])
+    assert result.exit_code == 2
+    assert f"{scenario}:7: schedulers[1]: 'load-aware' is an autotuning policy" in result.stderr
+    fixed = scenario.read_text().replace(", load-aware", "")
+    scenario.write_text(fixed)
+    run = CliRunner().invoke(app, ["run", str(scenario), "-s", "predictive"])
+    assert run.exit_code == 2 and "--scheduler: 'predictive' is an autotuning policy" in run.stderr

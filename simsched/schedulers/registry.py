@@ -379,20 +379,24 @@ def check_params(name: str | None) -> dict[str, Any]:
     return dict(found.check_params) if found is not None else {}
 
 
-def create(name: str, *, kinds: tuple[str, ...] = TASK_GRAPH_KINDS, **params: Any) -> Any:
-    """Instantiate the scheduler ``name`` with ``params``; unknown or ill-typed parameters raise a
-    :class:`SimschedError` that names the scheduler, the parameter and what it accepts; so does a
-    plug-in whose constructor fails, and a registered name whose declared kind is not in ``kinds``
-    (an autotuning policy named where task-graph schedulers go, or the other way round)."""
+def check_kind(name: str, kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> None:
+    """:class:`SimschedError` when ``name`` is registered with a declared kind not in ``kinds`` (an
+    autotuning policy named where task-graph schedulers go, or the other way round).  O(1)."""
     found = SPECS.get(name)
     if found is not None and found.kind not in kinds:
         what, where = (("an autotuning policy", "an autotuning section's policies") if found.kind == "autotune"
                        else (f"a {found.kind} scheduler", "a scenario's schedulers"))
         raise SimschedError(f"{name!r} is {what}: name it in {where}; here {' or '.join(kinds)} ones are "
                             f"expected")
-    cls = load_class(name)
-    if found is not None:
-        _require_extras(found)
+
+
+def checked_params(name: str, cls: type, params: dict[str, Any], *,
+                   kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> dict[str, Any]:
+    """``params`` checked against the constructor of ``cls`` (the class ``name`` resolved to), without
+    constructing anything: a name of another declared kind than ``kinds`` (:func:`check_kind`),
+    unknown names and values that do not fit an annotation raise a :class:`SimschedError` naming the
+    scheduler, the parameter and what it accepts.  Returns the converted values.  O(number of params)."""
+    check_kind(name, kinds)
     try:
         sig = inspect.signature(cls, eval_str=True)
     except Exception as exc:  # a plug-in with unresolvable annotations
@@ -403,20 +407,31 @@ def create(name: str, *, kinds: tuple[str, ...] = TASK_GRAPH_KINDS, **params: An
         if key not in sig.parameters and not takes_any:
             options = ", ".join(p.name for p in accepted) or "none"
             raise SimschedError(f"scheduler {name!r} has no parameter {key!r} (it accepts: {options})")
-    try:
-        from pydantic import TypeAdapter, ValidationError
+    from pydantic import TypeAdapter, ValidationError
 
-        checked = {}
-        for key, value in params.items():
-            ann = sig.parameters[key].annotation if key in sig.parameters else inspect.Parameter.empty
-            if ann is inspect.Parameter.empty or isinstance(ann, str):
-                checked[key] = value
-                continue
-            try:
-                checked[key] = TypeAdapter(ann).validate_python(value)
-            except ValidationError as exc:
-                msg = exc.errors()[0]["msg"]
-                raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {value!r})") from None
+    checked = {}
+    for key, value in params.items():
+        ann = sig.parameters[key].annotation if key in sig.parameters else inspect.Parameter.empty
+        if ann is inspect.Parameter.empty or isinstance(ann, str):
+            checked[key] = value
+            continue
+        try:
+            checked[key] = TypeAdapter(ann).validate_python(value)
+        except ValidationError as exc:
+            msg = exc.errors()[0]["msg"]
+            raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {value!r})") from None
+    return checked
+
+
+def instantiate(name: str, cls: type, checked: dict[str, Any]) -> Any:
+    """``cls(**checked)`` for parameters already passed through :func:`checked_params`: the one place a
+    scheduler is constructed.  A constructor's own refusal (``TypeError``/``ValueError``, or a plug-in's
+    any exception) becomes a :class:`SimschedError` naming the scheduler; so does a missing optional
+    extra the scheduler's spec declares."""
+    found = SPECS.get(name)
+    if found is not None:
+        _require_extras(found)
+    try:
         instance = cls(**checked)
     except SimschedError:
         raise
@@ -429,3 +444,12 @@ def create(name: str, *, kinds: tuple[str, ...] = TASK_GRAPH_KINDS, **params: An
     if not getattr(instance, "name", None):
         instance.name = name
     return instance
+
+
+def create(name: str, *, kinds: tuple[str, ...] = TASK_GRAPH_KINDS, **params: Any) -> Any:
+    """Instantiate the scheduler ``name`` with ``params``: :func:`check_kind` (``kinds``: the declared
+    kinds accepted here), :func:`load_class`, :func:`checked_params`, then :func:`instantiate` (see
+    each for the errors it raises)."""
+    check_kind(name, kinds)
+    cls = load_class(name)
+    return instantiate(name, cls, checked_params(name, cls, params, kinds=kinds))
