@@ -230,8 +230,9 @@ class Schedule:
 
         Checks: one entry per task; finite times; start >= arrival; duration equals the task's
         execution time on its processor (deterministic runs only, see ``check_durations``);
-        each edge's data arrives before its consumer starts; no two tasks overlap on a processor;
-        every task runs on an eligible processor.  With copies: every execution is checked, no
+        each edge's data arrives before its consumer starts; no two tasks overlap on a processor
+        (a zero-cost task may not start strictly inside another task's busy interval); every task
+        runs on an eligible processor.  With copies: every execution is checked, no
         task runs twice on one processor, and each input needs the earliest-arriving instance of
         its producer only.  O(n log n + e) (plus the producer-consumer instance pairs with copies).
         """
@@ -309,12 +310,14 @@ def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
             a, b = g.edge_src[edge[k]], consumer[k]
             add(f"task {names[task[b]]!r} started at {start[b]:g} before the data of {names[a]!r} "
                 f"arrived at {arrive[k]:g}")
-    # no overlap: sort by (processor, start, finish) and compare neighbours
+    # no overlap: sort by (processor, start, finish) and compare neighbours.  A zero-cost task takes
+    # its place in the processor's sequence: it may sit where one busy period ends and the next
+    # begins, never strictly inside one (docs/model.md).  Neighbours suffice: if every neighbour
+    # starts after the previous one finished, finishes are sorted too.
     key = np.lexsort((finish, start, proc))
     p, st, fi = proc[key], start[key], finish[key]
     same = p[1:] == p[:-1]
-    # zero-length tasks never conflict
-    clash = same & (st[1:] < fi[:-1] - scale) & (fi[1:] - st[1:] > scale) & (fi[:-1] - st[:-1] > scale)
+    clash = same & (st[1:] < fi[:-1] - scale)
     for k in np.flatnonzero(clash)[:limit]:
         a, b = key[k], key[k + 1]
         add(f"tasks {names[task[a]]!r} [{start[a]:g}, {finish[a]:g}) and {names[task[b]]!r} "
