@@ -68,7 +68,7 @@ def trace_heft(problem: Problem, insertion: bool = True) -> HeftTrace:
         start[t], finish[t], proc[t] = est[q], eft[q], q
         tl.reserve(q, float(est[q]), float(eft[q]))
         steps.append(HeftStep(t, float(rank[t]), ready, est, eft, q))
-    return HeftTrace(rank, order, steps, Plan.from_times(proc, start, finish))
+    return HeftTrace(rank, order, steps, Plan.from_times(proc, start, finish, placed=order))
 
 
 # --------------------------------------------------------------------------- greedy vs optimal
