@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from simsched.checkpoints import load_checked_state
+from simsched.checkpoints import check_archive, load_checked_state
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_path
 from simsched.learned.deepsched.features import FEATURE_VERSION, MACHINE_FEATURES, PAIR_FEATURES, TASK_FEATURES
@@ -59,6 +59,7 @@ def _read(path: Path) -> dict:
     if not path.is_file():
         raise SimschedError(f"DeepSched checkpoint {path} does not exist; train one with "
                             f"`simsched train deepsched CONFIG.yaml` or omit `checkpoint` to use the shipped one")
+    check_archive(path, what="DeepSched", retrain="retrain it with `simsched train deepsched CONFIG.yaml`")
     try:
         doc = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
