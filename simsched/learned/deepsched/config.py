@@ -64,7 +64,7 @@ class DataConfig(_Strict):
     parameters, shapes or sizes) give only a held-out test split."""
 
     dir: str = "deepsched-data"
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=2**63 - 1)
     train: int = Field(1000, ge=1)
     val: int = Field(100, ge=1)
     test: int = Field(100, ge=1)
@@ -99,7 +99,7 @@ class TrainConfig(_Strict):
     mse_weight: float = Field(1.0, ge=0)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     threads: int | None = Field(None, ge=1)
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=2**63 - 1)
     max_minutes: float | None = Field(None, gt=0)
     dagger_rounds: int = Field(0, ge=0)
     dagger_top_k: int = Field(3, ge=1)

@@ -126,8 +126,8 @@ class TrainConfig(_M):
     noise)."""
     disruptions: DisruptionConfig = DisruptionConfig()
     reward: str = "makespan"
-    fixed_seed: int | None = None
-    seed: int = 0
+    fixed_seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    seed: int = Field(0, ge=0, le=2**63 - 1)
     threads: int = Field(1, ge=1)
     output: str = "runs/rl"
     ppo: PPOConfig = PPOConfig()
