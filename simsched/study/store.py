@@ -161,7 +161,7 @@ def load_rows(path: str | Path) -> list[dict[str, Any]]:
     neither."""
     p = Path(path)
     store = ResultsStore(p)
-    files = ([p] if p.is_file() else []) + store.part_files()
+    files = ([p] if p.exists() else []) + store.part_files()  # a FIFO or folder: read_table says what it is
     if not files:
         raise SimschedError("no such results file", file=p)
     seen: set[str] = set()
