@@ -82,6 +82,9 @@ def explain_heft(
     from simsched.analysis.teaching import trace_heft
     from simsched.scenario import build_problem, load_scenario
 
+    from simsched.limits import check_seed
+
+    check_seed(seed)
     loaded = load_scenario(scenario)
     if not loaded.has_task_graph:
         raise SimschedError(f"{scenario}: explain heft needs a platform and a workload "
