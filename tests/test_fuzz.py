@@ -241,7 +241,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _entry_points(made: dict[str, Path]) -> list[tuple[str, Path, Any]]:
     """(label, source file, args(IN, OUT, number) -> (argv, outputs))."""
     return [
-        ("run", TOPCUOGLU, lambda i, o, n: (["run", i, "-s", "heft", "--seed", n, "--json", o + ".json"], [o + ".json"])),
+        ("run", TOPCUOGLU, lambda i, o, n: (["run", i, "-s", "heft", "--seed", n, "--json", o + ".json"],
+                                            [o + ".json"])),
         ("validate", TOPCUOGLU, lambda i, o, n: (["validate", i], [])),
         ("capacity", AUTOTUNING, lambda i, o, n: (["capacity", i, "--seed", n, "--json", o + ".json"], [o + ".json"])),
         ("explain-heft", TOPCUOGLU, lambda i, o, n: (["explain", "heft", i, "--seed", n], [])),

@@ -80,9 +80,8 @@ def explain_heft(
     from rich.table import Table
 
     from simsched.analysis.teaching import trace_heft
-    from simsched.scenario import build_problem, load_scenario
-
     from simsched.limits import check_seed
+    from simsched.scenario import build_problem, load_scenario
 
     check_seed(seed)
     loaded = load_scenario(scenario)
