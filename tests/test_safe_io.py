@@ -284,8 +284,11 @@ def test_negative_seeds_are_refused(tmp_path: Path) -> None:
                  else CAPACITY.read_text().replace("\nseed:", "\nseed: -3\n#"))
     refused(["capacity", str(s)], inputs=(s,), says="seed")
     rl = tmp_path / "rl.yaml"
-    rl.write_text((ROOT / "scenarios" / "rl" / "train_tiny.yaml").read_text() + "\nseed: -1\n")
-    refused(["train", "rl", str(rl)], inputs=(rl,), says="seed")
+    text = (ROOT / "scenarios" / "rl" / "train_tiny.yaml").read_text()
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("seed:"))
+    rl.write_text(text + "\nseed: -1\n")
+    line = refused(["train", "rl", str(rl)], inputs=(rl,), says="seed: Input should be greater than or equal to 0")
+    assert f"{rl}:{len(text.splitlines()) + 1}: seed" in line  # the file, the line and the field
 
 
 def test_huge_sizes_are_refused_up_front(tmp_path: Path) -> None:
