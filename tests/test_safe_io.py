@@ -86,6 +86,17 @@ def test_run_refuses_a_hard_link_to_its_scenario(scenario: Path) -> None:
     refused(["run", str(scenario), "--json", str(link)], inputs=(scenario,), says="is the input file")
 
 
+def test_run_refuses_to_write_over_the_scenarios_workload_file(tmp_path: Path) -> None:
+    data = tmp_path / "graph.json"
+    data.write_bytes((ROOT / "scenarios" / "data" / "montage_60.json").read_bytes())
+    s = tmp_path / "w.yaml"
+    s.write_text("name: w\nplatform: {processors: [{name: p, count: 2}]}\nworkload: {wfcommons: graph.json}\n"
+                 "schedulers: [heft]\n")
+    ok = CliRunner().invoke(app, ["validate", str(s)])
+    assert ok.exit_code == 0, ok.output
+    refused(["run", str(s), "--json", str(data)], inputs=(s, data), says="is the input file")
+
+
 def test_capacity_refuses_to_write_over_its_scenario(tmp_path: Path) -> None:
     s = tmp_path / "cap.yaml"
     s.write_bytes(CAPACITY.read_bytes())
