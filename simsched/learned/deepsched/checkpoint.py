@@ -56,10 +56,11 @@ def save_checkpoint(path: Path, net: Any, config: dict, metrics: dict[str, float
 def _read(path: Path) -> dict:
     import torch
 
+    if path.exists():  # a FIFO or device is named as such; a zip bomb is refused before torch.load
+        check_archive(path, what="DeepSched", retrain="retrain it with `simsched train deepsched CONFIG.yaml`")
     if not path.is_file():
         raise SimschedError(f"DeepSched checkpoint {path} does not exist; train one with "
                             f"`simsched train deepsched CONFIG.yaml` or omit `checkpoint` to use the shipped one")
-    check_archive(path, what="DeepSched", retrain="retrain it with `simsched train deepsched CONFIG.yaml`")
     try:
         doc = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
