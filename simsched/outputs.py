@@ -53,6 +53,8 @@ def check_output(path: str | Path, *, option: str, suffixes: Sequence[str] | Non
     if len(os.fsencode(str(p))) > PATH_MAX:
         raise SimschedError(f"{option}: the path is longer than {PATH_MAX} bytes; choose a shorter path")
     parent = p.parent if str(p.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise SimschedError(f"{option} {p}: {parent} is a file, not a directory; choose a path inside a directory")
     if not parent.is_dir():
         raise SimschedError(f"{option} {p}: the directory {parent} does not exist; create it first")
     if p.is_dir():
@@ -81,8 +83,12 @@ def output_dir(path: str | Path, *, option: str) -> Path:
         if len(os.fsencode(part)) > NAME_MAX:
             raise SimschedError(f"{option} {printable(str(p)[:60])}...: a name in the path is longer than "
                                 f"{NAME_MAX} bytes; choose a shorter name")
-    if p.exists() and not p.is_dir():
-        raise SimschedError(f"{option} {p}: is a file, not a directory; give a directory")
+    for above in (p, *p.parents):  # the nearest existing part of the path must be a directory
+        if above.exists():
+            if not above.is_dir():
+                what = "is a file" if above == p else f"{above} is a file"
+                raise SimschedError(f"{option} {p}: {what}, not a directory; give a directory")
+            break
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

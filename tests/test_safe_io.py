@@ -131,6 +131,23 @@ def test_output_paths_are_checked_before_work(scenario: Path, tmp_path: Path) ->
     refused(["adversary", "heft", "cpop", "--iterations", "1", "--out", str(a_file)], inputs=(a_file,),
             says="not a directory")
     refused(["explain", "greedy-gap", "--out", str(tmp_path / "no" / "x.yaml")])
+    refused(["sweep", str(scenario), "-o", str(a_file / "r.csv")], inputs=(a_file,), says="is a file, not a directory")
+
+
+def test_training_outputs_are_checked_before_training(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("gymnasium")
+    a_file = tmp_path / "file"
+    a_file.write_text("keep")
+    rl = tmp_path / "rl.yaml"
+    text = (ROOT / "scenarios" / "rl" / "train_tiny.yaml").read_text()
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("output:"))
+    rl.write_text(text + f"\noutput: {a_file / 'sub'}\n")
+    refused(["train", "rl", str(rl)], inputs=(rl, a_file), says="is a file, not a directory")
+    ds = tmp_path / "ds.yaml"
+    ds.write_text((ROOT / "scenarios" / "deepsched" / "tiny.yaml").read_text()
+                  .replace("../../out/deepsched/tiny.pt", str(a_file / "x.pt")))
+    refused(["train", "deepsched", str(ds), "-q"], inputs=(ds, a_file), says="is a file, not a directory")
 
 
 def test_check_output_helpers(tmp_path: Path) -> None:
