@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.schedulers.loadaware import AUTOTUNE_POLICIES
+from simsched.schedulers.registry import AUTOTUNE_POLICIES
 from simsched.workloads.autotuning import model_tasks
 
 LineOf = Callable[[tuple], "int | None"]
