@@ -404,5 +404,5 @@ def test_missing_extra_message(monkeypatch):
 
 
 def test_file_errors(tmp_path):
-    with pytest.raises(SimschedError, match="file not found"):
+    with pytest.raises(SimschedError, match="no such file"):
         load(tmp_path / "nope.stg")

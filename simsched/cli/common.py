@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from simsched.errors import SimschedError
+from simsched.outputs import release_outputs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +29,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def print_error(message: str) -> None:
     """Print one ``error: ...`` line on stderr (plain text: no markup, no wrapping)."""
-    sys.stderr.write("error: " + " ".join(str(message).split()) + "\n")
+    from simsched.outputs import printable
+
+    sys.stderr.write("error: " + printable(" ".join(str(message).split())) + "\n")
     sys.stderr.flush()
 
 
@@ -51,6 +54,8 @@ def user_errors(func: F) -> F:
             except BaseException:
                 _replay(caught)
                 raise
+            finally:
+                release_outputs()  # the output locks check_output took for this command
         _replay(caught)
         return result
 

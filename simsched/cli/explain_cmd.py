@@ -58,6 +58,13 @@ app = typer.Typer(cls=_ExplainGroup, help="Explain how a scheduler decides: HEFT
                   "or what any other scheduler does (`simsched explain cpop`).", no_args_is_help=True)
 
 
+GREEDY_GAP_MAX_TASKS = 20
+"""Largest DAG ``explain greedy-gap`` searches: each try solves the instance exactly with CP-SAT."""
+
+GREEDY_GAP_MAX_PROCESSORS = 16
+"""Most processors ``explain greedy-gap`` accepts (the exact model grows with tasks x processors)."""
+
+
 def _num(x: float) -> str:
     return "-" if x == float("inf") else f"{x:.6g}"
 
@@ -73,8 +80,10 @@ def explain_heft(
     from rich.table import Table
 
     from simsched.analysis.teaching import trace_heft
+    from simsched.limits import check_seed
     from simsched.scenario import build_problem, load_scenario
 
+    check_seed(seed)
     loaded = load_scenario(scenario)
     if not loaded.has_task_graph:
         raise SimschedError(f"{scenario}: explain heft needs a platform and a workload "
@@ -84,7 +93,13 @@ def explain_heft(
         raise SimschedError(f"{scenario}: {problem.n_tasks} tasks; explain heft prints one row per task, "
                             f"so it is limited to 200")
     trace = trace_heft(problem, insertion=not no_insertion)
-    names, procs = problem.graph.names, problem.platform.names
+    from rich.markup import escape
+
+    from simsched.outputs import printable
+
+    # names come from the user's files: no terminal escape sequences, no rich markup
+    names = [escape(printable(n)) for n in problem.graph.names]
+    procs = [escape(printable(p)) for p in problem.platform.names]
     console = _console()
 
     typer.echo("1. Upward ranks, rank_u(i) = mean cost of i + max over successors j of "
@@ -126,8 +141,16 @@ def explain_greedy_gap(
     out: Path | None = typer.Option(None, "--out", help="Write the worst instance as a scenario YAML here."),
 ) -> None:
     """Search random small DAGs for the one where HEFT is furthest above the optimum (CP-SAT)."""
-    if tasks < 2 or processors < 1 or tries < 1:
-        raise SimschedError("--tasks must be >= 2, --processors and --tries >= 1")
+    from simsched.limits import check_count, check_seed
+
+    # CP-SAT proves optimality of small instances only: bound the sizes before any search
+    check_count(tasks, option="--tasks", low=2, high=GREEDY_GAP_MAX_TASKS, hint="the optimum is exact search")
+    check_count(processors, option="--processors", low=1, high=GREEDY_GAP_MAX_PROCESSORS,
+                hint="the optimum is exact search")
+    check_count(tries, option="--tries", low=1, high=10_000)
+    check_seed(seed)
+    if not (ccr >= 0 and ccr <= 1e6):
+        raise SimschedError(f"--ccr must be between 0 and 1e6, got {ccr}")
     if out is not None:
         from simsched.outputs import check_output
 

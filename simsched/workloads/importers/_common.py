@@ -24,17 +24,12 @@ def read_text(path: str | Path) -> str:
     """The file's text (UTF-8); a missing or unreadable file, or one above the size limit
     (:mod:`simsched.limits`), is a :class:`SimschedError`."""
     p = Path(path)
-    limits.check_file_size(p)
+    raw = limits.read_input(p)
     try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SimschedError("file not found", file=p) from None
-    except IsADirectoryError:
-        raise SimschedError("is a directory, expected a file", file=p) from None
+        return raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise SimschedError(f"not a UTF-8 text file (byte {e.start})", file=p) from None
-    except OSError as e:
-        raise SimschedError(f"cannot read: {e.strerror}", file=p) from None
+        line = raw[: e.start].count(b"\n") + 1
+        raise SimschedError(f"not a UTF-8 text file (byte {e.start})", file=p, line=line) from None
 
 
 def load_json(path: str | Path) -> tuple[Any, str]:

@@ -106,11 +106,17 @@ def _records_15(wf: Mapping, ctx: _Ctx) -> list[dict]:
     sizes: dict[str, Any] = {}
     for j, f in enumerate(spec.get("files", []) or []):
         _obj(f, "a file", ctx, f"workflow.specification.files[{j}]")
+        if str(f.get("id")) in sizes:  # a second size for one file would silently replace the first
+            raise ctx.fail(f"duplicate file id {str(f.get('id'))!r}; give each file one entry",
+                           f"workflow.specification.files[{j}]", f'"{f.get("id")}"')
         sizes[str(f.get("id"))] = f.get("sizeInBytes", 0)
     execution = wf.get("execution") or {}
     ex_tasks = {}
     for j, e in enumerate(_obj(execution, "workflow.execution", ctx, "workflow.execution").get("tasks", []) or []):
         _obj(e, "an execution task", ctx, f"workflow.execution.tasks[{j}]")
+        if str(e.get("id")) in ex_tasks:  # the second runtime would silently replace the first
+            raise ctx.fail(f"duplicate task id {str(e.get('id'))!r} in the execution section; give each task one "
+                           f"entry", f"workflow.execution.tasks[{j}]", f'"{e.get("id")}"')
         ex_tasks[str(e.get("id"))] = e
     out = []
     for i, t in enumerate(tasks):
