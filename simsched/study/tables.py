@@ -128,6 +128,10 @@ def _parse_cell(text: str, column: str) -> Any:
 _REQUIRED_CELLS = ("task_id", "point", "point_id", "scheduler", "seed")
 """Columns whose cells may not be empty in any row (a sweep always fills them)."""
 
+_REQUIRED_COLUMNS = (*_REQUIRED_CELLS, "makespan", "error")
+"""Columns every reader of a results file uses (makespan: the default metric of summarize, plot and
+report); another missing metric column reads as NaN."""
+
 
 def _read_csv(p: Path) -> list[dict[str, Any]]:
     """Rows of results CSV ``p``, every field a reader needs checked first: the header holds every
@@ -146,10 +150,11 @@ def _read_csv(p: Path) -> list[dict[str, Any]]:
     try:
         header = next(reader, None)
         if header is None:
-            raise SimschedError("the results file is empty; give the results file a sweep wrote", file=p)
-        missing = [c for c in FIXED if c not in header]
+            raise SimschedError("the results file has no rows (it is empty); give the results file a sweep wrote",
+                                file=p)
+        missing = [c for c in _REQUIRED_COLUMNS if c not in header]
         if missing:
-            raise SimschedError(f"the header has no {missing[0]!r} column"
+            raise SimschedError(f"not a simsched results file: the header has no {missing[0]!r} column"
                                 + (f" (and {len(missing) - 1} more missing)" if len(missing) > 1 else "")
                                 + "; give the results file a sweep wrote (simsched sweep)",
                                 file=p, line=1, field=missing[0])
