@@ -109,7 +109,7 @@ def _rounded_instance(tasks: int, processors: int, ccr: float, heterogeneity: fl
 def search_greedy_gap(*, tasks: int = 8, processors: int = 3, tries: int = 50, seed: int = 0, ccr: float = 1.0,
                       heterogeneity: float = 1.0, time_limit_s: float = 5.0) -> GapInstance:
     """The instance, among ``tries`` random ones drawn from ``seed``, where HEFT's makespan is furthest
-    above the CP-SAT optimum (ties: the first found).  Needs OR-Tools (``simsched[exact]``).
+    above the CP-SAT optimum (ties: the first found).  Needs OR-Tools (extra ``exact``).
     O(tries x solver time); with 8 tasks on 3 processors each solve takes a few ms to a second."""
     from simsched.schedulers.exact import optimal_schedule
     from simsched.schedulers.heft import heft_schedule

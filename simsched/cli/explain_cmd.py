@@ -135,7 +135,9 @@ def explain_greedy_gap(
     try:
         import ortools  # noqa: F401
     except ImportError:
-        raise SimschedError("greedy-gap needs OR-Tools: pip install 'simsched[exact]'") from None
+        from simsched.extras import install_hint
+
+        raise SimschedError(f"greedy-gap needs OR-Tools: {install_hint('exact')}") from None
     from simsched.analysis.teaching import instance_yaml, search_greedy_gap
 
     found = search_greedy_gap(tasks=tasks, processors=processors, tries=tries, seed=seed, ccr=ccr)

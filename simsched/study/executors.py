@@ -19,6 +19,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.extras import install_hint
 from simsched.study.work import run_chunk
 
 Result = tuple[dict[str, Any], list[dict[str, Any]]]
@@ -77,7 +78,7 @@ def require_distributed() -> Any:
         import distributed
     except ImportError:
         raise SimschedError("--dask needs dask.distributed, from the 'study' extra: "
-                            "pip install 'simsched[study]'") from None
+                            f"{install_hint('study')}") from None
     return distributed
 
 
