@@ -60,3 +60,9 @@ class InfeasibleError(SimschedError):
 
 class PlanError(SimschedError):
     """A static plan cannot be executed, e.g. a processor order that contradicts precedence."""
+
+
+class DataRepairWarning(UserWarning):
+    """An imported file held values simsched repaired rather than refused (negative file sizes or runtimes in
+    real Pegasus traces).  The message is one line naming the file, what was repaired and how; the command
+    line prints it as ``warning: <message>``.  Importers refuse the same file with ``strict: true``."""
