@@ -190,10 +190,15 @@ def print_rows(rows: list[dict], title: str) -> None:
     console().print(table)
 
 
+GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality")
+"""Every benchmark group :func:`main` knows, in its order (``bench --help`` lists the same; a test checks)."""
+
+
 def main(what: str = "spine", quick: bool = False) -> list[dict]:
     """Run and print one benchmark group: ``spine`` (HEFT, engine, evaluator), ``schedulers``
-    (every static scheduler across sizes), ``workloads`` (loading and generation), ``quality`` (every
-    static scheduler's gap to the best known makespan on a benchmark set), or ``all``."""
+    (every static scheduler across sizes), ``workloads`` (loading and generation), ``sweep`` (a study's
+    runs per second), ``deepsched`` (batched DeepSched inference against HEFT), ``quality`` (every static
+    scheduler's gap to the best known makespan on a benchmark set), or ``all``."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
     try:
         from simsched.bench.schedulers import bench_schedulers

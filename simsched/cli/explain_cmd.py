@@ -98,7 +98,8 @@ def explain_heft(
     console.print(ranks)
 
     typer.echo("2. Placement: each task on the processor where it finishes earliest (EST/EFT: earliest start/finish,")
-    typer.echo("   idle gaps may be filled; ready: when its inputs are on the chosen processor; *: chosen).")
+    gaps = "always appended after the last task (--no-insertion)" if no_insertion else "idle gaps may be filled"
+    typer.echo(f"   {gaps}; ready: when its inputs are on the chosen processor; *: chosen).")
     steps = Table()
     steps.add_column("step", justify="right")
     steps.add_column("task")
