@@ -73,16 +73,8 @@ def explain_heft(
     from rich.table import Table
 
     from simsched.analysis.teaching import trace_heft
-    from simsched.scenario import build_problem, load_scenario
 
-    loaded = load_scenario(scenario)
-    if not loaded.has_task_graph:
-        raise SimschedError(f"{scenario}: explain heft needs a platform and a workload "
-                            f"(this is an autotuning scenario)")
-    problem = build_problem(loaded, seed)
-    if problem.n_tasks > 200:
-        raise SimschedError(f"{scenario}: {problem.n_tasks} tasks; explain heft prints one row per task, "
-                            f"so it is limited to 200")
+    _, problem = _problem_of(scenario, seed, "heft", 200)
     trace = trace_heft(problem, insertion=not no_insertion)
     names, procs = problem.graph.names, problem.platform.names
     console = _console()
@@ -114,6 +106,42 @@ def explain_heft(
     console.print(steps)
     assert trace.plan is not None and trace.plan.finish is not None
     typer.echo(f"HEFT makespan: {_num(float(trace.plan.finish.max()))}")
+
+
+def _problem_of(scenario: Path, seed: int | None, what: str, limit: int):
+    """The scenario's problem for an explain view (at most ``limit`` tasks)."""
+    from simsched.scenario import build_problem, load_scenario
+
+    loaded = load_scenario(scenario)
+    if not loaded.has_task_graph:
+        raise SimschedError(f"{scenario}: explain {what} needs a platform and a workload "
+                            f"(this is an autotuning scenario)")
+    problem = build_problem(loaded, seed)
+    if problem.n_tasks > limit:
+        raise SimschedError(f"{scenario}: {problem.n_tasks} tasks; explain {what} shows every task, "
+                            f"so it is limited to {limit}")
+    return loaded, problem
+
+
+@app.command("graph")
+@user_errors
+def explain_graph(
+    scenario: Path = typer.Argument(..., help="Scenario YAML file (its task graph and platform).", show_default=False),
+    out: Path = typer.Option(..., "--out", "-o", help="Picture to write (.png or .svg).", show_default=False),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Draw the weighted task graph: costs on the tasks, data on the edges, the critical path in red."""
+    from simsched.outputs import check_output
+    from simsched.report.taskgraph_picture import SUFFIXES
+
+    check_output(out, option="--out", suffixes=SUFFIXES)
+    loaded, problem = _problem_of(scenario, seed, "graph", 200)
+    from simsched.report.taskgraph_picture import describe_graph, write_graph
+
+    pic = describe_graph(problem)
+    write_graph(problem, out, title=loaded.name)
+    typer.echo(f"critical path: {' - '.join(pic.names[t] for t in pic.critical_path)}")
+    typer.echo(f"task graph written to {out}")
 
 
 @app.command("greedy-gap")

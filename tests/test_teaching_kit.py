@@ -1,0 +1,90 @@
+"""The teaching pictures and step-by-step views, tested for what a lecturer needs them to show."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from simsched.cli.main import app
+from simsched.report.taskgraph_picture import CP_COLOUR, describe_graph, write_graph
+from simsched.scenario import build_problem, load_scenario
+from simsched.simulator.platform import Platform, Processor
+from simsched.simulator.problem import Problem
+from simsched.workloads.taskgraph import TaskGraph
+
+ROOT = Path(__file__).resolve().parents[1]
+TOPCUOGLU = ROOT / "scenarios" / "topcuoglu2002.yaml"
+
+
+def _topcuoglu() -> Problem:
+    return build_problem(load_scenario(TOPCUOGLU))
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+
+
+# ------------------------------------------------------------------ the weighted task graph
+def test_topcuoglu_critical_path_is_highlighted_n1_n2_n9_n10() -> None:
+    pic = describe_graph(_topcuoglu())
+    assert [pic.names[t] for t in pic.critical_path] == ["1", "2", "9", "10"]
+    assert pic.highlighted_names() == [("1", "2"), ("2", "9"), ("9", "10")]
+    assert pic.node_label[0] == "14 | 16 | 9" and pic.node_label[9] == "21 | 7 | 16"  # the paper's cost table
+    assert pic.edge_label[pic.edges.index((0, 1))] == "18"  # data of 1 -> 2
+    assert "P1 | P2 | P3" in pic.cost_caption
+    # layers: entry on top, exit at the bottom, every edge pointing down
+    y = pic.position[:, 1]
+    assert y[0] == 0 and y[9] == y.min() and all(y[a] > y[b] for a, b in pic.edges)
+
+
+def test_svg_draws_the_highlighted_edges_in_red_and_the_labels(tmp_path: Path) -> None:
+    out = write_graph(_topcuoglu(), tmp_path / "g.svg", title="topcuoglu2002")
+    svg = out.read_text()
+    for a, b in [("1", "2"), ("2", "9"), ("9", "10")]:
+        group = re.search(rf'<g id="edge-{a}-{b}">(.*?)</g>', svg, re.S)
+        assert group and CP_COLOUR.lower() in group.group(1).lower(), f"edge {a}->{b} not red"
+    plain = re.search(r'<g id="edge-1-3">(.*?)</g>', svg, re.S).group(1)
+    assert CP_COLOUR.lower() not in plain.lower()
+    assert "critical path 1–2–9–10" in svg or "critical path 1" in svg
+
+
+def test_png_has_red_path_and_is_not_blank(tmp_path: Path) -> None:
+    import matplotlib.image as mpimg
+
+    out = write_graph(_topcuoglu(), tmp_path / "g.png")
+    img = mpimg.imread(out)[..., :3]
+    red = (img[..., 0] > 0.75) & (img[..., 1] < 0.35) & (img[..., 2] < 0.3)
+    ink = img.mean(axis=2) < 0.9
+    assert red.sum() > 500 and ink.mean() > 0.02
+
+
+def test_degenerate_graphs_draw(tmp_path: Path) -> None:
+    one = Problem(TaskGraph(["only"], work=[0.0]), Platform.uniform([Processor("p")]))
+    pic = describe_graph(one)
+    assert pic.critical_path == (0,) and pic.highlighted == () and pic.node_label == ("0",)
+    write_graph(one, tmp_path / "one.png")
+    # ties: two equal chains; many processors -> the mean cost is shown
+    g = TaskGraph(["a", "b", "c", "d"], [(0, 1), (0, 2), (1, 3), (2, 3)], [1.0, 1.0, 1.0, 1.0], work=1.0)
+    wide = Problem(g, Platform.uniform([Processor(f"p{i}") for i in range(6)]))
+    pic = describe_graph(wide)
+    assert [pic.names[t] for t in pic.critical_path] == ["a", "b", "d"]  # tie: the lowest index
+    assert pic.node_label[0] == "w̄ 1"
+    write_graph(wide, tmp_path / "wide.svg")
+
+
+def test_explain_graph_command(tmp_path: Path) -> None:
+    result = _invoke("explain", "graph", str(TOPCUOGLU), "-o", str(tmp_path / "g.png"))
+    assert result.exit_code == 0, result.output
+    assert "critical path: 1 - 2 - 9 - 10" in result.output and (tmp_path / "g.png").stat().st_size > 10_000
+    bad = _invoke("explain", "graph", str(TOPCUOGLU), "-o", str(tmp_path / "g.txt"))
+    assert bad.exit_code == 2 and not (tmp_path / "g.txt").exists()
+    assert np.all([line.startswith("error:") for line in bad.output.strip().splitlines()])
+
+
+@pytest.mark.parametrize("name", ["topcuoglu2002.yaml", "tutorials/greedy_fails.yaml"])
+def test_explain_graph_on_tutorial_scenarios(name: str, tmp_path: Path) -> None:
+    assert _invoke("explain", "graph", str(ROOT / "scenarios" / name), "-o", str(tmp_path / "g.svg")).exit_code == 0
