@@ -33,7 +33,6 @@ generator or importer needs no change here.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from simsched import limits
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, did_you_mean
 from simsched.simulator.noise import NoiseKind, NoiseModel
 from simsched.simulator.platform import Link, Platform, Processor
 from simsched.simulator.problem import Problem, spread_over_platform
@@ -322,8 +321,7 @@ def _short(value: Any, limit: int = 40) -> str:
 
 
 def _closest(name: str, options: Sequence[str]) -> str:
-    close = difflib.get_close_matches(str(name), list(options), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(str(name), options)
 
 
 def _model_at(root: type[BaseModel], loc: Loc) -> type[BaseModel] | None:

@@ -17,14 +17,13 @@ name comes from; a plug-in that fails to import or implements neither interface 
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.metadata
 import inspect
 import re
 from typing import Any
 
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, did_you_mean
 
 BUILTIN: dict[str, str] = {
     "heft": "simsched.schedulers.heft:HEFT",
@@ -117,9 +116,9 @@ def origin(name: str) -> str:
 
 
 def suggest(name: str) -> str:
-    """`` (did you mean 'x'?)`` for the closest registered name, or an empty string."""
-    close = difflib.get_close_matches(name, names(), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """`` (did you mean 'x'?)`` for the registered name closest in edit distance, or an empty string
+    (:func:`~simsched.errors.did_you_mean`: ``hfet`` → ``hlfet``)."""
+    return did_you_mean(name, names())
 
 
 def _import_attr(target: str) -> Any:
@@ -180,9 +179,17 @@ def check_interface(obj: Any, label: str) -> None:
 
 
 def summary(cls: type) -> str:
-    """First line of the class docstring: the one-line description ``simsched list`` shows."""
-    doc = inspect.getdoc(cls) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    """The one-line description ``simsched list`` shows: the first sentence of the class docstring's first
+    paragraph (which may wrap over several lines), ending at the first ``. `` outside parentheses.  O(len(doc)).
+    """
+    doc = (inspect.getdoc(cls) or "").strip()
+    paragraph = " ".join(doc.split("\n\n", 1)[0].split())
+    depth = 0
+    for k, ch in enumerate(paragraph):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch == "." and depth <= 0 and (k + 1 == len(paragraph) or paragraph[k + 1] == " "):
+            return paragraph[: k + 1]
+    return paragraph
 
 
 def kind(cls: type) -> str:
