@@ -88,3 +88,51 @@ def test_explain_graph_command(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["topcuoglu2002.yaml", "tutorials/greedy_fails.yaml"])
 def test_explain_graph_on_tutorial_scenarios(name: str, tmp_path: Path) -> None:
     assert _invoke("explain", "graph", str(ROOT / "scenarios" / name), "-o", str(tmp_path / "g.svg")).exit_code == 0
+
+
+# ------------------------------------------------------------------ step by step: CPOP, PEFT, Min-Min
+def _random_problems() -> list[Problem]:
+    from simsched.workloads.generators import random_dag
+
+    out = []
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        g = random_dag(int(rng.integers(1, 25)), ccr=float(rng.uniform(0.1, 5.0)), rng=rng)
+        m = int(rng.integers(1, 4))
+        procs = [Processor(f"p{i}", speed=float(rng.uniform(0.5, 2.0))) for i in range(m)]
+        out.append(Problem(g, Platform.uniform(procs, bandwidth=float(rng.uniform(0.5, 3.0)))))
+    return out
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_traces_end_in_the_schedulers_own_plans(k: int) -> None:
+    from simsched.analysis.teaching import trace_cpop, trace_minmin, trace_peft
+    from simsched.schedulers.cpop import cpop_schedule
+    from simsched.schedulers.online import MinMin
+    from simsched.schedulers.peft import peft_schedule
+    from simsched.simulator.engine import run_online
+
+    problem = ([_topcuoglu()] + _random_problems())[k]
+    for trace, plan in ((trace_cpop(problem), cpop_schedule(problem)), (trace_peft(problem), peft_schedule(problem))):
+        assert np.array_equal(trace.plan.processor, plan.processor)
+        assert np.allclose(trace.plan.start, plan.start) and np.allclose(trace.plan.finish, plan.finish)
+        assert len(trace.steps) == problem.n_tasks
+    mm = trace_minmin(problem)
+    plain, _ = run_online(problem, MinMin(), rng=np.random.default_rng(0))
+    assert np.array_equal(mm.schedule.processor, plain.processor) and np.allclose(mm.schedule.start, plain.start)
+    assert sorted(t for d in mm.decisions for t, _ in d.mapped) == list(range(problem.n_tasks))
+    for d in mm.decisions:  # the first task mapped has the smallest minimum completion time
+        first = list(d.tasks).index(d.mapped[0][0])
+        assert d.completion[first].min() == pytest.approx(d.completion.min())
+
+
+def test_explain_cpop_peft_minmin_on_topcuoglu() -> None:
+    cpop = _invoke("explain", "cpop", str(TOPCUOGLU)).output
+    assert "Critical path 1 - 2 - 9 - 10" in cpop and "critical-path processor P2" in cpop
+    assert "CPOP makespan: 86" in cpop  # the paper's Fig. 3(b)
+    peft = _invoke("explain", "peft", str(TOPCUOGLU)).output
+    assert "OCT P1" in peft and "EST/EFT/O_EFT P2" in peft and "PEFT makespan: 85" in peft
+    minmin = _invoke("explain", "minmin", str(TOPCUOGLU)).output
+    assert "decision 1 at time 0: 1 ready" in minmin and "Min-Min makespan (measured by the simulator)" in minmin
+    described = _invoke("explain", "cpop")
+    assert described.exit_code == 0 and "Topcuoglu" in described.output and "explain cpop SCENARIO" in described.output

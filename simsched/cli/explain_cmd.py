@@ -3,6 +3,11 @@
 * ``simsched explain heft SCENARIO``: HEFT step by step — the upward-rank table, then for every step
   the task placed and its earliest start / finish time on every processor
   (:func:`simsched.analysis.teaching.trace_heft`).
+* ``simsched explain cpop|peft|minmin SCENARIO``: the same for CPOP (priorities, the critical path and its
+  processor), PEFT (the optimistic cost table, O_EFT = EFT + OCT per step) and Min-Min (every decision
+  point: the ready tasks' completion times and the order they are mapped in)
+  (:mod:`simsched.analysis.teaching`); without a scenario, what the scheduler does.
+* ``simsched explain graph SCENARIO -o FILE.png``: the weighted task graph with its critical path.
 * ``simsched explain greedy-gap``: search random small DAGs for one where HEFT is far above the
   optimum (:func:`simsched.analysis.teaching.search_greedy_gap`), optionally writing it as a scenario.
 
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import typer
 import typer.core
 
@@ -121,6 +127,152 @@ def _problem_of(scenario: Path, seed: int | None, what: str, limit: int):
         raise SimschedError(f"{scenario}: {problem.n_tasks} tasks; explain {what} shows every task, "
                             f"so it is limited to {limit}")
     return loaded, problem
+
+
+def _steps_table(problem, steps, score_name: str | None):  # noqa: ANN001, ANN202 - rich table
+    """Step table: task, ready, EST/EFT per processor (and the score the processor is chosen by), chosen."""
+    from rich.table import Table
+
+    names, procs = problem.graph.names, problem.platform.names
+    table = Table()
+    for col in ("step", "task", "ready"):
+        table.add_column(col, justify="right" if col != "task" else "left")
+    for q in procs:
+        table.add_column(f"EST/EFT {q}" if score_name is None else f"EST/EFT/{score_name} {q}", justify="right")
+    table.add_column("chosen")
+    table.add_column("why")
+    for k, st in enumerate(steps):
+        cells = []
+        for q in range(len(procs)):
+            cell = f"{_num(st.est[q])}/{_num(st.eft[q])}"
+            if score_name is not None:
+                cell += f"/{_num(st.score[q])}"
+            cells.append(cell + (" *" if q == st.chosen else ""))
+        table.add_row(str(k + 1), names[st.task], _num(st.ready[st.chosen]), *cells, procs[st.chosen], st.why)
+    return table
+
+
+def _by_priority(priority: np.ndarray) -> list[int]:
+    """Task indices by decreasing priority (compared to 9 significant digits, so float noise does not
+    reorder equal priorities), ties by index."""
+    key = np.round(priority / (float(np.abs(priority).max()) or 1.0), 9)
+    return np.lexsort((np.arange(priority.size), -key)).tolist()
+
+
+def _scenario_or_describe(name: str, scenario: Path | None) -> bool:
+    """Without a scenario, describe the scheduler (as `simsched explain NAME` always did); True if done."""
+    if scenario is None:
+        describe_scheduler(name, ["heft", "cpop", "peft", "minmin", "graph", "greedy-gap"])
+        typer.echo(f"Step by step on a scenario: simsched explain {name} SCENARIO")
+        return True
+    return False
+
+
+@app.command("cpop")
+@user_errors
+def explain_cpop(
+    scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what CPOP does).",
+                                           show_default=False),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Print CPOP's priorities, critical path and processor, then each step's EST/EFT on every processor."""
+    if _scenario_or_describe("cpop", scenario):
+        return
+    from rich.table import Table
+
+    from simsched.analysis.teaching import trace_cpop
+
+    _, problem = _problem_of(scenario, seed, "cpop", 200)
+    trace = trace_cpop(problem)
+    names, procs = problem.graph.names, problem.platform.names
+    typer.echo("1. Priorities: rank_u(i) = mean cost + max over successors (mean transfer + rank_u);")
+    typer.echo("   rank_d(i) = max over predecessors (rank_d + mean cost + mean transfer); priority = rank_u + rank_d.")
+    table = Table()
+    for col in ("task", *trace.columns, "critical path"):
+        table.add_column(col, justify="right")
+    cp = set(trace.critical_path)
+    for t in _by_priority(trace.priority):
+        table.add_row(names[t], *(_num(x) for x in trace.table[t]), "yes" if t in cp else "")
+    _console().print(table)
+    cost = problem.W[list(trace.critical_path)].sum(axis=0)
+    typer.echo(f"2. Critical path {' - '.join(names[t] for t in trace.critical_path)} (priority "
+               f"{_num(trace.priority[trace.critical_path[0]])}); its cost on "
+               + ", ".join(f"{q} {_num(c)}" for q, c in zip(procs, cost))
+               + f": critical-path processor {procs[trace.cp_processor]}.")
+    typer.echo("3. Ready tasks by highest priority; a critical-path task goes to the critical-path processor, any "
+               "other to its earliest finish (*: chosen).")
+    _console().print(_steps_table(problem, trace.steps, None))
+    typer.echo(f"CPOP makespan: {_num(float(trace.plan.finish.max()))}")
+
+
+@app.command("peft")
+@user_errors
+def explain_peft(
+    scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what PEFT does).",
+                                           show_default=False),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Print PEFT's optimistic cost table and rank_oct, then each step's EST/EFT/O_EFT on every processor."""
+    if _scenario_or_describe("peft", scenario):
+        return
+    from rich.table import Table
+
+    from simsched.analysis.teaching import trace_peft
+
+    _, problem = _problem_of(scenario, seed, "peft", 200)
+    trace = trace_peft(problem)
+    names, procs = problem.graph.names, problem.platform.names
+    typer.echo("1. Optimistic cost table: OCT(t, p) = max over successors s of min over processors q of")
+    typer.echo("   (OCT(s, q) + cost(s, q) + mean transfer t->s if q != p); rank_oct(t) = mean of OCT(t, .).")
+    table = Table()
+    for col in ("task", *(f"OCT {q}" for q in procs), "rank_oct"):
+        table.add_column(col, justify="right")
+    assert trace.oct is not None
+    for t in _by_priority(trace.priority):
+        table.add_row(names[t], *(_num(x) for x in trace.oct[t]), _num(trace.priority[t]))
+    _console().print(table)
+    typer.echo("2. Ready tasks by highest rank_oct, each on the processor with the smallest O_EFT = EFT + OCT,")
+    typer.echo("   looking one step ahead at what its successors will still cost (*: chosen).")
+    _console().print(_steps_table(problem, trace.steps, "O_EFT"))
+    typer.echo(f"PEFT makespan: {_num(float(trace.plan.finish.max()))}")
+
+
+@app.command("minmin")
+@user_errors
+def explain_minmin(
+    scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what Min-Min does).",
+                                           show_default=False),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Print every Min-Min decision point: the ready tasks' completion times and the order they are mapped."""
+    if _scenario_or_describe("minmin", scenario):
+        return
+    from rich.table import Table
+
+    from simsched.analysis.teaching import trace_minmin
+
+    _, problem = _problem_of(scenario, seed, "minmin", 200)
+    trace = trace_minmin(problem)
+    names, procs = problem.graph.names, problem.platform.names
+    typer.echo("At each decision point Min-Min takes the ready task whose minimum expected completion time (CT)")
+    typer.echo("is smallest, maps it there, updates that processor's availability, and repeats (*: its minimum).")
+    for k, d in enumerate(trace.decisions):
+        order = {t: i + 1 for i, (t, _) in enumerate(d.mapped)}
+        where = dict(d.mapped)
+        table = Table(title=f"decision {k + 1} at time {_num(d.time)}: {d.tasks.size} ready", title_justify="left")
+        table.add_column("task")
+        for q in procs:
+            table.add_column(f"CT {q}", justify="right")
+        table.add_column("min CT", justify="right")
+        table.add_column("mapped", justify="right")
+        table.add_column("to")
+        for i in np.argsort(d.completion.min(axis=1), kind="stable").tolist():
+            t = int(d.tasks[i])
+            best = int(np.argmin(d.completion[i]))
+            cells = [_num(d.completion[i, q]) + (" *" if q == best else "") for q in range(len(procs))]
+            table.add_row(names[t], *cells, _num(d.completion[i, best]), str(order[t]), procs[where[t]])
+        _console().print(table)
+    typer.echo(f"Min-Min makespan (measured by the simulator): {_num(float(trace.schedule.makespan))}")
 
 
 @app.command("graph")
