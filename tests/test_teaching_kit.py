@@ -136,3 +136,67 @@ def test_explain_cpop_peft_minmin_on_topcuoglu() -> None:
     assert "decision 1 at time 0: 1 ready" in minmin and "Min-Min makespan (measured by the simulator)" in minmin
     described = _invoke("explain", "cpop")
     assert described.exit_code == 0 and "Topcuoglu" in described.output and "explain cpop SCENARIO" in described.output
+
+
+# ------------------------------------------------------------------ the Gantt chart decision by decision
+def _groups(page: str) -> list[dict[str, str]]:
+    return [dict(re.findall(r'data-(\w+)="([^"]*)"', m.group(1))) | {"body": m.group(2)}
+            for m in re.finditer(r'<g class="task" ([^>]*)>(.*?)</g>', page, re.S)]
+
+
+def test_step_gantt_has_one_frame_per_decision_in_heft_order(tmp_path: Path) -> None:
+    import json
+
+    from simsched.analysis.teaching import trace_heft
+
+    out = tmp_path / "heft.html"
+    result = _invoke("explain", "gantt", str(TOPCUOGLU), "-s", "heft", "-o", str(out))
+    assert result.exit_code == 0 and "10 decisions of heft, makespan 80" in result.output
+    page = out.read_text()
+    groups = _groups(page)
+    assert len(groups) == 10
+    trace = trace_heft(_topcuoglu())
+    names = _topcuoglu().graph.names
+    by_step = sorted(groups, key=lambda g: int(g["step"]))
+    assert [g["task"] for g in by_step] == [names[t] for t in trace.order]  # frame k adds HEFT's k-th task
+    frames = json.loads(re.search(r'<script id="frames" type="application/json">(.*?)</script>', page, re.S)
+                        .group(1))
+    assert len(frames) == 10 and frames[0]["task"] == "1" and frames[-1]["finish"] == "80"
+    assert {g["task"] for g in groups if g["cp"] == "1"} == {"1", "2", "9", "10"}  # the critical path marked
+    assert all(CP_COLOUR in g["body"] for g in groups if g["cp"] == "1")
+    assert 'type="range"' in page and 'max="10"' in page and "critical path 1–2–9–10" in page
+
+
+def test_every_bar_is_labelled_narrow_ones_outside(tmp_path: Path) -> None:
+    from simsched.report.gantt_steps import gantt_svg
+
+    g = TaskGraph(["long-task", "x", "tiny-but-named"], [(0, 1)], [0.0], work=[50.0, 0.2, 0.5])
+    problem = Problem(g, Platform.uniform([Processor("p"), Processor("q")]))
+    from simsched.analysis.teaching import decision_order
+
+    schedule, order = decision_order(problem, "heft")
+    groups = _groups(gantt_svg(problem, schedule, order))
+    labels = {grp["task"]: re.search(r'class="label (\w+)"[^>]*>([^<]*)<', grp["body"]).groups() for grp in groups}
+    assert labels["long-task"] == ("inside", "long-task")
+    assert labels["x"] == ("outside", "x") and labels["tiny-but-named"] == ("outside", "tiny-but-named")
+
+
+@pytest.mark.parametrize("scheduler", ["cpop", "peft", "minmin", "mct", "etf"])
+def test_step_gantt_for_other_schedulers_matches_their_runs(scheduler: str, tmp_path: Path) -> None:
+    from simsched.analysis.teaching import decision_order
+    from simsched.run.runner import run_scenario
+
+    problem = _topcuoglu()
+    schedule, order = decision_order(problem, scheduler)
+    assert sorted(order.tolist()) == list(range(10))
+    report = run_scenario(load_scenario(TOPCUOGLU), schedulers=[scheduler])
+    assert schedule.makespan == pytest.approx(report.schedules[scheduler].makespan)
+    out = tmp_path / "s.html"
+    assert _invoke("explain", "gantt", str(TOPCUOGLU), "-s", scheduler, "-o", str(out)).exit_code == 0
+    assert len(_groups(out.read_text())) == 10
+
+
+def test_step_gantt_bad_input(tmp_path: Path) -> None:
+    bad = _invoke("explain", "gantt", str(TOPCUOGLU), "-s", "hfet", "-o", str(tmp_path / "x.html"))
+    assert bad.exit_code == 2 and "did you mean 'hlfet'?" in bad.output and not (tmp_path / "x.html").exists()
+    assert _invoke("explain", "gantt", str(TOPCUOGLU), "-o", str(tmp_path / "x.png")).exit_code == 2

@@ -275,6 +275,32 @@ def explain_minmin(
     typer.echo(f"Min-Min makespan (measured by the simulator): {_num(float(trace.schedule.makespan))}")
 
 
+@app.command("gantt")
+@user_errors
+def explain_gantt(
+    scenario: Path = typer.Argument(..., help="Scenario YAML file (its task graph and platform).", show_default=False),
+    out: Path = typer.Option(..., "--out", "-o", help="HTML page to write.", show_default=False),
+    scheduler: str = typer.Option("heft", "--scheduler", "-s", help="The scheduler whose decisions to show."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Write a Gantt chart to show decision by decision: an HTML page with a slider, one frame per decision,
+    the critical path marked and every bar labelled."""
+    from simsched.outputs import check_output
+    from simsched.schedulers import registry
+
+    check_output(out, option="--out", suffixes=(".html", ".htm"))
+    registry.load_class(scheduler)  # an unknown name: one line with a suggestion, before any work
+    loaded, problem = _problem_of(scenario, seed, "gantt", 500)
+    from simsched.analysis.teaching import decision_order
+    from simsched.report.gantt_steps import write_gantt_steps
+
+    schedule, order = decision_order(problem, scheduler)
+    write_gantt_steps(problem, schedule, order, out,
+                      title=f"{loaded.name}: {scheduler}, decision by decision (makespan {_num(schedule.makespan)})")
+    typer.echo(f"{problem.n_tasks} decisions of {scheduler}, makespan {_num(schedule.makespan)}; "
+               f"step-by-step Gantt written to {out}")
+
+
 @app.command("graph")
 @user_errors
 def explain_graph(
