@@ -200,3 +200,31 @@ def test_step_gantt_bad_input(tmp_path: Path) -> None:
     bad = _invoke("explain", "gantt", str(TOPCUOGLU), "-s", "hfet", "-o", str(tmp_path / "x.html"))
     assert bad.exit_code == 2 and "did you mean 'hlfet'?" in bad.output and not (tmp_path / "x.html").exists()
     assert _invoke("explain", "gantt", str(TOPCUOGLU), "-o", str(tmp_path / "x.png")).exit_code == 2
+
+
+def test_step_gantt_in_headless_chromium_grows_frame_by_frame(tmp_path: Path) -> None:
+    """The page as a lecturer sees it: at step 1 one bar (red: task 1 is on the critical path), at step 10
+    all of them; the slider changes what is drawn."""
+    import shutil
+    import subprocess
+
+    import matplotlib.image as mpimg
+
+    browser = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
+                    if shutil.which(n)), None)
+    if browser is None:
+        pytest.skip("no chromium binary on PATH (CI installs Debian's chromium in .ci/run)")
+    page = tmp_path / "heft.html"
+    assert _invoke("explain", "gantt", str(TOPCUOGLU), "-s", "heft", "-o", str(page)).exit_code == 0
+    shots = {}
+    for step in (1, 10):
+        shot = tmp_path / f"step{step}.png"
+        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--window-size=1050,420", f"--screenshot={shot}", f"{page.as_uri()}?step={step}"],
+                       capture_output=True, timeout=120, check=True)
+        img = mpimg.imread(shot)[..., :3]
+        chart = img[180:]  # below the title, legend, slider and caption
+        shots[step] = (chart.mean(axis=2) < 0.85).sum(), ((chart[..., 0] > 0.7) & (chart[..., 1] < 0.3)).sum()
+    (ink1, red1), (ink10, red10) = shots[1], shots[10]
+    assert red1 > 50 and red10 > red1  # the critical path grows from task 1 to 1-2-9-10
+    assert ink10 > ink1 * 2

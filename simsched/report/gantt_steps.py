@@ -2,7 +2,7 @@
 decision, for a lecture.
 
 Frame k shows the first k decisions: every task placed so far as a bar on its processor (start to finish),
-the task placed at step k outlined thick, and a caption naming it ("step 3: task 7 on P1, 39-46").  Tasks of
+the task placed at step k framed by a dashed black box (its red critical-path outline stays), and a caption naming it ("step 3: task 7 on P1, 39-46").  Tasks of
 the critical path (CPOP's definition, as in :mod:`simsched.report.taskgraph_picture`) carry a red outline
 and a red marker above the bar, in every frame; the legend says so.  Every bar is labelled with its task:
 inside when the name fits, otherwise above the bar in a smaller font with a short tick (narrow bars stay
@@ -101,6 +101,8 @@ def gantt_svg(problem: Problem, schedule: Schedule, order: Sequence[int]) -> str
         stroke = f'stroke="{CP_COLOUR}" stroke-width="2.5"' if on_cp else 'stroke="#333" stroke-width="0.8"'
         out.append(f'<g class="task" data-step="{step_of[t]}" data-task="{name}" data-cp="{int(on_cp)}">')
         out.append(f'<title>{name}: {html.escape(procs[p])}, {_fmt(s)}-{_fmt(f)} (step {step_of[t]})</title>')
+        out.append(f'<rect class="halo" x="{x - 3:.2f}" y="{y - 3}" width="{w + 6:.2f}" height="{ROW - 4}" '
+                   f'fill="none" stroke="#000" stroke-width="2" stroke-dasharray="4 2"/>')
         out.append(f'<rect class="bar" x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 10}" '
                    f'fill="{"#fde0dd" if on_cp else "#c6dbef"}" {stroke}/>')
         if on_cp:
@@ -127,14 +129,15 @@ body {{ font-family: sans-serif; margin: 24px; }}
 .controls {{ margin: 12px 0; font-size: 15px; }}
 input[type=range] {{ width: 520px; vertical-align: middle; }}
 #caption {{ font-size: 16px; margin: 8px 0 12px; min-height: 1.3em; }}
-g.task.current rect.bar {{ stroke: #000; stroke-width: 3.5; }}
+rect.halo {{ display: none; }}
+g.task.current rect.halo {{ display: inline; }}
 .legend span {{ display: inline-block; margin-right: 18px; }}
 .swatch {{ display: inline-block; width: 14px; height: 12px; vertical-align: middle; margin-right: 4px; }}
 </style></head><body>
 <h2>{title}</h2>
 <div class="legend"><span><i class="swatch" style="background:#c6dbef;border:1px solid #333"></i>task</span>
 <span><i class="swatch" style="background:#fde0dd;border:2px solid {cp_colour}"></i>critical path {cp}</span>
-<span><i class="swatch" style="background:#fff;border:3px solid #000"></i>the decision of this step</span></div>
+<span><i class="swatch" style="background:#fff;border:2px dashed #000"></i>the decision of this step</span></div>
 <div class="controls"><button id="prev">&#9664;</button>
 <input type="range" id="step" min="0" max="{n}" value="{n}"> <button id="next">&#9654;</button>
 <span id="counter"></span></div>
