@@ -2,7 +2,8 @@
 decision, for a lecture.
 
 Frame k shows the first k decisions: every task placed so far as a bar on its processor (start to finish),
-the task placed at step k framed by a dashed black box (its red critical-path outline stays), and a caption naming it ("step 3: task 7 on P1, 39-46").  Tasks of
+the task placed at step k framed by a dashed black box (its red critical-path outline stays), and a caption
+naming it ("step 3: task 7 on P1, 39-46").  Tasks of
 the critical path (CPOP's definition, as in :mod:`simsched.report.taskgraph_picture`) carry a red outline
 and a red marker above the bar, in every frame; the legend says so.  Every bar is labelled with its task:
 inside when the name fits, otherwise above the bar in a smaller font with a short tick (narrow bars stay
