@@ -17,14 +17,17 @@ Heavy imports (numpy, the simulator, OR-Tools) happen inside the commands.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 import typer
 import typer.core
 
 from simsched.cli.common import console as _console
 from simsched.cli.common import user_errors
 from simsched.errors import SimschedError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class _ExplainGroup(typer.core.TyperGroup):
@@ -155,6 +158,8 @@ def _steps_table(problem, steps, score_name: str | None):  # noqa: ANN001, ANN20
 def _by_priority(priority: np.ndarray) -> list[int]:
     """Task indices by decreasing priority (compared to 9 significant digits, so float noise does not
     reorder equal priorities), ties by index."""
+    import numpy as np
+
     key = np.round(priority / (float(np.abs(priority).max()) or 1.0), 9)
     return np.lexsort((np.arange(priority.size), -key)).tolist()
 
@@ -247,6 +252,7 @@ def explain_minmin(
     """Print every Min-Min decision point: the ready tasks' completion times and the order they are mapped."""
     if _scenario_or_describe("minmin", scenario):
         return
+    import numpy as np
     from rich.table import Table
 
     from simsched.analysis.teaching import trace_minmin
