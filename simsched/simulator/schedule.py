@@ -239,6 +239,8 @@ class Schedule:
         return validate_schedule(self, problem, tol=tol)
 
     def metrics(self, problem: Problem) -> Metrics:
+        """Makespan, average turnaround and waiting, utilisation, SLR, speedup and efficiency of this schedule
+        on ``problem`` (:func:`compute_metrics`).  O(n + m)."""
         return compute_metrics(self, problem)
 
     def to_records(self, problem: Problem) -> list[dict]:

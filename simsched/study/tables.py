@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.extras import install_hint
 from simsched.outputs import atomic_write
 from simsched.study.work import FIXED, METRICS
 
@@ -40,7 +41,7 @@ def pyarrow_module() -> Any:
         import pyarrow.parquet  # noqa: F401
     except ImportError:
         raise SimschedError("Parquet results need pyarrow, from the 'study' extra: "
-                            "pip install 'simsched[study]' (or name a .csv results file)") from None
+                            f"{install_hint('study')} (or name a .csv results file)") from None
     return pyarrow
 
 
