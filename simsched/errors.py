@@ -60,3 +60,8 @@ class InfeasibleError(SimschedError):
 
 class PlanError(SimschedError):
     """A static plan cannot be executed, e.g. a processor order that contradicts precedence."""
+
+
+class SchedulerDeclined(SimschedError):
+    """A scheduler declines a problem it was not built for (e.g. the exact scheduler past its task
+    cap).  A run reports that scheduler as declined and keeps every other scheduler's results."""

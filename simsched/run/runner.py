@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from simsched import limits
-from simsched.errors import SimschedError
+from simsched.errors import SchedulerDeclined, SimschedError
 from simsched.scenario import Scenario, SchedulerSpec, build_problem
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.problem import Problem
@@ -54,6 +54,9 @@ class RunReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
     schedules: dict[str, Schedule] = field(default_factory=dict)
     """First repetition's schedule of each scheduler (for Gantt charts)."""
+    declined: dict[str, str] = field(default_factory=dict)
+    """Schedulers that declined the problem (label -> their reason); they have no rows and are not in
+    ``schedulers``, and the other schedulers' results stand."""
     warnings: list[str] = field(default_factory=list)
     """One line per static planner whose own predicted times the simulator does not reproduce, and per
     learned scheduler run outside its checkpoint's training range."""
@@ -116,11 +119,14 @@ def prediction_mismatch(problem: Problem, plan: Plan) -> str | None:
 
 
 def run_once(problem: Problem, spec: SchedulerSpec, factors: np.ndarray | None,
-             scheduler_rng: np.random.Generator, warn: Callable[[str], None] | None = None) -> tuple[Schedule, float]:
+             scheduler_rng: np.random.Generator, warn: Callable[[str], None] | None = None,
+             info: dict[str, Any] | None = None) -> tuple[Schedule, float]:
     """Run one scheduler once in the simulator; returns the schedule and the scheduler's own wall
     time (planning time of a static planner, time inside ``decide`` of an online policy).  With
     ``warn``, a static planner whose predicted times the simulator does not reproduce is reported
-    (one line naming the first such task)."""
+    (one line naming the first such task).  With ``info``, a static plan's ``info`` is copied into it
+    (the exact scheduler's proof status and bound).  A scheduler that declines the problem raises
+    :class:`~simsched.errors.SchedulerDeclined`."""
     from simsched.schedulers import registry
     from simsched.simulator.engine import execute_plan, run_online
 
@@ -129,6 +135,8 @@ def run_once(problem: Problem, spec: SchedulerSpec, factors: np.ndarray | None,
         t0 = time.perf_counter()
         plan = scheduler.plan(problem, scheduler_rng)
         elapsed = time.perf_counter() - t0
+        if info is not None:
+            info.update(plan.info)
         mismatch = prediction_mismatch(problem, plan) if warn is not None else None
         if mismatch is not None:
             warn(f"{spec.label}: its plan's predicted times differ from the simulated ones ({mismatch}); "
@@ -155,14 +163,19 @@ def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerSpec, war
 
 
 def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, scheduler_time_s: float,
-               bound: float) -> dict[str, Any]:
-    """One row of the results document for ``schedule``."""
+               bound: float, info: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One row of the results document for ``schedule``.  A plan ``info`` with a proof status (the
+    exact scheduler's ``optimal``) adds ``proven_optimal`` and ``makespan_bound`` (the solver's
+    bound on the planned makespan, never below ``bound``)."""
     metrics = schedule.metrics(problem)
     row: dict[str, Any] = {"scheduler": label, "seed": int(seed)}
     row.update({k: v for k, v in metrics.as_dict().items() if k != "utilization_per_processor"})
     row["lower_bound"] = bound
     row["gap_to_lower_bound"] = metrics.makespan / bound - 1.0 if bound > 0 else float("nan")
     row["scheduler_time_s"] = float(scheduler_time_s)
+    if info and "optimal" in info:
+        row["proven_optimal"] = bool(info["optimal"])
+        row["makespan_bound"] = max(float(info.get("bound", bound)), bound)
     row["schedule"] = schedule.to_records(problem)
     return row
 
@@ -194,18 +207,30 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
                 progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
             scheduler_rng, noise_rng = repetition_streams(seed_r)
             factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
-            schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
-                                         report.warnings.append if r == 0 else None)
+            info: dict[str, Any] = {}
+            try:
+                schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
+                                             report.warnings.append if r == 0 else None, info)
+            except SchedulerDeclined as exc:  # same problem every repetition: declined for all of them
+                report.declined[spec.label] = str(exc)
+                report.schedulers.remove(spec.label)
+                report.rows = [row for row in report.rows if row["scheduler"] != spec.label]
+                report.schedules.pop(spec.label, None)
+                done += reps - r
+                break
             errors = validate_schedule(schedule, problem, check_durations=not noisy)
             if errors:
                 raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "
                                    + "; ".join(errors[:5]))
-            report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound))
+            report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
             if checkpoint is not None:
                 report.rows[-1]["checkpoint"] = checkpoint
             if r == 0:
                 report.schedules[spec.label] = schedule
             done += 1
+    if not report.schedulers:
+        raise SchedulerDeclined("every scheduler declined this problem: "
+                                + "; ".join(f"{k}: {v}" for k, v in report.declined.items()))
     if progress is not None:
         progress(total, total, "done")
     return report

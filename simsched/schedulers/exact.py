@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from simsched.errors import InfeasibleError, SimschedError
+from simsched.errors import InfeasibleError, SchedulerDeclined, SimschedError
 from simsched.schedulers.heft import heft_schedule
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.evaluate import evaluate_plan
@@ -135,14 +135,14 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
     g = problem.graph
     n, m = g.n_tasks, problem.n_processors
     if n > max_tasks:
-        raise SimschedError(
+        raise SchedulerDeclined(
             f"the 'optimal' scheduler is limited to {max_tasks} tasks (max_tasks) and this problem has {n}; "
             f"exact search grows exponentially, so use a heuristic (heft, peft, ga) or raise max_tasks")
     stuck = np.flatnonzero(~problem.eligible.any(axis=1))
     if stuck.size:
         raise InfeasibleError(f"no processor may run task {g.names[int(stuck[0])]!r}")
+    clock = time.perf_counter()  # the time limit covers building the model and the hint, not only the search
     cp_model = _cp_model()
-    clock = time.perf_counter()
     W = problem.W
     elig = problem.eligible
     uniform = _uniform_network(problem)
@@ -253,7 +253,7 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
     model.AddHint(makespan, int(hint_end.max()))
 
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.max_time_in_seconds = max(0.01, float(time_limit_s) - (time.perf_counter() - clock))
     solver.parameters.num_workers = max(1, int(workers))
     solver.parameters.random_seed = int(seed)
     if len(x) > 1000:  # presolve probing of many assignment literals can eat the whole time limit
