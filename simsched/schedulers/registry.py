@@ -45,6 +45,7 @@ BUILTIN: dict[str, str] = {
     "ga": "simsched.schedulers.ga:GA",
     "deepsched": "simsched.learned.deepsched.scheduler:DeepSched",
     "optimal": "simsched.schedulers.exact:Optimal",
+    "search": "simsched.schedulers.search:LocalSearch",
     "random": "simsched.schedulers.online:RandomPolicy",
     "round-robin": "simsched.schedulers.online:RoundRobin",
     "olb": "simsched.schedulers.online:OLB",
@@ -68,6 +69,7 @@ CHECK_HINTS: dict[str, dict[str, int]] = {
     "optimal": {"max_tasks": 6, "max_processors": 3, "examples": 4},
     "exact": {"max_tasks": 6, "max_processors": 3, "examples": 4},
     "ga": {"max_tasks": 8, "max_processors": 3, "examples": 4},
+    "search": {"max_tasks": 8, "max_processors": 3, "examples": 4},
 }
 """Size hints for the contract check (:func:`simsched.testing.contract.check_scheduler`) of slow
 schedulers: at most ``max_tasks`` tasks and ``max_processors`` processors per example and at most
