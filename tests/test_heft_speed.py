@@ -59,3 +59,31 @@ def test_integer_ties_and_many_gaps():
 
     for m in (1, 2, 5, 16):
         _same(Problem(kasahara_dag(300, rng, out_degree=1.5), uniform_platform(m)))
+
+
+def test_streamed_results_equal_the_plain_document(tmp_path):
+    import json
+
+    from simsched.run.results import results_document, write_results
+    from simsched.run.runner import run_scenario
+    from simsched.scenario import load_scenario
+
+    report = run_scenario(load_scenario("scenarios/topcuoglu2002.yaml"), schedulers=["heft", "heft-dup", "mct"])
+    path = write_results(report, tmp_path / "r.json")
+    assert json.loads(path.read_text()) == json.loads(json.dumps(results_document(report)))
+    rows = report.rows_of("heft-dup")
+    assert rows[0]["schedule"][-1] == list(rows[0]["schedule"])[-1]
+
+
+def test_mean_cost_by_blocks_equals_the_whole_matrix():
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.workloads.taskgraph import TaskGraph
+
+    rng = np.random.default_rng(0)
+    cost = rng.random((7000, 300)) * 10
+    cost[rng.random(cost.shape) < 0.3] = np.inf
+    cost[:, 0] = 1.0
+    g = TaskGraph([f"t{i}" for i in range(7000)], [], cost=cost)
+    p = Problem(g, Platform.uniform([Processor(f"p{i}") for i in range(300)]))
+    w = np.where(p.eligible, p.W, 0.0)
+    np.testing.assert_array_equal(p.mean_cost, w.sum(axis=1) / p.eligible.sum(axis=1))

@@ -17,6 +17,7 @@ simulator.  Guarantees:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -162,6 +163,73 @@ def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerSpec, war
     return rng.checkpoint
 
 
+class ScheduleRecords(Sequence[dict[str, Any]]):
+    """The per-task records of a schedule (``{"task", "processor", "start", "finish"}``, then one per
+    copy with ``"copy": true``), made on demand from the schedule's arrays instead of held as dicts:
+    a row of a 1M-task run costs its arrays, not a million dicts.  Reads like a list of dicts (and
+    equals one); :meth:`json_chunks` writes them as JSON text in O(n) without building them."""
+
+    __slots__ = ("_names", "_procs", "_schedule")
+
+    def __init__(self, problem: Problem, schedule: Schedule) -> None:
+        self._names, self._procs, self._schedule = problem.graph.names, problem.platform.names, schedule
+
+    def __len__(self) -> int:
+        c = self._schedule.copies
+        return self._schedule.processor.size + (len(c) if c is not None else 0)
+
+    def _record(self, i: int) -> dict[str, Any]:
+        s, n = self._schedule, self._schedule.processor.size
+        if i < n:
+            return {"task": self._names[i], "processor": self._procs[int(s.processor[i])],
+                    "start": float(s.start[i]), "finish": float(s.finish[i])}
+        c, k = s.copies, i - n
+        return {"task": self._names[int(c.task[k])], "processor": self._procs[int(c.processor[k])],
+                "start": float(c.start[k]), "finish": float(c.finish[k]), "copy": True}
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self._record(i) for i in range(*index.indices(len(self)))]
+        i = index + len(self) if index < 0 else index
+        if not 0 <= i < len(self):
+            raise IndexError("schedule record index out of range")
+        return self._record(i)
+
+    def __iter__(self):
+        return (self._record(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def json_chunks(self, chunk: int = 65_536):
+        """The records as a JSON array, in pieces of at most ``chunk`` records (non-finite times as
+        ``null``, floats as Python's shortest repr, like :func:`json.dumps`).  O(n)."""
+        import json
+
+        def num(values: np.ndarray) -> list[str]:
+            return [repr(v) if math.isfinite(v) else "null" for v in values.tolist()]
+
+        s = self._schedule
+        procs = [json.dumps(p) for p in self._procs]
+        parts = [(np.arange(s.processor.size), s.processor, s.start, s.finish, "")]
+        if s.copies is not None:
+            c = s.copies
+            parts.append((c.task, c.processor, c.start, c.finish, ', "copy": true'))
+        first = True
+        yield "["
+        for task, proc, start, finish, extra in parts:
+            for lo in range(0, len(task), chunk):
+                hi = lo + chunk
+                names = [json.dumps(self._names[t]) for t in task[lo:hi].tolist()]
+                lines = [f'{"" if first and j == 0 else ","}\n  {{"task": {a}, "processor": {procs[b]}, '
+                         f'"start": {c}, "finish": {d}{extra}}}'
+                         for j, (a, b, c, d) in enumerate(zip(names, proc[lo:hi].tolist(), num(start[lo:hi]),
+                                                              num(finish[lo:hi])))]
+                first = first and not lines
+                yield "".join(lines)
+        yield "]"
+
+
 def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, scheduler_time_s: float,
                bound: float, info: dict[str, Any] | None = None) -> dict[str, Any]:
     """One row of the results document for ``schedule``.  A plan ``info`` with a proof status (the
@@ -176,7 +244,7 @@ def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, sche
     if info and "optimal" in info:
         row["proven_optimal"] = bool(info["optimal"])
         row["makespan_bound"] = max(float(info.get("bound", bound)), bound)
-    row["schedule"] = schedule.to_records(problem)
+    row["schedule"] = ScheduleRecords(problem, schedule)
     return row
 
 

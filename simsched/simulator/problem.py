@@ -28,6 +28,12 @@ Affinity = Mapping[str, Mapping[str, float]]
 
 def _rates(graph: TaskGraph, platform: Platform, affinity: Affinity | None) -> np.ndarray:
     """(n, m) ``speed_p * affinity[kind, type_p]`` of every task on every processor.  O(n m)."""
+    return _kind_rates(graph, platform, affinity)[graph.kind]
+
+
+def _kind_rates(graph: TaskGraph, platform: Platform, affinity: Affinity | None) -> np.ndarray:
+    """(kinds, m) ``speed_p * affinity[kind, type_p]`` per task kind: the small table :func:`_rates`
+    expands.  O(kinds x m)."""
     types = platform.type_names
     factor = np.ones((len(graph.kind_names), len(types)))
     for k, kind in enumerate(graph.kind_names):
@@ -36,7 +42,7 @@ def _rates(graph: TaskGraph, platform: Platform, affinity: Affinity | None) -> n
             if f < 0 or not np.isfinite(f):
                 raise SimschedError(f"affinity of kind {kind!r} on {ptype!r} must be >= 0, got {f}")
             factor[k, t] = f
-    return platform.speed[None, :] * factor[graph.kind][:, platform.type_index]
+    return platform.speed[None, :] * factor[:, platform.type_index]
 
 
 def _divide(amount: np.ndarray, rate: np.ndarray) -> np.ndarray:
@@ -74,10 +80,10 @@ def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinit
         return graph
     if graph.cost.shape[1] != platform.n_processors:
         execution_times(graph, platform, affinity)  # raises the one-cost-per-processor error
-    rates = _rates(graph, platform, affinity)
-    if (rates == 1.0).all():
+    table = _kind_rates(graph, platform, affinity)
+    if (table[np.unique(graph.kind)] == 1.0).all():  # no (n, m) temporary when nothing changes
         return graph
-    return graph.with_(cost=_divide(graph.cost, rates))
+    return graph.with_(cost=_divide(graph.cost, table[graph.kind]))
 
 
 class Problem:
@@ -155,8 +161,14 @@ class Problem:
     def mean_cost(self) -> np.ndarray:
         """(n,) mean execution time over the processors that may run each task (HEFT's w-bar)."""
         if self._mean_cost is None:
-            w = np.where(self.eligible, self.W, 0.0)
-            self._mean_cost = w.sum(axis=1) / self.eligible.sum(axis=1)
+            # by blocks of rows: no (n, m) temporary (the matrix can be hundreds of MB); each row's
+            # sum is the same pairwise sum as over the whole matrix
+            n, m = self.W.shape
+            step = max(1, (1 << 20) // max(m, 1))
+            total = np.empty(n)
+            for lo in range(0, n, step):
+                total[lo:lo + step] = np.where(self.eligible[lo:lo + step], self.W[lo:lo + step], 0.0).sum(axis=1)
+            self._mean_cost = total / self.eligible.sum(axis=1)
             self._mean_cost.setflags(write=False)
         return self._mean_cost
 
