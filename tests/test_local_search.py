@@ -95,3 +95,17 @@ def test_registered_and_parameters_checked():
 
     with pytest.raises(SimschedError):
         registry.create("search", neighbours=0)
+
+
+def test_hard_instances_are_where_heft_misses_the_bound():
+    import math
+
+    from simsched.bench.quality import hard_instances
+
+    found = hard_instances(3, tasks=30)
+    assert len(found) == 3 and len({i.label for i in found}) == 3
+    for inst in found:
+        heft = float(heft_schedule(inst.problem).finish.max())
+        assert heft > math.ceil(lower_bound(inst.problem) - 1e-9)
+        plan = search_schedule(inst.problem, iterations=200, seed=0, time_limit_s=60.0)
+        assert integral_bound(inst.problem) <= plan.info["makespan"] <= heft

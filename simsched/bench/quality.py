@@ -6,7 +6,11 @@ The set is generated from fixed seeds (nothing to download), three families:
   heterogeneous cost matrices;
 * ``app``: application graphs — Gaussian elimination and FFT (Topcuoglu et al. 2002) on
   heterogeneous processors, tiled Cholesky and LU with the READYS kernel durations on 4 CPUs + 2 GPUs;
-* ``small``: random DAGs small enough for the CP-SAT ``optimal`` scheduler to prove the optimum.
+* ``small``: random DAGs small enough for the CP-SAT ``optimal`` scheduler to prove the optimum;
+* ``hard``: Kasahara-style graphs (the STG set's "sameprob" random graphs, 50 tasks, integer costs,
+  no communication) on 3-8 identical processors, kept only where HEFT misses the trivial bound
+  ``ceil(max(critical path, work / p))`` — where list schedulers and the bound disagree; the CP-SAT
+  scheduler gives the reference (proven or best found within its time limit).
 
 For each instance the *best known* makespan is the smallest any scheduler found (the proven optimum
 on ``small``); a scheduler's gap is ``makespan / best known - 1``.  Makespans are measured by the
@@ -24,9 +28,13 @@ import numpy as np
 
 from simsched.simulator.problem import Problem
 
-PARAMS: dict[str, dict] = {"ga": dict(population=40, generations=60, objective="makespan", time_limit_s=600.0)}
+PARAMS: dict[str, dict] = {"ga": dict(population=40, generations=60, objective="makespan", time_limit_s=600.0),
+                           "search": dict(time_limit_s=1.0)}
 """Settings for schedulers whose defaults are tuned for long runs (fixed generations: reproducible)."""
-QUICK_PARAMS: dict[str, dict] = {"ga": dict(population=16, generations=5, objective="makespan", time_limit_s=600.0)}
+QUICK_PARAMS: dict[str, dict] = {"ga": dict(population=16, generations=5, objective="makespan", time_limit_s=600.0),
+                                 "search": dict(time_limit_s=0.2)}
+REFERENCE_FAMILIES = ("small", "hard")
+"""Families whose reference is the CP-SAT scheduler's (proven or best found) makespan."""
 SKIP = ("optimal", "list")
 """Not rows of the table: ``optimal`` gives the reference on ``small``; ``list``'s named points are
 rows under their own names (heft, cpop, peft, mcp, hlfet)."""
@@ -87,6 +95,30 @@ def benchmark_set(quick: bool = False) -> list[Instance]:
         ccr = (0.5, 2.0)[seed % 2]
         g = random_dag(small_n, processors=3, ccr=ccr, rng=np.random.default_rng(100 + seed))
         out.append(Instance("small", f"small n={small_n} ccr={ccr:g} #{seed}", Problem(g, _hetero_platform(3))))
+    out += hard_instances(2 if quick else 8, tasks=30 if quick else 50)
+    return out
+
+
+def hard_instances(count: int, tasks: int = 50, first_seed: int = 0) -> list[Instance]:
+    """The first ``count`` Kasahara-style graphs (seeds from ``first_seed``; mean out-degree 1-5,
+    3-8 identical processors) on which HEFT's makespan exceeds the integer trivial bound.  O(count x
+    tries x HEFT); deterministic."""
+    import math
+
+    from simsched.bench.schedulers import kasahara_dag, uniform_platform
+    from simsched.schedulers.heft import heft_schedule
+    from simsched.simulator.bounds import lower_bound
+
+    out: list[Instance] = []
+    seed = first_seed
+    while len(out) < count and seed < first_seed + 10_000:
+        rng = np.random.default_rng(seed)
+        degree = float(rng.choice([1.0, 2.0, 3.0, 5.0]))
+        m = int(rng.choice([3, 4, 6, 8]))
+        problem = Problem(kasahara_dag(tasks, rng, out_degree=degree), uniform_platform(m))
+        if float(heft_schedule(problem).finish.max()) > math.ceil(lower_bound(problem) - 1e-9):
+            out.append(Instance("hard", f"hard stg n={tasks} deg={degree:g} p={m} #{seed}", problem))
+        seed += 1
     return out
 
 
@@ -129,7 +161,7 @@ def run_quality(quick: bool = False, schedulers: list[str] | None = None,
     names = schedulers or static_schedulers()
     params = QUICK_PARAMS if quick else PARAMS
     limit = time_limit_s or (5.0 if quick else 20.0)
-    small = [i for i, inst in enumerate(instances) if inst.family == "small"]
+    small = [i for i, inst in enumerate(instances) if inst.family in REFERENCE_FAMILIES]
     total = len(instances) * len(names) + len(small)
     done = 0
     makespan = {name: [np.nan] * len(instances) for name in names}
@@ -182,11 +214,11 @@ def quality_rows(result: dict) -> list[dict]:
                "makespan / LB": float(np.mean(values[ok] / lb[ok])) if ok.any() else np.nan,
                "time ms": float(1000 * np.nanmean(result["seconds"][name])) if ok.any() else np.nan,
                "note": result["failed"].get(name, "")}
-        for family in ("random", "app"):
+        for family in ("random", "app", "hard"):
             idx = [i for i, inst in enumerate(instances) if inst.family == family and ok[i]]
             row[f"{family} gap %"] = float(np.mean(gap[idx])) if idx else np.nan
         rows.append(row)
-    order = ["scheduler", "gap to best %", "random gap %", "app gap %", "gap to optimum %", "worst gap %",
+    order = ["scheduler", "gap to best %", "random gap %", "app gap %", "hard gap %", "gap to optimum %", "worst gap %",
              "best on", "makespan / LB", "time ms", "note"]
     if not result["failed"]:
         order.remove("note")
@@ -206,9 +238,10 @@ def bench_quality(quick: bool = False) -> list[dict]:
     finally:
         bar.close()
     inst = result["instances"]
-    counts = {f: sum(i.family == f for i in inst) for f in ("random", "app", "small")}
+    counts = {f: sum(i.family == f for i in inst) for f in ("random", "app", "small", "hard")}
     proven = sum(p for _, p in result["optimum"].values())
     console().print(f"{len(inst)} instances ({counts['random']} random, {counts['app']} application graphs, "
-                    f"{counts['small']} small); CP-SAT proved {proven}/{counts['small']} optima; "
+                    f"{counts['small']} small, {counts['hard']} hard); CP-SAT proved {proven}/"
+                    f"{counts['small'] + counts['hard']} optima; "
                     f"gap = makespan / best known - 1, averaged over instances")
     return quality_rows(result)
