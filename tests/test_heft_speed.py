@@ -87,3 +87,16 @@ def test_mean_cost_by_blocks_equals_the_whole_matrix():
     p = Problem(g, Platform.uniform([Processor(f"p{i}") for i in range(300)]))
     w = np.where(p.eligible, p.W, 0.0)
     np.testing.assert_array_equal(p.mean_cost, w.sum(axis=1) / p.eligible.sum(axis=1))
+
+
+def test_bench_scale_rows_cover_every_stage_and_the_floors():
+    from simsched.bench.scale import bench_scale
+
+    rows = bench_scale(sizes=(300,))
+    stages = [r["stage"] for r in rows]
+    assert stages[0].startswith("simsched run") and "failed" not in rows[0]["note"]
+    for name in ("build problem", "HEFT", "fast evaluator", "SimPy replay", "validate + metrics",
+                 "write results JSON"):
+        assert name in stages
+    assert any(s.startswith("floor: raw SimPy") for s in stages) and any(s.startswith("floor: heapq") for s in stages)
+    assert all(r["cpu s"] >= 0 for r in rows) and rows[0]["peak MB"] > 0

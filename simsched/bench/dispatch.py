@@ -193,7 +193,8 @@ def print_rows(rows: list[dict], title: str) -> None:
 def main(what: str = "spine", quick: bool = False) -> list[dict]:
     """Run and print one benchmark group: ``spine`` (HEFT, engine, evaluator), ``schedulers``
     (every static scheduler across sizes), ``workloads`` (loading and generation), ``quality`` (every
-    static scheduler's gap to the best known makespan on a benchmark set), or ``all``."""
+    static scheduler's gap to the best known makespan on a benchmark set), ``scale`` (the pipeline at
+    10k / 100k / 1M tasks, stage by stage, beside raw SimPy and heapq), or ``all``."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
     try:
         from simsched.bench.schedulers import bench_schedulers
@@ -223,6 +224,12 @@ def main(what: str = "spine", quick: bool = False) -> list[dict]:
         from simsched.bench.quality import bench_quality
 
         groups["quality"] = lambda: bench_quality(quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.scale import bench_scale
+
+        groups["scale"] = lambda: bench_scale(quick)
     except ImportError:
         pass
     from simsched.errors import SimschedError
