@@ -151,13 +151,17 @@ def _makespan(name: str, params: dict, problem: Problem) -> tuple[float, float]:
 
 
 def run_quality(quick: bool = False, schedulers: list[str] | None = None,
-                progress: Callable[[int, int, str], None] | None = None, time_limit_s: float | None = None) -> dict:
-    """Run every scheduler on every instance; returns ``{"instances", "makespan", "seconds",
-    "optimum", "failed"}`` (makespans per scheduler as lists in instance order, ``nan`` on failure)."""
+                progress: Callable[[int, int, str], None] | None = None, time_limit_s: float | None = None,
+                families: tuple[str, ...] | None = None) -> dict:
+    """Run every scheduler on every instance (of ``families``, default all); returns ``{"instances",
+    "makespan", "seconds", "optimum", "failed"}`` (makespans per scheduler as lists in instance order,
+    ``nan`` on failure)."""
     from simsched.schedulers.exact import optimal_schedule
     from simsched.simulator.evaluate import evaluate_plan
 
     instances = benchmark_set(quick)
+    if families is not None:
+        instances = [inst for inst in instances if inst.family in families]
     names = schedulers or static_schedulers()
     params = QUICK_PARAMS if quick else PARAMS
     limit = time_limit_s or (5.0 if quick else 20.0)
@@ -245,3 +249,23 @@ def bench_quality(quick: bool = False) -> list[dict]:
                     f"{counts['small'] + counts['hard']} optima; "
                     f"gap = makespan / best known - 1, averaged over instances")
     return quality_rows(result)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m simsched.bench.quality hard [--quick]``: the hard family only, HEFT, ETF and the
+    search scheduler against the CP-SAT reference, one table (the numbers of docs/experiments.md)."""
+    import sys
+
+    from simsched.bench.dispatch import print_table
+
+    args = sys.argv[1:] if argv is None else argv
+    quick = "--quick" in args
+    result = run_quality(quick, schedulers=["heft", "etf", "search"], families=("hard",))
+    proven = sum(p for _, p in result["optimum"].values())
+    print(f"{len(result['instances'])} hard instances; CP-SAT (time limit {5 if quick else 20} s) proved "
+          f"{proven}; reference = its makespan (proven or best found)")
+    print_table(quality_rows(result), "hard instances: gap to the reference")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
