@@ -5,7 +5,8 @@ For each size, in a fresh interpreter (so CPU time and peak memory are the measu
 * ``simsched run`` end to end on a generated scenario (random layered DAG, Topcuoglu 2002
   parameters, out-degree 3, CCR 1; ``processors`` identical processors, unit bandwidth) with
   ``--json``: the child's CPU time (user + system) and peak resident memory;
-* the same pipeline stage by stage in one process: building the problem, HEFT, the fast evaluator,
+* the same pipeline stage by stage in one process: building the problem, HEFT (as ``simsched run``
+  would; then, up to 100k tasks, its numpy loop and its compiled loop side by side), the fast evaluator,
   the SimPy replay, validation and metrics, writing the results JSON (CPU seconds each, and the peak
   memory reached by the end of each stage);
 * two floors for the replay: raw SimPy (one process per task that waits for its duration: no
@@ -72,6 +73,7 @@ def _stages(tasks: int, processors: int) -> dict:
     from simsched.run.runner import RunReport, result_row
     from simsched.scenario import build_problem, load_scenario
     from simsched.schedulers.heft import heft_schedule
+    from simsched.schedulers.timeline import compiled_available
     from simsched.simulator.bounds import lower_bound
     from simsched.simulator.engine import execute_plan
     from simsched.simulator.evaluate import evaluate_plan
@@ -91,6 +93,11 @@ def _stages(tasks: int, processors: int) -> dict:
         scenario = load_scenario(path)
     problem = stage("build problem", lambda: build_problem(scenario, scenario.seed))
     plan = stage("HEFT", lambda: heft_schedule(problem))
+    if tasks <= 100_000:  # both HEFT loops side by side (identical plans), the compiled one once loaded
+        stage("HEFT, numpy loop", lambda: heft_schedule(problem, compiled=False))
+        if compiled_available():
+            heft_schedule(problem, compiled=True)
+            stage("HEFT, compiled loop (numba loaded)", lambda: heft_schedule(problem, compiled=True))
     stage("fast evaluator", lambda: evaluate_plan(problem, plan))
     schedule = stage("SimPy replay", lambda: execute_plan(problem, plan))
     bound = lower_bound(problem)
