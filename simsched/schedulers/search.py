@@ -7,7 +7,8 @@ neighbourhood in one vectorised pass.  The loop (iterated greedy, Ruiz & Stützl
 with a batched first-level neighbourhood in the style of Kolisch & Hartmann's survey of RCPSP
 heuristics, EJOR 174(1), 2006):
 
-1. **Construct**: HEFT (upward-rank order, insertion-based earliest finish; Topcuoglu et al. 2002).
+1. **Construct**: the better of HEFT (upward-rank order, insertion-based earliest finish; Topcuoglu
+   et al. 2002) and ETF (earliest start first; Hwang et al., SIAM J. Comput. 18(2), 1989).
 2. **Improve**: sample ``neighbours`` moves of the current plan, biased to *critical* tasks (those
    with no slack in the current schedule): move a task to another eligible processor, shift it to
    another place between its last predecessor and its first successor in the sequence, or both.
@@ -33,6 +34,7 @@ import time
 import numpy as np
 
 from simsched.errors import InfeasibleError
+from simsched.schedulers.etf import etf_schedule
 from simsched.schedulers.heft import heft_schedule
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.evaluate import evaluate_plan
@@ -165,7 +167,7 @@ def search_schedule(problem: Problem, *, time_limit_s: float = 1.0, iterations: 
                     neighbours: int = 48, patience: int = 20, seed: int = 0) -> Plan:
     """The best plan the search finds (see the module docstring) within ``time_limit_s`` seconds of
     wall time (the whole call) or ``iterations`` rounds, whichever ends first.  Never worse than
-    HEFT's plan.  Deterministic for a given ``seed`` when ``iterations`` ends the search."""
+    HEFT's or ETF's plan.  Deterministic for a given ``seed`` when ``iterations`` ends the search."""
     clock = time.perf_counter()
     g = problem.graph
     n = g.n_tasks
@@ -189,10 +191,14 @@ def search_schedule(problem: Problem, *, time_limit_s: float = 1.0, iterations: 
         return (float(times.finish[0].max()) - origin, float(times.finish[0].sum()),
                 times.start[0], times.finish[0])
 
-    heft = heft_schedule(problem)
-    cur_proc = heft.processor.copy()
-    cur_seq = as_sequence(cur_proc, heft.start, heft.finish)
-    cur_mk, cur_sum, cur_start, cur_finish = score(cur_proc, cur_seq)
+    cur_mk = cur_sum = math.inf
+    for build in (heft_schedule, etf_schedule):  # start from the better of two list schedules
+        seed_plan = build(problem)
+        s_proc = seed_plan.processor.copy()
+        s_seq = as_sequence(s_proc, seed_plan.start, seed_plan.finish)
+        s_mk, s_sum, s_start, s_finish = score(s_proc, s_seq)
+        if (s_mk, s_sum) < (cur_mk, cur_sum):
+            cur_proc, cur_seq, cur_mk, cur_sum, cur_start, cur_finish = s_proc, s_seq, s_mk, s_sum, s_start, s_finish
     best = (cur_mk, cur_sum, cur_proc.copy(), cur_seq.copy())
     rounds = evaluations = stale = 0
     while best[0] > bound + tol and (iterations is None or rounds < iterations):
@@ -259,7 +265,7 @@ def search_schedule(problem: Problem, *, time_limit_s: float = 1.0, iterations: 
 
 
 class LocalSearch:
-    """Any-time iterated greedy local search for the makespan, seeded with HEFT (never worse).
+    """Any-time iterated greedy local search for the makespan, seeded with HEFT or ETF (never worse).
 
     Batched neighbourhoods (processor changes and sequence shifts of critical tasks) evaluated by
     the fast evaluator, with HEFT-decoded perturbations of the priority list when it stalls; stops
