@@ -28,17 +28,8 @@ import numpy as np
 
 from simsched.simulator.problem import Problem
 
-PARAMS: dict[str, dict] = {"ga": dict(population=40, generations=60, objective="makespan", time_limit_s=600.0),
-                           "search": dict(time_limit_s=1.0)}
-"""Settings for schedulers whose defaults are tuned for long runs (fixed generations: reproducible)."""
-QUICK_PARAMS: dict[str, dict] = {"ga": dict(population=16, generations=5, objective="makespan", time_limit_s=600.0),
-                                 "search": dict(time_limit_s=0.2)}
 REFERENCE_FAMILIES = ("small", "hard")
 """Families whose reference is the CP-SAT scheduler's (proven or best found) makespan."""
-SKIP = ("optimal", "list")
-"""Not rows of the table: ``optimal`` gives the reference on ``small``; ``list``'s named points are
-rows under their own names (heft, cpop, peft, mcp, hlfet)."""
-
 
 @dataclass(frozen=True)
 class Instance:
@@ -123,12 +114,15 @@ def hard_instances(count: int, tasks: int = 50, first_seed: int = 0) -> list[Ins
 
 
 def static_schedulers() -> list[str]:
-    """Every registered static scheduler that loads here, in registration order, minus :data:`SKIP`."""
+    """Every registered static scheduler that loads here, in registration order, minus those whose
+    spec has ``quality=None`` (``optimal`` gives the reference on ``small``; ``list``'s named points
+    are rows under their own names) — plus static entry-point plug-ins."""
     from simsched.schedulers import registry
 
     names = []
     for name in registry.names():
-        if name in SKIP:
+        spec = registry.spec(name)
+        if spec is not None and spec.quality is None:
             continue
         try:
             cls = registry.load_class(name)
@@ -137,6 +131,14 @@ def static_schedulers() -> list[str]:
         if registry.kind(cls) == "static":
             names.append(name)
     return names
+
+
+def _quality_params(name: str, quick: bool) -> dict:
+    """The registry spec's quality-benchmark parameters of ``name`` (none for a plug-in)."""
+    from simsched.schedulers import registry
+
+    spec = registry.spec(name)
+    return spec.quality_params(quick) if spec is not None else {}
 
 
 def _makespan(name: str, params: dict, problem: Problem) -> tuple[float, float]:
@@ -163,7 +165,7 @@ def run_quality(quick: bool = False, schedulers: list[str] | None = None,
     if families is not None:
         instances = [inst for inst in instances if inst.family in families]
     names = schedulers or static_schedulers()
-    params = QUICK_PARAMS if quick else PARAMS
+    params = {name: _quality_params(name, quick) for name in names}
     limit = time_limit_s or (5.0 if quick else 20.0)
     small = [i for i, inst in enumerate(instances) if inst.family in REFERENCE_FAMILIES]
     total = len(instances) * len(names) + len(small)
@@ -230,24 +232,18 @@ def quality_rows(result: dict) -> list[dict]:
     return sorted(rows, key=lambda r: (np.isnan(r["gap to best %"]), r["gap to best %"]))
 
 
-def bench_quality(quick: bool = False) -> list[dict]:
-    """Run the quality benchmark with a progress bar and return the table rows (printed by
-    ``simsched bench``); a caption line tells the set's size and the optima proven."""
-    from simsched.cli.common import console
-    from simsched.cli.main import _Progress
-
-    bar = _Progress()
-    try:
-        result = run_quality(quick, progress=bar)
-    finally:
-        bar.close()
+def bench_quality(quick: bool = False, *, progress: Callable[[int, int, str], None] | None = None,
+                  say: Callable[[str], None] = print) -> list[dict]:
+    """Run the quality benchmark and return the table rows (printed by ``simsched bench``);
+    ``progress`` gets the run's progress, ``say`` a caption line with the set's size and the optima
+    proven."""
+    result = run_quality(quick, progress=progress)
     inst = result["instances"]
     counts = {f: sum(i.family == f for i in inst) for f in ("random", "app", "small", "hard")}
     proven = sum(p for _, p in result["optimum"].values())
-    console().print(f"{len(inst)} instances ({counts['random']} random, {counts['app']} application graphs, "
-                    f"{counts['small']} small, {counts['hard']} hard); CP-SAT proved {proven}/"
-                    f"{counts['small'] + counts['hard']} optima; "
-                    f"gap = makespan / best known - 1, averaged over instances")
+    say(f"{len(inst)} instances ({counts['random']} random, {counts['app']} application graphs, "
+        f"{counts['small']} small, {counts['hard']} hard); CP-SAT proved {proven}/"
+        f"{counts['small'] + counts['hard']} optima; gap = makespan / best known - 1, averaged over instances")
     return quality_rows(result)
 
 
@@ -256,15 +252,18 @@ def main(argv: list[str] | None = None) -> None:
     search scheduler against the CP-SAT reference, one table (the numbers of docs/experiments.md)."""
     import sys
 
-    from simsched.bench.dispatch import print_table
-
     args = sys.argv[1:] if argv is None else argv
     quick = "--quick" in args
     result = run_quality(quick, schedulers=["heft", "etf", "search"], families=("hard",))
     proven = sum(p for _, p in result["optimum"].values())
     print(f"{len(result['instances'])} hard instances; CP-SAT (time limit {5 if quick else 20} s) proved "
           f"{proven}; reference = its makespan (proven or best found)")
-    print_table(quality_rows(result), "hard instances: gap to the reference")
+    rows = quality_rows(result)
+    keys = ["scheduler", "gap to optimum %", "worst gap %", "best on", "makespan / LB", "time ms"]
+    print("hard instances: gap to the reference")
+    print(" | ".join(keys))
+    for row in rows:
+        print(" | ".join(f"{row[k]:.3f}" if isinstance(row[k], float) else str(row[k]) for k in keys))
 
 
 if __name__ == "__main__":  # pragma: no cover
