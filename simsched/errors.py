@@ -64,6 +64,11 @@ class PlanError(SimschedError):
     """A static plan cannot be executed, e.g. a processor order that contradicts precedence."""
 
 
+class SchedulerDeclined(SimschedError):
+    """A scheduler declines a problem it was not built for (e.g. the exact scheduler past its task
+    cap).  A run reports that scheduler as declined and keeps every other scheduler's results."""
+
+
 class DataRepairWarning(UserWarning):
     """An imported file held values simsched repaired rather than refused (negative file sizes or runtimes in
     real Pegasus traces).  The message is one line naming the file, what was repaired and how; the command

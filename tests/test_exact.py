@@ -123,3 +123,56 @@ def test_missing_ortools_names_the_extra(monkeypatch):
     problem = Problem(kasahara_dag(5, np.random.default_rng(0)), uniform_platform(2))
     with pytest.raises(SimschedError, match=r"pip install -e '.*\[exact\]'"):
         optimal_schedule(problem)
+
+
+def _invoke(*args):
+    from typer.testing import CliRunner
+
+    from simsched.cli.main import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_a_declined_scheduler_keeps_the_other_results(tmp_path):
+    import json
+
+    out = tmp_path / "r.json"
+    result = _invoke("run", "scenarios/series_parallel.yaml", "-s", "heft", "-s", "optimal", "-r", "2",
+                     "--json", out)
+    assert result.exit_code == 0, result.output
+    assert "declined" in result.output and "max_tasks" in result.output
+    doc = json.loads(out.read_text())
+    assert doc["schedulers"] == ["heft"]
+    assert [r["scheduler"] for r in doc["results"]] == ["heft", "heft"]
+    assert doc["declined"][0]["scheduler"] == "optimal" and "150" in doc["declined"][0]["reason"]
+
+
+def test_every_scheduler_declined_is_one_line_exit_2(tmp_path):
+    out = tmp_path / "r.json"
+    result = _invoke("run", "scenarios/series_parallel.yaml", "-s", "optimal", "--json", out)
+    assert result.exit_code == 2
+    assert "declined" in result.output and "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_rows_say_whether_the_optimum_is_proven(tmp_path):
+    import json
+
+    out = tmp_path / "r.json"
+    assert _invoke("run", "scenarios/topcuoglu2002.yaml", "-s", "heft", "-s", "optimal", "-r", "1",
+                   "--json", out).exit_code == 0
+    rows = {r["scheduler"]: r for r in json.loads(out.read_text())["results"]}
+    assert "proven_optimal" not in rows["heft"]
+    assert rows["optimal"]["proven_optimal"] is True
+    assert rows["optimal"]["makespan_bound"] == rows["optimal"]["makespan"] <= rows["heft"]["makespan"]
+
+
+def test_time_limit_includes_building_the_model():
+    import time
+
+    problem = Problem(kasahara_dag(64, np.random.default_rng(5)), uniform_platform(8))
+    t0 = time.perf_counter()
+    plan = optimal_schedule(problem, time_limit_s=1.0, workers=1)
+    elapsed = time.perf_counter() - t0
+    assert elapsed <= 1.0 * 1.15 + 0.1, elapsed
+    assert plan.info["bound"] <= evaluate_plan(problem, plan).metrics(problem).makespan + 1e-9

@@ -143,7 +143,8 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
     and generation), ``sweep`` (a study's runs per second), ``deepsched`` (batched DeepSched inference
     against HEFT), ``quality`` (every static scheduler's gap to the best known makespan on a
     benchmark set; ``say`` gets its caption line, ``progress(done, total, label)`` its progress),
-    or ``all``.  The command line passes :func:`simsched.report.bench.show_rows` with a console."""
+    ``scale`` (the pipeline at 10k / 100k / 1M tasks, stage by stage, beside raw SimPy and heapq), or
+    ``all``.  The command line passes :func:`simsched.report.bench.show_rows` with a console."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
     try:
         from simsched.bench.schedulers import bench_schedulers
@@ -173,6 +174,12 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
         from simsched.bench.quality import bench_quality
 
         groups["quality"] = lambda: bench_quality(quick, progress=progress, say=say)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.scale import bench_scale
+
+        groups["scale"] = lambda: bench_scale(quick)
     except ImportError:
         pass
     from simsched.errors import SimschedError

@@ -6,7 +6,11 @@ The set is generated from fixed seeds (nothing to download), three families:
   heterogeneous cost matrices;
 * ``app``: application graphs — Gaussian elimination and FFT (Topcuoglu et al. 2002) on
   heterogeneous processors, tiled Cholesky and LU with the READYS kernel durations on 4 CPUs + 2 GPUs;
-* ``small``: random DAGs small enough for the CP-SAT ``optimal`` scheduler to prove the optimum.
+* ``small``: random DAGs small enough for the CP-SAT ``optimal`` scheduler to prove the optimum;
+* ``hard``: Kasahara-style graphs (the STG set's "sameprob" random graphs, 50 tasks, integer costs,
+  no communication) on 3-8 identical processors, kept only where HEFT misses the trivial bound
+  ``ceil(max(critical path, work / p))`` — where list schedulers and the bound disagree; the CP-SAT
+  scheduler gives the reference (proven or best found within its time limit).
 
 For each instance the *best known* makespan is the smallest any scheduler found (the proven optimum
 on ``small``); a scheduler's gap is ``makespan / best known - 1``.  Makespans are measured by the
@@ -24,6 +28,8 @@ import numpy as np
 
 from simsched.simulator.problem import Problem
 
+REFERENCE_FAMILIES = ("small", "hard")
+"""Families whose reference is the CP-SAT scheduler's (proven or best found) makespan."""
 
 @dataclass(frozen=True)
 class Instance:
@@ -80,6 +86,30 @@ def benchmark_set(quick: bool = False) -> list[Instance]:
         ccr = (0.5, 2.0)[seed % 2]
         g = random_dag(small_n, processors=3, ccr=ccr, rng=np.random.default_rng(100 + seed))
         out.append(Instance("small", f"small n={small_n} ccr={ccr:g} #{seed}", Problem(g, _hetero_platform(3))))
+    out += hard_instances(2 if quick else 8, tasks=30 if quick else 50)
+    return out
+
+
+def hard_instances(count: int, tasks: int = 50, first_seed: int = 0) -> list[Instance]:
+    """The first ``count`` Kasahara-style graphs (seeds from ``first_seed``; mean out-degree 1-5,
+    3-8 identical processors) on which HEFT's makespan exceeds the integer trivial bound.  O(count x
+    tries x HEFT); deterministic."""
+    import math
+
+    from simsched.bench.schedulers import kasahara_dag, uniform_platform
+    from simsched.schedulers.heft import heft_schedule
+    from simsched.simulator.bounds import lower_bound
+
+    out: list[Instance] = []
+    seed = first_seed
+    while len(out) < count and seed < first_seed + 10_000:
+        rng = np.random.default_rng(seed)
+        degree = float(rng.choice([1.0, 2.0, 3.0, 5.0]))
+        m = int(rng.choice([3, 4, 6, 8]))
+        problem = Problem(kasahara_dag(tasks, rng, out_degree=degree), uniform_platform(m))
+        if float(heft_schedule(problem).finish.max()) > math.ceil(lower_bound(problem) - 1e-9):
+            out.append(Instance("hard", f"hard stg n={tasks} deg={degree:g} p={m} #{seed}", problem))
+        seed += 1
     return out
 
 
@@ -123,17 +153,21 @@ def _makespan(name: str, params: dict, problem: Problem) -> tuple[float, float]:
 
 
 def run_quality(quick: bool = False, schedulers: list[str] | None = None,
-                progress: Callable[[int, int, str], None] | None = None, time_limit_s: float | None = None) -> dict:
-    """Run every scheduler on every instance; returns ``{"instances", "makespan", "seconds",
-    "optimum", "failed"}`` (makespans per scheduler as lists in instance order, ``nan`` on failure)."""
+                progress: Callable[[int, int, str], None] | None = None, time_limit_s: float | None = None,
+                families: tuple[str, ...] | None = None) -> dict:
+    """Run every scheduler on every instance (of ``families``, default all); returns ``{"instances",
+    "makespan", "seconds", "optimum", "failed"}`` (makespans per scheduler as lists in instance order,
+    ``nan`` on failure)."""
     from simsched.schedulers.exact import optimal_schedule
     from simsched.simulator.evaluate import evaluate_plan
 
     instances = benchmark_set(quick)
+    if families is not None:
+        instances = [inst for inst in instances if inst.family in families]
     names = schedulers or static_schedulers()
     params = {name: _quality_params(name, quick) for name in names}
     limit = time_limit_s or (5.0 if quick else 20.0)
-    small = [i for i, inst in enumerate(instances) if inst.family == "small"]
+    small = [i for i, inst in enumerate(instances) if inst.family in REFERENCE_FAMILIES]
     total = len(instances) * len(names) + len(small)
     done = 0
     makespan = {name: [np.nan] * len(instances) for name in names}
@@ -143,7 +177,7 @@ def run_quality(quick: bool = False, schedulers: list[str] | None = None,
     for i in small:
         if progress:
             progress(done, total, f"CP-SAT optimum: {instances[i].label}")
-        plan = optimal_schedule(instances[i].problem, time_limit_s=limit, workers=2)
+        plan = optimal_schedule(instances[i].problem, time_limit_s=limit, workers=2, warm_start_s=1.0)
         optimum[i] = (evaluate_plan(instances[i].problem, plan).makespan, bool(plan.info.get("optimal")))
         done += 1
     for name in names:
@@ -186,11 +220,11 @@ def quality_rows(result: dict) -> list[dict]:
                "makespan / LB": float(np.mean(values[ok] / lb[ok])) if ok.any() else np.nan,
                "time ms": float(1000 * np.nanmean(result["seconds"][name])) if ok.any() else np.nan,
                "note": result["failed"].get(name, "")}
-        for family in ("random", "app"):
+        for family in ("random", "app", "hard"):
             idx = [i for i, inst in enumerate(instances) if inst.family == family and ok[i]]
             row[f"{family} gap %"] = float(np.mean(gap[idx])) if idx else np.nan
         rows.append(row)
-    order = ["scheduler", "gap to best %", "random gap %", "app gap %", "gap to optimum %", "worst gap %",
+    order = ["scheduler", "gap to best %", "random gap %", "app gap %", "hard gap %", "gap to optimum %", "worst gap %",
              "best on", "makespan / LB", "time ms", "note"]
     if not result["failed"]:
         order.remove("note")
@@ -205,9 +239,32 @@ def bench_quality(quick: bool = False, *, progress: Callable[[int, int, str], No
     proven."""
     result = run_quality(quick, progress=progress)
     inst = result["instances"]
-    counts = {f: sum(i.family == f for i in inst) for f in ("random", "app", "small")}
+    counts = {f: sum(i.family == f for i in inst) for f in ("random", "app", "small", "hard")}
     proven = sum(p for _, p in result["optimum"].values())
     say(f"{len(inst)} instances ({counts['random']} random, {counts['app']} application graphs, "
-        f"{counts['small']} small); CP-SAT proved {proven}/{counts['small']} optima; "
-        f"gap = makespan / best known - 1, averaged over instances")
+        f"{counts['small']} small, {counts['hard']} hard); CP-SAT proved {proven}/"
+        f"{counts['small'] + counts['hard']} optima; gap = makespan / best known - 1, averaged over instances")
     return quality_rows(result)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m simsched.bench.quality hard [--quick]``: the hard family only, HEFT, ETF and the
+    search scheduler against the CP-SAT reference, one table (the numbers of docs/experiments.md)."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    quick = "--quick" in args
+    result = run_quality(quick, schedulers=["heft", "etf", "search"], families=("hard",))
+    proven = sum(p for _, p in result["optimum"].values())
+    print(f"{len(result['instances'])} hard instances; CP-SAT (time limit {5 if quick else 20} s) proved "
+          f"{proven}; reference = its makespan (proven or best found)")
+    rows = quality_rows(result)
+    keys = ["scheduler", "gap to optimum %", "worst gap %", "best on", "makespan / LB", "time ms"]
+    print("hard instances: gap to the reference")
+    print(" | ".join(keys))
+    for row in rows:
+        print(" | ".join(f"{row[k]:.3f}" if isinstance(row[k], float) else str(row[k]) for k in keys))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -142,7 +142,7 @@ def print_report(report: RunReport, console: Console) -> None:
     for name in ("makespan", "avg turnaround", "avg waiting", "utilisation", "vs bound", "scheduler time"):
         table.add_column(name, justify="right")
     summary = summarize(report)
-    best = min(s["makespan"][0] for s in summary)
+    best = min((s["makespan"][0] for s in summary), default=float("nan"))
     bound = report.lower_bound
     columns = zip(_column(summary, "makespan", reps), _column(summary, "avg_turnaround", reps),
                   _column(summary, "avg_waiting", reps), _column(summary, "utilization", reps, 100.0, "%", 3),
@@ -156,7 +156,11 @@ def print_report(report: RunReport, console: Console) -> None:
             "-" if gap != gap else f"+{100 * gap:.1f}%",
             wall,
         )
+    for label in report.declined:
+        table.add_row(escape(label), "declined", "-", "-", "-", "-", "-")
     console.print(table)
+    for label, reason in report.declined.items():
+        console.print(escape(f"{label} declined: {reason}"))
 
 
 class Progress:

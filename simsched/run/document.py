@@ -94,7 +94,8 @@ def network_section(problem: Any) -> dict[str, Any]:
     order of ``problem.processors``).  O(e + m²)."""
     g = problem.graph
     names = g.names
-    return {"edges": [[names[int(u)], names[int(v)], float(d)] for u, v, d in zip(g.edge_src, g.edge_dst, g.edge_data)],
+    return {"edges": [[names[u], names[v], d] for u, v, d in zip(g.edge_src.tolist(), g.edge_dst.tolist(),
+                                                                  g.edge_data.tolist())],
             "latency": problem.latency.tolist(), "inv_bandwidth": problem.inv_bandwidth.tolist()}
 
 

@@ -17,6 +17,7 @@ simulator.  Guarantees:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from simsched import limits
-from simsched.errors import SimschedError
+from simsched.errors import SchedulerDeclined, SimschedError
 from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.problem import Problem
@@ -54,6 +55,9 @@ class RunReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
     schedules: dict[str, Schedule] = field(default_factory=dict)
     """First repetition's schedule of each scheduler (for Gantt charts)."""
+    declined: dict[str, str] = field(default_factory=dict)
+    """Schedulers that declined the problem (label -> their reason); they have no rows and are not in
+    ``schedulers``, and the other schedulers' results stand."""
     warnings: list[str] = field(default_factory=list)
     """One line per static planner whose own predicted times the simulator does not reproduce, and per
     learned scheduler run outside its checkpoint's training range."""
@@ -118,12 +122,14 @@ def prediction_mismatch(problem: Problem, plan: Plan) -> str | None:
 
 def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None,
              scheduler_rng: np.random.Generator, warn: Callable[[str], None] | None = None,
-             scheduler: Any = None) -> tuple[Schedule, float]:
+             scheduler: Any = None, info: dict[str, Any] | None = None) -> tuple[Schedule, float]:
     """Run one scheduler once in the simulator; returns the schedule and the scheduler's own wall
     time (planning time of a static planner, time inside ``decide`` of an online policy).
     ``scheduler``: the instance to run (default: a fresh one from ``spec``).  With ``warn``, a static
     planner whose predicted times the simulator does not reproduce is reported (one line naming the
-    first such task)."""
+    first such task).  With ``info``, a static plan's ``info`` is copied into it (the exact
+    scheduler's proof status and bound).  A scheduler that declines the problem raises
+    :class:`~simsched.errors.SchedulerDeclined`."""
     from simsched.schedulers import registry
     from simsched.simulator.engine import execute_plan, run_online
 
@@ -133,6 +139,8 @@ def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None
         t0 = time.perf_counter()
         plan = scheduler.plan(problem, scheduler_rng)
         elapsed = time.perf_counter() - t0
+        if info is not None:
+            info.update(plan.info)
         mismatch = prediction_mismatch(problem, plan) if warn is not None else None
         if mismatch is not None:
             warn(f"{spec.label}: its plan's predicted times differ from the simulated ones ({mismatch}); "
@@ -158,6 +166,73 @@ def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerChoice, w
     return scheduler.checkpoint_id
 
 
+class ScheduleRecords(Sequence[dict[str, Any]]):
+    """The per-task records of a schedule (``{"task", "processor", "start", "finish"}``, then one per
+    copy with ``"copy": true``), made on demand from the schedule's arrays instead of held as dicts:
+    a row of a 1M-task run costs its arrays, not a million dicts.  Reads like a list of dicts (and
+    equals one); :meth:`json_chunks` writes them as JSON text in O(n) without building them."""
+
+    __slots__ = ("_names", "_procs", "_schedule")
+
+    def __init__(self, problem: Problem, schedule: Schedule) -> None:
+        self._names, self._procs, self._schedule = problem.graph.names, problem.platform.names, schedule
+
+    def __len__(self) -> int:
+        c = self._schedule.copies
+        return self._schedule.processor.size + (len(c) if c is not None else 0)
+
+    def _record(self, i: int) -> dict[str, Any]:
+        s, n = self._schedule, self._schedule.processor.size
+        if i < n:
+            return {"task": self._names[i], "processor": self._procs[int(s.processor[i])],
+                    "start": float(s.start[i]), "finish": float(s.finish[i])}
+        c, k = s.copies, i - n
+        return {"task": self._names[int(c.task[k])], "processor": self._procs[int(c.processor[k])],
+                "start": float(c.start[k]), "finish": float(c.finish[k]), "copy": True}
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self._record(i) for i in range(*index.indices(len(self)))]
+        i = index + len(self) if index < 0 else index
+        if not 0 <= i < len(self):
+            raise IndexError("schedule record index out of range")
+        return self._record(i)
+
+    def __iter__(self):
+        return (self._record(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def json_chunks(self, chunk: int = 65_536):
+        """The records as a JSON array, in pieces of at most ``chunk`` records (non-finite times as
+        ``null``, floats as Python's shortest repr, like :func:`json.dumps`).  O(n)."""
+        import json
+
+        def num(values: np.ndarray) -> list[str]:
+            return [repr(v) if math.isfinite(v) else "null" for v in values.tolist()]
+
+        s = self._schedule
+        procs = [json.dumps(p) for p in self._procs]
+        parts = [(np.arange(s.processor.size), s.processor, s.start, s.finish, "")]
+        if s.copies is not None:
+            c = s.copies
+            parts.append((c.task, c.processor, c.start, c.finish, ', "copy": true'))
+        first = True
+        yield "["
+        for task, proc, start, finish, extra in parts:
+            for lo in range(0, len(task), chunk):
+                hi = lo + chunk
+                names = [json.dumps(self._names[t]) for t in task[lo:hi].tolist()]
+                lines = [f'{"" if first and j == 0 else ","}\n  {{"task": {a}, "processor": {procs[b]}, '
+                         f'"start": {c}, "finish": {d}{extra}}}'
+                         for j, (a, b, c, d) in enumerate(zip(names, proc[lo:hi].tolist(), num(start[lo:hi]),
+                                                              num(finish[lo:hi])))]
+                first = first and not lines
+                yield "".join(lines)
+        yield "]"
+
+
 def _construct(scenario: Scenario, spec: SchedulerChoice) -> Any:
     """A fresh instance of ``spec``; a constructor's refusal is located at the scheduler's entry."""
     try:
@@ -169,15 +244,20 @@ def _construct(scenario: Scenario, spec: SchedulerChoice) -> Any:
 
 
 def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, scheduler_time_s: float,
-               bound: float) -> dict[str, Any]:
-    """One row of the results document for ``schedule``."""
+               bound: float, info: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One row of the results document for ``schedule``.  A plan ``info`` with a proof status (the
+    exact scheduler's ``optimal``) adds ``proven_optimal`` and ``makespan_bound`` (the solver's
+    bound on the planned makespan, never below ``bound``)."""
     metrics = schedule.metrics(problem)
     row: dict[str, Any] = {"scheduler": label, "seed": int(seed)}
     row.update({k: v for k, v in metrics.as_dict().items() if k != "utilization_per_processor"})
     row["lower_bound"] = bound
     row["gap_to_lower_bound"] = metrics.makespan / bound - 1.0 if bound > 0 else float("nan")
     row["scheduler_time_s"] = float(scheduler_time_s)
-    row["schedule"] = schedule.to_records(problem)
+    if info and "optimal" in info:
+        row["proven_optimal"] = bool(info["optimal"])
+        row["makespan_bound"] = max(float(info.get("bound", bound)), bound)
+    row["schedule"] = ScheduleRecords(problem, schedule)
     return row
 
 
@@ -210,18 +290,30 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
             scheduler_rng, noise_rng = repetition_streams(seed_r)
             factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
             scheduler = instance if r == 0 else _construct(scenario, spec)  # once per repetition
-            schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
-                                         report.warnings.append if r == 0 else None, scheduler)
+            info: dict[str, Any] = {}
+            try:
+                schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
+                                             report.warnings.append if r == 0 else None, scheduler, info)
+            except SchedulerDeclined as exc:  # same problem every repetition: declined for all of them
+                report.declined[spec.label] = str(exc)
+                report.schedulers.remove(spec.label)
+                report.rows = [row for row in report.rows if row["scheduler"] != spec.label]
+                report.schedules.pop(spec.label, None)
+                done += reps - r
+                break
             errors = validate_schedule(schedule, problem, check_durations=not noisy)
             if errors:
                 raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "
                                    + "; ".join(errors[:5]))
-            report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound))
+            report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
             if checkpoint is not None:
                 report.rows[-1]["checkpoint"] = checkpoint
             if r == 0:
                 report.schedules[spec.label] = schedule
             done += 1
+    if not report.schedulers:
+        raise SchedulerDeclined("every scheduler declined this problem: "
+                                + "; ".join(f"{k}: {v}" for k, v in report.declined.items()))
     if progress is not None:
         progress(total, total, "done")
     return report

@@ -11,7 +11,10 @@ Model (minimise the makespan):
   constraint per pair of processors (O(e m^2));
 * makespan ``C >= e_i``; symmetry breaking between interchangeable processors (same costs, uniform
   network): the first task on a processor has a smaller index than the first on the next one;
-* HEFT's assignment is given as a solution hint, and ``C`` is at least the lower bound of
+* on identical processors (one interchangeable class, every task eligible everywhere) a redundant
+  cumulative constraint over all tasks with capacity m;
+* HEFT's assignment (or a short local search's, ``warm_start_s``) is given as a solution hint, and
+  ``C`` is at least the lower bound of
   :mod:`simsched.simulator.bounds` rounded up to the next integer of the scaled model.
 
 **Integer scaling.**  CP-SAT needs integers, so every time is multiplied by ``scale`` and rounded
@@ -33,7 +36,7 @@ import time
 
 import numpy as np
 
-from simsched.errors import InfeasibleError, SimschedError
+from simsched.errors import InfeasibleError, SchedulerDeclined, SimschedError
 from simsched.extras import install_hint
 from simsched.schedulers.heft import heft_schedule
 from simsched.simulator.bounds import lower_bound
@@ -124,26 +127,28 @@ def _integer_times(problem: Problem, processor: np.ndarray, sequence: np.ndarray
 
 
 def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks: int = 64, workers: int = 2,
-                     scale: float | None = None, seed: int = 0) -> Plan:
+                     scale: float | None = None, seed: int = 0, warm_start_s: float = 0.0) -> Plan:
     """Minimum-makespan plan by CP-SAT (see the module docstring).
 
     Raises :class:`SimschedError` when the problem has more than ``max_tasks`` tasks, or OR-Tools is
     missing.  ``info``: ``optimal`` (proven), ``status``, ``objective`` and ``bound`` (in time units,
     of the scaled model), ``scale``, ``exact``, ``solve_time_s``; if the solver finds no solution in
-    time, HEFT's plan is returned with ``info["fallback"] = "heft"``.  The model has O(n m)
+    time, HEFT's plan is returned with ``info["fallback"] = "heft"``.  ``warm_start_s`` > 0: the hint
+    comes from :func:`~simsched.schedulers.search.search_schedule` run that long (at most a quarter
+    of the time limit) instead of HEFT.  The model has O(n m)
     intervals and O(e m) (uniform network) or O(e m^2) communication constraints.
     """
     g = problem.graph
     n, m = g.n_tasks, problem.n_processors
     if n > max_tasks:
-        raise SimschedError(
+        raise SchedulerDeclined(
             f"the 'optimal' scheduler is limited to {max_tasks} tasks (max_tasks) and this problem has {n}; "
             f"exact search grows exponentially, so use a heuristic (heft, peft, ga) or raise max_tasks")
     stuck = np.flatnonzero(~problem.eligible.any(axis=1))
     if stuck.size:
         raise InfeasibleError(f"no processor may run task {g.names[int(stuck[0])]!r}")
+    clock = time.perf_counter()  # the time limit covers building the model and the hint, not only the search
     cp_model = _cp_model()
-    clock = time.perf_counter()
     W = problem.W
     elig = problem.eligible
     uniform = _uniform_network(problem)
@@ -233,6 +238,11 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
                 for lit in parts:
                     model.AddImplication(lit, nxt)
                 used = nxt
+    if m > 1 and len(classes) == 1 and len(classes[0]) == m and bool(elig.all()):
+        # identical processors: a redundant cumulative (all tasks, capacity m) lets the solver reason
+        # about energy over time windows, which the per-processor no-overlaps cannot see together
+        whole = [model.NewIntervalVar(s[i], int(dur[i, 0]), e[i], f"all{i}") for i in range(n)]
+        model.AddCumulative(whole, [1] * n, m)
     makespan = model.NewIntVar(0, horizon, "makespan")
     for i in g.exit_tasks:
         model.Add(makespan >= e[int(i)])
@@ -241,8 +251,13 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
     model.Minimize(makespan)
 
     heft = heft_schedule(problem)
-    hint_proc = _relabel(heft.processor, classes)
-    hint_start, hint_end = _integer_times(problem, hint_proc, np.argsort(heft.order, kind="stable"), dur, arrival,
+    warm = heft
+    if warm_start_s > 0:  # a short local search usually gives the solver a much better first solution
+        from simsched.schedulers.search import search_schedule
+
+        warm = search_schedule(problem, time_limit_s=min(warm_start_s, 0.25 * time_limit_s), seed=seed)
+    hint_proc = _relabel(warm.processor, classes)
+    hint_start, hint_end = _integer_times(problem, hint_proc, np.argsort(warm.order, kind="stable"), dur, arrival,
                                           lambda k, p, q: int(up(delays[k, p, q])))
     for i in range(n):
         model.AddHint(s[i], int(hint_start[i]))
@@ -254,7 +269,7 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
     model.AddHint(makespan, int(hint_end.max()))
 
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.max_time_in_seconds = max(0.01, float(time_limit_s) - (time.perf_counter() - clock))
     solver.parameters.num_workers = max(1, int(workers))
     solver.parameters.random_seed = int(seed)
     if len(x) > 1000:  # presolve probing of many assignment literals can eat the whole time limit
@@ -287,16 +302,18 @@ class Optimal:
     Parameters:
         time_limit_s: solver wall-time limit; max_tasks: refuse larger problems;
         workers: CP-SAT search workers; scale: fixed integer scaling of times (default: automatic,
-        see the module docstring).  The solver's random seed is drawn from ``rng``; with a proven
+        see the module docstring); warm_start_s: seconds of local search (``search``) for the
+        solver's hint instead of HEFT (0: HEFT).  The solver's random seed is drawn from ``rng``; with a proven
         optimum the makespan is reproducible, a time-limited search may differ between runs.
     """
 
     name = "optimal"
 
     def __init__(self, *, time_limit_s: float = 10.0, max_tasks: int = 64, workers: int = 2,
-                 scale: float | None = None) -> None:
-        if time_limit_s <= 0 or max_tasks < 1 or workers < 1:
-            raise ValueError("time_limit_s must be > 0, max_tasks and workers >= 1")
+                 scale: float | None = None, warm_start_s: float = 0.0) -> None:
+        if time_limit_s <= 0 or max_tasks < 1 or workers < 1 or not warm_start_s >= 0:
+            raise ValueError("time_limit_s must be > 0, max_tasks and workers >= 1, warm_start_s >= 0")
+        self.warm_start_s = warm_start_s
         if scale is not None and not scale > 0:
             raise ValueError("scale must be > 0")
         self.time_limit_s, self.max_tasks, self.workers, self.scale = time_limit_s, max_tasks, workers, scale
@@ -304,4 +321,4 @@ class Optimal:
     def plan(self, problem: Problem, rng: np.random.Generator | None = None) -> Plan:
         seed = int(rng.integers(0, 2**31 - 1)) if rng is not None else 0
         return optimal_schedule(problem, time_limit_s=self.time_limit_s, max_tasks=self.max_tasks,
-                                workers=self.workers, scale=self.scale, seed=seed)
+                                workers=self.workers, scale=self.scale, seed=seed, warm_start_s=self.warm_start_s)

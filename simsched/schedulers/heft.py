@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simsched.schedulers.timeline import Timelines, data_ready
+from simsched.schedulers.timeline import COMPILED_MIN_WORK, Timelines, compiled_available, data_ready, place_eft
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 from simsched.workloads.paths import longest_path_from
@@ -39,17 +39,28 @@ def priority_order(problem: Problem, priority: np.ndarray) -> np.ndarray:
     return np.lexsort((np.arange(g.n_tasks), g.level, -key))
 
 
-def heft_schedule(problem: Problem, order: np.ndarray | None = None, insertion: bool = True) -> Plan:
+def heft_schedule(problem: Problem, order: np.ndarray | None = None, insertion: bool = True,
+                  compiled: bool | None = None) -> Plan:
     """Place tasks in ``order`` (default: decreasing upward rank) each on its earliest-finish
     processor.  Returns a plan with the planned start and finish of every task.
 
-    Cost: O(n log n + (e + n) m) numpy work, plus a gap search on the few processors where
-    insertion could win.  84,654 tasks on 188 processors take a few seconds.
+    ``compiled``: run the placement loop compiled (:func:`~simsched.schedulers.timeline.place_eft`,
+    needs numba, extra ``simsched[fast]``); default: when numba is installed and the problem has at
+    least ``COMPILED_MIN_WORK`` task x processor pairs.  Both loops give identical plans.
+    Cost: O(n log n + (e + n) m); the numpy loop does it in O(n) numpy calls plus a gap search on
+    the few processors where insertion could win, the compiled one with no per-task Python work
+    (10,000 tasks on 188 processors: ~0.02 s against ~0.2 s).
     """
     g = problem.graph
     n, m = g.n_tasks, problem.n_processors
     if order is None:
         order = priority_order(problem, upward_rank(problem))
+    if compiled is None:
+        compiled = n * m >= COMPILED_MIN_WORK and compiled_available()
+    if compiled:
+        placed = place_eft(problem, order, insertion)
+        if placed is not None:
+            return Plan.from_times(*placed)
     W = problem.W
     tl = Timelines(m, insertion=insertion)
     proc = np.full(n, -1, dtype=np.int64)

@@ -27,7 +27,20 @@ Affinity = Mapping[str, Mapping[str, float]]
 
 
 def _rates(graph: TaskGraph, platform: Platform, affinity: Affinity | None) -> np.ndarray:
-    """(n, m) ``speed_p * affinity[kind, type_p]`` of every task on every processor.  O(n m)."""
+    """(n, m) ``speed_p * affinity[kind, type_p]`` of every task on every processor.  O(n m).
+    (Expanded by kind, then by processor type, as always: the array's memory layout, and with it the
+    last bits of sums over it such as the speedup metric's, stays what it was.)"""
+    factor = _kind_factors(graph, platform, affinity)
+    return platform.speed[None, :] * factor[graph.kind][:, platform.type_index]
+
+
+def _kind_rates(graph: TaskGraph, platform: Platform, affinity: Affinity | None) -> np.ndarray:
+    """(kinds, m) ``speed_p * affinity[kind, type_p]`` per task kind.  O(kinds x m)."""
+    return platform.speed[None, :] * _kind_factors(graph, platform, affinity)[:, platform.type_index]
+
+
+def _kind_factors(graph: TaskGraph, platform: Platform, affinity: Affinity | None) -> np.ndarray:
+    """(kinds, types) affinity factors, checked.  O(kinds x types)."""
     types = platform.type_names
     factor = np.ones((len(graph.kind_names), len(types)))
     for k, kind in enumerate(graph.kind_names):
@@ -36,7 +49,7 @@ def _rates(graph: TaskGraph, platform: Platform, affinity: Affinity | None) -> n
             if f < 0 or not np.isfinite(f):
                 raise SimschedError(f"affinity of kind {kind!r} on {ptype!r} must be >= 0, got {f}")
             factor[k, t] = f
-    return platform.speed[None, :] * factor[graph.kind][:, platform.type_index]
+    return factor
 
 
 def _divide(amount: np.ndarray, rate: np.ndarray) -> np.ndarray:
@@ -74,10 +87,10 @@ def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinit
         return graph
     if graph.cost.shape[1] != platform.n_processors:
         execution_times(graph, platform, affinity)  # raises the one-cost-per-processor error
-    rates = _rates(graph, platform, affinity)
-    if (rates == 1.0).all():
+    table = _kind_rates(graph, platform, affinity)
+    if (table[np.unique(graph.kind)] == 1.0).all():  # no (n, m) temporary when nothing changes
         return graph
-    return graph.with_(cost=_divide(graph.cost, rates))
+    return graph.with_(cost=_divide(graph.cost, _rates(graph, platform, affinity)))
 
 
 class Problem:
@@ -157,8 +170,20 @@ class Problem:
     def mean_cost(self) -> np.ndarray:
         """(n,) mean execution time over the processors that may run each task (HEFT's w-bar)."""
         if self._mean_cost is None:
-            w = np.where(self.eligible, self.W, 0.0)
-            self._mean_cost = w.sum(axis=1) / self.eligible.sum(axis=1)
+            # by blocks of rows: no (n, m) temporary (the matrix can be hundreds of MB); each row's
+            # sum is the same pairwise sum as over the whole matrix
+            # sum is the same pairwise sum as over the whole matrix (C order only: the layout of the
+            # temporary decides the order of the additions)
+            n, m = self.W.shape
+            if self.W.flags.c_contiguous and self.eligible.flags.c_contiguous:
+                step = max(1, (1 << 20) // max(m, 1))
+                total = np.empty(n)
+                for lo in range(0, n, step):
+                    rows = slice(lo, lo + step)
+                    total[rows] = np.where(self.eligible[rows], self.W[rows], 0.0).sum(axis=1)
+            else:
+                total = np.where(self.eligible, self.W, 0.0).sum(axis=1)
+            self._mean_cost = total / self.eligible.sum(axis=1)
             self._mean_cost.setflags(write=False)
         return self._mean_cost
 

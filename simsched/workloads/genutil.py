@@ -41,7 +41,10 @@ def topcuoglu_costs(
         if processors < 1:
             raise SimschedError(f"processors must be >= 1, got {processors}")
         low = mean_i * (1 - heterogeneity / 2)
-        cost = low[:, None] + rng.random((v, int(processors))) * (mean_i * heterogeneity)[:, None]
+        cost = rng.random((v, int(processors)))  # in place below: one (v, m) array, no temporaries
+        cost *= (mean_i * heterogeneity)[:, None]
+        cost += low[:, None]
+        cost.setflags(write=False)  # nothing else holds it: TaskGraph may share it instead of copying
     return mean_i, data, cost
 
 

@@ -114,7 +114,9 @@ class TaskGraph:
 
         self.cost = None
         if cost is not None:
-            c = np.array(cost, dtype=np.float64)
+            c = np.asarray(cost, dtype=np.float64)
+            if c is cost and c.flags.writeable:  # a read-only float64 array is shared, anything else copied
+                c = c.copy()
             if c.ndim != 2 or c.shape[0] != n:
                 raise GraphError(f"cost matrix must have one row per task ({n}), got shape {c.shape}")
             bad = np.isnan(c) | (c < 0)
