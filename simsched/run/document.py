@@ -30,7 +30,12 @@ def load_document(path: str | Path) -> dict[str, Any]:
     except RecursionError:
         raise SimschedError("the JSON is nested too deeply", file=p) from None
     except json.JSONDecodeError as exc:
-        raise SimschedError(f"not valid JSON: {exc.msg}", file=p, line=exc.lineno) from None
+        wanted = ("`simsched report` reads the results of `simsched run SCENARIO --json FILE.json` (or a sweep's "
+                  ".csv/.parquet)")
+        if p.suffix.lower() in (".yaml", ".yml"):
+            raise SimschedError(f"this is a YAML file (a scenario?), not results; {wanted}: run the scenario "
+                                f"first, e.g. simsched run {p} --json out/results.json", file=p) from None
+        raise SimschedError(f"not valid JSON: {exc.msg}; {wanted}", file=p, line=exc.lineno) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise SimschedError("not a results document: expected {\"results\": [...]} as written by "
                             "`simsched run --json`", file=p)

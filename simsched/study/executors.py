@@ -29,6 +29,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.extras import install_hint
 from simsched.study.work import run_chunk
 
 Result = tuple[dict[str, Any], list[dict[str, Any]]]
@@ -125,7 +126,7 @@ def require_distributed() -> Any:
         import distributed
     except ImportError:
         raise SimschedError("--dask needs dask.distributed, from the 'study' extra: "
-                            "pip install 'simsched[study]'") from None
+                            f"{install_hint('study')}") from None
     return distributed
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.extras import install_hint
 from simsched.outputs import atomic_write
 from simsched.study.work import FIXED, METRICS
 
@@ -40,7 +41,7 @@ def pyarrow_module() -> Any:
         import pyarrow.parquet  # noqa: F401
     except ImportError:
         raise SimschedError("Parquet results need pyarrow, from the 'study' extra: "
-                            "pip install 'simsched[study]' (or name a .csv results file)") from None
+                            f"{install_hint('study')} (or name a .csv results file)") from None
     return pyarrow
 
 
@@ -128,9 +129,10 @@ def _parse_cell(text: str, column: str) -> Any:
 _REQUIRED_CELLS = ("task_id", "point", "point_id", "scheduler", "seed")
 """Columns whose cells may not be empty in any row (a sweep always fills them)."""
 
-KEY_COLUMNS = (*_REQUIRED_CELLS, "error")
-"""Columns every reader needs (grouping, de-duplication, failures); the metrics a command reads
-are added by the command (``need``)."""
+KEY_COLUMNS = (*_REQUIRED_CELLS, "makespan", "error")
+"""Columns every reader of a results file uses (makespan: the default metric of summarize, plot and
+report); the other metrics a command reads are added by the command (``need``)."""
+
 
 
 def _missing(header: Sequence[str], need: Sequence[str], p: Path, line: int | None) -> None:
@@ -160,7 +162,7 @@ def _read_csv(p: Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
     try:
         header = next(reader, None)
         if header is None:
-            raise SimschedError("the results file is empty: it has no rows; give the results file a sweep wrote",
+            raise SimschedError("the results file has no rows (it is empty); give the results file a sweep wrote",
                                 file=p)
         _missing(header, need, p, 1)
         if len(set(header)) < len(header):
