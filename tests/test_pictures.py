@@ -182,7 +182,9 @@ def test_study_report_from_a_sweep_csv(sweep_csv: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("text, message", [
     ("a,b\n1,2\n", "not a simsched results file"),
     ("", "has no rows"),
-    ("task_id,point,point_id,scheduler,seed,makespan,error\nx,0,p,heft,0,,boom\n", "every run in the results failed"),
+    ("task_id,point,point_id,scheduler,seed,makespan,slr,utilization,error\nx,0,p,heft,0,,,,boom\n",
+     "every run in the results failed"),
+    ("task_id,point,point_id,scheduler,seed,makespan,error\nx,0,p,heft,0,,boom\n", "bad.csv:1: slr: the header has no"),
 ])
 def test_study_report_of_a_bad_csv_is_one_line_and_writes_nothing(tmp_path: Path, text: str, message: str) -> None:
     bad, out = tmp_path / "bad.csv", tmp_path / "study.html"

@@ -30,7 +30,7 @@ def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None
 
     output = output if output is not None else results.with_name(f"{results.stem}_{safe(y)}_vs_{safe(x)}.png")
     check_output(output, option="-o", suffixes=SUFFIXES, inputs=[results])
-    rows = load_rows(results)
+    rows = load_rows(results, need=[y])
     columns = list(dict.fromkeys(k for r in rows for k in r if k not in METRICS))
     if x not in columns or x in ("task_id", "point_id", "error", "run_id"):
         from simsched.study.stats import override_fields

@@ -35,7 +35,7 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) 
         from simsched.outputs import check_output
 
         check_output(json_path, option="--json", suffixes=(".json",), inputs=[results])
-    rows = load_rows(results)
+    rows = load_rows(results, need=metrics)
     if not rows:
         raise SimschedError("the results file has no rows", file=results)
     fields = override_fields(rows)

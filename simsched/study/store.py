@@ -155,7 +155,7 @@ class ResultsStore:
                 shutil.rmtree(self.parts, ignore_errors=True)
 
 
-def load_rows(path: str | Path) -> list[dict[str, Any]]:
+def load_rows(path: str | Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The completed rows of results ``path``: its compacted file and any parts of a sweep that is
     running or was interrupted, de-duplicated by ``task_id``.  :class:`SimschedError` when there is
     neither."""
@@ -167,7 +167,7 @@ def load_rows(path: str | Path) -> list[dict[str, Any]]:
     seen: set[str] = set()
     out = []
     for f in files:
-        for row in read_table(f):
+        for row in read_table(f, need):
             if row["task_id"] not in seen:
                 seen.add(row["task_id"])
                 out.append(row)

@@ -129,16 +129,27 @@ def _parse_cell(text: str, column: str) -> Any:
 _REQUIRED_CELLS = ("task_id", "point", "point_id", "scheduler", "seed")
 """Columns whose cells may not be empty in any row (a sweep always fills them)."""
 
-_REQUIRED_COLUMNS = (*_REQUIRED_CELLS, "makespan", "error")
+KEY_COLUMNS = (*_REQUIRED_CELLS, "makespan", "error")
 """Columns every reader of a results file uses (makespan: the default metric of summarize, plot and
-report); another missing metric column reads as NaN."""
+report); the other metrics a command reads are added by the command (``need``)."""
 
 
-def _read_csv(p: Path) -> list[dict[str, Any]]:
-    """Rows of results CSV ``p``, every field a reader needs checked first: the header holds every
-    column of :data:`~simsched.study.work.FIXED`, each row has exactly the header's number of
-    cells (a truncated file ends mid-row), ids, scheduler, point and seed are filled, and each cell
-    parses as its column's type.  :class:`SimschedError` naming the file, line and column.  O(size)."""
+
+def _missing(header: Sequence[str], need: Sequence[str], p: Path, line: int | None) -> None:
+    missing = [c for c in dict.fromkeys([*KEY_COLUMNS, *need]) if c not in header]
+    if missing:
+        first = "not a simsched results file: " if "task_id" in missing else ""
+        raise SimschedError(f"{first}the header has no {missing[0]!r} column"
+                            + (f" (and {len(missing) - 1} more missing)" if len(missing) > 1 else "")
+                            + "; give the results file a sweep wrote (simsched sweep), or choose another metric",
+                            file=p, line=line, field=missing[0])
+
+
+def _read_csv(p: Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Rows of results CSV ``p``, every field a reader needs checked first: the header holds the
+    :data:`KEY_COLUMNS` and the ``need`` columns, each row has exactly the header's number of cells
+    (a truncated file ends mid-row), ids, scheduler, point and seed are filled, and each cell parses
+    as its column's type.  :class:`SimschedError` naming the file, line and column.  O(size)."""
     from simsched import limits
 
     raw = limits.read_input(p)
@@ -153,12 +164,7 @@ def _read_csv(p: Path) -> list[dict[str, Any]]:
         if header is None:
             raise SimschedError("the results file has no rows (it is empty); give the results file a sweep wrote",
                                 file=p)
-        missing = [c for c in _REQUIRED_COLUMNS if c not in header]
-        if missing:
-            raise SimschedError(f"not a simsched results file: the header has no {missing[0]!r} column"
-                                + (f" (and {len(missing) - 1} more missing)" if len(missing) > 1 else "")
-                                + "; give the results file a sweep wrote (simsched sweep)",
-                                file=p, line=1, field=missing[0])
+        _missing(header, need, p, 1)
         if len(set(header)) < len(header):
             dup = next(c for c in header if header.count(c) > 1)
             raise SimschedError(f"the column {dup!r} appears twice in the header", file=p, line=1, field=dup)
@@ -188,10 +194,10 @@ def _read_csv(p: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def read_table(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of a CSV or Parquet results file (NaN for missing metrics).  :class:`SimschedError`
-    for an unreadable or malformed file, naming the line and column where it can (see
-    :func:`_read_csv`)."""
+def read_table(path: str | Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The rows of a CSV or Parquet results file (NaN for metrics of failed runs).  :class:`SimschedError`
+    for an unreadable or malformed file, or one without the :data:`KEY_COLUMNS` or the ``need``
+    columns, naming the line and column where it can (see :func:`_read_csv`)."""
     p = Path(path)
     fmt = table_format(p)
     if not p.exists():
@@ -202,14 +208,11 @@ def read_table(path: str | Path) -> list[dict[str, Any]]:
             from simsched import limits
 
             limits.check_file_size(p)
-            rows = pa.parquet.read_table(p).to_pylist()
-            if rows:
-                missing = [c for c in FIXED if c not in rows[0]]
-                if missing:
-                    raise SimschedError(f"there is no {missing[0]!r} column; give the results file a sweep wrote",
-                                        file=p, field=missing[0])
+            table = pa.parquet.read_table(p)
+            _missing(table.column_names, need, p, None)
+            rows = table.to_pylist()
         else:
-            rows = _read_csv(p)
+            rows = _read_csv(p, need)
     except SimschedError:
         raise
     except Exception as exc:
