@@ -11,8 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
+from simsched.stats import t_interval
 from simsched.study.work import FIXED
 
 
@@ -22,18 +21,9 @@ def override_fields(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, int]:
-    """``(mean, half-width of the level-confidence interval, n)`` over the finite ``values``.
-    O(n)."""
-    from scipy import stats
-
-    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
-    n = int(x.size)
-    if n == 0:
-        return math.nan, math.nan, 0
-    if n == 1:
-        return float(x[0]), math.nan, 1
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
-    return float(x.mean()), half, n
+    """``(mean, half-width of the level-confidence interval, n)`` over the finite ``values``
+    (:func:`simsched.stats.t_interval`).  O(n)."""
+    return t_interval([v for v in values if v is not None], level)
 
 
 def group_rows(rows: Sequence[dict[str, Any]], by: Sequence[str]) -> dict[tuple, list[dict[str, Any]]]:
