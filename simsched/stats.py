@@ -149,7 +149,8 @@ def clopper_pearson_interval(successes: int, n: int, level: float = LEVEL) -> tu
 
 
 def bootstrap_interval(values: Sequence[float] | np.ndarray,
-                       statistic: Callable[[np.ndarray], np.ndarray] | None = None, level: float = LEVEL, resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+                       statistic: Callable[[np.ndarray], np.ndarray] | None = None, level: float = LEVEL,
+                       resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
     """``(estimate, low, high)``: ``statistic`` of the finite ``values`` and its percentile-bootstrap
     interval from ``resamples`` resamples drawn with ``numpy.random.default_rng(seed)``.  ``statistic``
     maps a ``(resamples, n)`` array to ``resamples`` values along axis 1 (default: the mean).

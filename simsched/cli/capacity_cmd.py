@@ -90,8 +90,8 @@ def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
                          label=f"{e['variant']} (answer {e['capacity']})")
         xs = [lv["capacity"] for lv in levels]
         rates = [lv["rate"] for lv in levels]
-        ax2.errorbar(xs, rates, yerr=[[r - lv["wilson"][0] for r, lv in zip(rates, levels)],
-                                      [lv["wilson"][1] - r for r, lv in zip(rates, levels)]],
+        ax2.errorbar(xs, rates, yerr=[[max(0.0, r - lv["wilson"][0]) for r, lv in zip(rates, levels)],
+                                      [max(0.0, lv["wilson"][1] - r) for r, lv in zip(rates, levels)]],
                      marker="o", capsize=3, color=color, label=e["variant"])
         if e["capacity"] is not None:
             for ax in (ax1, ax2):

@@ -336,10 +336,10 @@ class AutotuneModel:
         self.cfg = validate_section(section, line_of=line_of)
         self.variants = list(self.cfg.capacity.policies or self.cfg.policies)
         self.unit = f"servers ({self.cfg.servers[0].name})"
-        self.display = {m: (3600.0, "h") for m in self.metrics if m.startswith("jct") or m == "makespan"}
         self.quantiles = sorted(set(self.QUANTILES) | {float(q) for q in quantiles})
         self.metrics: list[str] = sorted(["jct_mean", "jct_max", "makespan", "latency_penalty", "device_hours", "jobs",
                                *(self._qname(q) for q in self.quantiles)])
+        self.display = {m: (3600.0, "h") for m in self.metrics if m.startswith("jct") or m == "makespan"}
         self._plans: dict[int, Any] = {}
 
     @staticmethod
@@ -495,11 +495,20 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
     :class:`SimschedError` naming the file, field and line."""
     if not isinstance(doc.data, dict):
         raise SimschedError("the top level must be a mapping", file=doc.file)
+    auto = doc.data.get("autotuning")
+    autotuning_only = isinstance(auto, dict) and not doc.data.get("platform")
+    if autotuning_only:  # the scenario's own errors first, then the question's
+        from simsched.run.autotune import validate_section
+
+        validate_section(auto, line_of=doc.line_of, file=doc.file)
+    else:
+        from simsched.scenario import parse_scenario
+
+        parse_scenario(doc)
     sec = _section(doc)
     text, field_, line = objective, "--objective", None
     if text is None and "objective" in sec:
         text, field_, line = sec["objective"], "capacity.objective", doc.line_of(("capacity", "objective"))
-    auto = doc.data.get("autotuning")
     quantiles: list[float] = []
     if text is None and isinstance(auto, dict) and isinstance(auto.get("objective"), dict):
         o = auto["objective"]
@@ -515,7 +524,7 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
         m = re.fullmatch(r"jct_p(\d+)(?:_(\d+))?", c.metric)
         if m:
             quantiles.append(float(m.group(1) + ("." + m.group(2) if m.group(2) else "")))
-    if isinstance(auto, dict) and not doc.data.get("platform"):
+    if autotuning_only:
         model: Any = AutotuneModel(auto, line_of=doc.line_of, quantiles=quantiles)
         default_high = model.cfg.capacity.max_servers
     else:
