@@ -110,3 +110,83 @@ def test_win_tie_loss_and_significantly_best() -> None:
     assert significantly_best(per_seed, higher_is_better=True) == "cpop"
     assert significantly_best({"only": {0: 1.0}}) is None
     assert significantly_best({"a": {0: 1.0}, "b": {0: 2.0}}) is None  # one seed: no interval
+
+
+# ----------------------------------------------------------------------------- paired comparisons in reports
+def _rows(point: int, values: dict[str, list[float]]) -> list[dict]:
+    return [{"point": point, "point_id": f"p{point}", "workload.ccr": point, "scheduler": name, "seed": s,
+             "makespan": v, "slr": v / 10, "utilization": 0.5, "error": None}
+            for name, vs in values.items() for s, v in enumerate(vs)]
+
+
+# point 0: "a" is lower than "b" on every seed by a steady margin (significant although the unpaired
+# intervals overlap widely); point 1: "a" has the lower mean but loses on two seeds (not significant)
+SIGNIFICANT = {"a": [10.0, 20.0, 30.0, 40.0, 50.0], "b": [10.5, 21.0, 31.0, 40.9, 51.2]}
+OVERLAP = {"a": [10.0, 20.0, 30.0, 40.0, 50.0], "b": [12.0, 19.0, 33.0, 39.0, 51.0]}
+
+
+def test_paired_comparison_significant_and_not() -> None:
+    from simsched.study.stats import mean_ci, paired_comparison
+
+    sig = paired_comparison(_rows(0, SIGNIFICANT), "makespan")
+    assert sig["reference"] == "a" and sig["best"] == "a" and sig["ratios"]["b"]["significant"]
+    ma, ha, _ = mean_ci(SIGNIFICANT["a"])
+    mb, hb, _ = mean_ci(SIGNIFICANT["b"])
+    assert ma + ha > mb - hb  # unpaired intervals overlap: only pairing shows the difference
+    ov = paired_comparison(_rows(1, OVERLAP), "makespan")
+    assert ov["reference"] == "a" and ov["best"] is None
+    assert (ov["matrix"][("a", "b")]["win"], ov["matrix"][("a", "b")]["loss"]) == (3, 2)
+    hi = paired_comparison(_rows(0, SIGNIFICANT), "utilization")  # all equal: ties, nobody best
+    assert hi["best"] is None and hi["matrix"][("a", "b")]["tie"] == 5
+    failed = _rows(0, {"a": [1.0, 2.0], "b": [float("nan"), 3.0]})
+    assert paired_comparison(failed, "makespan")["ratios"]["b"]["n"] == 1
+    assert paired_comparison([], "makespan")["reference"] is None
+
+
+def test_study_report_bolds_only_the_significantly_best() -> None:
+    import re
+
+    from simsched.report.study import study_report_html
+
+    page = study_report_html(_rows(0, SIGNIFICANT) + _rows(1, OVERLAP), "r.csv", metrics=("makespan",))
+    table = re.search(r'<table id="summary">(.*?)</table>', page, re.S).group(1)
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]
+    bold = [("class=\"best\"" in r, re.findall(r'<td class="name">([^<]*)</td>', r)) for r in rows]
+    assert [b for b, _ in bold] == [True, False, False, False]  # point 0's "a" only
+    assert "×1.000 (ref)" in table and "wins/ties/losses" in page
+    assert len(re.findall(r'<table class="wtl">', page)) == 2
+
+
+def test_run_report_has_paired_section_with_seeds() -> None:
+    from simsched.report.html import paired_section
+
+    html = paired_section(_rows(0, SIGNIFICANT))
+    assert 'id="paired"' in html and 'class="best">×1.000 (ref)' in html and "5/0/0*" in html
+    assert paired_section(_rows(0, {"a": [1.0], "b": [2.0]})) == ""  # one seed: nothing to pair
+
+
+def test_run_table_and_summarize_are_paired(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from simsched.cli.main import app
+    from simsched.study.tables import columns_of, write_table
+
+    root = Path(__file__).resolve().parents[1]
+    runner = CliRunner()
+    r = runner.invoke(app, ["run", str(root / "scenarios" / "quickstart.yaml"), "--repetitions", "3",
+                            "-s", "heft", "-s", "random"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "makespan vs best (paired)" in r.output and "×1.000 ref" in r.output
+    rows = _rows(0, SIGNIFICANT) + _rows(1, OVERLAP)
+    for i, row in enumerate(rows):
+        row.update(task_id=f"t{i}", tasks=10)
+    csv = write_table(tmp_path / "r.csv", rows, columns_of(rows))
+    r = runner.invoke(app, ["summarize", str(csv), "-m", "makespan", "--json", str(tmp_path / "s.json")],
+                      env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "paired comparison (same seeds)" in r.output and "0/0/5*" in r.output and "2/0/3" in r.output
+    paired = json.loads((tmp_path / "s.json").read_text())["paired"]
+    assert [p["makespan"]["best"] for p in paired] == ["a", None]

@@ -1,4 +1,6 @@
-"""``simsched summarize RESULTS``: mean ± 95% confidence interval per study point and scheduler.
+"""``simsched summarize RESULTS``: mean ± 95% confidence interval per study point and scheduler, then
+the schedulers compared on the same seeds (paired ratios with 95% intervals, the significantly best
+in bold, wins/ties/losses).
 
 Reads a sweep's results (CSV or Parquet, including the parts of a sweep still running or
 interrupted) and prints a rich table; ``--json PATH`` also writes the figures (atomically).
@@ -55,6 +57,61 @@ def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metr
     _console().print(table)
 
 
+def paired_entries(rows: Sequence[dict[str, Any]], fields: Sequence[str],
+                   metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """Per study point: its override values and, per metric, the paired comparison of its schedulers
+    on their common seeds (:func:`simsched.study.stats.paired_comparison`), matrix keys as ``"a vs b"``."""
+    from simsched.study.stats import group_rows, paired_comparison
+
+    out = []
+    for (point,), members in group_rows(sorted(rows, key=lambda r: r.get("point") or 0), ["point"]).items():
+        entry: dict[str, Any] = {"point": point, **{f: members[0].get(f) for f in fields}}
+        for m in metrics:
+            comp = paired_comparison(members, m)
+            comp["matrix"] = {f"{a} vs {b}": cell for (a, b), cell in comp["matrix"].items()}
+            entry[m] = comp
+        out.append(entry)
+    return out
+
+
+def print_paired(paired: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str]) -> None:
+    """Per point and scheduler: the paired ratio to the point's best mean (same seeds) with its 95%
+    interval per metric, and wins/ties/losses against that reference on the first metric; the
+    significantly best scheduler of a point in bold green."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from simsched.cli.common import console as _console
+    from simsched.study.stats import format_ratio, format_wtl
+
+    table = Table(title="paired comparison (same seeds)",
+                  caption="ratio: geometric mean over seeds of value / the point's best mean (ref) on the same "
+                          "seed, paired 95% interval; bold green: significantly best at the point (its paired "
+                          f"interval against every other excludes no difference); W/T/L on {metrics[0]} against "
+                          "ref, * when significant")
+    for f in fields:
+        table.add_column(escape(f), justify="right")
+    table.add_column("scheduler")
+    for m in metrics:
+        table.add_column(f"{m} ratio", justify="right")
+    table.add_column(f"W/T/L vs ref ({metrics[0]})", justify="right")
+    for p in paired:
+        first = p[metrics[0]]
+        names = list(first["ratios"])
+        for name in names:
+            cells = []
+            for m in metrics:
+                comp = p[m]
+                ref_mark = " ref" if comp["reference"] == name else ""
+                text = escape(format_ratio(comp["ratios"].get(name, {})) + ref_mark)
+                cells.append(f"[bold green]{text}[/bold green]" if comp["best"] == name else text)
+            ref = first["reference"]
+            cell = first["matrix"].get(f"{name} vs {ref}")
+            table.add_row(*(escape(str(p.get(f))) for f in fields), escape(name), *cells,
+                          "-" if cell is None else format_wtl(cell))
+    _console().print(table)
+
+
 def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) -> None:
     from simsched.study.stats import override_fields, summarize_rows
     from simsched.study.store import load_rows
@@ -70,11 +127,13 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) 
     fields = override_fields(rows)
     entries = summarize_rows(rows, metrics)
     print_summary(entries, fields, metrics, f"{results}: {len(rows)} runs")
+    paired = paired_entries(rows, fields, metrics)
+    print_paired(paired, fields, metrics)
     if json_path is not None:
         from simsched.run.results import write_document
 
         write_document({"results": str(results), "level": 0.95, "fields": fields, "metrics": metrics,
-                        "groups": entries}, json_path)
+                        "groups": entries, "paired": paired}, json_path)
         typer.echo(f"summary written to {json_path}")
 
 

@@ -8,7 +8,7 @@ runs are counted, never averaged.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from simsched.stats import t_interval
@@ -97,3 +97,54 @@ def format_mean_ci(mean: float, ci: float, percent: bool = False, decimals: int 
     if round(ci, places) == 0:
         return f"{mean:.{places}f} ± <{10.0 ** -places:.{places}f}{unit}"
     return f"{mean:.{places}f} ± {ci:.{places}f}{unit}"
+
+
+def paired_comparison(rows: Sequence[dict[str, Any]], metric: str, level: float = 0.95) -> dict[str, Any]:
+    """Schedulers of one study point (or one run) compared on the seeds they share.
+
+    ``rows`` carry ``scheduler``, ``seed`` and ``metric`` (failed runs, NaN or with an ``error``, are
+    left out pair by pair).  Returns ``{"reference": the scheduler with the best mean, "best": the
+    significantly best scheduler or None (:func:`simsched.stats.significantly_best`), "ratios":
+    {scheduler: {"ratio", "low", "high", "n", "significant"}} — the geometric mean of the per-seed
+    ratio to the reference with its paired 95% interval — and "matrix": {(a, b): {"win", "tie",
+    "loss", "n", "better", "worse"}}}``.  Larger is better for :data:`HIGHER_IS_BETTER` metrics.
+    O(k² · seeds) for k schedulers."""
+    from simsched.stats import paired_ratio, significantly_best, win_tie_loss
+
+    higher = metric in HIGHER_IS_BETTER
+    per_seed: dict[str, dict[int, float]] = {}
+    for r in rows:
+        value = r.get(metric)
+        if r.get("error") or value is None or not math.isfinite(float(value)):
+            per_seed.setdefault(str(r["scheduler"]), {})
+            continue
+        per_seed.setdefault(str(r["scheduler"]), {})[int(r.get("seed") or 0)] = float(value)
+    means = {k: (sum(v.values()) / len(v)) for k, v in per_seed.items() if v}
+    if not means:
+        return {"metric": metric, "reference": None, "best": None, "ratios": {}, "matrix": {}}
+    reference = (max if higher else min)(means, key=lambda k: means[k])
+    ratios = {}
+    for name, values in per_seed.items():
+        p = paired_ratio(values, per_seed[reference], level)
+        ratios[name] = {"ratio": p.estimate, "low": p.low, "high": p.high, "n": p.n,
+                        "significant": p.significant}
+    return {"metric": metric, "reference": reference, "best": significantly_best(per_seed, higher, level),
+            "ratios": ratios, "matrix": win_tie_loss(per_seed, higher, level)}
+
+
+def format_ratio(entry: Mapping[str, Any]) -> str:
+    """``×1.12 [1.05, 1.20]`` for a paired ratio (``×1`` for the reference itself, ``-`` for none)."""
+    r, lo, hi = entry.get("ratio", math.nan), entry.get("low", math.nan), entry.get("high", math.nan)
+    if not math.isfinite(r):
+        return "-"
+    if not math.isfinite(lo):
+        return f"×{r:.3f}"
+    if lo == hi == r:
+        return f"×{r:.3f}"
+    return f"×{r:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def format_wtl(cell: Mapping[str, Any]) -> str:
+    """``W/T/L`` with ``*`` when the paired interval is significant either way."""
+    mark = "*" if cell.get("better") or cell.get("worse") else ""
+    return f"{cell['win']}/{cell['tie']}/{cell['loss']}{mark}"
