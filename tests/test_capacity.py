@@ -153,3 +153,36 @@ def test_bad_input_is_exit_2_located(tmp_path: Path, extra, args, needle) -> Non
     if extra:
         assert ":" in lines[0].split("bad.yaml", 1)[1][:6]  # file:line
     assert not out.exists()
+
+
+def test_bundled_capacity_scenario_and_grid_study_validate() -> None:
+    from simsched.run.capacity import question_from
+    from simsched.study.spec import load_study
+    from simsched.yamlio import load_yaml
+
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    q = question_from(load_yaml(root / "capacity" / "gpus_for_a_deadline.yaml"))
+    assert q.days >= 20 and q.objective.clauses[0].metric == "makespan" and q.model.resource == "gpu"
+    study = load_study(root / "studies" / "capacity_grid.yaml")
+    assert len(study.points) == 9 and len(study.tasks()) == 360
+
+
+def test_summarize_counts_days_meeting_an_objective(tmp_path: Path) -> None:
+    from simsched.cli.main import app
+    from simsched.study.tables import columns_of, write_table
+
+    rows = [{"task_id": f"t{p}{s}", "point": p, "point_id": f"p{p}", "platform.processors[1].count": p + 1,
+             "scheduler": "heft", "seed": s, "tasks": 5, "makespan": 100.0 + 10 * s / (p + 1), "error": None}
+            for p in range(2) for s in range(10)]
+    rows[-1]["error"], rows[-1]["makespan"] = "boom", float("nan")  # a failed run misses the objective
+    csv = write_table(tmp_path / "r.csv", rows, columns_of(rows))
+    out = tmp_path / "s.json"
+    r = CliRunner().invoke(app, ["summarize", str(csv), "-m", "makespan", "--objective", "makespan <= 150",
+                                 "--json", str(out)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    groups = json.loads(out.read_text())["objective"]["groups"]
+    # point 0: makespan 100 + 10 s <= 150 for s <= 5 (6 of 10); point 1: 100 + 5 s for all but the failed run
+    assert [(g["met_days"], g["days"]) for g in groups] == [(6, 10), (9, 10)]
+    assert groups[0]["wilson"][0] < 0.6 < groups[0]["wilson"][1]
+    bad = CliRunner().invoke(app, ["summarize", str(csv), "--objective", "speed >= 2"])
+    assert bad.exit_code == 2 and "speed" in bad.stderr and "makespan" in bad.stderr and "paired" not in bad.stdout

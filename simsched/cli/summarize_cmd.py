@@ -112,11 +112,59 @@ def print_paired(paired: Sequence[dict[str, Any]], fields: Sequence[str], metric
     _console().print(table)
 
 
-def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) -> None:
+def objective_entries(rows: Sequence[dict[str, Any]], fields: Sequence[str], text: str) -> list[dict[str, Any]]:
+    """Per study point and scheduler: on how many seeds (days) the objective ``text`` holds, the rate
+    and its Wilson 95% interval (a failed run counts as a day that misses it).  With capacity as a
+    study field this is the capacity what-if swept over a grid.  O(rows)."""
+    from simsched.run.capacity import parse_objective
+    from simsched.stats import wilson_interval
+    from simsched.study.stats import group_rows
+
+    objective = parse_objective(text, field="--objective")
+    for c in objective.clauses:
+        check_metric(c.metric, "--objective metric")
+    out = []
+    groups = group_rows(sorted(rows, key=lambda r: r.get("point") or 0), ["point", "scheduler"])
+    for (point, scheduler), members in groups.items():
+        met = 0
+        for r in members:
+            values = {c.metric: r.get(c.metric) for c in objective.clauses}
+            if not r.get("error") and all(v is not None for v in values.values()) and objective.met(values):
+                met += 1
+        lo, hi = wilson_interval(met, len(members))
+        out.append({"point": point, **{f: members[0].get(f) for f in fields}, "scheduler": scheduler,
+                    "days": len(members), "met_days": met, "rate": met / len(members), "wilson": [lo, hi]})
+    return out
+
+
+def print_objective(entries: Sequence[dict[str, Any]], fields: Sequence[str], text: str) -> None:
+    """The days-met table of :func:`objective_entries`."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from simsched.cli.common import console as _console
+
+    table = Table(title=escape(f"objective {text}: seeds (days) that meet it"),
+                  caption="95% interval: Wilson, of the day success rate; a failed run misses the objective")
+    for f in fields:
+        table.add_column(escape(f), justify="right")
+    for col in ("scheduler", "days met", "rate", "95% interval"):
+        table.add_column(col, justify="left" if col == "scheduler" else "right")
+    for e in entries:
+        table.add_row(*(escape(str(e.get(f))) for f in fields), escape(str(e["scheduler"])),
+                      f"{e['met_days']}/{e['days']}", f"{e['rate']:.0%}",
+                      f"{e['wilson'][0]:.0%}–{e['wilson'][1]:.0%}")
+    _console().print(table)
+
+
+def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
+               objective: str | None = None) -> None:
     from simsched.study.stats import override_fields, summarize_rows
     from simsched.study.store import load_rows
 
     metrics = [check_metric(m, "--metric") for m in (metric or DEFAULT_METRICS)]
+    if objective is not None:
+        objective_entries([], [], objective)  # a bad objective fails before anything is printed
     if json_path is not None:
         from simsched.outputs import check_output
 
@@ -129,11 +177,18 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) 
     print_summary(entries, fields, metrics, f"{results}: {len(rows)} runs")
     paired = paired_entries(rows, fields, metrics)
     print_paired(paired, fields, metrics)
+    met = None
+    if objective is not None:
+        met = objective_entries(rows, fields, objective)
+        print_objective(met, fields, objective)
     if json_path is not None:
         from simsched.run.results import write_document
 
-        write_document({"results": str(results), "level": 0.95, "fields": fields, "metrics": metrics,
-                        "groups": entries, "paired": paired}, json_path)
+        doc = {"results": str(results), "level": 0.95, "fields": fields, "metrics": metrics,
+               "groups": entries, "paired": paired}
+        if met is not None:
+            doc["objective"] = {"text": objective, "groups": met}
+        write_document(doc, json_path)
         typer.echo(f"summary written to {json_path}")
 
 
@@ -142,8 +197,11 @@ def summarize(
     metric: list[str] | None = typer.Option(None, "--metric", "-m",
                                             help="Metric to show (repeatable; default: makespan, slr, utilization)."),
     json_path: Path | None = typer.Option(None, "--json", help="Also write the summary as JSON here."),
+    objective: str | None = typer.Option(None, "--objective", "-o",
+                                         help="Also count the seeds meeting a service objective per point, "
+                                              "e.g. 'makespan <= 120' (Wilson 95% interval)."),
 ) -> None:
-    """Print mean ± 95% confidence interval per study point and scheduler."""
+    """Print mean ± 95% confidence interval per study point and scheduler, and the paired comparison."""
     from simsched.cli.common import user_errors
 
-    user_errors(_summarize)(results, metric, json_path)
+    user_errors(_summarize)(results, metric, json_path, objective)
