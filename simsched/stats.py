@@ -10,7 +10,8 @@
 * :func:`bootstrap_interval` — percentile bootstrap of any statistic (Efron & Tibshirani 1993, ch. 13),
   seeded so it is reproducible.
 * :func:`win_tie_loss` — per pair of schedulers, on how many common seeds one beats the other and
-  whether the paired interval excludes zero; :func:`significantly_best` — the scheduler whose paired
+  whether the paired interval (of the ratio, or of the difference where a value is not positive)
+  excludes no difference; :func:`significantly_best` — the scheduler whose paired
   interval against every other excludes zero in its favour (``None`` when there is no such one).
 
 All functions ignore non-finite values (a failed run is NaN); an interval that cannot be computed
@@ -174,23 +175,26 @@ def win_tie_loss(per_seed: Mapping[str, Mapping[int, float]], higher_is_better: 
                  level: float = LEVEL, rel_tol: float = 1e-9) -> dict[tuple[str, str], dict[str, float | int | bool]]:
     """For every ordered pair ``(a, b)`` of schedulers (``per_seed[name][seed] = value``): on how
     many common seeds ``a`` wins, ties (equal within ``rel_tol``) or loses against ``b``, and whether
-    the paired difference is significant at ``level`` in ``a``'s favour (``"better"``) or against
-    it (``"worse"``).  O(k² · n) for k schedulers and n seeds."""
+    ``a`` is significantly better (``"better"``) or worse (``"worse"``) at ``level``: by the paired
+    ratio's interval (:func:`paired_ratio`, excluding 1) when every common value is positive, so it
+    agrees with the ratio tables, else by the paired difference's (excluding 0).
+    O(k² · n) for k schedulers and n seeds."""
     names = list(per_seed)
     out: dict[tuple[str, str], dict[str, float | int | bool]] = {}
-    sign = -1.0 if higher_is_better else 1.0
     for a in names:
         for b in names:
             if a == b:
                 continue
             x, y = _pairs(per_seed[a], per_seed[b])
-            d = sign * (x - y)  # < 0: a better
             tie = np.abs(x - y) <= rel_tol * np.maximum(np.abs(x), np.abs(y))
-            diff = paired_difference(sign * x, sign * y, level)
-            out[(a, b)] = {"win": int(np.sum((d < 0) & ~tie)), "tie": int(np.sum(tie)),
-                           "loss": int(np.sum((d > 0) & ~tie)), "n": int(x.size),
-                           "better": diff.significant and diff.high < 0,
-                           "worse": diff.significant and diff.low > 0}
+            a_lower, a_higher = (x < y) & ~tie, (x > y) & ~tie
+            win, loss = (a_higher, a_lower) if higher_is_better else (a_lower, a_higher)
+            test = paired_ratio(x, y, level) if x.size and np.all(x > 0) and np.all(y > 0) \
+                else paired_difference(x, y, level)
+            below, above = test.significant and test.high < test.null, test.significant and test.low > test.null
+            out[(a, b)] = {"win": int(win.sum()), "tie": int(tie.sum()), "loss": int(loss.sum()), "n": int(x.size),
+                           "better": above if higher_is_better else below,
+                           "worse": below if higher_is_better else above}
     return out
 
 

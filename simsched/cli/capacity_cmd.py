@@ -51,7 +51,8 @@ def print_capacity_table(result: Mapping[str, Any], console: Any = None) -> None
         m = lv["metrics"][clause["metric"]]
         table.add_row(escape(e["variant"]), "not reachable" if n is None else str(n),
                       f"{lv['met_days']}/{lv['days']}", f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
-                      _fmt(m["mean"] / scale), f"{_fmt(m['t_low'] / scale)}–{_fmt(m['t_high'] / scale)}",
+                      _fmt(m["mean"] / scale),
+                      f"{_fmt(m['t_low'] / scale)}–{_fmt(m['t_high'] / scale)}" if math.isfinite(m["t_low"]) else "-",
                       "-" if below is None else f"{below['met_days']}/{below['days']}", str(e["simulations"]),
                       f"{e['wall_s']:.1f}")
     out = console or common_console()

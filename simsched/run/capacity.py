@@ -428,8 +428,9 @@ def confidence_statement(result: Mapping[str, Any], entry: Mapping[str, Any]) ->
     scale, unit = display_of(result, clause["metric"])
     text = (f"{entry['variant']}: {n} {result['unit']} meets it on {lv['met_days']}/{lv['days']} days "
             f"({lv['rate']:.0%}; 95% Wilson interval {lo:.0%}–{hi:.0%}); {clause['metric']} mean "
-            f"{_num(m['mean'] / scale)}{unit} (95% t interval {_num(m['t_low'] / scale)}–"
-            f"{_num(m['t_high'] / scale)}{unit})")
+            f"{_num(m['mean'] / scale)}{unit}" + (f" (95% t interval {_num(m['t_low'] / scale)}–"
+                                                 f"{_num(m['t_high'] / scale)}{unit})"
+                                                 if math.isfinite(m["t_low"]) else ""))
     below = level_of(entry, n - 1)
     if below is not None:
         text += f"; with {n - 1}: {below['met_days']}/{below['days']} days"
