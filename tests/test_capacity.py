@@ -63,7 +63,15 @@ def test_search_finds_the_fewest_capacity(work) -> None:
     assert ans.capacity == brute
     assert ans.capacity - 1 in ans.levels or ans.capacity == 1  # the answer is tight
     assert len(ans.levels) <= 2 * int(np.ceil(np.log2(brute + 1))) + 2  # O(log n) capacities
-    assert model.calls == len(ans.levels) * 20
+    assert model.calls == sum(len(lv.met) for lv in ans.levels.values())
+    assert len(ans.levels[ans.capacity].met) == 20  # the answer is simulated on every day
+    full = search_capacity(Monotone({"a": work, "b": work}), "a", obj, seeds, on_days=0.95, high=10_000,
+                           all_days=True)
+    assert full.capacity == ans.capacity and all(len(lv.met) == 20 for lv in full.levels.values())
+    if ans.capacity > 1:  # a failing capacity stopped at its second miss (one of 20 may miss)
+        below = ans.levels[ans.capacity - 1]
+        assert below.stopped_early or len(below.met) == 20
+        assert len(below.met) - below.met_days == 2 or len(below.met) == 20
 
 
 def test_search_unreachable_and_all_days_rule() -> None:

@@ -34,13 +34,14 @@ def print_capacity_table(result: Mapping[str, Any], console: Any = None) -> None
     from rich.markup import escape
     from rich.table import Table
 
-    from simsched.run.capacity import confidence_statement, display_of, level_of
+    from simsched.run.capacity import confidence_statement, days_text, display_of, level_of
 
     clause = result["clauses"][0]
     scale, unit = display_of(result, clause["metric"])
     table = Table(title=escape(f"capacity: {result['objective']} on ≥ {result['on_days']:.0%} of days"),
                   caption=escape(f"{result['days']} simulated days (seeds {result['seeds'][0]}–{result['seeds'][1]}); "
-                                 f"interval of the day success rate: Wilson 95%; of the mean: Student's t 95%"))
+                                 f"interval of the day success rate: Wilson 95%; of the mean: Student's t 95%; "
+                                 f"≤k/N: stopped once it could not pass"))
     for col in ("scheduler", result["unit"], "days met", "95% interval", f"{clause['metric']} mean{unit}",
                 "95% t interval", "one fewer", "sims", "s"):
         table.add_column(escape(col), justify="left" if col == "scheduler" else "right")
@@ -50,10 +51,10 @@ def print_capacity_table(result: Mapping[str, Any], console: Any = None) -> None
         below = level_of(e, n - 1) if n is not None else None
         m = lv["metrics"][clause["metric"]]
         table.add_row(escape(e["variant"]), "not reachable" if n is None else str(n),
-                      f"{lv['met_days']}/{lv['days']}", f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
+                      days_text(lv), f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
                       _fmt(m["mean"] / scale),
                       f"{_fmt(m['t_low'] / scale)}–{_fmt(m['t_high'] / scale)}" if math.isfinite(m["t_low"]) else "-",
-                      "-" if below is None else f"{below['met_days']}/{below['days']}", str(e["simulations"]),
+                      "-" if below is None else days_text(below), str(e["simulations"]),
                       f"{e['wall_s']:.1f}")
     out = console or common_console()
     out.print(table)
@@ -162,6 +163,9 @@ def capacity_command(
     max_capacity: int = typer.Option(None, "--max", help="Largest capacity tried (default 256)."),
     plot: Path = typer.Option(None, "--plot", help="Also write objective and day success rate against capacity (PNG)."),
     json_path: Path = typer.Option(None, "--json", help="Also write the answer as JSON."),
+    all_days: bool = typer.Option(False, "--all-days",
+                                  help="Simulate every day of every capacity tried (else a capacity stops "
+                                       "once it has missed too many days to pass)."),
 ) -> None:
     """Find the fewest processors/servers meeting a service objective over N simulated days, with confidence."""
     import json
@@ -185,7 +189,7 @@ def capacity_command(
             raise SimschedError(f"must be in (0, 1], got {on_days}", field="--on-days")
         doc = load_yaml(scenario)
         question = question_from(doc, objective=objective, resource=resource, days=days, on_days=on_days,
-                                 seed=seed, high=max_capacity, variants=policy or None)
+                                 seed=seed, high=max_capacity, variants=policy or None, all_days=all_days)
         progress = _LiveProgress()
         try:
             result = answer(question, progress)

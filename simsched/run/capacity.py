@@ -145,10 +145,21 @@ class Level:
     capacity: int
     values: dict[str, list[float]]
     met: list[bool]
+    planned: int = 0
+    """Days the level was to simulate; more than ``len(met)`` when it stopped early (see
+    :func:`evaluate`)."""
 
     @property
     def met_days(self) -> int:
         return int(sum(self.met))
+
+    @property
+    def stopped_early(self) -> bool:
+        return self.planned > len(self.met)
+
+    def passes(self, on_days: float) -> bool:
+        """Whether at least ``on_days`` of the planned days meet the objective."""
+        return self.met_days >= on_days * max(self.planned, len(self.met)) - 1e-9
 
     @property
     def rate(self) -> float:
@@ -167,7 +178,8 @@ class Level:
             metrics[name] = {"mean": mean, "t_low": mean - half, "t_high": mean + half, "boot_low": blo,
                              "boot_high": bhi, "p95_over_days": float(np.quantile(finite, 0.95)) if finite.size
                              else math.nan, "days": used, "infinite_days": int(np.isinf(x).sum())}
-        return {"capacity": self.capacity, "days": n, "met_days": k, "rate": self.rate,
+        return {"capacity": self.capacity, "days": n, "planned_days": max(self.planned, n),
+                "stopped_early": self.stopped_early, "met_days": k, "rate": self.rate,
                 "wilson": list(wilson_interval(k, n)), "clopper_pearson": list(clopper_pearson_interval(k, n)),
                 "metrics": metrics}
 
@@ -178,10 +190,14 @@ day was a capacity's last)."""
 
 
 def evaluate(model: CapacityModel, variant: str, capacity: int, objective: Objective, seeds: Sequence[int],
-             progress: Progress | None = None, counter: list[int] | None = None) -> Level:
-    """Simulate ``variant`` at ``capacity`` on every seed; O(days) simulations."""
+             progress: Progress | None = None, counter: list[int] | None = None,
+             on_days: float | None = None) -> Level:
+    """Simulate ``variant`` at ``capacity`` on the seeds in order; O(days) simulations.  With
+    ``on_days``, stop as soon as more days have missed the objective than ``on_days`` allows (the
+    level cannot pass any more): the level then holds the days simulated so far."""
     values: dict[str, list[float]] = {m: [] for m in objective.metrics}
-    met = []
+    met: list[bool] = []
+    allowed = math.inf if on_days is None else len(seeds) - math.ceil(on_days * len(seeds) - 1e-9)
     for i, s in enumerate(seeds):
         day = model(variant, capacity, s)
         for m in values:
@@ -189,10 +205,14 @@ def evaluate(model: CapacityModel, variant: str, capacity: int, objective: Objec
         met.append(objective.met(day))
         if counter is not None:
             counter[0] += 1
+        stop = len(met) - sum(met) > allowed
         if progress is not None:
-            progress(f"{variant}: {capacity} {model.unit}, day {i + 1}/{len(seeds)} "
-                     f"({sum(met)} met)", counter[0] if counter else i + 1, i + 1 == len(seeds))
-    return Level(capacity, values, met)
+            progress(f"{variant}: {capacity} {model.unit}, day {i + 1}/{len(seeds)} ({sum(met)} met"
+                     + (", cannot pass: stopped)" if stop and i + 1 < len(seeds) else ")"),
+                     counter[0] if counter else i + 1, stop or i + 1 == len(seeds))
+        if stop:
+            break
+    return Level(capacity, values, met, len(seeds))
 
 
 @dataclass
@@ -207,9 +227,11 @@ class Answer:
 
 def search_capacity(model: CapacityModel, variant: str, objective: Objective, seeds: Sequence[int], *,
                     on_days: float = DEFAULT_ON_DAYS, low: int = 1, high: int = DEFAULT_MAX,
-                    progress: Progress | None = None, counter: list[int] | None = None) -> Answer:
+                    progress: Progress | None = None, counter: list[int] | None = None,
+                    all_days: bool = False) -> Answer:
     """Fewest capacity in ``[low, high]`` whose day success rate is ``>= on_days`` (doubling, then
-    bisection; see the module doc).  ``capacity`` is ``None`` when even ``high`` fails.
+    bisection; see the module doc).  ``capacity`` is ``None`` when even ``high`` fails.  A capacity
+    stops simulating days once it cannot pass (:func:`evaluate`) unless ``all_days``.
     O(days · log(answer)) simulations."""
     if not seeds:
         raise SimschedError("at least one day is needed", field="--days")
@@ -223,8 +245,9 @@ def search_capacity(model: CapacityModel, variant: str, objective: Objective, se
 
     def ok(n: int) -> bool:
         if n not in answer.levels:
-            answer.levels[n] = evaluate(model, variant, n, objective, seeds, progress, counter)
-        return answer.levels[n].rate >= on_days - 1e-12
+            answer.levels[n] = evaluate(model, variant, n, objective, seeds, progress, counter,
+                                        None if all_days else on_days)
+        return answer.levels[n].passes(on_days)
 
     lo, n = low - 1, low
     if low == 0:
@@ -379,7 +402,7 @@ def _peak_concurrency(jobs: Sequence[Any]) -> int:
 # ------------------------------------------------------------------ the whole question
 def find_capacity(model: CapacityModel, objective: Objective, *, seed: int = 0, days: int = DEFAULT_DAYS,
                   on_days: float = DEFAULT_ON_DAYS, variants: Sequence[str] | None = None, low: int = 1,
-                  high: int = DEFAULT_MAX, progress: Progress | None = None) -> dict[str, Any]:
+                  high: int = DEFAULT_MAX, progress: Progress | None = None, all_days: bool = False) -> dict[str, Any]:
     """For each variant (default: all of the model's), the fewest capacity meeting ``objective`` on at
     least ``on_days`` of the ``days`` seeds ``seed .. seed + days - 1``; JSON-ready with every
     evaluated capacity's confidence summary (:meth:`Level.summary`).  O(variants · days · log answer)."""
@@ -395,9 +418,10 @@ def find_capacity(model: CapacityModel, objective: Objective, *, seed: int = 0, 
     out = []
     for v in names:
         ans = search_capacity(model, v, objective, seeds, on_days=on_days, low=low, high=high,
-                              progress=progress, counter=counter)
+                              progress=progress, counter=counter, all_days=all_days)
         levels = [ans.levels[k].summary(seed) for k in sorted(ans.levels)]
-        out.append({"variant": v, "capacity": ans.capacity, "levels": levels, "simulations": len(levels) * days,
+        out.append({"variant": v, "capacity": ans.capacity, "levels": levels,
+                    "simulations": sum(lv["days"] for lv in levels),
                     "wall_s": ans.wall_s})
     return {"kind": "capacity", "objective": objective.text,
             "clauses": [{"metric": c.metric, "op": c.op, "threshold": c.threshold} for c in objective.clauses],
@@ -419,7 +443,7 @@ def confidence_statement(result: Mapping[str, Any], entry: Mapping[str, Any]) ->
     if n is None:
         top = max(entry["levels"], key=lambda lv: lv["capacity"])
         return (f"{entry['variant']}: not met with up to {result['max']} {result['unit']} "
-                f"(best {top['met_days']}/{top['days']} days at {top['capacity']})")
+                f"(best {days_text(top)} days at {top['capacity']})")
     lv = level_of(entry, n)
     assert lv is not None
     lo, hi = lv["wilson"]
@@ -433,8 +457,15 @@ def confidence_statement(result: Mapping[str, Any], entry: Mapping[str, Any]) ->
                                                  if math.isfinite(m["t_low"]) else ""))
     below = level_of(entry, n - 1)
     if below is not None:
-        text += f"; with {n - 1}: {below['met_days']}/{below['days']} days"
+        text += f"; with {n - 1}: {days_text(below)} days"
     return text
+
+
+def days_text(level: Mapping[str, Any]) -> str:
+    """``"18/20"``, or for a capacity that stopped early ``"≤17/20"`` (at most that many could
+    have met it: it had already missed too many)."""
+    k, n, planned = level["met_days"], level["days"], level.get("planned_days", level["days"])
+    return f"{k}/{n}" if n >= planned else f"≤{planned - (n - k)}/{planned}"
 
 
 def display_of(result: Mapping[str, Any], metric: str) -> tuple[float, str]:
@@ -461,6 +492,7 @@ class CapacityQuestion:
     on_days: float
     high: int
     variants: list[str] | None
+    all_days: bool = False
 
 
 _SECTION_FIELDS = {"objective": str, "resource": str, "days": int, "on_days": float, "max": int, "schedulers": list}
@@ -489,7 +521,7 @@ def _section(doc: Any) -> dict[str, Any]:
 
 def question_from(doc: Any, *, objective: str | None = None, resource: str | None = None, days: int | None = None,
                   on_days: float | None = None, seed: int | None = None, high: int | None = None,
-                  variants: Sequence[str] | None = None) -> CapacityQuestion:
+                  variants: Sequence[str] | None = None, all_days: bool = False) -> CapacityQuestion:
     """The capacity question of a loaded scenario document: the command line's values win over the
     ``capacity:`` section's, which win over the defaults; an autotuning scenario's old
     ``autotuning.objective: {quantile: q, within_h: T}`` reads as ``jct_p{100q} <= T h``.  Errors are
@@ -539,11 +571,11 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
         int(days if days is not None else sec.get("days", DEFAULT_DAYS)),
         float(on_days if on_days is not None else sec.get("on_days", DEFAULT_ON_DAYS)),
         int(high if high is not None else sec.get("max", default_high)),
-        list(variants) if variants else ([str(v) for v in sec_vars] if sec_vars else None))
+        list(variants) if variants else ([str(v) for v in sec_vars] if sec_vars else None), all_days)
 
 
 def answer(question: CapacityQuestion, progress: Progress | None = None) -> dict[str, Any]:
     """:func:`find_capacity` for a :class:`CapacityQuestion`."""
     return find_capacity(question.model, question.objective, seed=question.seed, days=question.days,
                          on_days=question.on_days, variants=question.variants, high=question.high,
-                         progress=progress)
+                         progress=progress, all_days=question.all_days)
