@@ -194,3 +194,17 @@ def test_summarize_counts_days_meeting_an_objective(tmp_path: Path) -> None:
     assert groups[0]["wilson"][0] < 0.6 < groups[0]["wilson"][1]
     bad = CliRunner().invoke(app, ["summarize", str(csv), "--objective", "speed >= 2"])
     assert bad.exit_code == 2 and "speed" in bad.stderr and "makespan" in bad.stderr and "paired" not in bad.stdout
+
+
+def test_autotuning_day_without_arrivals_meets_upper_bounds() -> None:
+    from simsched.run.capacity import AutotuneModel, find_capacity
+
+    section = {"servers": [{"cores": 8, "gpus": 1}],
+               "arrivals": {"rate_per_hour": 0.05, "duration_h": 1,
+                            "jobs": [{"tasks": [{"name": "a"}], "trials_per_task": 32, "batch_size": 16}]},
+               "policies": ["sequential"]}
+    model = AutotuneModel(section)
+    quiet = [s for s in range(40) if model("sequential", 1, s)["jobs"] == 0]
+    assert quiet and model("sequential", 1, quiet[0])["jct_p95"] == 0.0
+    out = find_capacity(model, parse_objective("jct_p95 <= 1h"), days=10)
+    assert out["variants"][0]["capacity"] == 1
