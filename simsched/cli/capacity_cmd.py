@@ -65,7 +65,8 @@ def print_capacity_table(result: Mapping[str, Any], console: Any = None) -> None
 def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
     """Two panels against capacity, one line per scheduler: the first clause's metric (mean over
     days, Student's t 95% interval as error bars, the threshold dashed) and the day success rate
-    (Wilson 95% error bars, the required rate dashed).  Atomic write."""
+    (Wilson 95% error bars, the required rate dashed; hollow markers for capacities that stopped
+    early).  Atomic write."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -78,6 +79,7 @@ def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
     metric = clause["metric"]
     scale, unit = display_of(result, metric)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    any_stopped = False
     for i, e in enumerate(result["variants"]):
         levels = sorted(e["levels"], key=lambda lv: lv["capacity"])
         color = f"C{i}"
@@ -95,6 +97,11 @@ def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
         ax2.errorbar(xs, rates, yerr=[[max(0.0, r - lv["wilson"][0]) for r, lv in zip(rates, levels)],
                                       [max(0.0, lv["wilson"][1] - r) for r, lv in zip(rates, levels)]],
                      marker="o", capsize=3, color=color, label=e["variant"])
+        stopped = [lv for lv in levels if lv.get("stopped_early")]
+        if stopped:  # hollow: the days simulated before the capacity could no longer pass
+            ax2.scatter([lv["capacity"] for lv in stopped], [lv["rate"] for lv in stopped], s=60, zorder=3,
+                        facecolors="white", edgecolors=color)
+            any_stopped = True
         if e["capacity"] is not None:
             for ax in (ax1, ax2):
                 ax.axvline(e["capacity"], color=color, linestyle=":", alpha=0.6)
@@ -103,6 +110,9 @@ def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
     ax2.axhline(result["on_days"], color="grey", linestyle="--", label=f"required {result['on_days']:.0%} of days")
     ax1.set_ylabel(f"{metric}{unit}: mean over days, 95% t interval")
     ax2.set_ylabel("days meeting the objective (95% Wilson interval)")
+    if any_stopped:
+        ax2.set_title("hollow: stopped once it could not pass (rate over the days simulated; --all-days "
+                      "simulates all)", fontsize=8, color="#555")
     ax2.set_ylim(-0.03, 1.03)
     for ax in (ax1, ax2):
         ax.set_xlabel(result["unit"])
