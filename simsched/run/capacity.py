@@ -355,7 +355,7 @@ class AutotuneModel:
     QUANTILES = (50, 90, 95, 99)
 
     def __init__(self, section: Mapping[str, Any], *, line_of: Any = None, quantiles: Sequence[float] = ()) -> None:
-        from simsched.run.autotune import validate_section
+        from simsched.scenario.autotuning import validate_section
 
         self.cfg = validate_section(section, line_of=line_of)
         self.variants = list(self.cfg.capacity.policies or self.cfg.policies)
@@ -372,7 +372,7 @@ class AutotuneModel:
 
     def __call__(self, variant: str, capacity: int, seed: int) -> dict[str, float]:
         from simsched.run.autotune import plan_jobs, result_of
-        from simsched.schedulers.loadaware import AUTOTUNE_POLICIES
+        from simsched.schedulers.registry import AUTOTUNE_POLICIES
 
         if seed not in self._plans:
             from simsched.run.autotune import job_specs
@@ -537,7 +537,7 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
     auto = doc.data.get("autotuning")
     autotuning_only = isinstance(auto, dict) and not doc.data.get("platform")
     if autotuning_only:  # the scenario's own errors first, then the question's
-        from simsched.run.autotune import validate_section
+        from simsched.scenario.autotuning import validate_section
 
         validate_section(auto, line_of=doc.line_of, file=doc.file)
     else:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from simsched.errors import SimschedError
 from simsched.stats import t_interval
 from simsched.study.work import FIXED
 
@@ -148,3 +149,45 @@ def format_wtl(cell: Mapping[str, Any]) -> str:
     """``W/T/L`` with ``*`` when the paired interval is significant either way."""
     mark = "*" if cell.get("better") or cell.get("worse") else ""
     return f"{cell['win']}/{cell['tie']}/{cell['loss']}{mark}"
+
+
+def paired_entries(rows: Sequence[dict[str, Any]], fields: Sequence[str],
+                   metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """Per study point: its override values and, per metric, the paired comparison of its schedulers
+    on their common seeds (:func:`simsched.study.stats.paired_comparison`), matrix keys as ``"a vs b"``."""
+    out = []
+    for (point,), members in group_rows(sorted(rows, key=lambda r: r.get("point") or 0), ["point"]).items():
+        entry: dict[str, Any] = {"point": point, **{f: members[0].get(f) for f in fields}}
+        for m in metrics:
+            comp = paired_comparison(members, m)
+            comp["matrix"] = {f"{a} vs {b}": cell for (a, b), cell in comp["matrix"].items()}
+            entry[m] = comp
+        out.append(entry)
+    return out
+
+
+def objective_entries(rows: Sequence[dict[str, Any]], fields: Sequence[str], text: str) -> list[dict[str, Any]]:
+    """Per study point and scheduler: on how many seeds (days) the objective ``text`` holds, the rate
+    and its Wilson 95% interval (a failed run counts as a day that misses it).  With capacity as a
+    study field this is the capacity what-if swept over a grid.  O(rows)."""
+    from simsched.run.capacity import parse_objective
+    from simsched.stats import wilson_interval
+    from simsched.study.work import METRICS
+
+    objective = parse_objective(text, field="--objective")
+    for c in objective.clauses:
+        if c.metric not in METRICS:
+            raise SimschedError(f"--objective metric {c.metric!r} is not a metric; choose from {', '.join(METRICS)}",
+                                field="--objective")
+    out = []
+    groups = group_rows(sorted(rows, key=lambda r: r.get("point") or 0), ["point", "scheduler"])
+    for (point, scheduler), members in groups.items():
+        met = 0
+        for r in members:
+            values = {c.metric: r.get(c.metric) for c in objective.clauses}
+            if not r.get("error") and all(v is not None for v in values.values()) and objective.met(values):
+                met += 1
+        lo, hi = wilson_interval(met, len(members))
+        out.append({"point": point, **{f: members[0].get(f) for f in fields}, "scheduler": scheduler,
+                    "days": len(members), "met_days": met, "rate": met / len(members), "wilson": [lo, hi]})
+    return out
