@@ -39,9 +39,10 @@ def print_capacity_table(result: Mapping[str, Any], console: Any = None) -> None
     clause = result["clauses"][0]
     scale, unit = display_of(result, clause["metric"])
     table = Table(title=escape(f"capacity: {result['objective']} on ≥ {result['on_days']:.0%} of days"),
-                  caption=escape(f"{result['days']} simulated days (seeds {result['seeds'][0]}–{result['seeds'][1]}); "
-                                 f"interval of the day success rate: Wilson 95%; of the mean: Student's t 95%; "
-                                 f"≤k/N: stopped once it could not pass"))
+                  caption=escape(f"{result['days']} simulated days (seeds {result['seeds'][0]}–{result['seeds'][1]}"
+                                 + (f"; {result['days_note']}" if result.get("days_note") else "") + "); "
+                                 "interval of the day success rate: Wilson 95%; of the mean: Student's t 95%; "
+                                 "≤k/N: stopped once it could not pass"))
     for col in ("scheduler", result["unit"], "days met", "95% interval", f"{clause['metric']} mean{unit}",
                 "95% t interval", "one fewer", "sims", "s"):
         table.add_column(escape(col), justify="left" if col == "scheduler" else "right")

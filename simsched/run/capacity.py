@@ -366,6 +366,15 @@ class AutotuneModel:
         self.display = {m: (3600.0, "h") for m in self.metrics if m.startswith("jct") or m == "makespan"}
         self._plans: dict[int, Any] = {}
 
+    def describe_days(self, seeds: Sequence[int]) -> str:
+        """``"1–10 jobs a day (mean 5.2)"``: how many jobs the days draw (what the answer rests on). O(jobs)."""
+        from simsched.run.autotune import job_specs
+
+        counts = [len(job_specs(self.cfg, np.random.default_rng(s))) for s in seeds]
+        low, high = min(counts), max(counts)
+        span = f"{low}" if low == high else f"{low}–{high}"
+        return f"{span} job{'s' if high != 1 else ''} a day (mean {np.mean(counts):.3g})"
+
     @staticmethod
     def _qname(q: float) -> str:
         return f"jct_p{q:g}".replace(".", "_")
@@ -433,7 +442,8 @@ def find_capacity(model: CapacityModel, objective: Objective, *, seed: int = 0, 
             "clauses": [{"metric": c.metric, "op": c.op, "threshold": c.threshold} for c in objective.clauses],
             "unit": model.unit, "display": {m: list(v) for m, v in getattr(model, "display", {}).items()
                                              if m in objective.metrics},
-            "days": days, "seeds": [seeds[0], seeds[-1]], "on_days": on_days,
+            "days": days, "seeds": [seeds[0], seeds[-1]],
+            "days_note": model.describe_days(seeds) if hasattr(model, "describe_days") else None, "on_days": on_days,
             "max": high, "variants": out}
 
 
