@@ -277,8 +277,9 @@ class TaskGraphModel:
     """Days of a task-graph (or stream) scenario: the processor entry that matches ``resource`` (its
     ``type``, or its ``name``) gets ``count = capacity``; every other entry stays.  A day is
     :func:`~simsched.run.runner.run_scenario` with one scheduler, the day's seed and one repetition;
-    its metrics are the numeric fields of the run row.  The scenario is re-validated per capacity
-    (cached), so a cost matrix drawn per processor follows the count."""
+    its metrics are the numeric fields of the run row (learned once, from one run of the scenario as
+    written).  The scenario is re-validated per capacity (cached), so a cost matrix drawn per
+    processor follows the count."""
 
     def __init__(self, doc: Any, resource: str | None, *, field_prefix: str = "capacity") -> None:
         from simsched.scenario import parse_scenario
