@@ -181,18 +181,20 @@ def capacity_command(
     """Find the fewest processors/servers meeting a service objective over N simulated days, with confidence."""
     import json
 
+    from simsched.limits import check_seed
+    from simsched.outputs import check_output, release_outputs
     from simsched.run.capacity import answer, question_from
     from simsched.yamlio import load_yaml
 
     progress = None
     try:
-        if plot is not None or json_path is not None:
-            from simsched.outputs import check_output
-
-            if plot is not None:
-                check_output(plot, option="--plot", suffixes=(".png",))
-            if json_path is not None:
-                check_output(json_path, option="--json", suffixes=(".json",))
+        check_seed(seed)
+        if plot is not None:
+            check_output(plot, option="--plot", suffixes=(".png",), inputs=[scenario])
+        if json_path is not None:
+            check_output(json_path, option="--json", suffixes=(".json",), inputs=[scenario])
+        if plot is not None and json_path is not None and plot.resolve() == json_path.resolve():
+            raise SimschedError("--plot and --json must name different files")
         for name, value in (("--days", days), ("--max", max_capacity)):
             if value is not None and value < 1:
                 raise SimschedError(f"must be >= 1, got {value}", field=name)
@@ -217,3 +219,5 @@ def capacity_command(
     except SimschedError as exc:
         print(f"error: {exc.located(file=scenario) if exc.file is None else exc}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None
+    finally:
+        release_outputs()
