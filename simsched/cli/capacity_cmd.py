@@ -190,9 +190,9 @@ def capacity_command(
     try:
         check_seed(seed)
         if plot is not None:
-            check_output(plot, option="--plot", suffixes=(".png",), inputs=[scenario])
+            check_output(plot, option="--plot", suffixes=(".png", ".svg", ".pdf"), inputs=[scenario])
         if json_path is not None:
-            check_output(json_path, option="--json", suffixes=(".json",), inputs=[scenario])
+            check_output(json_path, option="--json", inputs=[scenario])
         if plot is not None and json_path is not None and plot.resolve() == json_path.resolve():
             raise SimschedError("--plot and --json must name different files")
         for name, value in (("--days", days), ("--max", max_capacity)):
