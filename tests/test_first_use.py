@@ -41,7 +41,7 @@ def test_learned_scheduler_without_torch_names_the_extra(monkeypatch: pytest.Mon
 # --------------------------------------------------------------------------- 4: capacity
 def test_capacity_says_how_many_jobs_and_plots_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     scen = tmp_path / "small.yaml"
-    scen.write_text(yaml.safe_dump({"seed": 3, "repetitions": 2, "autotuning": {
+    scen.write_text(yaml.safe_dump({"seed": 3, "capacity": {"days": 2}, "autotuning": {
         "servers": [{"cores": 8, "gpus": 1}],
         "arrivals": {"rate_per_hour": 4, "duration_h": 2,
                      "jobs": [{"tasks": [{"name": "a"}], "trials_per_task": 64, "batch_size": 16}]},
@@ -50,7 +50,7 @@ def test_capacity_says_how_many_jobs_and_plots_only_when_asked(tmp_path: Path, m
     result = invoke("capacity", scen)
     assert result.exit_code == 0, result.output
     line = next(ln for ln in result.output.splitlines() if "simulated" in ln)
-    assert "(seeds 3, 4)" in line and "jobs" in line
+    assert "2 simulated days (seeds 3–4" in line and "jobs a day" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.yaml"]  # no PNG without --plot
 
 

@@ -1,226 +1,192 @@
-"""``simsched capacity SCENARIO.yaml``: the fewest servers each autotuning policy needs.
+"""``simsched capacity SCENARIO.yaml``: the fewest processors (or servers) meeting a service objective.
 
-Given jobs arriving over time (the ``autotuning.arrivals`` Poisson process, plus any fixed jobs) and
-a service objective (``autotuning.objective``: ``quantile`` of the jobs tuned within ``within_h``
-hours of their submission), find per policy the smallest number of copies of the first server that
-meets it.  Meeting the objective is taken as monotone in the number of servers, so the search doubles
-until it is met, then bisects between the last failure and the first success: O(log n) simulations,
-and the answer ``n`` is always simulated together with ``n - 1`` (which fails).  ``dedicated`` needs
-no search: every job gets its own server, so it needs as many as jobs are ever in the system at once.
-
-Prints a table, with how many jobs each seed drew (a seed that draws few jobs needs few servers),
-and with ``--plot`` writes a plot (PNG, written atomically; matplotlib imported only here).
+A thin command over :mod:`simsched.run.capacity`: reads the scenario (task-graph, stream or
+autotuning), the objective (``--objective`` or the scenario's ``capacity.objective``), searches over
+``--days`` simulated days with live progress on stderr, prints a table with the confidence of each
+answer, and optionally writes a plot (``--plot``, PNG, atomic; matplotlib imported only then) and
+the answer as JSON (``--json``).  Bad input: exit 2 with one located line.
 """
 
 from __future__ import annotations
 
+import math
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
 from simsched.cli.common import console as common_console
 from simsched.errors import SimschedError
-from simsched.fileio import atomic_write_text, save_figure
-
-if TYPE_CHECKING:  # the CLI imports this module at start-up: numpy and the models load on use
-    from simsched.scenario.autotuning import AutotuningSection
-    from simsched.workloads.autotuning import JobPlan
+from simsched.fileio import save_figure
 
 
-def _fraction(plans_per_rep: Sequence[Sequence[JobPlan]], cfg: AutotuningSection, policy: str,
-              servers: int) -> tuple[float, list]:
-    """Pooled fraction of jobs within the objective's deadline over repetitions, and the results."""
-    from simsched.run.autotune import result_of
-    within, total, results = 0, 0, []
-    for plans in plans_per_rep:
-        res = result_of(plans, cfg, policy, servers)
-        within += round(res.fraction_within(cfg.objective.within_h * 3600) * len(res.jobs))
-        total += len(res.jobs)
-        results.append(res)
-    return within / total, results
+def _fmt(x: float) -> str:
+    if not math.isfinite(x):
+        return "inf" if x == math.inf else "-"
+    return f"{x:.4g}"
 
 
-def _peak_concurrency(results: list) -> int:
-    import numpy as np
-    peak = 0
-    for res in results:
-        ev = sorted([(j.arrival, 1) for j in res.jobs] + [(j.finish, -1) for j in res.jobs], key=lambda e: (e[0], e[1]))
-        peak = max(peak, int(np.max(np.cumsum([d for _, d in ev]))))
-    return peak
-
-
-def find_capacity(section: dict, *, seed: int = 0, policies: Sequence[str] | None = None, repetitions: int = 1,
-                  line_of: Any = None) -> dict:
-    """Smallest number of servers per policy meeting the section's objective (see module doc).
-
-    Returns ``{"objective": {...}, "policies": [{"policy", "servers", "gpus", "fraction",
-    "fraction_below", "evaluated": {servers: fraction}, "mean_latency_penalty", "device_hours",
-    "simulations", "wall_s"}]}``; ``servers`` is ``None`` when even ``capacity.max_servers`` fails.
-    """
-    import numpy as np
-
-    from simsched.run.autotune import plan_jobs, validate_section
-    cfg = validate_section(section, line_of=line_of)
-    if cfg.objective is None:
-        raise SimschedError("capacity needs an objective, e.g. {quantile: 0.95, within_h: 8}",
-                            field="autotuning.objective", line=line_of(("autotuning",)) if line_of else None)
-    names = list(policies or cfg.capacity.policies or cfg.policies)
-    from simsched.schedulers.registry import AUTOTUNE_POLICIES
-
-    for n in names:
-        if n not in AUTOTUNE_POLICIES:
-            raise SimschedError(f"unknown autotuning policy {n!r}; known: {', '.join(AUTOTUNE_POLICIES)}",
-                                field="policy")
-    plans_per_rep = [plan_jobs(cfg, seed + r) for r in range(repetitions)]
-    q, cap = cfg.objective.quantile, cfg.capacity.max_servers
-    gpus_per = cfg.servers[0].gpus
-    rows = []
-    for name in names:
-        t0 = time.perf_counter()
-        evaluated: dict[int, float] = {}
-        last: dict[int, list] = {}
-
-        def meets(n: int, name: str = name, evaluated: dict = evaluated, last: dict = last) -> bool:
-            frac, res = _fraction(plans_per_rep, cfg, name, n)
-            evaluated[n], last[n] = frac, res
-            return frac >= q - 1e-12
-
-        answer: int | None
-        if AUTOTUNE_POLICIES[name].one_server_per_job:
-            ok = meets(1)  # the engine gives every job its own server whatever n is
-            answer = _peak_concurrency(last[1]) if ok else None
-            res = last[1]
-            below = None
-            frac1 = evaluated.pop(1)
-            if answer is not None:
-                evaluated[answer] = frac1
-        else:
-            lo, n = 0, 1
-            while not meets(n):
-                lo = n
-                if n >= cap:
-                    break
-                n = min(2 * n, cap)
-            if lo == n:
-                answer, res, below = None, last[n], None
-            else:
-                hi = n
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    if meets(mid):
-                        hi = mid
-                    else:
-                        lo = mid
-                answer, res = hi, last[hi]
-                below = evaluated.get(hi - 1, 0.0 if hi == 1 else None)
-        sims = 1 if AUTOTUNE_POLICIES[name].one_server_per_job else len(evaluated)
-        rows.append({
-            "policy": name, "servers": answer, "gpus": None if answer is None else answer * gpus_per,
-            "fraction": float(np.mean([r.fraction_within(cfg.objective.within_h * 3600) for r in res])),
-            "fraction_below": below, "evaluated": dict(sorted(evaluated.items())),
-            "mean_latency_penalty": float(np.mean([r.mean_latency_penalty for r in res])),
-            "distorted_measurements": float(np.mean([r.distorted_measurements for r in res])),
-            "device_hours": float(np.mean([r.device_hours for r in res])),
-            "jobs": len(plans_per_rep[0]), "simulations": sims * repetitions,
-            "jobs_per_seed": {seed + r: len(plans) for r, plans in enumerate(plans_per_rep)},
-            "wall_s": time.perf_counter() - t0,
-        })
-    return {"kind": "capacity", "objective": {"quantile": q, "within_h": cfg.objective.within_h},
-            "server": cfg.servers[0].model_dump(), "seed": seed, "repetitions": repetitions, "policies": rows}
-
-
-def print_capacity_table(result: dict, console: Any = None) -> None:
-    """Print :func:`find_capacity`'s answer as a rich table."""
+def print_capacity_table(result: Mapping[str, Any], console: Any = None) -> None:
+    """The answer per scheduler/policy with its confidence (one row each) and one sentence each."""
+    from rich.markup import escape
     from rich.table import Table
 
-    obj = result["objective"]
-    table = Table(title=f"capacity: {obj['quantile']:.0%} of jobs tuned within {obj['within_h']:g} h")
-    for col in ("policy", "servers", "GPUs", "met", "one fewer", "penalty", "dev-h", "sims", "s"):
-        table.add_column(col, justify="left" if col == "policy" else "right")
-    for r in result["policies"]:
-        below = r["fraction_below"]
-        table.add_row(r["policy"], "not reachable" if r["servers"] is None else str(r["servers"]),
-                      "-" if r["gpus"] is None else str(r["gpus"]), f"{r['fraction']:.0%}",
-                      "-" if below is None else f"{below:.0%}", f"{r['mean_latency_penalty']:.1%}",
-                      f"{r['device_hours']:.0f}", str(r["simulations"]), f"{r['wall_s']:.1f}")
-    if result["policies"]:
-        table.caption = jobs_simulated(result["policies"][0]["jobs_per_seed"])
-    (console or common_console()).print(table)
+    from simsched.run.capacity import confidence_statement, days_text, display_of, level_of
+
+    clause = result["clauses"][0]
+    scale, unit = display_of(result, clause["metric"])
+    table = Table(title=escape(f"capacity: {result['objective']} on ≥ {result['on_days']:.0%} of days"),
+                  caption=escape(f"{result['days']} simulated days (seeds {result['seeds'][0]}–{result['seeds'][1]}"
+                                 + (f"; {result['days_note']}" if result.get("days_note") else "") + "); "
+                                 "interval of the day success rate: Wilson 95%; of the mean: Student's t 95%; "
+                                 "≤k/N: stopped once it could not pass"))
+    for col in ("scheduler", result["unit"], "days met", "95% interval", f"{clause['metric']} mean{unit}",
+                "95% t interval", "one fewer", "sims", "s"):
+        table.add_column(escape(col), justify="left" if col == "scheduler" else "right")
+    for e in result["variants"]:
+        n = e["capacity"]
+        lv = level_of(e, n) if n is not None else max(e["levels"], key=lambda x: x["capacity"])
+        below = level_of(e, n - 1) if n is not None else None
+        m = lv["metrics"][clause["metric"]]
+        table.add_row(escape(e["variant"]), "not reachable" if n is None else str(n),
+                      days_text(lv), f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
+                      _fmt(m["mean"] / scale),
+                      f"{_fmt(m['t_low'] / scale)}–{_fmt(m['t_high'] / scale)}" if math.isfinite(m["t_low"]) else "-",
+                      "-" if below is None else days_text(below), str(e["simulations"]),
+                      f"{e['wall_s']:.1f}")
+    out = console or common_console()
+    out.print(table)
+    for e in result["variants"]:
+        out.print(escape(confidence_statement(result, e)), soft_wrap=True)
 
 
-def jobs_simulated(per_seed: dict[int, int]) -> str:
-    """``"simulated 7 jobs (seed 4)"`` or ``"simulated 7, 9 jobs (seeds 4, 5)"``: what the answer rests on."""
-    seeds, jobs = list(per_seed), list(per_seed.values())
-    return (f"simulated {', '.join(map(str, jobs))} job{'s' if len(jobs) > 1 or jobs[0] != 1 else ''} "
-            f"(seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))})")
-
-
-def write_capacity_plot(result: dict, path: str | Path) -> None:
-    """Fraction of jobs within the objective against servers, one line per policy; atomic write."""
+def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
+    """Two panels against capacity, one line per scheduler: the first clause's metric (mean over
+    days, Student's t 95% interval as error bars, the threshold dashed) and the day success rate
+    (Wilson 95% error bars, the required rate dashed; hollow markers for capacities that stopped
+    early).  Atomic write."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    path = Path(path)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for r in result["policies"]:
-        pts = sorted((int(k), v) for k, v in r["evaluated"].items())
-        if r["servers"] is not None and not any(k == r["servers"] for k, _ in pts):
-            pts.append((r["servers"], r["fraction"]))
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{r['policy']} ({r['servers']})")
-    ax.axhline(result["objective"]["quantile"], color="grey", linestyle="--", label="objective")
     from matplotlib.ticker import MaxNLocator
 
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("servers")
-    ax.set_ylabel(f"jobs tuned within {result['objective']['within_h']:g} h")
-    ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=8)
+    from simsched.run.capacity import display_of
+
+    clause = result["clauses"][0]
+    metric = clause["metric"]
+    scale, unit = display_of(result, metric)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    any_stopped = False
+    for i, e in enumerate(result["variants"]):
+        levels = sorted(e["levels"], key=lambda lv: lv["capacity"])
+        color = f"C{i}"
+        pts = [(lv["capacity"], lv["metrics"][metric]) for lv in levels if math.isfinite(lv["metrics"][metric]["mean"])]
+        if pts:
+            xs = [p[0] for p in pts]
+            ys = [p[1]["mean"] / scale for p in pts]
+            lo = [max(0.0, (p[1]["mean"] - p[1]["t_low"]) / scale) if math.isfinite(p[1]["t_low"]) else 0 for p in pts]
+            hi = [max(0.0, (p[1]["t_high"] - p[1]["mean"]) / scale) if math.isfinite(p[1]["t_high"]) else 0
+                  for p in pts]
+            ax1.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=color,
+                         label=f"{e['variant']} (answer {e['capacity']})")
+        xs = [lv["capacity"] for lv in levels]
+        rates = [lv["rate"] for lv in levels]
+        ax2.errorbar(xs, rates, yerr=[[max(0.0, r - lv["wilson"][0]) for r, lv in zip(rates, levels)],
+                                      [max(0.0, lv["wilson"][1] - r) for r, lv in zip(rates, levels)]],
+                     marker="o", capsize=3, color=color, label=e["variant"])
+        stopped = [lv for lv in levels if lv.get("stopped_early")]
+        if stopped:  # hollow: the days simulated before the capacity could no longer pass
+            ax2.scatter([lv["capacity"] for lv in stopped], [lv["rate"] for lv in stopped], s=60, zorder=3,
+                        facecolors="white", edgecolors=color)
+            any_stopped = True
+        if e["capacity"] is not None:
+            for ax in (ax1, ax2):
+                ax.axvline(e["capacity"], color=color, linestyle=":", alpha=0.6)
+    ax1.axhline(clause["threshold"] / scale, color="grey", linestyle="--", label=f"objective {clause['op']} "
+                f"{_fmt(clause['threshold'] / scale)}{unit}")
+    ax2.axhline(result["on_days"], color="grey", linestyle="--", label=f"required {result['on_days']:.0%} of days")
+    ax1.set_ylabel(f"{metric}{unit}: mean over days, 95% t interval")
+    ax2.set_ylabel("days meeting the objective (95% Wilson interval)")
+    if any_stopped:
+        ax2.set_title("hollow: stopped once it could not pass (rate over the days simulated; --all-days "
+                      "simulates all)", fontsize=8, color="#555")
+    ax2.set_ylim(-0.03, 1.03)
+    for ax in (ax1, ax2):
+        ax.set_xlabel(result["unit"])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{result['objective']}  ({result['days']} days, seeds {result['seeds'][0]}–{result['seeds'][1]})",
+                 fontsize=10)
     fig.tight_layout()
     try:
-        save_figure(fig, path, dpi=110)
+        save_figure(fig, Path(path), dpi=110)
     finally:
         plt.close(fig)
 
 
-def load_section(scenario: str | Path) -> tuple[dict, Any, dict]:
-    """(autotuning section, line_of, top-level data) of a scenario file, with line numbers when the
-    line-aware loader is available."""
-    try:
-        from simsched.yamlio import load_yaml
-    except ImportError:  # pragma: no cover - fallback before yamlio existed
-        import yaml
+class _LiveProgress:
+    """Progress on stderr: a rich spinner line on a terminal, else one plain line per capacity."""
 
-        try:
-            data = yaml.safe_load(Path(scenario).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise SimschedError(f"cannot read the scenario: {exc}", file=scenario) from None
-        line_of = None
-    else:
-        doc = load_yaml(scenario)
-        data, line_of = doc.data, doc.line_of
-    if not isinstance(data, dict) or "autotuning" not in data:
-        raise SimschedError("the scenario has no 'autotuning:' section", file=scenario)
-    return data["autotuning"], line_of, data
+    def __init__(self) -> None:
+        self.console = common_console(stderr=True)
+        self.live: Any = None
+        self.task: Any = None
+        self.t0 = time.perf_counter()
+
+    def __call__(self, text: str, sims: int, level_done: bool) -> None:
+        if not self.console.is_terminal:
+            if level_done:
+                print(f"[{time.perf_counter() - self.t0:5.1f}s] {text}", file=sys.stderr, flush=True)
+            return
+        if self.live is None:
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self.live = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                 TextColumn("[dim]{task.completed} simulations"), TimeElapsedColumn(),
+                                 console=self.console, transient=True)
+            self.live.start()
+            self.task = self.live.add_task(text, total=None)
+        self.live.update(self.task, description=text, completed=sims)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
 
 
 def capacity_command(
-    scenario: Path = typer.Argument(..., help="Scenario YAML with an 'autotuning:' section (arrivals + objective)."),
-    policy: list[str] = typer.Option(None, "--policy", "-p", help="Policy to size (repeatable); default: all."),
-    seed: int = typer.Option(None, "--seed", help="Seed (default: the scenario's, else 0)."),
-    plot: Path = typer.Option(None, "--plot", help="Also write a plot of jobs on time against servers (PNG)."),
+    scenario: Path = typer.Argument(..., help="Scenario YAML: task-graph, stream or autotuning."),
+    objective: str = typer.Option(None, "--objective", "-o",
+                                  help="Service objective, e.g. 'jct_p95 <= 6h', 'makespan <= 120', "
+                                       "'deadline_miss_rate <= 1%'; default: the scenario's capacity.objective."),
+    resource: str = typer.Option(None, "--resource", "-r",
+                                 help="Processor type or entry name to size (task-graph scenarios)."),
+    days: int = typer.Option(None, "--days", "-d", help="Simulated days (seeds) per capacity (default 20)."),
+    on_days: float = typer.Option(None, "--on-days",
+                                  help="Fraction of days that must meet the objective (default 0.95)."),
+    policy: list[str] = typer.Option(None, "--scheduler", "--policy", "-p",
+                                     help="Scheduler/policy to size (repeatable); default: all."),
+    seed: int = typer.Option(None, "--seed", help="First day's seed (default: the scenario's, else 0)."),
+    max_capacity: int = typer.Option(None, "--max", help="Largest capacity tried (default 256)."),
+    plot: Path = typer.Option(None, "--plot", help="Also write objective and day success rate against capacity (PNG)."),
     json_path: Path = typer.Option(None, "--json", help="Also write the answer as JSON."),
+    all_days: bool = typer.Option(False, "--all-days",
+                                  help="Simulate every day of every capacity tried (else a capacity stops "
+                                       "once it has missed too many days to pass)."),
 ) -> None:
-    """Find the fewest servers/GPUs each autotuning policy needs to meet the service objective."""
+    """Find the fewest processors/servers meeting a service objective over N simulated days, with confidence."""
     import json
 
-    from simsched.limits import check_count, check_seed
+    from simsched.limits import check_seed
     from simsched.outputs import check_output, release_outputs
+    from simsched.run.capacity import answer, question_from
+    from simsched.yamlio import load_yaml
 
+    progress = None
     try:
         check_seed(seed)
         if plot is not None:
@@ -229,29 +195,29 @@ def capacity_command(
             check_output(json_path, option="--json", inputs=[scenario])
         if plot is not None and json_path is not None and plot.resolve() == json_path.resolve():
             raise SimschedError("--plot and --json must name different files")
-        section, line_of, data = load_section(scenario)
-        s = seed if seed is not None else data.get("seed", 0) or 0
-        reps = data.get("repetitions", 1) or 1
-        for value, name in ((s, "seed"), (reps, "repetitions")):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise SimschedError(f"must be an integer, got {value!r}", file=scenario, field=name,
-                                    line=line_of((name,)) if line_of else None)
-        check_seed(s, option="seed", file=scenario)
-        check_count(reps, option="repetitions", low=1, high=1000)
+        for name, value in (("--days", days), ("--max", max_capacity)):
+            if value is not None and value < 1:
+                raise SimschedError(f"must be >= 1, got {value}", field=name)
+        if on_days is not None and not 0 < on_days <= 1:
+            raise SimschedError(f"must be in (0, 1], got {on_days}", field="--on-days")
+        doc = load_yaml(scenario)
+        question = question_from(doc, objective=objective, resource=resource, days=days, on_days=on_days,
+                                 seed=seed, high=max_capacity, variants=policy or None, all_days=all_days)
+        progress = _LiveProgress()
         try:
-            result = find_capacity(section, seed=s, policies=policy or None, repetitions=reps, line_of=line_of)
-        except SimschedError as exc:
-            raise exc.located(file=scenario) from None
+            result = answer(question, progress)
+        finally:
+            progress.close()
         print_capacity_table(result)
         if plot is not None:
             write_capacity_plot(result, plot)
             typer.echo(f"plot written to {plot}")
         if json_path is not None:
+            from simsched.fileio import atomic_write_text
+
             atomic_write_text(json_path, json.dumps(result, indent=2, default=str))
     except SimschedError as exc:
-        from simsched.cli.common import print_error
-
-        print_error(str(exc))
+        print(f"error: {exc.located(file=scenario) if exc.file is None else exc}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None
     finally:
         release_outputs()

@@ -118,7 +118,9 @@ def warning_line(message: str) -> None:
 
 
 def print_report(report: RunReport, console: Console) -> None:
-    """The comparison table: one row per scheduler, mean ± std over the repetitions."""
+    """The comparison table: one row per scheduler, mean ± std over the repetitions; with two or more
+    repetitions, the makespan's paired ratio to the best scheduler on the same seeds (95% interval),
+    and green only for a significantly best makespan (:func:`simsched.study.stats.paired_comparison`)."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -142,6 +144,14 @@ def print_report(report: RunReport, console: Console) -> None:
     for name in ("makespan", "avg turnaround", "avg waiting", "utilisation", "vs bound", "scheduler time"):
         table.add_column(name, justify="right")
     summary = summarize(report)
+    paired = None
+    if reps > 1 and len(summary) > 1:  # the same seeds for every scheduler: compare them pair by pair
+        from simsched.study.stats import format_ratio, paired_comparison
+
+        paired = paired_comparison(report.rows, "makespan")
+        table.add_column("makespan vs best (paired)", justify="right")
+        table.caption = escape(f"{table.caption}; green: significantly best makespan (paired 95% interval "
+                               "against every other excludes no difference)")
     best = min((s["makespan"][0] for s in summary), default=float("nan"))
     bound = report.lower_bound
     columns = zip(_column(summary, "makespan", reps), _column(summary, "avg_turnaround", reps),
@@ -149,15 +159,16 @@ def print_report(report: RunReport, console: Console) -> None:
                   _time_column(summary, reps))
     for s, (makespan, turnaround, waiting, utilisation, wall) in zip(summary, columns):
         gap = s["makespan"][0] / bound - 1 if bound > 0 else float("nan")
-        table.add_row(
-            escape(s["scheduler"]),
-            f"[green]{makespan}[/green]" if s["makespan"][0] <= best * (1 + 1e-12) else makespan,
-            turnaround, waiting, utilisation,
-            "-" if gap != gap else f"+{100 * gap:.1f}%",
-            wall,
-        )
+        green = (paired["best"] == s["scheduler"]) if paired is not None else s["makespan"][0] <= best * (1 + 1e-12)
+        cells = [escape(s["scheduler"]), f"[green]{makespan}[/green]" if green else makespan,
+                 turnaround, waiting, utilisation, "-" if gap != gap else f"+{100 * gap:.1f}%", wall]
+        if paired is not None:
+            ratio = format_ratio(paired["ratios"].get(s["scheduler"], {}))
+            cells.append(escape(ratio + (" ref" if paired["reference"] == s["scheduler"] else "")))
+        table.add_row(*cells)
     for label in report.declined:
-        table.add_row(escape(label), "declined", "-", "-", "-", "-", "-")
+        cells = [escape(label), "declined", "-", "-", "-", "-", "-"] + (["-"] if paired is not None else [])
+        table.add_row(*cells)
     console.print(table)
     for label, reason in report.declined.items():
         console.print(escape(f"{label} declined: {reason}"))

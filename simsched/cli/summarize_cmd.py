@@ -1,4 +1,6 @@
-"""``simsched summarize RESULTS``: mean ± 95% confidence interval per study point and scheduler.
+"""``simsched summarize RESULTS``: mean ± 95% confidence interval per study point and scheduler, then
+the schedulers compared on the same seeds (paired ratios with 95% intervals, the significantly best
+in bold, wins/ties/losses).
 
 Reads a sweep's results (CSV or Parquet, including the parts of a sweep still running or
 interrupted) and prints a rich table; ``--json PATH`` also writes the figures (atomically).
@@ -26,11 +28,14 @@ def check_metric(name: str, option: str) -> str:
 
 
 
-def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) -> None:
-    from simsched.study.stats import override_fields, summarize_rows
+def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
+               objective: str | None = None) -> None:
+    from simsched.study.stats import objective_entries, override_fields, summarize_rows
     from simsched.study.store import load_rows
 
     metrics = [check_metric(m, "--metric") for m in (metric or DEFAULT_METRICS)]
+    if objective is not None:
+        objective_entries([], [], objective)  # a bad objective fails before anything is printed
     if json_path is not None:
         from simsched.outputs import check_output
 
@@ -41,14 +46,24 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) 
     fields = override_fields(rows)
     entries = summarize_rows(rows, metrics)
     from simsched.cli.common import console
-    from simsched.report.summary import print_summary
+    from simsched.report.summary import print_objective, print_paired, print_summary
+    from simsched.study.stats import objective_entries, paired_entries
 
     print_summary(entries, fields, metrics, f"{results}: {len(rows)} runs", console())
+    paired = paired_entries(rows, fields, metrics)
+    print_paired(paired, fields, metrics, console())
+    met = None
+    if objective is not None:
+        met = objective_entries(rows, fields, objective)
+        print_objective(met, fields, objective, console())
     if json_path is not None:
         from simsched.run.results import write_document
 
-        write_document({"results": str(results), "level": 0.95, "fields": fields, "metrics": metrics,
-                        "groups": entries}, json_path)
+        doc = {"results": str(results), "level": 0.95, "fields": fields, "metrics": metrics,
+               "groups": entries, "paired": paired}
+        if met is not None:
+            doc["objective"] = {"text": objective, "groups": met}
+        write_document(doc, json_path)
         typer.echo(f"summary written to {json_path}")
 
 
@@ -57,8 +72,11 @@ def summarize(
     metric: list[str] | None = typer.Option(None, "--metric", "-m",
                                             help="Metric to show (repeatable; default: makespan, slr, utilization)."),
     json_path: Path | None = typer.Option(None, "--json", help="Also write the summary as JSON here."),
+    objective: str | None = typer.Option(None, "--objective", "-o",
+                                         help="Also count the seeds meeting a service objective per point, "
+                                              "e.g. 'makespan <= 120' (Wilson 95% interval)."),
 ) -> None:
-    """Print mean ± 95% confidence interval per study point and scheduler."""
+    """Print mean ± 95% confidence interval per study point and scheduler, and the paired comparison."""
     from simsched.cli.common import user_errors
 
-    user_errors(_summarize)(results, metric, json_path)
+    user_errors(_summarize)(results, metric, json_path, objective)

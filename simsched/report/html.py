@@ -1,7 +1,9 @@
 """A self-contained HTML report of one ``simsched run`` (its results document).
 
 The page needs no network: CSS and JavaScript are inline, the data is embedded as JSON.  It shows
-the metrics table (every row of the document; the best makespan in bold), an interactive Gantt
+the metrics table (every row of the document; the best makespan in bold), with two or more seeds the
+schedulers compared on the same seeds (paired ratios, the significantly best in bold, a win/tie/loss
+matrix: :func:`paired_section`), an interactive Gantt
 chart per scheduler (its first run; processors as rows, one ``<rect data-task=... data-kind=...>``
 per task drawn by the page's script, coloured by task kind with a legend, hover for task, kind,
 processor, start, finish and duration; the time axis ends on a tick past the last finish), the data
@@ -62,7 +64,7 @@ body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24p
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 .meta{color:#666;margin:0 0 12px} table{border-collapse:collapse;font-variant-numeric:tabular-nums}
 th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right} th{background:#f6f6f6}
-.best{font-weight:700;color:#0a7c2f}
+.best{font-weight:700;color:#0a7c2f} .failed{color:#b2182b}
 """
 """The look both report pages share (this one and :mod:`simsched.report.study`)."""
 
@@ -199,6 +201,66 @@ def _metrics_table(doc: Mapping[str, Any]) -> str:
     return f"<table id=\"metrics\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def wtl_matrix_html(comp: dict[str, Any], caption: str) -> str:
+    """A win/tie/loss matrix (row scheduler against column scheduler, on their common seeds); a cell
+    is marked ``*`` and coloured when the paired 95% interval excludes no difference."""
+    from simsched.study.stats import format_wtl
+
+    names = list(dict.fromkeys([a for a, _ in comp["matrix"]]))
+    if len(names) < 2:
+        return ""
+    head = "<th class=\"name\">row vs column</th>" + "".join(f"<th>{html.escape(n)}</th>" for n in names)
+    body = []
+    for a in names:
+        cells = f"<td class=\"name\">{html.escape(a)}</td>"
+        for b in names:
+            if a == b:
+                cells += "<td>-</td>"
+                continue
+            c = comp["matrix"][(a, b)]
+            cls = " class=\"best\"" if c["better"] else (" class=\"failed\"" if c["worse"] else "")
+            cells += f"<td{cls}>{html.escape(format_wtl(c))}</td>"
+        body.append(f"<tr>{cells}</tr>")
+    return (f"<table class=\"wtl\"><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
+PAIRED_METRICS = ("makespan", "avg_turnaround", "utilization")
+
+
+def paired_section(rows: list[Mapping[str, Any]], metrics: tuple[str, ...] = PAIRED_METRICS) -> str:
+    """Schedulers compared on the seeds they share (only when some scheduler ran two or more seeds):
+    per metric the paired ratio to the best mean with its 95% interval, the significantly best in
+    bold (:func:`simsched.study.stats.paired_comparison`), and the win/tie/loss matrix of the first
+    metric.  Empty otherwise.  O(k² · seeds)."""
+    from simsched.study.stats import format_ratio, paired_comparison
+
+    seeds: dict[str, set] = {}
+    for r in rows:
+        seeds.setdefault(str(r.get("scheduler")), set()).add(r.get("seed"))
+    if len(seeds) < 2 or max(len(v) for v in seeds.values()) < 2:
+        return ""
+    plain = [dict(r) for r in rows]
+    comps = {m: paired_comparison(plain, m) for m in metrics if any(isinstance(r.get(m), (int, float)) for r in rows)}
+    head = "<th>scheduler</th>" + "".join(f"<th>{html.escape(m)} ratio</th>" for m in comps)
+    body = []
+    for name in seeds:
+        cells = ""
+        for comp in comps.values():
+            text = format_ratio(comp["ratios"].get(name, {})) + (" (ref)" if comp["reference"] == name else "")
+            cls = ' class="best"' if comp["best"] == name else ""
+            cells += f"<td{cls}>{html.escape(text)}</td>"
+        body.append(f"<tr><td>{html.escape(name)}</td>{cells}</tr>")
+    first = next(iter(comps), None)
+    matrix = wtl_matrix_html(comps[first], f"{first}: wins/ties/losses of the row scheduler") if first else ""
+    return ("<h2>Paired comparison</h2><p class=\"meta\">Every scheduler ran on the same seeds. Ratio: geometric "
+            "mean over seeds of the scheduler's value divided by the reference's (the best mean) on the same "
+            "seed, with its paired 95% interval; bold: significantly best (its paired interval against every "
+            "other scheduler excludes no difference). Matrix cells: wins/ties/losses on the common seeds, * "
+            "when the paired 95% interval of the difference excludes zero.</p>"
+            f"<table id=\"paired\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{matrix}")
+
+
 def _utilisation_table(runs: list[dict[str, Any]], processors: list[str]) -> str:
     per = [utilisation(r["schedule"], processors, r.get("makespan")) for r in runs]
     head = "<th>processor</th>" + "".join(f"<th>{html.escape(str(r['scheduler']))}</th>" for r in runs)
@@ -249,7 +311,7 @@ def report_html(doc: Mapping[str, Any], transfers: bool = False) -> str:
         f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(name)}: "
         f"simsched report</title><style>{_CSS}</style></head><body>"
         f"<h1>{html.escape(name)}</h1><p class=\"meta\">{html.escape('; '.join(meta))}</p>"
-        f"<h2>Metrics</h2>{_metrics_table(doc)}"
+        f"<h2>Metrics</h2>{_metrics_table(doc)}{paired_section(doc['results'])}"
         f"<h2>Gantt charts</h2><p class=\"meta\">First run of each scheduler; hover a task for its times.</p>"
         f"{_legend(colours)}{toggle}{charts}<h2>Utilisation per processor</h2>{_utilisation_table(runs, processors)}"
         f"<div id=\"tip\"></div><script type=\"application/json\" id=\"simsched-data\">{data}</script>"

@@ -46,6 +46,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
                       "`module:Class` (required unless only `autotuning`).",
         "autotuning": "Autotuning jobs on servers (see the autotuning section below and "
                       "[autotuning.md](autotuning.md)).",
+        "capacity": "The question of `simsched capacity`: `objective` (e.g. `makespan <= 150`), `resource`, "
+                    "`days`, `on_days`, `max`, `schedulers` (see [capacity.md](capacity.md)).",
         "limits": "Raise (or lower) the size limits for this scenario (see `LimitsSpec`).",
     },
     "LimitsSpec": {

@@ -3,8 +3,10 @@
 From a sweep's results (CSV or Parquet, with the parts of a sweep still running) the page shows
 what was run (points, schedulers, seeds, failures), the summary table — per study point and
 scheduler the mean ± half-width of the 95% confidence interval (Student's t over seeds,
-:func:`simsched.study.stats.summarize_rows`) of each metric, the best scheduler of each point in
-bold — and the plots of ``simsched plot``, one per metric and study field, embedded as PNG data
+:func:`simsched.study.stats.summarize_rows`) of each metric, the paired ratio to the point's best
+mean on the same seeds, the scheduler *significantly* best at each point in bold
+(:func:`simsched.study.stats.paired_comparison`), a win/tie/loss matrix per point — and the
+plots of ``simsched plot``, one per metric and study field, embedded as PNG data
 URIs (no file next to the page, no network).  A study whose points vary no field gets one box plot
 per metric over the schedulers.  The most common errors of failed runs are listed.  O(rows) plus
 the plots' rendering.
@@ -22,14 +24,14 @@ from typing import Any
 
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_write_text
-from simsched.report.html import BASE_CSS
+from simsched.report.html import BASE_CSS, wtl_matrix_html
 
 DEFAULT_METRICS = ("makespan", "slr", "utilization")
 
 _CSS = BASE_CSS + """
 body{max-width:1400px} td.name,th.name{text-align:left} tr.first td{border-top:1px solid #bbb}
 .failed{color:#b2182b} figure{margin:12px 0 24px} figure img{max-width:100%;border:1px solid #e5e5e5}
-figcaption{color:#666;font-size:13px}
+figcaption{color:#666;font-size:13px} table.wtl{margin:8px 0 16px} table.wtl caption{text-align:left;color:#555}
 """
 
 
@@ -48,21 +50,26 @@ def _png(rows: Sequence[dict[str, Any]], x: str, y: str, kind: str) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _summary_table(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str]) -> str:
-    from simsched.study.stats import HIGHER_IS_BETTER, column_decimals, format_mean_ci
+def _comparisons(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> dict[tuple[Any, str], dict[str, Any]]:
+    """Per (study point, metric): :func:`simsched.study.stats.paired_comparison` over its seeds."""
+    from simsched.study.stats import group_rows, paired_comparison
+
+    out = {}
+    for (point,), members in group_rows(rows, ["point"]).items():
+        for m in metrics:
+            out[(point, m)] = paired_comparison(members, m)
+    return out
+
+
+def _summary_table(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str],
+                   comparisons: dict[tuple[Any, str], dict[str, Any]]) -> str:
+    from simsched.study.stats import column_decimals, format_mean_ci, format_ratio
 
     places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries], percent=m == "utilization")
               for m in metrics}
-    best: dict[tuple[Any, str], float] = {}
-    for e in entries:
-        for m in metrics:
-            mean = e[m]["mean"]
-            if mean == mean:  # not NaN
-                key = (e["point"], m)
-                better = max if m in HIGHER_IS_BETTER else min
-                best[key] = better(best.get(key, mean), mean)
     head = "".join(f"<th class=\"name\">{html.escape(f)}</th>" for f in fields)
-    head += "<th class=\"name\">scheduler</th><th>runs</th>" + "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
+    head += "<th class=\"name\">scheduler</th><th>runs</th>" + "".join(
+        f"<th>{html.escape(m)}</th><th>{html.escape(m)} paired ratio</th>" for m in metrics)
     body, previous = [], object()
     for e in entries:
         cells = "".join(f"<td class=\"name\">{html.escape(str(e.get(f)))}</td>" for f in fields)
@@ -70,12 +77,30 @@ def _summary_table(entries: Sequence[dict[str, Any]], fields: Sequence[str], met
         cells += f"<td class=\"name\">{html.escape(str(e['scheduler']))}</td><td>{runs}</td>"
         for m in metrics:
             mean, ci = e[m]["mean"], e[m]["ci"]
-            cls = " class=\"best\"" if mean == best.get((e["point"], m)) else ""
-            cells += f"<td{cls}>{html.escape(format_mean_ci(mean, ci, m == 'utilization', places[m]))}</td>"
+            comp = comparisons.get((e["point"], m), {})
+            cls = " class=\"best\"" if comp.get("best") == str(e["scheduler"]) else ""
+            ratio = comp.get("ratios", {}).get(str(e["scheduler"]), {})
+            ref = " (ref)" if comp.get("reference") == str(e["scheduler"]) else ""
+            cells += (f"<td{cls}>{html.escape(format_mean_ci(mean, ci, m == 'utilization', places[m]))}</td>"
+                      f"<td>{html.escape(format_ratio(ratio) + ref)}</td>")
         first = " class=\"first\"" if e["point"] != previous else ""
         previous = e["point"]
         body.append(f"<tr{first}>{cells}</tr>")
     return f"<table id=\"summary\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _matrices(rows: Sequence[dict[str, Any]], fields: Sequence[str], metric: str,
+              comparisons: dict[tuple[Any, str], dict[str, Any]]) -> str:
+    from simsched.study.stats import group_rows
+
+    out = []
+    for (point,), members in group_rows(sorted(rows, key=lambda r: r.get("point") or 0), ["point"]).items():
+        comp = comparisons.get((point, metric))
+        if not comp:
+            continue
+        label = ", ".join(f"{f}={members[0].get(f)}" for f in fields) or "all runs"
+        out.append(wtl_matrix_html(comp, f"{metric}, {label}: wins/ties/losses of the row scheduler"))
+    return "".join(out)
 
 
 def _plots(rows: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str]) -> str:
@@ -107,6 +132,7 @@ def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
 
     fields = override_fields(rows)
     entries = summarize_rows(rows, metrics)
+    comparisons = _comparisons(rows, metrics)
     failed = sum(1 for r in rows if r.get("error"))
     schedulers = list(dict.fromkeys(str(r["scheduler"]) for r in rows))
     seeds = sorted({r["seed"] for r in rows if r.get("seed") is not None})
@@ -122,9 +148,17 @@ def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
         f"simsched study report</title><style>{_CSS}</style></head><body>"
         f"<h1>Study {html.escape(name)}</h1><p class=\"meta\">{html.escape(meta)}</p>"
         "<h2>Summary</h2><p class=\"meta\">Per study point and scheduler: mean ± half-width of the 95% "
-        "confidence interval (Student's t over seeds; no interval for a single run). Bold: the best "
-        "scheduler of the point (lowest, or highest for utilisation, speedup and efficiency). Failed runs "
-        f"are counted, not averaged.</p>{_summary_table(entries, fields, metrics)}"
+        "confidence interval (Student's t over seeds; no interval for a single run). Paired ratio: "
+        "geometric mean over the seeds of the scheduler's value divided by the reference's (the best mean "
+        "of the point, marked ref) on the same seed, with its paired 95% interval. Bold: the scheduler "
+        "significantly best at the point — its paired interval against every other one excludes no "
+        "difference (lowest, or highest for utilisation, speedup and efficiency); no bold when the best "
+        "ties another. Failed runs are counted, not averaged.</p>"
+        f"{_summary_table(entries, fields, metrics, comparisons)}"
+        f"<h2>Win / tie / loss</h2><p class=\"meta\">Per study point, on the seeds both ran: how often the "
+        f"row scheduler beats, ties or loses to the column one on {html.escape(metrics[0])}; * (coloured): "
+        f"the paired 95% interval of the difference excludes zero.</p>"
+        f"{_matrices(rows, fields, metrics[0], comparisons)}"
         f"<h2>Plots</h2>{_plots(rows, fields, metrics)}{_failures(rows)}</body></html>\n")
 
 

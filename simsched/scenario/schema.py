@@ -114,7 +114,8 @@ class ScenarioModel(_Model):
     """The top level of a scenario file.  ``workload`` and ``schedulers`` are checked by their own
     code (their shapes depend on the registries).  ``autotuning`` is checked into the typed
     :class:`~simsched.scenario.autotuning.AutotuningSection` by the loader; a scenario with one may omit ``platform``,
-    ``workload`` and ``schedulers`` (all three are required otherwise)."""
+    ``workload`` and ``schedulers`` (all three are required otherwise).  ``capacity`` (objective,
+    resource, days, ...) is read by ``simsched capacity`` (:mod:`simsched.run.capacity`)."""
 
     name: str | None = None
     description: str = ""
@@ -125,6 +126,7 @@ class ScenarioModel(_Model):
     noise: NoiseSpec = NoiseSpec()
     schedulers: list[Any] | None = Field(default=None, min_length=1)
     autotuning: dict[str, Any] | None = None
+    capacity: dict[str, Any] | None = None
     limits: LimitsSpec = LimitsSpec()
 
 

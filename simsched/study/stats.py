@@ -8,11 +8,11 @@ runs are counted, never averaged.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
+from simsched.errors import SimschedError
+from simsched.stats import t_interval
 from simsched.study.work import FIXED
 
 
@@ -22,18 +22,9 @@ def override_fields(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, int]:
-    """``(mean, half-width of the level-confidence interval, n)`` over the finite ``values``.
-    O(n)."""
-    from scipy import stats
-
-    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
-    n = int(x.size)
-    if n == 0:
-        return math.nan, math.nan, 0
-    if n == 1:
-        return float(x[0]), math.nan, 1
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
-    return float(x.mean()), half, n
+    """``(mean, half-width of the level-confidence interval, n)`` over the finite ``values``
+    (:func:`simsched.stats.t_interval`).  O(n)."""
+    return t_interval([v for v in values if v is not None], level)
 
 
 def group_rows(rows: Sequence[dict[str, Any]], by: Sequence[str]) -> dict[tuple, list[dict[str, Any]]]:
@@ -107,3 +98,96 @@ def format_mean_ci(mean: float, ci: float, percent: bool = False, decimals: int 
     if round(ci, places) == 0:
         return f"{mean:.{places}f} ± <{10.0 ** -places:.{places}f}{unit}"
     return f"{mean:.{places}f} ± {ci:.{places}f}{unit}"
+
+
+def paired_comparison(rows: Sequence[dict[str, Any]], metric: str, level: float = 0.95) -> dict[str, Any]:
+    """Schedulers of one study point (or one run) compared on the seeds they share.
+
+    ``rows`` carry ``scheduler``, ``seed`` and ``metric`` (failed runs, NaN or with an ``error``, are
+    left out pair by pair).  Returns ``{"reference": the scheduler with the best mean, "best": the
+    significantly best scheduler or None (:func:`simsched.stats.significantly_best`), "ratios":
+    {scheduler: {"ratio", "low", "high", "n", "significant"}} — the geometric mean of the per-seed
+    ratio to the reference with its paired 95% interval — and "matrix": {(a, b): {"win", "tie",
+    "loss", "n", "better", "worse"}}}``.  Larger is better for :data:`HIGHER_IS_BETTER` metrics.
+    O(k² · seeds) for k schedulers."""
+    from simsched.stats import paired_ratio, significantly_best, win_tie_loss
+
+    higher = metric in HIGHER_IS_BETTER
+    per_seed: dict[str, dict[int, float]] = {}
+    for r in rows:
+        value = r.get(metric)
+        if r.get("error") or value is None or not math.isfinite(float(value)):
+            per_seed.setdefault(str(r["scheduler"]), {})
+            continue
+        per_seed.setdefault(str(r["scheduler"]), {})[int(r.get("seed") or 0)] = float(value)
+    means = {k: (sum(v.values()) / len(v)) for k, v in per_seed.items() if v}
+    if not means:
+        return {"metric": metric, "reference": None, "best": None, "ratios": {}, "matrix": {}}
+    reference = (max if higher else min)(means, key=lambda k: means[k])
+    ratios = {}
+    for name, values in per_seed.items():
+        p = paired_ratio(values, per_seed[reference], level)
+        ratios[name] = {"ratio": p.estimate, "low": p.low, "high": p.high, "n": p.n,
+                        "significant": p.significant}
+    return {"metric": metric, "reference": reference, "best": significantly_best(per_seed, higher, level),
+            "ratios": ratios, "matrix": win_tie_loss(per_seed, higher, level)}
+
+
+def format_ratio(entry: Mapping[str, Any]) -> str:
+    """``×1.12 [1.05, 1.20]`` for a paired ratio (``×1`` for the reference itself, ``-`` for none)."""
+    r, lo, hi = entry.get("ratio", math.nan), entry.get("low", math.nan), entry.get("high", math.nan)
+    if not math.isfinite(r):
+        return "-"
+    if not math.isfinite(lo):
+        return f"×{r:.3f}"
+    if lo == hi == r:
+        return f"×{r:.3f}"
+    return f"×{r:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def format_wtl(cell: Mapping[str, Any]) -> str:
+    """``W/T/L`` with ``*`` when the paired interval is significant either way."""
+    mark = "*" if cell.get("better") or cell.get("worse") else ""
+    return f"{cell['win']}/{cell['tie']}/{cell['loss']}{mark}"
+
+
+def paired_entries(rows: Sequence[dict[str, Any]], fields: Sequence[str],
+                   metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """Per study point: its override values and, per metric, the paired comparison of its schedulers
+    on their common seeds (:func:`simsched.study.stats.paired_comparison`), matrix keys as ``"a vs b"``."""
+    out = []
+    for (point,), members in group_rows(sorted(rows, key=lambda r: r.get("point") or 0), ["point"]).items():
+        entry: dict[str, Any] = {"point": point, **{f: members[0].get(f) for f in fields}}
+        for m in metrics:
+            comp = paired_comparison(members, m)
+            comp["matrix"] = {f"{a} vs {b}": cell for (a, b), cell in comp["matrix"].items()}
+            entry[m] = comp
+        out.append(entry)
+    return out
+
+
+def objective_entries(rows: Sequence[dict[str, Any]], fields: Sequence[str], text: str) -> list[dict[str, Any]]:
+    """Per study point and scheduler: on how many seeds (days) the objective ``text`` holds, the rate
+    and its Wilson 95% interval (a failed run counts as a day that misses it).  With capacity as a
+    study field this is the capacity what-if swept over a grid.  O(rows)."""
+    from simsched.run.capacity import parse_objective
+    from simsched.stats import wilson_interval
+    from simsched.study.work import METRICS
+
+    objective = parse_objective(text, field="--objective")
+    for c in objective.clauses:
+        if c.metric not in METRICS:
+            raise SimschedError(f"--objective metric {c.metric!r} is not a metric; choose from {', '.join(METRICS)}",
+                                field="--objective")
+    out = []
+    groups = group_rows(sorted(rows, key=lambda r: r.get("point") or 0), ["point", "scheduler"])
+    for (point, scheduler), members in groups.items():
+        met = 0
+        for r in members:
+            values = {c.metric: r.get(c.metric) for c in objective.clauses}
+            if not r.get("error") and all(v is not None for v in values.values()) and objective.met(values):
+                met += 1
+        lo, hi = wilson_interval(met, len(members))
+        out.append({"point": point, **{f: members[0].get(f) for f in fields}, "scheduler": scheduler,
+                    "days": len(members), "met_days": met, "rate": met / len(members), "wilson": [lo, hi]})
+    return out
