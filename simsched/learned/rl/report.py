@@ -78,12 +78,13 @@ def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
 
 
 def final_evaluation(cfg: TrainConfig, rl_net, world_agent) -> dict:
-    """Makespans of both agents and HEFT on ``final_seeds`` unseen seeds (same noise per seed)."""
-    from simsched.learned.rl.ppo import eval_seeds, evaluate, greedy_actor, make_env
+    """Makespans of both agents and HEFT on ``final_seeds`` seeds that neither training nor
+    checkpoint selection saw (:func:`~simsched.learned.rl.ppo.final_seeds`; same noise per seed)."""
+    from simsched.learned.rl.ppo import evaluate, final_seeds, greedy_actor, make_env
     from simsched.learned.rl.world import world_actor
 
     env = make_env(cfg)
-    seeds = eval_seeds(cfg, cfg.eval.final_seeds)
+    seeds = final_seeds(cfg)
     res = {}
     for name, actor in (("rl", greedy_actor(rl_net) if rl_net is not None else None),
                         ("rl-world", world_actor(world_agent) if world_agent is not None else None)):
@@ -113,11 +114,11 @@ def job_comparison(cfg: TrainConfig, rl_net) -> dict:
     under the same noise and stragglers per seed.  Per-seed JCT ratios to the best list heuristic
     (lowest mean JCT among HEFT static, online HEFT, MCT, min-min) give paired 95% intervals."""
     from simsched.learned.rl.baselines import episode_metrics, heuristics
-    from simsched.learned.rl.ppo import eval_seeds, make_env, run_episode
+    from simsched.learned.rl.ppo import final_seeds, make_env, run_episode
     from simsched.simulator.jobmetrics import job_metrics
 
     env = make_env(cfg)
-    seeds = eval_seeds(cfg, cfg.eval.seeds + cfg.eval.final_seeds)[cfg.eval.seeds:]
+    seeds = final_seeds(cfg)
     jct: dict[str, list[float]] = {}
     span: dict[str, list[float]] = {}
     for s in seeds:
