@@ -1,8 +1,8 @@
 """How learned schedulers run torch at inference: how many CPU threads and on which device.
 
 Inference defaults to **one** torch thread: a DeepSched forward pass or an RL policy step is small,
-and torch's default (one thread per core) makes it 10-30x slower on a machine whose cores are busy
-(oversubscription), never more than marginally faster on an idle one.  The count is configurable
+and torch's default (one thread per core) makes it many times slower on a machine whose cores are
+busy (oversubscription), and gains little on an idle one.  The count is configurable
 per scheduler (parameter ``threads``) or for the whole process (environment variable
 ``SIMSCHED_TORCH_THREADS``); the parameter wins.  ``device: auto`` picks CUDA when torch sees a GPU,
 else the CPU.  Cost: O(1).

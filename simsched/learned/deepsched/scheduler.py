@@ -82,7 +82,7 @@ class DeepSched:
             ``deepsched-general.pt``).
         device: ``cpu``, ``cuda`` or ``auto`` (cuda when torch sees a GPU, else cpu).
         threads: torch CPU threads for inference (default: ``$SIMSCHED_TORCH_THREADS``, else 1 —
-            torch's own default of one thread per core is 10-30x slower on a busy machine).
+X
         top_k: processors considered per task: 1 takes the classifier's choice as is (the paper);
             k > 1 places each task, in predicted-start order, on whichever of its k best-scored
             processors finishes it first; unset (default): every eligible processor — the network
