@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from simsched.bench.dispatch import bench_problem  # noqa: E402
+from simsched.simulator.instances import bench_problem  # noqa: E402
 from simsched.learned.deepsched.scheduler import DeepSched  # noqa: E402
 from simsched.learned.runtime import ENV_THREADS, inference_threads, resolve_device, torch_threads  # noqa: E402
 

@@ -27,10 +27,10 @@ BATCH_TASKS, BATCH_PROCESSORS = 100, 16
 def batch_rows(batches: tuple[int, ...] = FULL_BATCHES, tasks: int = BATCH_TASKS,
                processors: int = BATCH_PROCESSORS, repeat: int = 2) -> list[dict]:
     """Instances per second of HEFT (one after another) and DeepSched (whole batch at once)."""
-    from simsched.bench.dispatch import bench_problem
     from simsched.learned.deepsched.checkpoint import load_checkpoint
     from simsched.learned.deepsched.scheduler import plans
     from simsched.schedulers.heft import heft_schedule
+    from simsched.simulator.instances import bench_problem
 
     load_checkpoint(None)
     rows = []

@@ -1,15 +1,18 @@
 """The safety line of learned schedulers: what a checkpoint was trained on, and whether an instance
 lies outside it.
 
-A learned scheduler (``deepsched``, ``rl``, ``rl-world``) exposes ``training_range()`` returning a
-:class:`TrainingRange` derived from what its checkpoint stores — task and processor counts, CCR and
-the graph's *shape* (:func:`structure_stats`: edges per task, depth and widest level as fractions of
-the tasks) — and a short content hash of the checkpoint file.  The runner calls it once per
-scheduler: an instance outside any stored range gives one warning line naming the range, and every
-result row records the checkpoint's id.  The warning is about shape only: the workload family's
-*label* (``wfcommons``, ``dax``, a generator name) is never a reason to warn, so an imported Montage
-trace whose size, CCR and structure lie inside the trained range gives none.  Cost: one hash of the
-checkpoint file (cached per path and modification time) and O(n m + e) for the instance's statistics.
+A learned scheduler (``deepsched``, ``rl``, ``rl-world``) derives from :class:`RangeChecked` and
+implements ``training_range()`` returning a :class:`TrainingRange` derived from what its checkpoint
+stores — task and processor counts, CCR and the graph's *shape* (:func:`structure_stats`: edges per
+task, depth and widest level as fractions of the tasks) — and a short content hash of the
+checkpoint file.  The runner calls it once per scheduler: an instance outside any stored range
+gives one warning line naming the range, and every result row records the checkpoint's id.  The
+warning is about shape only: the workload family's *label* (``wfcommons``, ``dax``, a generator
+name) is never a reason to warn, so an imported Montage trace whose size, CCR and structure lie
+inside the trained range gives none.  Cost: one hash of the checkpoint file (cached per path and
+modification time) and O(n m + e) for the instance's statistics.  The runner reaches the hooks
+(``checkpoint_id``, ``range_warning``) by ``getattr``: it sits on a lower floor and imports nothing
+here.
 """
 
 from __future__ import annotations
@@ -150,6 +153,35 @@ def warning_line(label: str, rng: TrainingRange, problem: Problem, family: str |
     which = f"this {family} instance" if family else "this instance"
     return (f"{label} (checkpoint {rng.checkpoint}) was trained on {rng.describe()}; "
             f"{which} has {', '.join(bad)}, outside that range: its plans may be poor")
+
+
+class RangeChecked:
+    """The runner's hooks of a learned scheduler, reached by ``getattr`` so the runner (a lower
+    floor) never imports this package: :attr:`checkpoint_id` and :meth:`range_warning`.  A subclass
+    implements ``training_range() -> TrainingRange``; it is computed once per instance (one
+    checkpoint hash and read)."""
+
+    def training_range(self) -> TrainingRange:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def _range(self) -> TrainingRange:
+        cached = self.__dict__.get("_training_range_cache")
+        if cached is None:
+            cached = self.training_range()
+            self.__dict__["_training_range_cache"] = cached
+        return cached
+
+    @property
+    def checkpoint_id(self) -> str:
+        """The content id of the checkpoint (first 12 hex digits of its SHA-256)."""
+        return self._range().checkpoint
+
+    def range_warning(self, problem: Problem, label: str, workload: tuple[dict, str] | None = None) -> str | None:
+        """One warning line when ``problem`` lies outside the checkpoint's training range, else
+        ``None``; ``workload`` is the scenario workload's ``(options, form)`` (its family only
+        names the instance in the line, it is never checked).  O(n m + e)."""
+        family = workload_family(*workload) if workload is not None else None
+        return warning_line(label, self._range(), problem, family)
 
 
 def scenario_range(checkpoint: str | Path, scenario: str | Path | None, tasks: tuple[int, int] | None,
