@@ -7,9 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from simsched.simulator.instances import bench_problem  # noqa: E402
 from simsched.learned.deepsched.scheduler import DeepSched  # noqa: E402
 from simsched.learned.runtime import ENV_THREADS, inference_threads, resolve_device, torch_threads  # noqa: E402
+from simsched.simulator.instances import bench_problem  # noqa: E402
 
 
 def test_threads_default_to_one_and_follow_parameter_then_environment(monkeypatch: pytest.MonkeyPatch) -> None:
