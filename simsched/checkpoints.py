@@ -12,6 +12,11 @@ here:
 
 Both raise :class:`~simsched.errors.SimschedError` (exit 2) naming the file.  Cost: one pass over
 the state's keys.
+
+Before ``torch.load`` runs, :func:`check_archive` reads the checkpoint's zip directory (no
+decompression) and refuses a file whose members declare more than ``max_unpacked_mb`` of data in all
+(:mod:`simsched.limits`), or that is not a regular file: a 2.4 MB zip bomb would otherwise be
+inflated to gigabytes before any check could run.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from simsched import limits
 from simsched.errors import SimschedError
 
 M = TypeVar("M")
@@ -79,3 +85,36 @@ def load_checked_state(module: Any, state: Any, *, file: str | Path, what: str, 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SimschedError(f"the {what} checkpoint's weights cannot be loaded ({first[:160]}); {retrain}",
                             file=file, field=field) from None
+
+
+def check_archive(path: str | Path, *, what: str, retrain: str) -> int:
+    """Check checkpoint ``path`` before it is loaded: a regular file within ``max_file_mb``, and, for
+    a zip archive (what ``torch.save`` writes), members whose declared uncompressed sizes sum to at
+    most ``max_unpacked_mb`` and whose compression ratios are possible for weights (at most 1000:1 for
+    a member above 1 MB).  Returns the declared uncompressed bytes (the file size for a non-zip file,
+    left to ``torch.load``).  Reads only the zip's central directory: O(members)."""
+    import zipfile
+
+    size = limits.check_file_size(path)
+    if size == 0 and not Path(path).exists():
+        raise SimschedError(f"no such {what} checkpoint; {retrain}", file=path)
+    try:
+        if not zipfile.is_zipfile(path):
+            return size
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        raise SimschedError(f"the {what} checkpoint is not a readable archive ({exc}); {retrain}", file=path) from None
+    declared = sum(m.file_size for m in members)
+    cap = limits.current().max_unpacked_mb
+    if declared > cap * 2**20:
+        raise limits.LimitError(f"the {what} checkpoint would unpack to {declared / 2**20:,.0f} MB, more than the "
+                                f"limit of {cap:g} MB (max_unpacked_mb; to allow more, set "
+                                f"{limits.env_name('max_unpacked_mb')}); it may be a zip bomb — {retrain}",
+                                file=path)
+    for m in members:
+        if m.file_size > 2**20 and m.file_size > 1000 * max(m.compress_size, 1):
+            raise SimschedError(f"the {what} checkpoint's member {m.filename!r} is compressed "
+                                f"{m.file_size // max(m.compress_size, 1):,}:1, impossible for weights (a zip "
+                                f"bomb?); {retrain}", file=path)
+    return declared

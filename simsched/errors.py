@@ -7,6 +7,8 @@ shows a traceback for these.  Programming errors stay ordinary exceptions.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -60,3 +62,50 @@ class InfeasibleError(SimschedError):
 
 class PlanError(SimschedError):
     """A static plan cannot be executed, e.g. a processor order that contradicts precedence."""
+
+
+class DataRepairWarning(UserWarning):
+    """An imported file held values simsched repaired rather than refused (negative file sizes or runtimes in
+    real Pegasus traces).  The message is one line naming the file, what was repaired and how; the command
+    line prints it as ``warning: <message>``.  Importers refuse the same file with ``strict: true``."""
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions, each 1) between ``a`` and ``b``.
+    O(len(a) x len(b)) time, O(len(b)) memory (Wagner & Fischer 1974).
+
+    >>> edit_distance("hfet", "hlfet"), edit_distance("hfet", "heft"), edit_distance("", "ab")
+    (1, 2, 2)
+    """
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def did_you_mean(name: str, options: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the option closest to ``name``, or ``""`` when none is close.
+
+    Closest = the smallest edit distance (:func:`edit_distance`, case-insensitive); ties go to the option that
+    shares the longest common prefix, then to the first given.  An option is close when its distance is at most
+    half the longer of the two names (at least 1).  O(k x len^2) for k options.
+
+    >>> did_you_mean("hfet", ["heft", "hlfet", "cpop"]), did_you_mean("zzzz", ["heft"])
+    (" (did you mean 'hlfet'?)", '')
+    """
+    key = str(name).lower()
+    best: tuple[int, int, int] | None = None
+    choice = ""
+    for k, option in enumerate(options):
+        other = str(option).lower()
+        distance = edit_distance(key, other)
+        if distance > max(1, max(len(key), len(other)) // 2):
+            continue
+        prefix = len(os.path.commonprefix([key, other]))
+        rank = (distance, -prefix, k)
+        if best is None or rank < best:
+            best, choice = rank, str(option)
+    return f" (did you mean {choice!r}?)" if best is not None else ""

@@ -18,7 +18,17 @@ limit                default     what it bounds
                                  (processors x processors) matrices and the edges of a problem
 ``max_grid_points``  100,000     runs (points x schedulers x seeds) in one study
 ``max_runs``         100,000     runs (schedulers x repetitions) of one scenario
+``max_unpacked_mb``  512         declared uncompressed size of a checkpoint archive (``.pt``),
+                                 checked before it is decompressed (a zip bomb)
+``max_seed``         2**63 - 1   largest seed (seeds are >= 0: numpy refuses negative ones)
+``max_jobs``         100,000     autotuning jobs of one repetition (fixed ones plus the expected
+                                 arrivals), checked before arrivals are sampled
+``max_trials``       20,000,000  autotuning trial slots (rounds x batch size, over all jobs) of
+                                 one repetition, checked before they are sampled
 ===================  ==========  ============================================================
+
+Every input file is also checked to be a *regular* file before it is opened: a FIFO would block
+the reader forever and ``/dev/zero`` would be read until memory runs out.
 
 Where a user may really need more, the limit is raised with an environment variable named after
 it (``SIMSCHED_MAX_TASKS=5000000``) or, for ``max_tasks``, ``max_processors`` and
@@ -42,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.fileio import NotRegularFile, TooLarge, check_regular, read_bytes_capped
 
 MAX_VALUE = 1e30
 """Largest magnitude of a finite number in any input (times, work, data, speeds, ...).  Far from
@@ -72,6 +83,10 @@ class Limits:
     max_memory_mb: float = 4096.0
     max_grid_points: int = 100_000
     max_runs: int = 100_000
+    max_unpacked_mb: float = 512.0
+    max_seed: int = 2**63 - 1
+    max_jobs: int = 100_000
+    max_trials: int = 20_000_000
 
     SCENARIO_FIELDS = ("max_tasks", "max_processors", "max_memory_mb")
     """The limits a scenario's ``limits:`` section may raise (or lower)."""
@@ -134,11 +149,15 @@ def _hint(field: str, scenario: bool) -> str:
 # --------------------------------------------------------------------------- checks
 def check_file_size(path: str | Path, *, yaml: bool = False) -> int:
     """The size of ``path`` in bytes; :class:`LimitError` (naming the file) above ``max_file_mb``
-    (``max_yaml_mb`` for YAML).  Missing files are left to the reader (size 0)."""
+    (``max_yaml_mb`` for YAML), :class:`SimschedError` for a FIFO, device, socket or directory
+    (never opened, so it cannot block).  Missing files are left to the reader (size 0)."""
     try:
-        size = os.stat(path).st_size
-    except OSError:
+        st = check_regular(path)
+    except NotRegularFile as exc:
+        raise SimschedError(f"is {exc.kind}, not a regular file; give the path of a file", file=path) from None
+    if st is None:
         return 0
+    size = st.st_size
     lim = current()
     field = "max_yaml_mb" if yaml else "max_file_mb"
     limit_mb = getattr(lim, field)
@@ -148,6 +167,61 @@ def check_file_size(path: str | Path, *, yaml: bool = False) -> int:
         raise LimitError(f"the {what} is {size / 2**20:.1f} MB, more than the limit of {limit_mb:g} MB "
                          f"({_hint(field, False)}){extra}", file=path)
     return size
+
+
+def file_cap(*, yaml: bool = False) -> int:
+    """The most bytes an input file may have: ``max_yaml_mb`` for YAML, else ``max_file_mb``."""
+    lim = current()
+    return int((lim.max_yaml_mb if yaml else lim.max_file_mb) * 1024 * 1024)
+
+
+def read_input(path: str | Path, *, yaml: bool = False) -> bytes:
+    """The bytes of input file ``path``, checked and capped: not a regular file, or longer than
+    :func:`file_cap` (even if it grows while read) -> :class:`SimschedError` naming the file; a
+    missing or unreadable file -> :class:`SimschedError` too.  O(size)."""
+    check_file_size(path, yaml=yaml)
+    try:
+        return read_bytes_capped(path, file_cap(yaml=yaml))
+    except NotRegularFile as exc:
+        raise SimschedError(f"is {exc.kind}, not a regular file; give the path of a file", file=path) from None
+    except TooLarge:
+        field = "max_yaml_mb" if yaml else "max_file_mb"
+        raise LimitError(f"the file is larger than the limit of {getattr(current(), field):g} MB "
+                         f"({_hint(field, False)})", file=path) from None
+    except FileNotFoundError:
+        raise SimschedError("no such file", file=path) from None
+    except IsADirectoryError:
+        raise SimschedError("is a directory, expected a file", file=path) from None
+    except OSError as exc:
+        raise SimschedError(f"cannot read the file ({exc.strerror or exc})", file=path) from None
+
+
+def check_seed(seed: int | None, *, option: str = "--seed", file: str | Path | None = None) -> None:
+    """Refuse a seed below 0 or above ``max_seed`` (numpy's generators take 0 ... 2**63 - 1 here)."""
+    if seed is None:
+        return
+    limit = current().max_seed
+    field = None if option.startswith("-") else option
+    if int(seed) < 0:
+        raise LimitError(f"{option} must be >= 0, got {seed}; give a non-negative seed", file=file, field=field)
+    if int(seed) > limit:
+        raise LimitError(f"{option} must be <= {limit}, got {seed}; give a smaller seed", file=file, field=field)
+
+
+def check_count(value: int, *, option: str, low: int = 1, high: int | None = None, hint: str = "") -> None:
+    """Refuse a count (``--tries``, ``--processors``, ...) outside ``low`` ... ``high`` before any work."""
+    if value < low or (high is not None and value > high):
+        bound = f"between {low:,} and {high:,}" if high is not None else f">= {low:,}"
+        raise LimitError(f"{option} must be {bound}, got {value:,}" + (f"; {hint}" if hint else ""))
+
+
+def check_amount(value: float, field: str, *, what: str, where: str | None = None, line: int | None = None) -> None:
+    """Refuse ``value`` (an estimate of jobs, trials, ...) above the limit ``field`` before the work
+    that would allocate or simulate it starts; ``where`` is the input field that drives it."""
+    limit = getattr(current(), field)
+    if value > limit:
+        raise LimitError(f"{what}: about {value:,.0f}, more than the limit of {limit:,} ({_hint(field, False)}); "
+                         f"make the input smaller", field=where, line=line)
 
 
 def check_depth(depth: int, *, file: str | Path | None = None, line: int | None = None) -> None:

@@ -4,33 +4,134 @@
 ``--gantt`` path fails at once.  :func:`atomic_write` writes to a temporary file in the same
 directory and renames it over the target with :func:`os.replace`: readers see the old file or the
 complete new one, never a half-written one, and nothing is left behind when writing fails.
+
+:func:`check_output` also refuses an output that *is* one of the command's inputs (``run S.yaml
+--json S.yaml`` would replace the scenario), a name longer than the file system allows, and an
+existing target that is not a regular file (``--json /dev/null`` would replace the device); and it
+takes a lock file beside the target (:func:`simsched.fileio.output_lock`), so that a second command
+writing the same path at the same time is refused instead of silently overwriting the first's
+result.  The locks are held until :func:`release_outputs`, which the command line calls when a
+command ends.  :func:`printable` makes names safe to print on a terminal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO
 
 from simsched.errors import SimschedError
-from simsched.fileio import atomic_path
+from simsched.fileio import Busy, atomic_path, output_lock, same_file, special_kind
+
+NAME_MAX = 255
+"""Longest file name (one path component) in bytes on the usual file systems."""
+
+PATH_MAX = 4096
+"""Longest path in bytes Linux accepts."""
+
+_HELD: dict[str, contextlib.ExitStack] = {}
 
 
-def check_output(path: str | Path, *, option: str, suffixes: Sequence[str] | None = None) -> Path:
+def check_output(path: str | Path, *, option: str, suffixes: Sequence[str] | None = None,
+                 inputs: Iterable[str | Path | None] = (), lock: bool = True) -> Path:
     """``path`` as a :class:`Path` if it can be written: its suffix is one of ``suffixes`` (when
-    given), its directory exists, and it is not a directory.  :class:`SimschedError` otherwise."""
+    given), its name fits the file system, its directory exists and is writable, it is not a
+    directory or another non-regular file, and it is none of ``inputs``.  With ``lock`` (the
+    default) a lock beside it is taken until :func:`release_outputs`: another command writing the
+    same path meanwhile is refused.  :class:`SimschedError` naming the option, the path and what to
+    do otherwise.  O(number of inputs)."""
     p = Path(path)
     if suffixes is not None and p.suffix.lower() not in suffixes:
         raise SimschedError(f"{option} {p}: the file name must end in {' or '.join(suffixes)}")
+    name_bytes = len(os.fsencode(p.name))
+    if name_bytes > NAME_MAX:
+        raise SimschedError(f"{option} {printable(str(p)[:60])}...: the file name is {name_bytes} bytes long, more "
+                            f"than the {NAME_MAX} a file system allows; choose a shorter name")
+    if len(os.fsencode(str(p))) > PATH_MAX:
+        raise SimschedError(f"{option}: the path is longer than {PATH_MAX} bytes; choose a shorter path")
     parent = p.parent if str(p.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise SimschedError(f"{option} {p}: {parent} is a file, not a directory; choose a path inside a directory")
     if not parent.is_dir():
-        raise SimschedError(f"{option} {p}: the directory {parent} does not exist")
+        raise SimschedError(f"{option} {p}: the directory {parent} does not exist; create it first")
     if p.is_dir():
-        raise SimschedError(f"{option} {p}: is a directory")
+        raise SimschedError(f"{option} {p}: is a directory; give a file name inside it")
+    with contextlib.suppress(OSError):
+        kind = special_kind(os.stat(p).st_mode)
+        if kind is not None:
+            raise SimschedError(f"{option} {p}: is {kind}, which would be replaced; give a regular file name")
     if not os.access(parent, os.W_OK):
         raise SimschedError(f"{option} {p}: the directory {parent} is not writable")
+    for source in inputs:
+        if source is not None and same_file(p, source):
+            raise SimschedError(f"{option} {p}: is the input file {source}, which would be overwritten; "
+                                f"choose another output file")
+    if lock:
+        hold_output(p, option=option)
     return p
+
+
+def output_dir(path: str | Path, *, option: str) -> Path:
+    """Directory ``path``, created (with its parents) if missing, for a command that writes several
+    files into it: :class:`SimschedError` naming the option when a part of it is a file, a name is
+    too long, or it cannot be created or written.  Each file then goes through :func:`check_output`."""
+    p = Path(path)
+    for part in p.parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise SimschedError(f"{option} {printable(str(p)[:60])}...: a name in the path is longer than "
+                                f"{NAME_MAX} bytes; choose a shorter name")
+    for above in (p, *p.parents):  # the nearest existing part of the path must be a directory
+        if above.exists():
+            if not above.is_dir():
+                what = "is a file" if above == p else f"{above} is a file"
+                raise SimschedError(f"{option} {p}: {what}, not a directory; give a directory")
+            break
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SimschedError(f"{option} {p}: cannot create the directory ({exc.strerror or exc}); "
+                            f"choose another place") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise SimschedError(f"{option} {p}: the directory is not writable; choose another place")
+    return p
+
+
+def hold_output(path: str | Path, *, option: str) -> None:
+    """Take the lock of output ``path`` until :func:`release_outputs` (a second call for the same
+    path in this process is a no-op).  :class:`SimschedError` when another process writes it."""
+    key = os.path.realpath(path)
+    if key in _HELD:
+        return
+    stack = contextlib.ExitStack()
+    try:
+        stack.enter_context(output_lock(path))
+    except Busy:
+        raise SimschedError(f"{option} {path}: another simsched command is writing this file now; wait for "
+                            f"it to finish or choose another output file") from None
+    except OSError:
+        return  # a directory where no lock file can be made: the writability check above speaks for it
+    _HELD[key] = stack
+
+
+def release_outputs() -> None:
+    """Release every lock taken by :func:`check_output` (and remove the lock files)."""
+    while _HELD:
+        _, stack = _HELD.popitem()
+        with contextlib.suppress(OSError):
+            stack.close()
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character (ESC, BEL, carriage return, bidi overrides, C1 codes)
+    written as a visible escape (``\\x1b``), so a task or file name cannot move the cursor, recolour
+    or rewrite a terminal.  Tabs and newlines are kept.  O(len(text))."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
 def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:

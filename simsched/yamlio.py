@@ -272,15 +272,7 @@ def load_yaml(path: str | Path, *, max_nodes: int = MAX_NODES, require_mapping: 
     ``require_mapping`` — an empty document or one whose top level is not a mapping.
     """
     p = Path(path)
-    limits.check_file_size(p, yaml=True)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise SimschedError("no such file", file=p) from None
-    except IsADirectoryError:
-        raise SimschedError("is a directory, not a YAML file", file=p) from None
-    except OSError as exc:
-        raise SimschedError(f"cannot read the file: {exc.strerror or exc}", file=p) from None
+    raw = limits.read_input(p, yaml=True)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

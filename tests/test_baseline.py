@@ -143,3 +143,6 @@ def test_the_pytest_marker_compares_with_the_baseline(scenario: Path, tmp_path: 
     bad = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "a scheduler got worse" in bad.stdout and f"regress / {DEGRADABLE} / makespan" in bad.stdout
+    # the failure is the test's, reported once, without pluggy's warning about a hook wrapper that raised
+    assert "PluggyTeardownRaisedWarning" not in bad.stdout + bad.stderr and "1 failed" in bad.stdout
+    assert "warning" not in bad.stdout.lower().split("short test summary")[0].split("= FAILURES =")[0]

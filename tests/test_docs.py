@@ -6,6 +6,11 @@ setting) is executed with ``bash -e`` in a scratch directory holding a copy of `
 ``docs/img/``; it must exit 0 and write only under ``out/`` (or a temporary folder outside the
 repository): a block that creates or changes any other file there fails.  User pages (docs/ and the
 README) never mention the project's issues ("issue 7").  See docs/index.md, "Conventions".
+
+Every documented command runs: each fenced ``bash`` block of docs/ that calls ``simsched`` is either runnable
+or named in :data:`NOT_RUN` with the reason.  Where a runnable block with no variables is followed by its
+printed output (a plain fenced block), the tables the command prints are compared with the page's, row by row,
+cell by cell, apart from wall times (cells ending in ``ms``/``s``) and cells written ``...``.
 """
 
 from __future__ import annotations
@@ -32,17 +37,85 @@ PENDING = {"studies.md", "deepsched.md", "rl.md"}
 """Pages other issues are writing; a link to one is allowed until it exists."""
 
 
-def _blocks() -> list[tuple[str, dict[str, str], str]]:
+FENCE = re.compile(r"^```(\w*)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+PRINTED = re.compile(r"\s*```[ \t]*\n(.*?)^```", re.M | re.S)
+"""The plain fenced block right after a runnable block: what its commands print."""
+
+NOT_RUN = {
+    "simsched train deepsched scenarios/deepsched/general.yaml": "trains/evaluates on 2000 instances: minutes",
+    "simsched train deepsched scenarios/deepsched/tiny.yaml": "trains a network (~20 s) then evaluates it; the "
+    "tiny scenario is trained in tests/test_deepsched.py",
+    "simsched run scenarios/deepsched_montage.yaml": "needs the general checkpoint that `train ... general.yaml` "
+    "writes (minutes of training)",
+    "simsched train rl": "trains agents for minutes (the tiny one runs in the runnable block of rl.md)",
+    "simsched bench": "speed benchmarks take minutes and their numbers are machine-dependent",
+    "simsched adversary deepsched heft --minutes 9": "a 9-minute search",
+    "simsched adversary rl heft --minutes 9": "a 9-minute search",
+    "simsched run scenarios/deepsched/try_tiny.yaml": "needs the checkpoint `train deepsched ... tiny.yaml` writes",
+    "simsched plot out/ccr_shape.csv --x workload.shape": "needs the study of the block before it; "
+    "the same `plot` runs in the runnable block of studies.md",
+}
+"""Documented commands the docs test does not run, by prefix, each with the reason."""
+
+
+def _blocks() -> list[tuple[str, dict[str, str], str, str | None]]:
     found = []
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
         for k, m in enumerate(RUNNABLE.finditer(text)):
             env = dict(item.split("=", 1) for item in (m.group("env") or "").split())
-            found.append((f"{page.relative_to(DOCS)}#{k + 1}", env, m.group("body")))
+            printed = PRINTED.match(text, m.end())
+            found.append((f"{page.relative_to(DOCS)}#{k + 1}", env, m.group("body"),
+                          printed.group(1) if printed and not env else None))
     return found
 
 
 BLOCKS = _blocks()
+_DURATION = re.compile(r"^[\d.]+(?: ± [\d.]+)? ?(?:ms|µs|us|s|min)$")
+
+
+def _wall_time_header(cell: str) -> bool:
+    return cell == "s" or "time" in cell or cell.endswith("(s)")
+
+
+def _rows(text: str, time_columns: frozenset[int] = frozenset()) -> list[tuple[str, ...]]:
+    """The body rows of every table in ``text`` (``│ a │ b │``), wall-time cells replaced by ``*``: cells that
+    read as durations and cells under a wall-time header (``s``, ``... time``; ``time_columns`` until the text
+    shows a header of its own)."""
+    rows = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("┃") and line.endswith("┃"):
+            header = [c.strip() for c in line.strip("┃").split("┃")]
+            time_columns = frozenset(i for i, c in enumerate(header) if _wall_time_header(c))
+        elif line.startswith("│") and line.endswith("│"):
+            cells = [c.strip() for c in line.strip("│").split("│")]
+            rows.append(tuple("*" if _DURATION.match(c) or i in time_columns else c for i, c in enumerate(cells)))
+    return rows
+
+
+def _first_time_columns(text: str) -> frozenset[int]:
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("┃") and line.endswith("┃"):
+            return frozenset(i for i, c in enumerate(line.strip("┃").split("┃")) if _wall_time_header(c.strip()))
+    return frozenset()
+
+
+def compare_tables(documented: str, printed: str) -> list[str]:
+    """Rows of the documented tables that the command did not print (a ``...`` cell matches anything)."""
+    actual = _rows(printed)
+    missing = []
+    for row in _rows(documented, _first_time_columns(printed)):
+        if all(c == "..." for c in row[1:]):
+            continue
+
+        def same(got: tuple[str, ...], row: tuple[str, ...] = row) -> bool:
+            return len(got) >= len(row) and all(w in ("...", g) for w, g in zip(row, got))
+
+        if not any(same(got) for got in actual):
+            missing.append(" | ".join(row))
+    return missing
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +177,8 @@ def test_there_are_runnable_blocks() -> None:
     assert len(BLOCKS) >= 10
 
 
-@pytest.mark.parametrize("label,env,body", BLOCKS, ids=[b[0] for b in BLOCKS])
-def test_runnable_block(label: str, env: dict[str, str], body: str, scratch: Path) -> None:
+@pytest.mark.parametrize("label,env,body,printed", BLOCKS, ids=[b[0] for b in BLOCKS])
+def test_runnable_block(label: str, env: dict[str, str], body: str, printed: str | None, scratch: Path) -> None:
     run_env = {**os.environ, "COLUMNS": "120", **env}
     before = _files(scratch)
     done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", body], cwd=scratch, env=run_env,
@@ -115,6 +188,43 @@ def test_runnable_block(label: str, env: dict[str, str], body: str, scratch: Pat
     after = _files(scratch)
     written = sorted(p for p in after if before.get(p) != after[p])
     assert not written, f"{label} writes into the repository ({', '.join(written[:5])}): write to out/ or a temp dir"
+    if printed is not None:
+        missing = compare_tables(printed, done.stdout + done.stderr)
+        assert not missing, f"{label}: the page shows rows the command no longer prints:\n" + "\n".join(missing) + \
+            "\n--- printed:\n" + done.stdout[-3000:]
+
+
+def _documented_commands() -> list[tuple[str, str, bool]]:
+    """(page, command, runnable) for every ``simsched`` line of a fenced bash block in docs/."""
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for m in FENCE.finditer(text):
+            if m.group(1) != "bash":
+                continue
+            runnable = text[:m.start()].rstrip().rsplit("\n", 1)[-1].startswith("<!-- runnable")
+            for line in m.group(2).splitlines():
+                if line.strip().startswith("simsched "):
+                    found.append((str(page.relative_to(DOCS)), line.strip(), runnable))
+    return found
+
+
+def test_every_documented_command_runs_or_says_why_not() -> None:
+    commands = _documented_commands()
+    assert len(commands) >= 40
+    unaccounted = [f"{page}: {cmd}" for page, cmd, runnable in commands
+                   if not runnable and not any(cmd.startswith(prefix) for prefix in NOT_RUN)]
+    assert not unaccounted, "documented commands neither runnable nor in NOT_RUN:\n" + "\n".join(unaccounted)
+    assert all(reason.strip() for reason in NOT_RUN.values())
+    used = [prefix for prefix in NOT_RUN if any(cmd.startswith(prefix) for _, cmd, r in commands if not r)]
+    assert sorted(used) == sorted(NOT_RUN), "NOT_RUN names commands the docs no longer show"
+
+
+def test_table_comparison_catches_a_changed_cell() -> None:
+    doc = "│ heft │ 80 │ 44.2 │ 0.5 ms │\n│ cpop │ 86 │ ... │ 1 ms │"
+    assert compare_tables(doc, "│ heft │ 80 │ 44.2 │ 0.7 ms │\n│ cpop │ 86 │ 50.8 │ 2 ms │") == []
+    assert compare_tables(doc, "│ heft │ 81 │ 44.2 │ 0.5 ms │\n│ cpop │ 86 │ 50.8 │ 2 ms │") == ["heft | 80 | 44.2 | *"]
+    assert compare_tables(doc, "") == ["heft | 80 | 44.2 | *", "cpop | 86 | ... | *"]
 
 
 @pytest.mark.parametrize("page", USER_PAGES, ids=[str(p.relative_to(ROOT)) for p in USER_PAGES])

@@ -121,5 +121,5 @@ def test_missing_ortools_names_the_extra(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
     problem = Problem(kasahara_dag(5, np.random.default_rng(0)), uniform_platform(2))
-    with pytest.raises(SimschedError, match=r"simsched\[exact\]"):
+    with pytest.raises(SimschedError, match=r"pip install -e '.*\[exact\]'"):
         optimal_schedule(problem)

@@ -210,3 +210,71 @@ def test_raw_bytes(workdir: Path, raw: bytes, suffix: str) -> None:
 def test_fuzz_data_is_there() -> None:
     """The fuzz tests draw from the bundled files (so an emptied folder cannot make them vacuous)."""
     assert len(SCENARIOS) >= 10 and len(WORKLOADS) >= 4
+
+
+# --------------------------------------------------------------------------- every entry point
+# Each entry: the command line for an input file IN (and an output OUT), the file it starts from.
+# ``capacity``, ``summarize``, ``plot``, ``report`` and ``explain`` read the files a user hands them
+# just like ``run``; each gets mutated inputs and mutated options (negative or huge numbers, odd
+# names) and must keep the rule: exit 0 or 2, one error line, no output on error, input unchanged.
+AUTOTUNING = ROOT / "scenarios" / "autotuning" / "two_jobs_one_server.yaml"
+TOPCUOGLU = ROOT / "scenarios" / "topcuoglu2002.yaml"
+STG = DATA / "kasahara_40.stg"
+NUMBERS = st.sampled_from(["-1", "0", "1", "3", "-7", "99999999999", "5000"])
+"""Values for integer options (what the option parser itself refuses is its own business)."""
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A sweep's results CSV and a run's results JSON, made once, to be mutated."""
+    d = tmp_path_factory.mktemp("made")
+    study = d / "s.yaml"
+    study.write_text("name: s\nscenario:\n  platform: {processors: [{name: p, count: 2}]}\n"
+                     "  workload: {generator: random, tasks: 6}\n  schedulers: [heft, mct]\n"
+                     "grid: {workload.ccr: [0.5, 2.0]}\nseeds: [0, 1]\n")
+    csv_path, json_path = d / "r.csv", d / "r.json"
+    assert CliRunner().invoke(app, ["sweep", str(study), "-o", str(csv_path), "--workers", "1"]).exit_code == 0
+    assert CliRunner().invoke(app, ["run", str(TOPCUOGLU), "-s", "heft", "--json", str(json_path)]).exit_code == 0
+    return {"csv": csv_path, "json": json_path}
+
+
+def _entry_points(made: dict[str, Path]) -> list[tuple[str, Path, Any]]:
+    """(label, source file, args(IN, OUT, number) -> (argv, outputs))."""
+    return [
+        ("run", TOPCUOGLU, lambda i, o, n: (["run", i, "-s", "heft", "--seed", n, "--json", o + ".json"],
+                                            [o + ".json"])),
+        ("validate", TOPCUOGLU, lambda i, o, n: (["validate", i], [])),
+        ("capacity", AUTOTUNING, lambda i, o, n: (["capacity", i, "--seed", n, "--json", o + ".json"], [o + ".json"])),
+        ("explain-heft", TOPCUOGLU, lambda i, o, n: (["explain", "heft", i, "--seed", n], [])),
+        ("greedy-gap", TOPCUOGLU, lambda i, o, n: (["explain", "greedy-gap", "--tasks", "3", "--processors", n,
+                                                    "--tries", "1", "--seed", n, "--out", o + ".yaml"], [o + ".yaml"])),
+        ("workload-info", STG, lambda i, o, n: (["workload", "info", i], [])),
+        ("convert", STG, lambda i, o, n: (["workload", "convert", i, o + ".dot"], [o + ".dot"])),
+        ("summarize", made["csv"], lambda i, o, n: (["summarize", i, "--json", o + ".json"], [o + ".json"])),
+        ("plot", made["csv"], lambda i, o, n: (["plot", i, "--x", {"-1": "a/b", "0": "", "3": "\x1b"}.get(n, "seed"),
+                                                "--y", "makespan", "-o", o + ".png"],
+                                               [o + ".png"])),
+        ("report-study", made["csv"], lambda i, o, n: (["report", i, "-o", o + ".html"], [o + ".html"])),
+        ("report-run", made["json"], lambda i, o, n: (["report", i, "-o", o + ".html", "--trace", o + ".json"],
+                                                      [o + ".html", o + ".json"])),
+    ]
+
+
+@FUZZ
+@given(which=st.integers(0, 10), rnd=st.randoms(use_true_random=False), mutations=st.integers(0, 3),
+       token=st.sampled_from(["-1", "0", "1e400", "nan", "\x1b[2J", "", "99999999999", "a,b", "\"", "x"]),
+       number=NUMBERS)
+def test_every_entry_point(workdir: Path, made: dict[str, Path], which: int, rnd: Any, mutations: int,
+                           token: str, number: str) -> None:
+    label, source, make = _entry_points(made)[which]
+    count_document("entry:" + label)
+    text = source.read_text(encoding="utf-8")
+    for _ in range(mutations):
+        text = text_mutation(text, rnd, token)
+    target = workdir / f"in-{label}{source.suffix}"
+    target.write_text(text, encoding="utf-8")
+    argv, outputs = make(str(target), str(workdir / f"out-{label}"), number if rnd.random() < 0.5 else "1")
+    before = target.read_bytes()
+    check(argv, tuple(Path(p) for p in outputs))
+    assert target.read_bytes() == before, (argv, "the input changed")
+    assert not list(workdir.glob(".*.lock")), (argv, "a lock file was left behind")

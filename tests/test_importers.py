@@ -158,11 +158,11 @@ def test_wfformat_14_names_and_15_ids(tmp_path):
     assert machines(tmp_path / "wf.json") == [dict(name="m", cores=4, speed_mhz=3000, memory_bytes=None)]
 
 
-def _bad(tmp_path, doc_or_text, form="wfcommons", ext="json"):
+def _bad(tmp_path, doc_or_text, form="wfcommons", ext="json", **options):
     p = tmp_path / f"bad.{ext}"
     p.write_text(doc_or_text if isinstance(doc_or_text, str) else json.dumps(doc_or_text, indent=2))
     with pytest.raises(SimschedError) as info:
-        load(p, form)
+        load(p, form, **options)
     err = info.value
     assert err.file == str(p) and str(p) in str(err)
     return err
@@ -183,7 +183,7 @@ def test_wfformat_malformed(tmp_path):
     assert json.dumps(doc, indent=2).splitlines()[e.line - 1].strip().startswith('"ghost"')
     doc = _wf15()
     doc["workflow"]["execution"]["tasks"][1]["runtimeInSeconds"] = -3
-    e = _bad(tmp_path, doc)
+    e = _bad(tmp_path, doc, strict=True)
     assert "runtimeInSeconds must be >= 0" in e.message
     assert "runtimeInSeconds" in json.dumps(doc, indent=2).splitlines()[e.line - 1]
     doc = _wf15()
@@ -250,7 +250,7 @@ def test_dax_malformed(tmp_path):
     assert "invalid XML" in e.message and e.line is not None
     e = _bad(tmp_path, DAX.replace('<parent ref="ID00000"/>', '<parent ref="ID9"/>'), "dax", "dax")
     assert "'ID9', which does not exist" in e.message and e.line == 11
-    e = _bad(tmp_path, DAX.replace('runtime="10.6"', 'runtime="-1"'), "dax", "dax")
+    e = _bad(tmp_path, DAX.replace('runtime="10.6"', 'runtime="-1"'), "dax", "dax", strict=True)
     assert "runtime must be >= 0" in e.message and e.line == 7
     e = _bad(tmp_path, DAX.replace(' runtime="10.6"', ""), "dax", "dax")
     assert "has no runtime" in e.message and e.line == 7
@@ -399,10 +399,10 @@ def test_missing_extra_message(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "pydot", None)  # makes "import pydot" fail
-    with pytest.raises(SimschedError, match=r"pip install 'simsched\[dot\]'"):
+    with pytest.raises(SimschedError, match=r"pip install -e '.*\[dot\]'"):
         IMPORTERS["dot"]("x.dot")
 
 
 def test_file_errors(tmp_path):
-    with pytest.raises(SimschedError, match="file not found"):
+    with pytest.raises(SimschedError, match="no such file"):
         load(tmp_path / "nope.stg")

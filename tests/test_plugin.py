@@ -109,3 +109,19 @@ def test_a_bad_parameter_of_the_plugin_is_a_user_error(installed: Path, tmp_path
     result = CliRunner().invoke(app, ["validate", str(path)])
     assert result.exit_code == 2
     assert "shortest-task-first" in result.output and "largest_first" in result.output
+
+
+def test_the_documented_demo_table_matches_a_real_run(installed: Path, tmp_path: Path) -> None:
+    """docs/testing-your-scheduler.md shows `simsched run demo.yaml`: its rows are what a run prints."""
+    import re
+
+    from test_docs import compare_tables
+
+    page = (Path(__file__).parents[1] / "docs" / "testing-your-scheduler.md").read_text(encoding="utf-8")
+    scenario = re.search(r"\(`demo.yaml`\):\n\n```yaml\n(.*?)```", page, re.S).group(1)
+    shown = re.search(r"\$ simsched run demo.yaml\n(.*?)```", page, re.S).group(1)
+    (tmp_path / "demo.yaml").write_text(scenario)
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "demo.yaml")], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert len(shown.splitlines()) == 4
+    assert compare_tables(shown, result.stdout) == []

@@ -9,6 +9,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -96,7 +97,7 @@ def test_trace_has_one_complete_event_per_task(tmp_path: Path) -> None:
     path = write_trace(report, tmp_path / "trace.json")
     doc = json.loads(path.read_text())
     events = doc["traceEvents"]
-    complete = [e for e in events if e["ph"] == "X"]
+    complete = [e for e in events if e["ph"] == "X" and e["cat"] == "task"]
     assert len(complete) == report.problem.n_tasks * len(SCHEDULERS)
     processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
     assert [processes[p].split()[0] for p in sorted(processes)] == SCHEDULERS
@@ -125,3 +126,26 @@ def test_report_trace_option_and_bad_input(results_json: Path, tmp_path: Path) -
         result = runner.invoke(app, ["report", str(bad), "-o", str(tmp_path / "b.html")])
         assert result.exit_code == 2 and message in result.stderr
         assert not (tmp_path / "b.html").exists()
+
+
+def test_trace_shows_every_transfer_between_processors_on_link_threads(tmp_path: Path) -> None:
+    from simsched.report.gantt import transfer_spans
+
+    report = run_scenario(load_scenario(TOPCUOGLU), schedulers=["heft"])
+    doc = json.loads(write_trace(report, tmp_path / "trace.json").read_text())
+    events = doc["traceEvents"]
+    moves = [e for e in events if e.get("cat") == "transfer"]
+    problem, schedule = report.problem, report.schedules["heft"]
+    g, procs = problem.graph, problem.platform.names
+    edges, depart, arrive = transfer_spans(schedule, problem)
+    assert len(moves) == len(edges) > 0  # every cross-processor edge of HEFT's schedule, nothing else
+    threads = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    for e in moves:
+        a, b = e["name"].split("→")
+        ia, ib = list(g.names).index(a), list(g.names).index(b)
+        assert threads[e["tid"]] == f"{procs[schedule.processor[ia]]}→{procs[schedule.processor[ib]]}"
+        assert e["ts"] == pytest.approx(schedule.finish[ia] * 1e6)  # leaves when the producer finishes
+        assert e["ts"] + e["dur"] <= schedule.start[ib] * 1e6 + 1e-6  # arrives before the consumer starts
+        k = int(np.flatnonzero((g.edge_src == ia) & (g.edge_dst == ib))[0])
+        assert e["args"]["data"] == float(g.edge_data[k]) and e["dur"] == pytest.approx(g.edge_data[k] * 1e6)
+    assert set(threads.values()) >= set(procs)

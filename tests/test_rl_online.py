@@ -96,6 +96,11 @@ def test_tiny_online_training_reports_the_job_table(tmp_path):
     assert set(rows) == {"rl", "heft-static", "online-heft", "mct", "minmin", "srjf-eft"}
     assert data["jobs_table"]["best_heuristic"] in ("heft-static", "online-heft", "mct", "minmin")
     assert "| srjf-eft |" in r.stdout and "| rl |" in (tmp_path / "out/report.md").read_text()
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(tmp_path / "out/report.png")[..., :3]
+    right = img[:, img.shape[1] // 2 + 40:]  # the job table's bars: the right half is drawn, not blank
+    assert (right.mean(axis=2) < 0.9).mean() > 0.02
     from simsched.learned.rl.checkpoint import load
 
     stored = load(tmp_path / "out/rl.pt", "rl")["config"]  # the family travels with the checkpoint

@@ -249,4 +249,4 @@ def test_missing_extras_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     study = _write(tmp_path, SMALL)
     for extra in (["-o", str(tmp_path / "r.parquet")], ["-o", str(tmp_path / "r.csv"), "--dask", "local"]):
         result = runner.invoke(app, ["sweep", str(study), *extra])
-        assert result.exit_code == 2 and "simsched[study]" in result.stderr
+        assert result.exit_code == 2 and "[study]'" in result.stderr

@@ -61,7 +61,7 @@ def test_errors_exit_2_one_line_no_partial_output(tmp_path):
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert f"{bad}:3:" in r.output and not out.exists()
     r = runner.invoke(app, ["info", str(tmp_path / "missing.json")])
-    assert r.exit_code == 2 and "file not found" in r.output
+    assert r.exit_code == 2 and "no such file" in r.output
     r = runner.invoke(app, ["convert", str(bad), str(tmp_path / "x.unknown")])
     assert r.exit_code == 2
 

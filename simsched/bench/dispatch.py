@@ -132,11 +132,16 @@ def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[
     ]
 
 
+GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality")
+"""Every benchmark group :func:`main` knows, in its order (``bench --help`` lists the same; a test checks)."""
+
+
 def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict], str], None],
          say: Callable[[str], None] = print, progress: Callable[[int, int, str], None] | None = None) -> list[dict]:
     """Run one benchmark group and hand each group's rows to ``show(rows, title)``: ``spine`` (HEFT,
     engine, evaluator), ``schedulers`` (every static scheduler across sizes), ``workloads`` (loading
-    and generation), ``quality`` (every static scheduler's gap to the best known makespan on a
+    and generation), ``sweep`` (a study's runs per second), ``deepsched`` (batched DeepSched inference
+    against HEFT), ``quality`` (every static scheduler's gap to the best known makespan on a
     benchmark set; ``say`` gets its caption line, ``progress(done, total, label)`` its progress),
     or ``all``.  The command line passes :func:`simsched.report.bench.show_rows` with a console."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}

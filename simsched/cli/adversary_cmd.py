@@ -52,7 +52,7 @@ def adversary(
     """Search instances where A's makespan is as many times B's as possible; write the worst as a
     scenario plus both Gantt charts, replayed by the simulator."""
     from simsched.analysis.adversary import LIMITS, anneal, makespan_of
-    from simsched.outputs import check_output
+    from simsched.outputs import check_output, output_dir
     from simsched.scenario import SchedulerChoice
     from simsched.schedulers import registry
 
@@ -77,9 +77,7 @@ def adversary(
         specs.append(SchedulerChoice(name, {}, name))
     safe = [n.replace(":", "-").replace("/", "-") for n in (a, b)]
     folder = out if out is not None else Path("out") / f"adversary-{safe[0]}-vs-{safe[1]}"
-    if folder.exists() and not folder.is_dir():
-        raise SimschedError(f"--out {folder}: is a file, not a directory")
-    folder.mkdir(parents=True, exist_ok=True)
+    output_dir(folder, option="--out")
     yaml_path = check_output(folder / "instance.yaml", option="--out")
     gantt_path = check_output(folder / "gantt.png", option="--out")
     seconds = minutes * 60 if minutes is not None else (None if iterations is not None else 60.0)

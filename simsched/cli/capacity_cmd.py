@@ -14,7 +14,6 @@ and with ``--plot`` writes a plot (PNG, written atomically; matplotlib imported 
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -219,10 +218,26 @@ def capacity_command(
     """Find the fewest servers/GPUs each autotuning policy needs to meet the service objective."""
     import json
 
+    from simsched.limits import check_count, check_seed
+    from simsched.outputs import check_output, release_outputs
+
     try:
+        check_seed(seed)
+        if plot is not None:
+            check_output(plot, option="--plot", suffixes=(".png", ".svg", ".pdf"), inputs=[scenario])
+        if json_path is not None:
+            check_output(json_path, option="--json", inputs=[scenario])
+        if plot is not None and json_path is not None and plot.resolve() == json_path.resolve():
+            raise SimschedError("--plot and --json must name different files")
         section, line_of, data = load_section(scenario)
-        s = seed if seed is not None else int(data.get("seed", 0) or 0)
-        reps = int(data.get("repetitions", 1) or 1)
+        s = seed if seed is not None else data.get("seed", 0) or 0
+        reps = data.get("repetitions", 1) or 1
+        for value, name in ((s, "seed"), (reps, "repetitions")):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise SimschedError(f"must be an integer, got {value!r}", file=scenario, field=name,
+                                    line=line_of((name,)) if line_of else None)
+        check_seed(s, option="seed", file=scenario)
+        check_count(reps, option="repetitions", low=1, high=1000)
         try:
             result = find_capacity(section, seed=s, policies=policy or None, repetitions=reps, line_of=line_of)
         except SimschedError as exc:
@@ -234,5 +249,9 @@ def capacity_command(
         if json_path is not None:
             atomic_write_text(json_path, json.dumps(result, indent=2, default=str))
     except SimschedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from simsched.cli.common import print_error
+
+        print_error(str(exc))
         raise typer.Exit(exc.exit_code) from None
+    finally:
+        release_outputs()

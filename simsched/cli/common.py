@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from simsched.errors import SimschedError
+from simsched.errors import DataRepairWarning, SimschedError
+from simsched.outputs import release_outputs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +29,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def print_error(message: str) -> None:
     """Print one ``error: ...`` line on stderr (plain text: no markup, no wrapping)."""
-    sys.stderr.write("error: " + " ".join(str(message).split()) + "\n")
+    from simsched.outputs import printable
+
+    sys.stderr.write("error: " + printable(" ".join(str(message).split())) + "\n")
     sys.stderr.flush()
 
 
@@ -40,6 +43,7 @@ def user_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
+            warnings.simplefilter("always", DataRepairWarning)
             try:
                 result = func(*args, **kwargs)
             except SimschedError as exc:  # numeric noise from the bad input must not precede the error line
@@ -51,6 +55,8 @@ def user_errors(func: F) -> F:
             except BaseException:
                 _replay(caught)
                 raise
+            finally:
+                release_outputs()  # the output locks check_output took for this command
         _replay(caught)
         return result
 
@@ -64,7 +70,10 @@ def _replay(caught: list[warnings.WarningMessage]) -> None:
         key = (str(w.message), w.category, w.filename)
         if key not in seen:
             seen.add(key)
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+            if issubclass(w.category, DataRepairWarning):  # what an importer repaired: one plain line
+                sys.stderr.write("warning: " + " ".join(str(w.message).split()) + "\n")
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def console(stderr: bool = False) -> Console:

@@ -3,6 +3,11 @@
 * ``simsched explain heft SCENARIO``: HEFT step by step — the upward-rank table, then for every step
   the task placed and its earliest start / finish time on every processor
   (:func:`simsched.analysis.teaching.trace_heft`).
+* ``simsched explain cpop|peft|minmin SCENARIO``: the same for CPOP (priorities, the critical path and its
+  processor), PEFT (the optimistic cost table, O_EFT = EFT + OCT per step) and Min-Min (every decision
+  point: the ready tasks' completion times and the order they are mapped in)
+  (:mod:`simsched.analysis.teaching`); without a scenario, what the scheduler does.
+* ``simsched explain graph SCENARIO -o FILE.png``: the weighted task graph with its critical path.
 * ``simsched explain greedy-gap``: search random small DAGs for one where HEFT is far above the
   optimum (:func:`simsched.analysis.teaching.search_greedy_gap`), optionally writing it as a scenario.
 
@@ -12,6 +17,7 @@ Heavy imports (numpy, the simulator, OR-Tools) happen inside the commands.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 import typer.core
@@ -19,6 +25,9 @@ import typer.core
 from simsched.cli.common import console as _console
 from simsched.cli.common import user_errors
 from simsched.errors import SimschedError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class _ExplainGroup(typer.core.TyperGroup):
@@ -58,6 +67,13 @@ app = typer.Typer(cls=_ExplainGroup, help="Explain how a scheduler decides: HEFT
                   "or what any other scheduler does (`simsched explain cpop`).", no_args_is_help=True)
 
 
+GREEDY_GAP_MAX_TASKS = 20
+"""Largest DAG ``explain greedy-gap`` searches: each try solves the instance exactly with CP-SAT."""
+
+GREEDY_GAP_MAX_PROCESSORS = 16
+"""Most processors ``explain greedy-gap`` accepts (the exact model grows with tasks x processors)."""
+
+
 def _num(x: float) -> str:
     return "-" if x == float("inf") else f"{x:.6g}"
 
@@ -73,18 +89,16 @@ def explain_heft(
     from rich.table import Table
 
     from simsched.analysis.teaching import trace_heft
-    from simsched.scenario import build_problem, load_scenario
 
-    loaded = load_scenario(scenario)
-    if not loaded.has_task_graph:
-        raise SimschedError(f"{scenario}: explain heft needs a platform and a workload "
-                            f"(this is an autotuning scenario)")
-    problem = build_problem(loaded, seed)
-    if problem.n_tasks > 200:
-        raise SimschedError(f"{scenario}: {problem.n_tasks} tasks; explain heft prints one row per task, "
-                            f"so it is limited to 200")
+    _, problem = _problem_of(scenario, seed, "heft", 200)
     trace = trace_heft(problem, insertion=not no_insertion)
-    names, procs = problem.graph.names, problem.platform.names
+    from rich.markup import escape
+
+    from simsched.outputs import printable
+
+    # names come from the user's files: no terminal escape sequences, no rich markup
+    names = [escape(printable(n)) for n in problem.graph.names]
+    procs = [escape(printable(p)) for p in problem.platform.names]
     console = _console()
 
     typer.echo("1. Upward ranks, rank_u(i) = mean cost of i + max over successors j of "
@@ -98,7 +112,8 @@ def explain_heft(
     console.print(ranks)
 
     typer.echo("2. Placement: each task on the processor where it finishes earliest (EST/EFT: earliest start/finish,")
-    typer.echo("   idle gaps may be filled; ready: when its inputs are on the chosen processor; *: chosen).")
+    gaps = "always appended after the last task (--no-insertion)" if no_insertion else "idle gaps may be filled"
+    typer.echo(f"   {gaps}; ready: when its inputs are on the chosen processor; *: chosen).")
     steps = Table()
     steps.add_column("step", justify="right")
     steps.add_column("task")
@@ -115,6 +130,224 @@ def explain_heft(
     typer.echo(f"HEFT makespan: {_num(float(trace.plan.finish.max()))}")
 
 
+def _problem_of(scenario: Path, seed: int | None, what: str, limit: int):
+    """The scenario's problem for an explain view (at most ``limit`` tasks; a negative seed refused)."""
+    from simsched.limits import check_seed
+    from simsched.scenario import build_problem, load_scenario
+
+    check_seed(seed)
+    loaded = load_scenario(scenario)
+    if not loaded.has_task_graph:
+        raise SimschedError(f"{scenario}: explain {what} needs a platform and a workload "
+                            f"(this is an autotuning scenario)")
+    problem = build_problem(loaded, seed)
+    if problem.n_tasks > limit:
+        raise SimschedError(f"{scenario}: {problem.n_tasks} tasks; explain {what} shows every task, "
+                            f"so it is limited to {limit}")
+    return loaded, problem
+
+
+def _steps_table(problem, steps, score_name: str | None):  # noqa: ANN001, ANN202 - rich table
+    """Step table: task, ready, EST/EFT per processor (and the score the processor is chosen by), chosen."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from simsched.outputs import printable
+
+    # names come from the user's files: no terminal escape sequences, no rich markup
+    names = [escape(printable(n)) for n in problem.graph.names]
+    procs = [escape(printable(p)) for p in problem.platform.names]
+    table = Table()
+    for col in ("step", "task", "ready"):
+        table.add_column(col, justify="right" if col != "task" else "left")
+    for q in procs:
+        table.add_column(f"EST/EFT {q}" if score_name is None else f"EST/EFT/{score_name} {q}", justify="right")
+    table.add_column("chosen")
+    table.add_column("why")
+    for k, st in enumerate(steps):
+        cells = []
+        for q in range(len(procs)):
+            cell = f"{_num(st.est[q])}/{_num(st.eft[q])}"
+            if score_name is not None:
+                cell += f"/{_num(st.score[q])}"
+            cells.append(cell + (" *" if q == st.chosen else ""))
+        table.add_row(str(k + 1), names[st.task], _num(st.ready[st.chosen]), *cells, procs[st.chosen], st.why)
+    return table
+
+
+def _by_priority(priority: np.ndarray) -> list[int]:
+    """Task indices by decreasing priority (compared to 9 significant digits, so float noise does not
+    reorder equal priorities), ties by index."""
+    import numpy as np
+
+    key = np.round(priority / (float(np.abs(priority).max()) or 1.0), 9)
+    return np.lexsort((np.arange(priority.size), -key)).tolist()
+
+
+def _scenario_or_describe(name: str, scenario: Path | None) -> bool:
+    """Without a scenario, describe the scheduler (as `simsched explain NAME` always did); True if done."""
+    if scenario is None:
+        describe_scheduler(name, ["heft", "cpop", "peft", "minmin", "graph", "greedy-gap"])
+        typer.echo(f"Step by step on a scenario: simsched explain {name} SCENARIO")
+        return True
+    return False
+
+
+@app.command("cpop")
+@user_errors
+def explain_cpop(
+    scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what CPOP does).",
+                                           show_default=False),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Print CPOP's priorities, critical path and processor, then each step's EST/EFT on every processor."""
+    if _scenario_or_describe("cpop", scenario):
+        return
+    from rich.table import Table
+
+    from simsched.analysis.teaching import trace_cpop
+
+    _, problem = _problem_of(scenario, seed, "cpop", 200)
+    trace = trace_cpop(problem)
+    names, procs = problem.graph.names, problem.platform.names
+    typer.echo("1. Priorities: rank_u(i) = mean cost + max over successors (mean transfer + rank_u);")
+    typer.echo("   rank_d(i) = max over predecessors (rank_d + mean cost + mean transfer); priority = rank_u + rank_d.")
+    table = Table()
+    for col in ("task", *trace.columns, "critical path"):
+        table.add_column(col, justify="right")
+    cp = set(trace.critical_path)
+    for t in _by_priority(trace.priority):
+        table.add_row(names[t], *(_num(x) for x in trace.table[t]), "yes" if t in cp else "")
+    _console().print(table)
+    cost = problem.W[list(trace.critical_path)].sum(axis=0)
+    typer.echo(f"2. Critical path {' - '.join(names[t] for t in trace.critical_path)} (priority "
+               f"{_num(trace.priority[trace.critical_path[0]])}); its cost on "
+               + ", ".join(f"{q} {_num(c)}" for q, c in zip(procs, cost))
+               + f": critical-path processor {procs[trace.cp_processor]}.")
+    typer.echo("3. Ready tasks by highest priority; a critical-path task goes to the critical-path processor, any "
+               "other to its earliest finish (*: chosen).")
+    _console().print(_steps_table(problem, trace.steps, None))
+    typer.echo(f"CPOP makespan: {_num(float(trace.plan.finish.max()))}")
+
+
+@app.command("peft")
+@user_errors
+def explain_peft(
+    scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what PEFT does).",
+                                           show_default=False),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Print PEFT's optimistic cost table and rank_oct, then each step's EST/EFT/O_EFT on every processor."""
+    if _scenario_or_describe("peft", scenario):
+        return
+    from rich.table import Table
+
+    from simsched.analysis.teaching import trace_peft
+
+    _, problem = _problem_of(scenario, seed, "peft", 200)
+    trace = trace_peft(problem)
+    names, procs = problem.graph.names, problem.platform.names
+    typer.echo("1. Optimistic cost table: OCT(t, p) = max over successors s of min over processors q of")
+    typer.echo("   (OCT(s, q) + cost(s, q) + mean transfer t->s if q != p); rank_oct(t) = mean of OCT(t, .).")
+    table = Table()
+    for col in ("task", *(f"OCT {q}" for q in procs), "rank_oct"):
+        table.add_column(col, justify="right")
+    assert trace.oct is not None
+    for t in _by_priority(trace.priority):
+        table.add_row(names[t], *(_num(x) for x in trace.oct[t]), _num(trace.priority[t]))
+    _console().print(table)
+    typer.echo("2. Ready tasks by highest rank_oct, each on the processor with the smallest O_EFT = EFT + OCT,")
+    typer.echo("   looking one step ahead at what its successors will still cost (*: chosen).")
+    _console().print(_steps_table(problem, trace.steps, "O_EFT"))
+    typer.echo(f"PEFT makespan: {_num(float(trace.plan.finish.max()))}")
+
+
+@app.command("minmin")
+@user_errors
+def explain_minmin(
+    scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what Min-Min does).",
+                                           show_default=False),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Print every Min-Min decision point: the ready tasks' completion times and the order they are mapped."""
+    if _scenario_or_describe("minmin", scenario):
+        return
+    import numpy as np
+    from rich.table import Table
+
+    from simsched.analysis.teaching import trace_minmin
+
+    _, problem = _problem_of(scenario, seed, "minmin", 200)
+    trace = trace_minmin(problem)
+    names, procs = problem.graph.names, problem.platform.names
+    typer.echo("At each decision point Min-Min takes the ready task whose minimum expected completion time (CT)")
+    typer.echo("is smallest, maps it there, updates that processor's availability, and repeats (*: its minimum).")
+    for k, d in enumerate(trace.decisions):
+        order = {t: i + 1 for i, (t, _) in enumerate(d.mapped)}
+        where = dict(d.mapped)
+        table = Table(title=f"decision {k + 1} at time {_num(d.time)}: {d.tasks.size} ready", title_justify="left")
+        table.add_column("task")
+        for q in procs:
+            table.add_column(f"CT {q}", justify="right")
+        table.add_column("min CT", justify="right")
+        table.add_column("mapped", justify="right")
+        table.add_column("to")
+        for i in np.argsort(d.completion.min(axis=1), kind="stable").tolist():
+            t = int(d.tasks[i])
+            best = int(np.argmin(d.completion[i]))
+            cells = [_num(d.completion[i, q]) + (" *" if q == best else "") for q in range(len(procs))]
+            table.add_row(names[t], *cells, _num(d.completion[i, best]), str(order[t]), procs[where[t]])
+        _console().print(table)
+    typer.echo(f"Min-Min makespan (measured by the simulator): {_num(float(trace.schedule.makespan))}")
+
+
+@app.command("gantt")
+@user_errors
+def explain_gantt(
+    scenario: Path = typer.Argument(..., help="Scenario YAML file (its task graph and platform).", show_default=False),
+    out: Path = typer.Option(..., "--out", "-o", help="HTML page to write.", show_default=False),
+    scheduler: str = typer.Option("heft", "--scheduler", "-s", help="The scheduler whose decisions to show."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Write a Gantt chart to show decision by decision: an HTML page with a slider, one frame per decision,
+    the critical path marked and every bar labelled."""
+    from simsched.outputs import check_output
+    from simsched.schedulers import registry
+
+    check_output(out, option="--out", suffixes=(".html", ".htm"))
+    registry.load_class(scheduler)  # an unknown name: one line with a suggestion, before any work
+    loaded, problem = _problem_of(scenario, seed, "gantt", 500)
+    from simsched.analysis.teaching import decision_order
+    from simsched.report.gantt_steps import write_gantt_steps
+
+    schedule, order = decision_order(problem, scheduler)
+    write_gantt_steps(problem, schedule, order, out,
+                      title=f"{loaded.name}: {scheduler}, decision by decision (makespan {_num(schedule.makespan)})")
+    typer.echo(f"{problem.n_tasks} decisions of {scheduler}, makespan {_num(schedule.makespan)}; "
+               f"step-by-step Gantt written to {out}")
+
+
+@app.command("graph")
+@user_errors
+def explain_graph(
+    scenario: Path = typer.Argument(..., help="Scenario YAML file (its task graph and platform).", show_default=False),
+    out: Path = typer.Option(..., "--out", "-o", help="Picture to write (.png or .svg).", show_default=False),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+) -> None:
+    """Draw the weighted task graph: costs on the tasks, data on the edges, the critical path in red."""
+    from simsched.outputs import check_output
+    from simsched.report.taskgraph_picture import SUFFIXES
+
+    check_output(out, option="--out", suffixes=SUFFIXES)
+    loaded, problem = _problem_of(scenario, seed, "graph", 200)
+    from simsched.report.taskgraph_picture import describe_graph, write_graph
+
+    pic = describe_graph(problem)
+    write_graph(problem, out, title=loaded.name)
+    typer.echo(f"critical path: {' - '.join(pic.names[t] for t in pic.critical_path)}")
+    typer.echo(f"task graph written to {out}")
+
+
 @app.command("greedy-gap")
 @user_errors
 def explain_greedy_gap(
@@ -126,8 +359,16 @@ def explain_greedy_gap(
     out: Path | None = typer.Option(None, "--out", help="Write the worst instance as a scenario YAML here."),
 ) -> None:
     """Search random small DAGs for the one where HEFT is furthest above the optimum (CP-SAT)."""
-    if tasks < 2 or processors < 1 or tries < 1:
-        raise SimschedError("--tasks must be >= 2, --processors and --tries >= 1")
+    from simsched.limits import check_count, check_seed
+
+    # CP-SAT proves optimality of small instances only: bound the sizes before any search
+    check_count(tasks, option="--tasks", low=2, high=GREEDY_GAP_MAX_TASKS, hint="the optimum is exact search")
+    check_count(processors, option="--processors", low=1, high=GREEDY_GAP_MAX_PROCESSORS,
+                hint="the optimum is exact search")
+    check_count(tries, option="--tries", low=1, high=10_000)
+    check_seed(seed)
+    if not (ccr >= 0 and ccr <= 1e6):
+        raise SimschedError(f"--ccr must be between 0 and 1e6, got {ccr}")
     if out is not None:
         from simsched.outputs import check_output
 
@@ -135,7 +376,9 @@ def explain_greedy_gap(
     try:
         import ortools  # noqa: F401
     except ImportError:
-        raise SimschedError("greedy-gap needs OR-Tools: pip install 'simsched[exact]'") from None
+        from simsched.extras import install_hint
+
+        raise SimschedError(f"greedy-gap needs OR-Tools: {install_hint('exact')}") from None
     from simsched.analysis.teaching import instance_yaml, search_greedy_gap
 
     found = search_greedy_gap(tasks=tasks, processors=processors, tries=tries, seed=seed, ccr=ccr)

@@ -70,18 +70,19 @@ def run(
     from simsched.report.gantt import SUFFIXES
 
     if json_path is not None:
-        check_output(json_path, option="--json", suffixes=None)
+        check_output(json_path, option="--json", suffixes=None, inputs=[scenario])
     if gantt is not None:
-        check_output(gantt, option="--gantt", suffixes=SUFFIXES)
+        check_output(gantt, option="--gantt", suffixes=SUFFIXES, inputs=[scenario])
     elif transfers:
         raise SimschedError("--transfers draws on the Gantt chart: add --gantt FILE.png")
     if trace is not None:
-        check_output(trace, option="--trace", suffixes=(".json",))
+        check_output(trace, option="--trace", suffixes=(".json",), inputs=[scenario])
     outputs = [p.resolve() for p in (json_path, gantt, trace) if p is not None]
     if len(set(outputs)) < len(outputs):
         raise SimschedError("--json, --gantt and --trace must name different files")
-    if seed is not None and seed < 0:
-        raise SimschedError(f"--seed must be >= 0, got {seed}")
+    from simsched.limits import check_seed
+
+    check_seed(seed)
     if repetitions is not None and repetitions < 1:
         raise SimschedError(f"--repetitions must be >= 1, got {repetitions}")
 
@@ -89,6 +90,10 @@ def run(
     from simsched.scenario import load_scenario
 
     loaded = load_scenario(scenario)
+    workload_file = loaded.workload.options.get("path") if loaded.has_task_graph else None
+    for option, out in (("--json", json_path), ("--gantt", gantt), ("--trace", trace)):
+        if out is not None and workload_file:  # the scenario's own data file is an input too
+            check_output(out, option=option, inputs=[workload_file], lock=False)
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
@@ -207,7 +212,8 @@ def list_schedulers() -> None:
 @app.command()
 @user_errors
 def bench(
-    what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, quality or all."),
+    what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, sweep, deepsched, "
+                               "quality or all."),
     quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
 ) -> None:
     """Time the simulator and schedulers on generated workloads and print the figures."""

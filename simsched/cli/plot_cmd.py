@@ -23,8 +23,13 @@ def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None
     check_metric(y, "--y")
     if kind not in ("line", "box"):
         raise SimschedError(f"--kind {kind!r}: choose line or box")
-    output = output if output is not None else results.with_name(f"{results.stem}_{y}_vs_{x}.png")
-    check_output(output, option="-o", suffixes=SUFFIXES)
+    import re
+
+    def safe(name: str) -> str:  # a field name may hold "/" or other characters a file name cannot
+        return re.sub(r"[^\w.-]+", "-", name)[:60] or "-"
+
+    output = output if output is not None else results.with_name(f"{results.stem}_{safe(y)}_vs_{safe(x)}.png")
+    check_output(output, option="-o", suffixes=SUFFIXES, inputs=[results])
     rows = load_rows(results)
     columns = list(dict.fromkeys(k for r in rows for k in r if k not in METRICS))
     if x not in columns or x in ("task_id", "point_id", "error", "run_id"):

@@ -25,7 +25,7 @@ def _report(results: Path, output: Path | None, trace: Path | None, metric: list
     from simsched.run.document import load_document
 
     output = output if output is not None else results.with_suffix(".html")
-    check_output(output, option="-o", suffixes=(".html", ".htm"))
+    check_output(output, option="-o", suffixes=(".html", ".htm"), inputs=[results])
     if is_study_results(results):
         from simsched.cli.summarize_cmd import check_metric
 
@@ -40,7 +40,7 @@ def _report(results: Path, output: Path | None, trace: Path | None, metric: list
         raise SimschedError("--metric chooses the metrics of a study report: give a sweep's results (.csv or "
                             ".parquet)")
     if trace is not None:
-        check_output(trace, option="--trace", suffixes=(".json",))
+        check_output(trace, option="--trace", suffixes=(".json",), inputs=[results])
         if trace.resolve() == output.resolve():
             raise SimschedError("-o and --trace name the same file")
     doc = load_document(results)

@@ -50,8 +50,12 @@ def _run(config: Path, stage: str, report: bool) -> None:
         raise SimschedError(f"--stage must be all, ppo, world or none, got {stage!r}")
     cfg = load_config(config)
     torch.set_num_threads(cfg.threads)
-    out = cfg.path(cfg.output)
-    out.mkdir(parents=True, exist_ok=True)
+    from simsched.outputs import output_dir
+
+    try:
+        out = output_dir(cfg.path(cfg.output), option="output")
+    except SimschedError as exc:
+        raise exc.located(file=config) from None
     conf = cfg.model_dump()
     rl_net = world = None
     if stage in ("all", "ppo"):

@@ -34,7 +34,7 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) 
     if json_path is not None:
         from simsched.outputs import check_output
 
-        check_output(json_path, option="--json", suffixes=(".json",))
+        check_output(json_path, option="--json", suffixes=(".json",), inputs=[results])
     rows = load_rows(results)
     if not rows:
         raise SimschedError("the results file has no rows", file=results)

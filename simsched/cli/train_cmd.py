@@ -104,6 +104,16 @@ def _deepsched(config: Path, evaluate: bool, eval_only: bool, device: str | None
         if device not in ("cpu", "cuda", "auto"):
             raise SimschedError(f"--device must be cpu, cuda or auto, got {device!r}")
         cfg.train.device = device  # type: ignore[assignment]
+    if not eval_only:  # where training writes, checked before it starts (minutes of work)
+        from simsched.outputs import check_output, output_dir
+
+        ckpt_path = cfg.path(cfg.checkpoint)
+        try:
+            output_dir(ckpt_path.parent, option="checkpoint")
+            check_output(ckpt_path, option="checkpoint", inputs=[config, json_path])
+            output_dir(cfg.path(cfg.data.dir), option="data.dir")
+        except SimschedError as exc:
+            raise exc.located(file=config) from None
     console = _console()
     doc: dict[str, Any] = {"config": str(config), "checkpoint": str(cfg.path(cfg.checkpoint))}
     if not eval_only:

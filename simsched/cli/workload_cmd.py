@@ -113,11 +113,10 @@ def convert(
                            "inline (default: from the extension)."),
 ) -> None:
     """Convert a workload between formats (written atomically)."""
-    from simsched.errors import SimschedError
+    from simsched.outputs import check_output
     from simsched.workloads.importers import save
 
-    if source.resolve() == target.resolve():
-        raise SimschedError("input and output are the same file", file=target)
+    check_output(target, option="TARGET", inputs=[source] if source.exists() else [])
     graph, _ = load_any(source, form)
     save(graph, target, to)
     typer.echo(f"wrote {target}: {graph.n_tasks} tasks, {graph.n_edges} edges")

@@ -1,7 +1,11 @@
 """Chrome / Perfetto traces of simulated runs (Trace Event Format, JSON object form).
 
 One *process* per scheduler (its first repetition), one *thread* per processor, one complete event
-(``"ph": "X"``) per task with ``ts``/``dur`` in microseconds.  Simulated time has no unit of its
+(``"ph": "X"``, ``"cat": "task"``) per task with ``ts``/``dur`` in microseconds.  Runs traced from a
+:class:`~simsched.run.runner.RunReport` also show the **data transfers**: one thread per link used
+(``P1→P2``) below the processors, one complete event (``"cat": "transfer"``, named ``producer→consumer``) per
+transfer between two processors, from the producer's finish to the data's arrival (the engine's model, as
+the Gantt chart's ``--transfers`` arrows), with the data size in ``args``.  Simulated time has no unit of its
 own; one time unit is written as one second (``ts = start * 1e6``).  Open the file in
 https://ui.perfetto.dev or chrome://tracing (both work offline once loaded).
 
@@ -18,6 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simsched.outputs import atomic_write
+from simsched.report.gantt import transfer_spans
+from simsched.simulator.problem import Problem
+from simsched.simulator.schedule import Schedule
 
 if TYPE_CHECKING:
     from simsched.run.runner import RunReport
@@ -27,12 +34,16 @@ US_PER_UNIT = 1e6
 
 
 def trace_document(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], processors: Sequence[str],
-                   other: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   other: Mapping[str, Any] | None = None,
+                   transfers: Sequence[Sequence[Mapping[str, Any]]] | None = None) -> dict[str, Any]:
     """Trace events for ``runs`` — ``(process name, schedule records)`` with records ``{"task",
-    "processor", "start", "finish"}`` — on ``processors`` (thread order).  O(total records)."""
+    "processor", "start", "finish"}`` — on ``processors`` (thread order).  ``transfers[k]``, when given,
+    lists run k's data transfers ``{"edge", "from", "to", "depart", "arrive", "data"}``, drawn on one thread
+    per link.  O(total records + transfers)."""
     events: list[dict[str, Any]] = []
     names = list(processors)
     for pid, (label, records) in enumerate(runs, start=1):
+        moves = list(transfers[pid - 1]) if transfers is not None else []
         for p in {r["processor"] for r in records} - set(names):
             names.append(p)
         tids = {p: tid for tid, p in enumerate(names, start=1)}
@@ -47,6 +58,20 @@ def trace_document(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], proc
                            "ts": start * US_PER_UNIT, "dur": max(0.0, finish - start) * US_PER_UNIT,
                            "args": {"task": str(r["task"]), "processor": r["processor"], "start": start,
                                     "finish": finish}})
+        links: dict[str, int] = {}
+        for t in moves:
+            link = f"{t['from']}→{t['to']}"
+            if link not in links:
+                links[link] = len(names) + len(links) + 1
+                events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": links[link],
+                               "args": {"name": link}})
+                events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": links[link],
+                               "args": {"sort_index": links[link]}})
+            depart, arrive = float(t["depart"]), float(t["arrive"])
+            events.append({"name": str(t["edge"]), "cat": "transfer", "ph": "X", "pid": pid, "tid": links[link],
+                           "ts": depart * US_PER_UNIT, "dur": max(0.0, arrive - depart) * US_PER_UNIT,
+                           "args": {"edge": str(t["edge"]), "from": t["from"], "to": t["to"], "depart": depart,
+                                    "arrive": arrive, "data": float(t["data"])}})
     return {"traceEvents": events, "displayTimeUnit": "ms",
             "otherData": {"time_unit": "1 simulated time unit = 1 s", **dict(other or {})}}
 
@@ -59,10 +84,23 @@ def _write(doc: dict[str, Any], path: str | Path) -> Path:
 def write_trace(report: RunReport, path: str | Path) -> Path:
     """The first repetition of every scheduler in ``report`` as a trace at ``path`` (atomic)."""
     problem = report.problem
-    runs = [(f"{label} (seed {report.seed})", report.schedules[label].to_records(problem))
-            for label in report.schedulers if label in report.schedules]
+    labels = [label for label in report.schedulers if label in report.schedules]
+    runs = [(f"{label} (seed {report.seed})", report.schedules[label].to_records(problem)) for label in labels]
+    moves = [transfer_records(report.schedules[label], problem) for label in labels]
     return _write(trace_document(runs, problem.platform.names,
-                                 {"scenario": report.scenario.name, "seed": report.seed}), path)
+                                 {"scenario": report.scenario.name, "seed": report.seed}, moves), path)
+
+
+def transfer_records(schedule: Schedule, problem: Problem) -> list[dict[str, Any]]:
+    """The transfers of ``schedule`` between two processors that take time (:func:`transfer_spans`), as
+    ``{"edge": "producer→consumer", "from", "to", "depart", "arrive", "data"}``.  O(e)."""
+    g, procs = problem.graph, problem.platform.names
+    edges, depart, arrive = transfer_spans(schedule, problem)
+    src, dst = g.edge_src[edges], g.edge_dst[edges]
+    return [{"edge": f"{g.names[a]}→{g.names[b]}", "from": procs[int(schedule.processor[a])],
+             "to": procs[int(schedule.processor[b])], "depart": float(d), "arrive": float(r),
+             "data": float(g.edge_data[e])}
+            for e, a, b, d, r in zip(edges.tolist(), src.tolist(), dst.tolist(), depart.tolist(), arrive.tolist())]
 
 
 def write_trace_document(doc: Mapping[str, Any], path: str | Path) -> Path:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from simsched import limits
 from simsched.errors import SimschedError
 
 _RECORD_KEYS = ("task", "processor", "start", "finish")
@@ -22,13 +23,19 @@ def load_document(path: str | Path) -> dict[str, Any]:
     seed and a ``schedule`` of task records.  O(size of the file)."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SimschedError("no such file", file=p) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SimschedError(f"cannot read the file: {exc}", file=p) from None
+        doc = json.loads(limits.read_input(p).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SimschedError(f"not UTF-8 text (byte {exc.start}); give the JSON written by `simsched run --json`",
+                            file=p) from None
+    except RecursionError:
+        raise SimschedError("the JSON is nested too deeply", file=p) from None
     except json.JSONDecodeError as exc:
-        raise SimschedError(f"not valid JSON: {exc.msg}", file=p, line=exc.lineno) from None
+        wanted = ("`simsched report` reads the results of `simsched run SCENARIO --json FILE.json` (or a sweep's "
+                  ".csv/.parquet)")
+        if p.suffix.lower() in (".yaml", ".yml"):
+            raise SimschedError(f"this is a YAML file (a scenario?), not results; {wanted}: run the scenario "
+                                f"first, e.g. simsched run {p} --json out/results.json", file=p) from None
+        raise SimschedError(f"not valid JSON: {exc.msg}; {wanted}", file=p, line=exc.lineno) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise SimschedError("not a results document: expected {\"results\": [...]} as written by "
                             "`simsched run --json`", file=p)

@@ -5,14 +5,17 @@ Running the section is :mod:`simsched.run.autotune`'s job."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.schedulers.registry import AUTOTUNE_POLICIES
+from simsched.workloads.autotuning import model_tasks
 
 LineOf = Callable[[tuple], "int | None"]
 
@@ -117,6 +120,42 @@ def check_policy(name: str) -> None:
         raise ValueError(f"unknown autotuning policy {name!r}; known: {', '.join(AUTOTUNE_POLICIES)}")
 
 
+def check_section_size(cfg: AutotuningSection, *, line_of: LineOf | None = None,
+                       prefix: tuple = ("autotuning",)) -> None:
+    """Refuse a section whose jobs (fixed ones plus ``rate_per_hour x duration_h`` expected arrivals,
+    with a 6-sigma Poisson margin) or trial slots (rounds x batch size per job) exceed
+    ``max_jobs``/``max_trials`` of :mod:`simsched.limits`, and servers whose cores and GPUs would
+    number more than a million, before anything is sampled.  O(job templates)."""
+    def line(*loc: Any) -> int | None:
+        return line_of((*prefix, *loc)) if line_of else None
+
+    def slots(m: JobModel) -> float:
+        n_tasks = len(m.tasks) if m.tasks is not None else len(model_tasks(m.model or ""))
+        trials = float(m.trials_per_task) * n_tasks
+        return math.ceil(trials / m.batch_size) * float(m.batch_size)
+
+    jobs = float(sum(m.count for m in cfg.jobs))
+    trials = sum(m.count * slots(m) for m in cfg.jobs)
+    where = "jobs"
+    if cfg.arrivals is not None:
+        a = cfg.arrivals
+        expected = a.rate_per_hour * a.duration_h
+        arrivals = expected + 6 * math.sqrt(expected) + 1
+        jobs += arrivals
+        trials += arrivals * max(slots(m) for m in a.jobs)
+        where = "arrivals"
+    limits.check_amount(jobs, "max_jobs", what="the autotuning jobs of one repetition",
+                        where=".".join((*prefix, where)), line=line(where))
+    limits.check_amount(trials, "max_trials", what="the autotuning trial slots (rounds x batch_size) of one repetition",
+                        where=".".join((*prefix, where)), line=line(where))
+    units = max(sv.count * (sv.cores + sv.gpus) for sv in cfg.servers)
+    units = max(units, cfg.capacity.max_servers * (cfg.servers[0].cores + cfg.servers[0].gpus))
+    if units > 1_000_000:
+        raise limits.LimitError(f"the servers would have {units:,} cores and GPUs in all, more than a simulation can "
+                                f"hold (1,000,000); lower count, cores, gpus or capacity.max_servers",
+                                field=".".join((*prefix, "servers")), line=line("servers"))
+
+
 def validate_section(section: Any, *, line_of: LineOf | None = None, file: str | Path | None = None,
                      prefix: tuple = ("autotuning",)) -> AutotuningSection:
     """Validate the raw section; raise :class:`SimschedError` naming the first bad field's path
@@ -124,7 +163,7 @@ def validate_section(section: Any, *, line_of: LineOf | None = None, file: str |
     if not isinstance(section, dict):
         raise SimschedError(f"must be a mapping, not {type(section).__name__}", field=".".join(prefix), file=file)
     try:
-        return AutotuningSection.model_validate(section)
+        cfg = AutotuningSection.model_validate(section)
     except ValidationError as exc:
         errors = exc.errors()
         err = errors[0]
@@ -135,3 +174,8 @@ def validate_section(section: Any, *, line_of: LineOf | None = None, file: str |
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise SimschedError(msg + more, field=".".join(str(p) for p in loc), file=file,
                             line=line_of(loc) if line_of else None) from None
+    try:
+        check_section_size(cfg, line_of=line_of, prefix=prefix)
+    except SimschedError as exc:
+        raise exc.located(file=file) from None
+    return cfg

@@ -4,7 +4,6 @@ parameters against a function's signature (generators, importers, schedulers).""
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from simsched import limits
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, did_you_mean
 from simsched.scenario.schema import Loc
 from simsched.yamlio import YamlDocument
 
@@ -65,8 +64,7 @@ def _short(value: Any, limit: int = 40) -> str:
 
 
 def _closest(name: str, options: Sequence[str]) -> str:
-    close = difflib.get_close_matches(str(name), list(options), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(str(name), options)
 
 
 def _model_at(root: type[BaseModel], loc: Loc) -> type[BaseModel] | None:

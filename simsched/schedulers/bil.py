@@ -39,6 +39,7 @@ def bil_schedule(problem: Problem) -> Plan:
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
+    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     waiting = g.in_degree.copy()
     ready = [int(t) for t in g.entry_tasks]
     dr = {t: data_ready(problem, t, proc, finish) for t in ready}
@@ -56,6 +57,7 @@ def bil_schedule(problem: Problem) -> Plan:
         t = int(tasks[i])
         q = int(np.lexsort((cols, est[i] + W[t], bim[i]))[0])
         start[t], finish[t], proc[t] = est[i, q], est[i, q] + W[t, q], q
+        placed.append(t)
         end[q] = finish[t]
         ready.pop(i)
         del dr[t]
@@ -64,7 +66,7 @@ def bil_schedule(problem: Problem) -> Plan:
             if waiting[j] == 0:
                 ready.append(int(j))
                 dr[int(j)] = data_ready(problem, int(j), proc, finish)
-    return Plan.from_times(proc, start, finish)
+    return Plan.from_times(proc, start, finish, placed=placed)
 
 
 class BIL:

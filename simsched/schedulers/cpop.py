@@ -58,6 +58,7 @@ def cpop_schedule(problem: Problem, insertion: bool = True) -> Plan:
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
+    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     waiting = g.in_degree.copy()
     scale = float(np.abs(priority).max()) or 1.0
     key = np.round(priority / scale, 12)
@@ -75,12 +76,13 @@ def cpop_schedule(problem: Problem, insertion: bool = True) -> Plan:
             q = int(np.argmin(est + w))
             s = float(est[q])
         start[t], finish[t], proc[t] = s, s + w[q], q
+        placed.append(t)
         tl.reserve(q, s, s + float(w[q]))
         for j in g.successors(t):
             waiting[j] -= 1
             if waiting[j] == 0:
                 heapq.heappush(heap, (-key[j], int(j)))
-    return Plan.from_times(proc, start, finish, info={"critical_path": [g.names[i] for i in cp],
+    return Plan.from_times(proc, start, finish, placed=placed, info={"critical_path": [g.names[i] for i in cp],
                                                       "critical_path_processor": problem.platform.names[cp_proc]})
 
 

@@ -85,6 +85,7 @@ def heft_duplication_schedule(problem: Problem, max_copies: int | None = None) -
     copy_proc: list[int] = []
     copy_start: list[float] = []
     copy_finish: list[float] = []
+    placed: list[int] = []  # instances (task i, copy n + k) in placement order: ties of equal times
     for t in order.tolist():
         w = W[t]
         preds, arrive = inst.arrivals(t)
@@ -104,6 +105,7 @@ def heft_duplication_schedule(problem: Problem, max_copies: int | None = None) -
         for u, cs, cf in copies:
             tl.reserve(best_q, cs, cf)
             inst.add(u, best_q, cf)
+            placed.append(n + len(copy_task))
             copy_task.append(u)
             copy_proc.append(best_q)
             copy_start.append(cs)
@@ -111,9 +113,10 @@ def heft_duplication_schedule(problem: Problem, max_copies: int | None = None) -
         tl.reserve(best_q, float(s), f)
         inst.add(t, best_q, f)
         proc[t], start[t], finish[t] = best_q, s, f
+        placed.append(t)
     copies = Copies(np.array(copy_task, dtype=np.int64), np.array(copy_proc, dtype=np.int64),
                     start=np.array(copy_start), finish=np.array(copy_finish))
-    plan = Plan.from_times(proc, start, finish, {"copies": len(copy_task)}, copies)
+    plan = Plan.from_times(proc, start, finish, {"copies": len(copy_task)}, copies, placed=placed)
     if plan.copies is None:
         return plan
     exact = evaluate_with_copies(problem, plan)

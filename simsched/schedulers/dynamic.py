@@ -78,6 +78,7 @@ def dynamic_list_schedule(problem: Problem, bonus: Bonus, tie_level: np.ndarray)
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
+    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     waiting = g.in_degree.copy()
 
     def add(tasks: np.ndarray) -> None:
@@ -104,6 +105,7 @@ def dynamic_list_schedule(problem: Problem, bonus: Bonus, tie_level: np.ndarray)
         t, q = int(pool.task[r]), int(pool.arg[r])
         s = max(float(pool.dr[r, q]), float(end[q]))
         start[t], finish[t], proc[t] = s, s + W[t, q], q
+        placed.append(t)
         end[q] = finish[t]
         pool.best[r], pool.task[r] = np.inf, -1
         pool.free.append(r)
@@ -113,4 +115,4 @@ def dynamic_list_schedule(problem: Problem, bonus: Bonus, tie_level: np.ndarray)
         succ = g.successors(t)
         waiting[succ] -= 1
         add(succ[waiting[succ] == 0])
-    return Plan.from_times(proc, start, finish)
+    return Plan.from_times(proc, start, finish, placed=placed)

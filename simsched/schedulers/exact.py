@@ -1,4 +1,4 @@
-"""Optimal schedules of small problems with OR-Tools CP-SAT (optional extra ``simsched[exact]``).
+"""Optimal schedules of small problems with OR-Tools CP-SAT (optional extra ``exact``).
 
 Model (minimise the makespan):
 
@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from simsched.errors import InfeasibleError, SimschedError
+from simsched.extras import install_hint
 from simsched.schedulers.heft import heft_schedule
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.evaluate import evaluate_plan
@@ -47,7 +48,7 @@ def _cp_model():
     try:
         from ortools.sat.python import cp_model
     except ImportError:  # pragma: no cover - depends on the environment
-        raise SimschedError("the 'optimal' scheduler needs OR-Tools: pip install 'simsched[exact]'") from None
+        raise SimschedError(f"the 'optimal' scheduler needs OR-Tools: {install_hint('exact')}") from None
     return cp_model
 
 
@@ -281,7 +282,7 @@ class Optimal:
 
     Exact with communication delays, heterogeneous costs and eligibility; ``info["optimal"]`` says
     whether optimality was proven within ``time_limit_s``.  Refuses problems above ``max_tasks``.
-    Worst case exponential; the model has O(n m) intervals.  Needs ``pip install 'simsched[exact]'``.
+    Worst case exponential; the model has O(n m) intervals.  Needs the ``exact`` extra (``pip install -e '.[exact]'``).
 
     Parameters:
         time_limit_s: solver wall-time limit; max_tasks: refuse larger problems;

@@ -56,14 +56,16 @@ def fcp_schedule(problem: Problem) -> Plan:
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
+    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     for t in priority_order(problem, upward_rank(problem)):
         t = int(t)
         cand, s, f = two_candidates(problem, t, data_ready(problem, t, proc, finish), end, proc, finish)
         i = int(np.argmin(f))
         q = int(cand[i])
         start[t], finish[t], proc[t] = s[i], f[i], q
+        placed.append(t)
         end[q] = f[i]
-    return Plan.from_times(proc, start, finish)
+    return Plan.from_times(proc, start, finish, placed=placed)
 
 
 class FCP:

@@ -31,6 +31,7 @@ def flb_schedule(problem: Problem) -> Plan:
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
+    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     waiting = g.in_degree.copy()
     tasks: list[int] = []
     rows: list[np.ndarray] = []
@@ -63,6 +64,7 @@ def flb_schedule(problem: Problem) -> Plan:
         t, q = int(ts[i]), int(q_all[i])
         start[t] = s_ep[i] if use_ep[i] else s_idle[i]
         finish[t], proc[t] = f_all[i], q
+        placed.append(t)
         end[q] = finish[t]
         for lst in (tasks, rows, eps):
             lst.pop(i)
@@ -70,7 +72,7 @@ def flb_schedule(problem: Problem) -> Plan:
             waiting[j] -= 1
             if waiting[j] == 0:
                 add(int(j))
-    return Plan.from_times(proc, start, finish)
+    return Plan.from_times(proc, start, finish, placed=placed)
 
 
 class FLB:

@@ -55,6 +55,7 @@ def heft_schedule(problem: Problem, order: np.ndarray | None = None, insertion: 
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
+    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     for t in order:
         t = int(t)
         w = W[t]
@@ -63,8 +64,9 @@ def heft_schedule(problem: Problem, order: np.ndarray | None = None, insertion: 
         eft = est + w
         q = int(np.argmin(eft))
         start[t], finish[t], proc[t] = est[q], eft[q], q
+        placed.append(t)
         tl.reserve(q, float(est[q]), float(eft[q]))
-    return Plan.from_times(proc, start, finish)
+    return Plan.from_times(proc, start, finish, placed=placed)
 
 
 class HEFT:

@@ -79,6 +79,7 @@ def lookahead_schedule(problem: Problem, insertion: bool = True) -> Plan:
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
+    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     for t in order:
         t = int(t)
         w = W[t]
@@ -93,8 +94,9 @@ def lookahead_schedule(problem: Problem, insertion: bool = True) -> Plan:
         else:
             q = int(np.argmin(eft))
         start[t], finish[t], proc[t] = est[q], eft[q], q
+        placed.append(t)
         tl.reserve(q, float(est[q]), float(eft[q]))
-    return Plan.from_times(proc, start, finish)
+    return Plan.from_times(proc, start, finish, placed=placed)
 
 
 class HEFTLookahead:

@@ -151,6 +151,7 @@ def ready_list_schedule(problem: Problem, key: np.ndarray, place: Place, *, inse
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
+    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     waiting = g.in_degree.copy()
     heap = [entry(int(t)) for t in g.entry_tasks]
     heapq.heapify(heap)
@@ -158,12 +159,13 @@ def ready_list_schedule(problem: Problem, key: np.ndarray, place: Place, *, inse
         t = heapq.heappop(heap)[-1]
         q, s = place(t, data_ready(problem, t, proc, finish), tl)
         start[t], finish[t], proc[t] = s, s + W[t, q], q
+        placed.append(t)
         tl.reserve(q, s, float(finish[t]))
         for j in g.successors(t):
             waiting[j] -= 1
             if waiting[j] == 0:
                 heapq.heappush(heap, entry(int(j)))
-    return Plan.from_times(proc, start, finish)
+    return Plan.from_times(proc, start, finish, placed=placed)
 
 
 class ListScheduler:

@@ -48,6 +48,7 @@ def peft_schedule(problem: Problem, insertion: bool = True) -> Plan:
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
+    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     waiting = g.in_degree.copy()
     heap = [(-key[t], int(g.level[t]), int(t)) for t in g.entry_tasks]
     heapq.heapify(heap)
@@ -58,12 +59,13 @@ def peft_schedule(problem: Problem, insertion: bool = True) -> Plan:
         est = tl.earliest_start(ready, w, prune=False)
         q = int(np.argmin(est + w + oct_[t]))
         start[t], finish[t], proc[t] = est[q], est[q] + w[q], q
+        placed.append(t)
         tl.reserve(q, float(start[t]), float(finish[t]))
         for j in g.successors(t):
             waiting[j] -= 1
             if waiting[j] == 0:
                 heapq.heappush(heap, (-key[j], int(g.level[j]), int(j)))
-    return Plan.from_times(proc, start, finish)
+    return Plan.from_times(proc, start, finish, placed=placed)
 
 
 class PEFT:

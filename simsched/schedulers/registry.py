@@ -22,7 +22,6 @@ name comes from; a plug-in that fails to import or implements neither interface 
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.metadata
 import inspect
@@ -31,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, did_you_mean
 
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -273,9 +272,9 @@ def origin(name: str) -> str:
 
 
 def suggest(name: str) -> str:
-    """`` (did you mean 'x'?)`` for the closest registered name, or an empty string."""
-    close = difflib.get_close_matches(name, names(KINDS), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """`` (did you mean 'x'?)`` for the registered name closest in edit distance, or an empty string
+    (:func:`~simsched.errors.did_you_mean`: ``hfet`` → ``hlfet``)."""
+    return did_you_mean(name, names(KINDS))
 
 
 def _import_attr(target: str) -> Any:
@@ -344,13 +343,21 @@ def check_interface(obj: Any, label: str, *, autotune: bool = False) -> None:
 
 
 def summary(cls: type, name: str | None = None) -> str:
-    """The one-line description ``simsched list`` shows: the spec's ``description`` of ``name``
-    when it has one, else the first line of the class docstring."""
+    """The one-line description ``simsched list`` shows: the spec's ``description`` of ``name`` when it has
+    one, else the first sentence of the class docstring's first paragraph (which may wrap over several
+    lines), ending at the first ``. `` outside parentheses.  O(len(doc)).
+    """
     found = SPECS.get(name or "")
     if found is not None and found.description:
         return found.description
-    doc = inspect.getdoc(cls) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    doc = (inspect.getdoc(cls) or "").strip()
+    paragraph = " ".join(doc.split("\n\n", 1)[0].split())
+    depth = 0
+    for k, ch in enumerate(paragraph):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch == "." and depth <= 0 and (k + 1 == len(paragraph) or paragraph[k + 1] == " "):
+            return paragraph[: k + 1]
+    return paragraph
 
 
 def kind(cls: type, name: str | None = None) -> str:

@@ -106,10 +106,13 @@ def input_pairs(problem: Problem, task_of: np.ndarray, proc_of: np.ndarray
     return e, src, dst, delay, slot
 
 
-def previous_instance(proc_of: np.ndarray, order_of: np.ndarray) -> np.ndarray:
+def previous_instance(proc_of: np.ndarray, order_of: np.ndarray, rank_of: np.ndarray | None = None) -> np.ndarray:
     """(N,) the instance planned just before each one on its processor (-1 for the first).
-    Sorted by processor, then order, then instance index.  O(N log N)."""
-    key = np.lexsort((np.arange(proc_of.size), order_of, proc_of))
+    Sorted by processor, then order, then ``rank_of`` (the topological rank of each instance's
+    task, so equal orders never put a task before its ancestor), then instance index.  O(N log N)."""
+    index = np.arange(proc_of.size)
+    keys = (index,) if rank_of is None else (index, rank_of)
+    key = np.lexsort((*keys, order_of, proc_of))
     prev = np.full(proc_of.size, -1, dtype=np.int64)
     same = proc_of[key[1:]] == proc_of[key[:-1]]
     prev[key[1:][same]] = key[:-1][same]

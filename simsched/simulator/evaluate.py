@@ -14,7 +14,7 @@ import numpy as np
 
 from simsched.errors import PlanError
 from simsched.simulator.problem import Problem
-from simsched.simulator.schedule import Plan, Schedule
+from simsched.simulator.schedule import Plan, Schedule, topological_rank
 from simsched.workloads.csr import find_cycle, gather_ranges, kahn_levels
 
 
@@ -42,7 +42,7 @@ def execution_graph(problem: Problem, plan: Plan) -> tuple[np.ndarray, np.ndarra
     g = problem.graph
     n = g.n_tasks
     nxt = np.full(n, -1, dtype=np.int64)
-    prev = plan.previous_on_processor()
+    prev = plan.previous_on_processor(topological_rank(problem))
     has_prev = np.flatnonzero(prev >= 0)
     nxt[prev[has_prev]] = has_prev
     out_deg = np.diff(g.succ_ptr)
@@ -154,7 +154,7 @@ class InstanceNetwork:
         self.proc = plan.processor if c is None else np.concatenate([plan.processor, c.processor])
         order = plan.order if c is None else np.concatenate([plan.order, c.order])
         N = self.task.size
-        self.prev = previous_instance(self.proc, order)
+        self.prev = previous_instance(self.proc, order, topological_rank(problem)[self.task])
         self.nxt = np.full(N, -1, dtype=np.int64)
         has_prev = np.flatnonzero(self.prev >= 0)
         self.nxt[self.prev[has_prev]] = has_prev

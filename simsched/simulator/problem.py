@@ -126,10 +126,12 @@ class Problem:
 
     @property
     def n_tasks(self) -> int:
+        """Number of tasks n (rows of ``W``).  O(1)."""
         return self.graph.n_tasks
 
     @property
     def n_processors(self) -> int:
+        """Number of processors m (columns of ``W``).  O(1)."""
         return self.platform.n_processors
 
     def __repr__(self) -> str:

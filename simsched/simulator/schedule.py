@@ -2,7 +2,10 @@
 
 A :class:`Plan` is what a static planner decides before time 0: a processor per task and, per
 processor, the order its tasks run in (``order``: tasks on one processor run in increasing
-``order``).  It may also carry the planner's own predicted start/finish times.
+``order``; tasks of equal ``order`` in topological order, :func:`topological_rank`, so a tie can
+never put a task before its own ancestor).  It may also carry the planner's own predicted
+start/finish times.  A zero-cost task still takes its place in its processor's sequence: it runs
+after the task before it has finished and before the next one starts (docs/model.md).
 
 A :class:`Schedule` is what happened (or would happen): per task a processor, a start and a finish.
 ``validate`` checks the invariants every schedule must hold; ``metrics`` computes the figures
@@ -16,6 +19,7 @@ the earliest-arriving instance of its producer).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +38,8 @@ def _frozen(a: np.ndarray, dtype: type) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Plan:
-    """A static plan: ``processor[t]`` and a per-processor sequence given by ``order`` (sort key).
+    """A static plan: ``processor[t]`` and a per-processor sequence given by ``order`` (sort key;
+    ties run in topological order).
 
     ``start``/``finish`` are the planner's own predicted times when it computed them (HEFT does);
     executing the plan with deterministic durations must reproduce them.  ``copies`` lists extra
@@ -63,23 +68,32 @@ class Plan:
 
     @classmethod
     def from_times(cls, processor: np.ndarray, start: np.ndarray, finish: np.ndarray,
-                   info: dict | None = None, copies: Copies | None = None) -> Plan:
-        """A plan whose per-processor order is the order of the planned start times (ties broken by
-        finish time, then instance index, so zero-length tasks keep a valid order).  ``copies``
-        (with ``start``/``finish``) are ordered among the primaries the same way."""
+                   info: dict | None = None, copies: Copies | None = None, *,
+                   placed: Sequence[int] | np.ndarray | None = None) -> Plan:
+        """A plan whose per-processor order is the order of the planned ``(start, finish)`` pairs,
+        ties (zero-cost tasks at one instant) broken by ``placed``.
+
+        ``placed``: every instance (task ``i < n``, copy ``n + k``) in the order the planner placed
+        it.  A list scheduler places a task after all its predecessors, so this tie-break keeps the
+        order a linear extension of precedence *and* reproduces the planner's times: a zero-cost task
+        placed after another at the same instant may have waited for it.  Without ``placed``, equal
+        pairs get the same ``order`` and the engine runs them in topological order
+        (:meth:`sequences`).
+
+        When the planned times respect precedence (``finish[u] + transfer <= start[v]`` on every
+        edge, costs and transfers >= 0) the order is always a linear extension of precedence: along
+        an edge ``(start, finish)`` never decreases, and where it stays equal the tie-break follows
+        the edge.  O(n log n)."""
         n = len(processor)
+        start = np.asarray(start, dtype=np.float64)
+        finish = np.asarray(finish, dtype=np.float64)
         if copies is not None and len(copies):
             st = np.concatenate([start, copies.start])
             fi = np.concatenate([finish, copies.finish])
-            key = np.lexsort((np.arange(st.size), fi, st))
-            rank = np.empty(st.size)
-            rank[key] = np.arange(st.size)
+            rank = _time_rank(st, fi, placed)
             copies = Copies(copies.task, copies.processor, rank[n:], copies.start, copies.finish)
             return cls(processor, rank[:n], start, finish, info or {}, copies)
-        key = np.lexsort((np.arange(n), finish, start))
-        order = np.empty(n)
-        order[key] = np.arange(n)
-        return cls(processor, order, start, finish, info or {})
+        return cls(processor, _time_rank(start, finish, placed), start, finish, info or {})
 
     def planned_schedule(self) -> Schedule | None:
         """The planner's own times as a :class:`Schedule` (copies included), or None without them."""
@@ -90,23 +104,62 @@ class Plan:
             return None
         return Schedule(self.processor, self.start, self.finish, copies)
 
-    def _sequence_key(self) -> np.ndarray:
-        """Tasks sorted by processor, then ``order``, then index (two stable sorts: O(n log n))."""
-        by_order = np.argsort(self.order, kind="stable")
-        return by_order[np.argsort(self.processor[by_order], kind="stable")]
+    def _sequence_key(self, rank: np.ndarray | None) -> np.ndarray:
+        """Tasks sorted by processor, then ``order``, then ``rank`` (when given), then index.
+        O(n log n)."""
+        n = self.order.size
+        keys = (np.arange(n),) if rank is None else (np.arange(n), rank)
+        return np.lexsort((*keys, self.order, self.processor))
 
-    def sequences(self, m: int) -> list[np.ndarray]:
-        """Tasks of each processor in planned order."""
+    def sequences(self, m: int, rank: np.ndarray | None = None) -> list[np.ndarray]:
+        """Tasks of each processor in planned order; tasks of equal ``order`` by ``rank`` (pass
+        :func:`topological_rank` of the problem, as the engine does), then index."""
         counts = np.bincount(self.processor, minlength=m)
-        return np.split(self._sequence_key(), np.cumsum(counts)[:-1])
+        return np.split(self._sequence_key(rank), np.cumsum(counts)[:-1])
 
-    def previous_on_processor(self) -> np.ndarray:
-        """(n,) the task planned just before each task on its processor, -1 for the first."""
-        key = self._sequence_key()
+    def previous_on_processor(self, rank: np.ndarray | None = None) -> np.ndarray:
+        """(n,) the task planned just before each task on its processor, -1 for the first (ties in
+        ``order`` broken by ``rank`` as in :meth:`sequences`).  O(n log n)."""
+        key = self._sequence_key(rank)
         prev = np.full(len(self.order), -1, dtype=np.int64)
         same = self.processor[key[1:]] == self.processor[key[:-1]]
         prev[key[1:][same]] = key[:-1][same]
         return prev
+
+
+def _time_rank(start: np.ndarray, finish: np.ndarray, placed: Sequence[int] | np.ndarray | None) -> np.ndarray:
+    """(k,) ranks 0, 1, ... by increasing ``(start, finish)``, then by position in ``placed`` (every
+    index once); without ``placed`` equal pairs share a rank.  O(k log k)."""
+    k = start.size
+    if placed is not None:
+        placed = np.asarray(placed, dtype=np.int64)
+        if placed.shape != (k,) or not np.array_equal(np.sort(placed), np.arange(k)):
+            raise ValueError(f"placed must list each of the {k} executions once")
+        position = np.empty(k, dtype=np.int64)
+        position[placed] = np.arange(k)
+        key = np.lexsort((position, finish, start))
+        rank = np.empty(k)
+        rank[key] = np.arange(k)
+        return rank
+    key = np.lexsort((finish, start))
+    if k == 0:
+        return np.zeros(0)
+    s, f = start[key], finish[key]
+    new = np.ones(k, dtype=bool)
+    new[1:] = (s[1:] != s[:-1]) | (f[1:] != f[:-1])
+    rank = np.empty(k)
+    rank[key] = np.cumsum(new) - 1
+    return rank
+
+
+def topological_rank(problem: Problem) -> np.ndarray:
+    """(n,) each task's position in one fixed topological order: by level (longest edge count from
+    an entry task), then index.  The engine, the fast evaluator and duplication break ties in a
+    plan's ``order`` with it, so a tie never puts a task before its own ancestor.  O(n log n)."""
+    g = problem.graph
+    rank = np.empty(g.n_tasks, dtype=np.int64)
+    rank[np.lexsort((np.arange(g.n_tasks), g.level))] = np.arange(g.n_tasks)
+    return rank
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,14 +230,17 @@ class Schedule:
 
         Checks: one entry per task; finite times; start >= arrival; duration equals the task's
         execution time on its processor (deterministic runs only, see ``check_durations``);
-        each edge's data arrives before its consumer starts; no two tasks overlap on a processor;
-        every task runs on an eligible processor.  With copies: every execution is checked, no
+        each edge's data arrives before its consumer starts; no two tasks overlap on a processor
+        (a zero-cost task may not start strictly inside another task's busy interval); every task
+        runs on an eligible processor.  With copies: every execution is checked, no
         task runs twice on one processor, and each input needs the earliest-arriving instance of
         its producer only.  O(n log n + e) (plus the producer-consumer instance pairs with copies).
         """
         return validate_schedule(self, problem, tol=tol)
 
     def metrics(self, problem: Problem) -> Metrics:
+        """Makespan, average turnaround and waiting, utilisation, SLR, speedup and efficiency of this schedule
+        on ``problem`` (:func:`compute_metrics`).  O(n + m)."""
         return compute_metrics(self, problem)
 
     def to_records(self, problem: Problem) -> list[dict]:
@@ -256,12 +312,14 @@ def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
             a, b = g.edge_src[edge[k]], consumer[k]
             add(f"task {names[task[b]]!r} started at {start[b]:g} before the data of {names[a]!r} "
                 f"arrived at {arrive[k]:g}")
-    # no overlap: sort by (processor, start, finish) and compare neighbours
+    # no overlap: sort by (processor, start, finish) and compare neighbours.  A zero-cost task takes
+    # its place in the processor's sequence: it may sit where one busy period ends and the next
+    # begins, never strictly inside one (docs/model.md).  Neighbours suffice: if every neighbour
+    # starts after the previous one finished, finishes are sorted too.
     key = np.lexsort((finish, start, proc))
     p, st, fi = proc[key], start[key], finish[key]
     same = p[1:] == p[:-1]
-    # zero-length tasks never conflict
-    clash = same & (st[1:] < fi[:-1] - scale) & (fi[1:] - st[1:] > scale) & (fi[:-1] - st[:-1] > scale)
+    clash = same & (st[1:] < fi[:-1] - scale)
     for k in np.flatnonzero(clash)[:limit]:
         a, b = key[k], key[k + 1]
         add(f"tasks {names[task[a]]!r} [{start[a]:g}, {finish[a]:g}) and {names[task[b]]!r} "

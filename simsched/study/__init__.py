@@ -8,6 +8,6 @@
 * :mod:`~simsched.study.sweep` — the loop tying them together;
 * :mod:`~simsched.study.stats` — mean and 95% confidence intervals per scheduler and point.
 
-dask/distributed and pyarrow are optional (``pip install 'simsched[study]'``); CSV results and the
+dask/distributed and pyarrow are optional (``pip install -e '.[study]'``); CSV results and the
 process pool need neither.
 """

@@ -6,19 +6,30 @@ Both are context managers with one method, :meth:`results`, that submits every c
 ``distributed.as_completed``).  A chunk's runs never raise (failures are rows); if the
 infrastructure fails — a worker process dies, a Dask worker is lost — :class:`WorkerLost` is raised
 and the sweep stops with its completed rows saved.
+
+Workers never outlive the sweep: each worker process (pool or Dask) calls :func:`die_with_parent`
+first, which asks Linux to kill it when its parent dies (``prctl(PR_SET_PDEATHSIG, SIGKILL)``) and
+starts a watchdog thread that ends it once ``os.getppid()`` is no longer the sweep (for platforms
+without ``prctl``, and for a parent whose spawning thread is not the one that dies).  A ``kill -9``
+of ``simsched sweep`` leaves no worker behind within a second.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing as mp
 import os
 import signal
+import sys
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.extras import install_hint
 from simsched.study.work import run_chunk
 
 Result = tuple[dict[str, Any], list[dict[str, Any]]]
@@ -36,9 +47,47 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _ignore_interrupts() -> None:
-    """Workers leave Ctrl-C to the parent, which saves the finished rows and stops the pool."""
+WATCH_S = 0.25
+"""How often a worker's watchdog checks that the sweep that started it is alive."""
+
+
+def die_with_parent(parent: int, poll_s: float = WATCH_S) -> None:
+    """End this process when process ``parent`` (the sweep) is gone: ``PR_SET_PDEATHSIG`` with
+    SIGKILL on Linux, and a daemon thread polling ``os.getppid()`` every ``poll_s`` seconds that calls
+    ``os._exit`` once the parent has changed (re-parented to init or a subreaper).  Exits at once if
+    the parent is already gone.  O(1) per poll."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="simsched-parent-watch", daemon=True).start()
+
+
+def _worker_init(parent: int) -> None:
+    """Pool worker start-up: leave Ctrl-C to the parent (which saves the finished rows and stops the
+    pool) and die with the parent (:func:`die_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
+
+
+def _dask_worker_watch(sweep: int) -> int:
+    """Run in each Dask worker process of a local cluster: die with the process that started it
+    (the sweep, which hosts the nannies).  Returns the parent's pid."""
+    parent = os.getppid()
+    if os.getpid() != sweep:  # processes=False runs workers inside the sweep itself
+        die_with_parent(parent)
+    return parent
 
 
 class PoolExecutor:
@@ -53,7 +102,7 @@ class PoolExecutor:
 
     def __enter__(self) -> PoolExecutor:
         self.pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
-                                        initializer=_ignore_interrupts)
+                                        initializer=_worker_init, initargs=(os.getpid(),))
         return self
 
     def results(self, chunks: Sequence[dict[str, Any]]) -> Iterator[Result]:
@@ -77,7 +126,7 @@ def require_distributed() -> Any:
         import distributed
     except ImportError:
         raise SimschedError("--dask needs dask.distributed, from the 'study' extra: "
-                            "pip install 'simsched[study]'") from None
+                            f"{install_hint('study')}") from None
     return distributed
 
 
@@ -101,6 +150,8 @@ class DaskExecutor:
             self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=self.processes,
                                                     dashboard_address=None, silence_logs=logging.ERROR)
             self.client = distributed.Client(self.cluster)
+            if self.processes:
+                self._register_watch(distributed)
             self.description = f"Dask LocalCluster of {n} worker{'s' if n > 1 else ''}"
         else:
             try:
@@ -112,6 +163,10 @@ class DaskExecutor:
         if self.cluster is None:
             self.description = f"{self.description} ({self.workers} worker threads)"
         return self
+
+    def _register_watch(self, distributed: Any) -> None:
+        """Make each local worker process die with this one (workers started later included)."""
+        self.client.run(_dask_worker_watch, os.getpid())
 
     def results(self, chunks: Sequence[dict[str, Any]]) -> Iterator[Result]:
         distributed = require_distributed()

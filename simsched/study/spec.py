@@ -108,6 +108,13 @@ class Study:
         """All runs, point by point (the order rows are written in)."""
         return [t for p in self.points for t in p.tasks()]
 
+    def identity(self) -> dict[str, Any]:
+        """What a results file stores to recognise its study on ``--resume``: the name, the point ids
+        and a fingerprint of the whole spec (points, schedulers, seeds).  O(runs)."""
+        points = [p.point_id for p in self.points]
+        return {"study": self.name, "fingerprint": _digest([self.name, [t.task_id for t in self.tasks()]], 16),
+                "points": points}
+
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))

@@ -14,12 +14,16 @@ Guarantees, including after ``kill -9`` at any instant:
   between compaction and removing the parts leaves each row twice, identical) and skips those
   tasks, so no row is lost, duplicated or recomputed; runs that were in flight are run again;
 * compaction writes the merged rows atomically in study order, then removes the parts;
-* a lock (``flock`` on ``.lock``) stops two sweeps writing to the same results at once.
+* a lock (``flock`` on ``.lock``) stops two sweeps writing to the same results at once;
+* ``results.csv.study.json`` records the study's identity (name, point ids, fingerprint);
+  ``--resume`` refuses results of another study — another name, or rows none of whose points
+  belong to this study — instead of merging its rows (a study whose grid was extended resumes).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.fileio import atomic_write_text
 from simsched.study.tables import columns_of, read_table, table_format, write_table
 
 
@@ -37,6 +42,7 @@ class ResultsStore:
         self.path = Path(path)
         self.format = table_format(self.path)
         self.parts = self.path.with_name(self.path.name + ".parts")
+        self.identity_file = self.path.with_name(self.path.name + ".study.json")
         self._lock: Any = None
         self._seq = 0
 
@@ -55,9 +61,30 @@ class ResultsStore:
         return load_rows(self.path)
 
     # ------------------------------------------------------------------ writing
-    def open(self, *, resume: bool) -> None:
+    def check_identity(self, identity: Mapping[str, Any]) -> None:
+        """Refuse to resume into results of another study (see the module docstring): the stored
+        identity names another study, or no stored row belongs to a point of this one.  O(rows)."""
+        stored: Any = None
+        if self.identity_file.is_file():
+            with contextlib.suppress(OSError, ValueError):
+                stored = json.loads(self.identity_file.read_text(encoding="utf-8"))
+        other = ""
+        if isinstance(stored, dict) and stored.get("study") not in (None, identity["study"]):
+            other = f"study {stored.get('study')!r}"
+        elif self.exists():
+            points = set(identity["points"])
+            rows = self.rows()
+            if rows and not any(r.get("point_id") in points for r in rows):
+                other = "another study (none of its rows is a point of this one)"
+        if other:
+            raise SimschedError(f"--resume: these results belong to {other}, not to study {identity['study']!r}; "
+                                f"resuming would mix two studies' rows: choose another -o", file=self.path)
+
+    def open(self, *, resume: bool, identity: Mapping[str, Any] | None = None) -> None:
         """Take the lock and check the store may be written: without ``resume`` there must be no
-        earlier results.  Removes temporary files a killed sweep left behind."""
+        earlier results; with ``resume`` and ``identity`` they must be this study's
+        (:meth:`check_identity`), whose identity is then recorded.  Removes temporary files a killed
+        sweep left behind."""
         if self.path.is_dir():
             raise SimschedError(f"-o {self.path}: is a directory")
         if not self.path.parent.is_dir():
@@ -78,6 +105,14 @@ class ResultsStore:
             self.close()
             raise SimschedError(f"{self.path} already holds results; pass --resume to continue that study, "
                                 f"or choose another -o")
+        if identity is not None:
+            try:
+                if resume:
+                    self.check_identity(identity)
+                atomic_write_text(self.identity_file, json.dumps(dict(identity), indent=1))
+            except BaseException:
+                self.close()
+                raise
         leftovers = [*self.parts.glob(".part-*.tmp"), *self.path.parent.glob(f".{self.path.name}.*.tmp")]
         for tmp in leftovers:
             with contextlib.suppress(FileNotFoundError):
@@ -126,7 +161,7 @@ def load_rows(path: str | Path) -> list[dict[str, Any]]:
     neither."""
     p = Path(path)
     store = ResultsStore(p)
-    files = ([p] if p.is_file() else []) + store.part_files()
+    files = ([p] if p.exists() else []) + store.part_files()  # a FIFO or folder: read_table says what it is
     if not files:
         raise SimschedError("no such results file", file=p)
     seen: set[str] = set()

@@ -71,7 +71,7 @@ def run_sweep(study: Study, path: str | Path, executor: Any, *, resume: bool = F
     ``resume``; re-raises an interruption after saving every finished row."""
     t0 = time.perf_counter()
     store = ResultsStore(path)
-    store.open(resume=resume)
+    store.open(resume=resume, identity=study.identity())
     run_id = uuid.uuid4().hex[:12]
     buffer: list[dict[str, Any]] = []
     ran = failed = 0

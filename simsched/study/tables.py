@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.extras import install_hint
 from simsched.outputs import atomic_write
 from simsched.study.work import FIXED, METRICS
 
@@ -40,7 +41,7 @@ def pyarrow_module() -> Any:
         import pyarrow.parquet  # noqa: F401
     except ImportError:
         raise SimschedError("Parquet results need pyarrow, from the 'study' extra: "
-                            "pip install 'simsched[study]' (or name a .csv results file)") from None
+                            f"{install_hint('study')} (or name a .csv results file)") from None
     return pyarrow
 
 
@@ -125,20 +126,90 @@ def _parse_cell(text: str, column: str) -> Any:
     return text
 
 
+_REQUIRED_CELLS = ("task_id", "point", "point_id", "scheduler", "seed")
+"""Columns whose cells may not be empty in any row (a sweep always fills them)."""
+
+_REQUIRED_COLUMNS = (*_REQUIRED_CELLS, "makespan", "error")
+"""Columns every reader of a results file uses (makespan: the default metric of summarize, plot and
+report); another missing metric column reads as NaN."""
+
+
+def _read_csv(p: Path) -> list[dict[str, Any]]:
+    """Rows of results CSV ``p``, every field a reader needs checked first: the header holds every
+    column of :data:`~simsched.study.work.FIXED`, each row has exactly the header's number of
+    cells (a truncated file ends mid-row), ids, scheduler, point and seed are filled, and each cell
+    parses as its column's type.  :class:`SimschedError` naming the file, line and column.  O(size)."""
+    from simsched import limits
+
+    raw = limits.read_input(p)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SimschedError(f"not UTF-8 text (byte {exc.start}); give the results file a sweep wrote",
+                            file=p, line=raw[: exc.start].count(b"\n") + 1) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise SimschedError("the results file has no rows (it is empty); give the results file a sweep wrote",
+                                file=p)
+        missing = [c for c in _REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise SimschedError(f"not a simsched results file: the header has no {missing[0]!r} column"
+                                + (f" (and {len(missing) - 1} more missing)" if len(missing) > 1 else "")
+                                + "; give the results file a sweep wrote (simsched sweep)",
+                                file=p, line=1, field=missing[0])
+        if len(set(header)) < len(header):
+            dup = next(c for c in header if header.count(c) > 1)
+            raise SimschedError(f"the column {dup!r} appears twice in the header", file=p, line=1, field=dup)
+        rows = []
+        for cells in reader:
+            line = reader.line_num
+            if not cells:
+                continue
+            if len(cells) != len(header):
+                raise SimschedError(f"the row has {len(cells)} cells, the header {len(header)} (a truncated or "
+                                    f"edited file?); re-run the sweep with --resume into a new file, or delete "
+                                    f"this line", file=p, line=line,
+                                    field=header[min(len(cells), len(header)) - 1] if cells else None)
+            row = {}
+            for column, cell in zip(header, cells):
+                if column in _REQUIRED_CELLS and cell == "":
+                    raise SimschedError("the cell is empty; every row of a results file has it", file=p,
+                                        line=line, field=column)
+                try:
+                    row[column] = _parse_cell(cell, column)
+                except ValueError:
+                    want = "a number" if column in METRICS else "an integer"
+                    raise SimschedError(f"{cell[:40]!r} is not {want}", file=p, line=line, field=column) from None
+            rows.append(row)
+    except csv.Error as exc:
+        raise SimschedError(f"malformed CSV ({exc})", file=p, line=reader.line_num) from None
+    return rows
+
+
 def read_table(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a CSV or Parquet results file (NaN for missing metrics).  :class:`SimschedError`
-    for an unreadable or malformed file."""
+    for an unreadable or malformed file, naming the line and column where it can (see
+    :func:`_read_csv`)."""
     p = Path(path)
     fmt = table_format(p)
-    if not p.is_file():
+    if not p.exists():
         raise SimschedError("no such results file", file=p)
     try:
         if fmt == "parquet":
             pa = pyarrow_module()
+            from simsched import limits
+
+            limits.check_file_size(p)
             rows = pa.parquet.read_table(p).to_pylist()
+            if rows:
+                missing = [c for c in FIXED if c not in rows[0]]
+                if missing:
+                    raise SimschedError(f"there is no {missing[0]!r} column; give the results file a sweep wrote",
+                                        file=p, field=missing[0])
         else:
-            with open(p, newline="", encoding="utf-8") as fh:
-                rows = [{k: _parse_cell(v or "", k) for k, v in r.items()} for r in csv.DictReader(fh)]
+            rows = _read_csv(p)
     except SimschedError:
         raise
     except Exception as exc:

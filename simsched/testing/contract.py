@@ -49,7 +49,7 @@ from simsched.simulator.bounds import lower_bound
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, validate_schedule
 from simsched.testing.fingerprint import changes, fingerprint
-from simsched.testing.strategies import ProblemSpace, describe_problem, problems
+from simsched.testing.strategies import DEGENERATE, ProblemSpace, describe_problem, problems
 
 PROPERTIES: dict[str, str] = {
     "valid": "valid schedules; policies assign only ready tasks to eligible processors",
@@ -202,8 +202,17 @@ def _first_difference(a: np.ndarray | None, b: np.ndarray | None, names: tuple[s
     return None
 
 
-def _check_validity(s: Schedule, problem: Problem, who: str) -> None:
+def _check_validity(s: Schedule, problem: Problem, who: str, plan: Plan | None = None) -> None:
+    """Both validators: :func:`validate_schedule` and the independent one written from the model's
+    definitions (:func:`~simsched.testing.campaign.independent_violations`, which also checks that
+    each processor runs its tasks in the plan's order)."""
     errors = validate_schedule(s, problem)
+    if not errors:
+        from simsched.testing.campaign import independent_violations
+
+        found = independent_violations(problem, s, plan)
+        if found:
+            raise violation("independent-validator", f"{who}: {found[0]}")
     if errors:
         category = "completeness"
         for needle, cat in _VALIDATION_CATEGORIES:
@@ -339,8 +348,8 @@ def _prop_valid(subject: _Subject, problem: Problem, seed: int) -> None:
         plan = subject.plan(problem, seed)
         planned = plan.planned_schedule()
         if planned is not None:
-            _check_validity(planned, problem, "the planned times")
-        _check_validity(subject.execute(problem, plan), problem, "the simulated schedule")
+            _check_validity(planned, problem, "the planned times", plan)
+        _check_validity(subject.execute(problem, plan), problem, "the simulated schedule", plan)
     else:
         _check_validity(subject.run_online(problem, seed), problem, "the simulated schedule")
 
@@ -517,8 +526,10 @@ def check_scheduler(
 
     ``scheduler`` is a registered name, an import path ``module:Class``, a class (constructed with
     ``params``) or an instance (deep-copied for every run).  ``examples`` per property; ``seed``
-    makes the search reproducible; ``space`` (default :class:`ProblemSpace` with eligibility
-    constraints, arrivals, several hosts) is clipped by the scheduler's size hints
+    makes the search reproducible; ``space`` (default: :class:`ProblemSpace` with eligibility
+    constraints, arrivals, several hosts, zero-cost tasks, edges without data, indices out of
+    topological order, mixed half and half with :data:`~simsched.testing.strategies.DEGENERATE`)
+    is clipped by the scheduler's size hints
     (:func:`simsched.schedulers.registry.check_hints`).  ``properties`` restricts the check to some
     of :data:`PROPERTIES`.  A scheduler that cannot be loaded or implements no interface raises
     :class:`SimschedError`.  Cost: see the module docstring.
@@ -527,12 +538,21 @@ def check_scheduler(
     if examples < 1:
         raise SimschedError(f"examples must be >= 1, got {examples}")
     subject = _Subject(scheduler, dict(params or {}))
-    space = space or ProblemSpace(max_tasks=8, max_processors=4, eligibility=0.3, arrivals=10.0)
+    given_space = space
+    space = space or ProblemSpace(max_tasks=8, max_processors=4, eligibility=0.3, arrivals=10.0, zero_costs=True,
+                                  zero_data=True, shuffled=True)
     hints = subject.hints
-    space = space.replace(
-        max_tasks=max(space.min_tasks, min(space.max_tasks, hints.get("max_tasks", space.max_tasks))),
-        max_processors=max(space.min_processors, min(space.max_processors,
-                                                     hints.get("max_processors", space.max_processors))))
+
+    def clip(sp: ProblemSpace) -> ProblemSpace:
+        return sp.replace(
+            max_tasks=max(sp.min_tasks, min(sp.max_tasks, hints.get("max_tasks", sp.max_tasks))),
+            max_processors=max(sp.min_processors, min(sp.max_processors,
+                                                      hints.get("max_processors", sp.max_processors))))
+
+    space = clip(space)
+    # without a given space, half the draws are tiny degenerate problems (zero costs, ties, one
+    # processor, indices out of topological order): where 15 planners once deadlocked
+    drawn = problems(space) if given_space is not None else problems(space) | problems(clip(DEGENERATE))
     examples = max(1, min(examples, hints.get("examples", examples)))
     wanted = [p for p in PROPERTIES if (properties is None or p in properties)
               and not (p in STATIC_ONLY and subject.kind != "static")]
@@ -549,10 +569,10 @@ def check_scheduler(
         if name in checks and name != "valid" and "valid" in wanted:
             checks[name] = _leaving_to_valid(checks[name])
         if name == "infeasible":
-            strategy = st.tuples(problems(space), seeds, st.integers(0, 1000))
+            strategy = st.tuples(drawn, seeds, st.integers(0, 1000))
             check: Callable[..., None] = lambda p, s, t: _prop_infeasible(subject, p, s, t)  # noqa: E731
         else:
-            strategy = st.tuples(problems(space), seeds)
+            strategy = st.tuples(drawn, seeds)
             check = (lambda f: lambda p, s: f(subject, p, s))(checks[name])
         report.properties.append(_search(name, check, strategy, examples, seed))
     report.elapsed_s = time.perf_counter() - t0

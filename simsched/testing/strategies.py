@@ -53,7 +53,13 @@ class ProblemSpace:
         latency: latency between hosts in ``[0, latency]``.
         bandwidth: ``(low, high)`` bandwidth between hosts.
         explicit_costs: an explicit cost matrix (Topcuoglu style) rather than work / speed.
-        zero_costs: allow tasks of zero duration.
+        zero_costs: each task is of zero duration with even odds (STG dummy tasks, WfCommons
+            auxiliary tasks, DAX stage-in jobs).
+        zero_data: each edge carries no data with even odds.
+        tied_costs: task costs come from a few small values (0 with ``zero_costs``, 1, 2, 5), so
+            ranks, start times and finish times tie.
+        shuffled: task indices are a drawn permutation of a topological order, so an edge may go
+            from a higher to a lower index (t1 -> t0); shrinks to the identity.
     """
 
     min_tasks: int = 1
@@ -71,6 +77,9 @@ class ProblemSpace:
     bandwidth: tuple[float, float] = (0.5, 4.0)
     explicit_costs: bool = True
     zero_costs: bool = False
+    zero_data: bool = False
+    tied_costs: bool = False
+    shuffled: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_tasks <= self.max_tasks:
@@ -116,16 +125,25 @@ def platforms(draw: st.DrawFn, space: ProblemSpace = ProblemSpace(), processors:
 
 @st.composite
 def task_graphs(draw: st.DrawFn, space: ProblemSpace = ProblemSpace(), processors: int | None = None) -> TaskGraph:
-    """A DAG (edges always go from a lower to a higher task index) named ``t0..``; with
+    """A DAG named ``t0..`` (edges go from a lower to a higher task index unless
+    ``space.shuffled``); with
     ``processors`` and ``space.explicit_costs``, an explicit (n, processors) cost matrix with
     ``inf`` for barred pairs.  O(n m + e)."""
     n = draw(st.integers(space.min_tasks, space.max_tasks))
     max_edges = int(space.edge_density * n * (n - 1) / 2)
     pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=max_edges)) if n > 1 else []
     edges = sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b})
+    if space.shuffled and n > 1:
+        perm = draw(st.permutations(range(n)))
+        edges = sorted((perm[a], perm[b]) for a, b in edges)
     top = 2 * space.mean_cost
-    data = [draw(_whole(0.0, 2 * space.ccr * space.mean_cost)) for _ in edges]
-    work = [draw(_whole(0.0 if space.zero_costs else 1.0, top)) for _ in range(n)]
+    data = [0.0 if space.zero_data and draw(st.booleans()) else draw(_whole(0.0, 2 * space.ccr * space.mean_cost))
+            for _ in edges]
+    if space.tied_costs:
+        cost_of = st.sampled_from([1.0, 2.0, 5.0])
+    else:
+        cost_of = _whole(0.0 if space.zero_costs else 1.0, top)
+    work = [0.0 if space.zero_costs and draw(st.booleans()) else draw(cost_of) for _ in range(n)]
     arrival = [draw(_whole(0.0, space.arrivals)) for _ in range(n)] if space.arrivals > 0 else None
     cost = None
     if processors is not None and space.explicit_costs:
@@ -153,8 +171,15 @@ def problems(draw: st.DrawFn, space: ProblemSpace | None = None, **overrides: ob
     return Problem(graph, platform)
 
 
-EDGE_CASES = ProblemSpace(eligibility=0.3, arrivals=15.0, zero_costs=True)
-"""A space that exercises the corners: barred processors, late arrivals, zero-length tasks."""
+EDGE_CASES = ProblemSpace(eligibility=0.3, arrivals=15.0, zero_costs=True, zero_data=True, shuffled=True)
+"""A space that exercises the corners: barred processors, late arrivals, zero-length tasks, edges
+without data, task indices that are not a topological order."""
+
+DEGENERATE = ProblemSpace(max_tasks=6, max_processors=3, eligibility=0.4, zero_costs=True, zero_data=True,
+                          tied_costs=True, shuffled=True, edge_density=0.4, latency=0.0)
+"""Tiny, degenerate problems: one to six tasks, one to three processors, half the tasks of zero cost,
+the others of cost 1, 2 or 5 (ties everywhere), edges often without data, barred processors, indices
+not in topological order — where the zero-cost tie that deadlocked 15 planners lived."""
 
 
 def random_plan(problem: Problem, rng: np.random.Generator) -> Plan:

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from simsched.checkpoints import load_checked_state
+from simsched.checkpoints import check_archive, load_checked_state
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_path
 from simsched.learned.deepsched.features import FEATURE_VERSION, MACHINE_FEATURES, PAIR_FEATURES, TASK_FEATURES
@@ -56,6 +56,8 @@ def save_checkpoint(path: Path, net: Any, config: dict, metrics: dict[str, float
 def _read(path: Path) -> dict:
     import torch
 
+    if path.exists():  # a FIFO or device is named as such; a zip bomb is refused before torch.load
+        check_archive(path, what="DeepSched", retrain="retrain it with `simsched train deepsched CONFIG.yaml`")
     if not path.is_file():
         raise SimschedError(f"DeepSched checkpoint {path} does not exist; train one with "
                             f"`simsched train deepsched CONFIG.yaml` or omit `checkpoint` to use the shipped one")

@@ -64,7 +64,7 @@ class DataConfig(_Strict):
     parameters, shapes or sizes) give only a held-out test split."""
 
     dir: str = "deepsched-data"
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=2**63 - 1)
     train: int = Field(1000, ge=1)
     val: int = Field(100, ge=1)
     test: int = Field(100, ge=1)
@@ -99,7 +99,7 @@ class TrainConfig(_Strict):
     mse_weight: float = Field(1.0, ge=0)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     threads: int | None = Field(None, ge=1)
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=2**63 - 1)
     max_minutes: float | None = Field(None, gt=0)
     dagger_rounds: int = Field(0, ge=0)
     dagger_top_k: int = Field(3, ge=1)
@@ -140,12 +140,14 @@ def load_config(path: str | Path) -> DeepSchedConfig:
     p = Path(path)
     if not p.is_file():
         raise SimschedError(f"{p}: no such configuration file")
-    doc = load_yaml(p, require_mapping=False).data
-    return config_from_dict(doc, base_dir=p.resolve().parent, source=str(p))
+    document = load_yaml(p, require_mapping=False)
+    return config_from_dict(document.data, base_dir=p.resolve().parent, source=str(p), line_of=document.line_of)
 
 
-def config_from_dict(doc: Any, base_dir: str | Path = ".", source: str = "config") -> DeepSchedConfig:
-    """Validate an already-parsed configuration (used for the dict stored in checkpoints)."""
+def config_from_dict(doc: Any, base_dir: str | Path = ".", source: str = "config",
+                     line_of: Any = None) -> DeepSchedConfig:
+    """Validate an already-parsed configuration (used for the dict stored in checkpoints); with
+    ``line_of`` (a YAML document's) errors name the line of the bad field."""
     if not isinstance(doc, dict):
         raise SimschedError(f"{source}: the configuration must be a mapping")
     try:
@@ -154,6 +156,10 @@ def config_from_dict(doc: Any, base_dir: str | Path = ".", source: str = "config
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise SimschedError(f"{source}: {where}: {err['msg']}{more}") from None
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        if line_of is None:
+            raise SimschedError(f"{source}: {where}: {msg}{more}") from None
+        raise SimschedError(f"{msg}{more}; fix it in the configuration (fields: docs/deepsched.md)", file=source,
+                            line=line_of(tuple(err["loc"])), field=where) from None
     cfg.base_dir = str(base_dir)
     return cfg

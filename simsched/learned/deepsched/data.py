@@ -198,9 +198,13 @@ def read_shard(path: Path) -> Iterator[dict]:
                    family=int(data["family"][i]), seed=int(data["seed"][i]))
 
 
-def load_split(data_dir: Path, split: str) -> list[dict]:
-    """Every instance of ``split`` under ``data_dir`` (empty when there is none)."""
-    return [r for p in sorted(data_dir.glob(f"{split}-*.npz")) for r in read_shard(p)]
+def load_split(data_dir: Path, split: str, files: list[str] | None = None) -> list[dict]:
+    """Every instance of ``split`` under ``data_dir`` (empty when there is none): of the shards named
+    in ``files`` when given (the manifest's, so another ``*.npz`` in the folder is never mixed in),
+    else of every ``SPLIT-*.npz``."""
+    names = sorted(data_dir.glob(f"{split}-*.npz")) if files is None else \
+        [data_dir / f for f in sorted(files) if f.startswith(f"{split}-") and f.endswith(".npz")]
+    return [r for p in names for r in read_shard(p)]
 
 
 def record_of(f: Features) -> dict:

@@ -27,23 +27,48 @@ from simsched.learned.deepsched.config import DeepSchedConfig
 def prepare_data(cfg: DeepSchedConfig, progress: Callable[[str, int, int], None] | None = None,
                  force: bool = False) -> Path:
     """The data folder of ``cfg``, generating every split whose shards are missing or were made with
-    another data configuration (a ``manifest.json`` records it)."""
+    another data configuration.  ``manifest.json`` records the configuration *and the shard files
+    this function wrote*; regenerating removes only those files, never another ``*.npz`` a user keeps
+    in the folder (issue 24: never delete what the command did not write)."""
+    from simsched.fileio import atomic_write_text
+
     out = cfg.path(cfg.data.dir)
     manifest = out / "manifest.json"
     want = cfg.data.model_dump(mode="json")
-    if not force and manifest.is_file():
+    previous: dict = {}
+    if manifest.is_file():
         try:
-            if json.loads(manifest.read_text()) == want:
-                return out
+            previous = json.loads(manifest.read_text())
         except (OSError, ValueError):
-            pass
+            previous = {}
+    if not isinstance(previous, dict):
+        previous = {}
+    if not force and previous.get("data") == want and all((out / f).is_file() for f in previous.get("files", [])):
+        return out
+    if out.exists() and not out.is_dir():
+        raise SimschedError(f"data.dir {out}: is a file, not a directory; choose a folder for the training data")
     out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.npz"):
-        old.unlink()
+    for name in previous.get("files", []):
+        old = out / Path(str(name)).name  # only plain names inside the folder: a manifest cannot point outside
+        if old.suffix == ".npz" and old.is_file():
+            old.unlink()
+    written: list[str] = []
     for split in dsdata.SPLITS:
-        dsdata.generate_split(cfg.data, split, out, (lambda d, t, s=split: progress(s, d, t)) if progress else None)
-    manifest.write_text(json.dumps(want, indent=1))
+        paths = dsdata.generate_split(cfg.data, split, out,
+                                      (lambda d, t, s=split: progress(s, d, t)) if progress else None)
+        written += [p.name for p in paths]
+    atomic_write_text(manifest, json.dumps({"data": want, "files": written}, indent=1))
     return out
+
+
+def shard_files(data_dir: Path) -> list[str] | None:
+    """The shard names ``manifest.json`` of ``data_dir`` lists, or ``None`` without a manifest."""
+    try:
+        doc = json.loads((data_dir / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    return [str(f) for f in files] if isinstance(files, list) else None
 
 
 def resolve_device(device: str) -> str:
@@ -113,7 +138,8 @@ def train(cfg: DeepSchedConfig, *, log: Callable[[str], None] | None = None, sho
     t0 = time.perf_counter()
     folder = data_dir or prepare_data(cfg)
     log(f"data ready in {time.perf_counter() - t0:.1f} s ({folder})")
-    split = {s: dsdata.load_split(folder, s) for s in dsdata.SPLITS}
+    listed = shard_files(folder)
+    split = {s: dsdata.load_split(folder, s, listed) for s in dsdata.SPLITS}
     if not split["train"] or not split["val"]:
         raise SimschedError("the training data is empty: data.train and data.val must be >= 1")
     net = DeepSchedNet(**cfg.model.model_dump())

@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from simsched.checkpoints import check_archive
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_path
 
@@ -36,8 +37,10 @@ def load(path: str | Path, kind: str) -> dict[str, Any]:
     import torch
 
     path = Path(path)
+    if path.exists():  # a FIFO or device is named as such; a zip bomb is refused before torch.load
+        check_archive(path, what=kind, retrain="retrain it with `simsched train rl CONFIG.yaml`")
     if not path.is_file():
-        raise SimschedError(f"checkpoint {path} not found")
+        raise SimschedError(f"checkpoint {path} not found; train one with `simsched train rl CONFIG.yaml`")
     try:
         ck = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:

@@ -126,8 +126,8 @@ class TrainConfig(_M):
     noise)."""
     disruptions: DisruptionConfig = DisruptionConfig()
     reward: str = "makespan"
-    fixed_seed: int | None = None
-    seed: int = 0
+    fixed_seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    seed: int = Field(0, ge=0, le=2**63 - 1)
     threads: int = Field(1, ge=1)
     output: str = "runs/rl"
     ppo: PPOConfig = PPOConfig()
@@ -152,14 +152,17 @@ def load_config(path: str | Path) -> TrainConfig:
     from simsched.yamlio import load_yaml  # depth and size limits, lines in errors
 
     path = Path(path)
-    raw = load_yaml(path, require_mapping=False).data or {}
+    doc = load_yaml(path, require_mapping=False)
+    raw = doc.data or {}
     if not isinstance(raw, dict):
-        raise SimschedError(f"{path}: a training config is a mapping of fields")
+        raise SimschedError("a training config is a mapping of fields (see scenarios/rl/train_tiny.yaml)", file=path)
     try:
         cfg = TrainConfig(**raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
-        raise SimschedError(f"{path}: field {where!r}: {err['msg']}") from None
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        raise SimschedError(f"{msg}; fix it in the training config (fields: docs/rl.md)", file=path,
+                            line=doc.line_of(tuple(err["loc"])), field=where) from None
     cfg.base = str(path.parent)
     return cfg

@@ -233,7 +233,10 @@ def write_report(out: Path, data: dict) -> None:
             lines.append(f"| {r['tau']:.1f} | {r['dream_return']:.3f} | {r['real_ratio']:.4f} ± {r['ci95']:.4f} |")
     _atomic_write(out / "report.md", ("\n".join(lines) + "\n").encode())
 
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    rounds = [h for h in data.get("world_history", []) if "imagined_return" in h]
+    second = bool(data.get("jobs_table") or data.get("sweep") or rounds)  # a right panel only with content
+    fig, axes = plt.subplots(1, 2 if second else 1, figsize=(11 if second else 6.5, 4), squeeze=False)
+    ax = axes[0]
     for name, hist in (("rl (PPO)", data.get("rl_history", [])), ("rl-world", data.get("world_history", []))):
         pts = [(h["real_steps"], h["eval_ratio"]) for h in hist if "eval_ratio" in h]
         if pts:
@@ -256,18 +259,14 @@ def write_report(out: Path, data: dict) -> None:
         ax[1].errorbar(taus, [r["real_ratio"] for r in data["sweep"]], [r["ci95"] for r in data["sweep"]], marker="o")
         ax[1].set_xlabel("temperature tau")
         ax[1].set_ylabel("real makespan / HEFT")
-    else:
-        rounds = [h for h in data.get("world_history", []) if "imagined_return" in h]
-        if rounds:
-            x = [h["round"] for h in rounds]
-            ax[1].plot(x, [h["imagined_return"] for h in rounds], marker="o", label="imagined by the world model")
-            ax[1].plot(x, [h["real_return"] for h in rounds], marker="s", label="real")
-            ax[1].set_xticks(x)
-            ax[1].set_xlabel("rl-world round")
-            ax[1].set_ylabel("greedy controller's episode return (eval seeds)")
-            ax[1].legend()
-        else:
-            ax[1].set_visible(False)
+    elif rounds and not data.get("jobs_table"):
+        x = [h["round"] for h in rounds]
+        ax[1].plot(x, [h["imagined_return"] for h in rounds], marker="o", label="imagined by the world model")
+        ax[1].plot(x, [h["real_return"] for h in rounds], marker="s", label="real")
+        ax[1].set_xticks(x)
+        ax[1].set_xlabel("rl-world round")
+        ax[1].set_ylabel("greedy controller's episode return (eval seeds)")
+        ax[1].legend()
     fig.tight_layout()
     try:
         save_figure(fig, out / "report.png", dpi=90)

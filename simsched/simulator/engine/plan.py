@@ -11,13 +11,14 @@ from simsched.simulator.engine.common import durations as _durations
 from simsched.simulator.engine.common import gc_paused as _gc_paused
 from simsched.simulator.evaluate import evaluate_plan, plan_durations
 from simsched.simulator.problem import Problem
-from simsched.simulator.schedule import Plan, Schedule
+from simsched.simulator.schedule import Plan, Schedule, topological_rank
 
 
 def execute_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None) -> Schedule:
     """Execute ``plan`` on the SimPy model and return what happened.
 
-    Each processor runs the tasks ``plan`` gives it in planned order; a task starts when it has
+    Each processor runs the tasks ``plan`` gives it in planned order (equal ``order`` values in
+    topological order, :func:`~simsched.simulator.schedule.topological_rank`); a task starts when it has
     arrived, the previous task of its processor's sequence has finished and the data of every
     predecessor has been transferred (transfers start when the producer finishes and take
     ``problem.edge_delays(plan.processor)``).  Durations are the cost model's times on the planned
@@ -52,7 +53,7 @@ def _execute(problem: Problem, plan: Plan, factors: np.ndarray | None) -> tuple[
     sp = g.succ_ptr.tolist()
     sdst = g.edge_dst[g.succ_edges].tolist()
     sdel = delays[g.succ_edges].tolist()
-    prev = plan.previous_on_processor()
+    prev = plan.previous_on_processor(topological_rank(problem))
     nxt_arr = np.full(n, -1, dtype=np.int64)
     has_prev = prev >= 0
     nxt_arr[prev[has_prev]] = np.flatnonzero(has_prev)

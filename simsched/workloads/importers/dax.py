@@ -5,9 +5,11 @@ Montage, Epigenomics, Inspiral and SIPHT workflows of Bharathi et al. 2008 / Juv
 size=...>`` children, and ``<child ref=...><parent ref=.../></child>`` dependencies.  Tasks are
 named by job id; work = ``runtime`` (seconds); kind = job ``name`` (the transformation); edge data =
 total size of the files the parent writes and the child reads, in units of ``data_unit`` bytes
-(default 1e6).  Jobs with no ``runtime`` get ``default_runtime`` or are an error.  XML namespaces are
-ignored.  Errors name the file and line (from the parser, or the line where the offending id is
-written).  O(jobs + uses + dependencies).
+(default 1e6).  Jobs with no ``runtime`` get ``default_runtime`` or are an error.  Negative runtimes and file
+sizes (the synthetic Pegasus workflows have them, e.g. ``Epigenomics_997.xml``) are repaired by their absolute
+value with one warning line, or refused with ``strict=True`` (see
+:class:`~simsched.workloads.importers._common.NegativeRepairs`).  XML namespaces are ignored.  Errors
+name the file and line (from the parser, or the line where the offending id is written).  O(jobs + uses + dependencies).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from simsched.errors import SimschedError
-from simsched.workloads.importers._common import atomic_write_text, line_of, located, number, read_text
+from simsched.workloads.importers._common import NegativeRepairs, atomic_write_text, line_of, located, read_text
 from simsched.workloads.taskgraph import TaskGraph
 
 
@@ -25,9 +27,21 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def read_dax(path: str | Path, *, data_unit: float = 1e6, default_runtime: float | None = None) -> TaskGraph:
-    """Load a DAX file (see the module docstring)."""
+def read_dax(path: str | Path, *, data_unit: float = 1e6, default_runtime: float | None = None,
+             strict: bool = False) -> TaskGraph:
+    """Load a DAX file (see the module docstring): tasks named by job id, kind = transformation name, edge data
+    = files the parent writes and the child reads.  ``strict`` refuses negative runtimes and sizes instead of
+    repairing them.  O(jobs + uses + dependencies).
+
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "two.dax"
+    >>> _ = f.write_text('<adag><job id="a" name="x" runtime="2"/><job id="b" name="y" runtime="3"/>'
+    ...                  '<child ref="b"><parent ref="a"/></child></adag>')
+    >>> read_dax(f).names
+    ['a', 'b']
+    """
     text = read_text(path)
+    repairs = NegativeRepairs(path, strict=strict)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as e:
@@ -60,14 +74,15 @@ def read_dax(path: str | Path, *, data_unit: float = 1e6, default_runtime: float
             index[jid] = len(names)
             names.append(jid)
             kinds.append(el.get("name") or "compute")
-            work.append(number(rt, f"job {jid!r}: runtime", **where))
+            work.append(repairs.value(rt, f"job {jid!r}: runtime", "runtimes", line=where["line"]))
             i_files: dict[str, float] = {}
             o_files: dict[str, float] = {}
             for u in el:
                 if _local(u.tag) != "uses":
                     continue
                 fname = u.get("file") or u.get("name") or ""
-                size = number(u.get("size", 0), f"job {jid!r}: size of file {fname!r}", **where)
+                size = repairs.value(u.get("size", 0), f"job {jid!r}: size of file {fname!r}", "file sizes",
+                                     line=where["line"])
                 (i_files if (u.get("link") or "").lower() == "input" else o_files)[fname] = size
             ins.append(i_files)
             outs.append(o_files)
@@ -89,7 +104,9 @@ def read_dax(path: str | Path, *, data_unit: float = 1e6, default_runtime: float
         shared = outs[i].keys() & ins[j].keys()
         data.append(sum(ins[j][f] for f in shared) / data_unit)
     with located(path):
-        return TaskGraph(names, pairs, data, work=work, kind=kinds)
+        graph = TaskGraph(names, pairs, data, work=work, kind=kinds)
+    repairs.warn()
+    return graph
 
 
 def to_dax(graph: TaskGraph, *, data_unit: float = 1e6) -> str:

@@ -1,4 +1,4 @@
-"""ONNX models → operator DAG (optional extra ``onnx``: ``pip install 'simsched[onnx]'``).
+"""ONNX models → operator DAG (optional extra ``onnx``: ``pip install -e '.[onnx]'``).
 
 One task per graph node; an edge from the node producing a tensor to each node consuming it, with
 the tensor's size in MB (from ONNX shape inference; unknown dimensions count as ``batch``).

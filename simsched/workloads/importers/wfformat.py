@@ -6,8 +6,12 @@ Reading maps a workflow instance to a :class:`TaskGraph`:
   ``workflow.specification.tasks[]`` refer to each other by **id**, and runtimes, cores and memory
   live in ``workflow.execution.tasks[]`` (matched by id).  Task names in the graph are the 1.4
   names / the 1.5+ ids.  A dependency may be listed on either end (parents or children); both count.
-* work = ``runtimeInSeconds`` (seconds on the machine that ran it); kind = the task's ``category``,
-  else its 1.5+ ``name`` (the program, e.g. ``mProject``), else its 1.4 ``type``/name prefix.
+* work = ``runtimeInSeconds`` (seconds on the machine that ran it); kind = the task's ``category``, else
+  its name without the instance id (:func:`kind_of_name`: ``mProject_ID0000001`` → ``mProject``), so a
+  per-kind affinity (``mProject: {gpu: 4}``) applies to every task of that program.  (1.4's ``type`` is
+  ``compute``/``auxiliary`` for every task, not a kind.)
+* negative runtimes and file sizes are repaired by their absolute value with one warning line, or refused
+  with ``strict=True`` (:class:`~simsched.workloads.importers._common.NegativeRepairs`).
 * edge data = total size of the files the parent writes and the child reads, in units of
   ``data_unit`` bytes (default 1e6: megabytes, so bandwidth is in MB/s); memory likewise.
 * machines: :func:`machines` returns the instance's machines (name, cores, speed in MHz, memory) as
@@ -30,7 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
-from simsched.workloads.importers._common import atomic_write_text, line_of, load_json, located, number
+from simsched.workloads.importers._common import (
+    NegativeRepairs,
+    atomic_write_text,
+    line_of,
+    load_json,
+    located,
+    number,
+)
 from simsched.workloads.taskgraph import TaskGraph
 
 SUPPORTED_VERSIONS = ("1.4", "1.5", "1.6")
@@ -39,17 +50,36 @@ SUPPORTED_VERSIONS = ("1.4", "1.5", "1.6")
 class _Ctx:
     def __init__(self, file: Path | str | None, text: str | None) -> None:
         self.file, self.text = file, text
+        self.repairs = NegativeRepairs(file if file is not None else "(WfFormat data)")
 
     def fail(self, message: str, field: str, needle: str | None = None) -> SimschedError:
         line = line_of(self.text, needle) if needle else None
         return SimschedError(message, file=self.file, line=line, field=field)
 
 
-def read_wfformat(path: str | Path, *, data_unit: float = 1e6, default_runtime: float | None = None) -> TaskGraph:
+_ID_SUFFIX = re.compile(r"^(.+?)[_-]+(?:ID)?\d+$")
+
+
+def kind_of_name(name: str) -> str:
+    """The program a WfCommons task name stands for: the name without its trailing instance id
+    (``mProject_ID0000001`` → ``mProject``, ``split_fasta_00000002`` → ``split_fasta``); a name without an id
+    is its own kind.  O(len(name)).
+
+    >>> kind_of_name("mProject_ID0000001"), kind_of_name("split_fasta_00000002"), kind_of_name("merge")
+    ('mProject', 'split_fasta', 'merge')
+    """
+    match = _ID_SUFFIX.match(name)
+    return match.group(1) if match else name
+
+
+def read_wfformat(path: str | Path, *, data_unit: float = 1e6, default_runtime: float | None = None,
+                  strict: bool = False) -> TaskGraph:
     """Load a WfFormat instance (see the module docstring).  ``default_runtime`` fills tasks that have
-    no runtime (otherwise a missing runtime is an error)."""
+    no runtime (otherwise a missing runtime is an error); ``strict`` refuses negative runtimes and file sizes
+    instead of repairing them.  O(tasks + file references)."""
     doc, text = load_json(path)
-    return parse_wfformat(doc, file=path, text=text, data_unit=data_unit, default_runtime=default_runtime)
+    return parse_wfformat(doc, file=path, text=text, data_unit=data_unit, default_runtime=default_runtime,
+                          strict=strict)
 
 
 def _obj(value: Any, what: str, ctx: _Ctx, field: str, kind: type = dict) -> Any:
@@ -60,9 +90,10 @@ def _obj(value: Any, what: str, ctx: _Ctx, field: str, kind: type = dict) -> Any
 
 
 def parse_wfformat(doc: Any, *, file: str | Path | None = None, text: str | None = None,
-                   data_unit: float = 1e6, default_runtime: float | None = None) -> TaskGraph:
+                   data_unit: float = 1e6, default_runtime: float | None = None, strict: bool = False) -> TaskGraph:
     """Build the graph from already-parsed WfFormat data (``text`` only serves to find lines)."""
     ctx = _Ctx(file, text)
+    ctx.repairs.strict = strict
     _obj(doc, "the document", ctx, "(top level)")
     version = doc.get("schemaVersion")
     if version is None:
@@ -75,7 +106,9 @@ def parse_wfformat(doc: Any, *, file: str | Path | None = None, text: str | None
         records = _records_14(wf, ctx)
     else:
         records = _records_15(wf, ctx)
-    return _build(records, ctx, data_unit, default_runtime)
+    graph = _build(records, ctx, data_unit, default_runtime)
+    ctx.repairs.warn()
+    return graph
 
 
 def _records_14(wf: Mapping, ctx: _Ctx) -> list[dict]:
@@ -92,7 +125,7 @@ def _records_14(wf: Mapping, ctx: _Ctx) -> list[dict]:
             fid = str(f.get("path", "")) + str(f.get("name", ""))
             sizes[fid] = f.get("sizeInBytes", f.get("size", 0))
             (ins if str(f.get("link", "")).lower() == "input" else outs).append(fid)
-        kind = t.get("category") or t.get("type") or name.split("_")[0]
+        kind = t.get("category") or kind_of_name(name)
         out.append(dict(name=name, kind=kind, parents=t.get("parents", []) or [],
                         children=t.get("children", []) or [], runtime=t.get("runtimeInSeconds", t.get("runtime")),
                         cores=t.get("cores"), memory=t.get("memoryInBytes"), inputs=ins, outputs=outs,
@@ -106,11 +139,17 @@ def _records_15(wf: Mapping, ctx: _Ctx) -> list[dict]:
     sizes: dict[str, Any] = {}
     for j, f in enumerate(spec.get("files", []) or []):
         _obj(f, "a file", ctx, f"workflow.specification.files[{j}]")
+        if str(f.get("id")) in sizes:  # a second size for one file would silently replace the first
+            raise ctx.fail(f"duplicate file id {str(f.get('id'))!r}; give each file one entry",
+                           f"workflow.specification.files[{j}]", f'"{f.get("id")}"')
         sizes[str(f.get("id"))] = f.get("sizeInBytes", 0)
     execution = wf.get("execution") or {}
     ex_tasks = {}
     for j, e in enumerate(_obj(execution, "workflow.execution", ctx, "workflow.execution").get("tasks", []) or []):
         _obj(e, "an execution task", ctx, f"workflow.execution.tasks[{j}]")
+        if str(e.get("id")) in ex_tasks:  # the second runtime would silently replace the first
+            raise ctx.fail(f"duplicate task id {str(e.get('id'))!r} in the execution section; give each task one "
+                           f"entry", f"workflow.execution.tasks[{j}]", f'"{e.get("id")}"')
         ex_tasks[str(e.get("id"))] = e
     out = []
     for i, t in enumerate(tasks):
@@ -120,7 +159,7 @@ def _records_15(wf: Mapping, ctx: _Ctx) -> list[dict]:
             raise ctx.fail("task has no id", field)
         tid = str(t["id"])
         ex = ex_tasks.get(tid, {})
-        out.append(dict(name=tid, kind=t.get("category") or t.get("name") or tid.split("_")[0],
+        out.append(dict(name=tid, kind=t.get("category") or kind_of_name(str(t.get("name") or tid)),
                         parents=t.get("parents", []) or [], children=t.get("children", []) or [],
                         runtime=ex.get("runtimeInSeconds"), cores=ex.get("coreCount"),
                         memory=ex.get("memoryInBytes"), inputs=t.get("inputFiles", []) or [],
@@ -147,7 +186,8 @@ def _build(records: list[dict], ctx: _Ctx, data_unit: float, default_runtime: fl
             work.append(float(default_runtime))
         else:
             try:
-                work.append(number(r["runtime"], f"task {r['name']!r}: runtimeInSeconds", field=rt_field))
+                work.append(ctx.repairs.value(r["runtime"], f"task {r['name']!r}: runtimeInSeconds", "runtimes",
+                                              field=rt_field))
             except SimschedError as e:
                 raise e.located(file=ctx.file, line=_runtime_line(ctx.text, r["name"])) from None
         c = r["cores"]
@@ -174,9 +214,9 @@ def _build(records: list[dict], ctx: _Ctx, data_unit: float, default_runtime: fl
         for f in r["inputs"]:
             for p in producers.get(str(f), ()):
                 if (p, i) in edges:
-                    size = r["sizes"].get(str(f), 0) or 0
-                    if not isinstance(size, (int, float)) or size < 0 or not math.isfinite(size):
-                        number(size, f"file {f!r}: sizeInBytes", file=ctx.file, line=line_of(ctx.text, f'"{f}"'))
+                    raw = r["sizes"].get(str(f), 0) or 0
+                    size = ctx.repairs.value(raw, f"file {f!r}: sizeInBytes", "file sizes",
+                                             line=line_of(ctx.text, f'"{f}"'))
                     edges[(p, i)] += size / data_unit
     pairs = list(edges)
     with located(ctx.file):
