@@ -228,3 +228,27 @@ def test_batched_plans_equal_single_plans_and_bench_rows() -> None:
     rows = batch_rows((1, 3), tasks=20, processors=4, repeat=1)
     assert [r["size"] for r in rows] == ["batch 1 of 20 x 4", "batch 3 of 20 x 4"]
     assert all(r["unit"] == "inst/s" and r["measured"] > 0 and r["baseline"] > 0 for r in rows)
+
+
+def test_order_ablation_rank_alone_is_heft_and_rows_are_consistent() -> None:
+    from simsched.learned.deepsched.diagnose import ORDERS, ablation_rows, ablation_table
+
+    config = Path(__file__).resolve().parents[1] / "scenarios" / "deepsched" / "general.yaml"
+    rows = ablation_rows(config, sizes=[100], instances=1)
+    families = len(load_config(config).data.unseen)
+    assert [r["order"] for r in rows] == list(ORDERS)
+    by = {r["order"]: r for r in rows}
+    assert by["upward rank only"]["mean_gap"] == pytest.approx(0.0, abs=1e-12)  # the decode in HEFT's order is HEFT
+    assert by["upward rank only"]["better_or_equal"] == 1.0
+    for r in rows:
+        assert r["instances"] == families and r["worst_gap"] >= r["mean_gap"] and 0.0 <= r["better_or_equal"] <= 1.0
+    assert len(ablation_table(rows)) == 2 + len(ORDERS)
+
+
+def test_stage_times_cover_every_stage_and_sum_below_the_whole() -> None:
+    from simsched.learned.deepsched.diagnose import stage_table, stage_times
+
+    times = stage_times(60, 6, repeat=1)
+    assert all(v > 0 for v in times.values()) and len(times) == 7
+    assert list(times)[:2] == ["HEFT (whole plan)", "DeepSched (whole plan)"]  # timings themselves vary with load
+    assert stage_table(times)[2].startswith("| HEFT (whole plan) |")

@@ -121,3 +121,17 @@ def test_registered_agents_run_online_and_corrupt_checkpoints_are_user_errors(tm
 def test_cli_start_up_imports_neither_torch_nor_gymnasium():
     code = "import sys, simsched.cli.main; assert 'torch' not in sys.modules and 'gymnasium' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_final_seeds_never_overlap_selection_or_training_seeds():
+    from simsched.learned.rl.ppo import eval_seeds, final_seeds
+
+    cfg = TrainConfig.model_validate({"scenario": "scenarios/rl/random_dag_4p.yaml",
+                                      "eval": {"seeds": 20, "final_seeds": 100}})
+    selection, final = eval_seeds(cfg, cfg.eval.seeds), final_seeds(cfg)
+    assert len(selection) == 20 and len(final) == 100 and len(set(final)) == 100
+    assert not set(selection) & set(final)
+    assert min(final) > max(selection) and min(selection) >= cfg.eval.seed_offset  # training draws below it
+    one = TrainConfig.model_validate({"scenario": "scenarios/rl/random_dag_4p.yaml",
+                                      "eval": {"seeds": 1, "final_seeds": 1}})
+    assert final_seeds(one) == [one.eval.seed_offset + 1]

@@ -119,3 +119,23 @@ def test_the_shipped_job_stream_checkpoint_is_found_by_name():
     assert registry.create("rl", checkpoint="rl_online.pt").checkpoint.endswith("rl_online.pt")
     assert registry.create("rl").checkpoint.endswith("rl.pt")
 
+
+
+def test_generalisation_shifts_change_only_what_they_name():
+    from simsched.learned.rl.checkpoint import config_of, load, shipped_path
+    from simsched.learned.rl.generalise import shifted_families
+
+    path = str(shipped_path("rl").parent / "rl_online.pt")
+    cfg = config_of(load(path, "rl"), path, "rl")
+    cfg.base = str(Path(__file__).resolve().parents[1] / "scenarios" / "rl")
+    fams = shifted_families(cfg)
+    base = fams["trained family"]
+    assert len(fams) == 7
+    assert fams["2x jobs per stream"].n_jobs == 2 * base.n_jobs
+    two = fams["2x processors (same load)"]
+    assert two.platform.n_processors == 2 * base.platform.n_processors and two.job_rate == 2 * base.job_rate
+    assert fams["load 70%"].job_rate < base.job_rate < fams["load 110%"].job_rate
+    assert fams["sigma 0.2"].sigma_range == (0.2, 0.2) and fams["sigma 1.5"].sigma_range == (1.5, 1.5)
+    assert base.sigma_range == tuple(cfg.sigma) and base.n_jobs == cfg.jobs  # the shifts copied, never mutated
+    ep = two.draw(3)
+    assert ep.problem.n_processors == 8 and ep.problem.W.shape[1] == 8

@@ -24,17 +24,48 @@ def _problem(n: int, m: int) -> Problem:
     return Problem(graph, Platform.uniform([Processor(f"p{i}") for i in range(m)], bandwidth=1.0, latency=0.0))
 
 
-def test_range_names_what_lies_outside() -> None:
+def test_range_names_what_lies_outside_and_never_a_family_label() -> None:
     rng = TrainingRange("abc123", (10, 100), (2, 8), ("random", "layered"), (0.1, 5.0))
-    assert rng.outside(_problem(50, 4), "random") == []
-    bad = rng.outside(_problem(300, 12), "workflow:montage")
-    assert bad == ["300 tasks", "12 processors", "family workflow:montage"]
+    assert rng.outside(_problem(50, 4)) == []
+    assert rng.outside(_problem(300, 12)) == ["300 tasks", "12 processors"]
     line = warning_line("deepsched", rng, _problem(300, 4), "random")
     assert line is not None and "\n" not in line
-    assert "abc123" in line and "10-100 tasks" in line and "300 tasks" in line
-    assert warning_line("deepsched", rng, _problem(50, 4), None) is None
-    unknown = TrainingRange.from_dict("x", {"tasks": "nonsense"})
-    assert unknown.outside(_problem(5000, 100), "fft") == []
+    assert "abc123" in line and "10-100 tasks" in line and "300 tasks" in line and "random instance" in line
+    for label in (None, "wfcommons", "dax", "workflow:montage"):  # a label alone never warns
+        assert warning_line("deepsched", rng, _problem(50, 4), label) is None
+    unknown = TrainingRange.from_dict("x", {"tasks": "nonsense", "structure": {"edges per task": "x"}})
+    assert unknown.outside(_problem(5000, 100)) == [] and unknown.structure is None
+
+
+def test_structure_statistics_and_their_range() -> None:
+    from simsched.learned.training_range import STRUCTURE, structure_span, structure_stats
+    from simsched.workloads.taskgraph import TaskGraph
+
+    chain = TaskGraph([str(i) for i in range(4)], [(0, 1), (1, 2), (2, 3)])
+    independent = TaskGraph([str(i) for i in range(4)])
+    assert structure_stats(chain) == (0.75, 1.0, 0.25)
+    assert structure_stats(independent) == (0.0, 0.25, 1.0)
+    assert structure_stats(TaskGraph(["only"])) == (0.0, 1.0, 1.0)
+    span = structure_span([chain, independent])
+    assert list(span) == list(STRUCTURE) and span["edges per task"] == [0.0, 0.75]
+    # trained on chains only: a wide independent graph of a size inside the range is out of shape
+    chains = TrainingRange.from_dict("c", {"tasks": [2, 10], "structure": structure_span([chain])})
+    assert chains.outside(Problem(chain, _problem(4, 2).platform)) == []
+    bad = chains.outside(Problem(independent, _problem(4, 2).platform))
+    assert bad == ["edges per task 0", "depth / tasks 0.25", "widest level / tasks 1"]
+    dense = _problem(50, 4)  # ~2 edges per task, random levels
+    assert TrainingRange.from_dict("d", {"structure": structure_span([dense.graph])}).outside(dense) == []
+
+
+def test_imported_montage_trace_inside_the_trained_range_gives_no_warning(tmp_path: Path) -> None:
+    scenario = tmp_path / "montage.yaml"
+    data = Path(__file__).resolve().parents[1] / "scenarios" / "data" / "montage_60.json"
+    scenario.write_text(f"name: m\nseed: 1\nplatform:\n  processors: [{{name: p, count: 8}}]\n"
+                        f"  network: {{bandwidth: 100.0, latency: 0.01}}\n"
+                        f"workload: {{wfcommons: {data}}}\nschedulers: [heft, deepsched]\n")
+    result = CliRunner().invoke(app, ["run", str(scenario)])
+    assert result.exit_code == 0, result.output
+    assert "warning:" not in result.output, result.output
 
 
 def test_run_warns_once_per_learned_scheduler_and_records_checkpoint(tmp_path: Path) -> None:
@@ -54,3 +85,31 @@ def test_run_warns_once_per_learned_scheduler_and_records_checkpoint(tmp_path: P
     assert "checkpoint" not in rows["heft"]
     assert rows["deepsched"]["checkpoint"] == checkpoint_id(shipped_checkpoint())
     assert len(rows["rl"]["checkpoint"]) == 12
+
+
+def test_sweep_rows_carry_checkpoint_id_and_range_warning() -> None:
+    from simsched.learned.deepsched.checkpoint import shipped_checkpoint
+    from simsched.study.work import FIXED, run_chunk
+
+    data = {"name": "s", "seed": 1, "platform": {"processors": [{"name": "p", "count": 40}]},
+            "workload": {"generator": "random", "tasks": 30}, "schedulers": ["heft", "deepsched"]}
+    chunk = {"point": 0, "point_id": "p0", "data": data, "file": None, "values": {},
+             "runs": [("t0", "heft", 1), ("t1", "deepsched", 1)], "run_id": "r"}
+    heft, deep = run_chunk(chunk)
+    assert heft["error"] == "" and deep["error"] == "", (heft, deep)
+    assert heft["checkpoint"] == "" and heft["warning"] == ""
+    assert deep["checkpoint"] == checkpoint_id(shipped_checkpoint())
+    assert "40 processors" in deep["warning"] and "2-16 processors" in deep["warning"]
+    assert {"checkpoint", "warning"} <= set(FIXED)
+
+
+def test_sweep_table_round_trips_checkpoint_column(tmp_path: Path) -> None:
+    from simsched.study.tables import columns_of, read_table, write_table
+    from simsched.study.work import METRICS
+
+    rows = [{"task_id": "t", "point": 0, "point_id": "p", "scheduler": "deepsched", "seed": 1, "tasks": 3,
+             **dict.fromkeys(METRICS, 1.0), "error": "", "checkpoint": "0123456789ab", "warning": "",
+             "run_id": "r", "run_s": 0.5}]
+    path = tmp_path / "r.csv"
+    write_table(path, rows, columns_of(rows))
+    assert read_table(path)[0]["checkpoint"] == "0123456789ab"

@@ -27,37 +27,30 @@ BATCH_TASKS, BATCH_PROCESSORS = 100, 16
 def batch_rows(batches: tuple[int, ...] = FULL_BATCHES, tasks: int = BATCH_TASKS,
                processors: int = BATCH_PROCESSORS, repeat: int = 2) -> list[dict]:
     """Instances per second of HEFT (one after another) and DeepSched (whole batch at once)."""
-    import torch
-
     from simsched.learned.deepsched.checkpoint import load_checkpoint
     from simsched.learned.deepsched.scheduler import plans
     from simsched.schedulers.heft import heft_schedule
     from simsched.simulator.instances import bench_problem
 
     load_checkpoint(None)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
     rows = []
-    try:
-        for b in batches:
-            problems = [bench_problem(tasks, processors, seed=i) for i in range(b)]
-            plans(problems[:1])
-            heft_schedule(problems[0])
-            heft_s = deep_s = float("inf")
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                for p in problems:
-                    heft_schedule(p)
-                heft_s = min(heft_s, time.perf_counter() - t0)
-                t0 = time.perf_counter()
-                plans(problems)
-                deep_s = min(deep_s, time.perf_counter() - t0)
-            rows.append(dict(what="DeepSched batched vs HEFT (instances/s)",
-                             size=f"batch {b} of {tasks} x {processors}",
-                             measured=b / deep_s, baseline=b / heft_s, ratio=heft_s / deep_s, unit="inst/s",
-                             target="faster than HEFT", ok=bool(deep_s < heft_s)))
-    finally:
-        torch.set_num_threads(before)
+    for b in batches:
+        problems = [bench_problem(tasks, processors, seed=i) for i in range(b)]
+        plans(problems[:1], threads=1)
+        heft_schedule(problems[0])
+        heft_s = deep_s = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for p in problems:
+                heft_schedule(p)
+            heft_s = min(heft_s, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            plans(problems, threads=1)
+            deep_s = min(deep_s, time.perf_counter() - t0)
+        rows.append(dict(what="DeepSched batched vs HEFT (instances/s)",
+                         size=f"batch {b} of {tasks} x {processors}",
+                         measured=b / deep_s, baseline=b / heft_s, ratio=heft_s / deep_s, unit="inst/s",
+                         target="faster than HEFT", ok=bool(deep_s < heft_s)))
     return rows
 
 

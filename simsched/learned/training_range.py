@@ -2,13 +2,17 @@
 lies outside it.
 
 A learned scheduler (``deepsched``, ``rl``, ``rl-world``) derives from :class:`RangeChecked` and
-implements ``training_range()`` returning a :class:`TrainingRange`, derived from what its checkpoint
-stores — task and processor counts, workload families, CCR — and a short content hash of the
-checkpoint file. The runner calls it once per scheduler: an instance outside any stored range gives
-one warning line naming the range, and every result row records the checkpoint's id. Cost: one hash
-of the checkpoint file (cached per path and modification time) and O(n m + e) for the instance's
-CCR. The runner reaches the hooks (``checkpoint_id``, ``range_warning``) by ``getattr``: it sits on
-a lower floor and imports nothing here.
+implements ``training_range()`` returning a :class:`TrainingRange` derived from what its checkpoint
+stores — task and processor counts, CCR and the graph's *shape* (:func:`structure_stats`: edges per
+task, depth and widest level as fractions of the tasks) — and a short content hash of the
+checkpoint file.  The runner calls it once per scheduler: an instance outside any stored range
+gives one warning line naming the range, and every result row records the checkpoint's id.  The
+warning is about shape only: the workload family's *label* (``wfcommons``, ``dax``, a generator
+name) is never a reason to warn, so an imported Montage trace whose size, CCR and structure lie
+inside the trained range gives none.  Cost: one hash of the checkpoint file (cached per path and
+modification time) and O(n m + e) for the instance's statistics.  The runner reaches the hooks
+(``checkpoint_id``, ``range_warning``) by ``getattr``: it sits on a lower floor and imports nothing
+here.
 """
 
 from __future__ import annotations
@@ -41,33 +45,57 @@ def instance_ccr(problem: Problem) -> float:
     return float(np.mean(problem.mean_transfer) / max(float(np.mean(problem.mean_cost)), 1e-300))
 
 
+STRUCTURE = ("edges per task", "depth / tasks", "widest level / tasks")
+"""Dimensionless shape statistics of a task graph (:func:`structure_stats`), in this order."""
+_WIDEN = 1.25  # a structure statistic warns outside [lo / 1.25, hi x 1.25] of the trained span
+
+
+def structure_stats(graph) -> tuple[float, float, float]:  # graph: simsched.workloads.taskgraph.TaskGraph
+    """``(edges / n, levels / n, largest level / n)`` of a task graph: how connected, how deep and
+    how wide it is, independent of its size and of its family's name.  O(n + e)."""
+    n = graph.n_tasks
+    return (graph.n_edges / n, graph.depth / n, float(np.bincount(graph.level).max()) / n)
+
+
+def structure_span(graphs) -> dict[str, list[float]]:
+    """``{statistic: [lo, hi]}`` of :func:`structure_stats` over ``graphs`` (an iterable of task
+    graphs; at least one), rounded to 4 significant digits outward.  O(sum of n + e)."""
+    stats = np.array([structure_stats(g) for g in graphs])
+    return {name: [float(f"{lo:.4g}"), float(f"{hi:.4g}")]
+            for name, lo, hi in zip(STRUCTURE, stats.min(axis=0), stats.max(axis=0))}
+
+
 def _span(v: tuple[float, float], fmt: str = "{:g}") -> str:
     return fmt.format(v[0]) if v[0] == v[1] else f"{fmt.format(v[0])}-{fmt.format(v[1])}"
 
 
 @dataclass(frozen=True)
 class TrainingRange:
-    """What a checkpoint was trained on; ``None`` fields are unknown (never checked)."""
+    """What a checkpoint was trained on; ``None`` fields are unknown (never checked).  ``families``
+    is for the reader only: it is never checked."""
 
     checkpoint: str
     tasks: tuple[int, int] | None = None
     processors: tuple[int, int] | None = None
     families: tuple[str, ...] | None = None
     ccr: tuple[float, float] | None = None
+    structure: tuple[tuple[str, float, float], ...] | None = None
 
     @classmethod
     def from_dict(cls, checkpoint: str, doc: object) -> TrainingRange:
         """From a stored ``{"tasks": [lo, hi], "processors": [lo, hi], "families": [...], "ccr":
-        [lo, hi]}``; missing or malformed entries are unknown."""
+        [lo, hi], "structure": {statistic: [lo, hi]}}``; missing or malformed entries are unknown."""
         d = doc if isinstance(doc, dict) else {}
 
         def pair(v: object) -> tuple | None:
             return (v[0], v[1]) if isinstance(v, list | tuple) and len(v) == 2 else None
 
         fams = d.get("families")
+        shape = d.get("structure") if isinstance(d.get("structure"), dict) else {}
+        spans = tuple((k, float(v[0]), float(v[1])) for k in STRUCTURE if (v := pair(shape.get(k))))
         return cls(checkpoint, pair(d.get("tasks")), pair(d.get("processors")),
                    tuple(str(f) for f in fams) if isinstance(fams, list | tuple) and fams else None,
-                   pair(d.get("ccr")))
+                   pair(d.get("ccr")), spans or None)
 
     def describe(self) -> str:
         parts = []
@@ -77,12 +105,16 @@ class TrainingRange:
             parts.append(f"{_span(self.processors)} processors")
         if self.ccr:
             parts.append(f"CCR {_span(self.ccr, '{:.3g}')}")
+        for name, lo, hi in self.structure or ():
+            parts.append(f"{name} {_span((lo, hi), '{:.3g}')}")
         if self.families:
             parts.append("families " + ", ".join(self.families))
         return "; ".join(parts) or "an unrecorded range"
 
-    def outside(self, problem: Problem, family: str | None) -> list[str]:
-        """What of ``problem`` (of workload ``family``; ``None``: unknown) lies outside the range."""
+    def outside(self, problem: Problem) -> list[str]:
+        """What of ``problem``'s shape lies outside the range: its task or processor count, its CCR,
+        or a structure statistic beyond the trained span widened by 25% each way.  Never its
+        family's name.  O(n m + e)."""
         out = []
         n, m = problem.n_tasks, problem.n_processors
         if self.tasks and not self.tasks[0] <= n <= self.tasks[1]:
@@ -93,8 +125,11 @@ class TrainingRange:
             c = instance_ccr(problem)
             if not self.ccr[0] * 0.999 <= c <= self.ccr[1] * 1.001:
                 out.append(f"CCR {c:.3g}")
-        if self.families and family is not None and family not in self.families:
-            out.append(f"family {family}")
+        if self.structure:
+            have = dict(zip(STRUCTURE, structure_stats(problem.graph)))
+            for name, lo, hi in self.structure:
+                if not lo / _WIDEN - 1e-12 <= have[name] <= hi * _WIDEN + 1e-12:
+                    out.append(f"{name} {have[name]:.3g}")
         return out
 
 
@@ -109,13 +144,15 @@ def workload_family(options: dict, form: str) -> str:
     return gen
 
 
-def warning_line(label: str, rng: TrainingRange, problem: Problem, family: str | None) -> str | None:
-    """One warning line when ``problem`` lies outside ``rng``, else ``None``."""
-    bad = rng.outside(problem, family)
+def warning_line(label: str, rng: TrainingRange, problem: Problem, family: str | None = None) -> str | None:
+    """One warning line when ``problem``'s shape lies outside ``rng``, else ``None``; ``family``
+    (the workload's name, may be ``None``) only names the instance in the line."""
+    bad = rng.outside(problem)
     if not bad:
         return None
+    which = f"this {family} instance" if family else "this instance"
     return (f"{label} (checkpoint {rng.checkpoint}) was trained on {rng.describe()}; "
-            f"this instance has {', '.join(bad)}, outside that range: its plans may be poor")
+            f"{which} has {', '.join(bad)}, outside that range: its plans may be poor")
 
 
 class RangeChecked:
@@ -141,8 +178,8 @@ class RangeChecked:
 
     def range_warning(self, problem: Problem, label: str, workload: tuple[dict, str] | None = None) -> str | None:
         """One warning line when ``problem`` lies outside the checkpoint's training range, else
-        ``None``; ``workload`` is the scenario workload's ``(options, form)`` (its family is
-        checked too).  O(n m + e) for the instance's CCR."""
+        ``None``; ``workload`` is the scenario workload's ``(options, form)`` (its family only
+        names the instance in the line, it is never checked).  O(n m + e)."""
         family = workload_family(*workload) if workload is not None else None
         return warning_line(label, self._range(), problem, family)
 
@@ -150,8 +187,9 @@ class RangeChecked:
 def scenario_range(checkpoint: str | Path, scenario: str | Path | None, tasks: tuple[int, int] | None,
                    search: tuple[Path, ...] = ()) -> TrainingRange:
     """The range of a checkpoint trained on a generator scenario's family (the RL agents): ``tasks``
-    as stored, the scenario's processor count and generator, and the CCR of 8 instances drawn from
-    it (widened by 25% each way).  A scenario file that cannot be found leaves those unknown."""
+    as stored, the scenario's processor count and generator, and the CCR (widened by 25% each way)
+    and structure statistics of 8 instances drawn from it.  A scenario file that cannot be found
+    leaves those unknown."""
     from simsched.errors import SimschedError
 
     ident = checkpoint_id(checkpoint)
@@ -170,11 +208,14 @@ def scenario_range(checkpoint: str | Path, scenario: str | Path | None, tasks: t
     except SimschedError:
         return TrainingRange(ident, tasks)
     lo, hi = tasks or fam.tasks
-    ccr = []
+    ccr, graphs = [], []
     for i, size in enumerate((lo, hi) * 4):
         fam.tasks = (size, size)
-        ccr.append(instance_ccr(fam.draw(i).problem))
+        problem = fam.draw(i).problem
+        ccr.append(instance_ccr(problem))
+        graphs.append(problem.graph)
     m = fam.platform.n_processors
+    shape = TrainingRange.from_dict(ident, {"structure": structure_span(graphs)}).structure
     return TrainingRange(ident, (lo, hi), (m, m), (workload_family({"generator": fam.generator, **fam.options},
                                                                     "generator"),),
-                         (min(ccr) * 0.8, max(ccr) * 1.25))
+                         (min(ccr) * 0.8, max(ccr) * 1.25), shape)

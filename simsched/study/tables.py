@@ -23,7 +23,7 @@ from simsched.study.work import FIXED, METRICS
 
 SUFFIXES = (".csv", ".parquet")
 _INTS = ("point", "seed", "tasks")
-_TEXT = ("task_id", "point_id", "scheduler", "error", "run_id")
+_TEXT = ("task_id", "point_id", "scheduler", "error", "checkpoint", "warning", "run_id")
 
 
 def table_format(path: str | Path) -> str:

@@ -5,7 +5,8 @@ scenario data, the file it came from (relative workload paths resolve against it
 those files must exist at the same path on the workers) and a list of ``(task_id, scheduler, seed)``
 runs.  Each run is :func:`simsched.run.runner.run_scenario` with that one scheduler, that seed and
 one repetition: the seed draws the graph (for a generator workload) and the noise.  A run that raises
-becomes a row with its ``error`` and NaN metrics; it never stops the chunk.
+becomes a row with its ``error`` and NaN metrics; it never stops the chunk.  A learned scheduler's
+row carries its ``checkpoint`` id and any out-of-range ``warning`` the runner gave.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ METRICS = ("makespan", "avg_turnaround", "avg_waiting", "utilization", "slr", "s
 
 HEAD = ("task_id", "point", "point_id")
 MIDDLE = ("scheduler", "seed", "tasks")
-TAIL = ("error", "run_id", "run_s")
+TAIL = ("error", "checkpoint", "warning", "run_id", "run_s")
+"""``checkpoint``: a learned scheduler's checkpoint id (12 hex digits of its SHA-256; empty for the
+others); ``warning``: the run's warnings (e.g. an instance outside the checkpoint's training range)."""
 FIXED = HEAD + MIDDLE + METRICS + TAIL
 """Columns every results store has; the study's override fields come between HEAD and MIDDLE."""
 
@@ -84,15 +87,17 @@ def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
                                **chunk["values"], "scheduler": label, "seed": int(seed), "tasks": None}
         row.update(dict.fromkeys(METRICS, math.nan))
         t0 = time.perf_counter()
-        error = setup_error
+        error, checkpoint, warning = setup_error, "", ""
         if scenario is not None:
             try:
                 report = run_scenario(scenario, schedulers=[label], seed=int(seed), repetitions=1)
                 result = report.rows[0]
                 row.update({k: float(result[k]) for k in METRICS})
                 row["tasks"] = int(report.problem.n_tasks)
+                checkpoint, warning = str(result.get("checkpoint", "")), " | ".join(report.warnings)
             except Exception as exc:
                 error = _describe(exc)
-        row.update(error=error, run_id=chunk["run_id"], run_s=time.perf_counter() - t0)
+        row.update(error=error, checkpoint=checkpoint, warning=warning, run_id=chunk["run_id"],
+                   run_s=time.perf_counter() - t0)
         rows.append(row)
     return rows

@@ -226,11 +226,18 @@ def family_labels(family: Family) -> list[str]:
 
 
 def training_range(cfg: DataConfig, records: list[dict]) -> dict:
-    """What the training instances span: task and processor counts, workload families and CCR (mean
-    transfer time over mean execution time), for a checkpoint's out-of-range warning."""
+    """What the training instances span: task and processor counts, workload families, CCR (mean
+    transfer time over mean execution time) and structure statistics
+    (:func:`~simsched.learned.training_range.structure_span`), for a checkpoint's out-of-range
+    warning.  O(sum of n m + e)."""
+    from simsched.learned.training_range import structure_span
+    from simsched.workloads.taskgraph import TaskGraph
+
     n = [r["task"].shape[0] for r in records]
     m = [r["machine"].shape[0] for r in records]
     ccr = [float(r["edge_data"].mean()) if r["edge_data"].size else 0.0 for r in records]
     fams = sorted({lab for i in {r["family"] for r in records} for lab in family_labels(family_of(cfg, i))})
     return {"tasks": [int(min(n)), int(max(n))], "processors": [int(min(m)), int(max(m))],
-            "families": fams, "ccr": [round(min(ccr), 4), round(max(ccr), 4)]}
+            "families": fams, "ccr": [round(min(ccr), 4), round(max(ccr), 4)],
+            "structure": structure_span(TaskGraph([str(i) for i in range(r["task"].shape[0])], r["edges"])
+                                        for r in records)}

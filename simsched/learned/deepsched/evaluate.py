@@ -127,21 +127,16 @@ def timing_rows(checkpoint: str | Path | None = None, sizes: list[int] | tuple[i
     from simsched.learned.deepsched.scheduler import DeepSched
     from simsched.schedulers.heft import heft_schedule
 
-    deep = DeepSched(checkpoint=str(checkpoint) if checkpoint else None, device=device)  # loads it
-    before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
+    deep = DeepSched(checkpoint=str(checkpoint) if checkpoint else None, device=device,
+                     threads=threads or torch.get_num_threads())  # loads it; plan() sets the threads
     rows = []
-    try:
-        for n in sizes:
-            problem = timing_problem(n, m)
-            r = 1 if n >= 20_000 else repeat
-            heft_s = time_plan(lambda p=problem: heft_schedule(p), "cpu", r)
-            deep_s = time_plan(lambda p=problem: deep.plan(p), device, r)
-            rows.append(dict(tasks=n, processors=m, heft_s=heft_s, deepsched_s=deep_s, ratio=heft_s / deep_s,
-                             deepsched_faster=deep_s < heft_s))
-    finally:
-        torch.set_num_threads(before)
+    for n in sizes:
+        problem = timing_problem(n, m)
+        r = 1 if n >= 20_000 else repeat
+        heft_s = time_plan(lambda p=problem: heft_schedule(p), "cpu", r)
+        deep_s = time_plan(lambda p=problem: deep.plan(p), device, r)
+        rows.append(dict(tasks=n, processors=m, heft_s=heft_s, deepsched_s=deep_s, ratio=heft_s / deep_s,
+                         deepsched_faster=deep_s < heft_s))
     return rows
 
 

@@ -30,17 +30,22 @@ from simsched.simulator.schedule import Plan
 
 
 def plans(problems: list[Problem], checkpoint: str | None = None, device: str = "cpu",
-          top_k: int | None = None) -> list[Plan]:
+          top_k: int | None = None, threads: int | None = None) -> list[Plan]:
     """DeepSched's plans for many problems in one batched forward pass and one batched decode;
-    each plan's times from the fast evaluator."""
+    each plan's times from the fast evaluator.  ``device``: cpu, cuda or auto (cuda when present);
+    ``threads``: torch CPU threads during inference (None: ``$SIMSCHED_TORCH_THREADS``, else 1 —
+    see :mod:`simsched.learned.runtime`); torch's previous count is restored after."""
     from simsched.learned.deepsched.checkpoint import load_checkpoint
     from simsched.learned.deepsched.infer import decode, forward
+    from simsched.learned.runtime import inference_threads, resolve_device, torch_threads
 
     if not problems:
         return []
-    net, _ = load_checkpoint(checkpoint, device)
-    k = top_k or max(p.n_processors for p in problems)
-    return [to_plan(p, d) for p, d in zip(problems, decode(problems, forward(net, problems, device), k))]
+    device = resolve_device(device)
+    with torch_threads(inference_threads(threads)):
+        net, _ = load_checkpoint(checkpoint, device)
+        k = top_k or max(p.n_processors for p in problems)
+        return [to_plan(p, d) for p, d in zip(problems, decode(problems, forward(net, problems, device), k))]
 
 
 def to_plan(problem: Problem, decoded: Decoded) -> Plan:
@@ -75,7 +80,9 @@ class DeepSched(RangeChecked):
     Parameters:
         checkpoint: a checkpoint written by ``simsched train deepsched`` (default: the shipped
             ``deepsched-general.pt``).
-        device: ``cpu``, ``cuda`` or ``auto``.
+        device: ``cpu``, ``cuda`` or ``auto`` (cuda when torch sees a GPU, else cpu).
+        threads: torch CPU threads for inference (default: ``$SIMSCHED_TORCH_THREADS``, else 1 —
+X
         top_k: processors considered per task: 1 takes the classifier's choice as is (the paper);
             k > 1 places each task, in predicted-start order, on whichever of its k best-scored
             processors finishes it first; unset (default): every eligible processor — the network
@@ -85,24 +92,24 @@ class DeepSched(RangeChecked):
     name = "deepsched"
     check_hints = {"examples": 6}
 
-    def __init__(self, *, checkpoint: str | None = None, device: str = "cpu", top_k: int | None = None) -> None:
+    def __init__(self, *, checkpoint: str | None = None, device: str = "cpu", top_k: int | None = None,
+                 threads: int | None = None) -> None:
+        from simsched.learned.runtime import check_device, inference_threads
+
         if top_k is not None and top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
-        if device not in ("cpu", "cuda", "auto"):
-            raise ValueError(f"device must be cpu, cuda or auto, got {device!r}")
         self.checkpoint = checkpoint
-        self.device = device
+        self.device = check_device(device)
         self.top_k = top_k
+        self.threads = inference_threads(threads)  # a bad value or environment fails here, not in plan()
         from simsched.learned.deepsched.checkpoint import load_checkpoint
 
         load_checkpoint(checkpoint, self._device())  # file I/O and torch set-up now, not in plan()
 
     def _device(self) -> str:
-        if self.device != "auto":
-            return self.device
-        import torch
+        from simsched.learned.runtime import resolve_device
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return resolve_device(self.device)
 
     def training_range(self) -> TrainingRange:
         """What the checkpoint was trained on (stored in it) and its content id."""
@@ -117,5 +124,5 @@ class DeepSched(RangeChecked):
         stuck = np.flatnonzero(~problem.eligible.any(axis=1))
         if stuck.size:
             raise InfeasibleError(f"no processor may run task {problem.graph.names[int(stuck[0])]!r}")
-        plan = plans([problem], self.checkpoint, self._device(), self.top_k)[0]
+        plan = plans([problem], self.checkpoint, self._device(), self.top_k, self.threads)[0]
         return Plan(plan.processor, plan.order, plan.start, plan.finish, {"model": "deepsched", "top_k": self.top_k})

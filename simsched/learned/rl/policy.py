@@ -45,8 +45,11 @@ class _Agent(OneByOne, RangeChecked):
     name = ""
     kind = ""
 
-    def __init__(self, *, checkpoint: str | None = None) -> None:
+    def __init__(self, *, checkpoint: str | None = None, threads: int | None = None) -> None:
         from simsched.learned.rl.checkpoint import shipped_path
+        from simsched.learned.runtime import inference_threads
+
+        self.threads = inference_threads(threads)  # default 1: $SIMSCHED_TORCH_THREADS, else one thread
 
         path = Path(checkpoint) if checkpoint else shipped_path(self.kind)
         if checkpoint and not path.exists() and Path(checkpoint).name == checkpoint:
@@ -63,7 +66,8 @@ class _Agent(OneByOne, RangeChecked):
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         import torch
 
-        torch.set_num_threads(1)
+        if torch.get_num_threads() != self.threads:  # for the whole run: one small forward per placement
+            torch.set_num_threads(self.threads)
         self.model = _load(self.kind, self.checkpoint)
         self.info = StaticInfo.of(problem)
 
@@ -89,6 +93,7 @@ class RLPolicy(_Agent):
     gymnasium env, as READYS (Grinsztajn et al. 2021) / Decima (Mao et al. 2019).  One GNN forward
     per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint, or the name of one
     shipped with simsched (default: trained on single DAGs; ``rl_online``: trained on job streams).
+    ``threads``: torch CPU threads while it runs (default ``$SIMSCHED_TORCH_THREADS``, else 1).
     """
 
     name = "rl"

@@ -203,7 +203,15 @@ def greedy_actor(net: ActorCritic) -> Callable:
 
 
 def eval_seeds(cfg: TrainConfig, k: int) -> list[int]:
+    """The first ``k`` evaluation seeds (``eval.seed_offset`` on; training draws below it): the
+    first ``eval.seeds`` of them select the checkpoint."""
     return [cfg.eval.seed_offset + i for i in range(k)]
+
+
+def final_seeds(cfg: TrainConfig) -> list[int]:
+    """The ``eval.final_seeds`` seeds of the final report: after the selection seeds, so neither
+    training nor checkpoint selection saw them (disjoint from both by construction)."""
+    return eval_seeds(cfg, cfg.eval.seeds + cfg.eval.final_seeds)[cfg.eval.seeds:]
 
 
 def train_ppo(cfg: TrainConfig, progress: Progress | None = None,

@@ -79,12 +79,13 @@ def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
 
 
 def final_evaluation(cfg: TrainConfig, rl_net, world_agent) -> dict:
-    """Makespans of both agents and HEFT on ``final_seeds`` unseen seeds (same noise per seed)."""
-    from simsched.learned.rl.ppo import eval_seeds, evaluate, greedy_actor, make_env
+    """Makespans of both agents and HEFT on ``final_seeds`` seeds that neither training nor
+    checkpoint selection saw (:func:`~simsched.learned.rl.ppo.final_seeds`; same noise per seed)."""
+    from simsched.learned.rl.ppo import evaluate, final_seeds, greedy_actor, make_env
     from simsched.learned.rl.world import world_actor
 
     env = make_env(cfg)
-    seeds = eval_seeds(cfg, cfg.eval.final_seeds)
+    seeds = final_seeds(cfg)
     res = {}
     for name, actor in (("rl", greedy_actor(rl_net) if rl_net is not None else None),
                         ("rl-world", world_actor(world_agent) if world_agent is not None else None)):
@@ -107,18 +108,21 @@ def final_evaluation(cfg: TrainConfig, rl_net, world_agent) -> dict:
     return res
 
 
-def job_comparison(cfg: TrainConfig, rl_net) -> dict:
+def job_comparison(cfg: TrainConfig, rl_net, family=None, seeds: list[int] | None = None) -> dict:
     """The job-stream table: mean job completion time (JCT) and makespan of ``rl`` and each
     heuristic (:func:`simsched.learned.rl.baselines.heuristics`) on ``eval.final_seeds`` seeds that neither
     training nor checkpoint selection saw (after the ``eval.seeds`` selection seeds), every policy
     under the same noise and stragglers per seed.  Per-seed JCT ratios to the best list heuristic
-    (lowest mean JCT among HEFT static, online HEFT, MCT, min-min) give paired 95% intervals."""
+    (lowest mean JCT among HEFT static, online HEFT, MCT, min-min) give paired 95% intervals.
+    ``family``: another :class:`~simsched.learned.rl.family.Family` than the config's (a shifted one);
+    ``seeds``: other seeds than :func:`~simsched.learned.rl.ppo.final_seeds`.  ``per_seed``: every
+    policy's JCT per seed, for paired comparisons."""
     from simsched.learned.rl.baselines import episode_metrics, heuristics
-    from simsched.learned.rl.ppo import eval_seeds, make_env, run_episode
+    from simsched.learned.rl.ppo import final_seeds, make_env, run_episode
     from simsched.simulator.jobmetrics import job_metrics
 
-    env = make_env(cfg)
-    seeds = eval_seeds(cfg, cfg.eval.seeds + cfg.eval.final_seeds)[cfg.eval.seeds:]
+    env = make_env(cfg, family)
+    seeds = final_seeds(cfg) if seeds is None else seeds
     jct: dict[str, list[float]] = {}
     span: dict[str, list[float]] = {}
     for s in seeds:
@@ -139,7 +143,8 @@ def job_comparison(cfg: TrainConfig, rl_net) -> dict:
                      "mean_makespan": float(np.mean(span[name])), "makespan_ci95": ci95(np.array(span[name])),
                      "ratio_to_best": float(r.mean()), "ratio_ci95": ci95(r),
                      "gain_vs_best": float(1 - x.mean() / arr[best].mean()), "wins": int((x < arr[best]).sum())})
-    return {"seeds": len(seeds), "first_seed": seeds[0], "best_heuristic": best, "rows": rows}
+    return {"seeds": len(seeds), "first_seed": seeds[0], "best_heuristic": best, "rows": rows,
+            "per_seed": {k: v.tolist() for k, v in arr.items()}}
 
 
 LIST_HEURISTICS = ("heft-static", "online-heft", "mct", "minmin")
