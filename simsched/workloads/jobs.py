@@ -99,7 +99,8 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
         raise SimschedError("the jobs' cost matrices have different numbers of processors")
     graph = TaskGraph(names, np.concatenate(edges), np.concatenate(data), work=np.concatenate(work),
                       kind=kinds, arrival=np.concatenate(arrival), memory=np.concatenate(memory),
-                      cores=np.concatenate(cores), priority=np.concatenate(prio), cost=np.concatenate(costs) if costs else None)
+                      cores=np.concatenate(cores), priority=np.concatenate(prio),
+                      cost=np.concatenate(costs) if costs else None)
     job_ids = np.concatenate(jobs)
     job_ids.setflags(write=False)
     arr.setflags(write=False)

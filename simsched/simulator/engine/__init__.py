@@ -41,4 +41,5 @@ from simsched.simulator.engine.online import DisruptionLog, Disruptions, OnlineS
 from simsched.simulator.engine.plan import _execute, execute_plan
 from simsched.simulator.engine.session import OnlineSession
 
-__all__ = ["DECISION_PRIORITY", "DisruptionLog", "Disruptions", "OnlineSession", "OnlineStats", "_execute", "execute_plan", "run_online"]
+__all__ = ["DECISION_PRIORITY", "DisruptionLog", "Disruptions",
+           "OnlineSession", "OnlineStats", "_execute", "execute_plan", "run_online"]

@@ -474,7 +474,6 @@ class _OnlineRun:
 
     def _on_episode_end(self, ev: Event) -> None:
         p, what = ev._value
-        d = self.disruptions
         if what == "slow":
             self.slow[p] = False
             self._schedule_episode(p, "slow")
