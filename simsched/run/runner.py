@@ -54,6 +54,8 @@ class RunReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
     schedules: dict[str, Schedule] = field(default_factory=dict)
     """First repetition's schedule of each scheduler (for Gantt charts)."""
+    job_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Dynamic scenarios: first repetition's per-job records of each scheduler (for the job timeline)."""
     warnings: list[str] = field(default_factory=list)
     """One line per static planner whose own predicted times the simulator does not reproduce, and per
     learned scheduler run outside its checkpoint's training range."""
@@ -185,6 +187,11 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     bound = lower_bound(problem)
     noisy = not scenario.noise.deterministic
     report = RunReport(scenario, problem, base, reps, [s.label for s in specs], bound)
+    if scenario.is_dynamic:  # job streams, failures, stragglers: the online engine, one day per repetition
+        from simsched.run.streams import run_dynamic
+
+        run_dynamic(scenario, specs, base, reps, report, progress)
+        return report
     total, done = len(specs) * reps, 0
     for spec in specs:
         checkpoint = learned_check(scenario, problem, spec, report.warnings)

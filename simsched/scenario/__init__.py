@@ -165,6 +165,10 @@ class ScenarioModel(_Model):
     schedulers: list[Any] | None = Field(default=None, min_length=1)
     autotuning: dict[str, Any] | None = None
     limits: LimitsSpec = LimitsSpec()
+    failures: dict[str, Any] | None = None
+    """Processor failures (checked by :mod:`simsched.scenario.stream`)."""
+    stragglers: dict[str, Any] | None = None
+    """Straggler episodes (checked by :mod:`simsched.scenario.stream`)."""
 
 
 class TaskSpec(_Model):
@@ -221,6 +225,8 @@ class WorkloadSpec:
             return f"inline graph of {len(self.options['tasks'])} tasks"
         if self.form == "generator":
             return f"generator {self.options['generator']!r}"
+        if self.form == "stream":
+            return self.options["stream"].describe()
         return f"{self.form} file {self.options.get('path')}"
 
 
@@ -257,6 +263,14 @@ class Scenario:
     file: Path | None = None
     document: YamlDocument | None = field(default=None, repr=False, compare=False)
     limits: Mapping[str, Any] = field(default_factory=dict)
+    disruptions: Any = None
+    """:class:`~simsched.simulator.engine.Disruptions` from the ``failures``/``stragglers`` sections, or None."""
+
+    @property
+    def is_dynamic(self) -> bool:
+        """True for a job-stream workload or a scenario with failures or stragglers: it runs through
+        :mod:`simsched.run.streams` (the SimPy engine only; the fast evaluator cannot model it)."""
+        return (self.workload is not None and self.workload.form == "stream") or self.disruptions is not None
 
     def locate(self, error: SimschedError, loc: Loc) -> SimschedError:
         """``error`` with this file, the dotted ``loc`` and its line filled in where still unknown.
@@ -456,6 +470,14 @@ def _importers() -> Mapping[str, Callable[..., TaskGraph]]:
 def _parse_workload(raw: Mapping[str, Any], m: int, base: Path, problems: _Problems) -> WorkloadSpec | None:
     """Choose the workload form from its keys and validate it (see the module docstring)."""
     top: Loc = ("workload",)
+    if "stream" in raw:
+        from simsched.scenario.stream import parse_stream
+
+        if len(raw) > 1:
+            problems.add(top, f"a stream workload has only the 'stream' key (its jobs go under stream.jobs); "
+                              f"also given: {', '.join(k for k in raw if k != 'stream')}")
+            return None
+        return parse_stream(raw["stream"], m, base, problems)
     if "generator" in raw:
         from simsched.workloads.generators import GENERATORS
 
@@ -690,6 +712,12 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
         base = doc.file.parent if doc.file is not None else Path.cwd()
         if model.workload is not None:
             workload = _parse_workload(model.workload, m, base, problems)
+    disruptions = None
+    if model.failures is not None or model.stragglers is not None:
+        from simsched.scenario.stream import parse_dynamics
+
+        disruptions = parse_dynamics(model.failures, model.stragglers, platform,
+                                     doc.file.parent if doc.file is not None else Path.cwd(), problems)
     if model.schedulers is not None:
         schedulers = _parse_schedulers(model.schedulers, problems)
         try:
@@ -709,7 +737,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None) -> Scenario:
         repetitions=model.repetitions, platform=platform,
         affinity=model.platform.affinity if model.platform is not None else {},
         workload=workload, noise=noise, schedulers=schedulers, autotuning=model.autotuning,
-        file=doc.file, document=doc, limits=model.limits.overrides(),
+        file=doc.file, document=doc, limits=model.limits.overrides(), disruptions=disruptions,
     )
 
 
@@ -757,6 +785,10 @@ def build_graph(scenario: Scenario, seed: int) -> TaskGraph:
         raise SimschedError("this scenario has no platform and workload, only an autotuning section",
                             file=scenario.file)
     spec = scenario.workload
+    if spec.form == "stream":
+        from simsched.scenario.stream import build_stream
+
+        return build_stream(scenario, seed).graph
     try:
         with limits.using(scenario.limits):
             graph = spec.build(scenario.platform.n_processors, np.random.default_rng(seed))
@@ -786,7 +818,7 @@ def _check_platform_fields_used(scenario: Scenario, graph: TaskGraph) -> None:
             raise scenario.locate(SimschedError(
                 f"no task of kind {kind!r} in the workload{_closest(kind, sorted(kinds))}; its kinds: "
                 f"{', '.join(sorted(kinds))}"), ("platform", "affinity", kind))
-    if graph.cost is None or scenario.workload.form == "generator":
+    if graph.cost is None or scenario.workload.form in ("generator", "stream"):
         return
     where = "the inline tasks give" if scenario.workload.form == "inline" else "the workload file gives"
     if scenario.affinity:

@@ -53,6 +53,9 @@ BUILTIN: dict[str, str] = {
     "minmin": "simsched.schedulers.online:MinMin",
     "maxmin": "simsched.schedulers.online:MaxMin",
     "sufferage": "simsched.schedulers.sufferage:Sufferage",
+    "online-heft": "simsched.schedulers.jobaware:OnlineHEFT",
+    "srjf-eft": "simsched.schedulers.jobaware:ShortestJobEFT",
+    "fair-eft": "simsched.schedulers.jobaware:FairShareEFT",
     "rl": "simsched.learned.rl.policy:RLPolicy",
     "rl-world": "simsched.learned.rl.policy:RLWorldPolicy",
 }

@@ -1,7 +1,7 @@
 """The trained agents as :class:`~simsched.simulator.policy.OnlinePolicy` classes (registry names
 ``rl`` and ``rl-world``), so they run through :func:`~simsched.simulator.engine.run_online` like
 MCT.  At a decision point they place ready tasks one at a time, as in the env, while an idle
-processor remains (:func:`~simsched.learned.rl.features.assume_assigned` updates the view between
+processor remains (:func:`~simsched.schedulers.jobaware.assume_assigned` updates the view between
 placements); the remaining ready tasks wait for the next decision point.  Greedy (deterministic)
 actions.  Cost per placement: one GNN forward, O(layers x (n + e) x hidden^2).
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from simsched.learned.rl.baselines import OneByOne
 from simsched.learned.rl.features import StaticInfo, observe
+from simsched.schedulers.jobaware import OneByOne
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
 
@@ -39,7 +39,7 @@ def _load(kind: str, path: str):
 
 
 class _Agent(OneByOne):
-    """A learned agent placing one task at a time (:class:`~simsched.learned.rl.baselines.OneByOne`)."""
+    """A learned agent placing one task at a time (:class:`~simsched.schedulers.jobaware.OneByOne`)."""
 
     name = ""
     kind = ""
