@@ -142,7 +142,8 @@ def run_once(problem: Problem, spec: SchedulerSpec, factors: np.ndarray | None,
 
 def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerSpec, warnings: list[str]) -> str | None:
     """For a learned scheduler (one with ``training_range()``): its checkpoint id, and a warning
-    line appended to ``warnings`` when ``problem`` lies outside the checkpoint's training range."""
+    line appended to ``warnings`` when ``problem`` lies outside the checkpoint's training range
+    (for a job stream, pass its largest job's problem: the family is then its jobs' source's)."""
     from simsched.learned.training_range import warning_line, workload_family
 
     ranges = getattr(spec.create(), "training_range", None)
@@ -150,6 +151,9 @@ def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerSpec, war
         return None
     rng = ranges()
     wl = scenario.workload
+    if wl is not None and wl.form == "stream":  # a stream is judged by its jobs' family (one source)
+        sources = wl.options["stream"].sources
+        wl = sources[0].spec if len(sources) == 1 else wl
     line = warning_line(spec.label, rng, problem, workload_family(dict(wl.options), wl.form) if wl else None)
     if line:
         warnings.append(line)

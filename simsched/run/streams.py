@@ -185,7 +185,8 @@ def table_columns(report: Any) -> list[tuple[str, str, float, str]]:
     cols = [("jct_mean", "mean JCT", 1.0, ""), ("jct_p95", "p95 JCT", 1.0, ""), ("slowdown_mean", "slowdown", 1.0, "")]
     if any(r["deadline_miss_rate"] == r["deadline_miss_rate"] for r in rows):  # some job has a deadline
         cols.append(("deadline_miss_rate", "deadline miss", 100.0, "%"))
-    if report.scenario.disruptions is not None:
+    d = report.scenario.disruptions
+    if d is not None and (np.any(np.asarray(d.failure_rate) > 0) or d.down_trace):
         cols.append(("lost_work", "lost work", 1.0, ""))
     return cols
 
@@ -204,8 +205,12 @@ def run_dynamic(scenario: Scenario, specs: Sequence[SchedulerSpec], base: int, r
     drawn: dict[int, JobStream] = {}
     total, done = len(specs) * reps, 0
     exact = scenario.noise.deterministic and scenario.disruptions is None
+    first = stream_of(scenario, base)
+    sizes = np.bincount(first.jobs, minlength=first.n_jobs)
+    largest = np.flatnonzero(first.jobs == int(np.argmax(sizes)))
+    probe = Problem(job_subgraph(report.problem, largest), report.problem.platform)  # one job, for range checks
     for spec in specs:
-        checkpoint = learned_check(scenario, report.problem, spec, report.warnings)
+        checkpoint = learned_check(scenario, probe, spec, report.warnings)
         for r in range(reps):
             seed_r = base + r
             if progress is not None:

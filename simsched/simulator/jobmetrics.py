@@ -120,7 +120,8 @@ def stream_metrics(schedule: Schedule, problem: Problem, jobs: np.ndarray, job_a
     ``_p99``; ``deadline_miss_rate`` (over jobs with a deadline; ``nan`` if none has one);
     ``throughput`` (jobs per unit of time from the first arrival to the last completion);
     ``utilization_<type>`` (busy time of completed attempts over count x that span, per processor
-    type); ``lost_work`` and ``lost_work_fraction`` (lost / (lost + done)).  O(n log n + e).
+    type); ``lost_work`` and ``lost_work_fraction`` (lost / (lost + done)); ``offered_load``
+    (:func:`offered_load`).  O(n log n + e).
     """
     jobs = np.asarray(jobs, dtype=np.int64)
     arrival = np.asarray(job_arrival, dtype=np.float64)
@@ -167,4 +168,22 @@ def stream_metrics(schedule: Schedule, problem: Problem, jobs: np.ndarray, job_a
     done = float(busy.sum())
     summary["lost_work"] = lost
     summary["lost_work_fraction"] = lost / (lost + done) if lost + done > 0 else 0.0
+    summary["offered_load"] = offered_load(problem, arrival)
+
     return StreamMetrics(records, summary)
+
+
+def offered_load(problem: Problem, job_arrival: np.ndarray) -> float:
+    """The stream's offered load: mean work per job (each task at its mean execution time over the
+    processors that may run it) times the arrival rate, over the number of processors — the
+    utilisation a perfect balancer would reach; near or above 1 the stream saturates the platform.
+    The rate is estimated as (jobs - 1) / (last arrival - first arrival); ``nan`` for one job or
+    simultaneous arrivals.  O(n m)."""
+    k = len(job_arrival)
+    span = float(np.max(job_arrival) - np.min(job_arrival)) if k else 0.0
+    if k < 2 or span <= 0:
+        return float("nan")
+    W = problem.W
+    finite = np.isfinite(W)
+    mean = np.where(finite, W, 0.0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1)
+    return float(mean.sum() / k * ((k - 1) / span) / problem.n_processors)
