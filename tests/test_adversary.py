@@ -9,11 +9,11 @@ from typer.testing import CliRunner
 from simsched.analysis.adversary import anneal, makespan_of, perturb, random_instance
 from simsched.cli.main import app
 from simsched.run.runner import run_scenario
-from simsched.scenario import SchedulerSpec, build_problem, load_scenario
+from simsched.scenario import SchedulerChoice, build_problem, load_scenario
 
 
-def _spec(name: str) -> SchedulerSpec:
-    return SchedulerSpec(name, {}, name)
+def _spec(name: str) -> SchedulerChoice:
+    return SchedulerChoice(name, {}, name)
 
 
 @pytest.mark.parametrize(("tasks", "processors"), [(7, 3), (1, 1)])

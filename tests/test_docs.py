@@ -81,7 +81,7 @@ def test_cli_reference_covers_every_command() -> None:
 
 
 def test_scenario_reference_examples_validate() -> None:
-    from simsched import scenario
+    from simsched.scenario import schema as scenario
 
     for name, text in docs_gen.EXAMPLES.items():
         getattr(scenario, name).model_validate(yaml.safe_load(text))

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from simsched.cli.main import app
 from simsched.errors import SimschedError
 from simsched.run.streams import PlanFollower, simulate_stream, stream_of
-from simsched.scenario import ScenarioError, SchedulerSpec, load_scenario
+from simsched.scenario import ScenarioError, load_scenario
 from simsched.schedulers import registry
 from simsched.schedulers.heft import heft_schedule
 from simsched.simulator.engine import Disruptions, run_online
@@ -123,7 +123,7 @@ def test_every_online_scheduler_and_rl_run_on_a_failure_stream(tmp_path: Path) -
     assert {"srjf-eft", "fair-eft", "online-heft", "rl"} <= set(names)
     for name in names:
         params = {"checkpoint": "rl_online"} if name == "rl" else {}
-        run = simulate_stream(sc, SchedulerSpec(name, params, name), 4, stream)
+        run = simulate_stream(sc, name, 4, stream, registry.create(name, **params))
         assert validate_schedule(run.schedule, run.problem, check_durations=False) == [], name
         assert len(run.metrics.records) == stream.n_jobs
 

@@ -53,7 +53,7 @@ def adversary(
     scenario plus both Gantt charts, replayed by the simulator."""
     from simsched.analysis.adversary import LIMITS, anneal, makespan_of
     from simsched.outputs import check_output
-    from simsched.scenario import SchedulerSpec
+    from simsched.scenario import SchedulerChoice
     from simsched.schedulers import registry
 
     if tasks < 1 or tasks > 200:
@@ -74,7 +74,7 @@ def adversary(
             registry.create(name)
         except SimschedError as exc:
             raise exc.located(field=option) from None
-        specs.append(SchedulerSpec(name, {}, name))
+        specs.append(SchedulerChoice(name, {}, name))
     safe = [n.replace(":", "-").replace("/", "-") for n in (a, b)]
     folder = out if out is not None else Path("out") / f"adversary-{safe[0]}-vs-{safe[1]}"
     if folder.exists() and not folder.is_dir():

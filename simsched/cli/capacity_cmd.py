@@ -27,7 +27,7 @@ from simsched.errors import SimschedError
 from simsched.fileio import atomic_write_text, save_figure
 
 if TYPE_CHECKING:  # the CLI imports this module at start-up: numpy and the models load on use
-    from simsched.run.autotune import AutotuningSection
+    from simsched.scenario.autotuning import AutotuningSection
     from simsched.workloads.autotuning import JobPlan
 
 

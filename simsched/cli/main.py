@@ -249,7 +249,7 @@ def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, r
 
     base = loaded.seed if seed is None else seed
     reps = loaded.repetitions if repetitions is None else repetitions
-    result = run_autotuning(dict(loaded.autotuning), base_dir=loaded.file.parent if loaded.file else None,
+    result = run_autotuning(loaded.autotuning, base_dir=loaded.file.parent if loaded.file else None,
                             seed=base, policies=policies or None, repetitions=reps,
                             line_of=loaded.document.line_of if loaded.document else None)
     print_autotuning_table(result, _console())
@@ -269,13 +269,13 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
     from simsched.scenario import ScenarioError, build_problem, load_scenario
 
     try:
-        loaded = load_scenario(scenario)
+        loaded = load_scenario(scenario, construct=True)  # validate: every constructor's own checks too
     except ScenarioError as exc:
         for problem in exc.problems:
             _error(str(problem))
         raise typer.Exit(2) from None
     if not loaded.has_task_graph:
-        policies = (loaded.autotuning or {}).get("policies")
+        policies = loaded.autotuning.policies if loaded.autotuning is not None else None
         typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: autotuning section"
                    + (f" (policies: {', '.join(map(str, policies))})" if isinstance(policies, list) else ""))
         return

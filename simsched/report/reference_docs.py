@@ -258,8 +258,8 @@ def signature_table(func: Callable[..., Any], skip: tuple[str, ...] = ("rng",)) 
 # --------------------------------------------------------------------------- scenario reference
 def scenario_reference() -> str:
     """The text of ``docs/scenario-reference.md``."""
-    from simsched.run.autotune import AutotuningSection
     from simsched.scenario import InlineWorkload, ScenarioModel
+    from simsched.scenario.autotuning import AutotuningSection
     from simsched.workloads.generators import GENERATORS
     from simsched.workloads.importers import IMPORTERS
 
@@ -267,7 +267,7 @@ def scenario_reference() -> str:
            "A scenario is a YAML file validated by `simsched validate` (exit 2 with one line per problem, "
            "naming the field path and the line). Unknown fields are refused everywhere. This page is "
            "generated from the pydantic models in `simsched/scenario/__init__.py`, the generator and "
-           "importer signatures and `simsched/run/autotune.py`. Worked examples: "
+           "importer signatures and `simsched/scenario/autotuning.py`. Worked examples: "
            "[getting-started.md](getting-started.md), `scenarios/`.\n"]
     sections = [(ScenarioModel, "top level"), *[(m, None) for m in list(_models_under(ScenarioModel))[1:]],
                 *[(m, "workload: inline form") for m in _models_under(InlineWorkload)]]

@@ -23,141 +23,18 @@ repetition r) and returns a JSON-ready dict; :func:`print_autotuning_table` prin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from simsched.cli.common import console as common_console
 from simsched.errors import SimschedError
+from simsched.scenario.autotuning import AutotuningSection, JobModel, LineOf, check_policy, validate_section  # noqa: F401
 from simsched.schedulers.loadaware import AUTOTUNE_POLICIES, TASK_SCHEDULERS
 from simsched.simulator.autotune_engine import AutotuneResult, Interference, ServerSpec, simulate
 from simsched.workloads.autotuning import PRESETS, JobPlan, JobSpec, TuningParams, TuningTask, model_tasks, plan_job
-
-LineOf = Callable[[tuple], "int | None"]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ServerModel(_Strict):
-    name: str = "server"
-    cores: int = Field(16, ge=1)
-    gpus: int = Field(1, ge=0)
-    count: int = Field(1, ge=1)
-
-
-class TaskModel(_Strict):
-    name: str
-    op: str = "conv"
-    flops: float = Field(1e9, gt=0)
-    weight: int = Field(1, ge=1)
-
-
-class ParamsModel(_Strict):
-    """Overrides of :class:`~simsched.workloads.autotuning.TuningParams` (all optional)."""
-
-    compile_mean_s: float | None = Field(None, gt=0)
-    compile_sigma: float | None = Field(None, ge=0)
-    measure_overhead_s: float | None = Field(None, gt=0)
-    number: int | None = Field(None, ge=1)
-    repeat: int | None = Field(None, ge=1)
-    min_repeat_ms: float | None = Field(None, ge=0)
-    kernel_time_s: float | None = Field(None, gt=0)
-    kernel_sigma: float | None = Field(None, ge=0)
-    update_base_s: float | None = Field(None, gt=0)
-    update_per_sample_s: float | None = Field(None, ge=0)
-    update_threads: int | None = Field(None, ge=1)
-    peak_flops: float | None = Field(None, gt=0)
-
-
-class JobModel(_Strict):
-    name: str | None = None
-    model: str | None = None
-    tasks: list[TaskModel] | None = Field(None, min_length=1)
-    trials_per_task: int = Field(1200, ge=1)
-    batch_size: int = Field(64, ge=1)
-    target: Literal["gpu", "cpu"] = "gpu"
-    arrival_h: float = Field(0.0, ge=0)
-    count: int = Field(1, ge=1)
-    task_scheduler: Literal["round-robin", "gradient"] = "round-robin"
-    params: ParamsModel = Field(default_factory=ParamsModel)
-
-    @model_validator(mode="after")
-    def _one_source(self) -> JobModel:
-        if (self.model is None) == (self.tasks is None):
-            raise ValueError("give exactly one of 'model' (a DL model name) or 'tasks' (a list)")
-        return self
-
-
-class ArrivalsModel(_Strict):
-    rate_per_hour: float = Field(gt=0)
-    duration_h: float = Field(gt=0)
-    jobs: list[JobModel] = Field(min_length=1)
-
-
-class InterferenceModel(_Strict):
-    cpu_slowdown: float = Field(0.64, ge=0)
-    distortion_penalty: float = Field(0.10, ge=0)
-
-
-class ObjectiveModel(_Strict):
-    quantile: float = Field(0.95, gt=0, le=1)
-    within_h: float = Field(gt=0)
-
-
-class CapacityModel(_Strict):
-    max_servers: int = Field(256, ge=1)
-    policies: list[str] | None = None
-
-
-class AutotuningSection(_Strict):
-    """The ``autotuning:`` section of a scenario."""
-
-    servers: list[ServerModel] = Field(min_length=1)
-    jobs: list[JobModel] = Field(default_factory=list)
-    arrivals: ArrivalsModel | None = None
-    interference: InterferenceModel = Field(default_factory=InterferenceModel)
-    policies: list[str] = Field(default_factory=lambda: list(AUTOTUNE_POLICIES))
-    objective: ObjectiveModel | None = None
-    capacity: CapacityModel = Field(default_factory=CapacityModel)
-
-    @model_validator(mode="after")
-    def _has_jobs(self) -> AutotuningSection:
-        if not self.jobs and self.arrivals is None:
-            raise ValueError("give 'jobs' or 'arrivals' (or both)")
-        for name in [*self.policies, *(self.capacity.policies or [])]:
-            _check_policy(name)
-        return self
-
-
-def _check_policy(name: str) -> None:
-    if name not in AUTOTUNE_POLICIES:
-        raise ValueError(f"unknown autotuning policy {name!r}; known: {', '.join(AUTOTUNE_POLICIES)}")
-
-
-def validate_section(section: Any, *, line_of: LineOf | None = None, file: str | Path | None = None,
-                     prefix: tuple = ("autotuning",)) -> AutotuningSection:
-    """Validate the raw section; raise :class:`SimschedError` naming the first bad field's path
-    (``autotuning.jobs.0.trials_per_task``) and, with ``line_of``, its line."""
-    if not isinstance(section, dict):
-        raise SimschedError(f"must be a mapping, not {type(section).__name__}", field=".".join(prefix), file=file)
-    try:
-        return AutotuningSection.model_validate(section)
-    except ValidationError as exc:
-        errors = exc.errors()
-        err = errors[0]
-        loc = tuple(prefix) + tuple(err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise SimschedError(msg + more, field=".".join(str(p) for p in loc), file=file,
-                            line=line_of(loc) if line_of else None) from None
-
 
 # ------------------------------------------------------------------ building jobs and servers
 
@@ -226,20 +103,21 @@ def _interference(cfg: AutotuningSection) -> Interference:
 # ------------------------------------------------------------------ running
 
 
-def run_autotuning(section: dict, *, base_dir: str | Path | None = None, seed: int = 0,
+def run_autotuning(section: AutotuningSection | dict, *, base_dir: str | Path | None = None, seed: int = 0,
                    policies: Sequence[str] | None = None, repetitions: int = 1,
                    line_of: LineOf | None = None) -> dict:
-    """Simulate every policy (``policies`` or the section's) on the section's jobs.
+    """Simulate every policy (``policies`` or the section's) on the section's jobs (``section``: the
+    typed section a loaded scenario holds, or a raw mapping, validated here).
 
     Returns ``{"kind": "autotuning", "results": [per policy and seed: metrics, jobs], "summary": [per
     policy: means over repetitions and ratios to sequential]}``.  ``base_dir`` is accepted for the
     runner's uniform signature (the section names no files).  O(repetitions x policies x stages).
     """
-    cfg = validate_section(section, line_of=line_of)
+    cfg = section if isinstance(section, AutotuningSection) else validate_section(section, line_of=line_of)
     names = list(policies) if policies else list(cfg.policies)
     for n in names:
         try:
-            _check_policy(n)
+            check_policy(n)
         except ValueError as exc:
             raise SimschedError(str(exc), field="scheduler") from None
     if repetitions < 1:

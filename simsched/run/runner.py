@@ -26,7 +26,7 @@ import numpy as np
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.scenario import Scenario, SchedulerSpec, build_problem
+from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, validate_schedule
@@ -70,7 +70,7 @@ def repetition_streams(seed: int) -> tuple[np.random.Generator, np.random.Genera
     return np.random.default_rng(sched_ss), np.random.default_rng(noise_ss)
 
 
-def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerSpec]:
+def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerChoice]:
     """The scenario's schedulers, or those named (a name may be a label in the scenario or any
     registered scheduler, run with its default parameters)."""
     if not names:
@@ -83,11 +83,11 @@ def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerSp
     for name in names:
         spec = by_label.get(name) or by_name.get(name)
         if spec is None:
-            try:
-                registry.create(name)  # unknown names and plug-ins that cannot load raise here
+            try:  # unknown names and plug-ins that cannot load raise here; nothing is constructed
+                cls = registry.load_class(name)
             except SimschedError as exc:
                 raise exc.located(field="--scheduler") from None
-            spec = SchedulerSpec(name, {}, name)
+            spec = SchedulerChoice(name, {}, name, cls, ("--scheduler",))
         if spec not in chosen:
             chosen.append(spec)
     return chosen
@@ -117,16 +117,19 @@ def prediction_mismatch(problem: Problem, plan: Plan) -> str | None:
     return f"task {problem.graph.names[i]!r}: planned {what} {planned_t:g} but simulated {sim_t:g}"
 
 
-def run_once(problem: Problem, spec: SchedulerSpec, factors: np.ndarray | None,
-             scheduler_rng: np.random.Generator, warn: Callable[[str], None] | None = None) -> tuple[Schedule, float]:
+def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None,
+             scheduler_rng: np.random.Generator, warn: Callable[[str], None] | None = None,
+             scheduler: Any = None) -> tuple[Schedule, float]:
     """Run one scheduler once in the simulator; returns the schedule and the scheduler's own wall
-    time (planning time of a static planner, time inside ``decide`` of an online policy).  With
-    ``warn``, a static planner whose predicted times the simulator does not reproduce is reported
-    (one line naming the first such task)."""
+    time (planning time of a static planner, time inside ``decide`` of an online policy).
+    ``scheduler``: the instance to run (default: a fresh one from ``spec``).  With ``warn``, a static
+    planner whose predicted times the simulator does not reproduce is reported (one line naming the
+    first such task)."""
     from simsched.schedulers import registry
     from simsched.simulator.engine import execute_plan, run_online
 
-    scheduler = spec.create()
+    if scheduler is None:
+        scheduler = spec.create()
     if registry.kind(type(scheduler)) == "static":
         t0 = time.perf_counter()
         plan = scheduler.plan(problem, scheduler_rng)
@@ -140,13 +143,14 @@ def run_once(problem: Problem, spec: SchedulerSpec, factors: np.ndarray | None,
     return schedule, float(stats.policy_time_s)
 
 
-def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerSpec, warnings: list[str]) -> str | None:
-    """For a learned scheduler (one with ``training_range()``): its checkpoint id, and a warning
-    line appended to ``warnings`` when ``problem`` lies outside the checkpoint's training range
+def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerChoice, warnings: list[str],
+                  scheduler: Any) -> str | None:
+    """For a learned scheduler (``scheduler`` has ``training_range()``): its checkpoint id, and a
+    warning line appended to ``warnings`` when ``problem`` lies outside the checkpoint's training range
     (for a job stream, pass its largest job's problem: the family is then its jobs' source's)."""
     from simsched.learned.training_range import warning_line, workload_family
 
-    ranges = getattr(spec.create(), "training_range", None)
+    ranges = getattr(scheduler, "training_range", None)
     if ranges is None:
         return None
     rng = ranges()
@@ -158,6 +162,16 @@ def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerSpec, war
     if line:
         warnings.append(line)
     return rng.checkpoint
+
+
+def _construct(scenario: Scenario, spec: SchedulerChoice) -> Any:
+    """A fresh instance of ``spec``; a constructor's refusal is located at the scheduler's entry."""
+    try:
+        return spec.create()
+    except SimschedError as exc:
+        if spec.loc and spec.loc[0] == "--scheduler":
+            raise exc.located(field="--scheduler") from None
+        raise scenario.locate(exc, spec.loc) from None
 
 
 def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, scheduler_time_s: float,
@@ -197,16 +211,18 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
         run_dynamic(scenario, specs, base, reps, report, progress)
         return report
     total, done = len(specs) * reps, 0
-    for spec in specs:
-        checkpoint = learned_check(scenario, problem, spec, report.warnings)
+    first = [_construct(scenario, spec) for spec in specs]  # a constructor's refusal stops the run before any work
+    for spec, instance in zip(specs, first):
+        checkpoint = learned_check(scenario, problem, spec, report.warnings, instance)
         for r in range(reps):
             seed_r = base + r
             if progress is not None:
                 progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
             scheduler_rng, noise_rng = repetition_streams(seed_r)
             factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
+            scheduler = instance if r == 0 else _construct(scenario, spec)  # once per repetition
             schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
-                                         report.warnings.append if r == 0 else None)
+                                         report.warnings.append if r == 0 else None, scheduler)
             errors = validate_schedule(schedule, problem, check_durations=not noisy)
             if errors:
                 raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "

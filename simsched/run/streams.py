@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from simsched.errors import SimschedError
-from simsched.scenario import Scenario, SchedulerSpec, build_problem
+from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.engine import OnlineStats, run_online
 from simsched.simulator.jobmetrics import StreamMetrics, stream_metrics
 from simsched.simulator.policy import DecisionView
@@ -144,25 +144,25 @@ class StreamRun:
     scheduler_time_s: float
 
 
-def simulate_stream(scenario: Scenario, spec: SchedulerSpec | str, seed: int,
-                    stream: JobStream | None = None) -> StreamRun:
-    """Run one scheduler (a :class:`SchedulerSpec` or a registered name) on day ``seed`` of a
+def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
+                    stream: JobStream | None = None, scheduler: Any = None) -> StreamRun:
+    """Run one scheduler (a :class:`SchedulerChoice` or a registered name) on day ``seed`` of a
     dynamic (or any task-graph) scenario on the SimPy engine; return per-job records and summary
     metrics (:func:`~simsched.simulator.jobmetrics.stream_metrics`).  Deterministic in ``seed``;
     every scheduler meets the same stream, noise and failures for one seed.  Pass ``stream`` to
-    reuse a drawn stream across schedulers.  Cost: one engine run, O((n + e) log n) plus the
+    reuse a drawn stream across schedulers, ``scheduler`` to run an instance already constructed
+    (a fresh one is made otherwise).  Cost: one engine run, O((n + e) log n) plus the
     policy's."""
     from simsched.schedulers import registry
 
-    if isinstance(spec, str):
-        spec = SchedulerSpec(spec, {}, spec)
+    if scheduler is None:
+        scheduler = registry.create(spec) if isinstance(spec, str) else spec.create()
     if stream is None:
         stream = stream_of(scenario, seed)
     problem = Problem(stream.graph, scenario.platform, scenario.affinity)
     scheduler_rng, noise_rng, world_rng = world_streams(seed)
     noisy = not scenario.noise.deterministic
     factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
-    scheduler = spec.create()
     follower = None
     if registry.kind(type(scheduler)) == "static":
         scheduler = follower = PlanFollower(scheduler, stream.jobs)
@@ -191,14 +191,14 @@ def table_columns(report: Any) -> list[tuple[str, str, float, str]]:
     return cols
 
 
-def run_dynamic(scenario: Scenario, specs: Sequence[SchedulerSpec], base: int, reps: int, report: Any,
+def run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int, reps: int, report: Any,
                 progress: Any = None) -> None:
     """Fill ``report`` (a :class:`~simsched.run.runner.RunReport` whose ``problem`` is day ``base``'s)
     with one row per scheduler and repetition: the usual schedule metrics, the stream summary
     (:func:`~simsched.simulator.jobmetrics.stream_metrics`), ``failures``/``restarts`` and the
     per-job records under ``jobs``.  Simulated schedules are validated (precedence, no overlap,
     eligibility); an invalid one raises :class:`~simsched.run.runner.SimulatorBug`."""
-    from simsched.run.runner import SimulatorBug, learned_check, result_row
+    from simsched.run.runner import SimulatorBug, _construct, learned_check, result_row
     from simsched.simulator.bounds import lower_bound
     from simsched.simulator.schedule import validate_schedule
 
@@ -209,15 +209,17 @@ def run_dynamic(scenario: Scenario, specs: Sequence[SchedulerSpec], base: int, r
     sizes = np.bincount(first.jobs, minlength=first.n_jobs)
     largest = np.flatnonzero(first.jobs == int(np.argmax(sizes)))
     probe = Problem(job_subgraph(report.problem, largest), report.problem.platform)  # one job, for range checks
-    for spec in specs:
-        checkpoint = learned_check(scenario, probe, spec, report.warnings)
+    first_instances = [_construct(scenario, spec) for spec in specs]  # refusals before any work
+    for spec, instance in zip(specs, first_instances):
+        checkpoint = learned_check(scenario, probe, spec, report.warnings, instance)
         for r in range(reps):
             seed_r = base + r
             if progress is not None:
                 progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
             if seed_r not in drawn:
                 drawn[seed_r] = stream_of(scenario, seed_r)
-            run = simulate_stream(scenario, spec, seed_r, drawn[seed_r])
+            scheduler = instance if r == 0 else _construct(scenario, spec)  # once per repetition
+            run = simulate_stream(scenario, spec, seed_r, drawn[seed_r], scheduler)
             errors = validate_schedule(run.schedule, run.problem, check_durations=exact)
             if errors:
                 raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "

@@ -42,6 +42,7 @@ import numpy as np
 from pydantic import Field, ValidationError, model_validator
 
 from simsched.errors import SimschedError
+from simsched.scenario.schema import FiniteRate, NonNegative, PositiveInt, _Model
 from simsched.simulator.engine import Disruptions
 from simsched.simulator.jobmetrics import job_critical_paths
 from simsched.simulator.platform import Platform
@@ -50,9 +51,9 @@ from simsched.workloads.jobs import JobStream, merge_jobs, piecewise_arrivals
 from simsched.workloads.taskgraph import TaskGraph
 
 if TYPE_CHECKING:
-    from simsched.scenario import Loc, Scenario, WorkloadSpec, _Problems
-
-from simsched.scenario import FiniteRate, NonNegative, PositiveInt, _Model
+    from simsched.scenario.load import Scenario
+    from simsched.scenario.locate import Loc, Problems
+    from simsched.scenario.workload import WorkloadSpec
 
 
 # --------------------------------------------------------------------------- schema
@@ -227,7 +228,7 @@ class _Prefixed:
     """A problem collector that reports a sub-workload's ``("workload", ...)`` locations under
     ``prefix`` (so a bad job entry is located at ``workload.stream.jobs[i]...``)."""
 
-    def __init__(self, inner: _Problems, prefix: Loc) -> None:
+    def __init__(self, inner: Problems, prefix: Loc) -> None:
         self.inner, self.prefix = inner, prefix
         self.doc = inner.doc
 
@@ -251,8 +252,8 @@ class _Prefixed:
 _SOURCE_KEYS = ("weight", "priority", "name")
 
 
-def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: _Problems) -> JobSource | None:
-    from simsched.scenario import _parse_workload
+def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) -> JobSource | None:
+    from simsched.scenario.workload import _parse_workload
 
     if not isinstance(raw, dict):
         problems.add(loc, f"a job source is a workload form (generator: ..., wfcommons: FILE, ...), got {raw!r}")
@@ -289,10 +290,10 @@ def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: _Problems) -
     return JobSource(spec, extras.get("weight", 1.0), extras.get("priority", 0.0), name, tasks)
 
 
-def parse_stream(raw: Any, m: int, base: Path, problems: _Problems) -> WorkloadSpec | None:
+def parse_stream(raw: Any, m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
     """Validate ``workload.stream`` into a :class:`~simsched.scenario.WorkloadSpec` of form
     ``stream`` whose ``options["stream"]`` is the :class:`StreamConfig`."""
-    from simsched.scenario import WorkloadSpec
+    from simsched.scenario.workload import WorkloadSpec
 
     top: Loc = ("workload", "stream")
     try:
@@ -351,7 +352,7 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
     a file adds a source for it (form from the suffix, path relative to the CSV).  Errors name the
     file and line: unsorted or negative times, a missing file, a deadline not after its arrival.
     O(rows)."""
-    from simsched.scenario import WorkloadSpec
+    from simsched.scenario.workload import WorkloadSpec
     from simsched.workloads.importers import IMPORTERS, detect_form
 
     if not path.is_file():
@@ -431,7 +432,7 @@ def build_stream(scenario: Scenario, seed: int) -> JobStream:
 
 # --------------------------------------------------------------------------- failures and stragglers
 def parse_dynamics(failures: Any, stragglers: Any, platform: Platform | None, base: Path,
-                   problems: _Problems) -> Disruptions | None:
+                   problems: Problems) -> Disruptions | None:
     """The ``failures`` and ``stragglers`` sections as one :class:`Disruptions` (None when neither
     is given).  Per-processor MTBF/MTTR: the processor's own entry, else its type's, else the
     default; a processor with none never fails at random."""

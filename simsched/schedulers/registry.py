@@ -201,13 +201,11 @@ def check_hints(name: str | None = None, cls: type | None = None) -> dict[str, i
     return hints
 
 
-def create(name: str, **params: Any) -> Any:
-    """Instantiate the scheduler ``name`` with ``params``; unknown or ill-typed parameters raise a
-    :class:`SimschedError` that names the scheduler, the parameter and what it accepts; so does a
-    plug-in whose constructor fails."""
-    cls = load_class(name)
-    if name in NEEDS_LEARNED:
-        _require_learned(name)
+def checked_params(name: str, cls: type, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` checked against the constructor of ``cls`` (the class ``name`` resolved to), without
+    constructing anything: unknown names and values that do not fit an annotation raise a
+    :class:`SimschedError` naming the scheduler, the parameter and what it accepts.  Returns the
+    converted values.  O(number of params)."""
     try:
         sig = inspect.signature(cls, eval_str=True)
     except Exception as exc:  # a plug-in with unresolvable annotations
@@ -218,20 +216,29 @@ def create(name: str, **params: Any) -> Any:
         if key not in sig.parameters and not takes_any:
             options = ", ".join(p.name for p in accepted) or "none"
             raise SimschedError(f"scheduler {name!r} has no parameter {key!r} (it accepts: {options})")
-    try:
-        from pydantic import TypeAdapter, ValidationError
+    from pydantic import TypeAdapter, ValidationError
 
-        checked = {}
-        for key, value in params.items():
-            ann = sig.parameters[key].annotation if key in sig.parameters else inspect.Parameter.empty
-            if ann is inspect.Parameter.empty or isinstance(ann, str):
-                checked[key] = value
-                continue
-            try:
-                checked[key] = TypeAdapter(ann).validate_python(value)
-            except ValidationError as exc:
-                msg = exc.errors()[0]["msg"]
-                raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {value!r})") from None
+    checked = {}
+    for key, value in params.items():
+        ann = sig.parameters[key].annotation if key in sig.parameters else inspect.Parameter.empty
+        if ann is inspect.Parameter.empty or isinstance(ann, str):
+            checked[key] = value
+            continue
+        try:
+            checked[key] = TypeAdapter(ann).validate_python(value)
+        except ValidationError as exc:
+            msg = exc.errors()[0]["msg"]
+            raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {value!r})") from None
+    return checked
+
+
+def instantiate(name: str, cls: type, checked: dict[str, Any]) -> Any:
+    """``cls(**checked)`` for parameters already passed through :func:`checked_params`: the one place a
+    scheduler is constructed.  A constructor's own refusal (``TypeError``/``ValueError``, or a plug-in's
+    any exception) becomes a :class:`SimschedError` naming the scheduler."""
+    if name in NEEDS_LEARNED:
+        _require_learned(name)
+    try:
         instance = cls(**checked)
     except SimschedError:
         raise
@@ -244,3 +251,10 @@ def create(name: str, **params: Any) -> Any:
     if not getattr(instance, "name", None):
         instance.name = name
     return instance
+
+
+def create(name: str, **params: Any) -> Any:
+    """Instantiate the scheduler ``name`` with ``params``: :func:`load_class`, then
+    :func:`checked_params`, then :func:`instantiate` (see each for the errors it raises)."""
+    cls = load_class(name)
+    return instantiate(name, cls, checked_params(name, cls, params))

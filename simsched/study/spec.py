@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.scenario import Scenario, ScenarioError, _Problems, dotted, parse_scenario
+from simsched.scenario import Problems, Scenario, ScenarioError, dotted, parse_scenario
 from simsched.study.overrides import parse_path
 from simsched.yamlio import YamlDocument, load_yaml
 
@@ -132,7 +132,7 @@ def _sub_document(doc: YamlDocument, prefix: tuple[Any, ...]) -> YamlDocument:
     return YamlDocument(node, lines, doc.file)
 
 
-def _override_sets(model: StudyModel, doc: YamlDocument, problems: _Problems) -> list[dict[str, Any]]:
+def _override_sets(model: StudyModel, doc: YamlDocument, problems: Problems) -> list[dict[str, Any]]:
     """Every combination: each ``points`` entry (or none) times the grid's cartesian product."""
     for key in model.grid:
         _check_path(key, ("grid", key), problems)
@@ -152,7 +152,7 @@ def _override_sets(model: StudyModel, doc: YamlDocument, problems: _Problems) ->
     return [{**base, **combo} for base in bases for combo in grid]
 
 
-def _check_path(text: Any, loc: tuple[Any, ...], problems: _Problems) -> None:
+def _check_path(text: Any, loc: tuple[Any, ...], problems: Problems) -> None:
     try:
         path = parse_path(text)
     except SimschedError as exc:
@@ -187,7 +187,7 @@ def load_study(path: str | Path) -> Study:
     docstring).  Raises :class:`SimschedError`/:class:`ScenarioError` naming file, field and line.
     O(points x scenario size) plus one scenario validation per point."""
     doc = load_yaml(path)
-    problems = _Problems(doc)
+    problems = Problems(doc)
     try:
         model = StudyModel.model_validate(doc.data)
     except ValidationError as exc:

@@ -1,0 +1,102 @@
+"""Building what a scenario describes: its task graph (from the seed) and the
+:class:`~simsched.simulator.problem.Problem` the schedulers see; graph errors located in the file."""
+
+
+from __future__ import annotations
+
+import numpy as np
+
+from simsched import limits
+from simsched.errors import SimschedError
+from simsched.scenario.load import Scenario
+from simsched.scenario.locate import Loc, _closest
+from simsched.simulator.problem import Problem, spread_over_platform
+from simsched.workloads.taskgraph import TaskGraph
+
+
+# --------------------------------------------------------------------------- building the problem
+def _graph_error_loc(scenario: Scenario, message: str) -> Loc:
+    """Best field for a graph error: the inline edge or task it names, else the workload."""
+    from simsched.workloads.importers.records import error_position
+
+    spec = scenario.workload
+    if spec is None:
+        return ("workload",)
+    if not spec.written_inline:
+        return spec.loc
+    where = error_position(message, [t["name"] for t in spec.options["tasks"]],
+                           [(a, b) for a, b, _ in spec.options["edges"]])
+    return spec.loc if where is None else ("workload", *where)
+
+
+def build_graph(scenario: Scenario, seed: int) -> TaskGraph:
+    """The scenario's task graph; a generator draws from ``numpy.random.default_rng(seed)``.  Graph
+    errors are located in the scenario file."""
+    if scenario.workload is None or scenario.platform is None:
+        raise SimschedError("this scenario has no platform and workload, only an autotuning section",
+                            file=scenario.file)
+    spec = scenario.workload
+    if spec.form == "stream":
+        from simsched.scenario.stream import build_stream
+
+        return build_stream(scenario, seed).graph
+    try:
+        with limits.using(scenario.limits):
+            graph = spec.build(scenario.platform.n_processors, np.random.default_rng(seed))
+            if spec.form == "generator":
+                graph = spread_over_platform(graph, scenario.platform, scenario.affinity)
+            return graph
+    except SimschedError as exc:
+        if spec.form == "generator" and exc.field in spec.options:  # a generator names its parameter
+            loc, exc.field = ("workload", exc.field), None
+            raise scenario.locate(exc, loc) from None
+        raise scenario.locate(exc, _graph_error_loc(scenario, exc.message)) from None
+    except (ValueError, OverflowError, MemoryError) as exc:  # numpy refusing a generator's parameters
+        if spec.form != "generator":
+            raise
+        error = SimschedError(f"generator {spec.options['generator']!r} cannot use these parameters: "
+                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        raise scenario.locate(error, spec.loc) from None
+
+
+def _check_platform_fields_used(scenario: Scenario, graph: TaskGraph) -> None:
+    """Refuse a speed or affinity the cost model would ignore: an affinity for a task kind the
+    workload does not have, or speeds/affinities beside explicit per-processor costs."""
+    assert scenario.platform is not None and scenario.workload is not None
+    kinds = set(graph.kind_names)
+    for kind in scenario.affinity:
+        if kind not in kinds:
+            raise scenario.locate(SimschedError(
+                f"no task of kind {kind!r} in the workload{_closest(kind, sorted(kinds))}; its kinds: "
+                f"{', '.join(sorted(kinds))}"), ("platform", "affinity", kind))
+    if graph.cost is None or scenario.workload.form in ("generator", "stream"):
+        return
+    where = "the inline tasks give" if scenario.workload.form == "inline" else "the workload file gives"
+    if scenario.affinity:
+        raise scenario.locate(SimschedError(
+            f"{where} explicit per-processor costs, so the affinity would have no effect; give tasks "
+            f"'work' instead of 'cost', or drop the affinity"), ("platform", "affinity"))
+    speeds = scenario.platform.speed
+    if (speeds != 1.0).any():
+        proc = scenario.platform.processors[int(np.flatnonzero(speeds != 1.0)[0])]
+        data = scenario.document.data if scenario.document is not None else {}
+        entries = ((data.get("platform") or {}).get("processors") or []) if isinstance(data, dict) else []
+        at = [j for j, e in enumerate(entries) if isinstance(e, dict) and e.get("speed", 1.0) != 1.0]
+        raise scenario.locate(SimschedError(
+            f"{where} explicit per-processor costs, so the speed {proc.speed:g} of processor {proc.name!r} would "
+            f"have no effect; give tasks 'work' instead of 'cost', or drop the speed"),
+            ("platform", "processors", at[0], "speed") if at else ("platform", "processors"))
+
+
+def build_problem(scenario: Scenario, seed: int | None = None) -> Problem:
+    """The :class:`Problem` (graph on platform, with the cost model applied) for ``seed`` (default:
+    the scenario's).  A cycle, a negative cost, an empty graph or a task no processor may run raise a
+    :class:`SimschedError` naming the file, the field and the line."""
+    graph = build_graph(scenario, scenario.seed if seed is None else seed)
+    _check_platform_fields_used(scenario, graph)
+    try:
+        with limits.using(scenario.limits):
+            limits.check_matrix(graph.n_tasks, scenario.platform.n_processors)
+        return Problem(graph, scenario.platform, scenario.affinity)
+    except SimschedError as exc:
+        raise scenario.locate(exc, _graph_error_loc(scenario, exc.message)) from None

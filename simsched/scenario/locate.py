@@ -1,0 +1,188 @@
+"""Problems found in a scenario, each located by file, dotted field and line; checking keyword
+parameters against a function's signature (generators, importers, schedulers)."""
+
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from simsched import limits
+from simsched.errors import SimschedError
+from simsched.scenario.schema import Loc
+from simsched.yamlio import YamlDocument
+
+
+class ScenarioError(SimschedError):
+    """One or more problems in a scenario file; :attr:`problems` lists each, located.  Its own
+    message is the first problem (plus how many more there are)."""
+
+    def __init__(self, problems: Sequence[SimschedError]) -> None:
+        first = problems[0]
+        more = ""
+        if len(problems) > 1:
+            where = f" {first.file}" if first.file else ""
+            more = (f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''}; "
+                    f"`simsched validate{where}` lists them all)")
+        super().__init__(first.message + more, file=first.file, line=first.line, field=first.field)
+        self.problems = list(problems)
+
+
+# --------------------------------------------------------------------------- helpers
+def locate_in(error: SimschedError, file: Path | None, line: int | None, field: str | None) -> SimschedError:
+    """``error`` located at ``file``/``line``/``field`` where still unknown.  An error about another
+    file (an imported workload, a checkpoint) keeps that file and its own line; when it has no line,
+    it is reported at the scenario field that names the file, never with the scenario's line
+    against the other file's name."""
+    if error.file is not None and file is not None and Path(error.file) != Path(file):
+        if error.line is not None:
+            return error
+        inner = f"{error.field}: " if error.field else ""
+        error.message = f"in {error.file}: {inner}{error.message}"
+        error.file, error.field = None, None
+    return error.located(file=file, line=line, field=field)
+
+
+def dotted(loc: Loc) -> str | None:
+    """``("platform", "processors", 0, "speed")`` -> ``platform.processors[0].speed``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or None
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _closest(name: str, options: Sequence[str]) -> str:
+    close = difflib.get_close_matches(str(name), list(options), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _model_at(root: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
+    """The model class whose field ``loc[-1]`` is, following ``loc`` through nested models."""
+    model: Any = root
+    for part in loc[:-1]:
+        if isinstance(part, int) or not (isinstance(model, type) and issubclass(model, BaseModel)):
+            continue
+        fields = {f.alias or k: f for k, f in model.model_fields.items()}
+        if part not in fields:
+            return None
+        model = _inner_model(fields[part].annotation)
+        if model is None:
+            return None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    return [f.alias or k for k, f in model.model_fields.items()]
+
+
+class Problems:
+    """Collects located problems while a scenario is checked."""
+
+    def __init__(self, doc: YamlDocument) -> None:
+        self.doc = doc
+        self.items: list[SimschedError] = []
+
+    def add(self, loc: Loc, message: str) -> None:
+        self.items.append(SimschedError(message, file=self.doc.file, line=self.doc.line_of(loc), field=dotted(loc)))
+
+    def add_error(self, loc: Loc, error: SimschedError) -> None:
+        self.items.append(locate_in(error, self.doc.file, self.doc.line_of(loc), dotted(loc)))
+
+    def add_validation(self, prefix: Loc, exc: ValidationError, model: type[BaseModel] | None = None) -> None:
+        for err in exc.errors():
+            loc = prefix + tuple(err["loc"])
+            kind = err["type"]
+            if kind == "extra_forbidden":
+                owner = _model_at(model, tuple(err["loc"])) if model is not None else None
+                key = err["loc"][-1]
+                if owner is not None:
+                    names = _field_names(owner)
+                    msg = f"unknown field {key!r}{_closest(key, names)}; expected one of: {', '.join(names)}"
+                else:
+                    msg = f"unknown field {key!r}"
+            elif kind == "missing":
+                msg = "this field is required"
+            elif kind == "value_error":
+                msg = f"{err.get('ctx', {}).get('error', err['msg'])} (got {_short(err.get('input'))})"
+            else:
+                msg = f"{err['msg']} (got {_short(err.get('input'))})"
+            self.add(loc, msg)
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise ScenarioError(self.items)
+
+
+def check_params(func: Callable[..., Any], params: Mapping[str, Any], *, what: str,
+                 skip: Sequence[str] = ("rng",)) -> tuple[dict[str, Any], list[tuple[Loc, str]]]:
+    """Validate keyword ``params`` for ``func`` against its signature: unknown names (listing the
+    accepted ones), missing required ones, and values against each annotation (pydantic
+    ``TypeAdapter``).  Returns the converted params and ``(loc, message)`` problems."""
+    accepted = {name: p for name, p in inspect.signature(func).parameters.items()
+                if name not in skip and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    out: dict[str, Any] = {}
+    problems: list[tuple[Loc, str]] = []
+    listed = ", ".join(accepted) or "none"
+    for key, value in params.items():
+        if key not in accepted:
+            problems.append(((key,), f"{what} has no parameter {key!r}{_closest(key, list(accepted))}; "
+                                     f"it accepts: {listed}"))
+            continue
+        ann = _annotation(func, accepted[key])
+        if ann is inspect.Parameter.empty:
+            out[key] = value
+            continue
+        try:
+            out[key] = TypeAdapter(ann).validate_python(value)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            problems.append(((key, *err["loc"]), f"{err['msg']} (got {_short(value)})"))
+            continue
+        if isinstance(out[key], (int, float)) and not limits.finite_value(float(out[key])):
+            problems.append(((key,), f"must be a finite number no larger than {limits.MAX_VALUE:g} "
+                                     f"(got {_short(value)})"))
+    for name, p in accepted.items():
+        if p.default is inspect.Parameter.empty and name not in params:
+            problems.append(((name,), f"{what} needs parameter {name!r}"))
+    return out, problems
+
+
+def _annotation(func: Callable[..., Any], param: inspect.Parameter) -> Any:
+    """The parameter's annotation, evaluated if it is a string (``from __future__ import
+    annotations``); ``Parameter.empty`` when there is none or it cannot be evaluated."""
+    ann = param.annotation
+    if isinstance(ann, str):
+        try:
+            ann = eval(ann, getattr(inspect.unwrap(func), "__globals__", {}))  # noqa: S307 - annotation text
+        except Exception:
+            return inspect.Parameter.empty
+    return ann
+
+
+def _accepts(func: Callable[..., Any], name: str) -> bool:
+    return name in inspect.signature(func).parameters
+
+
