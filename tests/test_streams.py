@@ -318,3 +318,14 @@ def test_down_trace_errors_and_unknown_types(tmp_path: Path) -> None:
     messages = [str(p) for p in info.value.problems]
     assert any("failures.types.tpu" in m and "no processor has type 'tpu'" in m for m in messages)
     assert any("down.csv:2" in m and "start < end" in m for m in messages)
+
+
+def test_html_report_has_job_stream_table_and_timelines(tmp_path: Path) -> None:
+    from simsched.report.html import report_html
+
+    out = tmp_path / "r.json"
+    assert invoke("run", write(tmp_path, SMALL), "-r", "1", "--json", out).exit_code == 0
+    page = report_html(json.loads(out.read_text()))
+    assert 'id="stream"' in page and page.count('class="gantt jobtimeline"') == 4
+    assert page.count('data-job="') == 4 * 6
+    assert "deadline" in page and "<title>job 0 (" in page
