@@ -193,7 +193,8 @@ def print_rows(rows: list[dict], title: str) -> None:
 def main(what: str = "spine", quick: bool = False) -> list[dict]:
     """Run and print one benchmark group: ``spine`` (HEFT, engine, evaluator), ``schedulers``
     (every static scheduler across sizes), ``workloads`` (loading and generation), ``quality`` (every
-    static scheduler's gap to the best known makespan on a benchmark set), or ``all``."""
+    static scheduler's gap to the best known makespan on a benchmark set), ``streams`` (a job stream
+end to end, events/s beside a raw SimPy floor), or ``all``."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
     try:
         from simsched.bench.schedulers import bench_schedulers
@@ -217,6 +218,12 @@ def main(what: str = "spine", quick: bool = False) -> list[dict]:
         from simsched.bench.deepsched import bench_deepsched
 
         groups["deepsched"] = lambda: bench_deepsched(quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.streams import bench_streams
+
+        groups["streams"] = lambda: bench_streams(quick)
     except ImportError:
         pass
     try:

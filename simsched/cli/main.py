@@ -325,7 +325,7 @@ def list_schedulers() -> None:
 @app.command()
 @user_errors
 def bench(
-    what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, quality or all."),
+    what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, quality, streams or all."),
     quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
 ) -> None:
     """Time the simulator and schedulers on generated workloads and print the figures."""
