@@ -45,6 +45,10 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "autotuning": "Autotuning jobs on servers (see the autotuning section below and "
                       "[autotuning.md](autotuning.md)).",
         "limits": "Raise (or lower) the size limits for this scenario (see `LimitsSpec`).",
+        "failures": "Processor failures: `mtbf`/`mttr` per processor (defaults, `types: {TYPE: {mtbf, mttr}}`, "
+                    "`processors: {NAME: {...}}`) and/or `trace: down.csv` (see [streams.md](streams.md)).",
+        "stragglers": "Straggler episodes: `{rate, duration, slowdown}` per processor "
+                      "(see [streams.md](streams.md)).",
     },
     "LimitsSpec": {
         "max_tasks": "Most tasks in the workload (default 2,000,000; also `SIMSCHED_MAX_TASKS`).",
