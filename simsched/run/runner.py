@@ -83,7 +83,8 @@ def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerCh
     for name in names:
         spec = by_label.get(name) or by_name.get(name)
         if spec is None:
-            try:  # unknown names and plug-ins that cannot load raise here; nothing is constructed
+            try:  # unknown names, other kinds and plug-ins that cannot load raise here; nothing is constructed
+                registry.check_kind(name)
                 cls = registry.load_class(name)
             except SimschedError as exc:
                 raise exc.located(field="--scheduler") from None
@@ -145,23 +146,22 @@ def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None
 
 def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerChoice, warnings: list[str],
                   scheduler: Any) -> str | None:
-    """For a learned scheduler (``scheduler`` has ``training_range()``): its checkpoint id, and a
-    warning line appended to ``warnings`` when ``problem`` lies outside the checkpoint's training range
-    (for a job stream, pass its largest job's problem: the family is then its jobs' source's)."""
-    from simsched.learned.training_range import warning_line, workload_family
-
-    ranges = getattr(scheduler, "training_range", None)
-    if ranges is None:
+    """For a learned scheduler (``scheduler`` exposes the hooks ``range_warning`` and ``checkpoint_id``,
+    see :class:`simsched.learned.training_range.RangeChecked`; reached by ``getattr``, no import): its
+    checkpoint id, and a warning line appended to ``warnings`` when ``problem`` lies outside the
+    checkpoint's training range (for a job stream, pass its largest job's problem: the family is then
+    its jobs' source's)."""
+    hook = getattr(scheduler, "range_warning", None)
+    if hook is None:
         return None
-    rng = ranges()
     wl = scenario.workload
     if wl is not None and wl.form == "stream":  # a stream is judged by its jobs' family (one source)
         sources = wl.options["stream"].sources
         wl = sources[0].spec if len(sources) == 1 else wl
-    line = warning_line(spec.label, rng, problem, workload_family(dict(wl.options), wl.form) if wl else None)
+    line = hook(problem, spec.label, (dict(wl.options), wl.form) if wl else None)
     if line:
         warnings.append(line)
-    return rng.checkpoint
+    return scheduler.checkpoint_id
 
 
 def _construct(scenario: Scenario, spec: SchedulerChoice) -> Any:
@@ -206,9 +206,7 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     noisy = not scenario.noise.deterministic
     report = RunReport(scenario, problem, base, reps, [s.label for s in specs], bound)
     if scenario.is_dynamic:  # job streams, failures, stragglers: the online engine, one day per repetition
-        from simsched.run.streams import run_dynamic
-
-        run_dynamic(scenario, specs, base, reps, report, progress)
+        _run_dynamic(scenario, specs, base, reps, report, progress)
         return report
     total, done = len(specs) * reps, 0
     first = [_construct(scenario, spec) for spec in specs]  # a constructor's refusal stops the run before any work
@@ -236,6 +234,52 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     if progress is not None:
         progress(total, total, "done")
     return report
+
+
+def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int, reps: int, report: RunReport,
+                 progress: Progress | None = None) -> None:
+    """Fill ``report`` (whose ``problem`` is day ``base``'s) through :mod:`simsched.run.streams`
+    with one row per scheduler and repetition: the usual schedule metrics, the stream summary
+    (:func:`~simsched.simulator.jobmetrics.stream_metrics`), ``failures``/``restarts`` and the
+    per-job records under ``jobs``.  Simulated schedules are validated (precedence, no overlap,
+    eligibility); an invalid one raises :class:`SimulatorBug`."""
+    from simsched.run.streams import JobStream, largest_job_problem, simulate_stream, stream_of
+
+    drawn: dict[int, JobStream] = {}
+    total, done = len(specs) * reps, 0
+    exact = scenario.noise.deterministic and scenario.disruptions is None
+    probe = largest_job_problem(report.problem, stream_of(scenario, base))  # one job, for range checks
+    first_instances = [_construct(scenario, spec) for spec in specs]  # refusals before any work
+    for spec, instance in zip(specs, first_instances):
+        checkpoint = learned_check(scenario, probe, spec, report.warnings, instance)
+        for r in range(reps):
+            seed_r = base + r
+            if progress is not None:
+                progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
+            if seed_r not in drawn:
+                drawn[seed_r] = stream_of(scenario, seed_r)
+            scheduler = instance if r == 0 else _construct(scenario, spec)  # once per repetition
+            run = simulate_stream(scenario, spec, seed_r, drawn[seed_r], scheduler)
+            errors = validate_schedule(run.schedule, run.problem, check_durations=exact)
+            if errors:
+                raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "
+                                   + "; ".join(errors[:5]))
+            bound = report.lower_bound if r == 0 else lower_bound(run.problem)
+            row = result_row(run.problem, spec.label, seed_r, run.schedule, run.scheduler_time_s, bound)
+            row.update(run.metrics.summary)
+            row["failures"] = run.stats.failures
+            row["restarts"] = run.stats.restarts
+            row["slowed_tasks"] = run.stats.slowed_tasks
+            row["jobs"] = run.metrics.records
+            if checkpoint is not None:
+                row["checkpoint"] = checkpoint
+            report.rows.append(row)
+            if r == 0:
+                report.schedules[spec.label] = run.schedule
+                report.job_records[spec.label] = run.metrics.records
+            done += 1
+    if progress is not None:
+        progress(total, total, "done")
 
 
 def summarize(report: RunReport, keys: Sequence[str] = ("makespan", "avg_turnaround", "avg_waiting",

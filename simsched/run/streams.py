@@ -19,13 +19,12 @@ The fast evaluator is never used here; it refuses disruptions (see
 :func:`~simsched.simulator.evaluate.evaluate_plan`).
 
 :func:`simulate_stream` is the one-scheduler, one-seed function (what a capacity search needs);
-:func:`run_dynamic` fills a :class:`~simsched.run.runner.RunReport` for ``simsched run``.
+:func:`simsched.run.runner.run_scenario` calls it for every scheduler and repetition of ``simsched run``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,55 +190,12 @@ def table_columns(report: Any) -> list[tuple[str, str, float, str]]:
     return cols
 
 
-def run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int, reps: int, report: Any,
-                progress: Any = None) -> None:
-    """Fill ``report`` (a :class:`~simsched.run.runner.RunReport` whose ``problem`` is day ``base``'s)
-    with one row per scheduler and repetition: the usual schedule metrics, the stream summary
-    (:func:`~simsched.simulator.jobmetrics.stream_metrics`), ``failures``/``restarts`` and the
-    per-job records under ``jobs``.  Simulated schedules are validated (precedence, no overlap,
-    eligibility); an invalid one raises :class:`~simsched.run.runner.SimulatorBug`."""
-    from simsched.run.runner import SimulatorBug, _construct, learned_check, result_row
-    from simsched.simulator.bounds import lower_bound
-    from simsched.simulator.schedule import validate_schedule
-
-    drawn: dict[int, JobStream] = {}
-    total, done = len(specs) * reps, 0
-    exact = scenario.noise.deterministic and scenario.disruptions is None
-    first = stream_of(scenario, base)
-    sizes = np.bincount(first.jobs, minlength=first.n_jobs)
-    largest = np.flatnonzero(first.jobs == int(np.argmax(sizes)))
-    probe = Problem(job_subgraph(report.problem, largest), report.problem.platform)  # one job, for range checks
-    first_instances = [_construct(scenario, spec) for spec in specs]  # refusals before any work
-    for spec, instance in zip(specs, first_instances):
-        checkpoint = learned_check(scenario, probe, spec, report.warnings, instance)
-        for r in range(reps):
-            seed_r = base + r
-            if progress is not None:
-                progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
-            if seed_r not in drawn:
-                drawn[seed_r] = stream_of(scenario, seed_r)
-            scheduler = instance if r == 0 else _construct(scenario, spec)  # once per repetition
-            run = simulate_stream(scenario, spec, seed_r, drawn[seed_r], scheduler)
-            errors = validate_schedule(run.schedule, run.problem, check_durations=exact)
-            if errors:
-                raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "
-                                   + "; ".join(errors[:5]))
-            bound = report.lower_bound if r == 0 else lower_bound(run.problem)
-            row = result_row(run.problem, spec.label, seed_r, run.schedule, run.scheduler_time_s, bound)
-            row.update(run.metrics.summary)
-            row["failures"] = run.stats.failures
-            row["restarts"] = run.stats.restarts
-            row["slowed_tasks"] = run.stats.slowed_tasks
-            row["jobs"] = run.metrics.records
-            if checkpoint is not None:
-                row["checkpoint"] = checkpoint
-            report.rows.append(row)
-            if r == 0:
-                report.schedules[spec.label] = run.schedule
-                report.job_records[spec.label] = run.metrics.records
-            done += 1
-    if progress is not None:
-        progress(total, total, "done")
+def largest_job_problem(problem: Problem, stream: JobStream) -> Problem:
+    """The sub-problem of the stream's largest job (what a learned scheduler's training range is
+    checked against: it decides job by job).  O(tasks x processors + edges)."""
+    sizes = np.bincount(stream.jobs, minlength=stream.n_jobs)
+    largest = np.flatnonzero(stream.jobs == int(np.argmax(sizes)))
+    return Problem(job_subgraph(problem, largest), problem.platform)
 
 
 def require_static_world(scenario: Scenario, what: str) -> None:

@@ -240,7 +240,11 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
             problems.raise_if_any()
         platform = _build_platform(model.platform, problems)
         base = doc.file.parent if doc.file is not None else Path.cwd()
-        if model.workload is not None:
+        if model.workload is not None and "stream" in model.workload:  # a job stream of workload forms
+            from simsched.scenario.stream import parse_stream
+
+            workload = parse_stream(model.workload, m, base, problems)
+        elif model.workload is not None:
             workload = _parse_workload(model.workload, m, base, problems)
     disruptions = None
     if model.failures is not None or model.stragglers is not None:

@@ -51,7 +51,6 @@ from simsched.workloads.jobs import JobStream, merge_jobs, piecewise_arrivals
 from simsched.workloads.taskgraph import TaskGraph
 
 if TYPE_CHECKING:
-    from simsched.scenario.load import Scenario
     from simsched.scenario.locate import Loc, Problems
     from simsched.scenario.workload import WorkloadSpec
 
@@ -290,11 +289,16 @@ def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) ->
     return JobSource(spec, extras.get("weight", 1.0), extras.get("priority", 0.0), name, tasks)
 
 
-def parse_stream(raw: Any, m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
-    """Validate ``workload.stream`` into a :class:`~simsched.scenario.WorkloadSpec` of form
-    ``stream`` whose ``options["stream"]`` is the :class:`StreamConfig`."""
+def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
+    """Validate a ``workload`` section holding ``stream`` into a :class:`~simsched.scenario.WorkloadSpec`
+    of form ``stream`` whose ``options["stream"]`` is the :class:`StreamConfig`."""
     from simsched.scenario.workload import WorkloadSpec
 
+    if len(workload) > 1:
+        problems.add(("workload",), f"a stream workload has only the 'stream' key (its jobs go under "
+                                    f"stream.jobs); also given: {', '.join(k for k in workload if k != 'stream')}")
+        return None
+    raw = workload["stream"]
     top: Loc = ("workload", "stream")
     try:
         section = StreamSection.model_validate(raw)
@@ -413,9 +417,10 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
     return rows
 
 
-def build_stream(scenario: Scenario, seed: int) -> JobStream:
+def build_stream(scenario: Any, seed: int) -> JobStream:
     """The scenario's job stream for ``seed`` (``numpy.random.default_rng(seed)``), its errors
-    located in the scenario file.  :class:`SimschedError` if the workload is not a stream."""
+    located in the scenario file (a :class:`~simsched.scenario.Scenario`).  :class:`SimschedError` if
+    the workload is not a stream."""
     from simsched import limits
 
     spec = scenario.workload

@@ -58,14 +58,6 @@ def _importers() -> Mapping[str, Callable[..., TaskGraph]]:
 def _parse_workload(raw: Mapping[str, Any], m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
     """Choose the workload form from its keys and validate it (see the module docstring)."""
     top: Loc = ("workload",)
-    if "stream" in raw:
-        from simsched.scenario.stream import parse_stream
-
-        if len(raw) > 1:
-            problems.add(top, f"a stream workload has only the 'stream' key (its jobs go under stream.jobs); "
-                              f"also given: {', '.join(k for k in raw if k != 'stream')}")
-            return None
-        return parse_stream(raw["stream"], m, base, problems)
     if "generator" in raw:
         from simsched.workloads.generators import GENERATORS
 

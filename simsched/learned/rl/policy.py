@@ -1,7 +1,7 @@
 """The trained agents as :class:`~simsched.simulator.policy.OnlinePolicy` classes (registry names
 ``rl`` and ``rl-world``), so they run through :func:`~simsched.simulator.engine.run_online` like
 MCT.  At a decision point they place ready tasks one at a time, as in the env, while an idle
-processor remains (:func:`~simsched.schedulers.jobaware.assume_assigned` updates the view between
+processor remains (:func:`~simsched.learned.rl.features.assume_assigned` updates the view between
 placements); the remaining ready tasks wait for the next decision point.  Greedy (deterministic)
 actions.  Cost per placement: one GNN forward, O(layers x (n + e) x hidden^2).
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from simsched.learned.rl.features import StaticInfo, observe
+from simsched.learned.training_range import RangeChecked
 from simsched.schedulers.jobaware import OneByOne
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
@@ -33,12 +34,12 @@ def _load(kind: str, path: str):
         load_checked_state(net, ck["state"], file=path, what=kind, retrain=checkpoint.RETRAIN[kind])
         net.eval()
         return net
-    from simsched.learned.rl.world import WorldAgent
+    from simsched.learned.rl.world_model import WorldAgent
 
     return WorldAgent.from_checkpoint(ck, path)
 
 
-class _Agent(OneByOne):
+class _Agent(OneByOne, RangeChecked):
     """A learned agent placing one task at a time (:class:`~simsched.schedulers.jobaware.OneByOne`)."""
 
     name = ""
