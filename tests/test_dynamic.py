@@ -36,7 +36,10 @@ def test_streams_with_failures_give_valid_schedules_and_job_metrics(seed, dis, p
     s, stats = run_online(prob, registry.create(policy), factors, np.random.default_rng(seed), dis,
                           np.random.default_rng(seed + 100))
     assert validate_schedule(s, prob, check_durations=False) == []
-    assert stats.assignments == prob.n_tasks
+    # a failure hands the running and queued tasks back to the policy, which places them again
+    assert stats.assignments >= prob.n_tasks
+    if not dis.active:
+        assert stats.assignments == prob.n_tasks
     jm = job_metrics(s, js.jobs, js.job_arrival)
     assert jm.flow_time.shape == (5,) and (jm.flow_time > 0).all()
     assert np.isclose(jm.jobs_in_system_integral, jobs_in_system(js.job_arrival, jm.completion, 0, jm.makespan + 1))
@@ -103,7 +106,7 @@ def test_online_session_steps_to_a_valid_schedule_under_failures():
         t = int(view.ready[0])
         view = sess.assign(t, int(np.argmin(view.completion_times(np.array([t]))[0])))
         steps += 1
-    assert steps == prob.n_tasks
+    assert steps >= prob.n_tasks  # tasks handed back by a failure are placed again
     assert validate_schedule(sess.schedule(), prob, check_durations=False) == []
     with pytest.raises(SimschedError):
         sess.assign(0, 0)

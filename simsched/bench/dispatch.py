@@ -143,8 +143,9 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
     and generation), ``sweep`` (a study's runs per second), ``deepsched`` (batched DeepSched inference
     against HEFT), ``quality`` (every static scheduler's gap to the best known makespan on a
     benchmark set; ``say`` gets its caption line, ``progress(done, total, label)`` its progress),
-    ``scale`` (the pipeline at 10k / 100k / 1M tasks, stage by stage, beside raw SimPy and heapq), or
-    ``all``.  The command line passes :func:`simsched.report.bench.show_rows` with a console."""
+    ``scale`` (the pipeline at 10k / 100k / 1M tasks, stage by stage, beside raw SimPy and heapq),
+    ``streams`` (a job stream end to end, events/s beside a raw SimPy floor), or ``all``.  The command
+    line passes :func:`simsched.report.bench.show_rows` with a console."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
     try:
         from simsched.bench.schedulers import bench_schedulers
@@ -168,6 +169,12 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
         from simsched.bench.deepsched import bench_deepsched
 
         groups["deepsched"] = lambda: bench_deepsched(quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.streams import bench_streams
+
+        groups["streams"] = lambda: bench_streams(quick)
     except ImportError:
         pass
     try:

@@ -143,7 +143,15 @@ def print_report(report: RunReport, console: Console) -> None:
     table.add_column("scheduler", style="bold")
     for name in ("makespan", "avg turnaround", "avg waiting", "utilisation", "vs bound", "scheduler time"):
         table.add_column(name, justify="right")
+    from simsched.run.streams import table_columns
+
+    stream_cols = table_columns(report)  # job-stream columns of a dynamic scenario
+    for _key, header, _scale, _unit in stream_cols:
+        table.add_column(header, justify="right")
     summary = summarize(report)
+    stream_summary = summarize(report, [key for key, *_ in stream_cols])
+    extra = list(zip(*[_column(stream_summary, key, reps, scale, unit, 4 if scale == 1 else 3)
+                       for key, _h, scale, unit in stream_cols])) or [()] * len(summary)
     paired = None
     if reps > 1 and len(summary) > 1:  # the same seeds for every scheduler: compare them pair by pair
         from simsched.study.stats import format_ratio, paired_comparison
@@ -157,18 +165,18 @@ def print_report(report: RunReport, console: Console) -> None:
     columns = zip(_column(summary, "makespan", reps), _column(summary, "avg_turnaround", reps),
                   _column(summary, "avg_waiting", reps), _column(summary, "utilization", reps, 100.0, "%", 3),
                   _time_column(summary, reps))
-    for s, (makespan, turnaround, waiting, utilisation, wall) in zip(summary, columns):
+    for s, (makespan, turnaround, waiting, utilisation, wall), more in zip(summary, columns, extra):
         gap = s["makespan"][0] / bound - 1 if bound > 0 else float("nan")
         green = (paired["best"] == s["scheduler"]) if paired is not None else s["makespan"][0] <= best * (1 + 1e-12)
         cells = [escape(s["scheduler"]), f"[green]{makespan}[/green]" if green else makespan,
-                 turnaround, waiting, utilisation, "-" if gap != gap else f"+{100 * gap:.1f}%", wall]
+                 turnaround, waiting, utilisation, "-" if gap != gap else f"+{100 * gap:.1f}%", wall, *more]
         if paired is not None:
             ratio = format_ratio(paired["ratios"].get(s["scheduler"], {}))
             cells.append(escape(ratio + (" ref" if paired["reference"] == s["scheduler"] else "")))
         table.add_row(*cells)
     for label in report.declined:
-        cells = [escape(label), "declined", "-", "-", "-", "-", "-"] + (["-"] if paired is not None else [])
-        table.add_row(*cells)
+        cells = [escape(label), "declined", "-", "-", "-", "-", "-", *["-"] * len(stream_cols)]
+        table.add_row(*cells, *(["-"] if paired is not None else []))
     console.print(table)
     for label, reason in report.declined.items():
         console.print(escape(f"{label} declined: {reason}"))

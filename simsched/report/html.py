@@ -8,7 +8,9 @@ chart per scheduler (its first run; processors as rows, one ``<rect data-task=..
 per task drawn by the page's script, coloured by task kind with a legend, hover for task, kind,
 processor, start, finish and duration; the time axis ends on a tick past the last finish), the data
 transfers between processors as arrows behind a check box (documents with a ``network`` section)
-and each scheduler's utilisation per processor.  When the script has drawn the charts it sets
+and each scheduler's utilisation per processor.  Documents of job-stream runs (rows with per-job
+records, ``jobs``) add a job-stream metrics table and a job timeline per scheduler (server-side SVG:
+waiting, running and deadline of every job).  When the script has drawn the charts it sets
 ``<body data-rendered-tasks="N" data-rendered-transfers="M">``, which tests read back from a
 headless browser.
 """
@@ -274,6 +276,94 @@ def _utilisation_table(runs: list[dict[str, Any]], processors: list[str]) -> str
     return f"<table id=\"utilisation\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+_STREAM_KEYS = (("jct_mean", "mean JCT"), ("jct_p50", "p50 JCT"), ("jct_p95", "p95 JCT"), ("jct_p99", "p99 JCT"),
+                ("slowdown_mean", "mean slowdown"), ("waiting_mean", "mean waiting"),
+                ("deadline_miss_rate", "deadline miss"), ("throughput", "throughput"), ("lost_work", "lost work"))
+
+
+def _stream_table(doc: Mapping[str, Any]) -> str:
+    """Job-stream metrics per scheduler (mean over its rows), for documents of dynamic runs; the
+    best mean JCT in bold.  Empty for documents without per-job records."""
+    rows = [r for r in doc["results"] if isinstance(r.get("jobs"), list)]
+    if not rows:
+        return ""
+    util = sorted({k for r in rows for k in r if k.startswith("utilization_")})
+    keys = list(_STREAM_KEYS) + [(k, "utilisation " + k.split("_", 1)[1]) for k in util]
+    labels = list(dict.fromkeys(str(r["scheduler"]) for r in rows))
+    means: dict[str, dict[str, float]] = {}
+    for label in labels:
+        mine = [r for r in rows if str(r["scheduler"]) == label]
+        means[label] = {}
+        for key, _ in keys:
+            vals = [float(r[key]) for r in mine if isinstance(r.get(key), (int, float))]
+            means[label][key] = sum(vals) / len(vals) if vals else float("nan")
+    best = min((m["jct_mean"] for m in means.values() if m["jct_mean"] == m["jct_mean"]), default=None)
+    head = "<th>scheduler</th>" + "".join(f"<th>{html.escape(h)}</th>" for _, h in keys)
+    body = []
+    for label in labels:
+        cells = [f"<td>{html.escape(label)}</td>"]
+        for key, _ in keys:
+            v = means[label][key]
+            text = "-" if v != v else (f"{100 * v:.3g}%" if key == "deadline_miss_rate" or key.startswith("util")
+                                       else f"{v:.4g}")
+            bold = key == "jct_mean" and best is not None and v <= best * (1 + 1e-12)
+            cells.append(f"<td class=\"best\">{text}</td>" if bold else f"<td>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (f"<h2>Job stream</h2><p class=\"meta\">Mean over repetitions; JCT = job completion time "
+            f"(completion - arrival), slowdown = JCT / the job's critical path alone.</p>"
+            f"<table id=\"stream\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def _job_timeline(run: Mapping[str, Any], width: int = 1000, row_h: int = 7, max_jobs: int = 400) -> str:
+    """An SVG timeline of one run's jobs, one row per job in arrival order (the first ``max_jobs``):
+    a grey line from arrival to its first task's start (waiting), a bar from start to completion
+    (blue, red when it missed its deadline), a black tick at its deadline.  O(jobs)."""
+    jobs = sorted(run["jobs"], key=lambda j: (j["arrival"], j["job"]))[:max_jobs]
+    if not jobs:
+        return ""
+    end = max([float(j["completion"] or 0) for j in jobs] + [float(j.get("deadline") or 0) for j in jobs]) or 1.0
+    left, top = 60, 18
+    scale = (width - left - 30) / end
+    height = top + row_h * len(jobs) + 22
+    parts = [f"<svg viewBox=\"0 0 {width} {height}\" class=\"jobs\" data-jobs=\"{len(jobs)}\">"]
+    for i in range(6):
+        t = end * i / 5
+        x = left + t * scale
+        parts.append(f"<line x1=\"{x:.1f}\" y1=\"{top - 4}\" x2=\"{x:.1f}\" y2=\"{height - 18}\" stroke=\"#eee\"/>"
+                     f"<text x=\"{x:.1f}\" y=\"{height - 5}\" text-anchor=\"middle\">{t:.4g}</text>")
+    parts.append("<text x=\"4\" y=\"12\">job (arrival order) / time</text>")
+    for i, j in enumerate(jobs):
+        y = top + i * row_h
+        a, s0, c = (float(j[k]) for k in ("arrival", "start", "completion"))
+        missed = bool(j.get("missed"))
+        tip = (f"job {j['job']} ({j.get('source', '')}, {j['tasks']} tasks): arrival {a:.4g}, start {s0:.4g}, "
+               f"completion {c:.4g}, JCT {float(j['jct']):.4g}, slowdown {float(j['slowdown'] or 0):.3g}"
+               + (f", deadline {float(j['deadline']):.4g}{' MISSED' if missed else ''}" if "deadline" in j else ""))
+        cls = "job missed" if missed else "job"
+        parts.append(f"<g class=\"{cls}\" data-job=\"{j['job']}\"><title>{html.escape(tip)}</title>"
+                     f"<line x1=\"{left + a * scale:.1f}\" y1=\"{y + row_h / 2:.1f}\" x2=\"{left + s0 * scale:.1f}\" "
+                     f"y2=\"{y + row_h / 2:.1f}\" stroke=\"#999\"/>"
+                     f"<rect x=\"{left + s0 * scale:.1f}\" y=\"{y + 1:.1f}\" width=\"{max((c - s0) * scale, 1):.1f}\" "
+                     f"height=\"{row_h - 2}\" fill=\"{'#d62728' if missed else '#4c78a8'}\"/>")
+        if "deadline" in j:
+            x = left + float(j["deadline"]) * scale
+            parts.append(f"<line x1=\"{x:.1f}\" y1=\"{y}\" x2=\"{x:.1f}\" y2=\"{y + row_h}\" stroke=\"#000\"/>")
+        parts.append("</g>")
+    parts.append("</svg>")
+    more = f" (first {max_jobs} of {len(run['jobs'])})" if len(run["jobs"]) > max_jobs else ""
+    return (f"<div class=\"gantt jobtimeline\"><h3>{html.escape(str(run['scheduler']))} (seed "
+            f"{html.escape(str(run.get('seed')))}){more}</h3>{''.join(parts)}</div>")
+
+
+def _job_timelines(runs: list[dict[str, Any]]) -> str:
+    charts = "".join(_job_timeline(r) for r in runs if isinstance(r.get("jobs"), list))
+    if not charts:
+        return ""
+    return ("<h2>Job timelines</h2><p class=\"meta\">First run of each scheduler, one row per job: grey = "
+            "waiting (arrival to first start), bar = running (first start to completion; red = deadline "
+            f"missed), black tick = deadline; hover for the numbers.</p>{charts}")
+
+
 def report_html(doc: Mapping[str, Any], transfers: bool = False) -> str:
     """The report page for a checked results document (see the module docstring); ``transfers``
     shows the data transfers when the page opens (a check box toggles them).  O(size of doc)."""
@@ -311,7 +401,8 @@ def report_html(doc: Mapping[str, Any], transfers: bool = False) -> str:
         f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(name)}: "
         f"simsched report</title><style>{_CSS}</style></head><body>"
         f"<h1>{html.escape(name)}</h1><p class=\"meta\">{html.escape('; '.join(meta))}</p>"
-        f"<h2>Metrics</h2>{_metrics_table(doc)}{paired_section(doc['results'])}"
+        f"<h2>Metrics</h2>{_metrics_table(doc)}{paired_section(doc['results'])}{_stream_table(doc)}"
+        f"{_job_timelines(runs)}"
         f"<h2>Gantt charts</h2><p class=\"meta\">First run of each scheduler; hover a task for its times.</p>"
         f"{_legend(colours)}{toggle}{charts}<h2>Utilisation per processor</h2>{_utilisation_table(runs, processors)}"
         f"<div id=\"tip\"></div><script type=\"application/json\" id=\"simsched-data\">{data}</script>"

@@ -49,6 +49,10 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "capacity": "The question of `simsched capacity`: `objective` (e.g. `makespan <= 150`), `resource`, "
                     "`days`, `on_days`, `max`, `schedulers` (see [capacity.md](capacity.md)).",
         "limits": "Raise (or lower) the size limits for this scenario (see `LimitsSpec`).",
+        "failures": "Processor failures: `mtbf`/`mttr` per processor (defaults, `types: {TYPE: {mtbf, mttr}}`, "
+                    "`processors: {NAME: {...}}`) and/or `trace: down.csv` (see [streams.md](streams.md)).",
+        "stragglers": "Straggler episodes: `{rate, duration, slowdown}` per processor "
+                      "(see [streams.md](streams.md)).",
     },
     "LimitsSpec": {
         "max_tasks": "Most tasks in the workload (default 2,000,000; also `SIMSCHED_MAX_TASKS`).",

@@ -58,6 +58,8 @@ class RunReport:
     declined: dict[str, str] = field(default_factory=dict)
     """Schedulers that declined the problem (label -> their reason); they have no rows and are not in
     ``schedulers``, and the other schedulers' results stand."""
+    job_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Dynamic scenarios: first repetition's per-job records of each scheduler (for the job timeline)."""
     warnings: list[str] = field(default_factory=list)
     """One line per static planner whose own predicted times the simulator does not reproduce, and per
     learned scheduler run outside its checkpoint's training range."""
@@ -155,11 +157,15 @@ def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerChoice, w
     """For a learned scheduler (``scheduler`` exposes the hooks ``range_warning`` and ``checkpoint_id``,
     see :class:`simsched.learned.training_range.RangeChecked`; reached by ``getattr``, no import): its
     checkpoint id, and a warning line appended to ``warnings`` when ``problem`` lies outside the
-    checkpoint's training range."""
+    checkpoint's training range (for a job stream, pass its largest job's problem: the family is then
+    its jobs' source's)."""
     hook = getattr(scheduler, "range_warning", None)
     if hook is None:
         return None
     wl = scenario.workload
+    if wl is not None and wl.form == "stream":  # a stream is judged by its jobs' family (one source)
+        sources = wl.options["stream"].sources
+        wl = sources[0].spec if len(sources) == 1 else wl
     line = hook(problem, spec.label, (dict(wl.options), wl.form) if wl else None)
     if line:
         warnings.append(line)
@@ -279,6 +285,9 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     bound = lower_bound(problem)
     noisy = not scenario.noise.deterministic
     report = RunReport(scenario, problem, base, reps, [s.label for s in specs], bound)
+    if scenario.is_dynamic:  # job streams, failures, stragglers: the online engine, one day per repetition
+        _run_dynamic(scenario, specs, base, reps, report, progress)
+        return report
     total, done = len(specs) * reps, 0
     first = [_construct(scenario, spec) for spec in specs]  # a constructor's refusal stops the run before any work
     for spec, instance in zip(specs, first):
@@ -317,6 +326,52 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     if progress is not None:
         progress(total, total, "done")
     return report
+
+
+def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int, reps: int, report: RunReport,
+                 progress: Progress | None = None) -> None:
+    """Fill ``report`` (whose ``problem`` is day ``base``'s) through :mod:`simsched.run.streams`
+    with one row per scheduler and repetition: the usual schedule metrics, the stream summary
+    (:func:`~simsched.simulator.jobmetrics.stream_metrics`), ``failures``/``restarts`` and the
+    per-job records under ``jobs``.  Simulated schedules are validated (precedence, no overlap,
+    eligibility); an invalid one raises :class:`SimulatorBug`."""
+    from simsched.run.streams import JobStream, largest_job_problem, simulate_stream, stream_of
+
+    drawn: dict[int, JobStream] = {}
+    total, done = len(specs) * reps, 0
+    exact = scenario.noise.deterministic and scenario.disruptions is None
+    probe = largest_job_problem(report.problem, stream_of(scenario, base))  # one job, for range checks
+    first_instances = [_construct(scenario, spec) for spec in specs]  # refusals before any work
+    for spec, instance in zip(specs, first_instances):
+        checkpoint = learned_check(scenario, probe, spec, report.warnings, instance)
+        for r in range(reps):
+            seed_r = base + r
+            if progress is not None:
+                progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
+            if seed_r not in drawn:
+                drawn[seed_r] = stream_of(scenario, seed_r)
+            scheduler = instance if r == 0 else _construct(scenario, spec)  # once per repetition
+            run = simulate_stream(scenario, spec, seed_r, drawn[seed_r], scheduler)
+            errors = validate_schedule(run.schedule, run.problem, check_durations=exact)
+            if errors:
+                raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "
+                                   + "; ".join(errors[:5]))
+            bound = report.lower_bound if r == 0 else lower_bound(run.problem)
+            row = result_row(run.problem, spec.label, seed_r, run.schedule, run.scheduler_time_s, bound)
+            row.update(run.metrics.summary)
+            row["failures"] = run.stats.failures
+            row["restarts"] = run.stats.restarts
+            row["slowed_tasks"] = run.stats.slowed_tasks
+            row["jobs"] = run.metrics.records
+            if checkpoint is not None:
+                row["checkpoint"] = checkpoint
+            report.rows.append(row)
+            if r == 0:
+                report.schedules[spec.label] = run.schedule
+                report.job_records[spec.label] = run.metrics.records
+            done += 1
+    if progress is not None:
+        progress(total, total, "done")
 
 
 def summarize(report: RunReport, keys: Sequence[str] = ("makespan", "avg_turnaround", "avg_waiting",

@@ -36,6 +36,10 @@ def build_graph(scenario: Scenario, seed: int) -> TaskGraph:
         raise SimschedError("this scenario has no platform and workload, only an autotuning section",
                             file=scenario.file)
     spec = scenario.workload
+    if spec.form == "stream":
+        from simsched.scenario.stream import build_stream
+
+        return build_stream(scenario, seed).graph
     try:
         with limits.using(scenario.limits):
             graph = spec.build(scenario.platform.n_processors, np.random.default_rng(seed))
@@ -65,7 +69,7 @@ def _check_platform_fields_used(scenario: Scenario, graph: TaskGraph) -> None:
             raise scenario.locate(SimschedError(
                 f"no task of kind {kind!r} in the workload{_closest(kind, sorted(kinds))}; its kinds: "
                 f"{', '.join(sorted(kinds))}"), ("platform", "affinity", kind))
-    if graph.cost is None or scenario.workload.form == "generator":
+    if graph.cost is None or scenario.workload.form in ("generator", "stream"):
         return
     where = "the inline tasks give" if scenario.workload.form == "inline" else "the workload file gives"
     if scenario.affinity:

@@ -62,6 +62,14 @@ class Scenario:
     file: Path | None = None
     document: YamlDocument | None = field(default=None, repr=False, compare=False)
     limits: Mapping[str, Any] = field(default_factory=dict)
+    disruptions: Any = None
+    """:class:`~simsched.simulator.engine.Disruptions` from the ``failures``/``stragglers`` sections, or None."""
+
+    @property
+    def is_dynamic(self) -> bool:
+        """True for a job-stream workload or a scenario with failures or stragglers: it runs through
+        :mod:`simsched.run.streams` (the SimPy engine only; the fast evaluator cannot model it)."""
+        return (self.workload is not None and self.workload.form == "stream") or self.disruptions is not None
 
     def locate(self, error: SimschedError, loc: Loc) -> SimschedError:
         """``error`` with this file, the dotted ``loc`` and its line filled in where still unknown.
@@ -232,8 +240,18 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
             problems.raise_if_any()
         platform = _build_platform(model.platform, problems)
         base = doc.file.parent if doc.file is not None else Path.cwd()
-        if model.workload is not None:
+        if model.workload is not None and "stream" in model.workload:  # a job stream of workload forms
+            from simsched.scenario.stream import parse_stream
+
+            workload = parse_stream(model.workload, m, base, problems)
+        elif model.workload is not None:
             workload = _parse_workload(model.workload, m, base, problems)
+    disruptions = None
+    if model.failures is not None or model.stragglers is not None:
+        from simsched.scenario.stream import parse_dynamics
+
+        disruptions = parse_dynamics(model.failures, model.stragglers, platform,
+                                     doc.file.parent if doc.file is not None else Path.cwd(), problems)
     if model.schedulers is not None:
         base_dir = doc.file.parent if doc.file is not None else None
         schedulers = _parse_schedulers(model.schedulers, problems, base_dir, construct)
@@ -254,7 +272,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
         repetitions=model.repetitions, platform=platform,
         affinity=model.platform.affinity if model.platform is not None else {},
         workload=workload, noise=noise, schedulers=schedulers, autotuning=autotuning,
-        file=doc.file, document=doc, limits=model.limits.overrides(),
+        file=doc.file, document=doc, limits=model.limits.overrides(), disruptions=disruptions,
     )
 
 

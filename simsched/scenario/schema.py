@@ -128,6 +128,10 @@ class ScenarioModel(_Model):
     autotuning: dict[str, Any] | None = None
     capacity: dict[str, Any] | None = None
     limits: LimitsSpec = LimitsSpec()
+    failures: dict[str, Any] | None = None
+    """Processor failures (checked by :mod:`simsched.scenario.stream`)."""
+    stragglers: dict[str, Any] | None = None
+    """Straggler episodes (checked by :mod:`simsched.scenario.stream`)."""
 
 
 class TaskSpec(_Model):

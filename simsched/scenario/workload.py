@@ -40,6 +40,8 @@ class WorkloadSpec:
             return f"inline graph of {len(self.options['tasks'])} tasks"
         if self.form == "generator":
             return f"generator {self.options['generator']!r}"
+        if self.form == "stream":
+            return self.options["stream"].describe()
         return f"{self.form} file {self.options.get('path')}"
 
 

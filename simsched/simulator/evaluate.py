@@ -10,9 +10,11 @@ fitness, RL rewards and DeepSched labels use it; a property test holds it equal 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from simsched.errors import PlanError
+from simsched.errors import PlanError, SimschedError
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, topological_rank
 from simsched.workloads.csr import find_cycle, gather_ranges, kahn_levels
@@ -60,15 +62,23 @@ def execution_graph(problem: Problem, plan: Plan) -> tuple[np.ndarray, np.ndarra
     return ptr, succ, delay
 
 
-def evaluate_plan(problem: Problem, plan: Plan, durations: np.ndarray | None = None) -> Schedule:
+def evaluate_plan(problem: Problem, plan: Plan, durations: np.ndarray | None = None, *,
+                  disruptions: Any = None) -> Schedule:
     """Start and finish of every task when ``plan`` is executed with ``durations`` (default: the
     cost model's times on the planned processors).
+
+    It models neither processor failures nor stragglers: given active ``disruptions`` (a
+    :class:`~simsched.simulator.engine.Disruptions`) it raises :class:`SimschedError` rather than
+    guess; the SimPy engine (:func:`~simsched.simulator.engine.run_online`) simulates them.
 
     Raises :class:`PlanError` when the plan cannot run: a task on an ineligible processor, or a
     processor order that puts a task before one of its own ancestors (which would deadlock).
     O(n log n + e) work in O(depth of the execution graph) numpy passes.  A plan with copies
     (duplication) goes to :func:`evaluate_with_copies`; ``durations`` are then per instance.
     """
+    if disruptions is not None and disruptions.active:
+        raise SimschedError("the fast evaluator models neither processor failures nor stragglers; "
+                            "simulate them with the SimPy engine (`simsched run`)")
     if plan.copies is not None:
         return evaluate_with_copies(problem, plan, durations)
     dur = plan_durations(problem, plan) if durations is None else np.asarray(durations, dtype=np.float64)

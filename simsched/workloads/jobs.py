@@ -28,10 +28,42 @@ class JobStream:
     graph: TaskGraph
     jobs: np.ndarray
     job_arrival: np.ndarray
+    job_deadline: np.ndarray | None = None
+    """Absolute deadline per job (``inf``: none), or None when no job has one."""
+    job_priority: np.ndarray | None = None
+    """Priority per job (higher first in priority-aware rules), or None."""
+    job_names: tuple[str, ...] = ()
+    """Where each job came from (a generator name, a file), for per-job records."""
 
     @property
     def n_jobs(self) -> int:
         return int(self.job_arrival.size)
+
+    def with_jobs(self, *, deadline: np.ndarray | None = None, priority: np.ndarray | None = None,
+                  names: Sequence[str] = ()) -> JobStream:
+        """This stream with per-job deadlines, priorities (also written into every task's
+        ``priority``) and source names.  Deadlines must not precede their job's arrival.  O(n)."""
+        k = self.n_jobs
+        if deadline is not None:
+            deadline = np.asarray(deadline, dtype=np.float64)
+            if deadline.shape != (k,) or np.isnan(deadline).any():
+                raise SimschedError(f"a stream needs one deadline per job ({k}), got {deadline.shape}")
+            late = np.flatnonzero(deadline <= self.job_arrival)
+            if late.size:
+                j = int(late[0])
+                raise SimschedError(f"job {j} has deadline {deadline[j]:g}, not after its arrival "
+                                    f"{self.job_arrival[j]:g}")
+            deadline.setflags(write=False)
+        graph = self.graph
+        if priority is not None:
+            priority = np.asarray(priority, dtype=np.float64)
+            if priority.shape != (k,) or not np.isfinite(priority).all():
+                raise SimschedError(f"a stream needs one finite priority per job ({k})")
+            priority.setflags(write=False)
+            graph = graph.with_(priority=priority[self.jobs])
+        names = tuple(names) or self.job_names
+        return JobStream(graph, self.jobs, self.job_arrival, deadline if deadline is not None
+                         else self.job_deadline, priority if priority is not None else self.job_priority, names)
 
 
 def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStream:
@@ -47,7 +79,7 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
     with_cost = [g.cost is not None for g in graphs]
     if any(with_cost) and not all(with_cost):
         raise SimschedError("either every job has an explicit cost matrix or none has")
-    names, kinds, edges, data, work, arrival, memory, cores, costs, jobs = ([] for _ in range(10))
+    names, kinds, edges, data, work, arrival, memory, cores, costs, jobs, prio = ([] for _ in range(11))
     offset = 0
     for k, g in enumerate(graphs):
         names += [f"j{k}.{name}" for name in g.names]
@@ -58,6 +90,7 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
         arrival.append(g.arrival + arr[k])
         memory.append(g.memory)
         cores.append(g.cores)
+        prio.append(g.priority)
         if g.cost is not None:
             costs.append(g.cost)
         jobs.append(np.full(g.n_tasks, k, dtype=np.int64))
@@ -66,7 +99,8 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
         raise SimschedError("the jobs' cost matrices have different numbers of processors")
     graph = TaskGraph(names, np.concatenate(edges), np.concatenate(data), work=np.concatenate(work),
                       kind=kinds, arrival=np.concatenate(arrival), memory=np.concatenate(memory),
-                      cores=np.concatenate(cores), cost=np.concatenate(costs) if costs else None)
+                      cores=np.concatenate(cores), priority=np.concatenate(prio),
+                      cost=np.concatenate(costs) if costs else None)
     job_ids = np.concatenate(jobs)
     job_ids.setflags(write=False)
     arr.setflags(write=False)
@@ -87,8 +121,12 @@ def poisson_stream(make_job: Callable[[np.random.Generator], TaskGraph], n_jobs:
 
 
 def job_ids(graph: TaskGraph) -> np.ndarray:
-    """Job index per task when no stream says so: the weakly connected components of the graph
-    (numbered by their first task).  O(n + e) with scipy."""
+    """Job index per task when no stream says so: the ``j<k>.`` name prefixes :func:`merge_jobs`
+    writes when every task has one, else the weakly connected components of the graph (numbered by
+    their first task).  O(n + e) with scipy."""
+    prefixed = stream_job_ids(graph)
+    if prefixed is not None:
+        return prefixed
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -99,3 +137,77 @@ def job_ids(graph: TaskGraph) -> np.ndarray:
     rank = np.empty(first.size, dtype=np.int64)
     rank[np.argsort(np.argsort(first))] = np.arange(first.size)
     return rank[labels]
+
+
+def stream_job_ids(graph: TaskGraph) -> np.ndarray | None:
+    """Job index per task from the ``j<k>.`` prefixes of a merged stream's task names (renumbered
+    densely in order of first appearance), or None when some task has none.  O(n)."""
+    keys = []
+    for name in graph.names:
+        head, dot, _ = name.partition(".")
+        if not dot or len(head) < 2 or head[0] != "j" or not head[1:].isdigit():
+            return None
+        keys.append(int(head[1:]))
+    if not keys:
+        return None
+    _, first, inverse = np.unique(np.asarray(keys), return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[inverse]
+
+
+# --------------------------------------------------------------------------- arrival processes
+def poisson_arrivals(rate: float, rng: np.random.Generator, *, count: int | None = None,
+                     horizon: float | None = None, start_at_zero: bool = True) -> np.ndarray:
+    """Arrival times of a homogeneous Poisson process of intensity ``rate``: ``count`` of them, or
+    all those before ``horizon``.  With ``start_at_zero`` the first job arrives at 0 (as in
+    :func:`poisson_stream`).  O(jobs)."""
+    return piecewise_arrivals([(0.0, rate)], rng, count=count, horizon=horizon, start_at_zero=start_at_zero)
+
+
+def piecewise_arrivals(rates: Sequence[tuple[float, float]], rng: np.random.Generator, *,
+                       count: int | None = None, horizon: float | None = None,
+                       start_at_zero: bool = False) -> np.ndarray:
+    """Arrival times of a Poisson process whose intensity is piecewise constant: ``rates`` is
+    ``[(t0, r0), (t1, r1), ...]`` with ``t0 = 0`` and increasing ``t``; rate ``r_i`` holds on
+    ``[t_i, t_{i+1})`` and the last one forever.  Exactly ``count`` arrivals, or all before
+    ``horizon`` (one of the two).  Drawn by time change: unit-rate exponential gaps mapped through
+    the inverse of the cumulative intensity (Cinlar 1975), so a zero rate is a gap with no
+    arrivals.  O(jobs + pieces)."""
+    if (count is None) == (horizon is None):
+        raise SimschedError("a stream needs either a job count or a horizon, not both or neither")
+    if not rates:
+        raise SimschedError("a piecewise rate needs at least one [time, rate] pair")
+    t = np.asarray([float(a) for a, _ in rates])
+    r = np.asarray([float(b) for _, b in rates])
+    if t[0] != 0 or (np.diff(t) <= 0).any() or not np.isfinite(t).all():
+        raise SimschedError("piecewise rate times must start at 0 and increase")
+    if (r < 0).any() or not np.isfinite(r).all():
+        bad = float(r[~(np.isfinite(r) & (r >= 0))][0])
+        raise SimschedError(f"an arrival rate must be a finite number >= 0, got {bad:g}")
+    if r[-1] <= 0:
+        raise SimschedError("the last arrival rate must be > 0 (else the stream never ends)")
+    if count is not None and count < 1:
+        raise SimschedError(f"a job stream needs at least one job, got {count}")
+    if horizon is not None and not (horizon > 0 and np.isfinite(horizon)):
+        raise SimschedError(f"the stream horizon must be a positive number, got {horizon}")
+    cum = np.concatenate([[0.0], np.cumsum(np.diff(t) * r[:-1])])  # intensity integral at each t_i
+
+    def invert(mass: np.ndarray) -> np.ndarray:
+        i = np.searchsorted(cum, mass, side="right") - 1
+        # a zero-rate piece has cum[i] == cum[i+1]; searchsorted(right) skips past it
+        return t[i] + (mass - cum[i]) / r[i]
+
+    if count is not None:
+        n_draw = count - 1 if start_at_zero else count
+        mass = np.cumsum(rng.exponential(1.0, n_draw))
+        times = invert(mass)
+        return np.concatenate([[0.0], times]) if start_at_zero else times
+    # cum is piecewise linear in t, so interpolation is exact inside the pieces
+    total = float(np.interp(horizon, t, cum)) if horizon <= t[-1] else float(cum[-1] + (horizon - t[-1]) * r[-1])
+    n = int(rng.poisson(total))
+    mass = np.sort(rng.uniform(0.0, total, n))  # given N(T) = n, arrivals are order statistics
+    times = invert(mass)
+    if start_at_zero and (times.size == 0 or times[0] > 0):
+        times = np.concatenate([[0.0], times])
+    return times

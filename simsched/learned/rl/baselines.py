@@ -5,15 +5,10 @@
   and every task planned before it there is assigned, so each processor runs its planned sequence.
   Without disruptions it is the plan's execution; with stragglers it suffers them, as a static
   plan does.
-* :class:`OnlineHEFT` — at each decision point, while a processor is idle: the ready task of
-  highest upward rank on the processor expected to finish it first (HEFT's two rules applied
-  online, late binding).
-* :class:`ShortestJobEFT` — job-aware: the ready task whose job has the least remaining mean work
-  (shortest remaining processing time first, the rule that minimises mean flow time on one
-  machine; Schrage 1968), ties by upward rank, on its earliest-finish processor.
-
-All three place one task at a time while a processor is idle (:class:`OneByOne`), like the RL
-agents; MCT and min-min (:mod:`simsched.schedulers.online`) commit every ready task at once.
+* :class:`~simsched.schedulers.jobaware.OnlineHEFT`, :class:`~simsched.schedulers.jobaware.ShortestJobEFT`
+  (``srjf-eft``): registered online rules of :mod:`simsched.schedulers.jobaware`, which place one task at
+  a time while a processor is idle, like the RL agents; MCT and min-min
+  (:mod:`simsched.schedulers.online`) commit every ready task at once.
 Cost per placement O(k m) for k ready tasks, vectorised.
 """
 
@@ -23,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simsched.learned.rl.features import assume_assigned
+from simsched.schedulers.jobaware import OnlineHEFT, ShortestJobEFT
 from simsched.simulator.policy import DecisionView, OnlinePolicy
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
@@ -34,65 +29,6 @@ if TYPE_CHECKING:
     from simsched.simulator.jobmetrics import JobMetrics
 
 Assignments = list[tuple[int, int]]
-
-
-class OneByOne:
-    """Place ready tasks one at a time (:meth:`choose`) while a processor is idle, updating the
-    view between placements (:func:`~simsched.learned.rl.features.assume_assigned`)."""
-
-    name = ""
-
-    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
-        from simsched.schedulers.heft import upward_rank
-
-        self.rank = np.nan_to_num(upward_rank(problem), nan=0.0, posinf=0.0)
-
-    def decide(self, view: DecisionView) -> Assignments:
-        stuck = view.ready[~view.problem.eligible[view.ready].any(axis=1)]
-        if stuck.size:  # no processor may run it: the engine rejects this with a SimschedError
-            return [(int(stuck[0]), 0)]
-        out: Assignments = []
-        while view.ready.size and view.idle.any():
-            t, p = self.choose(view)
-            out.append((t, p))
-            view = assume_assigned(view, t, p)
-        return out
-
-    def choose(self, view: DecisionView) -> tuple[int, int]:
-        t = self.pick_task(view)
-        return t, int(np.argmin(view.completion_times(np.array([t]))[0]))
-
-    def pick_task(self, view: DecisionView) -> int:
-        raise NotImplementedError
-
-
-class OnlineHEFT(OneByOne):
-    """Highest upward rank first, earliest expected finish (see the module docstring)."""
-
-    name = "online-heft"
-
-    def pick_task(self, view: DecisionView) -> int:
-        return int(view.ready[np.argmax(self.rank[view.ready])])
-
-
-class ShortestJobEFT(OneByOne):
-    """Shortest remaining job first, earliest expected finish (see the module docstring)."""
-
-    name = "srjf-eft"
-
-    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
-        from simsched.workloads.jobs import job_ids
-
-        super().reset(problem, rng)
-        self.jobs = job_ids(problem.graph)
-        self.cost = problem.mean_cost
-
-    def pick_task(self, view: DecisionView) -> int:
-        left = np.isnan(view.finish) & (view.processor < 0)
-        remaining = np.bincount(self.jobs, weights=left * self.cost, minlength=int(self.jobs.max()) + 1)
-        r = view.ready
-        key = np.lexsort((-self.rank[r], remaining[self.jobs[r]]))
-        return int(r[key[0]])
 
 
 class StaticPlanPolicy:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simsched.schedulers.jobaware import assume_assigned  # noqa: F401 - re-exported for the agents
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
 
@@ -147,18 +148,3 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
                                        for a in (nodes, procs, pairs, jobs, glob))
     return Observation(nodes, np.stack([g.edge_src, g.edge_dst]).astype(np.int64), procs, pairs, jobs,
                        info.jobs, glob, ready, proc_mask, completion)
-
-
-def assume_assigned(view: DecisionView, task: int, processor: int) -> DecisionView:
-    """The view after assigning ``task`` to ``processor`` without running the simulation (the
-    engine's own update of ``available``), for agents that place several tasks in one
-    ``decide`` call.  O(in-degree x m + k)."""
-    ct = view.completion_times(np.array([task]))[0, processor]
-    proc = np.array(view.processor)
-    proc[task] = processor
-    available = np.array(view.available)
-    available[processor] = ct
-    idle = np.array(view.idle)
-    idle[processor] = False
-    return DecisionView(view.problem, view.now, view.ready[view.ready != task], proc, view.finish,
-                        available, idle, view.trigger)

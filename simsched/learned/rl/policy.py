@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from simsched.learned.rl.baselines import OneByOne
 from simsched.learned.rl.features import StaticInfo, observe
 from simsched.learned.training_range import RangeChecked
+from simsched.schedulers.jobaware import OneByOne
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
 
@@ -40,7 +40,7 @@ def _load(kind: str, path: str):
 
 
 class _Agent(OneByOne, RangeChecked):
-    """A learned agent placing one task at a time (:class:`~simsched.learned.rl.baselines.OneByOne`)."""
+    """A learned agent placing one task at a time (:class:`~simsched.schedulers.jobaware.OneByOne`)."""
 
     name = ""
     kind = ""

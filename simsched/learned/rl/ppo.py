@@ -151,7 +151,7 @@ def behaviour_clone(env: SchedulingEnv, net: ActorCritic, seeds: list[int], cfg:
     """Warm start: fit the two heads to the teacher's choices (``ppo.bc_teacher``: online HEFT or
     shortest remaining job first, both on the earliest-finish processor; :mod:`simsched.learned.rl.baselines`)
     on the states the teacher reaches.  Returns the final loss."""
-    from simsched.learned.rl.baselines import OnlineHEFT, ShortestJobEFT
+    from simsched.schedulers.jobaware import OnlineHEFT, ShortestJobEFT
 
     teacher = ShortestJobEFT() if cfg.ppo.bc_teacher == "srjf" else OnlineHEFT()
     obs, tasks, procs = [], [], []

@@ -23,10 +23,12 @@ edge, and the floats identical to :func:`~simsched.simulator.evaluate.evaluate_p
 during ``env.run()`` (the engine allocates many small, acyclic objects; ~40% faster at 100k tasks).
 
 Dynamic runs (:func:`run_online` with ``disruptions``, and :class:`OnlineSession`) add processor
-failures and slowdowns (:class:`Disruptions`): per processor an on/off Poisson process, drawn lazily
-from its own seeded ``Generator``.  A failure kills the running task, which restarts from scratch
-on the same processor after the repair; a task started on a slowed-down processor takes
-``slowdown`` times longer.  :class:`OnlineSession` steps an online run one assignment at a time —
+failures and slowdowns (:class:`Disruptions`): per processor an on/off Poisson process (MTBF/MTTR)
+or a trace of down intervals, drawn lazily from the processor's own seeded ``Generator``.  A failure
+kills the running task (its time so far is lost work) and hands it, with the failed processor's
+queue, back to the policy, which places it anew (earliest-finish rules pick another processor,
+since the failed one is available only after its repair); a task started on a slowed-down
+processor takes ``slowdown`` times longer.  :class:`OnlineSession` steps an online run one assignment at a time —
 the simulation is paused at each decision point (a callback raises ``simpy``'s
 ``StopSimulation``) — which is how the gymnasium environment (:mod:`simsched.learned.rl.env`) drives this
 engine.
@@ -40,8 +42,9 @@ with ``ev.value``, ``env.now`` and a counted event total.
 """
 
 from simsched.simulator.engine.common import DECISION_PRIORITY
-from simsched.simulator.engine.online import Disruptions, OnlineStats, run_online
+from simsched.simulator.engine.online import DisruptionLog, Disruptions, OnlineStats, run_online
 from simsched.simulator.engine.plan import _execute, execute_plan
 from simsched.simulator.engine.session import OnlineSession
 
-__all__ = ["DECISION_PRIORITY", "Disruptions", "OnlineSession", "OnlineStats", "_execute", "execute_plan", "run_online"]
+__all__ = ["DECISION_PRIORITY", "DisruptionLog", "Disruptions",
+           "OnlineSession", "OnlineStats", "_execute", "execute_plan", "run_online"]

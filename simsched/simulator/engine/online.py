@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import simpy
@@ -23,38 +23,78 @@ from simsched.simulator.schedule import Schedule
 
 
 # --------------------------------------------------------------------------- disruptions
-@dataclass(frozen=True)
+def _per_processor(value: float | np.ndarray, m: int, name: str) -> np.ndarray:
+    arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (m,)) if np.ndim(value) == 0 else \
+        np.asarray(value, dtype=np.float64)
+    if arr.shape != (m,):
+        raise SimschedError(f"disruptions: {name} gives {arr.size} values for {m} processors")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
 class Disruptions:
     """Processor failures and slowdowns (stragglers), each an on/off Poisson process per processor.
 
-    * ``failure_rate``: failures per unit of time per processor (0: none); a failure lasts an
-      exponential repair time of mean ``repair_time``; the task running then is lost and restarts
-      from scratch on the same processor once it is repaired.
+    * ``failure_rate``: failures per unit of time (1 / MTBF), one number or one per processor (0:
+      none); a failure lasts an exponential repair time of mean ``repair_time`` (MTTR, likewise one
+      or per processor).  ``down_trace``: explicit ``(processor, start, end)`` down intervals, on
+      top of (or instead of) the random ones.  When a processor fails, the task running there is
+      lost (its time so far counted as lost work) and, with every task queued there, handed back
+      to the scheduler as ready again: the policy places it anew, and while the processor is down
+      its ``available`` time is its repair time, so earliest-finish rules move the task to another
+      processor.  A failed processor starts nothing until it is repaired.
     * ``slowdown_rate``: slowdown episodes per unit of time per processor (0: none), each lasting an
       exponential time of mean ``slowdown_duration``; a task *started* during an episode takes
       ``slowdown`` times its (noisy) duration.
 
-    Events are drawn lazily while tasks remain, so a run always ends.  Exponential draws: O(1) per
-    episode.  (Failure/straggler models as in Dean & Barroso, "The tail at scale", CACM 2013.)
+    Each processor draws its episodes from its own child of ``disruption_rng`` (one for failures,
+    one for slowdowns), so the failure and straggler timelines do not depend on the schedule: every
+    scheduler of a repetition meets the same ones.  Draws are lazy while tasks remain, so a run
+    always ends.  O(1) per episode.  (Failure/straggler models as in Dean & Barroso, "The tail at
+    scale", CACM 2013; MTBF/MTTR as in WRENCH/WorkflowSim.)
     """
 
-    failure_rate: float = 0.0
-    repair_time: float = 10.0
+    failure_rate: float | np.ndarray = 0.0
+    repair_time: float | np.ndarray = 10.0
     slowdown_rate: float = 0.0
     slowdown_duration: float = 20.0
     slowdown: float = 3.0
+    down_trace: tuple[tuple[int, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("failure_rate", "repair_time", "slowdown_rate", "slowdown_duration"):
-            v = float(getattr(self, name))
-            if not (np.isfinite(v) and v >= 0):
-                raise SimschedError(f"disruptions: {name} must be a finite number >= 0, got {v}")
+            v = np.asarray(getattr(self, name), dtype=np.float64)
+            if not (np.isfinite(v).all() and (v >= 0).all()):
+                raise SimschedError(f"disruptions: {name} must be finite numbers >= 0, got {getattr(self, name)}")
         if not (np.isfinite(self.slowdown) and self.slowdown >= 1):
             raise SimschedError(f"disruptions: slowdown must be a finite factor >= 1, got {self.slowdown}")
+        for p, a, b in self.down_trace:
+            if not (0 <= a < b and np.isfinite(b)):
+                raise SimschedError(f"disruptions: down interval [{a:g}, {b:g}] of processor {p} must have "
+                                    f"0 <= start < end")
 
     @property
     def active(self) -> bool:
-        return self.failure_rate > 0 or (self.slowdown_rate > 0 and self.slowdown > 1)
+        return bool(np.any(np.asarray(self.failure_rate) > 0) or self.down_trace
+                    or (self.slowdown_rate > 0 and self.slowdown > 1))
+
+
+@dataclass
+class DisruptionLog:
+    """What happened in a run with disruptions: every task attempt ``(task, processor, start, end,
+    completed)`` and every down interval ``(processor, start, end)`` (``end`` may be ``inf`` for a
+    repair still pending when the run ended)."""
+
+    attempts: list[tuple[int, int, float, float, bool]] = field(default_factory=list)
+    down: list[tuple[int, float, float]] = field(default_factory=list)
+
+    def lost_work(self, n_tasks: int) -> np.ndarray:
+        """(n,) processor time spent on attempts a failure killed, per task.  O(attempts)."""
+        out = np.zeros(n_tasks)
+        for v, _p, a, b, ok in self.attempts:
+            if not ok:
+                out[v] += b - a
+        return out
 
 
 # --------------------------------------------------------------------------- online policies
@@ -71,6 +111,10 @@ class OnlineStats:
     failures: int = 0
     restarts: int = 0
     slowed_tasks: int = 0
+    lost_work: float = 0.0
+    """Processor time spent on task attempts that a failure killed."""
+    log: DisruptionLog | None = None
+    """Every attempt and down interval, in runs with disruptions."""
 
 
 def run_online(
@@ -150,6 +194,8 @@ class _OnlineRun:
             self.attempt = [0] * n
             self.remaining = n
             self.repair_at = [0.0] * m
+            self.down_since = [0.0] * m
+            self.stats.log = DisruptionLog()
             self._start_disruptions()
 
     # ------------------------------------------------------------------ driver
@@ -205,6 +251,10 @@ class _OnlineRun:
 
     def _on_data(self, ev: Event) -> None:
         v = ev._value
+        if self.disruptions is not None:
+            v, attempt = v
+            if attempt != self.attempt[v]:  # the task was handed back after a failure meanwhile
+                return
         self.data_ok[v] = True
         p = int(self.processor[v])
         q = self.queue[p]
@@ -217,6 +267,8 @@ class _OnlineRun:
         if attempt != self.attempt[v]:
             return
         self.remaining -= 1
+        p = int(self.processor[v])
+        self.stats.log.attempts.append((v, p, float(self.start[v]), self.env._now, True))
         ev._value = v
         self._on_finish(ev)
 
@@ -331,7 +383,7 @@ class _OnlineRun:
         if edges.size:
             delay = float(prob.transfer_time(edges, self.processor[g.edge_src[edges]], p).max())
         if delay > 0.0:
-            Timeout(env, delay, v).callbacks.append(self._on_data)
+            Timeout(env, delay, v if self.disruptions is None else (v, self.attempt[v])).callbacks.append(self._on_data)
             self.data_time[v] = now + delay
         else:
             self.data_ok[v] = True
@@ -345,59 +397,92 @@ class _OnlineRun:
 
     # ------------------------------------------------------------------ disruptions
     def _start_disruptions(self) -> None:
-        d = self.disruptions
-        for p in range(self.problem.n_processors):
-            if d.failure_rate > 0:
-                self._schedule_episode(p, "fail", d.failure_rate)
+        d, m = self.disruptions, self.problem.n_processors
+        self.fail_rate = _per_processor(d.failure_rate, m, "failure_rate").tolist()
+        self.mttr = _per_processor(d.repair_time, m, "repair_time").tolist()
+        # one child stream per processor and kind: timelines independent of the schedule
+        children = np.random.SeedSequence(int(self.drng.integers(2**63))).spawn(2 * m)
+        self.fail_rng = [np.random.default_rng(c) for c in children[:m]]
+        self.slow_rng = [np.random.default_rng(c) for c in children[m:]]
+        for p in range(m):
+            if self.fail_rate[p] > 0:
+                self._schedule_episode(p, "fail")
             if d.slowdown_rate > 0 and d.slowdown > 1:
-                self._schedule_episode(p, "slow", d.slowdown_rate)
+                self._schedule_episode(p, "slow")
+        for p, a, b in d.down_trace:
+            if not 0 <= p < m:
+                raise SimschedError(f"disruptions: down interval for processor index {p}, which does not exist")
+            Timeout(self.env, float(a), (p, "trace", float(b) - float(a))).callbacks.append(self._on_episode)
 
-    def _schedule_episode(self, p: int, what: str, rate: float) -> None:
+    def _schedule_episode(self, p: int, what: str) -> None:
         if self.remaining > 0:
-            Timeout(self.env, float(self.drng.exponential(1.0 / rate)), (p, what)).callbacks.append(
-                self._on_episode)
+            if what == "fail":
+                gap = float(self.fail_rng[p].exponential(1.0 / self.fail_rate[p]))
+            else:
+                gap = float(self.slow_rng[p].exponential(1.0 / self.disruptions.slowdown_rate))
+            Timeout(self.env, gap, (p, what, None)).callbacks.append(self._on_episode)
 
     def _on_episode(self, ev: Event) -> None:
-        """Start of a failure or slowdown of processor ``p``; schedules its end."""
-        p, what = ev._value
+        """Start of a failure (random or from the trace) or slowdown of processor ``p``."""
+        p, what, length = ev._value
         if self.remaining <= 0:
             return
         d, env = self.disruptions, self.env
         if what == "slow":
             if not self.slow[p]:
                 self.slow[p] = True
-                length = float(self.drng.exponential(d.slowdown_duration)) if d.slowdown_duration > 0 else 0.0
-                Timeout(env, length, (p, "slow")).callbacks.append(self._on_episode_end)
+                mean = d.slowdown_duration
+                span = float(self.slow_rng[p].exponential(mean)) if mean > 0 else 0.0
+                Timeout(env, span, (p, "slow")).callbacks.append(self._on_episode_end)
             else:
-                self._schedule_episode(p, "slow", d.slowdown_rate)
-            return
-        if self.down[p]:
-            self._schedule_episode(p, "fail", d.failure_rate)
+                self._schedule_episode(p, "slow")
             return
         now = env._now
+        if length is None:
+            length = float(self.fail_rng[p].exponential(self.mttr[p])) if self.mttr[p] > 0 else 0.0
+        if self.down[p]:  # already down: a trace interval extends the repair, a random one is skipped
+            if what == "trace" and now + length > self.repair_at[p]:
+                self.repair_at[p] = now + length
+                Timeout(env, length, (p, "fail")).callbacks.append(self._on_episode_end)
+            elif what == "fail":
+                self._schedule_episode(p, "fail")
+            return
         self.down[p] = True
+        self.down_since[p] = now
         self.stats.failures += 1
-        repair = float(self.drng.exponential(d.repair_time)) if d.repair_time > 0 else 0.0
-        self.repair_at[p] = now + repair
+        self.repair_at[p] = now + length
         v = self.running[p]
-        if v >= 0:  # the running attempt is lost; the task goes back to the head of the queue
-            self.attempt[v] += 1
+        handed_back = list(self.queue[p])
+        self.queue[p].clear()
+        if v >= 0:  # the running attempt is lost
             self.stats.restarts += 1
+            self.stats.lost_work += now - float(self.start[v])
+            self.stats.log.attempts.append((v, p, float(self.start[v]), now, False))
             self.running[p] = -1
             self.start[v] = np.nan
-            self.queue[p].appendleft(v)
+            handed_back.insert(0, v)
+        for u in handed_back:  # back to the scheduler, to be placed anew
+            self.attempt[u] += 1
+            self.processor[u] = -1
+            self.data_ok[u] = False
+            self.ready.add(u)
         self.idle[p] = False
-        self.expected_end[p] = self._queue_end(p, now + repair)
-        Timeout(env, repair, (p, "fail")).callbacks.append(self._on_episode_end)
+        self.expected_end[p] = self.repair_at[p]
+        Timeout(env, length, (p, "fail")).callbacks.append(self._on_episode_end)
+        if handed_back:
+            self._decision_point("failure")
 
     def _on_episode_end(self, ev: Event) -> None:
         p, what = ev._value
-        d = self.disruptions
         if what == "slow":
             self.slow[p] = False
-            self._schedule_episode(p, "slow", d.slowdown_rate)
+            self._schedule_episode(p, "slow")
+            return
+        now = self.env._now
+        if not self.down[p] or now < self.repair_at[p]:  # a later interval extended this repair
             return
         self.down[p] = False
+        self.stats.log.down.append((p, self.down_since[p], now))
         q = self.queue[p]
         if self.running[p] < 0:
             if q:
@@ -405,9 +490,10 @@ class _OnlineRun:
                     self._start_next(p)
             else:
                 self.idle[p] = True
-                self.expected_end[p] = self.env._now
+                self.expected_end[p] = now
                 self._decision_point("idle")
-        self._schedule_episode(p, "fail", d.failure_rate)
+        if self.fail_rate[p] > 0:
+            self._schedule_episode(p, "fail")
 
     def _queue_end(self, p: int, t: float) -> float:
         """Expected time processor ``p`` finishes its queue if it starts on it at ``t``."""

@@ -1,0 +1,208 @@
+"""Runs in dynamic worlds: job streams, processor failures and stragglers, on the SimPy engine only.
+
+A scenario is *dynamic* (:attr:`~simsched.scenario.Scenario.is_dynamic`) when its workload is a
+``stream`` or it has ``failures``/``stragglers``.  Every scheduler then runs on the online engine
+(:func:`~simsched.simulator.engine.run_online`), which models arrivals, failures and stragglers:
+
+* an online policy sees only what has arrived (its decision points are the engine's);
+* a static planner (HEFT, CPOP, GA, ...) plans **each job alone when it arrives** — before time 0
+  here, which is the same thing since a job's plan uses only its own graph — and the plan is
+  followed: each task goes to its planned processor once it is ready and the job's tasks planned
+  before it there are placed; jobs share processors first come, first served
+  (:class:`PlanFollower`).  A task a failure hands back is placed again on its earliest-finish
+  processor (the plan is broken there).
+
+Repetition ``r`` is a different day: seed ``seed + r`` draws the stream (arrivals and jobs), the
+duration noise and the failure/straggler timelines, and every scheduler of that repetition meets
+the same draws (three independent children of ``SeedSequence(seed + r)``: scheduler, noise, world).
+The fast evaluator is never used here; it refuses disruptions (see
+:func:`~simsched.simulator.evaluate.evaluate_plan`).
+
+:func:`simulate_stream` is the one-scheduler, one-seed function (what a capacity search needs);
+:func:`simsched.run.runner.run_scenario` calls it for every scheduler and repetition of ``simsched run``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simsched.errors import SimschedError
+from simsched.scenario import Scenario, SchedulerChoice, build_problem
+from simsched.simulator.engine import OnlineStats, run_online
+from simsched.simulator.jobmetrics import StreamMetrics, stream_metrics
+from simsched.simulator.policy import DecisionView
+from simsched.simulator.problem import Problem
+from simsched.simulator.schedule import Plan, Schedule
+from simsched.workloads.jobs import JobStream
+from simsched.workloads.taskgraph import TaskGraph
+
+
+def world_streams(seed: int) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
+    """``(scheduler_rng, noise_rng, world_rng)`` of one repetition: the first two are exactly
+    :func:`~simsched.run.runner.repetition_streams`'s, the third drives failures and stragglers."""
+    sched_ss, noise_ss, world_ss = np.random.SeedSequence(seed).spawn(3)
+    return np.random.default_rng(sched_ss), np.random.default_rng(noise_ss), np.random.default_rng(world_ss)
+
+
+def job_subgraph(problem: Problem, tasks: np.ndarray) -> TaskGraph:
+    """The tasks ``tasks`` (ascending) of ``problem`` and the edges among them, as a graph with
+    their execution times on the platform as explicit costs (so a planner sees the same ``W``) and
+    arrival 0.  O(tasks x processors + edges)."""
+    g = problem.graph
+    tasks = np.asarray(tasks, dtype=np.int64)
+    local = np.full(g.n_tasks, -1, dtype=np.int64)
+    local[tasks] = np.arange(tasks.size)
+    inside = (local[g.edge_src] >= 0) & (local[g.edge_dst] >= 0)
+    edges = np.stack([local[g.edge_src[inside]], local[g.edge_dst[inside]]], axis=1)
+    return TaskGraph([g.names[t] for t in tasks.tolist()], edges, g.edge_data[inside], work=g.work[tasks],
+                     kind=[g.kind_of(t) for t in tasks.tolist()], memory=g.memory[tasks], cores=g.cores[tasks],
+                     priority=g.priority[tasks], cost=problem.W[tasks])
+
+
+class PlanFollower:
+    """A static planner run job by job in a dynamic world (see the module docstring).
+
+    ``reset`` plans every job alone (its sub-problem: the job's tasks with their costs on this
+    platform); ``decide`` places each ready task on its planned processor once every task of its
+    job planned before it there is placed, and a task handed back by a failure on its
+    earliest-finish processor.  Planning time counts as scheduler time.  O(k log k) per decision
+    for k waiting tasks, plus the planner's own cost per job."""
+
+    def __init__(self, planner: Any, jobs: np.ndarray) -> None:
+        self.planner, self.jobs = planner, np.asarray(jobs, dtype=np.int64)
+        self.name = getattr(planner, "name", type(planner).__name__)
+        self.planning_s = 0.0
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        n = problem.n_tasks
+        self.proc = np.full(n, -1, dtype=np.int64)
+        self.slot = np.zeros(n, dtype=np.int64)  # position in its job's sequence on its processor
+        self.next: dict[tuple[int, int], int] = {}
+        order = np.argsort(self.jobs, kind="stable")
+        bounds = np.searchsorted(self.jobs[order], np.arange(int(self.jobs.max()) + 2 if n else 1))
+        t0 = time.perf_counter()
+        for k in range(bounds.size - 1):
+            tasks = np.sort(order[bounds[k]:bounds[k + 1]])
+            if not tasks.size:
+                continue
+            sub = Problem(job_subgraph(problem, tasks), problem.platform)
+            plan: Plan = self.planner.plan(sub, rng)
+            self.proc[tasks] = plan.processor
+            seq = np.lexsort((np.arange(tasks.size), plan.order, plan.processor))
+            first = np.searchsorted(plan.processor[seq], plan.processor[seq], side="left")
+            self.slot[tasks[seq]] = np.arange(tasks.size) - first
+        self.planning_s = time.perf_counter() - t0
+        self.placed = np.zeros(n, dtype=bool)
+        self.waiting: set[int] = set()
+
+    def decide(self, view: DecisionView) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        fresh = [int(t) for t in view.ready if not self.placed[t]]
+        for t in (int(t) for t in view.ready if self.placed[t]):  # handed back by a failure
+            out.append((t, int(np.argmin(view.completion_times(np.array([t]))[0]))))
+        self.waiting.update(fresh)
+        progress = True
+        while progress:
+            progress = False
+            for t in sorted(self.waiting, key=lambda v: (self.jobs[v], self.slot[v])):
+                key = (int(self.jobs[t]), int(self.proc[t]))
+                if self.slot[t] == self.next.get(key, 0):
+                    out.append((t, int(self.proc[t])))
+                    self.next[key] = self.next.get(key, 0) + 1
+                    self.placed[t] = True
+                    self.waiting.discard(t)
+                    progress = True
+        return out
+
+
+def stream_of(scenario: Scenario, seed: int) -> JobStream:
+    """The scenario's job stream for ``seed``; a non-stream workload is one job arriving at 0."""
+    if scenario.workload is not None and scenario.workload.form == "stream":
+        from simsched.scenario.stream import build_stream
+
+        return build_stream(scenario, seed)
+    graph = build_problem(scenario, seed).graph
+    jobs = np.zeros(graph.n_tasks, dtype=np.int64)
+    return JobStream(graph, jobs, np.array([float(graph.arrival.min()) if graph.n_tasks else 0.0]))
+
+
+@dataclass
+class StreamRun:
+    """One scheduler on one day (seed) of a dynamic scenario: the stream it ran, the problem, the
+    simulated schedule, engine counters, per-job metrics and the scheduler's own time."""
+
+    stream: JobStream
+    problem: Problem
+    schedule: Schedule
+    stats: OnlineStats
+    metrics: StreamMetrics
+    scheduler_time_s: float
+
+
+def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
+                    stream: JobStream | None = None, scheduler: Any = None) -> StreamRun:
+    """Run one scheduler (a :class:`SchedulerChoice` or a registered name) on day ``seed`` of a
+    dynamic (or any task-graph) scenario on the SimPy engine; return per-job records and summary
+    metrics (:func:`~simsched.simulator.jobmetrics.stream_metrics`).  Deterministic in ``seed``;
+    every scheduler meets the same stream, noise and failures for one seed.  Pass ``stream`` to
+    reuse a drawn stream across schedulers, ``scheduler`` to run an instance already constructed
+    (a fresh one is made otherwise).  Cost: one engine run, O((n + e) log n) plus the
+    policy's."""
+    from simsched.schedulers import registry
+
+    if scheduler is None:
+        scheduler = registry.create(spec) if isinstance(spec, str) else spec.create()
+    if stream is None:
+        stream = stream_of(scenario, seed)
+    problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+    scheduler_rng, noise_rng, world_rng = world_streams(seed)
+    noisy = not scenario.noise.deterministic
+    factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
+    follower = None
+    if registry.kind(type(scheduler)) == "static":
+        scheduler = follower = PlanFollower(scheduler, stream.jobs)
+    schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng)
+    lost = stats.log.lost_work(problem.n_tasks) if stats.log is not None else None
+    metrics = stream_metrics(schedule, problem, stream.jobs, stream.job_arrival, job_deadline=stream.job_deadline,
+                             job_priority=stream.job_priority, job_names=stream.job_names, lost_work=lost)
+    elapsed = stats.policy_time_s + (follower.planning_s if follower is not None else 0.0)
+    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed))
+
+
+def table_columns(report: Any) -> list[tuple[str, str, float, str]]:
+    """The stream columns ``simsched run`` adds to its table, as ``(key, header, scale, unit)``:
+    mean and p95 JCT and mean slowdown for every dynamic run, the deadline-miss rate when jobs have
+    deadlines, lost work when processors fail (the results JSON has every stream metric).  Empty
+    for a static scenario."""
+    rows = report.rows
+    if not rows or "jct_mean" not in rows[0]:
+        return []
+    cols = [("jct_mean", "mean JCT", 1.0, ""), ("jct_p95", "p95 JCT", 1.0, ""), ("slowdown_mean", "slowdown", 1.0, "")]
+    if any(r["deadline_miss_rate"] == r["deadline_miss_rate"] for r in rows):  # some job has a deadline
+        cols.append(("deadline_miss_rate", "deadline miss", 100.0, "%"))
+    d = report.scenario.disruptions
+    if d is not None and (np.any(np.asarray(d.failure_rate) > 0) or d.down_trace):
+        cols.append(("lost_work", "lost work", 1.0, ""))
+    return cols
+
+
+def largest_job_problem(problem: Problem, stream: JobStream) -> Problem:
+    """The sub-problem of the stream's largest job (what a learned scheduler's training range is
+    checked against: it decides job by job).  O(tasks x processors + edges)."""
+    sizes = np.bincount(stream.jobs, minlength=stream.n_jobs)
+    largest = np.flatnonzero(stream.jobs == int(np.argmax(sizes)))
+    return Problem(job_subgraph(problem, largest), problem.platform)
+
+
+def require_static_world(scenario: Scenario, what: str) -> None:
+    """:class:`SimschedError` when ``scenario`` is dynamic: ``what`` (a tool built on the fast
+    evaluator or on one fixed graph) cannot model job streams, failures or stragglers."""
+    if scenario.is_dynamic:
+        kinds = [k for k, on in (("a job stream", scenario.workload is not None and scenario.workload.form == "stream"),
+                                 ("failures or stragglers", scenario.disruptions is not None)) if on]
+        raise SimschedError(f"{what} cannot model {' and '.join(kinds)}; `simsched run` simulates them on the "
+                            f"SimPy engine", file=scenario.file)

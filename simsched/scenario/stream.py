@@ -1,0 +1,514 @@
+"""Scenario sections for dynamic worlds: job streams, processor failures and stragglers.
+
+A stream workload draws DAG jobs from any other workload form and sends them over time::
+
+    workload:
+      stream:
+        jobs:                                  # one workload form, or a weighted mix of them
+          - {weight: 3, generator: random, tasks: [10, 40], ccr: 0.5}
+          - {weight: 1, wfcommons: ../data/montage_60.json, priority: 1}
+        arrivals: {poisson: 0.02}              # or {rates: [[0, 0.01], [500, 0.04]]} or {trace: a.csv}
+        count: 200                             # or horizon: 10000
+        deadline: {slack: 3.0}                 # optional: arrival + 3 x the job's critical path alone
+
+and the failure world is two top-level sections::
+
+    failures:                                  # per processor: MTBF / MTTR (exponential), per type or name
+      mtbf: 2000
+      mttr: 50
+      types: {gpu: {mtbf: 500, mttr: 100}}
+      trace: down.csv                          # optional: processor,start,end down intervals
+    stragglers: {rate: 0.001, duration: 100, slowdown: 3}
+
+An arrival trace is a CSV with a header ``time,job`` and optional ``deadline`` and ``priority``
+columns: ``job`` is a workflow file (form from its suffix, path relative to the CSV) or the ``name``
+of a ``jobs`` entry; times must be sorted and deadlines after their arrival.  Every problem is
+reported with the file, the field (or the CSV line) and the line number.
+
+:class:`StreamConfig.draw` turns a seed into a :class:`~simsched.workloads.jobs.JobStream`
+(O(total tasks x processors) for the cost model); :func:`parse_dynamics` turns the two sections into
+one :class:`~simsched.simulator.engine.Disruptions`.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+import numpy as np
+from pydantic import Field, ValidationError, model_validator
+
+from simsched.errors import SimschedError
+from simsched.scenario.schema import FiniteRate, NonNegative, PositiveInt, _Model
+from simsched.simulator.engine import Disruptions
+from simsched.simulator.jobmetrics import job_critical_paths
+from simsched.simulator.platform import Platform
+from simsched.simulator.problem import Problem, execution_times, spread_over_platform
+from simsched.workloads.jobs import JobStream, merge_jobs, piecewise_arrivals
+from simsched.workloads.taskgraph import TaskGraph
+
+if TYPE_CHECKING:
+    from simsched.scenario.locate import Loc, Problems
+    from simsched.scenario.workload import WorkloadSpec
+
+
+# --------------------------------------------------------------------------- schema
+class ArrivalsSpec(_Model):
+    """Exactly one arrival process: ``poisson`` (jobs per unit of time), ``rates`` (piecewise
+    constant ``[[time, rate], ...]`` from time 0) or ``trace`` (a CSV file)."""
+
+    poisson: FiniteRate | None = None
+    rates: list[tuple[NonNegative, NonNegative]] | None = Field(default=None, min_length=1)
+    trace: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> ArrivalsSpec:
+        given = [k for k in ("poisson", "rates", "trace") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of poisson, rates or trace")
+        return self
+
+
+class DeadlineSpec(_Model):
+    """``slack``: each job's deadline is its arrival plus ``slack`` times its critical path alone."""
+
+    slack: FiniteRate
+
+
+class StreamSection(_Model):
+    """The ``workload.stream`` section (see the module docstring)."""
+
+    jobs: Union[dict[str, Any], list[dict[str, Any]]]  # noqa: UP007 - pydantic needs the union spelled out
+    arrivals: ArrivalsSpec
+    count: PositiveInt | None = None
+    horizon: FiniteRate | None = None
+    deadline: DeadlineSpec | None = None
+
+
+class FailureRates(_Model):
+    """Mean time between failures and mean time to repair (both > 0) of one processor."""
+
+    mtbf: FiniteRate
+    mttr: FiniteRate
+
+
+class FailuresSection(_Model):
+    """``failures``: default ``mtbf``/``mttr`` for every processor, overrides per ``types`` and per
+    processor name (``processors``), and an optional ``trace`` of down intervals."""
+
+    mtbf: FiniteRate | None = None
+    mttr: FiniteRate | None = None
+    types: dict[str, FailureRates] = {}
+    processors: dict[str, FailureRates] = {}
+    trace: str | None = None
+
+    @model_validator(mode="after")
+    def _pair(self) -> FailuresSection:
+        if (self.mtbf is None) != (self.mttr is None):
+            raise ValueError("give mtbf and mttr together")
+        return self
+
+
+class StragglersSection(_Model):
+    """``stragglers``: slowdown episodes per processor at ``rate`` per unit of time, of mean length
+    ``duration``; a task started during one takes ``slowdown`` times longer."""
+
+    rate: FiniteRate
+    duration: FiniteRate
+    slowdown: float = Field(default=3.0, ge=1.0, le=1e6)
+
+
+# --------------------------------------------------------------------------- the stream
+@dataclass
+class JobSource:
+    """One ``jobs`` entry: a parsed workload form, its weight, priority and task-count range."""
+
+    spec: WorkloadSpec
+    weight: float = 1.0
+    priority: float = 0.0
+    name: str = ""
+    tasks: tuple[int, int] | None = None
+    _cached: TaskGraph | None = field(default=None, repr=False)
+
+    def graph(self, rng: np.random.Generator, m: int) -> TaskGraph:
+        """One job of this source: a fresh draw for a generator, the (cached) file otherwise."""
+        if self.spec.form == "generator":
+            from simsched.workloads.generators import GENERATORS
+
+            params = {k: v for k, v in self.spec.options.items() if k != "generator"}
+            if self.tasks is not None:
+                params["tasks"] = int(rng.integers(self.tasks[0], self.tasks[1] + 1))
+            return GENERATORS[self.spec.options["generator"]](**params, rng=rng)
+        if self._cached is None:
+            self._cached = self.spec.build(m, rng)
+        return self._cached
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    """One arrival of a trace: time, source index into :attr:`StreamConfig.sources`, deadline, priority."""
+
+    time: float
+    source: int
+    deadline: float | None
+    priority: float | None
+
+
+@dataclass
+class StreamConfig:
+    """A validated stream section: sources, arrival process, size and deadline rule."""
+
+    sources: list[JobSource]
+    poisson: float | None = None
+    rates: list[tuple[float, float]] | None = None
+    trace: list[TraceRow] | None = None
+    count: int | None = None
+    horizon: float | None = None
+    slack: float | None = None
+
+    def describe(self) -> str:
+        size = f"{self.count} jobs" if self.count else (f"horizon {self.horizon:g}" if self.horizon else
+                                                       f"{len(self.trace or [])} traced jobs")
+        how = (f"Poisson rate {self.poisson:g}" if self.poisson is not None else
+               "piecewise rates" if self.rates is not None else "a trace")
+        return f"stream of {size}, {how}, from {len(self.sources)} job source(s)"
+
+    def draw(self, rng: np.random.Generator, platform: Platform,
+             affinity: Mapping[str, Mapping[str, float]] | None = None) -> JobStream:
+        """The stream for ``rng``: arrivals, then each job's source (by weight) and graph, merged.
+        Generated jobs get the platform's speeds and affinities (as a generator workload does);
+        when generated (cost-matrix) jobs meet work-based file jobs, every job gets its explicit
+        execution-time matrix.  O(total tasks x processors + edges)."""
+        m = platform.n_processors
+        if self.trace is not None:
+            arrivals = np.array([row.time for row in self.trace])
+            which = np.array([row.source for row in self.trace], dtype=np.int64)
+        else:
+            arrivals = piecewise_arrivals(self.rates or [(0.0, float(self.poisson))], rng, count=self.count,
+                                          horizon=self.horizon, start_at_zero=self.poisson is not None)
+            if arrivals.size == 0:
+                raise SimschedError(f"no job arrives before the horizon {self.horizon:g}; raise the "
+                                    f"horizon or the rate")
+            weights = np.array([s.weight for s in self.sources])
+            which = rng.choice(len(self.sources), size=arrivals.size, p=weights / weights.sum())
+        graphs = []
+        for k in which.tolist():
+            src = self.sources[k]
+            g = src.graph(rng, m)
+            if src.spec.form == "generator":
+                g = spread_over_platform(g, platform, affinity)
+            graphs.append(g)
+        with_cost = [g.cost is not None for g in graphs]
+        if any(with_cost) and not all(with_cost):
+            graphs = [g if g.cost is not None else g.with_(cost=execution_times(g, platform, affinity))
+                      for g in graphs]
+        stream = merge_jobs(graphs, arrivals)
+        priority = np.array([self.sources[k].priority for k in which.tolist()], dtype=np.float64)
+        deadline = None
+        if self.trace is not None:
+            priority = np.array([row.priority if row.priority is not None else priority[i]
+                                 for i, row in enumerate(self.trace)])
+            given = [row.deadline for row in self.trace]
+            if any(d is not None for d in given):
+                deadline = np.array([np.inf if d is None else d for d in given])
+        if self.slack is not None:
+            alone = job_critical_paths(Problem(stream.graph, platform, affinity), stream.jobs, stream.n_jobs)
+            by_slack = stream.job_arrival + self.slack * alone
+            deadline = by_slack if deadline is None else np.where(np.isinf(deadline), by_slack, deadline)
+        return stream.with_jobs(deadline=deadline, priority=priority,
+                                names=[self.sources[k].name for k in which.tolist()])
+
+
+# --------------------------------------------------------------------------- parsing
+class _Prefixed:
+    """A problem collector that reports a sub-workload's ``("workload", ...)`` locations under
+    ``prefix`` (so a bad job entry is located at ``workload.stream.jobs[i]...``)."""
+
+    def __init__(self, inner: Problems, prefix: Loc) -> None:
+        self.inner, self.prefix = inner, prefix
+        self.doc = inner.doc
+
+    @property
+    def items(self) -> list[SimschedError]:
+        return self.inner.items
+
+    def _map(self, loc: Loc) -> Loc:
+        return self.prefix + tuple(loc[1:]) if loc and loc[0] == "workload" else tuple(loc)
+
+    def add(self, loc: Loc, message: str) -> None:
+        self.inner.add(self._map(loc), message)
+
+    def add_error(self, loc: Loc, error: SimschedError) -> None:
+        self.inner.add_error(self._map(loc), error)
+
+    def add_validation(self, prefix: Loc, exc: ValidationError, model: Any = None) -> None:
+        self.inner.add_validation(self._map(prefix), exc, model)
+
+
+_SOURCE_KEYS = ("weight", "priority", "name")
+
+
+def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) -> JobSource | None:
+    from simsched.scenario.workload import _parse_workload
+
+    if not isinstance(raw, dict):
+        problems.add(loc, f"a job source is a workload form (generator: ..., wfcommons: FILE, ...), got {raw!r}")
+        return None
+    if "stream" in raw:
+        problems.add((*loc, "stream"), "a stream's jobs cannot themselves be streams")
+        return None
+    form = {k: v for k, v in raw.items() if k not in _SOURCE_KEYS}
+    extras: dict[str, Any] = {}
+    for key, kind in (("weight", "a number > 0"), ("priority", "a finite number")):
+        if key in raw:
+            v = raw[key]
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and (
+                key != "weight" or v > 0)
+            if not ok:
+                problems.add((*loc, key), f"{key} must be {kind} (got {v!r})")
+                return None
+            extras[key] = float(v)
+    tasks = None
+    if "generator" in form and isinstance(form.get("tasks"), list):
+        rng_ = form["tasks"]
+        if (len(rng_) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in rng_)
+                or not 1 <= rng_[0] <= rng_[1]):
+            problems.add((*loc, "tasks"), f"a task-count range is [lo, hi] with 1 <= lo <= hi (got {rng_!r})")
+            return None
+        tasks = (int(rng_[0]), int(rng_[1]))
+        form["tasks"] = tasks[1]  # checked at its largest size
+    before = len(problems.items)
+    spec = _parse_workload(form, m, base, _Prefixed(problems, loc))  # type: ignore[arg-type]
+    if spec is None or len(problems.items) > before:
+        return None
+    name = str(raw.get("name") or (spec.options["generator"] if spec.form == "generator"
+                                   else Path(str(spec.options.get("path", spec.form))).name))
+    return JobSource(spec, extras.get("weight", 1.0), extras.get("priority", 0.0), name, tasks)
+
+
+def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
+    """Validate a ``workload`` section holding ``stream`` into a :class:`~simsched.scenario.WorkloadSpec`
+    of form ``stream`` whose ``options["stream"]`` is the :class:`StreamConfig`."""
+    from simsched.scenario.workload import WorkloadSpec
+
+    if len(workload) > 1:
+        problems.add(("workload",), f"a stream workload has only the 'stream' key (its jobs go under "
+                                    f"stream.jobs); also given: {', '.join(k for k in workload if k != 'stream')}")
+        return None
+    raw = workload["stream"]
+    top: Loc = ("workload", "stream")
+    try:
+        section = StreamSection.model_validate(raw)
+    except ValidationError as exc:
+        problems.add_validation(top, exc, StreamSection)
+        return None
+    entries = section.jobs if isinstance(section.jobs, list) else [section.jobs]
+    if not entries:
+        problems.add((*top, "jobs"), "a stream needs at least one job source")
+        return None
+    sources = []
+    for i, entry in enumerate(entries):
+        loc = (*top, "jobs", i) if isinstance(section.jobs, list) else (*top, "jobs")
+        src = _parse_source(entry, loc, m, base, problems)
+        if src is not None:
+            sources.append(src)
+    if len(sources) != len(entries):
+        return None
+    arr = section.arrivals
+    cfg = StreamConfig(sources, count=section.count, horizon=section.horizon,
+                       slack=section.deadline.slack if section.deadline else None)
+    if arr.trace is None:
+        if (section.count is None) == (section.horizon is None):
+            problems.add(top, "give the stream's size: count (jobs) or horizon (time), one of the two")
+            return None
+        if arr.poisson is not None:
+            cfg.poisson = float(arr.poisson)
+        else:
+            cfg.rates = [(float(t), float(r)) for t, r in arr.rates or []]
+            try:
+                piecewise_arrivals(cfg.rates, np.random.default_rng(0), count=1)
+            except SimschedError as exc:
+                problems.add_error((*top, "arrivals", "rates"), exc)
+                return None
+    else:
+        if section.count is not None or section.horizon is not None:
+            problems.add((*top, "count" if section.count is not None else "horizon"),
+                         "a traced stream has one job per trace line; drop count/horizon")
+            return None
+        path = Path(arr.trace) if Path(arr.trace).is_absolute() else base / arr.trace
+        try:
+            cfg.trace = read_arrival_trace(path, sources, m)
+        except SimschedError as exc:
+            problems.add_error((*top, "arrivals", "trace"), exc)
+            return None
+
+    def build(_m: int, rng: np.random.Generator) -> TaskGraph:  # platform-free view: see build_stream
+        raise SimschedError("a stream workload is built with its platform (scenario.stream.build_stream)")
+
+    return WorkloadSpec("stream", {"stream": cfg}, build, top)
+
+
+def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[TraceRow]:
+    """Rows of an arrival trace CSV (header ``time,job[,deadline][,priority]``).  A ``job`` naming
+    a file adds a source for it (form from the suffix, path relative to the CSV).  Errors name the
+    file and line: unsorted or negative times, a missing file, a deadline not after its arrival.
+    O(rows)."""
+    from simsched.scenario.workload import WorkloadSpec
+    from simsched.workloads.importers import IMPORTERS, detect_form
+
+    if not path.is_file():
+        raise SimschedError(f"arrival trace not found: {path}")
+    by_name = {s.name: i for i, s in enumerate(sources)}
+    rows: list[TraceRow] = []
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        header = [h.strip() for h in reader.fieldnames or []]
+        if "time" not in header or "job" not in header:
+            raise SimschedError("an arrival trace needs a header with columns time,job "
+                                "(and optionally deadline, priority)", file=path, line=1)
+        last = 0.0
+        for rec in reader:
+            line = reader.line_num
+            rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items()}
+
+            def number(key: str, rec: dict[str, str] = rec, line: int = line) -> float | None:
+                text = rec.get(key, "")
+                if not text:
+                    return None
+                try:
+                    value = float(text)
+                except ValueError:
+                    raise SimschedError(f"{key} {text!r} is not a number", file=path, line=line) from None
+                if not np.isfinite(value):
+                    raise SimschedError(f"{key} must be finite, got {text}", file=path, line=line)
+                return value
+
+            t = number("time")
+            if t is None or t < 0:
+                raise SimschedError("time must be a number >= 0", file=path, line=line)
+            if t < last:
+                raise SimschedError(f"times must be sorted: {t:g} comes after {last:g}", file=path, line=line)
+            last = t
+            job = rec["job"]
+            if job in by_name:
+                k = by_name[job]
+            else:
+                file = Path(job) if Path(job).is_absolute() else path.parent / job
+                if not file.is_file():
+                    raise SimschedError(f"job file not found: {file} (nor a jobs entry named {job!r})",
+                                        file=path, line=line)
+                try:
+                    form = detect_form(file)
+                except SimschedError as exc:
+                    raise SimschedError(exc.message, file=path, line=line) from None
+                func = IMPORTERS[form]
+                spec = WorkloadSpec(form, {"path": str(file)}, lambda _m, _r, f=func, p=file: f(p), ())
+                sources.append(JobSource(spec, 0.0, 0.0, file.name))
+                k = by_name[job] = len(sources) - 1
+            deadline = number("deadline")
+            if deadline is not None and deadline <= t:
+                raise SimschedError(f"deadline {deadline:g} is not after the arrival {t:g}", file=path, line=line)
+            rows.append(TraceRow(t, k, deadline, number("priority")))
+    if not rows:
+        raise SimschedError("the arrival trace has no jobs", file=path)
+    return rows
+
+
+def build_stream(scenario: Any, seed: int) -> JobStream:
+    """The scenario's job stream for ``seed`` (``numpy.random.default_rng(seed)``), its errors
+    located in the scenario file (a :class:`~simsched.scenario.Scenario`).  :class:`SimschedError` if
+    the workload is not a stream."""
+    from simsched import limits
+
+    spec = scenario.workload
+    if spec is None or spec.form != "stream" or scenario.platform is None:
+        raise SimschedError("this scenario's workload is not a job stream", file=scenario.file)
+    try:
+        with limits.using(scenario.limits):
+            stream = spec.options["stream"].draw(np.random.default_rng(seed), scenario.platform, scenario.affinity)
+            limits.check_matrix(stream.graph.n_tasks, scenario.platform.n_processors)
+            return stream
+    except SimschedError as exc:
+        raise scenario.locate(exc, spec.loc) from None
+
+
+# --------------------------------------------------------------------------- failures and stragglers
+def parse_dynamics(failures: Any, stragglers: Any, platform: Platform | None, base: Path,
+                   problems: Problems) -> Disruptions | None:
+    """The ``failures`` and ``stragglers`` sections as one :class:`Disruptions` (None when neither
+    is given).  Per-processor MTBF/MTTR: the processor's own entry, else its type's, else the
+    default; a processor with none never fails at random."""
+    if failures is None and stragglers is None:
+        return None
+    fail = strag = None
+    try:
+        fail = FailuresSection.model_validate(failures) if failures is not None else None
+    except ValidationError as exc:
+        problems.add_validation(("failures",), exc, FailuresSection)
+    try:
+        strag = StragglersSection.model_validate(stragglers) if stragglers is not None else None
+    except ValidationError as exc:
+        problems.add_validation(("stragglers",), exc, StragglersSection)
+    if platform is None or (failures is not None and fail is None) or (stragglers is not None and strag is None):
+        return None
+    m = platform.n_processors
+    rate, mttr, trace = np.zeros(m), np.full(m, 1.0), ()
+    if fail is not None:
+        types = set(platform.type_names)
+        names = platform.names
+        for t in fail.types:
+            if t not in types:
+                problems.add(("failures", "types", t), f"no processor has type {t!r}; the platform's types: "
+                                                       f"{', '.join(sorted(types))}")
+        for n in fail.processors:
+            if n not in names:
+                problems.add(("failures", "processors", n), f"no processor named {n!r}")
+        for p, proc in enumerate(platform.processors):
+            entry = fail.processors.get(proc.name) or fail.types.get(proc.type)
+            mtbf, repair = (entry.mtbf, entry.mttr) if entry is not None else (fail.mtbf, fail.mttr)
+            if mtbf is not None:
+                rate[p], mttr[p] = 1.0 / mtbf, repair
+        if fail.trace is not None:
+            path = Path(fail.trace) if Path(fail.trace).is_absolute() else base / fail.trace
+            try:
+                trace = read_down_trace(path, names)
+            except SimschedError as exc:
+                problems.add_error(("failures", "trace"), exc)
+    kw: dict[str, Any] = {}
+    if strag is not None:
+        kw = {"slowdown_rate": strag.rate, "slowdown_duration": strag.duration, "slowdown": strag.slowdown}
+    return Disruptions(failure_rate=rate, repair_time=mttr, down_trace=trace, **kw)
+
+
+def read_down_trace(path: Path, names: Sequence[str]) -> tuple[tuple[int, float, float], ...]:
+    """``(processor index, start, end)`` rows of a CSV with header ``processor,start,end``; errors
+    name the file and line (unknown processor, ``start >= end``, unsorted starts).  O(rows)."""
+    if not path.is_file():
+        raise SimschedError(f"down-interval trace not found: {path}")
+    index = {n: i for i, n in enumerate(names)}
+    out = []
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        header = [h.strip() for h in reader.fieldnames or []]
+        if not {"processor", "start", "end"} <= set(header):
+            raise SimschedError("a down-interval trace needs the header processor,start,end", file=path, line=1)
+        last = 0.0
+        for rec in reader:
+            line = reader.line_num
+            rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items()}
+            if rec["processor"] not in index:
+                raise SimschedError(f"no processor named {rec['processor']!r}", file=path, line=line)
+            try:
+                a, b = float(rec["start"]), float(rec["end"])
+            except ValueError:
+                raise SimschedError("start and end must be numbers", file=path, line=line) from None
+            if not (0 <= a < b and np.isfinite(b)):
+                raise SimschedError(f"a down interval needs 0 <= start < end, got [{a:g}, {b:g}]", file=path, line=line)
+            if a < last:
+                raise SimschedError(f"start times must be sorted: {a:g} comes after {last:g}", file=path, line=line)
+            last = a
+            out.append((index[rec["processor"]], a, b))
+    return tuple(out)
