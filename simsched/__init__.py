@@ -1,14 +1,22 @@
 """simsched: a discrete-event testbed for scheduling work on heterogeneous distributed systems.
 
-Layers (dependencies point one way):
+The package is a house of floors: a package imports only from lower floors, never sideways on its
+floor, never up (``tests/test_layers.py`` and the import-linter contract in ``pyproject.toml`` check
+it; ``docs/architecture.md`` draws it)::
 
-* :mod:`simsched.workloads` — what is run (task graphs, generators, importers); imports neither
-  of the others.
-* :mod:`simsched.simulator` — the ground truth: platform and cost model, problems, plans and
-  schedules, the SimPy engine and the fast evaluator, scenario loading.  It defines the interfaces
-  a policy must meet and never imports :mod:`simsched.schedulers`.
-* :mod:`simsched.schedulers` — interchangeable policies behind one registry.
-* :mod:`simsched.cli` — the runner and the command line, the one place that connects them.
+    8  cli/                                  command table and thin commands
+    7  report/  bench/                       pictures, documents, tables; benchmarks
+    6  study/  testing/  learned/  analysis/ sweeps; contracts; DeepSched and RL (torch); adversary
+    5  run/                                  run_scenario, the results document, autotuning runs
+    4  scenario/                             YAML schema, load, build
+    3  schedulers/                           the classic policies and ONE registry of SchedulerSpec
+    2  simulator/                            platform, problem, the SimPy engine (ground truth)
+    1  workloads/                            task graphs, generators, importers, jobs
+    0  ground                                errors, limits, fileio, outputs, yamlio, extras, checkpoints
+
+Upper floors reach lower ones by plain imports; lower floors reach upper ones only through the
+registry's ``"module:Class"`` strings (learned schedulers, plug-ins), hooks found by ``getattr`` and
+arguments passed in (a console, the Typer app).  This module holds only the version.
 """
 
 __version__ = "0.1.0"

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from simsched.errors import SimschedError
 from simsched.run.autotune import plan_jobs, result_of, run_autotuning, validate_section
-from simsched.schedulers.loadaware import AUTOTUNE_POLICIES, GradientTaskScheduler
+from simsched.schedulers.loadaware import GradientTaskScheduler
+from simsched.schedulers.registry import AUTOTUNE_POLICIES
 from simsched.simulator.autotune_engine import ServerSpec, SharedServer, simulate
 from simsched.workloads.autotuning import PRESETS, JobSpec, latency_curves, plan_job, round_robin, tuning_tasks
 

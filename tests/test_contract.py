@@ -8,12 +8,10 @@ from simsched.schedulers import registry
 from simsched.testing import check_scheduler
 
 EXAMPLES = 8
-"""Examples per property; slow schedulers get fewer and smaller ones (registry.CHECK_HINTS)."""
-
-PARAMS = {"ga": {"population": 16, "generations": 15}}
-"""Cheaper settings for schedulers whose defaults are tuned for quality, not for many small runs."""
+"""Examples per property; slow schedulers get fewer and smaller ones (their registry spec's check hints),
+and cheaper parameters where their defaults are tuned for quality (the spec's ``check_params``)."""
 
 
 @pytest.mark.parametrize("name", registry.names())
 def test_scheduler_meets_the_contract(name: str) -> None:
-    check_scheduler(name, examples=EXAMPLES, seed=1, params=PARAMS.get(name)).raise_if_failed()
+    check_scheduler(name, examples=EXAMPLES, seed=1, params=registry.check_params(name)).raise_if_failed()

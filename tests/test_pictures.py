@@ -126,7 +126,7 @@ def test_run_transfers_flag(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- plot
 def test_plot_keeps_every_series_visible_and_shares_y(sweep_csv: Path) -> None:
-    from simsched.cli.plot_cmd import draw_plot
+    from simsched.report.plots import draw_plot
     from simsched.study.store import load_rows
 
     rows = load_rows(sweep_csv)

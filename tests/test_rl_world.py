@@ -14,7 +14,6 @@ pytest.importorskip("gymnasium")
 from simsched.learned.rl.config import TrainConfig, WorldConfig  # noqa: E402
 from simsched.learned.rl.ppo import make_env  # noqa: E402
 from simsched.learned.rl.world import (  # noqa: E402
-    WorldAgent,
     collect_real,
     dream_ppo,
     encode,
@@ -22,12 +21,11 @@ from simsched.learned.rl.world import (  # noqa: E402
     imagine,
     imagined_returns,
     real_starts,
-    slot_tables,
     start_states,
     train_latent,
     train_mdn,
-    z_size,
 )
+from simsched.learned.rl.world_model import WorldAgent, slot_tables, z_size  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -29,10 +29,10 @@ def batch_rows(batches: tuple[int, ...] = FULL_BATCHES, tasks: int = BATCH_TASKS
     """Instances per second of HEFT (one after another) and DeepSched (whole batch at once)."""
     import torch
 
-    from simsched.bench.dispatch import bench_problem
     from simsched.learned.deepsched.checkpoint import load_checkpoint
     from simsched.learned.deepsched.scheduler import plans
     from simsched.schedulers.heft import heft_schedule
+    from simsched.simulator.instances import bench_problem
 
     load_checkpoint(None)
     before = torch.get_num_threads()

@@ -18,19 +18,9 @@ from typing import Any
 
 import numpy as np
 
-N_PROCESSORS = 188  # the DeepSched paper's platform size
+from simsched.simulator.instances import N_PROCESSORS, bench_problem
 
-
-def bench_problem(n_tasks: int, n_procs: int = N_PROCESSORS, seed: int = 0):
-    """A random layered DAG (Topcuoglu 2002 parameters, out-degree ~3, CCR 1, heterogeneity 0.5) on
-    ``n_procs`` processors with unit bandwidth and a small latency."""
-    from simsched.simulator.platform import Platform, Processor
-    from simsched.simulator.problem import Problem
-    from simsched.workloads.generators import random_dag
-
-    graph = random_dag(n_tasks, processors=n_procs, out_degree=3.0, rng=np.random.default_rng(seed))
-    platform = Platform.uniform([Processor(f"p{i}") for i in range(n_procs)], bandwidth=1.0, latency=0.1)
-    return Problem(graph, platform)
+__all__ = ["N_PROCESSORS", "bench_problem", "main", "sized_target"]
 
 
 def _timed(fn: Callable[[], Any], repeat: int = 1) -> float:
@@ -142,58 +132,13 @@ def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[
     ]
 
 
-def print_table(rows: list[dict], title: str) -> None:
-    """Any list of flat dict rows as a rich table (columns in the first row's key order; a column of
-    floats at one precision, :func:`simsched.report.numbers.format_column`)."""
-    from rich.table import Table
-
-    from simsched.cli.common import console
-    from simsched.report.numbers import format_column
-
-    table = Table(title=title)
-    keys = list(rows[0])
-    cells = {}
-    for key in keys:
-        values = [row.get(key) for row in rows]
-        numeric = all(isinstance(v, float) for v in values)
-        table.add_column(key, justify="right" if numeric else "left")
-        cells[key] = format_column(values) if numeric else ["" if v is None else str(v) for v in values]
-    for i in range(len(rows)):
-        table.add_row(*(cells[k][i] for k in keys))
-    console().print(table)
-
-
-def print_rows(rows: list[dict], title: str) -> None:
-    """A rich table of benchmark rows (seconds unless a row says otherwise)."""
-    from rich.table import Table
-
-    table = Table(title=title, caption="ratio = baseline / measured (inst/s rows: measured / baseline), "
-                  "both timed in this run (the DeepSched paper's figure is quoted, not re-measured); ok: whether "
-                  "the target is met, '-' where the target is for another size than measured")
-    for col in ("what", "size", "measured", "baseline", "ratio", "target", "ok"):
-        table.add_column(col, justify="left" if col in ("what", "size", "target") else "right")
-
-    def fmt(value: Any, unit: str) -> str:
-        if value is None:
-            return "-"
-        if unit == "inst/s":  # throughput rows: ratio = measured / baseline
-            return f"{value:,.0f} {unit}"
-        return f"{value:.0f} {unit}" if unit == "MB" else f"{value:.3f} s"
-
-    for row in rows:
-        unit = row.get("unit", "s")
-        ratio = "-" if row["ratio"] is None else f"{row['ratio']:.1f}x"
-        table.add_row(row["what"], row["size"], fmt(row["measured"], unit), fmt(row["baseline"], unit), ratio,
-                      row["target"], "-" if row["ok"] is None else "yes" if row["ok"] else "NO")
-    from simsched.cli.common import console
-
-    console().print(table)
-
-
-def main(what: str = "spine", quick: bool = False) -> list[dict]:
-    """Run and print one benchmark group: ``spine`` (HEFT, engine, evaluator), ``schedulers``
-    (every static scheduler across sizes), ``workloads`` (loading and generation), ``quality`` (every
-    static scheduler's gap to the best known makespan on a benchmark set), or ``all``."""
+def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict], str], None],
+         say: Callable[[str], None] = print, progress: Callable[[int, int, str], None] | None = None) -> list[dict]:
+    """Run one benchmark group and hand each group's rows to ``show(rows, title)``: ``spine`` (HEFT,
+    engine, evaluator), ``schedulers`` (every static scheduler across sizes), ``workloads`` (loading
+    and generation), ``quality`` (every static scheduler's gap to the best known makespan on a
+    benchmark set; ``say`` gets its caption line, ``progress(done, total, label)`` its progress),
+    or ``all``.  The command line passes :func:`simsched.report.bench.show_rows` with a console."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
     try:
         from simsched.bench.schedulers import bench_schedulers
@@ -222,7 +167,7 @@ def main(what: str = "spine", quick: bool = False) -> list[dict]:
     try:
         from simsched.bench.quality import bench_quality
 
-        groups["quality"] = lambda: bench_quality(quick)
+        groups["quality"] = lambda: bench_quality(quick, progress=progress, say=say)
     except ImportError:
         pass
     from simsched.errors import SimschedError
@@ -234,10 +179,7 @@ def main(what: str = "spine", quick: bool = False) -> list[dict]:
     all_rows = []
     for name in chosen:
         rows = groups[name]()
-        title = f"simsched bench {name}" + (" (quick)" if quick else "")
-        if rows and "what" in rows[0]:
-            print_rows(rows, title)
-        elif rows:
-            print_table(rows, title)
+        if rows:
+            show(rows, f"simsched bench {name}" + (" (quick)" if quick else ""))
         all_rows += rows
     return all_rows

@@ -49,9 +49,9 @@ def round_robin_plan(problem):  # -> Plan
 
 
 def _measure(n_tasks: int, n_procs: int, seed: int, plan_kind: str) -> dict:
-    from simsched.bench.dispatch import bench_problem
     from simsched.simulator.engine import _execute
     from simsched.simulator.evaluate import evaluate_plan
+    from simsched.simulator.instances import bench_problem
 
     t0 = time.perf_counter()
     problem = bench_problem(n_tasks, n_procs, seed)

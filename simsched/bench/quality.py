@@ -24,13 +24,6 @@ import numpy as np
 
 from simsched.simulator.problem import Problem
 
-PARAMS: dict[str, dict] = {"ga": dict(population=40, generations=60, objective="makespan", time_limit_s=600.0)}
-"""Settings for schedulers whose defaults are tuned for long runs (fixed generations: reproducible)."""
-QUICK_PARAMS: dict[str, dict] = {"ga": dict(population=16, generations=5, objective="makespan", time_limit_s=600.0)}
-SKIP = ("optimal", "list")
-"""Not rows of the table: ``optimal`` gives the reference on ``small``; ``list``'s named points are
-rows under their own names (heft, cpop, peft, mcp, hlfet)."""
-
 
 @dataclass(frozen=True)
 class Instance:
@@ -91,12 +84,15 @@ def benchmark_set(quick: bool = False) -> list[Instance]:
 
 
 def static_schedulers() -> list[str]:
-    """Every registered static scheduler that loads here, in registration order, minus :data:`SKIP`."""
+    """Every registered static scheduler that loads here, in registration order, minus those whose
+    spec has ``quality=None`` (``optimal`` gives the reference on ``small``; ``list``'s named points
+    are rows under their own names) — plus static entry-point plug-ins."""
     from simsched.schedulers import registry
 
     names = []
     for name in registry.names():
-        if name in SKIP:
+        spec = registry.spec(name)
+        if spec is not None and spec.quality is None:
             continue
         try:
             cls = registry.load_class(name)
@@ -105,6 +101,14 @@ def static_schedulers() -> list[str]:
         if registry.kind(cls) == "static":
             names.append(name)
     return names
+
+
+def _quality_params(name: str, quick: bool) -> dict:
+    """The registry spec's quality-benchmark parameters of ``name`` (none for a plug-in)."""
+    from simsched.schedulers import registry
+
+    spec = registry.spec(name)
+    return spec.quality_params(quick) if spec is not None else {}
 
 
 def _makespan(name: str, params: dict, problem: Problem) -> tuple[float, float]:
@@ -127,7 +131,7 @@ def run_quality(quick: bool = False, schedulers: list[str] | None = None,
 
     instances = benchmark_set(quick)
     names = schedulers or static_schedulers()
-    params = QUICK_PARAMS if quick else PARAMS
+    params = {name: _quality_params(name, quick) for name in names}
     limit = time_limit_s or (5.0 if quick else 20.0)
     small = [i for i, inst in enumerate(instances) if inst.family == "small"]
     total = len(instances) * len(names) + len(small)
@@ -194,21 +198,16 @@ def quality_rows(result: dict) -> list[dict]:
     return sorted(rows, key=lambda r: (np.isnan(r["gap to best %"]), r["gap to best %"]))
 
 
-def bench_quality(quick: bool = False) -> list[dict]:
-    """Run the quality benchmark with a progress bar and return the table rows (printed by
-    ``simsched bench``); a caption line tells the set's size and the optima proven."""
-    from simsched.cli.common import console
-    from simsched.cli.main import _Progress
-
-    bar = _Progress()
-    try:
-        result = run_quality(quick, progress=bar)
-    finally:
-        bar.close()
+def bench_quality(quick: bool = False, *, progress: Callable[[int, int, str], None] | None = None,
+                  say: Callable[[str], None] = print) -> list[dict]:
+    """Run the quality benchmark and return the table rows (printed by ``simsched bench``);
+    ``progress`` gets the run's progress, ``say`` a caption line with the set's size and the optima
+    proven."""
+    result = run_quality(quick, progress=progress)
     inst = result["instances"]
     counts = {f: sum(i.family == f for i in inst) for f in ("random", "app", "small")}
     proven = sum(p for _, p in result["optimum"].values())
-    console().print(f"{len(inst)} instances ({counts['random']} random, {counts['app']} application graphs, "
-                    f"{counts['small']} small); CP-SAT proved {proven}/{counts['small']} optima; "
-                    f"gap = makespan / best known - 1, averaged over instances")
+    say(f"{len(inst)} instances ({counts['random']} random, {counts['app']} application graphs, "
+        f"{counts['small']} small); CP-SAT proved {proven}/{counts['small']} optima; "
+        f"gap = makespan / best known - 1, averaged over instances")
     return quality_rows(result)

@@ -27,12 +27,6 @@ from simsched.workloads.taskgraph import TaskGraph
 KEYS = ("section", "scheduler", "tasks", "processors", "time_s", "makespan", "value", "note")
 TABLE_I_SIZES = (486, 10_000, 84_654)
 TABLE_I_PROCESSORS = 188
-# largest size each scheduler is timed at (the exact solver and the GA get their own small sizes)
-CAPS: dict[str, int] = {"heft": 84_654, "cpop": 84_654, "peft": 84_654, "etf": 84_654, "dls": 84_654,
-                        "heft-lookahead": 10_000, "ipeft": 84_654, "hoft": 84_654, "fcp": 84_654, "list": 84_654,
-                        "mcp": 84_654, "hlfet": 84_654, "bil": 10_000, "flb": 10_000}
-SMALL: dict[str, tuple[int, ...]] = {"ga": (100, 486), "optimal": (10, 20)}
-
 
 def _row(section: str, **values: object) -> dict:
     row = dict.fromkeys(KEYS)
@@ -69,38 +63,31 @@ def _timed(fn: Callable[[], object]) -> tuple[object, float]:
     return out, time.perf_counter() - t
 
 
-def time_schedulers(sizes: tuple[int, ...], m: int = TABLE_I_PROCESSORS, caps: dict[str, int] | None = None,
-                    small: dict[str, tuple[int, ...]] | None = None, ga_generations: int = 20) -> list[dict]:
-    """Wall time and makespan of every static scheduler at ``sizes`` (each up to its cap) on one
-    ``m``-processor platform; the GA (fixed generations) and the exact solver at their small sizes."""
+def time_schedulers(sizes: tuple[int, ...], m: int = TABLE_I_PROCESSORS, quick: bool = False) -> list[dict]:
+    """Wall time and makespan of every static scheduler whose registry spec has a ``bench`` entry on one
+    ``m``-processor platform: a capped one at each of ``sizes`` up to its cap, a slow one (GA, the
+    exact solver) at its own fixed sizes with its own parameters (``quick``: the spec's quick ones).
+    Cost: one plan per (scheduler, size)."""
     from simsched.schedulers import registry
     from simsched.simulator.evaluate import evaluate_plan
 
-    caps = CAPS if caps is None else caps
-    small = SMALL if small is None else small
+    timed = [s for s in registry.specs(("static",)) if s.bench is not None]
+    plan_sizes = sorted(set(sizes) | {n for s in timed for n in s.bench.sizes_for(quick)})
     rows = []
-    plan_sizes = sorted(set(sizes) | {s for v in small.values() for s in v})
     for n in plan_sizes:
         problem = _random_problem(n, m, seed=n)
-        for name in list(caps) + list(small):
-            if name in small and n not in small[name]:
+        for spec in timed:
+            fixed = spec.bench.sizes_for(quick)
+            if (n not in fixed) if fixed else (n not in sizes or n > (spec.bench.cap or 0)):
                 continue
-            if name in caps and (n > caps[name] or n not in sizes):
-                continue
-            params = {}
-            if name == "ga":
-                params = dict(generations=ga_generations, population=50, objective="makespan", time_limit_s=600.0)
-            if name == "optimal":
-                params = dict(time_limit_s=10.0)
-            scheduler = registry.create(name, **params)
+            params = spec.bench.params_for(quick)
+            scheduler = registry.create(spec.name, **params)
             plan, dt = _timed(lambda s=scheduler, p=problem: s.plan(p, np.random.default_rng(0)))
             sched = evaluate_plan(problem, plan)
-            note = ""
-            if name == "ga":
-                note = f"{ga_generations} generations x 50"
-            if name == "optimal":
+            note = spec.bench.note.format(**params)
+            if "optimal" in plan.info:
                 note = "proven optimal" if plan.info.get("optimal") else f"not proven ({plan.info.get('status')})"
-            rows.append(_row("time", scheduler=name, tasks=n, processors=m, time_s=round(dt, 4),
+            rows.append(_row("time", scheduler=spec.name, tasks=n, processors=m, time_s=round(dt, 4),
                              makespan=round(sched.makespan, 3), note=note))
     return rows
 
@@ -178,7 +165,7 @@ def bench_schedulers(quick: bool = False) -> list[dict]:
     """All scheduler benchmarks as rows with the keys :data:`KEYS`.  ``quick`` uses small sizes and
     budgets (seconds); the full run (Table I sizes) takes a few minutes."""
     if quick:
-        rows = time_schedulers((200, 486), m=32, small={"ga": (100,), "optimal": (10,)}, ga_generations=5)
+        rows = time_schedulers((200, 486), m=32, quick=True)
         rows += ga_eval_speedup()
         rows += ga_vs_heft(instances=2, budget_s=1.0)
         rows += optimal_proof_rate(instances=3, time_limit_s=2.0)

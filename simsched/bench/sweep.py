@@ -81,7 +81,6 @@ def bench_sweep(quick: bool = False) -> list[dict]:
                  target="~2x on idle cores", ok=2 * spin_one / spin_two >= 1.7)]
 
 
-if __name__ == "__main__":  # pragma: no cover
-    from simsched.bench.dispatch import print_rows
-
-    print_rows(bench_sweep(), "simsched bench sweep")
+if __name__ == "__main__":  # pragma: no cover - manual run; `simsched bench sweep` prints the table
+    for row in bench_sweep():
+        print(row)

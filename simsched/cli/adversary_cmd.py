@@ -99,7 +99,7 @@ def adversary(
 
     atomic_write_text(yaml_path, text)
     report = _replay(yaml_path, found.makespan_a, found.makespan_b)
-    from simsched.cli.main import print_report
+    from simsched.cli.common import print_report
     from simsched.report.gantt import write_gantt
 
     write_gantt(report, gantt_path)

@@ -69,7 +69,7 @@ def find_capacity(section: dict, *, seed: int = 0, policies: Sequence[str] | Non
         raise SimschedError("capacity needs an objective, e.g. {quantile: 0.95, within_h: 8}",
                             field="autotuning.objective", line=line_of(("autotuning",)) if line_of else None)
     names = list(policies or cfg.capacity.policies or cfg.policies)
-    from simsched.schedulers.loadaware import AUTOTUNE_POLICIES
+    from simsched.schedulers.registry import AUTOTUNE_POLICIES
 
     for n in names:
         if n not in AUTOTUNE_POLICIES:

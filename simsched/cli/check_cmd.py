@@ -40,8 +40,7 @@ def print_contract_report(report: ContractReport, console: Console) -> None:
     from rich.table import Table
 
     table = Table(title=escape(f"contract of {report.scheduler}: {report.kind} scheduler ({report.origin}), "
-                               f"seed {report.seed}, up to {report.space.max_tasks} tasks on "
-                               f"{report.space.max_processors} processors"))
+                               f"seed {report.seed}, {report.scope}"))
     table.add_column("property", style="bold")
     table.add_column("result")
     table.add_column("runs", justify="right")
@@ -65,10 +64,15 @@ def print_contract_report(report: ContractReport, console: Console) -> None:
 def _check(target: str, examples: int, seed: int, param: list[str] | None, prop: list[str] | None) -> None:
     from simsched.cli.common import console as _console
     from simsched.errors import SimschedError
-    from simsched.testing.contract import check_scheduler
+    from simsched.schedulers import registry
 
     if examples < 1:
         raise SimschedError(f"--examples must be >= 1, got {examples}")
+    spec = registry.spec(target)
+    if spec is not None and spec.kind == "autotune":
+        from simsched.testing.autotune_contract import check_autotune_policy as check_scheduler
+    else:
+        from simsched.testing.contract import check_scheduler
     report = check_scheduler(target, examples=examples, seed=seed, params=parse_params(param),
                              properties=prop or None)
     print_contract_report(report, _console())
@@ -85,7 +89,8 @@ def check(
                                            help="Scheduler parameter NAME=VALUE (repeatable)."),
     prop: list[str] | None = typer.Option(None, "--property", "-P",
                                           help="Check only this property (repeatable): valid, bound, "
-                                               "determinism, replay, no-mutation, infeasible."),
+                                               "determinism, replay, no-mutation, infeasible; for an "
+                                               "autotuning policy complete, conflict-free, determinism."),
 ) -> None:
     """Check a scheduler against the contract every built-in meets; exit 1 on a defect."""
     from simsched.cli.common import user_errors

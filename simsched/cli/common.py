@@ -1,4 +1,5 @@
-"""What every command shares: the one-line error format, the exit code of user errors, a console.
+"""What every command shares: the one-line error format, the exit code of user errors, a console,
+the run comparison table (:func:`print_report`), warning lines and a progress bar (:class:`Progress`).
 
 Kept apart from :mod:`simsched.cli.main` so that command modules can import it at load time without
 an import cycle (``python -m simsched.cli.main`` runs ``main`` as ``__main__``).
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -18,6 +20,8 @@ from simsched.errors import SimschedError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from simsched.run.runner import RunReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,6 +76,111 @@ def console(stderr: bool = False) -> Console:
     if not out.is_terminal:
         out = Console(stderr=stderr, width=200)
     return out
+
+
+def _fmt(value: float, digits: int = 5) -> str:
+    if value != value:  # nan
+        return "-"
+    return f"{value:.{digits}g}"
+
+
+def _column(summary: list[dict], key: str, reps: int, scale: float = 1.0, unit: str = "", digits: int = 4) -> list[str]:
+    """One table column: ``mean`` or ``mean ± std`` over the repetitions, one precision for the column."""
+    from simsched.report.numbers import format_column
+
+    means = [s[key][0] * scale for s in summary]
+    stds = [s[key][1] * scale for s in summary] if reps > 1 else None
+    return format_column(means, stds, digits=digits, unit=unit)
+
+
+def _time_column(summary: list[dict], reps: int) -> list[str]:
+    """Wall times, each in its own unit (ms or s) with 3 significant digits: they span decades."""
+    from simsched.report.numbers import format_duration
+
+    return [format_duration(s["scheduler_time_s"][0], s["scheduler_time_s"][1] if reps > 1 else float("nan"))
+            for s in summary]
+
+
+def warning_line(message: str) -> None:
+    """One ``warning: ...`` line on stderr."""
+    import sys
+
+    sys.stderr.write("warning: " + " ".join(message.split()) + "\n")
+
+
+def print_report(report: RunReport, console: Console) -> None:
+    """The comparison table: one row per scheduler, mean ± std over the repetitions."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from simsched.run.runner import summarize
+
+    problem, scenario, reps = report.problem, report.scenario, report.repetitions
+    kinds: dict[str, int] = {}
+    for p in problem.platform.processors:
+        kinds[p.type] = kinds.get(p.type, 0) + 1
+    platform = ", ".join(f"{k} {t}" for t, k in kinds.items())
+    noise = scenario.noise
+    noise_text = "no noise" if noise.deterministic else f"{noise.model} noise (sigma {noise.sigma:g})"
+    table = Table(
+        title=escape(f"{scenario.name}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges on "
+                     f"{problem.n_processors} processors ({platform})"),
+        caption=escape(f"seed {report.seed}, {reps} repetition{'s' if reps > 1 else ''}"
+                       f"{' (mean ± std)' if reps > 1 else ''}, {noise_text}; "
+                       f"makespan lower bound {_fmt(report.lower_bound)}"),
+    )
+    table.add_column("scheduler", style="bold")
+    for name in ("makespan", "avg turnaround", "avg waiting", "utilisation", "vs bound", "scheduler time"):
+        table.add_column(name, justify="right")
+    summary = summarize(report)
+    best = min(s["makespan"][0] for s in summary)
+    bound = report.lower_bound
+    columns = zip(_column(summary, "makespan", reps), _column(summary, "avg_turnaround", reps),
+                  _column(summary, "avg_waiting", reps), _column(summary, "utilization", reps, 100.0, "%", 3),
+                  _time_column(summary, reps))
+    for s, (makespan, turnaround, waiting, utilisation, wall) in zip(summary, columns):
+        gap = s["makespan"][0] / bound - 1 if bound > 0 else float("nan")
+        table.add_row(
+            escape(s["scheduler"]),
+            f"[green]{makespan}[/green]" if s["makespan"][0] <= best * (1 + 1e-12) else makespan,
+            turnaround, waiting, utilisation,
+            "-" if gap != gap else f"+{100 * gap:.1f}%",
+            wall,
+        )
+    console.print(table)
+
+
+class Progress:
+    """A transient rich progress bar on stderr, shown only on a terminal and only once a run has
+    taken longer than ``delay_s``."""
+
+    def __init__(self, delay_s: float = 0.5) -> None:
+        self.console = console(stderr=True)
+        self.delay_s = delay_s
+        self.t0 = time.perf_counter()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        if not self.console.is_terminal:
+            return
+        if self.bar is None:
+            if time.perf_counter() - self.t0 < self.delay_s or done >= total:
+                return
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=self.console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(label, total=total)
+        self.bar.update(self.task, completed=done, description=label)
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
 
 
 def _no_type_on_flags() -> None:

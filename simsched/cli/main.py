@@ -11,25 +11,17 @@ matplotlib and (above all) torch are imported inside the commands that need them
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import typer
 
 from simsched import __version__
+from simsched.cli.common import Progress, print_report, user_errors
 from simsched.cli.common import console as _console
 from simsched.cli.common import print_error as _error
-from simsched.cli.common import user_errors
+from simsched.cli.common import warning_line as _warning
 from simsched.errors import SimschedError
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from simsched.run.runner import RunReport
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 app = typer.Typer(
     name="simsched",
@@ -55,111 +47,6 @@ def _root(
 
 
 # --------------------------------------------------------------------------- run
-def _fmt(value: float, digits: int = 5) -> str:
-    if value != value:  # nan
-        return "-"
-    return f"{value:.{digits}g}"
-
-
-def _column(summary: list[dict], key: str, reps: int, scale: float = 1.0, unit: str = "", digits: int = 4) -> list[str]:
-    """One table column: ``mean`` or ``mean ± std`` over the repetitions, one precision for the column."""
-    from simsched.report.numbers import format_column
-
-    means = [s[key][0] * scale for s in summary]
-    stds = [s[key][1] * scale for s in summary] if reps > 1 else None
-    return format_column(means, stds, digits=digits, unit=unit)
-
-
-def _time_column(summary: list[dict], reps: int) -> list[str]:
-    """Wall times, each in its own unit (ms or s) with 3 significant digits: they span decades."""
-    from simsched.report.numbers import format_duration
-
-    return [format_duration(s["scheduler_time_s"][0], s["scheduler_time_s"][1] if reps > 1 else float("nan"))
-            for s in summary]
-
-
-def _warning(message: str) -> None:
-    """One ``warning: ...`` line on stderr."""
-    import sys
-
-    sys.stderr.write("warning: " + " ".join(message.split()) + "\n")
-
-
-def print_report(report: RunReport, console: Console) -> None:
-    """The comparison table: one row per scheduler, mean ± std over the repetitions."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from simsched.run.runner import summarize
-
-    problem, scenario, reps = report.problem, report.scenario, report.repetitions
-    kinds: dict[str, int] = {}
-    for p in problem.platform.processors:
-        kinds[p.type] = kinds.get(p.type, 0) + 1
-    platform = ", ".join(f"{k} {t}" for t, k in kinds.items())
-    noise = scenario.noise
-    noise_text = "no noise" if noise.deterministic else f"{noise.model} noise (sigma {noise.sigma:g})"
-    table = Table(
-        title=escape(f"{scenario.name}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges on "
-                     f"{problem.n_processors} processors ({platform})"),
-        caption=escape(f"seed {report.seed}, {reps} repetition{'s' if reps > 1 else ''}"
-                       f"{' (mean ± std)' if reps > 1 else ''}, {noise_text}; "
-                       f"makespan lower bound {_fmt(report.lower_bound)}"),
-    )
-    table.add_column("scheduler", style="bold")
-    for name in ("makespan", "avg turnaround", "avg waiting", "utilisation", "vs bound", "scheduler time"):
-        table.add_column(name, justify="right")
-    summary = summarize(report)
-    best = min(s["makespan"][0] for s in summary)
-    bound = report.lower_bound
-    columns = zip(_column(summary, "makespan", reps), _column(summary, "avg_turnaround", reps),
-                  _column(summary, "avg_waiting", reps), _column(summary, "utilization", reps, 100.0, "%", 3),
-                  _time_column(summary, reps))
-    for s, (makespan, turnaround, waiting, utilisation, wall) in zip(summary, columns):
-        gap = s["makespan"][0] / bound - 1 if bound > 0 else float("nan")
-        table.add_row(
-            escape(s["scheduler"]),
-            f"[green]{makespan}[/green]" if s["makespan"][0] <= best * (1 + 1e-12) else makespan,
-            turnaround, waiting, utilisation,
-            "-" if gap != gap else f"+{100 * gap:.1f}%",
-            wall,
-        )
-    console.print(table)
-
-
-class _Progress:
-    """A transient rich progress bar on stderr, shown only on a terminal and only once a run has
-    taken longer than ``delay_s``."""
-
-    def __init__(self, delay_s: float = 0.5) -> None:
-        self.console = _console(stderr=True)
-        self.delay_s = delay_s
-        self.t0 = time.perf_counter()
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __call__(self, done: int, total: int, label: str) -> None:
-        if not self.console.is_terminal:
-            return
-        if self.bar is None:
-            if time.perf_counter() - self.t0 < self.delay_s or done >= total:
-                return
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=self.console, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(label, total=total)
-        self.bar.update(self.task, completed=done, description=label)
-        if done >= total:
-            self.close()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-            self.bar = None
-
-
 @app.command()
 @user_errors
 def run(
@@ -205,7 +92,7 @@ def run(
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
-    progress = _Progress()
+    progress = Progress()
     try:
         report = run_scenario(loaded, schedulers=scheduler or None, seed=seed, repetitions=repetitions,
                               progress=progress)
@@ -237,7 +124,8 @@ def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, r
     if gantt is not None or trace is not None:
         raise SimschedError("--gantt and --trace draw task schedules; this scenario has only an autotuning section")
     from simsched import __version__
-    from simsched.run.autotune import print_autotuning_table, run_autotuning
+    from simsched.report.autotune import print_autotuning_table
+    from simsched.run.autotune import run_autotuning
 
     base = loaded.seed if seed is None else seed
     reps = loaded.repetitions if repetitions is None else repetitions
@@ -291,8 +179,9 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
 @app.command("list")
 @user_errors
 def list_schedulers() -> None:
-    """List the registered schedulers with their kind, a one-line description and their origin
-    (builtin, or the installed package that registers a plug-in)."""
+    """List the registered schedulers and autotuning policies: kind, description, origin.
+
+    The origin is builtin, or the installed package that registers a plug-in."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -303,12 +192,13 @@ def list_schedulers() -> None:
     table.add_column("kind")
     table.add_column("description")
     table.add_column("origin")
-    for name in registry.names():
+    for name in registry.names(registry.KINDS):
         try:
             cls = registry.load_class(name)
-            kind, description = registry.kind(cls), registry.summary(cls)
+            kind, description = registry.kind(cls, name), registry.summary(cls, name)
         except Exception as exc:  # a broken or missing optional module must not hide the others
-            kind, description = "?", f"unavailable: {type(exc).__name__}: {exc}"
+            spec = registry.spec(name)
+            kind, description = spec.kind if spec else "?", f"unavailable: {type(exc).__name__}: {exc}"
         table.add_row(escape(name), kind, escape(description), escape(registry.origin(name)))
     _console().print(table)
 
@@ -325,7 +215,14 @@ def bench(
         from simsched.bench.dispatch import main as bench_main
     except ImportError as exc:
         raise SimschedError(f"the benchmarks are not available: {exc}") from None
-    bench_main(what, quick=quick)
+    from simsched.report.bench import show_rows
+
+    out, bar = _console(), Progress()
+    try:
+        bench_main(what, quick=quick, show=lambda rows, title: show_rows(rows, title, out), say=out.print,
+                   progress=bar)
+    finally:
+        bar.close()
 
 
 # --------------------------------------------------------------------------- check, baseline
@@ -349,7 +246,7 @@ app.add_typer(train_cmd.app, name="train")
 from simsched.cli import docs_cmd, explain_cmd  # noqa: E402  (light: heavy imports inside commands)
 
 app.add_typer(explain_cmd.app, name="explain")
-app.add_typer(docs_cmd.app, name="docs", hidden=True)
+app.add_typer(docs_cmd.attach(app), name="docs", hidden=True)
 
 # --------------------------------------------------------------------------- studies, summaries, reports
 from simsched.cli import plot_cmd, report_cmd, summarize_cmd, sweep_cmd  # noqa: E402  (light: heavy imports inside)

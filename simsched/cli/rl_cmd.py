@@ -62,11 +62,6 @@ def _run(config: Path, stage: str, report: bool) -> None:
         _report(cfg, out, rl_net, world, console)
 
 
-from simsched.cli.train_cmd import app  # noqa: E402  (registers `simsched train rl`)
-
-app.command("rl")(rl)
-
-
 def _progress(console, total: int, label: str):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -6,9 +6,7 @@ interrupted) and prints a rich table; ``--json PATH`` also writes the figures (a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -28,33 +26,6 @@ def check_metric(name: str, option: str) -> str:
 
 
 
-def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str],
-                  title: str) -> None:
-    """The summary as a rich table: override fields, scheduler, runs, one column per metric."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from simsched.cli.common import console as _console
-
-    table = Table(title=escape(title), caption="mean ± half-width of the 95% confidence interval (Student's t) "
-                                               "over seeds (left out where below the last digit); "
-                                               "failed runs are counted, not averaged")
-    for f in fields:
-        table.add_column(escape(f), justify="right")
-    table.add_column("scheduler", style="bold")
-    table.add_column("runs", justify="right")
-    for m in metrics:
-        table.add_column(m, justify="right")
-    from simsched.study.stats import column_decimals, format_mean_ci
-
-    places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries]) for m in metrics}
-    for e in entries:
-        runs = str(e["runs"]) + (f" ([red]{e['failed']} failed[/red])" if e["failed"] else "")
-        table.add_row(*(escape(str(e.get(f))) for f in fields), escape(str(e["scheduler"])), runs,
-                      *(format_mean_ci(e[m]["mean"], e[m]["ci"], decimals=places[m]) for m in metrics))
-    _console().print(table)
-
-
 def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) -> None:
     from simsched.study.stats import override_fields, summarize_rows
     from simsched.study.store import load_rows
@@ -69,7 +40,10 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None) 
         raise SimschedError("the results file has no rows", file=results)
     fields = override_fields(rows)
     entries = summarize_rows(rows, metrics)
-    print_summary(entries, fields, metrics, f"{results}: {len(rows)} runs")
+    from simsched.cli.common import console
+    from simsched.report.summary import print_summary
+
+    print_summary(entries, fields, metrics, f"{results}: {len(rows)} runs", console())
     if json_path is not None:
         from simsched.run.results import write_document
 

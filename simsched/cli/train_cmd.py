@@ -149,4 +149,6 @@ def deepsched(
 
 
 # other learned schedulers register their commands on `app` here, one import line each:
-from simsched.cli import rl_cmd  # noqa: E402,F401  (adds `simsched train rl`)
+from simsched.cli import rl_cmd  # noqa: E402  (light: torch loads inside the command)
+
+app.command("rl")(rl_cmd.rl)

@@ -1,12 +1,14 @@
 """The safety line of learned schedulers: what a checkpoint was trained on, and whether an instance
 lies outside it.
 
-A learned scheduler (``deepsched``, ``rl``, ``rl-world``) exposes ``training_range()`` returning a
-:class:`TrainingRange` derived from what its checkpoint stores — task and processor counts, workload
-families, CCR — and a short content hash of the checkpoint file.  The runner calls it once per
-scheduler: an instance outside any stored range gives one warning line naming the range, and every
-result row records the checkpoint's id.  Cost: one hash of the checkpoint file (cached per path and
-modification time) and O(n m + e) for the instance's CCR.
+A learned scheduler (``deepsched``, ``rl``, ``rl-world``) derives from :class:`RangeChecked` and
+implements ``training_range()`` returning a :class:`TrainingRange`, derived from what its checkpoint
+stores — task and processor counts, workload families, CCR — and a short content hash of the
+checkpoint file. The runner calls it once per scheduler: an instance outside any stored range gives
+one warning line naming the range, and every result row records the checkpoint's id. Cost: one hash
+of the checkpoint file (cached per path and modification time) and O(n m + e) for the instance's
+CCR. The runner reaches the hooks (``checkpoint_id``, ``range_warning``) by ``getattr``: it sits on
+a lower floor and imports nothing here.
 """
 
 from __future__ import annotations
@@ -114,6 +116,35 @@ def warning_line(label: str, rng: TrainingRange, problem: Problem, family: str |
         return None
     return (f"{label} (checkpoint {rng.checkpoint}) was trained on {rng.describe()}; "
             f"this instance has {', '.join(bad)}, outside that range: its plans may be poor")
+
+
+class RangeChecked:
+    """The runner's hooks of a learned scheduler, reached by ``getattr`` so the runner (a lower
+    floor) never imports this package: :attr:`checkpoint_id` and :meth:`range_warning`.  A subclass
+    implements ``training_range() -> TrainingRange``; it is computed once per instance (one
+    checkpoint hash and read)."""
+
+    def training_range(self) -> TrainingRange:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def _range(self) -> TrainingRange:
+        cached = self.__dict__.get("_training_range_cache")
+        if cached is None:
+            cached = self.training_range()
+            self.__dict__["_training_range_cache"] = cached
+        return cached
+
+    @property
+    def checkpoint_id(self) -> str:
+        """The content id of the checkpoint (first 12 hex digits of its SHA-256)."""
+        return self._range().checkpoint
+
+    def range_warning(self, problem: Problem, label: str, workload: tuple[dict, str] | None = None) -> str | None:
+        """One warning line when ``problem`` lies outside the checkpoint's training range, else
+        ``None``; ``workload`` is the scenario workload's ``(options, form)`` (its family is
+        checked too).  O(n m + e) for the instance's CCR."""
+        family = workload_family(*workload) if workload is not None else None
+        return warning_line(label, self._range(), problem, family)
 
 
 def scenario_range(checkpoint: str | Path, scenario: str | Path | None, tasks: tuple[int, int] | None,

@@ -7,7 +7,9 @@
 * :func:`cli_reference` -> ``docs/cli.md``: every command and subcommand of the Typer app, with its
   usage, help and options, read from the click command tree.
 * :func:`scheduler_parameters` -> the block between the ``GENERATED`` markers of
-  ``docs/schedulers.md``: every registered built-in scheduler's parameters, from the class signature.
+  ``docs/schedulers.md``: the table of every registered scheduler (name, kind, extras, description,
+  from the registry's specs) and every built-in task-graph scheduler's parameters, from the class
+  signature.
 
 :func:`generate` writes them (``simsched docs generate``); :func:`check` says which committed file
 differs (``simsched docs generate --check``, and ``tests/test_docs.py``).
@@ -305,14 +307,13 @@ def scenario_reference() -> str:
 
 
 # --------------------------------------------------------------------------- CLI reference
-def _click_commands() -> Iterator[tuple[str, Any]]:
-    """``(path, click command)`` for the root and every visible command and subcommand.
+def _click_commands(app: Any) -> Iterator[tuple[str, Any]]:
+    """``(path, click command)`` for the root of the Typer ``app`` and every visible command and
+    subcommand (the command line passes its app: this floor never imports ``cli/``).
 
     Commands, groups and arguments are recognised by their attributes, not by class: recent Typer
     releases vendor their own copy of click, whose classes are not ``click``'s."""
     import typer
-
-    from simsched.cli.main import app
 
     root = typer.main.get_command(app)
 
@@ -331,12 +332,10 @@ def _is_group(cmd: Any) -> bool:
     return isinstance(getattr(cmd, "commands", None), dict)
 
 
-def help_text(path: str, width: int = 100) -> str:
+def help_text(app: Any, path: str, width: int = 100) -> str:
     """What ``PATH --help`` prints (e.g. ``"simsched run"``), without colour, at a fixed width, with
     trailing spaces removed so the page is stable."""
     from typer.testing import CliRunner
-
-    from simsched.cli.main import app
 
     args = [*path.split()[1:], "--help"]
     result = CliRunner().invoke(app, args, env={"COLUMNS": str(width), "NO_COLOR": "1", "TERM": "dumb"},
@@ -349,16 +348,16 @@ def help_text(path: str, width: int = 100) -> str:
     return "\n".join(lines)
 
 
-def cli_reference() -> str:
+def cli_reference(app: Any) -> str:
     """The text of ``docs/cli.md``: every visible command's own ``--help``.  Generated from the
     rendered help rather than from parameter objects, whose classes differ between Typer releases."""
     out = [HEADER, "# CLI reference\n",
            "Every command of `simsched`, generated from the command-line app (`simsched/cli/`): each "
            "section is what `COMMAND --help` prints. Bad input exits 2 with one `error: ...` line.\n"]
-    for path, _cmd in _click_commands():
+    for path, _cmd in _click_commands(app):
         depth = path.count(" ")
         out.append(f"{'#' * min(depth + 2, 4)} `{path}`\n")
-        out.append(f"```\n{help_text(path)}\n```\n")
+        out.append(f"```\n{help_text(app, path)}\n```\n")
     return "\n".join(out)
 
 
@@ -383,10 +382,17 @@ def _params_section(doc: str) -> dict[str, str]:
 
 
 def scheduler_parameters() -> str:
-    """The generated block of ``docs/schedulers.md``: a parameter table per built-in scheduler."""
+    """The generated block of ``docs/schedulers.md``: the registry's table of every scheduler, then a
+    parameter table per built-in task-graph scheduler.  O(schedulers) class imports."""
     from simsched.schedulers import registry
 
-    out = [BEGIN]
+    out = [BEGIN, "\n#### Every registered scheduler\n",
+           "Generated from the registry (`simsched/schedulers/registry.py`), as `simsched list` shows it.\n",
+           "| name | kind | extras | description |\n|---|---|---|---|"]
+    for spec in registry.specs():
+        description = registry.summary(registry.load_class(spec.name), spec.name)
+        extras = ", ".join(f"`{e}`" for e in spec.extras) or "-"
+        out.append(f"| `{spec.name}` | {spec.kind} | {extras} | {_cell(description)} |")
     for name in registry.BUILTIN:
         cls = registry.load_class(name)
         sig = inspect.signature(cls, eval_str=True)
@@ -413,29 +419,30 @@ def _with_block(text: str, block: str) -> str:
 
 
 # --------------------------------------------------------------------------- files
-def targets(docs: Path = DOCS) -> dict[Path, Callable[[str], str]]:
-    """Each generated file and how to make its new text from the current one."""
+def targets(app: Any, docs: Path = DOCS) -> dict[Path, Callable[[str], str]]:
+    """Each generated file and how to make its new text from the current one (``app``: the Typer
+    command-line app whose commands ``docs/cli.md`` documents)."""
     return {
         docs / "scenario-reference.md": lambda _old: scenario_reference(),
-        docs / "cli.md": lambda _old: cli_reference(),
+        docs / "cli.md": lambda _old: cli_reference(app),
         docs / "schedulers.md": lambda old: _with_block(old, scheduler_parameters()),
     }
 
 
-def check(docs: Path = DOCS) -> list[Path]:
+def check(app: Any, docs: Path = DOCS) -> list[Path]:
     """The generated files whose committed text differs from what the code generates now."""
     stale = []
-    for path, make in targets(docs).items():
+    for path, make in targets(app, docs).items():
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         if make(old) != old:
             stale.append(path)
     return stale
 
 
-def generate(docs: Path = DOCS) -> list[Path]:
+def generate(app: Any, docs: Path = DOCS) -> list[Path]:
     """Write every generated file that changed; returns them."""
     written = []
-    for path, make in targets(docs).items():
+    for path, make in targets(app, docs).items():
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         new = make(old)
         if new != old:

@@ -37,7 +37,7 @@ def _png(rows: Sequence[dict[str, Any]], x: str, y: str, kind: str) -> str:
     """The plot of ``simsched plot`` as a base64 PNG."""
     import matplotlib.pyplot as plt
 
-    from simsched.cli.plot_cmd import draw_plot
+    from simsched.report.plots import draw_plot
 
     fig = draw_plot(rows, x, y, kind)
     try:

@@ -17,7 +17,7 @@ name the field path, and the line when a :class:`~simsched.yamlio.YamlDocument` 
       capacity: {max_servers: 64}
 
 :func:`run_autotuning` simulates every policy on the same sampled jobs (seed ``seed + r`` for
-repetition r) and returns a JSON-ready dict; :func:`print_autotuning_table` prints it;
+repetition r) and returns a JSON-ready dict; :func:`simsched.report.autotune.print_autotuning_table` prints it;
 :func:`find_capacity` answers "how many servers does each policy need".
 """
 
@@ -25,14 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from simsched.cli.common import console as common_console
 from simsched.errors import SimschedError
 from simsched.scenario.autotuning import AutotuningSection, JobModel, LineOf, check_policy, validate_section  # noqa: F401
-from simsched.schedulers.loadaware import AUTOTUNE_POLICIES, TASK_SCHEDULERS
+from simsched.schedulers.loadaware import TASK_SCHEDULERS
+from simsched.schedulers.registry import AUTOTUNE_POLICIES
 from simsched.simulator.autotune_engine import AutotuneResult, Interference, ServerSpec, simulate
 from simsched.workloads.autotuning import PRESETS, JobPlan, JobSpec, TuningParams, TuningTask, model_tasks, plan_job
 
@@ -147,23 +146,6 @@ def summarise(results: list[dict]) -> list[dict]:
     for s in out:
         s["makespan_vs_sequential"] = s["makespan_h"] / seq["makespan_h"] if seq and seq["makespan_h"] > 0 else None
     return out
-
-
-def print_autotuning_table(result: dict, console: Any = None) -> None:
-    """Print :func:`run_autotuning`'s summary as a rich table (one row per policy)."""
-    from rich.table import Table
-
-    table = Table(title="autotuning: policies compared (means over seeds)")
-    for col in ("policy", "all done (h)", "vs seq", "job (h)", "dev idle", "CPU", "distorted", "penalty",
-                "dev-h"):
-        table.add_column(col, justify="left" if col == "policy" else "right")
-    for s in result["summary"]:
-        ratio = s["makespan_vs_sequential"]
-        table.add_row(s["policy"], f"{s['makespan_h']:.2f}", "-" if ratio is None else f"{ratio:.2f}x",
-                      f"{s['mean_completion_h']:.2f}", f"{s['device_idle_fraction']:.0%}",
-                      f"{s['cpu_utilisation']:.0%}", f"{s['distorted_measurements']:.0f}",
-                      f"{s['mean_latency_penalty']:.1%}", f"{s['device_hours']:.1f}")
-    (console or common_console()).print(table)
 
 
 def result_of(plans: Sequence[JobPlan], cfg: AutotuningSection, policy: str, servers: int) -> AutotuneResult:

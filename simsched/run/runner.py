@@ -81,7 +81,8 @@ def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerCh
     for name in names:
         spec = by_label.get(name) or by_name.get(name)
         if spec is None:
-            try:  # unknown names and plug-ins that cannot load raise here; nothing is constructed
+            try:  # unknown names, other kinds and plug-ins that cannot load raise here; nothing is constructed
+                registry.check_kind(name)
                 cls = registry.load_class(name)
             except SimschedError as exc:
                 raise exc.located(field="--scheduler") from None
@@ -143,19 +144,18 @@ def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None
 
 def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerChoice, warnings: list[str],
                   scheduler: Any) -> str | None:
-    """For a learned scheduler (``scheduler`` has ``training_range()``): its checkpoint id, and a
-    warning line appended to ``warnings`` when ``problem`` lies outside the checkpoint's training range."""
-    from simsched.learned.training_range import warning_line, workload_family
-
-    ranges = getattr(scheduler, "training_range", None)
-    if ranges is None:
+    """For a learned scheduler (``scheduler`` exposes the hooks ``range_warning`` and ``checkpoint_id``,
+    see :class:`simsched.learned.training_range.RangeChecked`; reached by ``getattr``, no import): its
+    checkpoint id, and a warning line appended to ``warnings`` when ``problem`` lies outside the
+    checkpoint's training range."""
+    hook = getattr(scheduler, "range_warning", None)
+    if hook is None:
         return None
-    rng = ranges()
     wl = scenario.workload
-    line = warning_line(spec.label, rng, problem, workload_family(dict(wl.options), wl.form) if wl else None)
+    line = hook(problem, spec.label, (dict(wl.options), wl.form) if wl else None)
     if line:
         warnings.append(line)
-    return rng.checkpoint
+    return scheduler.checkpoint_id
 
 
 def _construct(scenario: Scenario, spec: SchedulerChoice) -> Any:

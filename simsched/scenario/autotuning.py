@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from simsched.errors import SimschedError
-from simsched.schedulers.loadaware import AUTOTUNE_POLICIES
+from simsched.schedulers.registry import AUTOTUNE_POLICIES
 
 LineOf = Callable[[tuple], "int | None"]
 

@@ -7,8 +7,8 @@ the scheduler knows which stage uses which resource (build and update load the h
 needs a device exclusively) and which resources are free, and interleaves stages of different jobs
 without ever co-locating conflicting ones.
 
-They are *not* in :mod:`simsched.schedulers.registry` (that registry is for DAG schedulers); the
-autotuning runner looks them up in :data:`AUTOTUNE_POLICIES`.  Task schedulers (which task of a job
+They are registered in :mod:`simsched.schedulers.registry` with kind ``autotune`` (so ``simsched
+list`` and ``check`` see them); the autotuning runner creates them from there.  Task schedulers (which task of a job
 gets the next round of trials) are in :data:`TASK_SCHEDULERS`.
 """
 
@@ -155,6 +155,7 @@ class Uncontrolled:
 
     name = "uncontrolled"
     one_server_per_job = False
+    conflict_free = False  # co-locates by design: the contract's conflict-free property does not apply
 
     def select(self, view: EngineView) -> Grant | None:
         if not view.pending:
@@ -215,14 +216,6 @@ class Predictive(LoadAware):
         return (rank, view.estimate(req), req.seq)
 
 
-AUTOTUNE_POLICIES: dict[str, type] = {
-    "sequential": Sequential,
-    "uncontrolled": Uncontrolled,
-    "dedicated": Dedicated,
-    "load-aware": LoadAware,
-    "predictive": Predictive,
-}
-"""Autotuning policies by name (kept apart from the DAG scheduler registry)."""
 
 
 # ------------------------------------------------------------------ task scheduling within a job

@@ -1,6 +1,11 @@
-"""The one registry of schedulers: a name maps to ``"module:Class"``.
+"""The one registry of schedulers: a name maps to a :class:`SchedulerSpec`.
 
-Adding a scheduler is one new module plus one line in :data:`BUILTIN`.  Modules are imported only
+A spec carries every fact simsched keeps about a scheduler: its ``"module:Class"`` target, declared
+kind (static / online / autotune), the optional extras it needs, contract-check hints and
+parameters, benchmark sizes and parameters, and where its one-line description comes from.
+``simsched list``, ``check``, ``bench`` and the generated scheduler table of ``docs/schedulers.md``
+read only these entries.  Adding a scheduler is one new module plus one :class:`SchedulerSpec` in
+:data:`SPECS` (or a :func:`register` call).  Modules are imported only
 when a scheduler is used, so ``simsched --help`` stays fast and heavy dependencies (torch) load only
 for the schedulers that need them.
 
@@ -22,59 +27,11 @@ import importlib
 import importlib.metadata
 import inspect
 import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from simsched.errors import SimschedError
-
-BUILTIN: dict[str, str] = {
-    "heft": "simsched.schedulers.heft:HEFT",
-    "cpop": "simsched.schedulers.cpop:CPOP",
-    "peft": "simsched.schedulers.peft:PEFT",
-    "etf": "simsched.schedulers.etf:ETF",
-    "dls": "simsched.schedulers.dls:DLS",
-    "heft-lookahead": "simsched.schedulers.lookahead:HEFTLookahead",
-    "ipeft": "simsched.schedulers.ipeft:IPEFT",
-    "hoft": "simsched.schedulers.hoft:HOFT",
-    "bil": "simsched.schedulers.bil:BIL",
-    "fcp": "simsched.schedulers.fcp:FCP",
-    "flb": "simsched.schedulers.flb:FLB",
-    "list": "simsched.schedulers.parametric:ListScheduler",
-    "mcp": "simsched.schedulers.parametric:MCP",
-    "hlfet": "simsched.schedulers.parametric:HLFET",
-    "heft-dup": "simsched.schedulers.duplication:HEFTDuplication",
-    "ga": "simsched.schedulers.ga:GA",
-    "deepsched": "simsched.learned.deepsched.scheduler:DeepSched",
-    "optimal": "simsched.schedulers.exact:Optimal",
-    "random": "simsched.schedulers.online:RandomPolicy",
-    "round-robin": "simsched.schedulers.online:RoundRobin",
-    "olb": "simsched.schedulers.online:OLB",
-    "met": "simsched.schedulers.online:MET",
-    "mct": "simsched.schedulers.online:MCT",
-    "minmin": "simsched.schedulers.online:MinMin",
-    "maxmin": "simsched.schedulers.online:MaxMin",
-    "sufferage": "simsched.schedulers.sufferage:Sufferage",
-    "rl": "simsched.learned.rl.policy:RLPolicy",
-    "rl-world": "simsched.learned.rl.policy:RLWorldPolicy",
-}
-
-ENTRY_POINT_GROUP = "simsched.schedulers"
-"""Installed packages register schedulers under this entry-point group, e.g. in ``pyproject.toml``::
-
-    [project.entry-points."simsched.schedulers"]
-    shortest-task-first = "my_pkg.sched:ShortestTaskFirst"
-"""
-
-CHECK_HINTS: dict[str, dict[str, int]] = {
-    "optimal": {"max_tasks": 6, "max_processors": 3, "examples": 4},
-    "exact": {"max_tasks": 6, "max_processors": 3, "examples": 4},
-    "ga": {"max_tasks": 8, "max_processors": 3, "examples": 4},
-}
-"""Size hints for the contract check (:func:`simsched.testing.contract.check_scheduler`) of slow
-schedulers: at most ``max_tasks`` tasks and ``max_processors`` processors per example and at most
-``examples`` examples per property.  A class attribute ``check_hints`` (same keys) overrides these."""
-
-NEEDS_LEARNED = frozenset({"deepsched", "rl", "rl-world"})
-"""Built-ins that run a network: creating one without PyTorch (extra ``learned``) is a clear exit-2 error."""
 
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -84,27 +41,226 @@ def is_import_path(name: str) -> bool:
     return bool(_IMPORT_PATH.match(name))
 
 
+KINDS = ("static", "online", "autotune")
+"""Declared kinds: a ``static`` planner (``plan``), an ``online`` policy (``reset``/``decide``) of task
+graphs, an ``autotune`` policy (``select``) of autotuning jobs sharing servers."""
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """How ``simsched bench schedulers`` times a scheduler: up to ``cap`` tasks at the benchmark's
+    sizes, or exactly at ``sizes`` (``quick_sizes`` under ``--quick``) for slow schedulers; with
+    ``params`` (``quick_params``); ``note`` is formatted with the parameters for the table."""
+
+    cap: int | None = None
+    sizes: tuple[int, ...] = ()
+    quick_sizes: tuple[int, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+    quick_params: dict[str, Any] | None = None
+    note: str = ""
+
+    def sizes_for(self, quick: bool) -> tuple[int, ...]:
+        """The fixed sizes of a slow scheduler (empty for a capped one)."""
+        return self.quick_sizes if quick and self.quick_sizes else self.sizes
+
+    def params_for(self, quick: bool) -> dict[str, Any]:
+        return dict(self.quick_params if quick and self.quick_params is not None else self.params)
+
+
+@dataclass(frozen=True)
+class SchedulerSpec:
+    """Every fact simsched keeps about one scheduler, in one place.
+
+    ``name`` (what scenarios and the command line write), ``target`` (``"module:Class"``, imported
+    only when used), ``kind`` (one of :data:`KINDS`, declared so ``simsched list`` needs no import to
+    tell it), ``extras`` (optional dependency groups it needs, e.g. ``("learned",)``), ``check``
+    (contract-check size hints: ``max_tasks``, ``max_processors``, ``examples``), ``check_params``
+    (cheaper parameters for many small contract runs), ``bench`` (:class:`BenchSpec`, ``None``: not
+    timed by ``bench schedulers``), ``quality`` / ``quick_quality`` (parameters in ``bench quality``;
+    ``quality=None`` keeps it out of that table), ``description`` (one line; ``None``: the first line
+    of the class docstring)."""
+
+    name: str
+    target: str
+    kind: str
+    extras: tuple[str, ...] = ()
+    check: dict[str, int] = field(default_factory=dict)
+    check_params: dict[str, Any] = field(default_factory=dict)
+    bench: BenchSpec | None = None
+    quality: dict[str, Any] | None = field(default_factory=dict)
+    quick_quality: dict[str, Any] | None = None
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"scheduler spec {self.name!r}: kind {self.kind!r} is not one of {KINDS}")
+        if not is_import_path(self.target):
+            raise ValueError(f"scheduler spec {self.name!r}: target {self.target!r} is not 'module:Class'")
+
+    def quality_params(self, quick: bool) -> dict[str, Any]:
+        """Parameters for the quality benchmark (``--quick``: the cheaper ones when given)."""
+        chosen = self.quick_quality if quick and self.quick_quality is not None else self.quality
+        return dict(chosen or {})
+
+
+_TIMED = BenchSpec(cap=84_654)
+_TIMED_10K = BenchSpec(cap=10_000)
+_GA_FAST = {"objective": "makespan", "time_limit_s": 600.0}
+
+SPECS: dict[str, SchedulerSpec] = {}
+"""Every built-in scheduler by name, in registration order (:func:`register` adds to it)."""
+
+
+def register(spec: SchedulerSpec, *, replace: bool = False) -> SchedulerSpec:
+    """Add ``spec`` to the registry (a plug-in may call this at import time, tests do to add a fake
+    scheduler); :class:`ValueError` if the name is taken and ``replace`` is false.  O(1)."""
+    if spec.name in SPECS and not replace:
+        raise ValueError(f"scheduler {spec.name!r} is already registered")
+    SPECS[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Remove ``name`` from the registry (tests that registered a fake spec clean up with it)."""
+    SPECS.pop(name, None)
+
+
+for _spec in (
+    SchedulerSpec("heft", "simsched.schedulers.heft:HEFT", "static", bench=_TIMED),
+    SchedulerSpec("cpop", "simsched.schedulers.cpop:CPOP", "static", bench=_TIMED),
+    SchedulerSpec("peft", "simsched.schedulers.peft:PEFT", "static", bench=_TIMED),
+    SchedulerSpec("etf", "simsched.schedulers.etf:ETF", "static", bench=_TIMED),
+    SchedulerSpec("dls", "simsched.schedulers.dls:DLS", "static", bench=_TIMED),
+    SchedulerSpec("heft-lookahead", "simsched.schedulers.lookahead:HEFTLookahead", "static", bench=_TIMED_10K),
+    SchedulerSpec("ipeft", "simsched.schedulers.ipeft:IPEFT", "static", bench=_TIMED),
+    SchedulerSpec("hoft", "simsched.schedulers.hoft:HOFT", "static", bench=_TIMED),
+    SchedulerSpec("bil", "simsched.schedulers.bil:BIL", "static", bench=_TIMED_10K),
+    SchedulerSpec("fcp", "simsched.schedulers.fcp:FCP", "static", bench=_TIMED),
+    SchedulerSpec("flb", "simsched.schedulers.flb:FLB", "static", bench=_TIMED_10K),
+    # ``list``'s named points are rows of the quality table under their own names
+    SchedulerSpec("list", "simsched.schedulers.parametric:ListScheduler", "static", bench=_TIMED, quality=None),
+    SchedulerSpec("mcp", "simsched.schedulers.parametric:MCP", "static", bench=_TIMED),
+    SchedulerSpec("hlfet", "simsched.schedulers.parametric:HLFET", "static", bench=_TIMED),
+    SchedulerSpec("heft-dup", "simsched.schedulers.duplication:HEFTDuplication", "static"),
+    SchedulerSpec("ga", "simsched.schedulers.ga:GA", "static",
+                  check={"max_tasks": 8, "max_processors": 3, "examples": 4},
+                  check_params={"population": 16, "generations": 15},
+                  bench=BenchSpec(sizes=(100, 486), quick_sizes=(100,),
+                                  params={"generations": 20, "population": 50, **_GA_FAST},
+                                  quick_params={"generations": 5, "population": 50, **_GA_FAST},
+                                  note="{generations} generations x {population}"),
+                  quality={"population": 40, "generations": 60, **_GA_FAST},
+                  quick_quality={"population": 16, "generations": 5, **_GA_FAST}),
+    SchedulerSpec("deepsched", "simsched.learned.deepsched.scheduler:DeepSched", "static", extras=("learned",)),
+    # ``optimal`` gives the reference (the proven optimum) of the quality table's small instances
+    SchedulerSpec("optimal", "simsched.schedulers.exact:Optimal", "static", extras=("exact",),
+                  check={"max_tasks": 6, "max_processors": 3, "examples": 4},
+                  bench=BenchSpec(sizes=(10, 20), quick_sizes=(10,), params={"time_limit_s": 10.0}),
+                  quality=None),
+    SchedulerSpec("random", "simsched.schedulers.online:RandomPolicy", "online"),
+    SchedulerSpec("round-robin", "simsched.schedulers.online:RoundRobin", "online"),
+    SchedulerSpec("olb", "simsched.schedulers.online:OLB", "online"),
+    SchedulerSpec("met", "simsched.schedulers.online:MET", "online"),
+    SchedulerSpec("mct", "simsched.schedulers.online:MCT", "online"),
+    SchedulerSpec("minmin", "simsched.schedulers.online:MinMin", "online"),
+    SchedulerSpec("maxmin", "simsched.schedulers.online:MaxMin", "online"),
+    SchedulerSpec("sufferage", "simsched.schedulers.sufferage:Sufferage", "online"),
+    SchedulerSpec("rl", "simsched.learned.rl.policy:RLPolicy", "online", extras=("learned",)),
+    SchedulerSpec("rl-world", "simsched.learned.rl.policy:RLWorldPolicy", "online", extras=("learned",)),
+    SchedulerSpec("sequential", "simsched.schedulers.loadaware:Sequential", "autotune"),
+    SchedulerSpec("uncontrolled", "simsched.schedulers.loadaware:Uncontrolled", "autotune"),
+    SchedulerSpec("dedicated", "simsched.schedulers.loadaware:Dedicated", "autotune"),
+    SchedulerSpec("load-aware", "simsched.schedulers.loadaware:LoadAware", "autotune"),
+    SchedulerSpec("predictive", "simsched.schedulers.loadaware:Predictive", "autotune"),
+):
+    register(_spec)
+del _spec
+
+TASK_GRAPH_KINDS = ("static", "online")
+"""The kinds a task-graph scenario, ``simsched run -s`` and the DAG contract accept."""
+
+
+class _Builtin(Mapping[str, str]):
+    """``name -> "module:Class"`` of the built-in task-graph schedulers, read live from :data:`SPECS`."""
+
+    def _items(self) -> dict[str, str]:
+        return {s.name: s.target for s in SPECS.values() if s.kind in TASK_GRAPH_KINDS}
+
+    def __getitem__(self, key: str) -> str:
+        return self._items()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+
+BUILTIN: Mapping[str, str] = _Builtin()
+"""The task-graph schedulers' ``"module:Class"`` targets by name (a live view of :data:`SPECS`)."""
+
+
+
+class _AutotunePolicies(Mapping[str, type]):
+    """``name -> class`` of the registered autotuning policies, a live view of :data:`SPECS` (each
+    class is imported when first looked up)."""
+
+    def __getitem__(self, key: str) -> type:
+        found = SPECS.get(key)
+        if found is None or found.kind != "autotune":
+            raise KeyError(key)
+        return load_class(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([s.name for s in SPECS.values() if s.kind == "autotune"])
+
+    def __len__(self) -> int:
+        return sum(1 for s in SPECS.values() if s.kind == "autotune")
+
+
+AUTOTUNE_POLICIES: Mapping[str, type] = _AutotunePolicies()
+"""The autotuning policies by name (a live view of the ``autotune`` specs of :data:`SPECS`)."""
+
+ENTRY_POINT_GROUP = "simsched.schedulers"
+"""Installed packages register schedulers under this entry-point group, e.g. in ``pyproject.toml``::
+
+    [project.entry-points."simsched.schedulers"]
+    shortest-task-first = "my_pkg.sched:ShortestTaskFirst"
+"""
+
+def spec(name: str) -> SchedulerSpec | None:
+    """The registered :class:`SchedulerSpec` of ``name`` (``None`` for entry points and import paths)."""
+    return SPECS.get(name)
+
+
+def specs(kinds: tuple[str, ...] = KINDS) -> list[SchedulerSpec]:
+    """The registered specs of the given kinds, in registration order."""
+    return [s for s in SPECS.values() if s.kind in kinds]
+
+
 def entry_points() -> dict[str, importlib.metadata.EntryPoint]:
-    """Schedulers installed packages register in :data:`ENTRY_POINT_GROUP`, by name (builtin names
-    win; of two packages registering one name, the first found wins).  Read fresh on every call
-    (a few ms), so a package installed while Python runs is seen."""
+    """Schedulers installed packages register in :data:`ENTRY_POINT_GROUP`, by name (registered
+    names win; of two packages registering one name, the first found wins).  Read fresh on every
+    call (a few ms), so a package installed while Python runs is seen."""
     found: dict[str, importlib.metadata.EntryPoint] = {}
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in BUILTIN and ep.name not in found:
+        if ep.name not in SPECS and ep.name not in found:
             found[ep.name] = ep
     return found
 
 
-def names() -> list[str]:
-    """Every registered scheduler name: the built-in ones in registration order, then those of
-    installed packages (entry points) by name.  Import paths are accepted too but not listed."""
-    return [*BUILTIN, *sorted(entry_points())]
+def names(kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> list[str]:
+    """Registered scheduler names of the given declared kinds (default: the task-graph schedulers a
+    scenario's ``schedulers:`` list takes) in registration order, then those of installed packages
+    (entry points, whose kind is known only once loaded) by name.  Import paths are accepted too but
+    not listed.  ``names(KINDS)`` adds the autotuning policies."""
+    return [*(s.name for s in specs(kinds)), *sorted(entry_points())]
 
 
 def origin(name: str) -> str:
     """Where ``name`` comes from: ``"builtin"``, ``"entry point (DIST)"`` (the installed package)
     or ``"import path"``; :class:`SimschedError` if it is none of these."""
-    if name in BUILTIN:
+    if name in SPECS:
         return "builtin"
     ep = entry_points().get(name)
     if ep is not None:
@@ -118,7 +274,7 @@ def origin(name: str) -> str:
 
 def suggest(name: str) -> str:
     """`` (did you mean 'x'?)`` for the closest registered name, or an empty string."""
-    close = difflib.get_close_matches(name, names(), n=1, cutoff=0.5)
+    close = difflib.get_close_matches(name, names(KINDS), n=1, cutoff=0.5)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -131,14 +287,16 @@ def _import_attr(target: str) -> Any:
 
 
 def load_class(name: str) -> type:
-    """The scheduler class ``name`` stands for: a built-in name, an entry-point name or an import
+    """The scheduler class ``name`` stands for: a registered name, an entry-point name or an import
     path ``module:Class``.  Raises :class:`SimschedError` (exit 2) when the name is unknown (with the
-    closest match), when the plug-in fails to import (with the import error), or when the class
-    implements neither interface (naming the missing methods)."""
+    closest match), when the plug-in fails to import (with the import error; a missing optional
+    extra the spec declares is named), or when the class implements neither interface (naming the
+    missing methods).  The import is O(module); later calls hit Python's module cache."""
     where = origin(name)
+    found = SPECS.get(name)
     try:
-        if name in BUILTIN:
-            obj = _import_attr(BUILTIN[name])
+        if found is not None:
+            obj = _import_attr(found.target)
         elif where.startswith("entry point"):
             obj = entry_points()[name].load()
         else:
@@ -146,25 +304,31 @@ def load_class(name: str) -> type:
     except SimschedError:
         raise
     except Exception as exc:
-        if isinstance(exc, ImportError) and name in NEEDS_LEARNED:
-            _require_learned(name)
+        if isinstance(exc, ImportError) and found is not None:
+            _require_extras(found)
         raise SimschedError(f"scheduler {name!r} ({where}) cannot be loaded: {type(exc).__name__}: {exc}") from None
-    check_interface(obj, f"scheduler {name!r} ({where})")
+    check_interface(obj, f"scheduler {name!r} ({where})", autotune=found is not None and found.kind == "autotune")
     return obj
 
 
-def _require_learned(name: str) -> None:
-    from simsched.extras import require_learned
+def _require_extras(found: SchedulerSpec) -> None:
+    from simsched.extras import require_extras
 
-    require_learned(f"scheduler {name!r}")
+    require_extras(found.extras, f"scheduler {found.name!r}")
 
 
-def check_interface(obj: Any, label: str) -> None:
+def check_interface(obj: Any, label: str, *, autotune: bool = False) -> None:
     """:class:`SimschedError` unless ``obj`` is a class implementing
     :class:`~simsched.simulator.policy.StaticPlanner` (``plan``) or
-    :class:`~simsched.simulator.policy.OnlinePolicy` (``reset`` and ``decide``)."""
+    :class:`~simsched.simulator.policy.OnlinePolicy` (``reset`` and ``decide``); with ``autotune``,
+    an :class:`~simsched.simulator.autotune_engine.AutotunePolicy` (``select``)."""
     if not inspect.isclass(obj):
         raise SimschedError(f"{label} is {type(obj).__name__} {obj!r}, not a scheduler class")
+    if autotune:
+        if callable(getattr(obj, "select", None)):
+            return
+        raise SimschedError(f"{label}: class {obj.__name__} has no select(view) method; an autotuning "
+                            f"policy needs one")
     if callable(getattr(obj, "plan", None)):
         return
     has = [m for m in ("reset", "decide") if callable(getattr(obj, m, None))]
@@ -179,30 +343,60 @@ def check_interface(obj: Any, label: str) -> None:
                         f"needs plan(problem, rng), an OnlinePolicy needs reset(problem, rng) and decide(view)")
 
 
-def summary(cls: type) -> str:
-    """First line of the class docstring: the one-line description ``simsched list`` shows."""
+def summary(cls: type, name: str | None = None) -> str:
+    """The one-line description ``simsched list`` shows: the spec's ``description`` of ``name``
+    when it has one, else the first line of the class docstring."""
+    found = SPECS.get(name or "")
+    if found is not None and found.description:
+        return found.description
     doc = inspect.getdoc(cls) or ""
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
-def kind(cls: type) -> str:
-    """``"static"`` for planners, ``"online"`` for policies."""
-    return "static" if callable(getattr(cls, "plan", None)) else "online"
+def kind(cls: type, name: str | None = None) -> str:
+    """The declared kind of ``name``'s spec when registered; else ``"static"`` for planners,
+    ``"autotune"`` for autotuning policies (``select``), ``"online"`` for policies."""
+    found = SPECS.get(name or "")
+    if found is not None:
+        return found.kind
+    if callable(getattr(cls, "plan", None)):
+        return "static"
+    return "autotune" if callable(getattr(cls, "select", None)) else "online"
 
 
 def check_hints(name: str | None = None, cls: type | None = None) -> dict[str, int]:
-    """Contract-check size hints for a scheduler: :data:`CHECK_HINTS` for its name, overridden by
-    the class attribute ``check_hints`` (empty when there are none)."""
-    hints = dict(CHECK_HINTS.get(name or "", {}))
+    """Contract-check size hints for a scheduler: its spec's ``check`` hints, overridden by the
+    class attribute ``check_hints`` (empty when there are none)."""
+    found = SPECS.get(name or "")
+    hints = dict(found.check) if found is not None else {}
     hints.update(getattr(cls, "check_hints", None) or {})
     return hints
 
 
-def checked_params(name: str, cls: type, params: dict[str, Any]) -> dict[str, Any]:
+def check_params(name: str | None) -> dict[str, Any]:
+    """Cheaper parameters the spec of ``name`` gives for many small contract runs (may be empty)."""
+    found = SPECS.get(name or "")
+    return dict(found.check_params) if found is not None else {}
+
+
+def check_kind(name: str, kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> None:
+    """:class:`SimschedError` when ``name`` is registered with a declared kind not in ``kinds`` (an
+    autotuning policy named where task-graph schedulers go, or the other way round).  O(1)."""
+    found = SPECS.get(name)
+    if found is not None and found.kind not in kinds:
+        what, where = (("an autotuning policy", "an autotuning section's policies") if found.kind == "autotune"
+                       else (f"a {found.kind} scheduler", "a scenario's schedulers"))
+        raise SimschedError(f"{name!r} is {what}: name it in {where}; here {' or '.join(kinds)} ones are "
+                            f"expected")
+
+
+def checked_params(name: str, cls: type, params: dict[str, Any], *,
+                   kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> dict[str, Any]:
     """``params`` checked against the constructor of ``cls`` (the class ``name`` resolved to), without
-    constructing anything: unknown names and values that do not fit an annotation raise a
-    :class:`SimschedError` naming the scheduler, the parameter and what it accepts.  Returns the
-    converted values.  O(number of params)."""
+    constructing anything: a name of another declared kind than ``kinds`` (:func:`check_kind`),
+    unknown names and values that do not fit an annotation raise a :class:`SimschedError` naming the
+    scheduler, the parameter and what it accepts.  Returns the converted values.  O(number of params)."""
+    check_kind(name, kinds)
     try:
         sig = inspect.signature(cls, eval_str=True)
     except Exception as exc:  # a plug-in with unresolvable annotations
@@ -232,9 +426,11 @@ def checked_params(name: str, cls: type, params: dict[str, Any]) -> dict[str, An
 def instantiate(name: str, cls: type, checked: dict[str, Any]) -> Any:
     """``cls(**checked)`` for parameters already passed through :func:`checked_params`: the one place a
     scheduler is constructed.  A constructor's own refusal (``TypeError``/``ValueError``, or a plug-in's
-    any exception) becomes a :class:`SimschedError` naming the scheduler."""
-    if name in NEEDS_LEARNED:
-        _require_learned(name)
+    any exception) becomes a :class:`SimschedError` naming the scheduler; so does a missing optional
+    extra the scheduler's spec declares."""
+    found = SPECS.get(name)
+    if found is not None:
+        _require_extras(found)
     try:
         instance = cls(**checked)
     except SimschedError:
@@ -242,7 +438,7 @@ def instantiate(name: str, cls: type, checked: dict[str, Any]) -> Any:
     except (TypeError, ValueError) as exc:
         raise SimschedError(f"scheduler {name!r}: {exc}") from None
     except Exception as exc:
-        if name in BUILTIN:
+        if name in SPECS:
             raise
         raise SimschedError(f"scheduler {name!r}: its constructor raised {type(exc).__name__}: {exc}") from None
     if not getattr(instance, "name", None):
@@ -250,8 +446,10 @@ def instantiate(name: str, cls: type, checked: dict[str, Any]) -> Any:
     return instance
 
 
-def create(name: str, **params: Any) -> Any:
-    """Instantiate the scheduler ``name`` with ``params``: :func:`load_class`, then
-    :func:`checked_params`, then :func:`instantiate` (see each for the errors it raises)."""
+def create(name: str, *, kinds: tuple[str, ...] = TASK_GRAPH_KINDS, **params: Any) -> Any:
+    """Instantiate the scheduler ``name`` with ``params``: :func:`check_kind` (``kinds``: the declared
+    kinds accepted here), :func:`load_class`, :func:`checked_params`, then :func:`instantiate` (see
+    each for the errors it raises)."""
+    check_kind(name, kinds)
     cls = load_class(name)
-    return instantiate(name, cls, checked_params(name, cls, params))
+    return instantiate(name, cls, checked_params(name, cls, params, kinds=kinds))

@@ -21,8 +21,9 @@ Properties (``static``: planners; ``online``: policies):
   :class:`~simsched.errors.SimschedError`, not another exception.
 
 Each property is one hypothesis search of ``examples`` examples (fewer for slow schedulers, see
-:data:`simsched.schedulers.registry.CHECK_HINTS`); cost ≈ properties x examples x one scheduler run
-on a problem of at most ``max_tasks`` tasks, plus shrinking when a defect is found.
+the ``check`` hints of the scheduler's :class:`~simsched.schedulers.registry.SchedulerSpec`);
+cost ≈ properties x examples x one scheduler run on a problem of at most ``max_tasks`` tasks, plus
+shrinking when a defect is found.
 """
 
 from __future__ import annotations
@@ -104,7 +105,9 @@ class Defect:
 
     @property
     def example_text(self) -> str:
-        return describe_problem(self.example) if self.example is not None else "(no example captured)"
+        if self.example is None:
+            return "(no example captured)"
+        return describe_problem(self.example) if isinstance(self.example, Problem) else str(self.example)
 
     def format(self) -> str:
         head = f"[{self.property}] {self.category}: {self.message}"
@@ -141,6 +144,12 @@ class ContractReport:
     space: ProblemSpace
     properties: list[PropertyResult] = field(default_factory=list)
     elapsed_s: float = 0.0
+    scope: str = ""
+    """What the examples span, in words (default: from ``space``)."""
+
+    def __post_init__(self) -> None:
+        if not self.scope:
+            self.scope = f"up to {self.space.max_tasks} tasks on {self.space.max_processors} processors"
 
     @property
     def passed(self) -> bool:
@@ -444,7 +453,7 @@ def _flatten(exc: BaseException) -> list[BaseException]:
 
 
 def _search(name: str, check: Callable[..., None], strategy: st.SearchStrategy, examples: int,
-            seed: int) -> PropertyResult:
+            seed: int, description: str | None = None) -> PropertyResult:
     """Run ``check`` on up to ``examples`` draws of ``strategy``; each distinct failure becomes a
     :class:`Defect` with the shrunk example hypothesis replayed last."""
     calls = 0
@@ -464,7 +473,7 @@ def _search(name: str, check: Callable[..., None], strategy: st.SearchStrategy, 
                    report_multiple_bugs=True, verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),
                    phases=[Phase.explicit, Phase.generate, Phase.shrink])(given(strategy)(body))
     run = hypothesis_seed(seed)(run)
-    result = PropertyResult(name, PROPERTIES[name], 0)
+    result = PropertyResult(name, description or PROPERTIES[name], 0)
     try:
         run()
     except (KeyboardInterrupt, SystemExit):

@@ -91,7 +91,7 @@ def turnaround_rows(cfg: DeepSchedConfig, checkpoint: str | Path | None = None, 
 
 def timing_problem(n: int, m: int, seed: int = 0) -> Problem:
     """The timing benchmark's problem: the spine benchmark's random DAG on ``m`` processors."""
-    from simsched.bench.dispatch import bench_problem
+    from simsched.simulator.instances import bench_problem
 
     return bench_problem(n, m, seed)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from simsched.errors import InfeasibleError
 from simsched.learned.deepsched.decode import Decoded
-from simsched.learned.training_range import TrainingRange
+from simsched.learned.training_range import RangeChecked, TrainingRange
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 
@@ -62,7 +62,7 @@ def repair(problem: Problem, scores: np.ndarray, start_key: np.ndarray, top_k: i
     return to_plan(problem, decode([problem], [(scores, start_key)], top_k)[0])
 
 
-class DeepSched:
+class DeepSched(RangeChecked):
     """Neural scheduler trained to imitate HEFT (DeepSched): network processors, predicted-start order, repaired plan.
 
     After the DeepSched paper (machine Conv1D encoder, task bidirectional GRU, Conv1D classifier and

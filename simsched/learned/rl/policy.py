@@ -15,6 +15,7 @@ import numpy as np
 
 from simsched.learned.rl.baselines import OneByOne
 from simsched.learned.rl.features import StaticInfo, observe
+from simsched.learned.training_range import RangeChecked
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
 
@@ -33,12 +34,12 @@ def _load(kind: str, path: str):
         load_checked_state(net, ck["state"], file=path, what=kind, retrain=checkpoint.RETRAIN[kind])
         net.eval()
         return net
-    from simsched.learned.rl.world import WorldAgent
+    from simsched.learned.rl.world_model import WorldAgent
 
     return WorldAgent.from_checkpoint(ck, path)
 
 
-class _Agent(OneByOne):
+class _Agent(OneByOne, RangeChecked):
     """A learned agent placing one task at a time (:class:`~simsched.learned.rl.baselines.OneByOne`)."""
 
     name = ""

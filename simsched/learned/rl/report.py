@@ -36,7 +36,8 @@ def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
     import torch
 
     from simsched.learned.rl.ppo import make_env
-    from simsched.learned.rl.world import imagine, slot_tables, z_size
+    from simsched.learned.rl.world import imagine
+    from simsched.learned.rl.world_model import slot_tables, z_size
 
     env = make_env(cfg)
     w = agent.w
