@@ -156,9 +156,10 @@ def print_report(report: RunReport, console: Console) -> None:
     if reps > 1 and len(summary) > 1:  # the same seeds for every scheduler: compare them pair by pair
         from simsched.study.stats import format_ratio, paired_comparison
 
-        paired = paired_comparison(report.rows, "makespan")
-        table.add_column("makespan vs best (paired)", justify="right")
-        table.caption = escape(f"{table.caption}; green: significantly best makespan (paired 95% interval "
+        key, what = ("jct_mean", "mean JCT") if stream_cols else ("makespan", "makespan")  # a stream: jobs count
+        paired = paired_comparison(report.rows, key)
+        table.add_column(f"{what} vs best (paired)", justify="right")
+        table.caption = escape(f"{table.caption}; green: significantly best {what} (paired 95% interval "
                                "against every other excludes no difference)")
     best = min((s["makespan"][0] for s in summary), default=float("nan"))
     bound = report.lower_bound
@@ -167,9 +168,12 @@ def print_report(report: RunReport, console: Console) -> None:
                   _time_column(summary, reps))
     for s, (makespan, turnaround, waiting, utilisation, wall), more in zip(summary, columns, extra):
         gap = s["makespan"][0] / bound - 1 if bound > 0 else float("nan")
-        green = (paired["best"] == s["scheduler"]) if paired is not None else s["makespan"][0] <= best * (1 + 1e-12)
+        green = s["makespan"][0] <= best * (1 + 1e-12) if paired is None else (paired["best"] == s["scheduler"]
+                                                                             and not stream_cols)
         cells = [escape(s["scheduler"]), f"[green]{makespan}[/green]" if green else makespan,
                  turnaround, waiting, utilisation, "-" if gap != gap else f"+{100 * gap:.1f}%", wall, *more]
+        if stream_cols and paired is not None and paired["best"] == s["scheduler"]:
+            cells[7] = f"[green]{cells[7]}[/green]"  # the mean JCT column, which a stream is compared on
         if paired is not None:
             ratio = format_ratio(paired["ratios"].get(s["scheduler"], {}))
             cells.append(escape(ratio + (" ref" if paired["reference"] == s["scheduler"] else "")))
