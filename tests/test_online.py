@@ -173,3 +173,54 @@ def test_bad_policies_get_clear_errors(answer, message):
     with pytest.raises(SimschedError, match=message) as info:
         run_online(problem, Scripted(answer))
     assert "'scripted'" in str(info.value)
+
+
+def test_a_policy_that_keeps_declining_under_failures_is_a_stall_not_a_hang():
+    """With failures the processors' on/off processes never end, so the event list never runs dry:
+    a policy that assigns nothing must still end in the stall error (found by a hanging RL test)."""
+    import time
+
+    import numpy as np
+    import pytest
+
+    from simsched.errors import SimschedError
+    from simsched.simulator.engine import Disruptions, run_online
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.simulator.problem import Problem
+    from simsched.workloads.generators import GENERATORS
+
+    problem = Problem(GENERATORS["random"](tasks=10, rng=np.random.default_rng(0)),
+                      Platform.uniform([Processor(f"p{i}") for i in range(2)], 1.0, 0.0))
+
+    class Declining:
+        name = "declining"
+
+        def reset(self, problem, rng):
+            pass
+
+        def decide(self, view):
+            return []
+
+    t0 = time.perf_counter()
+    with pytest.raises(SimschedError, match="stalled with 4 ready tasks"):
+        run_online(problem, Declining(), None, np.random.default_rng(0),
+                   disruptions=Disruptions(failure_rate=0.05), disruption_rng=np.random.default_rng(1))
+    assert time.perf_counter() - t0 < 10
+
+
+def test_heft_static_plan_restarts_a_task_a_failure_hands_back():
+    """The RL family's static-HEFT baseline follows its plan; a failure hands the running task back
+    and it restarts on its planned processor (it used to wait forever for its turn to come again)."""
+    import pytest
+
+    pytest.importorskip("gymnasium")
+    pytest.importorskip("torch")
+    from simsched.learned.rl.env import SchedulingEnv, default_family
+    from simsched.simulator.engine import Disruptions
+
+    fam = default_family()
+    fam.tasks, fam.n_jobs, fam.job_rate = (5, 15), 2, 0.05
+    fam.disruptions = Disruptions(failure_rate=0.01, slowdown_rate=0.01)
+    for seed in (573301, 51673, 103069):
+        env = SchedulingEnv(fam, reward="jobs", max_tasks=32, max_jobs=4)
+        env.reset(seed=seed)

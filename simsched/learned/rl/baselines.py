@@ -49,8 +49,13 @@ class StaticPlanPolicy:
         self.waiting: set[int] = set()
 
     def decide(self, view: DecisionView) -> Assignments:
-        self.waiting.update(int(t) for t in view.ready)
         out: Assignments = []
+        for t in (int(v) for v in view.ready):
+            p = int(self.plan.processor[t])
+            if self.position[t] < self.next[p]:  # handed back by a failure: restart it where the plan put it
+                out.append((t, p))
+            else:
+                self.waiting.add(t)
         progress = True
         while progress:
             progress = False

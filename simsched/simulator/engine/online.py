@@ -350,8 +350,10 @@ class _OnlineRun:
         assignments = self.policy.decide(view)
         self.stats.policy_time_s += time.perf_counter() - t0
         self.stats.decisions += 1
-        if assignments is None:
+        if not assignments:
+            self._note_idle_decision()
             return
+        self.idle_decisions = 0
         for item in assignments:
             try:
                 task, proc = (int(x) for x in item)
@@ -359,6 +361,24 @@ class _OnlineRun:
                 raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; "
                                     f"an assignment is a (task, processor) pair of integers") from None
             self._assign(task, proc)
+
+    MAX_IDLE_DECISIONS = 10_000
+    """Consecutive decision points at which the policy assigns nothing while every processor is idle
+    with an empty queue before the run is declared stalled.  Without disruptions the event list runs
+    dry and :meth:`result` says so; with failures the on/off processes never end, so this bound is
+    what stops a policy that keeps declining (it may wait for a repair, but not forever)."""
+
+    def _note_idle_decision(self) -> None:
+        if any(r >= 0 for r in self.running) or any(self.queue):
+            self.idle_decisions = 0
+            return
+        self.idle_decisions = getattr(self, "idle_decisions", 0) + 1
+        if self.idle_decisions >= self.MAX_IDLE_DECISIONS:
+            left = int(np.isnan(self.finish).sum())
+            raise SimschedError(
+                f"policy {self.policy_name!r} stalled with {len(self.ready)} ready tasks at time {self.env.now:g}: "
+                f"it assigned nothing at {self.MAX_IDLE_DECISIONS:,} decision points in a row while every processor "
+                f"was idle ({left} tasks did not run)")
 
     def _assign(self, v: int, p: int) -> None:
         prob, g = self.problem, self.problem.graph
