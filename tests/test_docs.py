@@ -54,6 +54,12 @@ NOT_RUN = {
     "simsched run scenarios/deepsched/try_tiny.yaml": "needs the checkpoint `train deepsched ... tiny.yaml` writes",
     "simsched plot out/ccr_shape.csv --x workload.shape": "needs the study of the block before it; "
     "the same `plot` runs in the runnable block of studies.md",
+    "simsched summarize out/ccr_shape.csv --metric slr": "needs the study swept at the top of studies.md, whose "
+    "runnable block runs this same command",
+    "simsched run scenarios/streams/decima_poisson.yaml": "a day of every bundled stream is loaded and the failure "
+    "stream run in tests/test_streams.py; this page's figures come from this command",
+    "simsched run scenarios/streams/rl_online.yaml": "20 days of the RL family with the learned agent (about a "
+    "minute); tests/test_streams.py runs rl_online on a stream",
 }
 """Documented commands the docs test does not run, by prefix, each with the reason."""
 

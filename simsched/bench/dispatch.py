@@ -132,7 +132,7 @@ def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[
     ]
 
 
-GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality")
+GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality", "scale", "streams")
 """Every benchmark group :func:`main` knows, in its order (``bench --help`` lists the same; a test checks)."""
 
 
