@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,44 +288,62 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     if scenario.is_dynamic:  # job streams, failures, stragglers: the online engine, one day per repetition
         _run_dynamic(scenario, specs, base, reps, report, progress)
         return report
-    total, done = len(specs) * reps, 0
-    first = [_construct(scenario, spec) for spec in specs]  # a constructor's refusal stops the run before any work
-    for spec, instance in zip(specs, first):
-        checkpoint = learned_check(scenario, problem, spec, report.warnings, instance)
-        for r in range(reps):
-            seed_r = base + r
-            if progress is not None:
-                progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
-            scheduler_rng, noise_rng = repetition_streams(seed_r)
-            factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
-            scheduler = instance if r == 0 else _construct(scenario, spec)  # once per repetition
-            info: dict[str, Any] = {}
-            try:
-                schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
-                                             report.warnings.append if r == 0 else None, scheduler, info)
-            except SchedulerDeclined as exc:  # same problem every repetition: declined for all of them
-                report.declined[spec.label] = str(exc)
-                report.schedulers.remove(spec.label)
-                report.rows = [row for row in report.rows if row["scheduler"] != spec.label]
-                report.schedules.pop(spec.label, None)
-                done += reps - r
-                break
-            errors = validate_schedule(schedule, problem, check_durations=not noisy)
-            if errors:
-                raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "
-                                   + "; ".join(errors[:5]))
-            report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
-            if checkpoint is not None:
-                report.rows[-1]["checkpoint"] = checkpoint
-            if r == 0:
-                report.schedules[spec.label] = schedule
-            done += 1
+    for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, problem, base, reps, report, progress):
+        scheduler_rng, noise_rng = repetition_streams(seed_r)
+        factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
+        info: dict[str, Any] = {}
+        try:
+            schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
+                                         report.warnings.append if r == 0 else None, scheduler, info)
+        except SchedulerDeclined as exc:  # same problem every repetition: declined for all of them
+            report.declined[spec.label] = str(exc)
+            report.schedulers.remove(spec.label)
+            report.rows = [row for row in report.rows if row["scheduler"] != spec.label]
+            report.schedules.pop(spec.label, None)
+            continue
+        _check_simulated(spec.label, schedule, problem, exact=not noisy)
+        report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
+        if checkpoint is not None:
+            report.rows[-1]["checkpoint"] = checkpoint
+        if r == 0:
+            report.schedules[spec.label] = schedule
     if not report.schedulers:
         raise SchedulerDeclined("every scheduler declined this problem: "
                                 + "; ".join(f"{k}: {v}" for k, v in report.declined.items()))
+    return report
+
+
+def _repetitions(scenario: Scenario, specs: Sequence[SchedulerChoice], probe: Problem, base: int, reps: int,
+                 report: RunReport, progress: Progress | None) -> Iterator[tuple[SchedulerChoice, int, int, Any,
+                                                                                str | None]]:
+    """The runs of a scenario, scheduler by scheduler: ``(spec, r, seed, scheduler, checkpoint id)``, the
+    one loop both drivers share.  Every scheduler's first instance is constructed before any run (a
+    constructor's refusal stops the run before any work), that instance serves the training-range
+    check (against ``probe``) and repetition 0, and each later repetition gets a fresh one: one
+    construction per repetition.  A scheduler the consumer records in ``report.declined`` gets no
+    further repetitions.  ``progress(done, total, label)`` before each run and once at the end."""
+    total, done = len(specs) * reps, 0
+    first = [_construct(scenario, spec) for spec in specs]
+    for spec, instance in zip(specs, first):
+        checkpoint = learned_check(scenario, probe, spec, report.warnings, instance)
+        for r in range(reps):
+            if spec.label in report.declined:
+                done += reps - r
+                break
+            if progress is not None:
+                progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
+            yield spec, r, base + r, instance if r == 0 else _construct(scenario, spec), checkpoint
+            done += 1
     if progress is not None:
         progress(total, total, "done")
-    return report
+
+
+def _check_simulated(label: str, schedule: Schedule, problem: Problem, *, exact: bool) -> None:
+    """:class:`SimulatorBug` when the simulated schedule breaks an invariant (precedence, overlap,
+    eligibility, and durations when ``exact``): a simulator bug, never a user error."""
+    errors = validate_schedule(schedule, problem, check_durations=exact)
+    if errors:
+        raise SimulatorBug(f"{label}: the simulated schedule is invalid (a simulator bug): " + "; ".join(errors[:5]))
 
 
 def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int, reps: int, report: RunReport,
@@ -338,40 +356,26 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
     from simsched.run.streams import JobStream, largest_job_problem, simulate_stream, stream_of
 
     drawn: dict[int, JobStream] = {}
-    total, done = len(specs) * reps, 0
     exact = scenario.noise.deterministic and scenario.disruptions is None
     probe = largest_job_problem(report.problem, stream_of(scenario, base))  # one job, for range checks
-    first_instances = [_construct(scenario, spec) for spec in specs]  # refusals before any work
-    for spec, instance in zip(specs, first_instances):
-        checkpoint = learned_check(scenario, probe, spec, report.warnings, instance)
-        for r in range(reps):
-            seed_r = base + r
-            if progress is not None:
-                progress(done, total, f"{spec.label} (repetition {r + 1}/{reps})")
-            if seed_r not in drawn:
-                drawn[seed_r] = stream_of(scenario, seed_r)
-            scheduler = instance if r == 0 else _construct(scenario, spec)  # once per repetition
-            run = simulate_stream(scenario, spec, seed_r, drawn[seed_r], scheduler)
-            errors = validate_schedule(run.schedule, run.problem, check_durations=exact)
-            if errors:
-                raise SimulatorBug(f"{spec.label}: the simulated schedule is invalid (a simulator bug): "
-                                   + "; ".join(errors[:5]))
-            bound = report.lower_bound if r == 0 else lower_bound(run.problem)
-            row = result_row(run.problem, spec.label, seed_r, run.schedule, run.scheduler_time_s, bound)
-            row.update(run.metrics.summary)
-            row["failures"] = run.stats.failures
-            row["restarts"] = run.stats.restarts
-            row["slowed_tasks"] = run.stats.slowed_tasks
-            row["jobs"] = run.metrics.records
-            if checkpoint is not None:
-                row["checkpoint"] = checkpoint
-            report.rows.append(row)
-            if r == 0:
-                report.schedules[spec.label] = run.schedule
-                report.job_records[spec.label] = run.metrics.records
-            done += 1
-    if progress is not None:
-        progress(total, total, "done")
+    for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, probe, base, reps, report, progress):
+        if seed_r not in drawn:
+            drawn[seed_r] = stream_of(scenario, seed_r)
+        run = simulate_stream(scenario, spec, seed_r, drawn[seed_r], scheduler)
+        _check_simulated(spec.label, run.schedule, run.problem, exact=exact)
+        bound = report.lower_bound if r == 0 else lower_bound(run.problem)
+        row = result_row(run.problem, spec.label, seed_r, run.schedule, run.scheduler_time_s, bound)
+        row.update(run.metrics.summary)
+        row["failures"] = run.stats.failures
+        row["restarts"] = run.stats.restarts
+        row["slowed_tasks"] = run.stats.slowed_tasks
+        row["jobs"] = run.metrics.records
+        if checkpoint is not None:
+            row["checkpoint"] = checkpoint
+        report.rows.append(row)
+        if r == 0:
+            report.schedules[spec.label] = run.schedule
+            report.job_records[spec.label] = run.metrics.records
 
 
 def summarize(report: RunReport, keys: Sequence[str] = ("makespan", "avg_turnaround", "avg_waiting",
