@@ -151,6 +151,21 @@ class Problem:
         return f"Problem({self.graph!r} on {self.platform!r})"
 
     # ----------------------------------------------------------------- cost model
+    def cost_row(self, task: int) -> np.ndarray:
+        """(m,) execution time of ``task`` on every processor, ``inf`` where ineligible.  O(m).
+
+        Hot paths at scale read costs through ``cost_row``/``cost_rows``/``cost_at`` rather than
+        ``W``, so that a problem may compute them on demand instead of holding an (n, m) matrix."""
+        return self.W[task]
+
+    def cost_rows(self, tasks: np.ndarray) -> np.ndarray:
+        """(k, m) execution times of the tasks ``tasks`` on every processor.  O(k m)."""
+        return self.W[tasks]
+
+    def cost_at(self, task: int, processor: int) -> float:
+        """Execution time of ``task`` on ``processor`` (``inf`` where ineligible).  O(1)."""
+        return float(self.W[task, processor])
+
     def transfer_time(self, edges: np.ndarray | int, src_proc: np.ndarray | int,
                       dst_proc: np.ndarray | int) -> np.ndarray:
         """Time to move the data of ``edges`` from ``src_proc`` to ``dst_proc`` (broadcasts)."""
