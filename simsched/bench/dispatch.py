@@ -132,7 +132,7 @@ def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[
     ]
 
 
-GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality", "scale", "streams")
+GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality", "scale", "streams", "world")
 """Every benchmark group :func:`main` knows, in its order (``bench --help`` lists the same; a test checks)."""
 
 
@@ -144,7 +144,8 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
     against HEFT), ``quality`` (every static scheduler's gap to the best known makespan on a
     benchmark set; ``say`` gets its caption line, ``progress(done, total, label)`` its progress),
     ``scale`` (the pipeline at 10k / 100k / 1M tasks, stage by stage, beside raw SimPy and heapq),
-    ``streams`` (a job stream end to end, events/s beside a raw SimPy floor), or ``all``.  The command
+    ``streams`` (a job stream end to end, events/s beside a raw SimPy floor), ``world`` (rl-world's
+    world-model step, numpy and torch, unbatched and batched, beside a real step), or ``all``.  The command
     line passes :func:`simsched.report.bench.show_rows` with a console."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
     try:
@@ -187,6 +188,12 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
         from simsched.bench.scale import bench_scale
 
         groups["scale"] = lambda: bench_scale(quick)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.world import bench_world
+
+        groups["world"] = lambda: bench_world(quick)
     except ImportError:
         pass
     from simsched.errors import SimschedError

@@ -213,7 +213,7 @@ def list_schedulers() -> None:
 @user_errors
 def bench(
     what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, sweep, deepsched, "
-                               "quality, scale, streams or all."),
+                               "quality, scale, streams, world or all."),
     quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
 ) -> None:
     """Time the simulator and schedulers on generated workloads and print the figures."""

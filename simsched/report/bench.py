@@ -52,6 +52,8 @@ def print_rows(rows: list[dict], title: str, console: Console) -> None:
             return "-"
         if unit == "inst/s":  # throughput rows: ratio = measured / baseline
             return f"{value:,.0f} {unit}"
+        if unit == "ms":  # seconds shown in milliseconds (sub-millisecond steps)
+            return f"{value * 1e3:.3f} ms"
         return f"{value:.0f} {unit}" if unit == "MB" else f"{value:.3f} s"
 
     for row in rows:

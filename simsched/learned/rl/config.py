@@ -61,6 +61,11 @@ class WorldConfig(_M):
     """Length of each imagined branch from a real decision point (bootstrapped by C's value)."""
     task_slots: int = Field(8, ge=1)
     proc_slots: int = Field(4, ge=1)
+    slot_order: str = Field("rank", pattern="^(rank|job)$")
+    """Which ready tasks fill the task slots, in order: ``rank`` (highest upward rank first: slot 0
+    is online HEFT's action) or ``job`` (the task's job with the least remaining mean work first,
+    upward rank breaking ties: slot 0 is close to ``srjf-eft``'s action, which counts only unplaced
+    work; for job streams)."""
     lr: float = Field(1e-3, gt=0)
     tau_sweep: list[float] = [0.1, 0.5, 1.0, 1.5, 2.0, 3.0]
     max_real_steps: int | None = Field(None, ge=1)

@@ -37,7 +37,7 @@ def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
 
     from simsched.learned.rl.ppo import make_env
     from simsched.learned.rl.world import imagine
-    from simsched.learned.rl.world_model import slot_tables, z_size
+    from simsched.learned.rl.world_model import agent_slots, z_size
 
     env = make_env(cfg)
     w = agent.w
@@ -50,12 +50,12 @@ def measure_steps(cfg: TrainConfig, agent, n: int = 300) -> dict:
         done = False
         while not done and k < n:
             t0 = time.perf_counter()
-            pairs, valid = slot_tables(env.obs, env.info_static.rank, w.task_slots, w.proc_slots)
+            pairs, valid = agent_slots(w, env.obs, env.info_static.rank)
             a = int(np.flatnonzero(valid)[0])
             _, _, done, _, _ = env.step(tuple(pairs[a]))
             t1 = time.perf_counter()
             if not done:
-                nxt, _ = slot_tables(env.obs, env.info_static.rank, w.task_slots, w.proc_slots)
+                nxt, _ = agent_slots(w, env.obs, env.info_static.rank)
                 with torch.no_grad():
                     agent.latent([env.obs], [nxt])
             t_env += t1 - t0

@@ -47,7 +47,7 @@ from torch.nn import functional as F
 
 from simsched.learned.rl.config import TrainConfig, WorldConfig
 from simsched.learned.rl.env import SchedulingEnv
-from simsched.learned.rl.world_model import MDNRNN, Controller, WorldAgent, chosen_slot, n_actions, slot_tables, z_size
+from simsched.learned.rl.world_model import MDNRNN, Controller, WorldAgent, agent_slots, chosen_slot, n_actions, z_size
 
 
 # --------------------------------------------------------------------------- data
@@ -61,8 +61,12 @@ class Episode:
     expert: np.ndarray  # (T,) slot of the rank + earliest-finish heuristic (for reporting agreement)
 
 
-def expert_slot(env: SchedulingEnv, pairs: np.ndarray) -> int:
-    """Slot of :meth:`SchedulingEnv.fallback_action` (no simulator step: a lookup on the view)."""
+def expert_slot(env: SchedulingEnv, pairs: np.ndarray, order: str = "rank") -> int:
+    """Slot of the heuristic the slot order is built on: slot 0 for the ``job`` order
+    (``srjf-eft``'s action), else the slot of :meth:`SchedulingEnv.fallback_action` (no simulator
+    step: a lookup on the view)."""
+    if order == "job":
+        return 0
     t, p = env.fallback_action()
     hit = np.flatnonzero((pairs[:, 0] == t) & (pairs[:, 1] == p))
     return int(hit[0]) if hit.size else 0
@@ -82,8 +86,8 @@ def collect_real(env: SchedulingEnv, agent: WorldAgent, seeds: list[int], policy
         done = False
         while not done:
             o = env.obs
-            pairs, valid = slot_tables(o, env.info_static.rank, w.task_slots, w.proc_slots)
-            ex = expert_slot(env, pairs)
+            pairs, valid = agent_slots(w, o, env.info_static.rank)
+            ex = expert_slot(env, pairs, w.slot_order)
             if policy == "random" or (policy == "heuristic" and rng.random() < explore):
                 a = int(rng.choice(np.flatnonzero(valid)))
             elif policy == "heuristic":
@@ -345,8 +349,8 @@ def greedy_episode(agent: WorldAgent, env: SchedulingEnv, ep,
     state, done = agent.initial_state(), False
     while not done:
         if on_step is not None:
-            pairs, _ = slot_tables(env.obs, env.info_static.rank, agent.w.task_slots, agent.w.proc_slots)
-            ex = tuple(int(x) for x in pairs[expert_slot(env, pairs)])
+            pairs, _ = agent_slots(agent.w, env.obs, env.info_static.rank)
+            ex = tuple(int(x) for x in pairs[expert_slot(env, pairs, agent.w.slot_order)])
         (t, p), state = agent.act(env.info_static, env.view, state, env.obs)
         if on_step is not None:
             on_step((t, p), ex)
@@ -363,7 +367,7 @@ def imagined_returns(agent: WorldAgent, env: SchedulingEnv, seeds: list[int], ta
     obs, tables, masks, n = [], [], [], []
     for s in seeds:
         env.load(env.family.draw(s))
-        pairs, valid = slot_tables(env.obs, env.info_static.rank, w.task_slots, w.proc_slots)
+        pairs, valid = agent_slots(w, env.obs, env.info_static.rank)
         obs.append(env.obs), tables.append(pairs), masks.append(valid)
         n.append(env.info_static.problem.graph.n_tasks)
     rr = agent.starts["reward_range"] if hasattr(agent, "starts") else torch.tensor([-1e9, 1e9, 1.0])

@@ -27,11 +27,20 @@ from simsched.simulator.policy import DecisionView
 
 
 # --------------------------------------------------------------------------- slot actions
-def slot_tables(obs: Observation, rank: np.ndarray, K: int, P: int) -> tuple[np.ndarray, np.ndarray]:
+def slot_tables(obs: Observation, rank: np.ndarray, K: int, P: int,
+                order: str = "rank") -> tuple[np.ndarray, np.ndarray]:
     """``(pairs, valid)``: ``pairs[a] = (task, processor)`` for slot action ``a = k * P + j`` and the
-    (K*P,) validity mask.  O(k log k + K m log m)."""
+    (K*P,) validity mask.  Task slot ``k`` holds the k-th ready task by ``order``: ``rank`` (highest
+    upward rank first) or ``job`` (least remaining mean work of the task's job first, as
+    shortest-remaining-job-first; rank breaks ties); processor slot ``j`` the j-th processor by
+    expected finish time.  Ties: lowest task / processor index first.  O(k log k + K m log m)."""
     ready = np.flatnonzero(obs.task_mask)
-    ready = ready[np.lexsort((ready, -rank[ready]))][:K]
+    keys = [ready, -rank[ready]]
+    if order == "job":
+        keys.append(obs.jobs[obs.task_job[ready], 1])
+    elif order != "rank":
+        raise ValueError(f"slot order must be 'rank' or 'job', got {order!r}")
+    ready = ready[np.lexsort(keys)][:K]
     pairs = np.full((K * P, 2), -1, dtype=np.int64)
     valid = np.zeros(K * P, dtype=bool)
     for k, t in enumerate(ready.tolist()):
@@ -42,6 +51,11 @@ def slot_tables(obs: Observation, rank: np.ndarray, K: int, P: int) -> tuple[np.
                 pairs[k * P + j] = (t, p)
                 valid[k * P + j] = True
     return pairs, valid
+
+
+def agent_slots(w: WorldConfig, obs: Observation, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`slot_tables` with the agent's slot counts and order."""
+    return slot_tables(obs, rank, w.task_slots, w.proc_slots, w.slot_order)
 
 
 def n_actions(w: WorldConfig) -> int:
@@ -188,7 +202,7 @@ class WorldAgent:
             explore: float = 0.0, rng: np.random.Generator | None = None):
         """Greedy slot action on the real decision point (real validity mask); advances M's state."""
         obs = obs if obs is not None else observe(info, view)
-        pairs, valid = slot_tables(obs, info.rank, self.w.task_slots, self.w.proc_slots)
+        pairs, valid = agent_slots(self.w, obs, info.rank)
         with torch.no_grad():
             z = self.latent([obs], [pairs])
             mask = torch.from_numpy(valid)[None]
