@@ -252,3 +252,15 @@ def test_stage_times_cover_every_stage_and_sum_below_the_whole() -> None:
     assert all(v > 0 for v in times.values()) and len(times) == 7
     assert list(times)[:2] == ["HEFT (whole plan)", "DeepSched (whole plan)"]  # timings themselves vary with load
     assert stage_table(times)[2].startswith("| HEFT (whole plan) |")
+
+
+def test_bench_deepsched_puts_every_stage_beside_heft_in_one_run() -> None:
+    from simsched.bench.deepsched import stage_rows
+
+    rows = stage_rows(60, 6, repeat=1, compiled=False)
+    assert [r["what"] for r in rows][:3] == ["DeepSched (whole plan)", "DeepSched stage: features",
+                                             "DeepSched stage: network forward pass"]
+    assert "DeepSched stage: decode (earliest finish, insertion)" in [r["what"] for r in rows]
+    heft = {r["baseline"] for r in rows}
+    assert len(heft) == 1 and heft.pop() > 0  # one HEFT time, from the same run, beside every stage
+    assert all(r["ratio"] == pytest.approx(r["baseline"] / r["measured"]) for r in rows)

@@ -9,7 +9,12 @@ shipped checkpoint already loaded, one warm-up call and torch on one CPU thread 
   one decode vectorised over the batch) against HEFT planning the same B one after another;
   instances per second, ratio = DeepSched's throughput / HEFT's.
 
-``ok`` says whether DeepSched was the faster one.
+* **stages** of the largest single instance (features, forward pass, GRU alone, topological
+  sequence, decode; :func:`~simsched.learned.deepsched.diagnose.stage_times`) each beside HEFT's
+  whole plan in the same run, and HEFT's compiled placement loop when numba is installed (full run
+  only: its JIT compilation takes tens of seconds on a busy machine).
+
+``ok`` says whether DeepSched (or the stage) was the faster one.
 """
 
 from __future__ import annotations
@@ -63,4 +68,18 @@ def bench_deepsched(quick: bool = False) -> list[dict]:
         rows.append(dict(what="DeepSched plan vs HEFT (same run, warm)", size=f"{r['tasks']:,} x {r['processors']}",
                          measured=r["deepsched_s"], baseline=r["heft_s"], ratio=r["ratio"],
                          target="faster than HEFT", ok=bool(r["deepsched_faster"])))
-    return rows + batch_rows(QUICK_BATCHES if quick else FULL_BATCHES, repeat=1 if quick else 2)
+    return rows + stage_rows(max(QUICK_SIZES if quick else FULL_SIZES), PROCESSORS, repeat=1 if quick else 2,
+                             compiled=not quick) + batch_rows(QUICK_BATCHES if quick else FULL_BATCHES,
+                                                              repeat=1 if quick else 2)
+
+
+def stage_rows(n: int, m: int, repeat: int = 2, compiled: bool = True) -> list[dict]:
+    """One row per DeepSched stage of one ``n`` x ``m`` plan, each against HEFT's whole plan timed
+    in the same run (ratio > 1: the stage alone is faster than HEFT)."""
+    from simsched.learned.deepsched.diagnose import stage_times
+
+    times = stage_times(n, m, repeat, compiled=compiled)
+    heft = times.pop("HEFT (whole plan)")
+    return [dict(what=name if name.startswith(("HEFT", "DeepSched")) else f"DeepSched stage: {name.strip()}",
+                 size=f"{n:,} x {m}", measured=s, baseline=heft, ratio=heft / s,
+                 target="-", ok=None) for name, s in times.items()]

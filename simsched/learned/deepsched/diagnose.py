@@ -97,9 +97,12 @@ def ablation_table(rows: list[dict]) -> list[str]:
     return out
 
 
-def stage_times(n: int = 10_000, m: int = 188, repeat: int = 2) -> dict[str, float]:
+def stage_times(n: int = 10_000, m: int = 188, repeat: int = 2, compiled: bool = False) -> dict[str, float]:
     """Best-of-``repeat`` seconds of HEFT and of each DeepSched stage on one ``n`` x ``m`` timing
-    problem, torch on one thread, checkpoint loaded beforehand."""
+    problem, torch on one thread, checkpoint loaded beforehand.  ``HEFT (whole plan)`` is
+    :func:`~simsched.schedulers.heft.heft_schedule` as called by default (its numpy loop below
+    ``COMPILED_MIN_WORK`` pairs); with ``compiled`` (and numba installed) a last entry times HEFT's
+    compiled placement loop too, its JIT compilation excluded (the warm-up call)."""
     import torch
 
     from simsched.learned.deepsched.checkpoint import load_checkpoint
@@ -131,6 +134,12 @@ def stage_times(n: int = 10_000, m: int = 188, repeat: int = 2) -> dict[str, flo
         masks = [top_k_mask(problem, outputs[0][0], m)]
         out["decode (earliest finish, insertion)"] = time_plan(lambda: eft_decode([problem], seqs, masks), "cpu",
                                                                repeat)
+    if compiled:
+        from simsched.schedulers.timeline import compiled_available
+
+        if compiled_available():
+            out["HEFT, compiled placement loop (numba)"] = time_plan(
+                lambda: heft_schedule(problem, compiled=True), "cpu", repeat)
     return out
 
 
@@ -155,12 +164,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     s.add_argument("--tasks", type=int, default=10_000)
     s.add_argument("--processors", type=int, default=188)
     s.add_argument("--repeat", type=int, default=2)
+    s.add_argument("--no-compiled", action="store_true", help="skip timing HEFT's compiled loop (numba JIT)")
     args = parser.parse_args(argv)
     if args.what == "ablation":
         rows = ablation_rows(args.config, args.checkpoint, args.sizes, args.instances, args.split)
         print("\n".join(ablation_table(rows)))
     else:
-        print("\n".join(stage_table(stage_times(args.tasks, args.processors, args.repeat))))
+        print("\n".join(stage_table(stage_times(args.tasks, args.processors, args.repeat,
+                                                         compiled=not args.no_compiled))))
 
 
 if __name__ == "__main__":
