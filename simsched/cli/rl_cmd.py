@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 
 from simsched.errors import SimschedError
+from simsched.fileio import atomic_write_text
 
 
 def _ppo_steps(cfg) -> int:
@@ -125,8 +126,15 @@ def _train_world(cfg, conf, out: Path, console):
     with _progress(console, cfg.world.rounds, "world model") as bar:
         task = bar.add_task("world", total=cfg.world.rounds, info=f"budget {budget} real steps")
 
+        done: list[dict] = []
+
         def progress(kind, rec):
             bar.update(task, advance=1, info=f"steps {rec['real_steps']}  eval makespan/HEFT {rec['eval_ratio']:.3f}")
+            # each round's record as it ends: a long run on a busy machine shows (and keeps) its progress
+            console.print(f"world round {rec['round']}: {rec['real_steps']} real steps, evaluation score / "
+                          f"HEFT's {rec['eval_ratio']:.4f}, {rec['wall_s']:.0f} s")
+            done.append(rec)
+            atomic_write_text(out / "world_history.json", json.dumps(done))
 
         agent, hist, timing = train_world(cfg, budget, progress)
     checkpoint.save(out / "rl_world.pt", "rl-world", conf, agent.state_dict(), {"timing": timing})
