@@ -84,11 +84,12 @@ def test_deepsched_shifts_go_beyond_the_trained_ranges():
     assert {f.name for f in cfg.data.unseen} <= {f.name for f in fams}
 
 
-def test_one_seed_is_refused_with_one_line_and_exit_code_2():
-    r = subprocess.run([sys.executable, "-m", "simsched.learned.generalise_report", "rl", "--seeds", "1"],
+@pytest.mark.parametrize("args,field", [(["--seeds", "1"], "seeds"), (["--first", "0"], "first")])
+def test_bad_counts_are_refused_with_one_line_and_exit_code_2(args, field):
+    r = subprocess.run([sys.executable, "-m", "simsched.learned.generalise_report", "rl", *args],
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.strip().count("\n") == 0 and "seeds" in r.stderr and "Traceback" not in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and field in r.stderr and "Traceback" not in r.stderr
 
 
 def test_a_tiny_online_report_runs_end_to_end():

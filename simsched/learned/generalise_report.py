@@ -3,7 +3,8 @@ it was trained on, against the best heuristic on each shift, with paired 95% int
 
 ``python -m simsched.learned.generalise_report CHECKPOINT [--seeds N]`` prints one markdown row per
 shift; ``CHECKPOINT`` is ``deepsched-general`` (or a DeepSched checkpoint file), ``rl``, ``rl-world``,
-``rl_online``, ``rl_world_online`` (the shipped files of those names) or an ``rl``/``rl-world`` file.
+``rl_online`` (the shipped files of those names) or an ``rl``/``rl-world`` checkpoint file; ``--first N``
+runs only the first N shifts (1: the trained family alone).
 
 * **Online agents** (``rl``, ``rl-world``): episodes of the checkpoint's own training family
   (:class:`~simsched.learned.rl.family.Family`), every policy on the same graph, noise factors and
@@ -43,8 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-RL_NAMES = {"rl": ("rl", "rl.pt"), "rl-world": ("rl-world", "rl_world.pt"), "rl_online": ("rl", "rl_online.pt"),
-            "rl_world_online": ("rl-world", "rl_world_online.pt")}
+RL_NAMES = {"rl": ("rl", "rl.pt"), "rl-world": ("rl-world", "rl_world.pt"), "rl_online": ("rl", "rl_online.pt")}
 """Shipped online checkpoints by name: (kind, file in simsched/learned/rl/data)."""
 
 STATIC_HEURISTICS = ("heft", "peft", "cpop", "ipeft")
@@ -185,8 +185,9 @@ def deepsched_shifts(cfg) -> dict[str, tuple[object, int | None, float]]:
 
 
 def deepsched_rows(checkpoint: str | None, seeds: int, progress: Callable[[str], None] | None = None,
-                   seed: int = 0) -> list[dict]:
-    """Rows for a DeepSched checkpoint (module docstring); plans in batches of 16 on one thread."""
+                   seed: int = 0, first: int | None = None) -> list[dict]:
+    """Rows for a DeepSched checkpoint (module docstring); plans in batches of 16 on one thread;
+    ``first``: only the first that many shifts."""
     from simsched.learned.deepsched.checkpoint import load_checkpoint
     from simsched.learned.deepsched.config import config_from_dict
     from simsched.learned.deepsched.data import make_problem
@@ -201,7 +202,7 @@ def deepsched_rows(checkpoint: str | None, seeds: int, progress: Callable[[str],
     rows = []
     shifts = deepsched_shifts(cfg)
     ref = next(iter(shifts.values()))[0]
-    for i, (shift, (fam, tasks, sigma)) in enumerate(shifts.items()):
+    for i, (shift, (fam, tasks, sigma)) in enumerate(list(shifts.items())[:first]):
         per: dict[str, list[float]] = {}
         stream = 0 if fam is ref else i  # the noise shifts execute the reference's very problems
         problems = [make_problem(fam, cfg.data.platform,
@@ -232,8 +233,10 @@ def table_lines(rows: list[dict], learned: str, objective: str) -> list[str]:
     return out
 
 
-def report(checkpoint: str, seeds: int, progress: Callable[[str], None] | None = None) -> tuple[list[str], float]:
-    """The markdown table for ``checkpoint`` and its wall time in seconds."""
+def report(checkpoint: str, seeds: int, progress: Callable[[str], None] | None = None,
+           first: int | None = None) -> tuple[list[str], float]:
+    """The markdown table for ``checkpoint`` and its wall time in seconds; ``first``: only the first
+    that many shifts (the trained family is the first)."""
     from simsched.learned.runtime import torch_threads
 
     if seeds < 2:
@@ -243,14 +246,15 @@ def report(checkpoint: str, seeds: int, progress: Callable[[str], None] | None =
     t0 = time.perf_counter()
     with torch_threads(1):
         if checkpoint in RL_NAMES or (checkpoint.endswith(".pt") and _is_rl(checkpoint)):
-            rows = online_rows(checkpoint, seeds, progress)
+            rows = online_rows(checkpoint, seeds, progress, first)
             kind, path = _rl_checkpoint(checkpoint)
             from simsched.learned.rl.checkpoint import config_of, load
 
             jobs = config_of(load(path, kind), path, kind).reward == "jobs"
             lines = table_lines(rows, "rl-world" if kind == "rl-world" else "rl", "JCT" if jobs else "makespan")
         else:
-            rows = deepsched_rows(None if checkpoint == "deepsched-general" else checkpoint, seeds, progress)
+            rows = deepsched_rows(None if checkpoint == "deepsched-general" else checkpoint, seeds, progress,
+                                  first=first)
             lines = table_lines(rows, "deepsched", "makespan")
     return lines, time.perf_counter() - t0
 
@@ -267,13 +271,16 @@ def _is_rl(path: str) -> bool:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m simsched.learned.generalise_report", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("checkpoint", help="deepsched-general | rl | rl-world | rl_online | rl_world_online | FILE")
+    parser.add_argument("checkpoint", help="deepsched-general | rl | rl-world | rl_online | FILE")
     parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--first", type=int, default=None, help="only the first N shifts (1: the trained family)")
     args = parser.parse_args(argv)
     from simsched.errors import SimschedError
 
     try:
-        lines, wall = report(args.checkpoint, args.seeds, lambda s: print(f"  done: {s}", flush=True))
+        if args.first is not None and args.first < 1:
+            raise SimschedError(f"--first must be at least 1, got {args.first}", field="first")
+        lines, wall = report(args.checkpoint, args.seeds, lambda s: print(f"  done: {s}", flush=True), args.first)
     except SimschedError as exc:  # bad input: one line, exit code 2, nothing printed before the table
         import sys
 
