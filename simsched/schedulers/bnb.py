@@ -112,7 +112,8 @@ class _Tree:
             if self.nodes & 255 == 0 and (time.perf_counter() > self.deadline
                                            or (self.max_nodes is not None and self.nodes > self.max_nodes)):
                 raise _Timeout
-            pending = tuple(sorted(finish[j] for j in range(n) if done[j] and any(not done[s] for s in succs[j])))
+            # which scheduled task finishes when matters to its unscheduled successors
+            pending = tuple((j, finish[j]) for j in range(n) if done[j] and any(not done[s] for s in succs[j]))
             key = (mask, tuple(free), pending, prev_start, prev_task if self.positive else -1)
             if key in self.seen:
                 return False

@@ -40,6 +40,10 @@ from simsched.simulator.problem import Problem
 _CLOSURE_CAP = 3000
 """Largest task count for which ancestor sets (an n x n boolean matrix) are built."""
 
+ENERGETIC_CAP = 200
+"""Largest task count for the energetic test (O(n^3) per candidate makespan); larger problems get
+the head/tail and trivial bounds only."""
+
 
 @dataclass(frozen=True)
 class Identical:
@@ -139,20 +143,22 @@ def energetic_infeasible(inst: Identical, head: np.ndarray, tail: np.ndarray, C:
     """True when makespan ``C`` is impossible: a task's window ``[head, C - tail]`` is shorter than
     its duration, or an interval ``[t1, t2]`` holds more mandatory work than ``m (t2 - t1)``.
     Windows from the heads, latest starts, deadlines and earliest ends: O(k^2 n) with k <= 2n,
-    vectorised in blocks."""
+    vectorised in blocks of 4M entries; the interval test is skipped above :data:`ENERGETIC_CAP`
+    tasks."""
     p, m = inst.p, inst.m
     deadline = C - tail
     if np.any(head + p > deadline + 1e-9):
         return True
-    if m >= inst.n:
+    if m >= inst.n or inst.n > ENERGETIC_CAP:
         return False
     busy = p > 0
     r, d, q = head[busy], deadline[busy], p[busy]
     t1s = np.unique(np.concatenate([r, d - q]))
     t2s = np.unique(np.concatenate([d, r + q]))
     right = np.clip(t2s[:, None] - (d - q)[None], 0.0, q[None])  # (B, n): work forced before t2
-    for lo in range(0, t1s.size, 64):
-        t1 = t1s[lo:lo + 64]
+    block = max(1, 4_000_000 // (t2s.size * q.size))
+    for lo in range(0, t1s.size, block):
+        t1 = t1s[lo:lo + block]
         left = np.clip((r + q)[None] - t1[:, None], 0.0, q[None])  # (A, n): work forced after t1
         span = t2s[None, :] - t1[:, None]  # (A, B)
         need = np.minimum(np.minimum(left[:, None, :], right[None, :, :]), np.maximum(span, 0.0)[..., None])
@@ -295,7 +301,7 @@ def identical_search(inst: Identical, bound: float, *, time_limit_s: float = 1.0
             break
     cur_start, cur_mk = best_start, best_mk
     while best_mk > bound + tol and (iterations is None or rounds < iterations):
-        if iterations is None and time.perf_counter() - clock >= time_limit_s:
+        if time.perf_counter() - clock >= time_limit_s:
             break
         rounds += 1
         if rng.random() < 0.1:
