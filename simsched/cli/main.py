@@ -213,8 +213,9 @@ def list_schedulers() -> None:
 @user_errors
 def bench(
     what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, sweep, deepsched, "
-                               "quality, scale, streams or all."),
+                               "quality, stg, scale, streams or all."),
     quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="stg: only the first N cases."),
 ) -> None:
     """Time the simulator and schedulers on generated workloads and print the figures."""
     try:
@@ -226,7 +227,7 @@ def bench(
     out, bar = _console(), Progress()
     try:
         bench_main(what, quick=quick, show=lambda rows, title: show_rows(rows, title, out), say=out.print,
-                   progress=bar)
+                   progress=bar, limit=limit)
     finally:
         bar.close()
 

@@ -13,8 +13,8 @@ bounds).  This one:
 * **Bounds**: at the root the energetic bound of :mod:`~simsched.schedulers.identical` (heads,
   tails, energetic reasoning); at each node the earliest starts of the unscheduled tasks
   propagated from the partial schedule plus their tails, and, for every tail threshold ``tau``,
-  ``t0 + ceil((busy + work of tasks with tail >= tau) / m) + tau`` (the work still to do on the
-  processors, which are busy until their free times);
+  ``X + tau`` where ``X`` is the earliest time the work of the tasks with tail >= ``tau`` can be
+  done from their least earliest start on processors available from their free times;
 * **Strategy**: destructive lower bounding — look for a schedule of makespan ``target`` starting
   at the root bound; if the tree holds none, ``target + 1`` is a proven bound, and so on up to
   the best known makespan (from :func:`~simsched.schedulers.identical.identical_search`).  Depth
@@ -49,6 +49,20 @@ class _Timeout(Exception):
     pass
 
 
+def _fill_time(free: list[int], t0: int, work: int, m: int) -> int:
+    """Least integer X with ``sum_q max(0, X - max(t0, free_q)) >= work`` (``free`` sorted): the
+    earliest time ``work`` units can be done from ``t0`` on processors available from their free
+    times (water filling).  O(m)."""
+    total = 0
+    for k in range(m):
+        g = free[k] if free[k] > t0 else t0
+        total += g
+        x = -(-(work + total) // (k + 1))  # fill the k + 1 earliest processors to a common level
+        if k + 1 == m or x <= max(free[k + 1], t0):
+            return x
+    return t0  # not reached: m >= 1
+
+
 class _Tree:
     """One depth-first search for a schedule of makespan <= ``target``."""
 
@@ -80,7 +94,9 @@ class _Tree:
             if e + p[t] + tail[t] > target:
                 return False
             est[t] = e
-        # energy: tasks with tail >= tau all run after t0 on processors busy until their free times
+        # energy: the tasks with tail >= tau all run after t0, on processors free from max(t0, free
+        # time); they need the least X with sum_q max(0, X - max(t0, free_q)) >= their work, and
+        # the last of them ends at X or later, tau before the makespan at the earliest
         work = 0
         t0 = None
         for t in self.by_tail:
@@ -88,8 +104,7 @@ class _Tree:
                 continue
             work += p[t]
             t0 = est[t] if t0 is None or est[t] < t0 else t0
-            busy = sum(f - t0 for f in free if f > t0)
-            if t0 + -(-(busy + work) // m) + tail[t] > target:
+            if _fill_time(free, t0, work, m) + tail[t] > target:
                 return False
         return True
 

@@ -152,6 +152,8 @@ def energetic_infeasible(inst: Identical, head: np.ndarray, tail: np.ndarray, C:
     if m >= inst.n or inst.n > ENERGETIC_CAP:
         return False
     busy = p > 0
+    if not busy.any():
+        return False
     r, d, q = head[busy], deadline[busy], p[busy]
     t1s = np.unique(np.concatenate([r, d - q]))
     t2s = np.unique(np.concatenate([d, r + q]))
