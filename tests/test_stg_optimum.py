@@ -225,7 +225,7 @@ def test_order_by_keys_is_topological_and_follows_keys():
 # --------------------------------------------------------------------------- the benchmark
 def test_bench_rows_on_a_slice(hard_cases):
     cases = hard_cases[:2]
-    result = run_stg(cases, {"heft": {}, "search": {"time_limit_s": 0.5}})
+    result = run_stg(cases, {"heft": ("heft", {}), "search": ("search", {"time_limit_s": 0.5})})
     rows = {r["scheduler"]: r for r in stg_rows(result)}
     assert set(rows) == {"heft", "search"}
     heft, search = rows["heft"], rows["search"]
