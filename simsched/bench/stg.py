@@ -181,13 +181,34 @@ def stg_rows(result: dict) -> list[dict]:
     return rows
 
 
+def case_rows(result: dict) -> list[dict]:
+    """One row per case: the published value(s), the trivial and energetic bounds, each
+    scheduler's makespan, the best makespan found, the best proven lower bound, and the status:
+    ``proven`` (published optimum), ``closed`` (open, now proven: best found = proven bound),
+    ``improved`` (open, best found below the published upper bound) or ``open``."""
+    cases: list[Case] = result["cases"]
+    rows = []
+    for i, case in enumerate(cases):
+        found = {name: result["makespan"][name][i] for name in result["makespan"]}
+        best = min((v for v in found.values() if math.isfinite(v)), default=math.nan)
+        bound = max([case.bound] + [result["bound"][name][i] for name in found
+                                    if math.isfinite(result["bound"][name][i])])
+        status = "proven" if case.proven else (
+            "closed" if best <= bound + 1e-9 else "improved" if best < case.upper else "open")
+        rows.append({"case": case.label, "published": str(case.upper) if case.proven else f"{case.lower}..{case.upper}",
+                     "trivial": case.trivial, "energetic": case.bound, **found, "best": best,
+                     "bound": min(bound, best), "status": status})
+    return rows
+
+
 def bench_stg(quick: bool = False, *, limit: int | None = None, selection: str = "hard",
               schedulers: dict[str, tuple[str, dict]] | None = None,
               progress: Callable[[int, int, str], None] | None = None,
-              say: Callable[[str], None] = print) -> list[dict]:
+              say: Callable[[str], None] = print, keep: list | None = None) -> list[dict]:
     """Run the STG benchmark (``--quick``: the first :data:`QUICK_LIMIT` cases, shorter limits) and
     return its rows; ``say`` gets a caption with the selection's size and the energetic bound's
-    agreement with the published values."""
+    agreement with the published values; ``keep`` (a list) receives the raw result for
+    :func:`case_rows`."""
     if limit is None and quick:
         limit = QUICK_LIMIT
     cases = stg_cases(selection, limit=limit)
@@ -195,6 +216,8 @@ def bench_stg(quick: bool = False, *, limit: int | None = None, selection: str =
         say("no STG case selected")
         return []
     result = run_stg(cases, schedulers or (QUICK_SCHEDULERS if quick else DEFAULT_SCHEDULERS), progress)
+    if keep is not None:
+        keep.append(result)
     proven = sum(c.proven for c in cases)
     closes = sum(c.bound >= c.upper for c in cases)
     above = sum(c.bound > c.lower for c in cases if not c.proven)
@@ -214,6 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--selection", default="hard", choices=SELECTIONS)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cases", action="store_true", help="also one line per case")
     parser.add_argument("--search-s", type=float, default=None, help="one search row with this budget")
     parser.add_argument("--optimal-s", type=float, default=None, help="one optimal row with this limit")
     args = parser.parse_args(argv)
@@ -222,12 +246,16 @@ def main(argv: list[str] | None = None) -> None:
         if value is not None:
             chosen = {k: v for k, v in chosen.items() if v[0] != name}
             chosen[f"{name} {value:g} s"] = (name, {"time_limit_s": value})
-    rows = bench_stg(args.quick, limit=args.limit, selection=args.selection, schedulers=chosen)
-    if rows:
-        keys = list(rows[0])
-        print(" | ".join(keys))
-        for row in rows:
-            print(" | ".join(f"{row[k]:.3f}" if isinstance(row[k], float) else str(row[k]) for k in keys))
+    kept: list[dict] = []
+    rows = bench_stg(args.quick, limit=args.limit, selection=args.selection, schedulers=chosen, keep=kept)
+    tables = [rows] + ([case_rows(kept[0])] if args.cases and kept else [])
+    for table in tables:
+        if table:
+            keys = list(table[0])
+            print(" | ".join(keys))
+            for row in table:
+                print(" | ".join(f"{row[k]:.3f}" if isinstance(row[k], float) and not float(row[k]).is_integer()
+                                 else f"{row[k]:g}" if isinstance(row[k], float) else str(row[k]) for k in keys))
 
 
 if __name__ == "__main__":  # pragma: no cover
