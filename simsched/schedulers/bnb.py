@@ -124,7 +124,7 @@ class _Tree:
             if len(seq) == n:
                 return max(free) <= target
             self.nodes += 1
-            if self.nodes & 255 == 0 and (time.perf_counter() > self.deadline
+            if self.nodes & 15 == 0 and (time.perf_counter() > self.deadline
                                            or (self.max_nodes is not None and self.nodes > self.max_nodes)):
                 raise _Timeout
             # which scheduled task finishes when matters to its unscheduled successors

@@ -40,6 +40,9 @@ from simsched.simulator.problem import Problem
 _CLOSURE_CAP = 3000
 """Largest task count for which ancestor sets (an n x n boolean matrix) are built."""
 
+LINEAR_STEPS = 32
+"""Unit steps of :func:`energetic_bound` before it bisects."""
+
 ENERGETIC_CAP = 200
 """Largest task count for the energetic test (O(n^3) per candidate makespan); larger problems get
 the head/tail and trivial bounds only."""
@@ -174,22 +177,33 @@ def energetic_bound(inst: Identical, upper: float | None = None,
                     heads: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     """The least makespan that neither the heads and tails nor energetic reasoning rule out (for
     integer durations: an integer), a lower bound on every schedule's makespan, at least the trivial
-    bound; stops at ``upper`` (a known makespan) if given.  Steps of 1 from the largest simple bound
-    for integer durations (the gap is a few units on the STG set), else bisection over 30 steps.
-    Cost: O(steps x k^2 n) with k <= 2n candidate interval ends."""
+    bound; stops at ``upper`` (a known makespan) if given.
+
+    A schedule of makespan C* passes the test at every C >= C*, so each rejected C proves C* > C.
+    Integer durations: steps of 1 from the largest simple bound for up to :data:`LINEAR_STEPS` steps
+    (the gap is a few units on the STG set), then bisection up to ``upper`` or a list schedule's
+    makespan; fractional durations: 40 bisection steps.  Cost: O(steps x k^2 n) with k <= 2n
+    candidate interval ends, steps <= LINEAR_STEPS + log2(range)."""
     head, tail = heads if heads is not None else heads_tails(inst)
     lo = float(_ceil(max(trivial_bound(inst), float(np.max(head + inst.p + tail))), inst.integral))
     if upper is not None and lo >= upper:
         return float(upper)
-    if inst.integral:
-        C = lo
-        while (upper is None or C < upper) and energetic_infeasible(inst, head, tail, C):
-            C += 1.0
-        return C
     if not energetic_infeasible(inst, head, tail, lo):
         return lo
-    hi = upper if upper is not None else float(inst.p.sum())
-    for _ in range(30):
+    hi = float(upper) if upper is not None else decode(inst, order_by_keys(inst, -(tail + inst.p)))[2]
+    if inst.integral:  # invariant: lo rejected (so C* > lo), hi a makespan or the caller's cap
+        for _ in range(LINEAR_STEPS):
+            if hi - lo <= 1 or not energetic_infeasible(inst, head, tail, lo + 1):
+                return min(lo + 1, hi)
+            lo += 1
+        while hi - lo > 1:
+            mid = float(math.floor(0.5 * (lo + hi)))
+            if energetic_infeasible(inst, head, tail, mid):
+                lo = mid
+            else:
+                hi = mid
+        return hi
+    for _ in range(40):
         mid = 0.5 * (lo + hi)
         if energetic_infeasible(inst, head, tail, mid):
             lo = mid

@@ -322,7 +322,8 @@ class LocalSearch:
     Parameters:
         time_limit_s: wall-time budget of one plan (the whole call); iterations: at most this many
         rounds (set it for reproducible plans); neighbours: moves evaluated per round; patience:
-        rounds without improvement before a perturbation.  The seed is drawn from ``rng``.
+        rounds without improvement before a perturbation (neither applies on identical processors
+        without communication, where a list search runs instead).  The seed is drawn from ``rng``.
     """
 
     name = "search"
