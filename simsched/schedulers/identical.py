@@ -271,22 +271,24 @@ def order_by_keys(inst: Identical, keys: np.ndarray) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
-def _justify(inst: Identical, back: Identical, start: np.ndarray) -> tuple[np.ndarray, float]:
+def _justify(inst: Identical, back: Identical, start: np.ndarray, deadline: float = math.inf
+             ) -> tuple[np.ndarray, float]:
     """Forward-backward improvement until it stops improving (Li & Willis, EJOR 56(3), 1992; Valls,
     Ballestín & Quintanilla, EJOR 165(2), 2005): decode the reversed graph in order of decreasing
     finish, then the graph in order of the mirrored starts.  Each pass keeps the makespan or
     shortens it (list decoding in order of a schedule's starts never starts a task later).
-    Returns ``(start, makespan)``.  O(passes x (n log n + e))."""
+    Returns ``(start, makespan)``; no new pass starts after ``deadline`` (a perf_counter time).
+    O(passes x (n log n + e))."""
     p = inst.p
     best_mk = float(np.max(start + p))
-    while True:
+    while time.perf_counter() < deadline:
         b_start, _, b_mk = decode(back, order_by_keys(back, best_mk - (start + p)))
         mirrored = b_mk - (b_start + p)
         f_start, _, f_mk = decode(inst, order_by_keys(inst, mirrored))
-        if f_mk < best_mk - 1e-9:
-            start, best_mk = f_start, f_mk
-            continue
-        return start, best_mk
+        if f_mk >= best_mk - 1e-9:
+            break
+        start, best_mk = f_start, f_mk
+    return start, best_mk
 
 
 def identical_search(inst: Identical, bound: float, *, time_limit_s: float = 1.0, iterations: int | None = None,
@@ -307,13 +309,14 @@ def identical_search(inst: Identical, bound: float, *, time_limit_s: float = 1.0
     best_start, best_mk = None, math.inf
     rounds = decodes = 0
     rules = [-(tail + p), -(tail + p) + 1e-3 * head, head, -(tail + p) - 1e-3 * p, -p]
+    deadline = clock + time_limit_s
     for keys in rules:
         start, _, mk = decode(inst, order_by_keys(inst, keys))
-        start, mk = _justify(inst, back, start)
+        start, mk = _justify(inst, back, start, deadline)
         decodes += 1
         if mk < best_mk:
             best_start, best_mk = start, mk
-        if best_mk <= bound + tol:
+        if best_mk <= bound + tol or time.perf_counter() >= deadline:
             break
     cur_start, cur_mk = best_start, best_mk
     while best_mk > bound + tol and (iterations is None or rounds < iterations):
@@ -327,7 +330,7 @@ def identical_search(inst: Identical, bound: float, *, time_limit_s: float = 1.0
             chosen = rng.random(inst.n) < rng.uniform(0.02, 0.25)
             keys = keys + chosen * rng.normal(0.0, scale * rng.uniform(0.5, 3.0), inst.n)
         start, _, mk = decode(inst, order_by_keys(inst, keys))
-        start, mk = _justify(inst, back, start)
+        start, mk = _justify(inst, back, start, deadline)
         decodes += 1
         if mk <= cur_mk + tol or rng.random() < 0.02:
             cur_start, cur_mk = start, mk

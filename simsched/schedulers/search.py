@@ -280,10 +280,15 @@ def search_schedule(problem: Problem, *, time_limit_s: float = 1.0, iterations: 
     return Plan(proc, order, sched.start, sched.finish, info)
 
 
+ETF_CAP = 2000
+"""On identical processors, the plan is compared with ETF's only up to this many tasks."""
+
+
 def _identical_plan(problem: Problem, inst: Identical, time_limit_s: float, iterations: int | None, seed: int,
                     clock: float) -> Plan:
     """P|prec|Cmax: :func:`~simsched.schedulers.identical.identical_search` stopped at the energetic
-    bound, or HEFT's / ETF's plan when one of them is shorter (insertion can beat list decoding).
+    bound, or HEFT's / ETF's plan when one of them is shorter (insertion can beat list decoding);
+    ETF (O(n^2)) only up to :data:`ETF_CAP` tasks, so that the time limit holds on large graphs.
     Same ``info`` as :func:`search_schedule`."""
     g = problem.graph
     n = g.n_tasks
@@ -297,7 +302,7 @@ def _identical_plan(problem: Problem, inst: Identical, time_limit_s: float, iter
     plan = Plan(proc, order)
     sched = evaluate_plan(problem, plan)
     makespan = float(sched.finish.max()) - origin
-    for build in (heft_schedule, etf_schedule):
+    for build in (heft_schedule, etf_schedule) if n <= ETF_CAP else (heft_schedule,):
         other = build(problem)
         if float(other.finish.max()) - origin < makespan - 1e-9 * max(1.0, makespan):
             plan = Plan(other.processor, other.order)
