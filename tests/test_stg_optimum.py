@@ -238,3 +238,17 @@ def test_bench_rows_on_a_slice(hard_cases):
 def test_unknown_selection_is_a_user_error():
     with pytest.raises(SimschedError, match="choose from hard, gap, all"):
         stg_cases("easy")
+
+
+def test_bench_stg_command_runs_a_slice():
+    from typer.testing import CliRunner
+
+    from simsched.cli.main import app
+
+    result = CliRunner().invoke(app, ["bench", "stg", "--quick", "--limit", "1"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "1 STG cases (hard: 1 proven, 0 open)" in result.output
+    for label in ("heft", "etf", "search 0.2 s", "optimal 2 s"):
+        assert label in result.output
+    bad = CliRunner().invoke(app, ["bench", "stg", "--limit", "0"])
+    assert bad.exit_code == 2
