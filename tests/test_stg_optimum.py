@@ -252,3 +252,26 @@ def test_bench_stg_command_runs_a_slice():
         assert label in result.output
     bad = CliRunner().invoke(app, ["bench", "stg", "--limit", "0"])
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_tree_agrees_with_cp_sat_on_mid_size_graphs(seed, monkeypatch):
+    """An independent check of the search space and bounds: CP-SAT's model (forced, without the
+    branch and bound) proves the optimum; the tree finds it and proves nothing shorter exists."""
+    pytest.importorskip("ortools")
+    import simsched.schedulers.identical as identical
+    from simsched.schedulers.bnb import _Tree
+    from simsched.schedulers.exact import optimal_schedule
+
+    rng = np.random.default_rng(2000 + seed)
+    problem = Problem(kasahara_dag(int(rng.integers(10, 15)), rng, out_degree=float(rng.choice([1.0, 2.0]))),
+                      uniform_platform(int(rng.integers(2, 4))))
+    inst = identical_case(problem)
+    monkeypatch.setattr(identical, "identical_case", lambda _problem: None)
+    plan = optimal_schedule(problem, time_limit_s=30.0, workers=1)
+    assert plan.info["optimal"] and "method" not in plan.info  # CP-SAT alone
+    opt = int(round(plan.info["objective"]))
+    tree = _Tree(inst, heads_tails(inst)[1], deadline=math.inf, max_nodes=None)
+    order: list[int] = []
+    assert tree.search(opt, order) and decode(inst, np.array(order))[2] == opt
+    assert not tree.search(opt - 1, [])
