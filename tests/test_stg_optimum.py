@@ -169,7 +169,7 @@ def test_the_tree_alone_is_sound_and_complete(seed):
     assert not tree.search(opt - 1, [])
 
 
-def test_branch_and_bound_search_space_alone_proves_an_open_gap():
+def test_the_tree_alone_finds_a_published_optimum_the_bound_meets():
     """With no search time, the tree alone must find the optimum of a hard shipped case."""
     case = next(c for c in stg_cases("hard", limit=12) if c.label == "50/rand0074.stg p=2")
     inst = identical_case(case.problem)

@@ -81,6 +81,7 @@ def stg_cases(selection: str = "hard", *, directory: str | Path | None = None, l
     from simsched.bench.schedulers import uniform_platform
     from simsched.schedulers.identical import energetic_bound, identical_case, trivial_bound
     from simsched.workloads.importers.stg import read_stg, read_stg_optima
+    from simsched.workloads.paths import longest_path_from
 
     if selection not in SELECTIONS:
         raise SimschedError(f"unknown STG selection {selection!r}; choose from {', '.join(SELECTIONS)}")
@@ -89,22 +90,23 @@ def stg_cases(selection: str = "hard", *, directory: str | Path | None = None, l
     missing = [t for t in tables if not t.exists()]
     if missing:
         raise SimschedError(f"the STG optimum table {missing[0]} is missing (see scenarios/data/stg/README.md)")
-    graphs: dict[str, object] = {}
+    graphs: dict[str, tuple] = {}
     out: list[Case] = []
     for table in tables:
         for row in sorted(read_stg_optima(table), key=lambda r: r.file):
             if limit is not None and len(out) >= limit:
                 return out
-            graph = graphs.get(row.file)
-            if graph is None:
-                graph = graphs[row.file] = read_stg(root / row.file)
-            problem = Problem(graph, uniform_platform(row.processors))
-            inst = identical_case(problem)
-            trivial = trivial_bound(inst)
+            if row.file not in graphs:
+                graph = read_stg(root / row.file)
+                graphs[row.file] = (graph, float(longest_path_from(graph, graph.work).max()), float(graph.work.sum()))
+            graph, critical_path, work = graphs[row.file]
+            trivial = float(math.ceil(max(critical_path, work / row.processors) - 1e-9))  # integer durations
             chosen = {"hard": row.lower > trivial, "gap": row.upper > trivial, "all": True}[selection]
             if chosen:
+                problem = Problem(graph, uniform_platform(row.processors))
+                inst = identical_case(problem)
                 bound = energetic_bound(inst, upper=float(row.upper))
-                out.append(Case(row.file, row.processors, row.lower, row.upper, trivial, bound, problem))
+                out.append(Case(row.file, row.processors, row.lower, row.upper, trivial_bound(inst), bound, problem))
     return out
 
 
