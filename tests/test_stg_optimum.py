@@ -163,7 +163,7 @@ def test_the_tree_alone_is_sound_and_complete(seed):
     inst = identical_case(Problem(g, uniform_platform(m)))
     opt = int(_brute_force(inst))
     head, tail = heads_tails(inst)
-    tree = _Tree(inst, tail, deadline=math.inf, max_nodes=None)
+    tree = _Tree(inst, tail, deadline=math.inf)
     order: list[int] = []
     assert tree.search(opt, order) and decode(inst, np.array(order))[2] == opt
     assert not tree.search(opt - 1, [])
@@ -271,7 +271,7 @@ def test_the_tree_agrees_with_cp_sat_on_mid_size_graphs(seed, monkeypatch):
     plan = optimal_schedule(problem, time_limit_s=30.0, workers=1)
     assert plan.info["optimal"] and "method" not in plan.info  # CP-SAT alone
     opt = int(round(plan.info["objective"]))
-    tree = _Tree(inst, heads_tails(inst)[1], deadline=math.inf, max_nodes=None)
+    tree = _Tree(inst, heads_tails(inst)[1], deadline=math.inf)
     order: list[int] = []
     assert tree.search(opt, order) and decode(inst, np.array(order))[2] == opt
     assert not tree.search(opt - 1, [])

@@ -66,8 +66,8 @@ def _fill_time(free: list[int], t0: int, work: int, m: int) -> int:
 class _Tree:
     """One depth-first search for a schedule of makespan <= ``target``."""
 
-    def __init__(self, inst: Identical, tail: np.ndarray, deadline: float, max_nodes: int | None) -> None:
-        self.inst, self.deadline, self.max_nodes = inst, deadline, max_nodes
+    def __init__(self, inst: Identical, tail: np.ndarray, deadline: float) -> None:
+        self.inst, self.deadline = inst, deadline
         self.p = inst.p.astype(np.int64).tolist()
         self.tail = tail.astype(np.int64).tolist()
         self.prio = [-(self.tail[t] + self.p[t]) for t in range(inst.n)]
@@ -124,8 +124,7 @@ class _Tree:
             if len(seq) == n:
                 return max(free) <= target
             self.nodes += 1
-            if self.nodes & 15 == 0 and (time.perf_counter() > self.deadline
-                                           or (self.max_nodes is not None and self.nodes > self.max_nodes)):
+            if self.nodes & 15 == 0 and time.perf_counter() > self.deadline:
                 raise _Timeout
             # which scheduled task finishes when matters to its unscheduled successors
             pending = tuple((j, finish[j]) for j in range(n) if done[j] and any(not done[s] for s in succs[j]))
@@ -177,13 +176,13 @@ class _Tree:
 
 
 def branch_and_bound(inst: Identical, *, time_limit_s: float = 10.0, seed: int = 0, search_s: float | None = None,
-                     max_nodes: int | None = None, clock: float | None = None
+                     clock: float | None = None
                      ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Minimum makespan of P|prec|Cmax with integer durations (module docstring): returns ``(start,
     processor, info)``.  Runs :func:`identical_search` first (``search_s``, default 40% of the limit:
     on the STG set the search finds most optima, the tree the rest) for the upper bound, then raises
     the proven bound by exhausting trees until it meets the upper bound or ``time_limit_s`` (from
-    ``clock``) runs out; ``max_nodes`` caps the nodes of each tree (for reproducible runs)."""
+    ``clock``) runs out."""
     clock = time.perf_counter() if clock is None else clock
     deadline = clock + time_limit_s
     head, tail = heads_tails(inst)
@@ -191,7 +190,7 @@ def branch_and_bound(inst: Identical, *, time_limit_s: float = 10.0, seed: int =
     start, proc, best, stats = identical_search(inst, bound, time_limit_s=(search_s if search_s is not None
                                                                            else 0.4 * time_limit_s),
                                                 seed=seed, clock=clock)
-    tree = _Tree(inst, tail, deadline, max_nodes)
+    tree = _Tree(inst, tail, deadline)
     proven = int(bound)
     timed_out = False
     while proven < best and not timed_out:
