@@ -159,3 +159,40 @@ def test_one_processor_and_zero_work():
     np.testing.assert_array_equal(plan.finish, [0.0, 1.5, 1.5])  # c (rank 1.5) first, then b after it
     np.testing.assert_array_equal(p.min_cost, [0.0, 0.0, 1.5])
     np.testing.assert_array_equal(p.sequential_times(), [1.5])
+
+
+def test_memory_limit_charges_structured_problems_no_matrix():
+    from simsched import limits
+
+    with limits.using({"max_memory_mb": 64}):
+        limits.check_matrix(1_000_000, 188, structured=True)  # ~32 MB of per-task arrays: fine
+        with pytest.raises(limits.LimitError, match="MB of matrices"):
+            limits.check_matrix(1_000_000, 188)  # the dense matrix would be ~5.7 GB
+        g = TaskGraph([f"t{i}" for i in range(3000)], work=np.ones(3000))
+        p = Problem(g, Platform.uniform([Processor(f"p{j}") for j in range(188)]))
+        assert p.cost_rows(np.arange(3)).shape == (3, 188)
+    with limits.using({"max_memory_mb": 8}):
+        with pytest.raises(limits.LimitError, match="3,000 tasks x 188 processors"):
+            _ = p.W  # materialising the matrix is refused with an error, not an out-of-memory kill
+
+
+def test_scale_scenario_is_structured_and_bit_identical_to_the_dense_form():
+    from simsched.bench.scale import platform_counts, scenario_yaml
+    from simsched.scenario import build_problem, load_scenario
+
+    assert platform_counts(188) == [124, 48, 16] and platform_counts(1) == [1, 0, 0]
+    assert sum(platform_counts(7)) == 7 and platform_counts(7)[0] >= 1
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.yaml"
+        path.write_text(scenario_yaml(3000, 40))
+        sc = load_scenario(path)
+        p = build_problem(sc, sc.seed)
+    assert p.structured and p._rate.shape == (1, 40)
+    d = p.dense()
+    _equal_plans(heft_schedule(p, compiled=False), heft_schedule(d, compiled=False))
+    plan = heft_schedule(p, compiled=False)
+    assert compute_metrics(execute_plan(p, plan), p) == compute_metrics(execute_plan(d, plan), d)
+    assert p._W is None

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from simsched import limits
 from simsched.errors import InfeasibleError, SimschedError
 from simsched.simulator.platform import Platform
 from simsched.workloads.taskgraph import TaskGraph
@@ -191,6 +192,7 @@ class Problem:
         """(n, m) execution times, read-only, ``inf`` where ineligible.  Structured form: built on
         first access (O(n m) time and memory) and cached; scale paths use the accessors instead."""
         if self._W is None:
+            limits.check_matrix(self.n_tasks, self.n_processors)  # a clear error, not an out-of-memory kill
             w = execution_times(self.graph, self.platform, self.affinity)
             w.setflags(write=False)
             self._W = w
