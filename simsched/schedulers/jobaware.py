@@ -59,7 +59,7 @@ class OneByOne:
         self.rank = np.nan_to_num(upward_rank(problem), nan=0.0, posinf=0.0)
 
     def decide(self, view: DecisionView) -> Assignments:
-        stuck = view.ready[~view.problem.eligible[view.ready].any(axis=1)]
+        stuck = view.ready[~view.problem.eligible_rows(view.ready).any(axis=1)]
         if stuck.size:  # no processor may run it: the engine rejects this with a SimschedError
             return [(int(stuck[0]), 0)]
         out: Assignments = []

@@ -89,7 +89,7 @@ class DecisionView:
         ``max(available, data_ready) + W``; ``inf`` where ineligible."""
         tasks = np.asarray(tasks, dtype=np.int64)
         start = np.maximum(self.available[None, :], self.data_ready(tasks))
-        return start + self.problem.W[tasks]
+        return start + self.problem.cost_rows(tasks)
 
 
 @runtime_checkable

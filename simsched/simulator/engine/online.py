@@ -301,13 +301,13 @@ class _OnlineRun:
 
     def _start_next(self, p: int) -> None:
         """Start the head of processor ``p``'s queue now; refresh ``p``'s expected end from it."""
-        env, W = self.env, self.problem.W
+        env = self.env
         q = self.queue[p]
         v = q.popleft()
         now = env._now
         self.running[p] = v
         self.start[v] = now
-        d = float(W[v, p])
+        d = self.problem.cost_at(v, p)
         t = now + d
         if self.factors is not None:
             d = d * self.factors[v]
@@ -318,9 +318,9 @@ class _OnlineRun:
                 d = d * self.disruptions.slowdown
                 self.stats.slowed_tasks += 1
             Timeout(env, d, (v, self.attempt[v])).callbacks.append(self._on_finish_checked)
-        data_time = self.data_time
+        data_time, cost_at = self.data_time, self.problem.cost_at
         for u in q:
-            t = max(t, data_time[u]) + float(W[u, p])
+            t = max(t, data_time[u]) + cost_at(u, p)
         self.expected_end[p] = t
 
     # ------------------------------------------------------------------ decisions
@@ -390,7 +390,7 @@ class _OnlineRun:
         if not 0 <= p < prob.n_processors:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {g.names[v]!r} to processor "
                                 f"index {p}, which does not exist")
-        if not prob.eligible[v, p]:
+        if np.isinf(prob.cost_at(v, p)):
             raise SimschedError(f"policy {self.policy_name!r} assigned task {g.names[v]!r} to "
                                 f"{prob.platform.names[p]!r}, which may not run it")
         env = self.env
@@ -408,7 +408,7 @@ class _OnlineRun:
         else:
             self.data_ok[v] = True
             self.data_time[v] = now
-        self.expected_end[p] = max(self.expected_end[p], self.data_time[v]) + float(prob.W[v, p])
+        self.expected_end[p] = max(self.expected_end[p], self.data_time[v]) + prob.cost_at(v, p)
         self.idle[p] = False
         q = self.queue[p]
         q.append(v)
@@ -517,9 +517,9 @@ class _OnlineRun:
 
     def _queue_end(self, p: int, t: float) -> float:
         """Expected time processor ``p`` finishes its queue if it starts on it at ``t``."""
-        W, data_time = self.problem.W, self.data_time
+        cost_at, data_time = self.problem.cost_at, self.data_time
         for u in self.queue[p]:
-            t = max(t, data_time[u]) + float(W[u, p])
+            t = max(t, data_time[u]) + cost_at(u, p)
         return t
 
 
