@@ -28,7 +28,7 @@ class _Board:
     """Expected completion times of ``tasks`` on every processor, updated as tasks are mapped."""
 
     def __init__(self, view: DecisionView, tasks: np.ndarray) -> None:
-        self.W = view.problem.W[tasks]
+        self.W = view.problem.cost_rows(tasks)
         self.data = view.data_ready(tasks)
         self.available = np.array(view.available, dtype=np.float64)
         self.ct = np.maximum(self.available[None, :], self.data) + self.W  # (k, m), inf = ineligible

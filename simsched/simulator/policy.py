@@ -81,7 +81,10 @@ class DecisionView:
             srcs = g.edge_src[edges]
             sent = np.maximum(self.finish[srcs], self.now)[:, None]
             arrive = sent + prob.transfer_to_all(edges, self.processor[srcs])
-            np.maximum.at(out, owner, arrive)
+            # owner is sorted (one run of positions per task): a segmented max, not ufunc.at
+            seg = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1])))
+            rows = owner[seg]
+            out[rows] = np.maximum(out[rows], np.maximum.reduceat(arrive, seg, axis=0))
         return out
 
     def completion_times(self, tasks: np.ndarray) -> np.ndarray:
@@ -89,7 +92,7 @@ class DecisionView:
         ``max(available, data_ready) + W``; ``inf`` where ineligible."""
         tasks = np.asarray(tasks, dtype=np.int64)
         start = np.maximum(self.available[None, :], self.data_ready(tasks))
-        return start + self.problem.W[tasks]
+        return start + self.problem.cost_rows(tasks)
 
 
 @runtime_checkable
