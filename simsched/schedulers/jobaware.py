@@ -70,7 +70,7 @@ class OneByOne:
         ready = view.ready
         if type(self).choose is OneByOne.choose:
             return self._decide_by_task(view)
-        stuck = ready[~np.isfinite(view.problem.cost_rows(ready)).any(axis=1)]
+        stuck = ready[~view.problem.eligible_rows(ready).any(axis=1)]
         if stuck.size:  # no processor may run it: the engine rejects this with a SimschedError
             return [(int(stuck[0]), 0)]
         out: Assignments = []

@@ -63,7 +63,7 @@ class RandomPolicy(_Policy):
 
     def decide(self, view: DecisionView) -> Assignments:
         tasks = view.ready
-        eligible = view.problem.eligible[tasks]
+        eligible = view.problem.eligible_rows(tasks)
         pick = np.floor(self.rng.random(tasks.size) * eligible.sum(axis=1)).astype(np.int64)
         procs = np.argmax(np.cumsum(eligible, axis=1) > pick[:, None], axis=1)
         return self._pairs(tasks, procs)
@@ -85,11 +85,11 @@ class RoundRobin(_Policy):
         self.next = 0
 
     def decide(self, view: DecisionView) -> Assignments:
-        eligible = view.problem.eligible
+        eligible = view.problem.eligible_rows(view.ready)
         m = eligible.shape[1]
         procs = []
-        for t in view.ready.tolist():
-            p = (self.next + int(np.argmax(np.roll(eligible[t], -self.next)))) % m
+        for i in range(view.ready.size):
+            p = (self.next + int(np.argmax(np.roll(eligible[i], -self.next)))) % m
             procs.append(p)
             self.next = (p + 1) % m
         return self._pairs(view.ready, procs)
@@ -107,7 +107,7 @@ class OLB(_Policy):
     def decide(self, view: DecisionView) -> Assignments:
         tasks = view.ready
         board = _Board(view, tasks)
-        eligible = view.problem.eligible[tasks]
+        eligible = view.problem.eligible_rows(tasks)
         procs = []
         for i in range(tasks.size):
             p = int(np.argmin(np.where(eligible[i], board.available, np.inf)))
@@ -127,7 +127,7 @@ class MET(_Policy):
 
     def decide(self, view: DecisionView) -> Assignments:
         tasks = view.ready
-        return self._pairs(tasks, np.argmin(view.problem.W[tasks], axis=1))
+        return self._pairs(tasks, np.argmin(view.problem.cost_rows(tasks), axis=1))
 
 
 class MCT(_Policy):

@@ -93,28 +93,60 @@ def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinit
     return graph.with_(cost=_divide(graph.cost, _rates(graph, platform, affinity)))
 
 
+_BLOCK = 1 << 20
+"""Elements per block when a whole-matrix reduction runs over on-demand cost rows (8 MB of float64)."""
+
+
 class Problem:
     """A :class:`TaskGraph` on a :class:`Platform` with the cost model applied.
 
     Raises :class:`InfeasibleError` naming the first task that no processor may run.
 
+    Two forms, the same numbers: when the graph has an explicit per-pair cost matrix the problem
+    holds it (dense); otherwise (costs are ``work / (speed x affinity)``) it keeps only the (n,)
+    work, kind and memory and the (kinds, m) rate table, and computes any cost on demand
+    (structured: O(n + kinds m) memory instead of O(n m)).  Read costs through :meth:`cost_row`,
+    :meth:`cost_rows`, :meth:`cost_at`, :meth:`cost_pairs` and :meth:`eligible_rows`; they give
+    bit-identical values in both forms (the same IEEE division of the same operands).
+
     Attributes:
         graph, platform: the inputs.
-        W: (n, m) execution times (read-only), ``inf`` where ineligible.
-        eligible: (n, m) bool.
+        W: (n, m) execution times (read-only), ``inf`` where ineligible; in the structured form
+            materialised on first access and cached (small-problem consumers only: O(n m) memory).
+        eligible: (n, m) bool, likewise materialised on first access in the structured form.
+        structured: True when costs are computed on demand.
         latency, inv_bandwidth: (m, m) with zeros on the diagonal.
     """
 
-    __slots__ = ("graph", "platform", "affinity", "W", "eligible", "latency", "inv_bandwidth",
-                 "_mean_cost", "_mean_transfer")
+    __slots__ = ("graph", "platform", "affinity", "structured", "_W", "_eligible", "_rate", "_work", "_kind",
+                 "_memory", "_big", "latency", "inv_bandwidth", "_mean_cost", "_mean_transfer", "_min_cost")
 
     def __init__(self, graph: TaskGraph, platform: Platform, affinity: Affinity | None = None) -> None:
         self.graph = graph
         self.platform = platform
         self.affinity = dict(affinity or {})
-        w = execution_times(graph, platform, affinity)
-        eligible = np.isfinite(w)
-        stuck = ~eligible.any(axis=1)
+        self._W: np.ndarray | None = None
+        self._eligible: np.ndarray | None = None
+        self.structured = graph.cost is None
+        self._memory = graph.memory
+        # tasks whose memory exceeds some processor's: only their rows need the memory mask
+        self._big = graph.memory > platform.memory.min() if graph.n_tasks else np.zeros(0, dtype=bool)
+        if self.structured:
+            rate = _kind_rates(graph, platform, affinity)
+            rate.setflags(write=False)
+            self._rate, self._work, self._kind = rate, graph.work, graph.kind
+            # a task is stuck when its memory exceeds every processor its kind may run on
+            reach = np.where(rate > 0, platform.memory[None, :], -np.inf).max(axis=1, initial=-np.inf)
+            stuck = graph.memory > reach[graph.kind] if graph.n_tasks else np.zeros(0, dtype=bool)
+        else:
+            w = execution_times(graph, platform, affinity)
+            eligible = np.isfinite(w)
+            stuck = ~eligible.any(axis=1)
+            if w.flags.writeable:
+                w.setflags(write=False)
+            eligible.setflags(write=False)
+            self._W, self._eligible = w, eligible
+            self._rate = self._work = self._kind = None
         if stuck.any():
             i = int(np.flatnonzero(stuck)[0])
             why = ""
@@ -123,10 +155,6 @@ class Problem:
             raise InfeasibleError(
                 f"no processor may run task {graph.names[i]!r} of kind {graph.kind_of(i)!r}{why}; "
                 f"add an eligible processor or change the task's affinity")
-        if w.flags.writeable:
-            w.setflags(write=False)
-        eligible.setflags(write=False)
-        self.W, self.eligible = w, eligible
         lat = np.array(platform.latency)
         inv = 1.0 / platform.bandwidth
         np.fill_diagonal(lat, 0.0)
@@ -136,6 +164,7 @@ class Problem:
         self.latency, self.inv_bandwidth = lat, inv
         self._mean_cost: np.ndarray | None = None
         self._mean_transfer: np.ndarray | None = None
+        self._min_cost: np.ndarray | None = None
 
     @property
     def n_tasks(self) -> int:
@@ -151,20 +180,81 @@ class Problem:
         return f"Problem({self.graph!r} on {self.platform!r})"
 
     # ----------------------------------------------------------------- cost model
+    @property
+    def W(self) -> np.ndarray:
+        """(n, m) execution times, read-only, ``inf`` where ineligible.  Structured form: built on
+        first access (O(n m) time and memory) and cached; scale paths use the accessors instead."""
+        if self._W is None:
+            w = execution_times(self.graph, self.platform, self.affinity)
+            w.setflags(write=False)
+            self._W = w
+        return self._W
+
+    @property
+    def eligible(self) -> np.ndarray:
+        """(n, m) bool: may task i run on processor p.  Structured form: built on first access and
+        cached (O(n m)); scale paths use :meth:`eligible_rows`."""
+        if self._eligible is None:
+            e = np.isfinite(self.W) if self._W is not None else self.eligible_rows(np.arange(self.n_tasks))
+            e.setflags(write=False)
+            self._eligible = e
+        return self._eligible
+
     def cost_row(self, task: int) -> np.ndarray:
         """(m,) execution time of ``task`` on every processor, ``inf`` where ineligible.  O(m).
 
-        Hot paths at scale read costs through ``cost_row``/``cost_rows``/``cost_at`` rather than
-        ``W``, so that a problem may compute them on demand instead of holding an (n, m) matrix."""
-        return self.W[task]
+        Hot paths at scale read costs through ``cost_row``/``cost_rows``/``cost_at``/``cost_pairs``
+        rather than ``W``, so that a structured problem never holds an (n, m) matrix."""
+        if self._W is not None:
+            return self._W[task]
+        w = _divide(self._work[task], self._rate[self._kind[task]])
+        if self._big[task]:
+            w[self._memory[task] > self.platform.memory] = np.inf
+        return w
 
     def cost_rows(self, tasks: np.ndarray) -> np.ndarray:
         """(k, m) execution times of the tasks ``tasks`` on every processor.  O(k m)."""
-        return self.W[tasks]
+        if self._W is not None:
+            return self._W[tasks]
+        tasks = np.asarray(tasks, dtype=np.int64)
+        w = _divide(self._work[tasks][:, None], self._rate[self._kind[tasks]])
+        big = np.flatnonzero(self._big[tasks])
+        if big.size:
+            too_big = self._memory[tasks[big]][:, None] > self.platform.memory[None, :]
+            w[big] = np.where(too_big, np.inf, w[big])
+        return w
 
     def cost_at(self, task: int, processor: int) -> float:
         """Execution time of ``task`` on ``processor`` (``inf`` where ineligible).  O(1)."""
-        return float(self.W[task, processor])
+        if self._W is not None:
+            return float(self._W[task, processor])
+        if self._memory[task] > self.platform.memory[processor]:
+            return float("inf")
+        rate = self._rate[self._kind[task], processor]
+        return float(self._work[task] / rate) if rate > 0 else float("inf")
+
+    def cost_pairs(self, tasks: np.ndarray, processors: np.ndarray) -> np.ndarray:
+        """(k,) execution time of each ``tasks[i]`` on ``processors[i]`` (``inf`` where
+        ineligible); the vector form of :meth:`cost_at`.  O(k)."""
+        if self._W is not None:
+            return self._W[tasks, processors]
+        tasks = np.asarray(tasks, dtype=np.int64)
+        processors = np.asarray(processors, dtype=np.int64)
+        w = _divide(self._work[tasks], self._rate[self._kind[tasks], processors])
+        return np.where(self._memory[tasks] > self.platform.memory[processors], np.inf, w)
+
+    def eligible_rows(self, tasks: np.ndarray) -> np.ndarray:
+        """(k, m) bool: may each of ``tasks`` run on each processor.  O(k m)."""
+        if self._eligible is not None:
+            return self._eligible[tasks]
+        if self._W is not None:
+            return np.isfinite(self._W[tasks])
+        tasks = np.asarray(tasks, dtype=np.int64)
+        e = self._rate[self._kind[tasks]] > 0
+        big = np.flatnonzero(self._big[tasks])
+        if big.size:
+            e[big] &= self._memory[tasks[big]][:, None] <= self.platform.memory[None, :]
+        return e
 
     def transfer_time(self, edges: np.ndarray | int, src_proc: np.ndarray | int,
                       dst_proc: np.ndarray | int) -> np.ndarray:
@@ -181,26 +271,70 @@ class Problem:
         data = self.graph.edge_data[edges]
         return self.latency[src_proc, :] + data[:, None] * self.inv_bandwidth[src_proc, :]
 
+    def cost_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(table, key, work, memory)`` for compiled kernels, so they compute a task's costs
+        without an (n, m) matrix.  Structured: ``table`` is the (kinds, m) rate table, ``key`` each
+        task's kind and the cost of t on p is ``work[t] / table[key[t], p]`` (``inf`` when the rate
+        is 0 or ``memory[t]`` exceeds the processor's).  Dense: ``table`` is ``W``, ``key`` is
+        ``arange(n)`` and ``work``/``memory`` are unused.  O(n)."""
+        g = self.graph
+        if self._W is not None and not self.structured:
+            return (np.ascontiguousarray(self._W, dtype=np.float64), np.arange(g.n_tasks, dtype=np.int64),
+                    np.zeros(0), np.zeros(0))
+        return (np.ascontiguousarray(self._rate, dtype=np.float64), self._kind.astype(np.int64),
+                self._work.astype(np.float64), self._memory.astype(np.float64))
+
+    def _row_blocks(self):
+        """Yield ``(rows, costs, eligible)`` over blocks of about ``_BLOCK`` elements, in row order
+        (C-contiguous costs, so per-row sums are the same pairwise sums as over the whole matrix)."""
+        n, m = self.n_tasks, self.n_processors
+        step = max(1, _BLOCK // max(m, 1))
+        for lo in range(0, n, step):
+            rows = np.arange(lo, min(lo + step, n))
+            w = np.ascontiguousarray(self.cost_rows(rows))
+            yield rows, w, np.isfinite(w)
+
     @property
     def mean_cost(self) -> np.ndarray:
-        """(n,) mean execution time over the processors that may run each task (HEFT's w-bar)."""
+        """(n,) mean execution time over the processors that may run each task (HEFT's w-bar).
+        O(n m) time, O(m) extra memory by blocks of rows (no (n, m) temporary)."""
         if self._mean_cost is None:
-            # by blocks of rows: no (n, m) temporary (the matrix can be hundreds of MB); each row's
-            # sum is the same pairwise sum as over the whole matrix
-            # sum is the same pairwise sum as over the whole matrix (C order only: the layout of the
-            # temporary decides the order of the additions)
-            n, m = self.W.shape
-            if self.W.flags.c_contiguous and self.eligible.flags.c_contiguous:
-                step = max(1, (1 << 20) // max(m, 1))
-                total = np.empty(n)
-                for lo in range(0, n, step):
-                    rows = slice(lo, lo + step)
-                    total[rows] = np.where(self.eligible[rows], self.W[rows], 0.0).sum(axis=1)
+            n = self.n_tasks
+            if self._W is not None and not self.structured:
+                W, eligible = self._W, self._eligible
+                if W.flags.c_contiguous and eligible.flags.c_contiguous:
+                    step = max(1, _BLOCK // max(self.n_processors, 1))
+                    total = np.empty(n)
+                    for lo in range(0, n, step):
+                        rows = slice(lo, lo + step)
+                        total[rows] = np.where(eligible[rows], W[rows], 0.0).sum(axis=1)
+                else:  # the layout of the temporary decides the order of the additions
+                    total = np.where(eligible, W, 0.0).sum(axis=1)
+                count = eligible.sum(axis=1)
             else:
-                total = np.where(self.eligible, self.W, 0.0).sum(axis=1)
-            self._mean_cost = total / self.eligible.sum(axis=1)
+                total = np.empty(n)
+                count = np.empty(n, dtype=np.int64)
+                for rows, w, e in self._row_blocks():
+                    # each row's sum is the same pairwise sum as over the whole matrix
+                    total[rows] = np.where(e, w, 0.0).sum(axis=1)
+                    count[rows] = e.sum(axis=1)
+            self._mean_cost = total / count
             self._mean_cost.setflags(write=False)
         return self._mean_cost
+
+    def sequential_times(self) -> np.ndarray:
+        """(m,) time each processor would take to run every task alone (``W.sum(axis=0)``; ``inf``
+        where some task may not run there), by blocks of rows with the same left-to-right additions
+        as the whole-matrix column sum.  O(n m) time, O(m) extra memory."""
+        m = self.n_processors
+        if self._W is not None or m == 1 or self.n_tasks * m <= _BLOCK:
+            return (self._W if self._W is not None else self.cost_rows(np.arange(self.n_tasks))).sum(axis=0)
+        acc: np.ndarray | None = None
+        for _, w, _ in self._row_blocks():
+            if acc is not None:
+                w[0] += acc
+            acc = w.sum(axis=0)
+        return acc if acc is not None else np.zeros(m)
 
     @property
     def mean_transfer(self) -> np.ndarray:
@@ -219,5 +353,20 @@ class Problem:
 
     @property
     def min_cost(self) -> np.ndarray:
-        """(n,) fastest execution time of each task on any processor."""
-        return self.W.min(axis=1)
+        """(n,) fastest execution time of each task on any processor.  Structured: ``work / (the
+        fastest eligible rate)`` (division is monotone, so this is the row minimum exactly), rows of
+        tasks with a memory limit by blocks.  O(n + kinds m), O(n m) only for memory-limited tasks."""
+        if self._min_cost is None:
+            if self._W is not None and not self.structured:
+                mc = self._W.min(axis=1)
+            else:
+                fastest = self._rate.max(axis=1, initial=0.0)
+                mc = _divide(self._work, fastest[self._kind])
+                big = np.flatnonzero(self._big)
+                step = max(1, _BLOCK // max(self.n_processors, 1))
+                for lo in range(0, big.size, step):
+                    rows = big[lo:lo + step]
+                    mc[rows] = self.cost_rows(rows).min(axis=1)
+            mc.setflags(write=False)
+            self._min_cost = mc
+        return self._min_cost
