@@ -215,6 +215,8 @@ def bench(
     what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, sweep, deepsched, "
                                "quality, scale, streams or all."),
     quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
+    size: str = typer.Option(None, "--size", help="streams only: JOBSxPROCESSORS (e.g. 10000x1000, the issue's "
+                             "target) or quick/default/target."),
 ) -> None:
     """Time the simulator and schedulers on generated workloads and print the figures."""
     try:
@@ -226,7 +228,7 @@ def bench(
     out, bar = _console(), Progress()
     try:
         bench_main(what, quick=quick, show=lambda rows, title: show_rows(rows, title, out), say=out.print,
-                   progress=bar)
+                   progress=bar, size=size)
     finally:
         bar.close()
 
