@@ -105,6 +105,7 @@ def test_job_sums_are_bincounts_float_for_float() -> None:
     left = np.isnan(finish) & (proc < 0)
     want = np.bincount(pol.jobs, weights=left * pol.cost, minlength=pol.n_jobs)
     assert pol.job_sums(view, np.arange(pol.n_jobs), ()).tolist() == want.tolist()
+    assert pol.job_sums(view, np.array([2, 0, 2]), ()).tolist() == want[[2, 0, 2]].tolist()
     fair = FairShareEFT()
     fair.reset(prob, np.random.default_rng(0))
     served = np.bincount(fair.jobs, weights=(proc >= 0) * fair.cost, minlength=fair.n_jobs)

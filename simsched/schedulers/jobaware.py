@@ -52,11 +52,11 @@ class OneByOne:
     view between placements (:func:`assume_assigned`).
 
     Subclasses that only choose the task (:meth:`pick_task`, the heuristics below) take a faster,
-    equivalent path: the ready tasks' data-ready times and costs are computed once per decision
-    (placements at one instant cannot change them: a ready task's predecessors have all finished),
-    and each placement updates ``available``/``idle`` of one processor instead of copying the
-    view's (n,) arrays.  O(k m) per decision plus :meth:`pick_task`'s cost per placement, for k
-    ready tasks and m processors (the view-copying path is O(n + k m) per placement).
+    equivalent path: each placement computes the chosen task's completion times alone and updates
+    ``available``/``idle`` of one processor instead of copying the view's (n,) arrays.  O(k m) per
+    decision (the eligibility check) plus O(in-degree x m) and :meth:`pick_task`'s cost per
+    placement, for k ready tasks and m processors (the view-copying path is O(n + k m) per
+    placement).
     """
 
     name = ""
@@ -84,14 +84,11 @@ class OneByOne:
         """:meth:`decide` for :meth:`pick_task` subclasses (see the class docstring); the same
         assignments as the view-copying loop, float for float."""
         ready = view.ready
-        cost = view.problem.cost_rows(ready)
-        stuck = ~np.isfinite(cost).any(axis=1)
+        stuck = ~view.problem.eligible_rows(ready).any(axis=1)
         if stuck.any():  # no processor may run it: the engine rejects this with a SimschedError
             return [(int(ready[np.argmax(stuck)]), 0)]
-        data = view.data_ready(ready)
         available = np.array(view.available, dtype=np.float64)
         idle = np.array(view.idle)
-        row = {t: i for i, t in enumerate(ready.tolist())}
         left = np.ones(ready.size, dtype=bool)
         placed: list[int] = []
         out: Assignments = []
@@ -100,12 +97,13 @@ class OneByOne:
         while n_idle and left.any():
             t = self.pick_task(view, ready[left], placed)
             self._after_placement(t)
-            i = row[t]
-            ct = np.maximum(available, data[i]) + cost[i]
+            # the chosen task's row only: a backlog of ready tasks costs nothing per placement
+            one = np.array([t])
+            ct = np.maximum(available, view.data_ready(one)[0]) + view.problem.cost_rows(one)[0]
             p = int(np.argmin(ct))
             out.append((t, p))
             placed.append(t)
-            left[i] = False
+            left[np.searchsorted(ready, t)] = False
             available[p] = ct[p]
             if idle[p]:
                 idle[p] = False
@@ -169,7 +167,8 @@ class _JobAware(OneByOne):
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         self._reset_jobs(problem, rng)
-        self._cache: dict[int, float] = {}
+        self._sums = np.zeros(self.n_jobs)  # per job, valid where _valid (inside fast-path decisions)
+        self._valid = np.zeros(self.n_jobs, dtype=bool)
         self._mine = np.zeros(problem.n_tasks, dtype=bool)
         self._caching = False
 
@@ -177,13 +176,12 @@ class _JobAware(OneByOne):
         # a job's sum changes only when one of its tasks is assigned (here) or handed back after a
         # failure (a ready task this policy placed before): forget exactly those jobs' sums
         back = ready[self._mine[ready]]
-        for j in self.jobs[back].tolist():
-            self._cache.pop(j, None)
+        self._valid[self.jobs[back]] = False
         self._mine[back] = False
         self._caching = True
 
     def _after_placement(self, task: int) -> None:
-        self._cache.pop(int(self.jobs[task]), None)
+        self._valid[self.jobs[task]] = False
         self._mine[task] = True
 
     def _end_decision(self) -> None:
@@ -199,21 +197,21 @@ class _JobAware(OneByOne):
         w = mask * self.cost[tasks]
         return float(np.cumsum(w)[-1]) if w.size else 0.0  # one addition after another, as bincount's
 
-    def job_sums(self, view: DecisionView, jobs: np.ndarray, placed) -> np.ndarray:
-        """Per job of ``jobs``: the mean work of its tasks not yet assigned and not finished
-        (:attr:`served` false) or of its tasks assigned so far (true), counting ``placed`` as
-        assigned.  O(total size of those jobs); inside a fast-path decision, only the jobs whose
-        sum changed since it was last computed are summed again."""
+    def job_sums(self, view: DecisionView, job_of: np.ndarray, placed) -> np.ndarray:
+        """For each job in ``job_of`` (one entry per ready task): the mean work of its tasks not yet
+        assigned and not finished (:attr:`served` false) or of its tasks assigned so far (true),
+        counting ``placed`` as assigned.  O(total size of those jobs); inside a fast-path decision
+        only the jobs whose sum changed since it was last computed are summed again (O(their size)
+        + O(len(job_of)))."""
         if not self._caching:
-            return np.array([self._job_sum(view, j, placed) for j in jobs.tolist()])
-        cache = self._cache
-        out = np.empty(jobs.size)
-        for i, j in enumerate(jobs.tolist()):
-            v = cache.get(j)
-            if v is None:
-                v = cache[j] = self._job_sum(view, j, placed)
-            out[i] = v
-        return out
+            jobs, inv = np.unique(job_of, return_inverse=True)
+            return np.array([self._job_sum(view, j, placed) for j in jobs.tolist()])[inv]
+        stale = job_of[~self._valid[job_of]]
+        if stale.size:
+            for j in set(stale.tolist()):
+                self._sums[j] = self._job_sum(view, j, placed)
+            self._valid[stale] = True
+        return self._sums[job_of]
 
 
 class ShortestJobEFT(_JobAware):
@@ -223,8 +221,7 @@ class ShortestJobEFT(_JobAware):
 
     def pick_task(self, view: DecisionView, ready: np.ndarray, placed) -> int:
         job_of = self.jobs[ready]
-        jobs, inv = np.unique(job_of, return_inverse=True)
-        remaining = self.job_sums(view, jobs, placed)[inv]
+        remaining = self.job_sums(view, job_of, placed)
         key = np.lexsort((-self.rank[ready], -self.job_priority[job_of], remaining))
         return int(ready[key[0]])
 
@@ -237,8 +234,7 @@ class FairShareEFT(_JobAware):
 
     def pick_task(self, view: DecisionView, ready: np.ndarray, placed) -> int:
         job_of = self.jobs[ready]
-        jobs, inv = np.unique(job_of, return_inverse=True)
-        served = self.job_sums(view, jobs, placed)
-        weight = 1.0 + np.maximum(self.job_priority[jobs], 0.0)
-        key = np.lexsort((-self.rank[ready], job_of, (served / weight)[inv]))
+        served = self.job_sums(view, job_of, placed)
+        weight = 1.0 + np.maximum(self.job_priority[job_of], 0.0)
+        key = np.lexsort((-self.rank[ready], job_of, served / weight))
         return int(ready[key[0]])
