@@ -13,7 +13,7 @@ from simsched.schedulers.heft import heft_schedule, upward_rank
 from simsched.simulator.engine import execute_plan
 from simsched.simulator.evaluate import evaluate_plan
 from simsched.simulator.platform import Platform, Processor
-from simsched.simulator.problem import Problem
+from simsched.simulator.problem import Problem, execution_times
 from simsched.simulator.schedule import compute_metrics
 from simsched.workloads.generators import random_dag
 from simsched.workloads.taskgraph import TaskGraph
@@ -39,7 +39,8 @@ def _instance(rng: np.random.Generator) -> tuple[TaskGraph, Platform, dict]:
     types = [TYPES[i] for i in rng.integers(0, len(TYPES), m)]
     procs = [Processor(f"p{j}", type=types[j], speed=float(rng.choice([1.0, 2.0, rng.uniform(0.3, 3.0)])),
                        memory=float(pmem[j])) for j in range(m)]
-    memory = np.where(rng.random(n) < 0.3, rng.choice([2.0, 6.0, 12.0, 20.0], n), 0.0)
+    # half the instances have memory-limited tasks (the dense matrix's layout differs then)
+    memory = np.where(rng.random(n) < 0.3 * (rng.random() < 0.5), rng.choice([2.0, 6.0, 12.0, 20.0], n), 0.0)
     affinity: dict = {}
     for kd in KINDS[:k]:
         row = {t: float(rng.choice([0.0, 0.5, 1.0, 4.0])) for t in TYPES if rng.random() < 0.6}
@@ -53,9 +54,9 @@ def _instance(rng: np.random.Generator) -> tuple[TaskGraph, Platform, dict]:
 def _pair(rng: np.random.Generator) -> tuple[Problem, Problem]:
     g, platform, affinity = _instance(rng)
     structured = Problem(g, platform, affinity)
-    dense_w = structured.cost_rows(np.arange(g.n_tasks))
-    dense = Problem(g.with_(cost=dense_w), platform, affinity)
-    assert structured.structured and not dense.structured
+    dense = structured.dense()  # the form before on-demand costs: the matrix execution_times builds
+    assert structured.structured and not dense.structured and structured._W is None
+    np.testing.assert_array_equal(dense.W, execution_times(g, platform, affinity))
     return structured, dense
 
 
@@ -78,6 +79,7 @@ def test_accessors_equal_the_dense_matrix():
             np.testing.assert_array_equal(s.cost_row(t), d.W[t])
             assert s.cost_at(t, p) == d.cost_at(t, p) or (np.isinf(s.cost_at(t, p)) and np.isinf(d.cost_at(t, p)))
         np.testing.assert_array_equal(s.mean_cost, d.mean_cost)
+        np.testing.assert_array_equal(d.mean_cost, _old_mean_cost(d.W))
         np.testing.assert_array_equal(s.min_cost, d.min_cost)
         np.testing.assert_array_equal(s.sequential_times(), d.W.sum(axis=0))
         np.testing.assert_array_equal(upward_rank(s), upward_rank(d))
@@ -107,6 +109,21 @@ def test_schedulers_evaluator_and_engine_agree():
         assert s._W is None, "a scale path materialised the dense matrix"
 
 
+def _old_mean_cost(W: np.ndarray) -> np.ndarray:
+    """HEFT's w-bar as the dense Problem computed it before on-demand costs (frozen copy)."""
+    eligible = np.isfinite(W)
+    n, m = W.shape
+    if W.flags.c_contiguous and eligible.flags.c_contiguous:
+        step = max(1, (1 << 20) // max(m, 1))
+        total = np.empty(n)
+        for lo in range(0, n, step):
+            rows = slice(lo, lo + step)
+            total[rows] = np.where(eligible[rows], W[rows], 0.0).sum(axis=1)
+    else:
+        total = np.where(eligible, W, 0.0).sum(axis=1)
+    return total / eligible.sum(axis=1)
+
+
 def test_large_sums_by_blocks_equal_whole_matrix_sums():
     # more rows than one block: blocked row and column sums keep the whole-matrix addition order
     rng = np.random.default_rng(7)
@@ -115,13 +132,13 @@ def test_large_sums_by_blocks_equal_whole_matrix_sums():
                   kind=[KINDS[i] for i in rng.integers(0, 3, n)], memory=np.where(rng.random(n) < 0.1, 9.0, 0.0))
     procs = [Processor(f"p{j}", type=TYPES[j % 3], speed=float(rng.uniform(0.5, 2)),
                        memory=8.0 if j % 5 else np.inf) for j in range(m)]
-    s = Problem(g, Platform.uniform(procs), {"b": {"gpu": 0.0}})
-    w = execution = s.cost_rows(np.arange(n))
-    finite = np.isfinite(execution)
-    np.testing.assert_array_equal(s.mean_cost, np.where(finite, w, 0.0).sum(axis=1) / finite.sum(axis=1))
-    np.testing.assert_array_equal(s.sequential_times(), w.sum(axis=0))
-    np.testing.assert_array_equal(s.min_cost, w.min(axis=1))
-    assert s._W is None
+    for memory, affinity in ((g.memory, {"b": {"gpu": 0.0}}), (0.0, {}), (0.0, {"b": {"gpu": 0.0}})):
+        s = Problem(g.with_(memory=memory), Platform.uniform(procs), affinity)
+        w = execution_times(s.graph, s.platform, affinity)  # the old matrix, in its own layout
+        np.testing.assert_array_equal(s.mean_cost, _old_mean_cost(w))
+        np.testing.assert_array_equal(s.sequential_times(), w.sum(axis=0))
+        np.testing.assert_array_equal(s.min_cost, w.min(axis=1))
+        assert s._W is None
 
 
 def test_infeasible_task_is_named_without_the_matrix():
@@ -142,3 +159,40 @@ def test_one_processor_and_zero_work():
     np.testing.assert_array_equal(plan.finish, [0.0, 1.5, 1.5])  # c (rank 1.5) first, then b after it
     np.testing.assert_array_equal(p.min_cost, [0.0, 0.0, 1.5])
     np.testing.assert_array_equal(p.sequential_times(), [1.5])
+
+
+def test_memory_limit_charges_structured_problems_no_matrix():
+    from simsched import limits
+
+    with limits.using({"max_memory_mb": 64}):
+        limits.check_matrix(1_000_000, 188, structured=True)  # ~32 MB of per-task arrays: fine
+        with pytest.raises(limits.LimitError, match="MB of matrices"):
+            limits.check_matrix(1_000_000, 188)  # the dense matrix would be ~5.7 GB
+        g = TaskGraph([f"t{i}" for i in range(3000)], work=np.ones(3000))
+        p = Problem(g, Platform.uniform([Processor(f"p{j}") for j in range(188)]))
+        assert p.cost_rows(np.arange(3)).shape == (3, 188)
+    with limits.using({"max_memory_mb": 8}):
+        with pytest.raises(limits.LimitError, match="3,000 tasks x 188 processors"):
+            _ = p.W  # materialising the matrix is refused with an error, not an out-of-memory kill
+
+
+def test_scale_scenario_is_structured_and_bit_identical_to_the_dense_form():
+    from simsched.bench.scale import platform_counts, scenario_yaml
+    from simsched.scenario import build_problem, load_scenario
+
+    assert platform_counts(188) == [124, 48, 16] and platform_counts(1) == [1, 0, 0]
+    assert sum(platform_counts(7)) == 7 and platform_counts(7)[0] >= 1
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.yaml"
+        path.write_text(scenario_yaml(3000, 40))
+        sc = load_scenario(path)
+        p = build_problem(sc, sc.seed)
+    assert p.structured and p._rate.shape == (1, 40)
+    d = p.dense()
+    _equal_plans(heft_schedule(p, compiled=False), heft_schedule(d, compiled=False))
+    plan = heft_schedule(p, compiled=False)
+    assert compute_metrics(execute_plan(p, plan), p) == compute_metrics(execute_plan(d, plan), d)
+    assert p._W is None

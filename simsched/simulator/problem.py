@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from simsched import limits
 from simsched.errors import InfeasibleError, SimschedError
 from simsched.simulator.platform import Platform
 from simsched.workloads.taskgraph import TaskGraph
@@ -119,7 +120,8 @@ class Problem:
     """
 
     __slots__ = ("graph", "platform", "affinity", "structured", "_W", "_eligible", "_rate", "_work", "_kind",
-                 "_memory", "_big", "latency", "inv_bandwidth", "_mean_cost", "_mean_transfer", "_min_cost")
+                 "_memory", "_big", "_full", "_rows_contiguous", "_columns_contiguous", "latency", "inv_bandwidth",
+                 "_mean_cost", "_mean_transfer", "_min_cost")
 
     def __init__(self, graph: TaskGraph, platform: Platform, affinity: Affinity | None = None) -> None:
         self.graph = graph
@@ -135,6 +137,10 @@ class Problem:
             rate = _kind_rates(graph, platform, affinity)
             rate.setflags(write=False)
             self._rate, self._work, self._kind = rate, graph.work, graph.kind
+            # (kinds,) every processor may run the kind: its rows need no masking (plain division
+            # gives the same numbers as the masked one where every rate is > 0)
+            self._full = (rate > 0).all(axis=1)
+            self._rows_contiguous, self._columns_contiguous = self._dense_layout()
             # a task is stuck when its memory exceeds every processor its kind may run on
             reach = np.where(rate > 0, platform.memory[None, :], -np.inf).max(axis=1, initial=-np.inf)
             stuck = graph.memory > reach[graph.kind] if graph.n_tasks else np.zeros(0, dtype=bool)
@@ -146,7 +152,8 @@ class Problem:
                 w.setflags(write=False)
             eligible.setflags(write=False)
             self._W, self._eligible = w, eligible
-            self._rate = self._work = self._kind = None
+            self._rate = self._work = self._kind = self._full = None
+            self._rows_contiguous, self._columns_contiguous = w.flags.c_contiguous, w.flags.f_contiguous
         if stuck.any():
             i = int(np.flatnonzero(stuck)[0])
             why = ""
@@ -185,6 +192,7 @@ class Problem:
         """(n, m) execution times, read-only, ``inf`` where ineligible.  Structured form: built on
         first access (O(n m) time and memory) and cached; scale paths use the accessors instead."""
         if self._W is None:
+            limits.check_matrix(self.n_tasks, self.n_processors)  # a clear error, not an out-of-memory kill
             w = execution_times(self.graph, self.platform, self.affinity)
             w.setflags(write=False)
             self._W = w
@@ -200,6 +208,60 @@ class Problem:
             self._eligible = e
         return self._eligible
 
+    def dense(self) -> Problem:
+        """This problem in the dense form: the same graph and platform holding the (n, m) matrix
+        (built as :func:`execution_times` builds it) and reading every cost from it — the reference
+        the structured form is tested against.  O(n m)."""
+        d = object.__new__(Problem)
+        for name in Problem.__slots__:
+            object.__setattr__(d, name, getattr(self, name))
+        w = execution_times(self.graph, self.platform, self.affinity)
+        w.setflags(write=False)
+        e = np.isfinite(w)
+        e.setflags(write=False)
+        d.structured, d._W, d._eligible = False, w, e
+        d._rate = d._work = d._kind = d._full = None
+        d._rows_contiguous, d._columns_contiguous = w.flags.c_contiguous, w.flags.f_contiguous
+        d._mean_cost = d._mean_transfer = d._min_cost = None
+        return d
+
+    def _dense_layout(self) -> tuple[bool, bool]:
+        """Whether the (n, m) matrix :func:`execution_times` would build is C- and F-contiguous,
+        found by building it for (at most) two tasks with the same operations.  Sums over the matrix
+        add in an order that depends on its layout (pairwise along the contiguous axis, one after the
+        other across the other), so the structured form reproduces the dense form's layout to give
+        the same last bits.  O(kinds x types + m)."""
+        g, platform = self.graph, self.platform
+        k = min(g.n_tasks, 2)
+        factor = _kind_factors(g, platform, self.affinity)
+        w = _divide(g.work[:k, None], platform.speed[None, :] * factor[g.kind[:k]][:, platform.type_index])
+        if self._big.any():  # the memory mask's np.where decides the layout then
+            w = np.where(g.memory[:k, None] > platform.memory[None, :], np.inf, w)
+        return bool(w.flags.c_contiguous), bool(w.flags.f_contiguous)
+
+    def _cost_column(self, processor: int) -> np.ndarray:
+        """(n,) execution time of every task on ``processor`` (``inf`` where ineligible).  O(n)."""
+        rate = self._rate[:, processor][self._kind]
+        w = self._work / rate if self._full.all() else _divide(self._work, rate)
+        if self._big.any():
+            w[self._memory > self.platform.memory[processor]] = np.inf
+        return w
+
+    def _columns(self):
+        """Yield ``(p, column p)`` for every processor; processors with the same rate in every kind and
+        the same memory share one computed column (a platform of a few types costs a few columns).
+        O(n x distinct columns) time, O(n x min(distinct, 8)) memory."""
+        cache: dict[tuple, np.ndarray] = {}
+        pmem = self.platform.memory
+        for p in range(self.n_processors):
+            key = (self._rate[:, p].tobytes(), float(pmem[p]))
+            col = cache.get(key)
+            if col is None:
+                col = self._cost_column(p)
+                if len(cache) < 8:
+                    cache[key] = col
+            yield p, col
+
     def cost_row(self, task: int) -> np.ndarray:
         """(m,) execution time of ``task`` on every processor, ``inf`` where ineligible.  O(m).
 
@@ -207,7 +269,8 @@ class Problem:
         rather than ``W``, so that a structured problem never holds an (n, m) matrix."""
         if self._W is not None:
             return self._W[task]
-        w = _divide(self._work[task], self._rate[self._kind[task]])
+        k = self._kind[task]
+        w = self._work[task] / self._rate[k] if self._full[k] else _divide(self._work[task], self._rate[k])
         if self._big[task]:
             w[self._memory[task] > self.platform.memory] = np.inf
         return w
@@ -217,7 +280,11 @@ class Problem:
         if self._W is not None:
             return self._W[tasks]
         tasks = np.asarray(tasks, dtype=np.int64)
-        w = _divide(self._work[tasks][:, None], self._rate[self._kind[tasks]])
+        kinds = self._kind[tasks]
+        if self._full.all():
+            w = self._work[tasks][:, None] / self._rate[kinds]
+        else:
+            w = _divide(self._work[tasks][:, None], self._rate[kinds])
         big = np.flatnonzero(self._big[tasks])
         if big.size:
             too_big = self._memory[tasks[big]][:, None] > self.platform.memory[None, :]
@@ -286,13 +353,15 @@ class Problem:
 
     def _row_blocks(self):
         """Yield ``(rows, costs, eligible)`` over blocks of about ``_BLOCK`` elements, in row order
-        (C-contiguous costs, so per-row sums are the same pairwise sums as over the whole matrix)."""
+        (C-contiguous costs, so per-row sums are the same pairwise sums as over the whole matrix);
+        ``eligible`` is None when every pair of the block is eligible."""
         n, m = self.n_tasks, self.n_processors
         step = max(1, _BLOCK // max(m, 1))
         for lo in range(0, n, step):
             rows = np.arange(lo, min(lo + step, n))
             w = np.ascontiguousarray(self.cost_rows(rows))
-            yield rows, w, np.isfinite(w)
+            whole = self._full[self._kind[rows]].all() and not self._big[rows].any()
+            yield rows, w, None if whole else np.isfinite(w)
 
     @property
     def mean_cost(self) -> np.ndarray:
@@ -311,24 +380,39 @@ class Problem:
                 else:  # the layout of the temporary decides the order of the additions
                     total = np.where(eligible, W, 0.0).sum(axis=1)
                 count = eligible.sum(axis=1)
+            elif not self._rows_contiguous:
+                # the dense matrix adds each row's costs one column after the other: so do we
+                total = np.zeros(n)
+                count = np.zeros(n, dtype=np.int64)
+                for _, col in self._columns():
+                    ok = np.isfinite(col)
+                    total += col if ok.all() else np.where(ok, col, 0.0)
+                    count += ok
             else:
                 total = np.empty(n)
                 count = np.empty(n, dtype=np.int64)
                 for rows, w, e in self._row_blocks():
-                    # each row's sum is the same pairwise sum as over the whole matrix
-                    total[rows] = np.where(e, w, 0.0).sum(axis=1)
-                    count[rows] = e.sum(axis=1)
+                    # each row's sum is the same pairwise sum as over the whole matrix (a block
+                    # where every pair is eligible is summed as is: np.where would copy it unchanged)
+                    total[rows] = (w if e is None else np.where(e, w, 0.0)).sum(axis=1)
+                    count[rows] = self.n_processors if e is None else e.sum(axis=1)
             self._mean_cost = total / count
             self._mean_cost.setflags(write=False)
         return self._mean_cost
 
     def sequential_times(self) -> np.ndarray:
         """(m,) time each processor would take to run every task alone (``W.sum(axis=0)``; ``inf``
-        where some task may not run there), by blocks of rows with the same left-to-right additions
-        as the whole-matrix column sum.  O(n m) time, O(m) extra memory."""
+        where some task may not run there), bit for bit: column by column (pairwise sums) when the
+        dense matrix would be column-contiguous, else by blocks of rows with the same top-to-bottom
+        additions.  O(n m) time (O(n x distinct processors) for columns), O(n) extra memory."""
         m = self.n_processors
-        if self._W is not None or m == 1 or self.n_tasks * m <= _BLOCK:
-            return (self._W if self._W is not None else self.cost_rows(np.arange(self.n_tasks))).sum(axis=0)
+        if self._W is not None:
+            return self._W.sum(axis=0)
+        if self._columns_contiguous:  # each column's own pairwise sum
+            out = np.empty(m)
+            for p, col in self._columns():
+                out[p] = col.sum()
+            return out
         acc: np.ndarray | None = None
         for _, w, _ in self._row_blocks():
             if acc is not None:
