@@ -1,4 +1,4 @@
-"""A scheduling problem: a task graph on a platform, with its cost matrices computed once.
+"""A scheduling problem: a task graph on a platform, with its cost model.
 
 The cost model turns (task, processor) into an execution time and (edge, p, q) into a transfer time:
 
@@ -8,7 +8,10 @@ The cost model turns (task, processor) into an execution time and (edge, p, q) i
   cost, or a task whose memory exceeds the processor's makes the pair ineligible (time ``inf``).
 * transfer: ``latency[p, q] + data / bandwidth[p, q]``, zero when ``p == q``.
 
-Every scheduler reads these arrays; none recomputes them.
+An explicit matrix is held as given (dense form).  Costs of the second kind are computed on demand
+from (n,) work and a (kinds, m) rate table (structured form: no (n, m) array, so 1M tasks on 188 or
+1,000 processors fit), with the same numbers to the last bit.  Schedulers read costs through
+:meth:`Problem.cost_row` and its siblings; ``Problem.W`` remains for small-problem consumers.
 """
 
 from __future__ import annotations
