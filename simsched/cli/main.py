@@ -218,6 +218,8 @@ def bench(
                                "quality, stg, scale, streams or all."),
     quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="stg: only the first N cases."),
+    size: str = typer.Option(None, "--size", help="streams only: JOBSxPROCESSORS (e.g. 10000x1000, the issue's "
+                             "target) or quick/default/target."),
 ) -> None:
     """Time the simulator and schedulers on generated workloads and print the figures."""
     try:
@@ -229,7 +231,7 @@ def bench(
     out, bar = _console(), Progress()
     try:
         bench_main(what, quick=quick, show=lambda rows, title: show_rows(rows, title, out), say=out.print,
-                   progress=bar, limit=limit)
+                   progress=bar, limit=limit, size=size)
     finally:
         bar.close()
 

@@ -141,6 +141,9 @@ class MCT(_Policy):
 
     def decide(self, view: DecisionView) -> Assignments:
         tasks = view.ready
+        if tasks.size == 1:  # the usual online case: the board's first row, without the board
+            ct = np.maximum(view.available, view.data_ready(tasks)[0]) + view.problem.cost_rows(tasks)[0]
+            return [(int(tasks[0]), int(np.argmin(ct)))]
         board = _Board(view, tasks)
         procs = []
         for i in range(tasks.size):
