@@ -77,7 +77,8 @@ class NumpyDream:
     ``tau`` for the next latent, rewards are averaged and clipped, the validity mask is the first
     member's.  Weights are copied from the agent at construction (later training of the agent is
     not seen).  Cost per step O(E H (Z + H) + H K Z + A H) multiply-adds for an ensemble of E, LSTM
-    width H, latent width Z, K mixtures and A slots; no allocation of arrays of those sizes."""
+    width H, latent width Z, K mixtures and A slots; the gate and controller buffers are preallocated
+    (the new states and a few vectors of size H or Z are the only arrays made per step)."""
 
     def __init__(self, agent: WorldAgent) -> None:
         w = agent.w
