@@ -153,3 +153,79 @@ def test_stream_sweep_resumes_without_rerunning(tmp_path: Path) -> None:
     outcome = run_sweep(study, out, PoolExecutor(1), resume=True)
     assert outcome.ran == 0 and outcome.skipped == len(before)
     assert {r["task_id"]: r["run_id"] for r in load_rows(out)} == before
+
+
+# ---------------------------------------------------------------- capacity per value: --over
+TINY_CAPACITY = """\
+seed: 0
+platform:
+  processors:
+    - {name: cpu, type: cpu, count: 1}
+    - {name: gpu, type: gpu, speed: 4.0, count: 1}
+  network: {bandwidth: 10.0}
+workload:
+  stream:
+    jobs: {generator: random, tasks: [3, 6]}
+    arrivals: {poisson: 0.05}
+    count: 5
+schedulers: [mct]
+"""
+
+
+def test_parse_over() -> None:
+    from simsched.errors import SimschedError
+    from simsched.study.capacity_over import parse_over
+
+    assert parse_over("workload.stream.arrivals.poisson=0.01, 0.02") == ("workload.stream.arrivals.poisson",
+                                                                        [0.01, 0.02])
+    assert parse_over("platform.processors[0].count=1") == ("platform.processors[0].count", [1])
+    for bad in ("workload.tasks", "workload..tasks=1", "workload.tasks=", "workload.tasks=1,,2", "a=1,1"):
+        with pytest.raises(SimschedError) as info:
+            parse_over(bad)
+        assert info.value.field == "--over"
+
+
+def test_capacity_over_searches_each_value_on_the_same_days(tmp_path: Path) -> None:
+    scen = tmp_path / "s.yaml"
+    scen.write_text(TINY_CAPACITY)
+    out = tmp_path / "over.json"
+    result = runner.invoke(app, ["capacity", str(scen), "-o", "jct_p95 <= 60", "-r", "gpu", "--days", "3",
+                                 "--over", "workload.stream.arrivals.poisson=0.005,0.5", "--json", str(out)],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert doc["field"] == "workload.stream.arrivals.poisson" and doc["values"] == [0.005, 0.5]
+    slow, fast = (c["result"] for c in doc["cells"])
+    assert slow["seeds"] == fast["seeds"] == [0, 2]  # the same days for every value
+    need = [r["variants"][0]["capacity"] for r in (slow, fast)]
+    assert all(n is not None for n in need)
+    assert need[0] <= need[1]  # a hundred times the arrival rate never needs fewer GPUs
+    assert "0.005" in result.output and "0.5" in result.output
+    # one search of the same value gives the same answer as its cell
+    single = tmp_path / "one.yaml"
+    single.write_text(TINY_CAPACITY.replace("poisson: 0.05", "poisson: 0.5"))
+    one = tmp_path / "one.json"
+    r = runner.invoke(app, ["capacity", str(single), "-o", "jct_p95 <= 60", "-r", "gpu", "--days", "3",
+                            "--json", str(one)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(one.read_text())["variants"][0]["capacity"] == need[1]
+
+
+@pytest.mark.parametrize("over, extra, needle", [
+    ("workload.stream.arrivals.poisson=0.1,-1", [], "-1"),
+    ("workload.stream.arrivals.poisson", [], "FIELD=V1"),
+    ("platform.processors[7].count=1,2", [], "[7]"),
+    ("workload.stream.arrivals.poisson=0.1", ["--plot", "p.png"], "--plot"),
+])
+def test_capacity_over_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, over, extra, needle) -> None:
+    scen = tmp_path / "s.yaml"
+    scen.write_text(TINY_CAPACITY)
+    out = tmp_path / "over.json"
+    args = [a if a != "p.png" else str(tmp_path / a) for a in extra]
+    result = runner.invoke(app, ["capacity", str(scen), "-o", "jct_p95 <= 60", "-r", "gpu", "--days", "2",
+                                 "--over", over, "--json", str(out), *args])
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output
+    assert "s.yaml" in lines[0] and needle in lines[0], lines[0]
+    assert not out.exists() and not (tmp_path / "p.png").exists()
