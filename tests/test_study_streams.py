@@ -229,3 +229,30 @@ def test_capacity_over_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, 
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output
     assert "s.yaml" in lines[0] and needle in lines[0], lines[0]
     assert not out.exists() and not (tmp_path / "p.png").exists()
+
+
+def test_a_failure_world_sweep_records_lost_work(tmp_path: Path) -> None:
+    """A task graph on failing processors runs on the online engine: its rows carry the failure
+    counters and the work lost, so an MTBF sweep can be summarised on them."""
+    text = """\
+name: mtbf
+scenario:
+  platform: {processors: [{name: p, count: 3}], network: {bandwidth: 1.0}}
+  workload: {generator: random, tasks: 20}
+  failures: {mtbf: 200, mttr: 10}
+  schedulers: [mct]
+grid:
+  failures.mtbf: [50, 5000]
+schedulers: [mct]
+seeds: [0, 1]
+"""
+    _, out = _sweep(tmp_path, text)
+    rows = load_rows(out)
+    assert len(rows) == 4 and not any(r["error"] for r in rows)
+    by = {}
+    for r in rows:
+        assert r["lost_work"] >= 0 and r["restarts"] <= r["failures"] + r["tasks"]
+        by.setdefault(r["failures.mtbf"], []).append(r)
+    assert sum(r["failures"] for r in by[50]) > sum(r["failures"] for r in by[5000])
+    result = runner.invoke(app, ["summarize", str(out), "-m", "lost_work", "-m", "failures"])
+    assert result.exit_code == 0, result.output

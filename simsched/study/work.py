@@ -4,10 +4,11 @@ A chunk is plain data (picklable, and cheap to ship to a Dask worker): one study
 scenario data, the file it came from (relative workload paths resolve against it, so on a cluster
 those files must exist at the same path on the workers) and a list of ``(task_id, scheduler, seed)``
 runs.  Each run is :func:`simsched.run.runner.run_scenario` with that one scheduler, that seed and
-one repetition: the seed draws the graph (for a generator workload) and the noise (for a job stream:
-the day — arrivals, jobs, failures — and the row carries the stream metrics, :data:`STREAM_METRICS`).  A run that raises
-becomes a row with its ``error`` and NaN metrics; it never stops the chunk.  A learned scheduler's
-row carries its ``checkpoint`` id and any out-of-range ``warning`` the runner gave.
+one repetition: the seed draws the graph (for a generator workload) and the noise (for a job stream
+or a world with failures: the day — arrivals, jobs, failures — and the row also carries
+:data:`STREAM_METRICS`).  A run that raises becomes a row with its ``error`` and NaN metrics; it
+never stops the chunk.  A learned scheduler's row carries its ``checkpoint`` id and any
+out-of-range ``warning`` the runner gave.
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ STREAM_METRICS = ("jobs", "jct_mean", "jct_p50", "jct_p95", "jct_p99", "slowdown
                   "waiting_mean", "waiting_p95", "deadline_miss_rate", "throughput", "lost_work",
                   "lost_work_fraction", "failures", "restarts", "offered_load")
 """Metrics of a run on a job stream, named as in the results JSON
-(:func:`simsched.simulator.jobmetrics.stream_metrics`; docs/streams.md), in the rows of job-stream
-runs only; ``deadline_miss_rate`` NaN when no job has a deadline; ``jobs`` the number of jobs of the day,
+(:func:`simsched.simulator.jobmetrics.stream_metrics`; docs/streams.md), in the rows of dynamic
+scenarios only (a job stream, or failures/stragglers: the online engine's runs);
+``deadline_miss_rate`` NaN when no job has a deadline; ``jobs`` the number of jobs of the day,
 ``failures``/``restarts`` the processor failures and task restarts.  Utilisation over all processors
 is the ``utilization`` column."""
 
 METRICS = GRAPH_METRICS + STREAM_METRICS
-"""Metric columns of a results row (floats; NaN for a failed run).  A task-graph run's row has no
-stream metrics (its results file no such columns)."""
+"""Metric columns of a results row (floats; NaN for a failed run).  The row of a static task-graph
+run has no stream metrics, and a results file of such runs no such columns."""
 
 HEAD = ("task_id", "point", "point_id")
 MIDDLE = ("scheduler", "seed", "tasks")
@@ -109,8 +111,7 @@ def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
         scenario, setup_error = _scenario(chunk), ""
     except Exception as exc:  # e.g. a workload file missing on this worker
         scenario, setup_error = None, _describe(exc)
-    workload = getattr(scenario, "workload", None)
-    stream = workload is not None and workload.form == "stream"  # its rows carry the stream metrics
+    stream = bool(getattr(scenario, "is_dynamic", False))  # its rows carry the stream metrics
     for task_id, label, seed in chunk["runs"]:
         row: dict[str, Any] = {"task_id": task_id, "point": chunk["point"], "point_id": chunk["point_id"],
                                **chunk["values"], "scheduler": label, "seed": int(seed), "tasks": None}
