@@ -38,13 +38,13 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
         from simsched.outputs import check_output
 
         check_output(json_path, option="--json", suffixes=(".json",), inputs=[results])
+    if not metrics:  # the defaults follow the rows (job metrics for streams); their columns are checked
+        from simsched.study.stats import default_metrics
+
+        metrics = list(default_metrics(load_rows(results)))
     rows = load_rows(results, need=metrics)
     if not rows:
         raise SimschedError("the results file has no rows", file=results)
-    if not metrics:
-        from simsched.study.stats import default_metrics
-
-        metrics = list(default_metrics(rows))
     fields = override_fields(rows)
     entries = summarize_rows(rows, metrics)
     from simsched.cli.common import console

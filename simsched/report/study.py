@@ -168,7 +168,11 @@ def write_study_report(results: str | Path, output: str | Path, metrics: Sequenc
     :class:`SimschedError` for an unreadable file, one without rows or one where every run failed."""
     from simsched.study.store import load_rows
 
-    rows = load_rows(results, need=metrics or ())
+    if not metrics:  # the defaults follow the rows (job metrics for streams); their columns are checked
+        from simsched.study.stats import default_metrics
+
+        metrics = default_metrics(load_rows(results))
+    rows = load_rows(results, need=metrics)
     if not rows:
         raise SimschedError("the results file has no rows", file=results)
     if all(r.get("error") for r in rows):
