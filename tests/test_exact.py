@@ -173,7 +173,7 @@ def test_rows_say_whether_the_optimum_is_proven(tmp_path):
 
 
 @pytest.mark.parametrize("build_s, solver_s", [(0.3, 0.7), (2.5, 0.01)])
-def test_time_limit_includes_building_the_model(monkeypatch: pytest.MonkeyPatch, build_s: float,
+def test_time_limit_includes_building_the_model(monkeypatch: pytest.MonkeyPatch, topcuoglu, build_s: float,
                                                  solver_s: float) -> None:
     """The solver gets what is left of the limit after building the model (at least 0.01 s): on a
     clock where building takes ``build_s``, a 1 s limit leaves the solver ``solver_s`` — behaviour
@@ -199,7 +199,7 @@ def test_time_limit_includes_building_the_model(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(exact, "time", types.SimpleNamespace(perf_counter=perf_counter))
     monkeypatch.setattr(exact, "_cp_model", lambda: types.SimpleNamespace(**{**vars(real), "CpSolver": Recording}))
-    problem = Problem(kasahara_dag(24, np.random.default_rng(5)), uniform_platform(4))
+    problem = topcuoglu[0]  # heterogeneous: CP-SAT, not the branch and bound of identical processors
     plan = optimal_schedule(problem, time_limit_s=1.0, workers=1, warm_start_s=0.0)
     assert seen == [pytest.approx(solver_s)]
     assert plan.info["bound"] <= evaluate_plan(problem, plan).metrics(problem).makespan + 1e-9
