@@ -126,6 +126,10 @@ class TrainConfig(_M):
     noise)."""
     disruptions: DisruptionConfig = DisruptionConfig()
     reward: str = "makespan"
+    arrived_only: bool = False
+    """Observe only the tasks and jobs that have arrived (:mod:`simsched.learned.rl.features`): what an
+    online scheduler can know; job-stream checkpoints set it.  Stored in the checkpoint, so ``rl``
+    observes the way its network was trained."""
     fixed_seed: int | None = Field(None, ge=0, le=2**63 - 1)
     seed: int = Field(0, ge=0, le=2**63 - 1)
     threads: int = Field(1, ge=1)

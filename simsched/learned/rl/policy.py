@@ -33,6 +33,7 @@ def _load(kind: str, path: str):
         net = ActorCritic(cfg.ppo.hidden, cfg.ppo.layers)
         load_checked_state(net, ck["state"], file=path, what=kind, retrain=checkpoint.RETRAIN[kind])
         net.eval()
+        net.arrived_only = cfg.arrived_only
         return net
     from simsched.learned.rl.world_model import WorldAgent
 
@@ -59,7 +60,8 @@ class _Agent(OneByOne, RangeChecked):
                     path = bundled
                     break
         self.checkpoint = str(path)
-        _load(self.kind, self.checkpoint)  # a bad checkpoint fails here, so `validate` agrees with `run`
+        model = _load(self.kind, self.checkpoint)  # a bad checkpoint fails here, so `validate` agrees with `run`
+        self.arrived_only = bool(getattr(model, "arrived_only", False))  # as the network was trained
         self.model = None
         self.info: StaticInfo | None = None
 
@@ -69,7 +71,7 @@ class _Agent(OneByOne, RangeChecked):
         if torch.get_num_threads() != self.threads:  # for the whole run: one small forward per placement
             torch.set_num_threads(self.threads)
         self.model = _load(self.kind, self.checkpoint)
-        self.info = StaticInfo.of(problem)
+        self.info = StaticInfo.of(problem, arrived_only=self.arrived_only)
 
     def training_range(self):  # -> simsched.learned.training_range.TrainingRange
         """What the checkpoint was trained on: its config's task range and scenario family."""
@@ -87,26 +89,103 @@ class _Agent(OneByOne, RangeChecked):
 
 
 class RLPolicy(_Agent):
-    """PPO-trained GNN agent (task head, then processor head), shipped checkpoint by default.
+    """PPO-trained GNN agent (task head, then processor head), shipped checkpoint by default, with
+    optional decision-time search (rollout).
 
     Model-free: PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016) on the SimPy-driven
     gymnasium env, as READYS (Grinsztajn et al. 2021) / Decima (Mao et al. 2019).  One GNN forward
     per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint, or the name of one
     shipped with simsched (default: trained on single DAGs; ``rl_online``: trained on job streams).
     ``threads``: torch CPU threads while it runs (default ``$SIMSCHED_TORCH_THREADS``, else 1).
+
+    ``rollout`` (default 0: the network alone): Bertsekas' rollout at every placement
+    (:mod:`simsched.learned.rl.rollout`): the network proposes its ``rollout`` most likely tasks,
+    each on its earliest-finish processor and on the network's processor; with the base policy's
+    own action they are scored by simulating the arrived work forward with expected costs (no noise,
+    no future arrivals) under the base policy, and the lowest sum of job completion times wins.
+    ``base``: ``srjf`` (shortest remaining job first, earliest finish) or ``network`` (the
+    network's task scores at the decision point, frozen over the simulation, earliest finish).
+    ``horizon``: placements simulated per candidate (0: all arrived work).  Deterministic.  Cost
+    per placement: one GNN forward plus up to ``2 rollout + 1`` simulations
+    (O(horizon (log horizon + m + d)) each).
     """
 
     name = "rl"
     kind = "rl"
+
+    def __init__(self, *, checkpoint: str | None = None, threads: int | None = None, rollout: int = 0,
+                 base: str = "srjf", horizon: int = 0) -> None:
+        from simsched.errors import SimschedError
+
+        super().__init__(checkpoint=checkpoint, threads=threads)
+        if not (isinstance(rollout, int) and 0 <= rollout <= 64):
+            raise SimschedError(f"rl: rollout must be an integer from 0 to 64 (candidate tasks), got {rollout!r}")
+        if base not in ("srjf", "network"):
+            raise SimschedError(f"rl: base must be 'srjf' or 'network', got {base!r}")
+        if not (isinstance(horizon, int) and horizon >= 0):
+            raise SimschedError(f"rl: horizon must be an integer >= 0 (0: no bound), got {horizon!r}")
+        self.rollout, self.base, self.horizon = rollout, base, horizon
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        super().reset(problem, rng)
+        if self.rollout:
+            from simsched.workloads.jobs import job_ids
+
+            g = problem.graph
+            self.jobs = job_ids(g)
+            n_jobs = int(self.jobs.max()) + 1 if self.jobs.size else 0
+            self.cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
+            self.job_priority = np.full(n_jobs, -np.inf)
+            np.maximum.at(self.job_priority, self.jobs, g.priority)
+            self.job_arrival = np.full(n_jobs, np.inf)
+            np.minimum.at(self.job_arrival, self.jobs, g.arrival)
+            self.rank = self.info.rank
 
     def choose(self, view: DecisionView) -> tuple[int, int]:
         import torch
 
         from simsched.learned.rl.nets import collate
 
+        obs = observe(self.info, view)
+        if not self.rollout:
+            with torch.no_grad():
+                t, p, *_ = self.model(collate([obs]), greedy=True)
+            return obs.task_of(int(t[0])), int(p[0])
+        return self._search(view, obs)
+
+    def _search(self, view: DecisionView, obs) -> tuple[int, int]:
+        import torch
+
+        from simsched.learned.rl import rollout as ro
+        from simsched.learned.rl.nets import collate
+
         with torch.no_grad():
-            t, p, *_ = self.model(collate([observe(self.info, view)]), greedy=True)
-        return int(t[0]), int(p[0])
+            tlogp, top, plogp = self.model.scores(collate([obs]), self.rollout)
+        tasks = np.array([obs.task_of(int(r)) for r in top])
+        eft = np.argmin(view.completion_times(tasks), axis=1)
+        net_action = (int(tasks[0]), int(np.argmax(plogp[0])))
+        if self.base == "srjf":
+            choose = ro.srjf_choice(self.jobs, self.rank, self.job_priority)
+            rem = np.bincount(self.jobs, weights=np.isnan(view.finish) * (view.processor < 0) * self.cost,
+                              minlength=self.job_arrival.size)
+            r = view.ready
+            bt = int(r[choose(r, rem)])
+            base_action = (bt, int(np.argmin(view.completion_times(np.array([bt]))[0])))
+        else:
+            score = np.full(view.problem.n_tasks, -np.inf)
+            rows = np.arange(obs.nodes.shape[0]) if obs.tasks is None else obs.tasks
+            score[rows] = tlogp
+            choose = ro.score_choice(score)
+            base_action = (int(tasks[0]), int(eft[0]))
+        candidates = [base_action, net_action]
+        for i, t in enumerate(tasks.tolist()):
+            candidates += [(t, int(eft[i])), (t, int(np.argmax(plogp[i])))]
+        unique = list(dict.fromkeys(candidates))
+        if len(unique) == 1:
+            return unique[0]
+        model = ro.ForwardModel(view, self.jobs, self.rank, self.cost, self.job_priority, self.job_arrival)
+        best, _ = ro.best_candidate(model, unique, choose, self.horizon)
+        return best
 
 
 class RLWorldPolicy(_Agent):

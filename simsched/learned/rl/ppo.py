@@ -39,7 +39,7 @@ def make_env(cfg: TrainConfig, family: Family | None = None) -> SchedulingEnv:
     fam = family or make_family(cfg)
     return SchedulingEnv(fam, reward=cfg.reward, max_tasks=max(64, fam.tasks[1] * fam.n_jobs),
                          max_procs=fam.platform.n_processors, max_jobs=max(4, fam.n_jobs),
-                         fixed_seed=cfg.fixed_seed)
+                         fixed_seed=cfg.fixed_seed, arrived_only=cfg.arrived_only)
 
 
 @dataclass
@@ -161,6 +161,7 @@ def behaviour_clone(env: SchedulingEnv, net: ActorCritic, seeds: list[int], cfg:
         done = False
         while not done:
             t, p = teacher.choose(env.view)
+            t = env.obs.row_of(t)
             obs.append(env.obs)
             tasks.append(t)
             procs.append(p)
