@@ -193,3 +193,16 @@ def test_tuned_fair_share_weights_jobs_by_their_work():
     assert jobs_of[pols[3.0].pick_task(view)] == 0  # alpha > 0: the big one
     with pytest.raises(SimschedError):
         FairShareEFT(alpha=float("nan"))
+
+
+def test_stream_family_draws_training_days_that_are_never_the_scenarios_days():
+    from simsched.learned.rl.family import StreamFamily
+    from simsched.run.streams import stream_of
+
+    fam = StreamFamily.from_scenario(ROOT / "scenarios/streams/rl_dynamic.yaml")
+    a, b = fam.draw(10000), fam.draw(10000)
+    assert np.array_equal(a.job_arrival, b.job_arrival) and np.array_equal(a.factors, b.factors)
+    day = stream_of(fam.scenario, 10000)  # what `simsched run` calls day 10000
+    assert not np.array_equal(a.job_arrival, day.job_arrival)
+    assert fam.disruptions.active and a.problem.n_processors == 8
+    assert a.problem.n_tasks <= fam.tasks[1] * fam.n_jobs and len(a.job_arrival) <= fam.n_jobs

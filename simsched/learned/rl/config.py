@@ -126,6 +126,10 @@ class TrainConfig(_M):
     noise)."""
     disruptions: DisruptionConfig = DisruptionConfig()
     reward: str = "makespan"
+    stream_scenario: str | None = None
+    """A stream scenario (``workload.stream``) whose world episodes are drawn from instead of the
+    ``scenario``/``tasks``/``jobs``/``sigma``/``disruptions`` family (job mix, arrivals, noise,
+    failures and stragglers all from it; training streams never coincide with its days)."""
     arrived_only: bool = False
     """Observe only the tasks and jobs that have arrived (:mod:`simsched.learned.rl.features`): what an
     online scheduler can know; job-stream checkpoints set it.  Stored in the checkpoint, so ``rl``

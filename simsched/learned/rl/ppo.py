@@ -25,11 +25,16 @@ from simsched.learned.rl.nets import ActorCritic, collate
 Progress = Callable[[int, int, dict], None]
 
 
-def make_family(cfg: TrainConfig) -> Family:
+def make_family(cfg: TrainConfig):  # -> Family | StreamFamily
     """The config's family: the scenario's platform and generator, with the config's task range,
-    job stream, noise range and disruptions."""
+    job stream, noise range and disruptions; or, with ``stream_scenario``, that stream scenario's
+    world (:class:`~simsched.learned.rl.family.StreamFamily`)."""
     from simsched.simulator.engine import Disruptions
 
+    if cfg.stream_scenario is not None:
+        from simsched.learned.rl.family import StreamFamily
+
+        return StreamFamily.from_scenario(cfg.path(cfg.stream_scenario))
     return Family.from_scenario(cfg.path(cfg.scenario), tasks=tuple(cfg.tasks), n_jobs=cfg.jobs,
                                 job_rate=cfg.job_rate, sigma_range=cfg.sigma,
                                 disruptions=Disruptions(**cfg.disruptions.model_dump()))
