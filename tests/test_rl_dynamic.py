@@ -165,7 +165,7 @@ def test_rollout_never_picks_worse_than_the_base_action_in_the_model_and_handles
 def test_rl_rollout_parameters_are_checked():
     from simsched.schedulers import registry
 
-    for bad in ({"rollout": -1}, {"base": "oracle"}, {"horizon": -3}, {"rollout": 1.5}):
+    for bad in ({"rollout": -1}, {"base": "oracle"}, {"horizon": -3}, {"rollout": 1.5}, {"margin": 1.0}):
         with pytest.raises(SimschedError):
             registry.create("rl", checkpoint="rl_online", **bad)
 

@@ -1,6 +1,7 @@
 """Paired comparisons of online schedulers on a dynamic stream scenario, for the RL bar (docs/rl.md).
 
-``python -m simsched.learned.rl.dynamic SCENARIO --seed S --seeds N [--shift NAME] -s LABEL=SPEC ...``
+``python -m simsched.learned.rl.dynamic SCENARIO --seed S --seeds N [--shift NAME] [--json OUT] -s LABEL=SPEC ...``
+(``--merge A.json B.json``: the table of earlier runs on the same days, reference first)
 runs every scheduler on the same days (seeds ``S .. S+N-1``: the same stream, noise, failures and
 stragglers for all, :func:`simsched.run.streams.simulate_stream`) and prints one markdown row per
 scheduler: mean JCT, and the per-day JCT ratio to the reference (the first scheduler) and to the
@@ -140,9 +141,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=30, help="number of days")
     ap.add_argument("--shift", choices=SHIFTS, default=None)
     ap.add_argument("--json", default=None, help="also write the per-day mean JCTs and wall times here")
-    ap.add_argument("-s", "--scheduler", action="append", required=True,
+    ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                    help="print the table of earlier --json files (same days) instead of running")
+    ap.add_argument("-s", "--scheduler", action="append", default=[],
                     help="LABEL=SPEC or SPEC (name:key=value:...); the first is the reference")
     args = ap.parse_args(argv)
+    if args.merge:
+        jct, wall = {}, {}
+        for path in args.merge:
+            with open(path) as fh:
+                doc = json.load(fh)
+            for k, d in doc["jct_mean"].items():
+                jct[k] = {int(s): v for s, v in d.items()}
+                wall[k] = doc["wall_s"][k]
+        print(table(jct, wall))
+        return 0
+    if not args.scheduler:
+        ap.error("give at least one -s/--scheduler")
     if args.seeds < 1:
         ap.error("--seeds must be >= 1")
     labels, specs = [], []

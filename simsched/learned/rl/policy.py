@@ -100,13 +100,15 @@ class RLPolicy(_Agent):
 
     ``rollout`` (default 0: the network alone): Bertsekas' rollout at every placement
     (:mod:`simsched.learned.rl.rollout`): the network proposes its ``rollout`` most likely tasks,
-    each on its earliest-finish processor and on the network's processor; with the base policy's
-    own action they are scored by simulating the arrived work forward with expected costs (no noise,
-    no future arrivals) under the base policy, and the lowest sum of job completion times wins.
+    each on its earliest-finish processor, plus the network's own greedy action; with the base
+    policy's own action they are scored by simulating the arrived work forward with expected costs
+    (no noise, no future arrivals) under the base policy, and the lowest sum of job completion
+    times wins if it beats the base action's by more than the fraction ``margin`` (default 0), else
+    the base action is kept (model error makes small simulated gains unreliable).
     ``base``: ``srjf`` (shortest remaining job first, earliest finish) or ``network`` (the
     network's task scores at the decision point, frozen over the simulation, earliest finish).
     ``horizon``: placements simulated per candidate (0: all arrived work).  Deterministic.  Cost
-    per placement: one GNN forward plus up to ``2 rollout + 1`` simulations
+    per placement: one GNN forward plus up to ``rollout + 2`` simulations
     (O(horizon (log horizon + m + d)) each).
     """
 
@@ -114,7 +116,7 @@ class RLPolicy(_Agent):
     kind = "rl"
 
     def __init__(self, *, checkpoint: str | None = None, threads: int | None = None, rollout: int = 0,
-                 base: str = "srjf", horizon: int = 0) -> None:
+                 base: str = "srjf", horizon: int = 0, margin: float = 0.0) -> None:
         from simsched.errors import SimschedError
 
         super().__init__(checkpoint=checkpoint, threads=threads)
@@ -124,7 +126,9 @@ class RLPolicy(_Agent):
             raise SimschedError(f"rl: base must be 'srjf' or 'network', got {base!r}")
         if not (isinstance(horizon, int) and horizon >= 0):
             raise SimschedError(f"rl: horizon must be an integer >= 0 (0: no bound), got {horizon!r}")
-        self.rollout, self.base, self.horizon = rollout, base, horizon
+        if not (isinstance(margin, (int, float)) and 0.0 <= margin < 1.0):
+            raise SimschedError(f"rl: margin must be a fraction in [0, 1), got {margin!r}")
+        self.rollout, self.base, self.horizon, self.margin = rollout, base, horizon, float(margin)
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         super().reset(problem, rng)
@@ -177,14 +181,14 @@ class RLPolicy(_Agent):
             score[rows] = tlogp
             choose = ro.score_choice(score)
             base_action = (int(tasks[0]), int(eft[0]))
-        candidates = [base_action, net_action]
-        for i, t in enumerate(tasks.tolist()):
-            candidates += [(t, int(eft[i])), (t, int(np.argmax(plogp[i])))]
+        candidates = [base_action, net_action] + [(t, int(eft[i])) for i, t in enumerate(tasks.tolist())]
         unique = list(dict.fromkeys(candidates))
         if len(unique) == 1:
             return unique[0]
         model = ro.ForwardModel(view, self.jobs, self.rank, self.cost, self.job_priority, self.job_arrival)
-        best, _ = ro.best_candidate(model, unique, choose, self.horizon)
+        best, costs = ro.best_candidate(model, unique, choose, self.horizon)
+        if costs.min() > costs[0] * (1.0 - self.margin):  # not clearly better than the base: keep it
+            return base_action
         return best
 
 
