@@ -98,18 +98,19 @@ class RLPolicy(_Agent):
     shipped with simsched (default: trained on single DAGs; ``rl_online``: trained on job streams).
     ``threads``: torch CPU threads while it runs (default ``$SIMSCHED_TORCH_THREADS``, else 1).
 
-    ``rollout`` (default 0: the network alone): Bertsekas' rollout at every placement
-    (:mod:`simsched.learned.rl.rollout`): the network proposes its ``rollout`` most likely tasks,
-    each on its earliest-finish processor, plus the network's own greedy action; with the base
-    policy's own action they are scored by simulating the arrived work forward with expected costs
-    (no noise, no future arrivals) under the base policy, and the lowest sum of job completion
-    times wins if it beats the base action's by more than the fraction ``margin`` (default 0), else
-    the base action is kept (model error makes small simulated gains unreliable).
-    ``base``: ``srjf`` (shortest remaining job first, earliest finish) or ``network`` (the
-    network's task scores at the decision point, frozen over the simulation, earliest finish).
-    ``horizon``: placements simulated per candidate (0: all arrived work).  Deterministic.  Cost
-    per placement: one GNN forward plus up to ``rollout + 2`` simulations
-    (O(horizon (log horizon + m + d)) each).
+    Decision-time search, Bertsekas' rollout at every placement (:mod:`simsched.learned.rl.rollout`):
+    the network proposes its most likely tasks, each on its earliest-finish processor, plus its own
+    greedy action; with the base policy's action they are scored by simulating the arrived work
+    forward with expected costs (no noise, no future arrivals) under the base policy; the lowest sum
+    of job completion times wins.  Deterministic.  Cost per placement: one GNN forward plus up to
+    ``rollout + 2`` simulations of O(horizon (log horizon + m + d)) each.
+
+    ``rollout``: candidate tasks the network proposes (0, the default: the network alone, no search).
+    ``base``: ``srjf`` (shortest remaining job first, earliest finish) or ``network`` (the network's
+    task scores at the decision point, frozen over the simulation, earliest finish).
+    ``horizon``: placements simulated per candidate (0: all arrived work).
+    ``margin``: the best candidate replaces the base action only if its simulated cost is lower by
+    more than this fraction (model error makes small simulated gains unreliable).
     """
 
     name = "rl"
