@@ -206,3 +206,13 @@ def test_stream_family_draws_training_days_that_are_never_the_scenarios_days():
     assert not np.array_equal(a.job_arrival, day.job_arrival)
     assert fam.disruptions.active and a.problem.n_processors == 8
     assert a.problem.n_tasks <= fam.tasks[1] * fam.n_jobs and len(a.job_arrival) <= fam.n_jobs
+
+
+def test_the_shipped_dynamic_checkpoint_sees_arrived_jobs_only_and_states_its_world():
+    from simsched.schedulers import registry
+
+    pol = registry.create("rl", checkpoint="rl_dynamic")
+    assert pol.checkpoint.endswith("rl_dynamic.pt") and pol.arrived_only
+    rng = pol.training_range()
+    assert rng.processors == (8, 8) and rng.tasks[0] <= 5 and rng.tasks[1] >= 58  # random DAGs to Montage
+    assert not registry.create("rl", checkpoint="rl_online").arrived_only  # the legacy checkpoint sees the stream

@@ -40,6 +40,24 @@ def _load(kind: str, path: str):
     return WorldAgent.from_checkpoint(ck, path)
 
 
+def _stream_range(checkpoint: str, scenario: Path):  # -> TrainingRange
+    """The range of a checkpoint trained in a stream scenario's world: the job sizes (tasks per job)
+    and processor count of 4 of its training episodes; unknown if the scenario cannot be read.
+    O(4 draws)."""
+    from simsched.errors import SimschedError
+    from simsched.learned.rl.family import StreamFamily
+    from simsched.learned.training_range import TrainingRange, checkpoint_id
+
+    ident = checkpoint_id(checkpoint)
+    try:
+        fam = StreamFamily.from_scenario(scenario)
+    except (SimschedError, OSError):
+        return TrainingRange(ident)
+    sizes = np.concatenate([np.bincount(fam.draw(s).jobs) for s in range(4)])
+    m = fam.platform.n_processors
+    return TrainingRange(ident, (int(sizes.min()), int(sizes.max())), (m, m))
+
+
 class _Agent(OneByOne, RangeChecked):
     """A learned agent placing one task at a time (:class:`~simsched.schedulers.jobaware.OneByOne`)."""
 
@@ -79,8 +97,10 @@ class _Agent(OneByOne, RangeChecked):
         from simsched.learned.training_range import scenario_range
 
         cfg = checkpoint.load(self.checkpoint, self.kind).get("config") or {}
-        tasks = cfg.get("tasks")
         scenarios = Path(__file__).resolve().parents[3] / "scenarios" / "rl"
+        if cfg.get("stream_scenario"):
+            return _stream_range(self.checkpoint, scenarios / cfg["stream_scenario"])
+        tasks = cfg.get("tasks")
         return scenario_range(self.checkpoint, cfg.get("scenario"),
                               (int(tasks[0]), int(tasks[1])) if tasks else None, (scenarios,))
 
