@@ -216,3 +216,38 @@ def test_the_shipped_dynamic_checkpoint_sees_arrived_jobs_only_and_states_its_wo
     rng = pol.training_range()
     assert rng.processors == (8, 8) and rng.tasks[0] <= 5 and rng.tasks[1] >= 58  # random DAGs to Montage
     assert not registry.create("rl", checkpoint="rl_online").arrived_only  # the legacy checkpoint sees the stream
+
+
+def test_dynamic_comparison_parses_specs_shifts_worlds_and_pairs_days(tmp_path, capsys):
+    import json
+
+    from simsched.learned.rl import dynamic
+
+    assert dynamic.parse_spec("fair-eft:alpha=-0.5") == ("fair-eft", {"alpha": -0.5})
+    assert dynamic.parse_spec("rl:checkpoint=rl_dynamic:rollout=3") == ("rl", {"checkpoint": "rl_dynamic", "rollout": 3})
+    with pytest.raises(ValueError):
+        dynamic.parse_spec("rl:rollout")
+    path = str(ROOT / "scenarios/streams/rl_dynamic.yaml")
+    base = dynamic.shifted(path, None)
+    st = base.workload.options["stream"]
+    assert dynamic.shifted(path, "2x jobs").workload.options["stream"].count == 2 * st.count
+    two = dynamic.shifted(path, "2x processors")
+    assert two.platform.n_processors == 2 * base.platform.n_processors
+    assert [r for _, r in two.workload.options["stream"].rates] == [2 * r for _, r in st.rates]
+    hot = dynamic.shifted(path, "load 110%").workload.options["stream"].rates
+    assert all(h[1] > r[1] for h, r in zip(hot, st.rates))
+    assert dynamic.shifted(path, "sigma 1.5").noise.sigma == 1.5
+    unseen = dynamic.shifted(path, "unseen job families").workload.options["stream"].sources
+    assert {s.spec.form for s in unseen} == {"stg", "dot", "generator"}
+    # a tiny real comparison, written and merged back: the reference is 1 against itself
+    jct, wall = dynamic.compare(base, ["srjf-eft", "mct"], [("srjf-eft", {}), ("mct", {})], [10000, 10001])
+    assert set(jct["mct"]) == {10000, 10001} and all(v > 0 for v in jct["srjf-eft"].values())
+    text = dynamic.table(jct, wall)
+    assert "| srjf-eft | 2 |" in text and "1.000 [1.000, 1.000]" in text
+    out = tmp_path / "a.json"
+    assert dynamic.main([path, "--seed", "10002", "--seeds", "1", "--shift", "sigma 0.2", "--json", str(out),
+                         "-s", "rl=srjf-eft", "-s", "srjf-eft", "-s", "mct"]) == 0
+    assert json.loads(out.read_text())["shift"] == "sigma 0.2"
+    capsys.readouterr()
+    assert dynamic.main([path, "--merge", str(out), "--shift-table"]) == 0
+    assert "| sigma 0.2 | 1 |" in capsys.readouterr().out

@@ -132,32 +132,60 @@ def table(jct: dict[str, dict[int, float]], wall: dict[str, float] | None = None
     return "\n".join(rows)
 
 
+def shift_table(by_shift: dict[str, dict[str, dict[int, float]]], agent: str = "rl") -> str:
+    """Markdown, one row per shift: days, the agent's mean JCT, the best heuristic (lowest mean JCT
+    of the others), the agent's paired JCT ratio to it and to ``srjf-eft`` (95% t intervals), and
+    whether the agent is worse than the best (interval above 1), better (below 1) or tied.
+    O(shifts x labels x days)."""
+    from simsched.stats import paired_ratio
+
+    rows = [f"| shift | days | {agent} mean JCT | best heuristic | {agent} / best (paired 95% CI) | "
+            f"{agent} / srjf-eft (paired 95% CI) | {agent} vs the best |", "|---|---:|---:|---|---:|---:|---|"]
+    for shift, jct in by_shift.items():
+        mean = {lab: float(np.mean(list(v.values()))) for lab, v in jct.items()}
+        best = min((lab for lab in jct if lab != agent), key=mean.get)
+        b, r = paired_ratio(jct[agent], jct[best]), paired_ratio(jct[agent], jct["srjf-eft"])
+        verdict = "worse" if b.low > 1 else "better" if b.high < 1 else "tie (interval holds 1)"
+        rows.append(f"| {shift} | {b.n} | {mean[agent]:.1f} | {best} | {b.estimate:.3f} [{b.low:.3f}, {b.high:.3f}] | "
+                    f"{r.estimate:.3f} [{r.low:.3f}, {r.high:.3f}] | {verdict} |")
+    return "\n".join(rows)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from simsched.errors import SimschedError
 
     ap = argparse.ArgumentParser(prog="python -m simsched.learned.rl.dynamic", description=__doc__.split("\n\n")[0])
     ap.add_argument("scenario")
-    ap.add_argument("--seed", type=int, required=True, help="first day (seed)")
+    ap.add_argument("--seed", type=int, default=None, help="first day (seed); required unless --merge")
     ap.add_argument("--seeds", type=int, default=30, help="number of days")
     ap.add_argument("--shift", choices=SHIFTS, default=None)
     ap.add_argument("--json", default=None, help="also write the per-day mean JCTs and wall times here")
     ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
-                    help="print the table of earlier --json files (same days) instead of running")
+                    help="print the table of earlier --json files instead of running (a label's days are "
+                         "the union over the files)")
+    ap.add_argument("--shift-table", action="store_true",
+                    help="with --merge: one row per shift (the files' shifts) for the scheduler labelled rl")
     ap.add_argument("-s", "--scheduler", action="append", default=[],
                     help="LABEL=SPEC or SPEC (name:key=value:...); the first is the reference")
     args = ap.parse_args(argv)
     if args.merge:
-        jct, wall = {}, {}
+        by_shift: dict[str, dict[str, dict[int, float]]] = {}
+        wall: dict[str, float] = {}
         for path in args.merge:
             with open(path) as fh:
                 doc = json.load(fh)
-            for k, d in doc["jct_mean"].items():
-                jct[k] = {int(s): v for s, v in d.items()}
-                wall[k] = doc["wall_s"][k]
-        print(table(jct, wall))
+            jct = by_shift.setdefault(doc.get("shift") or "none", {})
+            for k, d in doc["jct_mean"].items():  # files on other days of the same label add days
+                jct.setdefault(k, {}).update({int(s): v for s, v in d.items()})
+                wall[k] = wall.get(k, 0.0) + doc["wall_s"][k]
+        if args.shift_table:
+            print(shift_table(by_shift))
+        else:
+            for jct in by_shift.values():
+                print(table(jct, wall))
         return 0
-    if not args.scheduler:
-        ap.error("give at least one -s/--scheduler")
+    if not args.scheduler or args.seed is None:
+        ap.error("give --seed and at least one -s/--scheduler (or --merge)")
     if args.seeds < 1:
         ap.error("--seeds must be >= 1")
     labels, specs = [], []
