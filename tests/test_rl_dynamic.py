@@ -224,7 +224,8 @@ def test_dynamic_comparison_parses_specs_shifts_worlds_and_pairs_days(tmp_path, 
     from simsched.learned.rl import dynamic
 
     assert dynamic.parse_spec("fair-eft:alpha=-0.5") == ("fair-eft", {"alpha": -0.5})
-    assert dynamic.parse_spec("rl:checkpoint=rl_dynamic:rollout=3") == ("rl", {"checkpoint": "rl_dynamic", "rollout": 3})
+    spec = dynamic.parse_spec("rl:checkpoint=rl_dynamic:rollout=3")
+    assert spec == ("rl", {"checkpoint": "rl_dynamic", "rollout": 3})
     with pytest.raises(ValueError):
         dynamic.parse_spec("rl:rollout")
     path = str(ROOT / "scenarios/streams/rl_dynamic.yaml")
