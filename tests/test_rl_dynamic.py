@@ -99,9 +99,12 @@ def run_until(prob, t):
     return seen[0]
 
 
-@pytest.mark.parametrize("params", [{}, {"rollout": 2}, {"rollout": 2, "base": "network", "horizon": 5}])
+@pytest.mark.parametrize("params", [{}, {"rollout": 2}, {"rollout": 2, "base": "network", "horizon": 5},
+                                    {"checkpoint": "rl_dynamic"}, {"checkpoint": "rl_dynamic", "rollout": 2}])
 def test_rl_decisions_before_an_arrival_do_not_depend_on_the_jobs_arriving_later(arrived_only_checkpoint, params):
     from simsched.schedulers import registry
+
+    params = {"checkpoint": arrived_only_checkpoint, **params}  # a random network, or the shipped one
 
     rng = np.random.default_rng(5)
     head = jobs(rng, [6, 9, 4])
@@ -110,7 +113,7 @@ def test_rl_decisions_before_an_arrival_do_not_depend_on_the_jobs_arriving_later
     for tail_seed, sizes in ((7, [8, 5]), (8, [2, 12])):
         tail = jobs(np.random.default_rng(tail_seed), sizes)
         stream = merge_jobs(head + tail, arrivals)
-        rec = Recorder(registry.create("rl", checkpoint=arrived_only_checkpoint, **params))
+        rec = Recorder(registry.create("rl", **params))
         run_online(Problem(stream.graph, PLATFORM), rec)
         logs.append(rec.log)
     before = [[d for d in log if d[0] < 60.0] for log in logs]
