@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in args.merge:
             with open(path) as fh:
                 doc = json.load(fh)
-            jct = by_shift.setdefault(doc.get("shift") or "none", {})
+            jct = by_shift.setdefault(doc.get("shift") or "none (the scenario itself)", {})
             for k, d in doc["jct_mean"].items():  # files on other days of the same label add days
                 days = jct.setdefault(k, {})
                 if not set(map(int, d)) <= set(days):  # a rerun of the same days adds no wall time
