@@ -273,21 +273,22 @@ def check_processors(m: int, *, field: str = "platform.processors") -> None:
     check_matrix(0, m, field=field)
 
 
-def matrix_bytes(n: int, m: int) -> int:
+def matrix_bytes(n: int, m: int, structured: bool = False) -> int:
     """Estimated bytes of one problem's matrices: (n, m) cells at :data:`MATRIX_BYTES_PER_CELL`
-    plus four float64 (m, m) network matrices."""
-    return int(n) * int(m) * MATRIX_BYTES_PER_CELL + 4 * 8 * int(m) * int(m)
+    (one cell per task when ``structured``: costs computed on demand, no (n, m) matrix) plus four
+    float64 (m, m) network matrices."""
+    return int(n) * (1 if structured else int(m)) * MATRIX_BYTES_PER_CELL + 4 * 8 * int(m) * int(m)
 
 
 EDGE_BYTES = 40
 """Bytes an edge costs (source, destination, data and the two CSR index arrays)."""
 
 
-def check_matrix(n: int, m: int, *, field: str | None = None, edges: float = 0.0) -> None:
+def check_matrix(n: int, m: int, *, field: str | None = None, edges: float = 0.0, structured: bool = False) -> None:
     """Refuse ``n`` tasks (with about ``edges`` edges) on ``m`` processors when the matrices and
-    edge arrays would exceed ``max_memory_mb``."""
+    edge arrays would exceed ``max_memory_mb`` (``structured``: see :func:`matrix_bytes`)."""
     lim = current()
-    need = matrix_bytes(n, m) + int(min(float(edges), 1e18)) * EDGE_BYTES
+    need = matrix_bytes(n, m, structured) + int(min(float(edges), 1e18)) * EDGE_BYTES
     if need > lim.max_memory_mb * 2**20:
         shape = f"{n:,} tasks x {m:,} processors" if n else f"{m:,} processors"
         if edges:

@@ -89,7 +89,10 @@ def test_kasahara_50_tasks_are_proven_optimal():
 
 
 def test_refuses_problems_above_max_tasks():
-    problem = Problem(kasahara_dag(30, np.random.default_rng(0)), uniform_platform(2))
+    from simsched.workloads.generators import random_dag
+
+    # heterogeneous costs and transfers: CP-SAT's case, capped by max_tasks (P|prec|Cmax goes to bnb)
+    problem = Problem(random_dag(30, processors=2, rng=np.random.default_rng(0)), uniform_platform(2))
     with pytest.raises(SimschedError, match="max_tasks"):
         registry.create("optimal", max_tasks=20).plan(problem, np.random.default_rng(0))
 
@@ -120,7 +123,9 @@ def test_missing_ortools_names_the_extra(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
-    problem = Problem(kasahara_dag(5, np.random.default_rng(0)), uniform_platform(2))
+    from simsched.workloads.generators import random_dag
+
+    problem = Problem(random_dag(5, processors=2, rng=np.random.default_rng(0)), uniform_platform(2))
     with pytest.raises(SimschedError, match=r"pip install -e '.*\[exact\]'"):
         optimal_schedule(problem)
 

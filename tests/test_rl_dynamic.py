@@ -186,14 +186,14 @@ def test_tuned_fair_share_weights_jobs_by_their_work():
         pol.reset(prob, rng)
     jobs_of = pols[0.0].jobs
     # nothing served yet: every weight ties at 0 service, broken by the earlier job (the big one)
-    assert all(jobs_of[pol.pick_task(view)] == 0 for pol in pols.values())
+    assert all(jobs_of[pol.pick_task(view, view.ready, ())] == 0 for pol in pols.values())
     for j in (0, 1):  # serve one task of each job
         t = int(view.ready[jobs_of[view.ready] == j][0])
         view = assume_assigned(view, t, j)
     work = np.bincount(jobs_of, weights=pols[0.0].cost)
     assert np.allclose(pols[-3.0].weight, work ** -3.0) and np.allclose(pols[0.0].weight, 1.0)
-    assert jobs_of[pols[-3.0].pick_task(view)] == 1  # alpha < 0: the small job first
-    assert jobs_of[pols[3.0].pick_task(view)] == 0  # alpha > 0: the big one
+    assert jobs_of[pols[-3.0].pick_task(view, view.ready, ())] == 1  # alpha < 0: the small job first
+    assert jobs_of[pols[3.0].pick_task(view, view.ready, ())] == 0  # alpha > 0: the big one
     with pytest.raises(SimschedError):
         FairShareEFT(alpha=float("nan"))
 

@@ -132,20 +132,24 @@ def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[
     ]
 
 
-GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality", "scale", "streams")
+GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality", "stg", "scale", "streams")
 """Every benchmark group :func:`main` knows, in its order (``bench --help`` lists the same; a test checks)."""
 
 
 def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict], str], None],
-         say: Callable[[str], None] = print, progress: Callable[[int, int, str], None] | None = None) -> list[dict]:
+         say: Callable[[str], None] = print, progress: Callable[[int, int, str], None] | None = None,
+         limit: int | None = None, size: str | None = None) -> list[dict]:
     """Run one benchmark group and hand each group's rows to ``show(rows, title)``: ``spine`` (HEFT,
     engine, evaluator), ``schedulers`` (every static scheduler across sizes), ``workloads`` (loading
     and generation), ``sweep`` (a study's runs per second), ``deepsched`` (batched DeepSched inference
     against HEFT), ``quality`` (every static scheduler's gap to the best known makespan on a
     benchmark set; ``say`` gets its caption line, ``progress(done, total, label)`` its progress),
+    ``stg`` (gaps to the published optima of Kasahara's STG set on its hard cases; ``limit``: the
+    first cases only),
     ``scale`` (the pipeline at 10k / 100k / 1M tasks, stage by stage, beside raw SimPy and heapq),
     ``streams`` (a job stream end to end, events/s beside a raw SimPy floor), or ``all``.  The command
-    line passes :func:`simsched.report.bench.show_rows` with a console."""
+    line passes :func:`simsched.report.bench.show_rows` with a console.  ``size`` (``--size``) sets
+    the streams group's size (:func:`simsched.bench.streams.parse_size`); no other group takes one."""
     groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
     try:
         from simsched.bench.schedulers import bench_schedulers
@@ -174,13 +178,19 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
     try:
         from simsched.bench.streams import bench_streams
 
-        groups["streams"] = lambda: bench_streams(quick)
+        groups["streams"] = lambda: bench_streams(quick, size)
     except ImportError:
         pass
     try:
         from simsched.bench.quality import bench_quality
 
         groups["quality"] = lambda: bench_quality(quick, progress=progress, say=say)
+    except ImportError:
+        pass
+    try:
+        from simsched.bench.stg import bench_stg
+
+        groups["stg"] = lambda: bench_stg(quick, limit=limit, progress=progress, say=say)
     except ImportError:
         pass
     try:
@@ -192,6 +202,8 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
     from simsched.errors import SimschedError
 
     chosen = list(groups) if what == "all" else [what]
+    if size is not None and what != "streams":
+        raise SimschedError(f"--size sets the streams benchmark's size; {what!r} takes none")
     for name in chosen:
         if name not in groups:
             raise SimschedError(f"unknown benchmark {name!r}; choose from {', '.join(groups)} or all")

@@ -9,8 +9,9 @@ The set is generated from fixed seeds (nothing to download), three families:
 * ``small``: random DAGs small enough for the CP-SAT ``optimal`` scheduler to prove the optimum;
 * ``hard``: Kasahara-style graphs (the STG set's "sameprob" random graphs, 50 tasks, integer costs,
   no communication) on 3-8 identical processors, kept only where HEFT misses the trivial bound
-  ``ceil(max(critical path, work / p))`` — where list schedulers and the bound disagree; the CP-SAT
-  scheduler gives the reference (proven or best found within its time limit).
+  ``ceil(max(critical path, work / p))`` — where list schedulers and the bound disagree; the
+  ``optimal`` scheduler gives the reference (proven or best found within its time limit; on these
+  P|prec|Cmax instances its branch and bound, :mod:`simsched.schedulers.bnb`).
 
 For each instance the *best known* makespan is the smallest any scheduler found (the proven optimum
 on ``small``); a scheduler's gap is ``makespan / best known - 1``.  Makespans are measured by the
@@ -249,14 +250,14 @@ def bench_quality(quick: bool = False, *, progress: Callable[[int, int, str], No
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m simsched.bench.quality hard [--quick]``: the hard family only, HEFT, ETF and the
-    search scheduler against the CP-SAT reference, one table (the numbers of docs/experiments.md)."""
+    search scheduler against the ``optimal`` reference, one table (the numbers of docs/experiments.md)."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv
     quick = "--quick" in args
     result = run_quality(quick, schedulers=["heft", "etf", "search"], families=("hard",))
     proven = sum(p for _, p in result["optimum"].values())
-    print(f"{len(result['instances'])} hard instances; CP-SAT (time limit {5 if quick else 20} s) proved "
+    print(f"{len(result['instances'])} hard instances; optimal (time limit {5 if quick else 20} s) proved "
           f"{proven}; reference = its makespan (proven or best found)")
     rows = quality_rows(result)
     keys = ["scheduler", "gap to optimum %", "worst gap %", "best on", "makespan / LB", "time ms"]

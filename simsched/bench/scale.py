@@ -2,9 +2,13 @@
 
 For each size, in a fresh interpreter (so CPU time and peak memory are the measurement's own):
 
-* ``simsched run`` end to end on a generated scenario (random layered DAG, Topcuoglu 2002
-  parameters, out-degree 3, CCR 1; ``processors`` identical processors, unit bandwidth) with
-  ``--json``: the child's CPU time (user + system) and peak resident memory;
+* ``simsched run`` end to end on a generated scenario with ``--json``: the child's CPU time (user +
+  system) and peak resident memory.  The scenario (:func:`scenario_yaml`): a random layered DAG with
+  Topcuoglu et al. (2002) parameters (out-degree 3, CCR 1, work ``U[0.2, 40]``) on 188 processors of
+  three types (124 cpu at speed 1, 48 at 1.7, 16 at 4; unit bandwidth).  Its heterogeneity is that of
+  work + speed (uniformly related machines), the form the cost model computes on demand: the problem
+  holds (n,) work and a (kinds, m) rate table, never an (n, m) matrix (``processors: null`` turns
+  off the generator's per-pair spread, which would be an explicit matrix);
 * the same pipeline stage by stage in one process: building the problem, HEFT (as ``simsched run``
   would; then, up to 100k tasks, its numpy loop and its compiled loop side by side), the fast evaluator,
   the SimPy replay, validation and metrics, writing the results JSON (CPU seconds each, and the peak
@@ -29,17 +33,32 @@ from pathlib import Path
 
 SIZES = (10_000, 100_000, 1_000_000)
 QUICK_SIZES = (2_000, 10_000)
-PROCESSORS = {10_000: 188, 100_000: 188, 1_000_000: 32}
-"""Processors per size: the DeepSched paper's 188, and 32 at 1M tasks (a 1M x 188 cost matrix alone
-is 1.5 GB; a survey-scale workflow runs on a cluster partition)."""
+PROCESSORS = 188
+"""Processors at every size: the DeepSched paper's 188."""
+
+PROCESSOR_TYPES = (("c", "cpu", 1.0, 124 / 188), ("f", "fast", 1.7, 48 / 188), ("g", "gpu", 4.0, 16 / 188))
+"""``(name, type, speed, share of the processors)`` of the scale platform."""
+
+
+def platform_counts(processors: int) -> list[int]:
+    """Processors of each of :data:`PROCESSOR_TYPES` for ``processors`` in all (at least one cpu;
+    124 / 48 / 16 at 188).  O(1)."""
+    counts = [int(round(share * processors)) for *_, share in PROCESSOR_TYPES[1:]]
+    while sum(counts) >= processors:  # leave room for the cpus
+        counts[counts.index(max(counts))] -= 1
+    return [processors - sum(counts), *counts]
 
 
 def scenario_yaml(tasks: int, processors: int, seed: int = 1) -> str:
-    """A scenario running HEFT on a ``tasks``-task random DAG over ``processors`` processors."""
-    return (f"name: scale_{tasks}\nseed: {seed}\nrepetitions: 1\nplatform:\n  processors:\n"
-            f"    - {{name: p, type: cpu, speed: 1.0, count: {processors}}}\n"
+    """A scenario running HEFT on a ``tasks``-task random DAG over ``processors`` processors of three
+    speeds (see the module docstring), costs work / speed."""
+    procs = "".join(f"    - {{name: {name}, type: {ptype}, speed: {speed}, count: {count}}}\n"
+                    for (name, ptype, speed, _), count in zip(PROCESSOR_TYPES, platform_counts(processors))
+                    if count > 0)
+    return (f"name: scale_{tasks}\nseed: {seed}\nrepetitions: 1\nplatform:\n  processors:\n{procs}"
             f"  network: {{bandwidth: 1.0, latency: 0.0}}\n"
             f"workload:\n  generator: random\n  tasks: {tasks}\n  shape: 1.0\n  out_degree: 3\n  ccr: 1.0\n"
+            f"  processors: null\n"
             f"schedulers: [heft]\n")
 
 
@@ -92,6 +111,8 @@ def _stages(tasks: int, processors: int) -> dict:
         path.write_text(scenario_yaml(tasks, processors))
         scenario = load_scenario(path)
     problem = stage("build problem", lambda: build_problem(scenario, scenario.seed))
+    if not problem.structured:
+        raise RuntimeError("the scale scenario must have costs on demand (work / speed), not a matrix")
     plan = stage("HEFT", lambda: heft_schedule(problem))
     if tasks <= 100_000:  # both HEFT loops side by side (identical plans), the compiled one once loaded
         stage("HEFT, numpy loop", lambda: heft_schedule(problem, compiled=False))
@@ -111,6 +132,8 @@ def _stages(tasks: int, processors: int) -> dict:
     report = RunReport(scenario, problem, scenario.seed, 1, ["heft"], bound, stage("validate + metrics", rows))
     with tempfile.TemporaryDirectory() as tmp:
         stage("write results JSON", lambda: write_results(report, Path(tmp) / "out.json"))
+    if problem._W is not None:  # the cost model's promise: no stage needs the (n, m) matrix
+        raise RuntimeError("a pipeline stage materialised the dense (n, m) cost matrix")
     return out
 
 
@@ -150,7 +173,7 @@ def bench_scale(quick: bool = False, sizes: tuple[int, ...] | None = None) -> li
     stage, and the two floors (see the module docstring)."""
     rows = []
     for n in sizes or (QUICK_SIZES if quick else SIZES):
-        m = PROCESSORS.get(n, 188)
+        m = PROCESSORS
         run = measure_run(n, m)
         target = {100_000: "<= 4 s, <= 400 MB", 1_000_000: "<= 60 s, <= 4096 MB"}.get(n, "")
         ok = ""

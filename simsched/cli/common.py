@@ -7,7 +7,9 @@ an import cycle (``python -m simsched.cli.main`` runs ``main`` as ``__main__``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import sys
 import time
 import warnings
@@ -25,6 +27,25 @@ if TYPE_CHECKING:
     from simsched.run.runner import RunReport
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+GC_FIRST_GENERATION = 50_000
+"""Allocations between first-generation collections while a big run works (CPython's default: 700)."""
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Any:
+    """Run the block with the cyclic garbage collector's first threshold at
+    :data:`GC_FIRST_GENERATION`, restoring the thresholds after.  A run builds millions of small
+    objects without cycles (SimPy events, result records, edge lists); at the default threshold the
+    collector re-walks the ones alive hundreds of times, ~15% of ``simsched run``'s CPU at 100k tasks.
+    Garbage in cycles is still collected, only less often.  O(1)."""
+    before = gc.get_threshold()
+    gc.set_threshold(GC_FIRST_GENERATION, 20, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def print_error(message: str) -> None:

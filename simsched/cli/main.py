@@ -17,7 +17,7 @@ from typing import Any
 import typer
 
 from simsched import __version__
-from simsched.cli.common import Progress, print_report, user_errors
+from simsched.cli.common import Progress, fewer_collections, print_report, user_errors
 from simsched.cli.common import console as _console
 from simsched.cli.common import print_error as _error
 from simsched.cli.common import warning_line as _warning
@@ -98,18 +98,20 @@ def run(
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
     progress = Progress()
-    try:
-        report = run_scenario(loaded, schedulers=scheduler or None, seed=seed, repetitions=repetitions,
-                              progress=progress)
-    finally:
-        progress.close()
+    with fewer_collections():
+        try:
+            report = run_scenario(loaded, schedulers=scheduler or None, seed=seed, repetitions=repetitions,
+                                  progress=progress)
+        finally:
+            progress.close()
     print_report(report, _console())
     for warning in report.warnings:
         _warning(warning)
     if json_path is not None:
         from simsched.run.results import write_results
 
-        write_results(report, json_path)
+        with fewer_collections():
+            write_results(report, json_path)
         typer.echo(f"results written to {json_path}")
     if gantt is not None:
         from simsched.report.gantt import write_gantt
@@ -213,8 +215,11 @@ def list_schedulers() -> None:
 @user_errors
 def bench(
     what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, sweep, deepsched, "
-                               "quality, scale, streams or all."),
+                               "quality, stg, scale, streams or all."),
     quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="stg: only the first N cases."),
+    size: str = typer.Option(None, "--size", help="streams only: JOBSxPROCESSORS (e.g. 10000x1000, the issue's "
+                             "target) or quick/default/target."),
 ) -> None:
     """Time the simulator and schedulers on generated workloads and print the figures."""
     try:
@@ -226,7 +231,7 @@ def bench(
     out, bar = _console(), Progress()
     try:
         bench_main(what, quick=quick, show=lambda rows, title: show_rows(rows, title, out), say=out.print,
-                   progress=bar)
+                   progress=bar, limit=limit, size=size)
     finally:
         bar.close()
 

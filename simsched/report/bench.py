@@ -56,7 +56,7 @@ def print_rows(rows: list[dict], title: str, console: Console) -> None:
 
     for row in rows:
         unit = row.get("unit", "s")
-        ratio = "-" if row["ratio"] is None else f"{row['ratio']:.1f}x"
+        ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}x" if row["ratio"] < 1 else f"{row['ratio']:.1f}x"
         table.add_row(row["what"], row["size"], fmt(row["measured"], unit), fmt(row["baseline"], unit), ratio,
                       row["target"], "-" if row["ok"] is None else "yes" if row["ok"] else "NO")
     console.print(table)

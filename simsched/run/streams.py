@@ -60,7 +60,7 @@ def job_subgraph(problem: Problem, tasks: np.ndarray) -> TaskGraph:
     edges = np.stack([local[g.edge_src[inside]], local[g.edge_dst[inside]]], axis=1)
     return TaskGraph([g.names[t] for t in tasks.tolist()], edges, g.edge_data[inside], work=g.work[tasks],
                      kind=[g.kind_of(t) for t in tasks.tolist()], memory=g.memory[tasks], cores=g.cores[tasks],
-                     priority=g.priority[tasks], cost=problem.W[tasks])
+                     priority=g.priority[tasks], cost=problem.cost_rows(tasks))
 
 
 class PlanFollower:

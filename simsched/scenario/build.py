@@ -96,7 +96,7 @@ def build_problem(scenario: Scenario, seed: int | None = None) -> Problem:
     _check_platform_fields_used(scenario, graph)
     try:
         with limits.using(scenario.limits):
-            limits.check_matrix(graph.n_tasks, scenario.platform.n_processors)
+            limits.check_matrix(graph.n_tasks, scenario.platform.n_processors, structured=graph.cost is None)
         return Problem(graph, scenario.platform, scenario.affinity)
     except SimschedError as exc:
         raise scenario.locate(exc, _graph_error_loc(scenario, exc.message)) from None

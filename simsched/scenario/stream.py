@@ -429,7 +429,8 @@ def build_stream(scenario: Any, seed: int) -> JobStream:
     try:
         with limits.using(scenario.limits):
             stream = spec.options["stream"].draw(np.random.default_rng(seed), scenario.platform, scenario.affinity)
-            limits.check_matrix(stream.graph.n_tasks, scenario.platform.n_processors)
+            limits.check_matrix(stream.graph.n_tasks, scenario.platform.n_processors,
+                                structured=stream.graph.cost is None)
             return stream
     except SimschedError as exc:
         raise scenario.locate(exc, spec.loc) from None

@@ -50,11 +50,17 @@ def _grow(ga, gb, off, cap, cnt, top, q, need):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def eft_place(order, W, pred_ptr, pred_edges, edge_src, edge_data, arrival, latency, inv_bw, insertion,
-              initial_cap):  # pragma: no cover - compiled
+def eft_place(order, table, key, work, memory, proc_memory, structured, pred_ptr, pred_edges, edge_src, edge_data,
+              arrival, latency, inv_bw, insertion, initial_cap):  # pragma: no cover - compiled
     """``(processor, start, finish)`` of every task placed in ``order`` on its earliest-finish
-    processor (first lowest index on ties).  O(n m + e m) plus the gap searches."""
-    n, m = W.shape
+    processor (first lowest index on ties).  O(n m + e m) plus the gap searches.
+
+    Costs (see :meth:`~simsched.simulator.problem.Problem.cost_arrays`): task t's row is
+    ``table[key[t]]`` (dense), or when ``structured`` ``work[t] / table[key[t], q]``, ``inf`` where the
+    rate is 0 or ``memory[t] > proc_memory[q]`` — computed per task, no (n, m) matrix."""
+    n = key.size
+    m = table.shape[1]
+    W = np.empty(m)
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
@@ -69,6 +75,15 @@ def eft_place(order, W, pred_ptr, pred_edges, edge_src, edge_data, arrival, late
     est = np.empty(m)
     for ti in range(order.size):
         t = order[ti]
+        r = key[t]
+        if structured:
+            wt, mt = work[t], memory[t]
+            for q in range(m):
+                rate = table[r, q]
+                W[q] = wt / rate if rate > 0 and not mt > proc_memory[q] else np.inf
+        else:
+            for q in range(m):
+                W[q] = table[r, q]
         # data ready time on every processor: max over inputs of finish + transfer, then arrival
         lo, hi = pred_ptr[t], pred_ptr[t + 1]
         if hi == lo:
@@ -94,12 +109,12 @@ def eft_place(order, W, pred_ptr, pred_edges, edge_src, edge_data, arrival, late
         best_append = np.inf
         for q in range(m):
             est[q] = ready[q] if ready[q] > end[q] else end[q]
-            v = est[q] + W[t, q]
+            v = est[q] + W[q]
             if v < best_append:
                 best_append = v
         if insertion:
             for q in range(m):
-                w = W[t, q]
+                w = W[q]
                 lb = ready[q] + w
                 if max_gap[q] >= w and lb <= end[q] and lb <= best_append:
                     o = off[q]
@@ -111,15 +126,15 @@ def eft_place(order, W, pred_ptr, pred_edges, edge_src, edge_data, arrival, late
                             break
                         j += 1
         qb = 0
-        bv = est[0] + W[t, 0]
+        bv = est[0] + W[0]
         for q in range(1, m):
-            v = est[q] + W[t, q]
+            v = est[q] + W[q]
             if v < bv:
                 bv = v
                 qb = q
         q = qb
         st = est[q]
-        fi = est[q] + W[t, q]
+        fi = est[q] + W[q]
         start[t], finish[t], proc[t] = st, fi, q
         # reserve [st, fi) on q: append (maybe leaving a gap) or split the gap it fills
         if st >= end[q]:

@@ -27,6 +27,12 @@ only shorten it) is within the rounding of the optimum.
 The returned plan keeps the solver's processors and per-processor order and is re-timed with
 :func:`~simsched.simulator.evaluate.evaluate_plan`, so its times are consistent and left-justified.
 ``info["optimal"]`` says whether optimality was proven within the time limit.
+
+**Identical processors without communication** (P|prec|Cmax, integer durations, up to
+:data:`BNB_MAX_TASKS` tasks): the branch and bound of :mod:`simsched.schedulers.bnb` runs first
+(60% of the limit, all of it past ``max_tasks``); if it does not prove its plan optimal, CP-SAT
+gets the rest, with the branch and bound's proven bound as a constraint and its plan as the hint,
+and the better plan and larger bound are reported (``info["method"]``: ``bnb`` or ``bnb+cp-sat``).
 """
 
 from __future__ import annotations
@@ -140,6 +146,18 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
     """
     g = problem.graph
     n, m = g.n_tasks, problem.n_processors
+    clock = time.perf_counter()  # the time limit covers building the model and the hint, not only the search
+    first: Plan | None = None
+    floor = 0.0
+    if n <= BNB_MAX_TASKS and problem.eligible.any(axis=1).all():
+        from simsched.schedulers.identical import identical_case
+
+        inst = identical_case(problem)
+        if inst is not None and inst.integral:  # P|prec|Cmax: branch and bound first
+            first = _bnb_first(problem, inst, time_limit_s if n > max_tasks else 0.6 * time_limit_s, seed, clock)
+            if first.info["optimal"] or n > max_tasks:
+                return first
+            floor = first.info["bound"]
     if n > max_tasks:
         raise SchedulerDeclined(
             f"the 'optimal' scheduler is limited to {max_tasks} tasks (max_tasks) and this problem has {n}; "
@@ -147,7 +165,6 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
     stuck = np.flatnonzero(~problem.eligible.any(axis=1))
     if stuck.size:
         raise InfeasibleError(f"no processor may run task {g.names[int(stuck[0])]!r}")
-    clock = time.perf_counter()  # the time limit covers building the model and the hint, not only the search
     cp_model = _cp_model()
     W = problem.W
     elig = problem.eligible
@@ -247,12 +264,13 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
     for i in g.exit_tasks:
         model.Add(makespan >= e[int(i)])
     origin = int(arrival.min())
-    model.Add(makespan >= origin + int(math.ceil(lower_bound(problem) * scale * (1 - 1e-12) - 1e-9)))
+    floor = max(floor, lower_bound(problem))
+    model.Add(makespan >= origin + int(math.ceil(floor * scale * (1 - 1e-12) - 1e-9)))
     model.Minimize(makespan)
 
     heft = heft_schedule(problem)
-    warm = heft
-    if warm_start_s > 0:  # a short local search usually gives the solver a much better first solution
+    warm = heft if first is None else first
+    if warm_start_s > 0 and first is None:  # a short local search usually gives the solver a much better first solution
         from simsched.schedulers.search import search_schedule
 
         warm = search_schedule(problem, time_limit_s=min(warm_start_s, 0.25 * time_limit_s), seed=seed)
@@ -277,11 +295,21 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
     status = solver.Solve(model)
     info = {"status": solver.StatusName(status), "optimal": status == cp_model.OPTIMAL, "scale": scale,
             "exact": exact, "solve_time_s": time.perf_counter() - clock}
+    if first is not None:
+        return _better(problem, first, solver, status, cp_model, info, makespan, x, s, e, origin, scale)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         info.update(fallback="heft", optimal=False)
         return Plan(heft.processor, heft.order, heft.start, heft.finish, info)
     info["objective"] = (solver.Value(makespan) - origin) / scale
     info["bound"] = (solver.BestObjectiveBound() - origin) / scale
+    return _solver_plan(problem, solver, x, s, e, info)
+
+
+def _solver_plan(problem: Problem, solver, x: dict, s: list, e: list, info: dict) -> Plan:
+    """The solver's processors and per-processor order, re-timed by the evaluator.  O(n m)."""
+    g = problem.graph
+    n = g.n_tasks
+    elig = problem.eligible
     proc = np.array([next(p for p in np.flatnonzero(elig[i]) if solver.Value(x[i, int(p)])) for i in range(n)])
     st = np.array([solver.Value(v) for v in s], dtype=np.float64)
     en = np.array([solver.Value(v) for v in e], dtype=np.float64)
@@ -290,6 +318,36 @@ def optimal_schedule(problem: Problem, *, time_limit_s: float = 10.0, max_tasks:
     order[key] = np.arange(n)
     sched = evaluate_plan(problem, Plan(proc, order))
     return Plan(proc, order, sched.start, sched.finish, info)
+
+
+BNB_MAX_TASKS = 400
+"""P|prec|Cmax problems up to this size go to the branch and bound first (whatever ``max_tasks``)."""
+
+
+def _bnb_first(problem: Problem, inst, time_limit_s: float, seed: int, clock: float) -> Plan:
+    """The branch and bound's plan (:mod:`simsched.schedulers.bnb`) with ``info["method"] = "bnb"``."""
+    from simsched.schedulers.bnb import branch_and_bound, plan_from_starts
+
+    start, proc, info = branch_and_bound(inst, time_limit_s=time_limit_s, seed=seed, clock=clock)
+    info.update(method="bnb", exact=True, scale=1.0)
+    return plan_from_starts(problem, inst, start, proc, info)
+
+
+def _better(problem: Problem, first: Plan, solver, status, cp_model, info: dict, makespan, x: dict, s: list,
+            e: list, origin: int, scale: float) -> Plan:
+    """The better of the branch and bound's plan and CP-SAT's, with the larger proven bound.  O(n m)."""
+    bound = float(first.info["bound"])
+    best = first
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        bound = max(bound, (solver.BestObjectiveBound() - origin) / scale)
+        plan = _solver_plan(problem, solver, x, s, e, info)
+        if float(plan.finish.max()) < float(first.finish.max()):
+            best = plan
+    mk = float(best.finish.max()) - float(problem.graph.arrival.min())
+    out = dict(first.info)
+    out.update(method="bnb+cp-sat", status=info["status"], objective=mk, bound=min(bound, mk),
+               optimal=bool(mk <= bound + 1e-9), solve_time_s=info["solve_time_s"])
+    return Plan(best.processor, best.order, best.start, best.finish, out)
 
 
 class Optimal:

@@ -61,7 +61,6 @@ def heft_schedule(problem: Problem, order: np.ndarray | None = None, insertion: 
         placed = place_eft(problem, order, insertion)
         if placed is not None:
             return Plan.from_times(*placed)
-    W = problem.W
     tl = Timelines(m, insertion=insertion)
     proc = np.full(n, -1, dtype=np.int64)
     start = np.full(n, np.nan)
@@ -69,7 +68,7 @@ def heft_schedule(problem: Problem, order: np.ndarray | None = None, insertion: 
     placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
     for t in order:
         t = int(t)
-        w = W[t]
+        w = problem.cost_row(t)
         ready = data_ready(problem, t, proc, finish)
         est = tl.earliest_start(ready, w, prune=True)
         eft = est + w

@@ -28,7 +28,7 @@ class _Board:
     """Expected completion times of ``tasks`` on every processor, updated as tasks are mapped."""
 
     def __init__(self, view: DecisionView, tasks: np.ndarray) -> None:
-        self.W = view.problem.W[tasks]
+        self.W = view.problem.cost_rows(tasks)
         self.data = view.data_ready(tasks)
         self.available = np.array(view.available, dtype=np.float64)
         self.ct = np.maximum(self.available[None, :], self.data) + self.W  # (k, m), inf = ineligible
@@ -63,7 +63,7 @@ class RandomPolicy(_Policy):
 
     def decide(self, view: DecisionView) -> Assignments:
         tasks = view.ready
-        eligible = view.problem.eligible[tasks]
+        eligible = view.problem.eligible_rows(tasks)
         pick = np.floor(self.rng.random(tasks.size) * eligible.sum(axis=1)).astype(np.int64)
         procs = np.argmax(np.cumsum(eligible, axis=1) > pick[:, None], axis=1)
         return self._pairs(tasks, procs)
@@ -85,11 +85,11 @@ class RoundRobin(_Policy):
         self.next = 0
 
     def decide(self, view: DecisionView) -> Assignments:
-        eligible = view.problem.eligible
+        eligible = view.problem.eligible_rows(view.ready)
         m = eligible.shape[1]
         procs = []
-        for t in view.ready.tolist():
-            p = (self.next + int(np.argmax(np.roll(eligible[t], -self.next)))) % m
+        for i in range(view.ready.size):
+            p = (self.next + int(np.argmax(np.roll(eligible[i], -self.next)))) % m
             procs.append(p)
             self.next = (p + 1) % m
         return self._pairs(view.ready, procs)
@@ -107,7 +107,7 @@ class OLB(_Policy):
     def decide(self, view: DecisionView) -> Assignments:
         tasks = view.ready
         board = _Board(view, tasks)
-        eligible = view.problem.eligible[tasks]
+        eligible = view.problem.eligible_rows(tasks)
         procs = []
         for i in range(tasks.size):
             p = int(np.argmin(np.where(eligible[i], board.available, np.inf)))
@@ -127,7 +127,7 @@ class MET(_Policy):
 
     def decide(self, view: DecisionView) -> Assignments:
         tasks = view.ready
-        return self._pairs(tasks, np.argmin(view.problem.W[tasks], axis=1))
+        return self._pairs(tasks, np.argmin(view.problem.cost_rows(tasks), axis=1))
 
 
 class MCT(_Policy):
@@ -141,6 +141,9 @@ class MCT(_Policy):
 
     def decide(self, view: DecisionView) -> Assignments:
         tasks = view.ready
+        if tasks.size == 1:  # the usual online case: the board's first row, without the board
+            ct = np.maximum(view.available, view.data_ready(tasks)[0]) + view.problem.cost_rows(tasks)[0]
+            return [(int(tasks[0]), int(np.argmin(ct)))]
         board = _Board(view, tasks)
         procs = []
         for i in range(tasks.size):

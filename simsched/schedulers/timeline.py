@@ -149,7 +149,9 @@ def place_eft(problem: Problem, order: np.ndarray, insertion: bool = True
     from simsched.schedulers.eft_kernel import eft_place
 
     g = problem.graph
-    return eft_place(np.ascontiguousarray(order, dtype=np.int64), np.ascontiguousarray(problem.W, dtype=np.float64),
+    table, key, work, memory = problem.cost_arrays()
+    return eft_place(np.ascontiguousarray(order, dtype=np.int64), table, key, work, memory,
+               np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
                g.pred_ptr.astype(np.int64), g.pred_edges.astype(np.int64), g.edge_src.astype(np.int64),
                g.edge_data.astype(np.float64), g.arrival.astype(np.float64),
                np.ascontiguousarray(problem.latency), np.ascontiguousarray(problem.inv_bandwidth), bool(insertion), 16)

@@ -27,7 +27,7 @@ def plan_durations(problem: Problem, plan: Plan) -> np.ndarray:
     proc = plan.processor
     if proc.shape != (n,) or (proc < 0).any() or (proc >= problem.n_processors).any():
         raise PlanError(f"the plan must give each of the {n} tasks a processor in 0..{problem.n_processors - 1}")
-    dur = problem.W[np.arange(n), proc]
+    dur = problem.cost_pairs(np.arange(n), proc)
     bad = np.flatnonzero(~np.isfinite(dur))
     if bad.size:
         i = int(bad[0])
@@ -135,7 +135,7 @@ def instance_durations(problem: Problem, plan: Plan, factors: np.ndarray | None 
     n, m = problem.n_tasks, problem.n_processors
     if ((c.task < 0) | (c.task >= n) | (c.processor < 0) | (c.processor >= m)).any():
         raise PlanError(f"every copy needs a task in 0..{n - 1} and a processor in 0..{m - 1}")
-    extra = problem.W[c.task, c.processor]
+    extra = problem.cost_pairs(c.task, c.processor)
     bad = np.flatnonzero(~np.isfinite(extra))
     if bad.size:
         k = int(bad[0])

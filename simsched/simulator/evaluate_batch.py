@@ -112,7 +112,7 @@ def _evaluate_chunk(problem: Problem, proc: np.ndarray, seq: np.ndarray, table: 
     P, n = proc.shape
     m = problem.n_processors
     rows = np.arange(P)[:, None]
-    dur = problem.W[np.arange(n)[None, :], proc]
+    dur = problem.cost_pairs(np.arange(n)[None, :], proc)
     if not np.isfinite(dur).all():
         r, t = np.argwhere(~np.isfinite(dur))[0]
         raise PlanError(f"chromosome {r} puts task {g.names[t]!r} on "

@@ -183,7 +183,5 @@ def offered_load(problem: Problem, job_arrival: np.ndarray) -> float:
     span = float(np.max(job_arrival) - np.min(job_arrival)) if k else 0.0
     if k < 2 or span <= 0:
         return float("nan")
-    W = problem.W
-    finite = np.isfinite(W)
-    mean = np.where(finite, W, 0.0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1)
+    mean = problem.mean_cost  # every task may run somewhere: the same sums and counts as over W
     return float(mean.sum() / k * ((k - 1) / span) / problem.n_processors)

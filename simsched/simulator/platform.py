@@ -58,7 +58,7 @@ class Platform:
     with zero latency and infinite bandwidth on the diagonal.
     """
 
-    __slots__ = ("processors", "latency", "bandwidth", "_index")
+    __slots__ = ("processors", "latency", "bandwidth", "_index", "_speed", "_cores", "_memory")
 
     def __init__(self, processors: Sequence[Processor], latency: np.ndarray, bandwidth: np.ndarray) -> None:
         if not processors:
@@ -71,6 +71,10 @@ class Platform:
                 raise SimschedError(f"duplicate processor name {p.name!r}")
             index[p.name] = i
         self._index = index
+        # per-processor columns, gathered once (processors are frozen): hot paths read them per call
+        self._speed = np.array([p.speed for p in self.processors], dtype=np.float64)
+        self._cores = np.array([p.cores for p in self.processors], dtype=np.int64)
+        self._memory = np.array([p.memory for p in self.processors], dtype=np.float64)
         lat = np.array(latency, dtype=np.float64)
         bw = np.array(bandwidth, dtype=np.float64)
         if lat.shape != (m, m) or bw.shape != (m, m):
@@ -141,15 +145,18 @@ class Platform:
 
     @property
     def speed(self) -> np.ndarray:
-        return np.array([p.speed for p in self.processors], dtype=np.float64)
+        """(m,) speeds, a fresh array per call (a copy: O(m) in C, no Python loop)."""
+        return self._speed.copy()
 
     @property
     def cores(self) -> np.ndarray:
-        return np.array([p.cores for p in self.processors], dtype=np.int64)
+        """(m,) core counts, a fresh array per call."""
+        return self._cores.copy()
 
     @property
     def memory(self) -> np.ndarray:
-        return np.array([p.memory for p in self.processors], dtype=np.float64)
+        """(m,) memory sizes, a fresh array per call (``Problem.cost_at`` reads it per task)."""
+        return self._memory.copy()
 
     @property
     def type_names(self) -> tuple[str, ...]:

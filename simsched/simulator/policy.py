@@ -73,6 +73,16 @@ class DecisionView:
 
         g, prob = self.problem.graph, self.problem
         tasks = np.asarray(tasks, dtype=np.int64)
+        if tasks.size == 1:  # the common case online: a few numpy calls, same floats (max is exact)
+            t = int(tasks[0])
+            row = np.full(prob.n_processors, max(self.now, float(g.arrival[t])))
+            lo, hi = int(g.pred_ptr[t]), int(g.pred_ptr[t + 1])
+            if hi > lo:
+                edges = g.pred_edges[lo:hi]
+                srcs = g.edge_src[edges]
+                sent = np.maximum(self.finish[srcs], self.now)[:, None]
+                np.maximum(row, (sent + prob.transfer_to_all(edges, self.processor[srcs])).max(axis=0), out=row)
+            return row[None, :]
         out = np.full((tasks.size, prob.n_processors), self.now)
         out = np.maximum(out, g.arrival[tasks][:, None])
         positions, owner = gather_ranges(g.pred_ptr, tasks)
@@ -81,7 +91,10 @@ class DecisionView:
             srcs = g.edge_src[edges]
             sent = np.maximum(self.finish[srcs], self.now)[:, None]
             arrive = sent + prob.transfer_to_all(edges, self.processor[srcs])
-            np.maximum.at(out, owner, arrive)
+            # owner is sorted (one run of positions per task): a segmented max, not ufunc.at
+            seg = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1])))
+            rows = owner[seg]
+            out[rows] = np.maximum(out[rows], np.maximum.reduceat(arrive, seg, axis=0))
         return out
 
     def completion_times(self, tasks: np.ndarray) -> np.ndarray:
@@ -89,7 +102,7 @@ class DecisionView:
         ``max(available, data_ready) + W``; ``inf`` where ineligible."""
         tasks = np.asarray(tasks, dtype=np.int64)
         start = np.maximum(self.available[None, :], self.data_ready(tasks))
-        return start + self.problem.W[tasks]
+        return start + self.problem.cost_rows(tasks)
 
 
 @runtime_checkable

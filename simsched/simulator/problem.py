@@ -1,4 +1,4 @@
-"""A scheduling problem: a task graph on a platform, with its cost matrices computed once.
+"""A scheduling problem: a task graph on a platform, with its cost model.
 
 The cost model turns (task, processor) into an execution time and (edge, p, q) into a transfer time:
 
@@ -8,7 +8,10 @@ The cost model turns (task, processor) into an execution time and (edge, p, q) i
   cost, or a task whose memory exceeds the processor's makes the pair ineligible (time ``inf``).
 * transfer: ``latency[p, q] + data / bandwidth[p, q]``, zero when ``p == q``.
 
-Every scheduler reads these arrays; none recomputes them.
+An explicit matrix is held as given (dense form).  Costs of the second kind are computed on demand
+from (n,) work and a (kinds, m) rate table (structured form: no (n, m) array, so 1M tasks on 188 or
+1,000 processors fit), with the same numbers to the last bit.  Schedulers read costs through
+:meth:`Problem.cost_row` and its siblings; ``Problem.W`` remains for small-problem consumers.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from simsched import limits
 from simsched.errors import InfeasibleError, SimschedError
 from simsched.simulator.platform import Platform
 from simsched.workloads.taskgraph import TaskGraph
@@ -93,28 +97,66 @@ def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinit
     return graph.with_(cost=_divide(graph.cost, _rates(graph, platform, affinity)))
 
 
+_BLOCK = 1 << 20
+"""Elements per block when a whole-matrix reduction runs over on-demand cost rows (8 MB of float64)."""
+
+
 class Problem:
     """A :class:`TaskGraph` on a :class:`Platform` with the cost model applied.
 
     Raises :class:`InfeasibleError` naming the first task that no processor may run.
 
+    Two forms, the same numbers: when the graph has an explicit per-pair cost matrix the problem
+    holds it (dense); otherwise (costs are ``work / (speed x affinity)``) it keeps only the (n,)
+    work, kind and memory and the (kinds, m) rate table, and computes any cost on demand
+    (structured: O(n + kinds m) memory instead of O(n m)).  Read costs through :meth:`cost_row`,
+    :meth:`cost_rows`, :meth:`cost_at`, :meth:`cost_pairs` and :meth:`eligible_rows`; they give
+    bit-identical values in both forms (the same IEEE division of the same operands).
+
     Attributes:
         graph, platform: the inputs.
-        W: (n, m) execution times (read-only), ``inf`` where ineligible.
-        eligible: (n, m) bool.
+        W: (n, m) execution times (read-only), ``inf`` where ineligible; in the structured form
+            materialised on first access and cached (small-problem consumers only: O(n m) memory).
+        eligible: (n, m) bool, likewise materialised on first access in the structured form.
+        structured: True when costs are computed on demand.
         latency, inv_bandwidth: (m, m) with zeros on the diagonal.
     """
 
-    __slots__ = ("graph", "platform", "affinity", "W", "eligible", "latency", "inv_bandwidth",
-                 "_mean_cost", "_mean_transfer")
+    __slots__ = ("graph", "platform", "affinity", "structured", "_W", "_eligible", "_rate", "_work", "_kind",
+                 "_memory", "_big", "_full", "_rows_contiguous", "_columns_contiguous", "latency", "inv_bandwidth",
+                 "_mean_cost", "_mean_transfer", "_min_cost")
 
     def __init__(self, graph: TaskGraph, platform: Platform, affinity: Affinity | None = None) -> None:
         self.graph = graph
         self.platform = platform
         self.affinity = dict(affinity or {})
-        w = execution_times(graph, platform, affinity)
-        eligible = np.isfinite(w)
-        stuck = ~eligible.any(axis=1)
+        self._W: np.ndarray | None = None
+        self._eligible: np.ndarray | None = None
+        self.structured = graph.cost is None
+        self._memory = graph.memory
+        # tasks whose memory exceeds some processor's: only their rows need the memory mask
+        self._big = graph.memory > platform.memory.min() if graph.n_tasks else np.zeros(0, dtype=bool)
+        if self.structured:
+            rate = _kind_rates(graph, platform, affinity)
+            rate.setflags(write=False)
+            self._rate, self._work, self._kind = rate, graph.work, graph.kind
+            # (kinds,) every processor may run the kind: its rows need no masking (plain division
+            # gives the same numbers as the masked one where every rate is > 0)
+            self._full = (rate > 0).all(axis=1)
+            self._rows_contiguous, self._columns_contiguous = self._dense_layout()
+            # a task is stuck when its memory exceeds every processor its kind may run on
+            reach = np.where(rate > 0, platform.memory[None, :], -np.inf).max(axis=1, initial=-np.inf)
+            stuck = graph.memory > reach[graph.kind] if graph.n_tasks else np.zeros(0, dtype=bool)
+        else:
+            w = execution_times(graph, platform, affinity)
+            eligible = np.isfinite(w)
+            stuck = ~eligible.any(axis=1)
+            if w.flags.writeable:
+                w.setflags(write=False)
+            eligible.setflags(write=False)
+            self._W, self._eligible = w, eligible
+            self._rate = self._work = self._kind = self._full = None
+            self._rows_contiguous, self._columns_contiguous = w.flags.c_contiguous, w.flags.f_contiguous
         if stuck.any():
             i = int(np.flatnonzero(stuck)[0])
             why = ""
@@ -123,10 +165,6 @@ class Problem:
             raise InfeasibleError(
                 f"no processor may run task {graph.names[i]!r} of kind {graph.kind_of(i)!r}{why}; "
                 f"add an eligible processor or change the task's affinity")
-        if w.flags.writeable:
-            w.setflags(write=False)
-        eligible.setflags(write=False)
-        self.W, self.eligible = w, eligible
         lat = np.array(platform.latency)
         inv = 1.0 / platform.bandwidth
         np.fill_diagonal(lat, 0.0)
@@ -136,6 +174,7 @@ class Problem:
         self.latency, self.inv_bandwidth = lat, inv
         self._mean_cost: np.ndarray | None = None
         self._mean_transfer: np.ndarray | None = None
+        self._min_cost: np.ndarray | None = None
 
     @property
     def n_tasks(self) -> int:
@@ -151,20 +190,141 @@ class Problem:
         return f"Problem({self.graph!r} on {self.platform!r})"
 
     # ----------------------------------------------------------------- cost model
+    @property
+    def W(self) -> np.ndarray:
+        """(n, m) execution times, read-only, ``inf`` where ineligible.  Structured form: built on
+        first access (O(n m) time and memory) and cached; scale paths use the accessors instead."""
+        if self._W is None:
+            limits.check_matrix(self.n_tasks, self.n_processors)  # a clear error, not an out-of-memory kill
+            w = execution_times(self.graph, self.platform, self.affinity)
+            w.setflags(write=False)
+            self._W = w
+        return self._W
+
+    @property
+    def eligible(self) -> np.ndarray:
+        """(n, m) bool: may task i run on processor p.  Structured form: built on first access and
+        cached (O(n m)); scale paths use :meth:`eligible_rows`."""
+        if self._eligible is None:
+            e = np.isfinite(self.W) if self._W is not None else self.eligible_rows(np.arange(self.n_tasks))
+            e.setflags(write=False)
+            self._eligible = e
+        return self._eligible
+
+    def dense(self) -> Problem:
+        """This problem in the dense form: the same graph and platform holding the (n, m) matrix
+        (built as :func:`execution_times` builds it) and reading every cost from it — the reference
+        the structured form is tested against.  O(n m)."""
+        d = object.__new__(Problem)
+        for name in Problem.__slots__:
+            object.__setattr__(d, name, getattr(self, name))
+        w = execution_times(self.graph, self.platform, self.affinity)
+        w.setflags(write=False)
+        e = np.isfinite(w)
+        e.setflags(write=False)
+        d.structured, d._W, d._eligible = False, w, e
+        d._rate = d._work = d._kind = d._full = None
+        d._rows_contiguous, d._columns_contiguous = w.flags.c_contiguous, w.flags.f_contiguous
+        d._mean_cost = d._mean_transfer = d._min_cost = None
+        return d
+
+    def _dense_layout(self) -> tuple[bool, bool]:
+        """Whether the (n, m) matrix :func:`execution_times` would build is C- and F-contiguous,
+        found by building it for (at most) two tasks with the same operations.  Sums over the matrix
+        add in an order that depends on its layout (pairwise along the contiguous axis, one after the
+        other across the other), so the structured form reproduces the dense form's layout to give
+        the same last bits.  O(kinds x types + m)."""
+        g, platform = self.graph, self.platform
+        k = min(g.n_tasks, 2)
+        factor = _kind_factors(g, platform, self.affinity)
+        w = _divide(g.work[:k, None], platform.speed[None, :] * factor[g.kind[:k]][:, platform.type_index])
+        if self._big.any():  # the memory mask's np.where decides the layout then
+            w = np.where(g.memory[:k, None] > platform.memory[None, :], np.inf, w)
+        return bool(w.flags.c_contiguous), bool(w.flags.f_contiguous)
+
+    def _cost_column(self, processor: int) -> np.ndarray:
+        """(n,) execution time of every task on ``processor`` (``inf`` where ineligible).  O(n)."""
+        rate = self._rate[:, processor][self._kind]
+        w = self._work / rate if self._full.all() else _divide(self._work, rate)
+        if self._big.any():
+            w[self._memory > self.platform.memory[processor]] = np.inf
+        return w
+
+    def _columns(self):
+        """Yield ``(p, column p)`` for every processor; processors with the same rate in every kind and
+        the same memory share one computed column (a platform of a few types costs a few columns).
+        O(n x distinct columns) time, O(n x min(distinct, 8)) memory."""
+        cache: dict[tuple, np.ndarray] = {}
+        pmem = self.platform.memory
+        for p in range(self.n_processors):
+            key = (self._rate[:, p].tobytes(), float(pmem[p]))
+            col = cache.get(key)
+            if col is None:
+                col = self._cost_column(p)
+                if len(cache) < 8:
+                    cache[key] = col
+            yield p, col
+
     def cost_row(self, task: int) -> np.ndarray:
         """(m,) execution time of ``task`` on every processor, ``inf`` where ineligible.  O(m).
 
-        Hot paths at scale read costs through ``cost_row``/``cost_rows``/``cost_at`` rather than
-        ``W``, so that a problem may compute them on demand instead of holding an (n, m) matrix."""
-        return self.W[task]
+        Hot paths at scale read costs through ``cost_row``/``cost_rows``/``cost_at``/``cost_pairs``
+        rather than ``W``, so that a structured problem never holds an (n, m) matrix."""
+        if self._W is not None:
+            return self._W[task]
+        k = self._kind[task]
+        w = self._work[task] / self._rate[k] if self._full[k] else _divide(self._work[task], self._rate[k])
+        if self._big[task]:
+            w[self._memory[task] > self.platform.memory] = np.inf
+        return w
 
     def cost_rows(self, tasks: np.ndarray) -> np.ndarray:
         """(k, m) execution times of the tasks ``tasks`` on every processor.  O(k m)."""
-        return self.W[tasks]
+        if self._W is not None:
+            return self._W[tasks]
+        tasks = np.asarray(tasks, dtype=np.int64)
+        kinds = self._kind[tasks]
+        if self._full.all():
+            w = self._work[tasks][:, None] / self._rate[kinds]
+        else:
+            w = _divide(self._work[tasks][:, None], self._rate[kinds])
+        big = np.flatnonzero(self._big[tasks])
+        if big.size:
+            too_big = self._memory[tasks[big]][:, None] > self.platform.memory[None, :]
+            w[big] = np.where(too_big, np.inf, w[big])
+        return w
 
     def cost_at(self, task: int, processor: int) -> float:
         """Execution time of ``task`` on ``processor`` (``inf`` where ineligible).  O(1)."""
-        return float(self.W[task, processor])
+        if self._W is not None:
+            return float(self._W[task, processor])
+        if self._memory[task] > self.platform.memory[processor]:
+            return float("inf")
+        rate = self._rate[self._kind[task], processor]
+        return float(self._work[task] / rate) if rate > 0 else float("inf")
+
+    def cost_pairs(self, tasks: np.ndarray, processors: np.ndarray) -> np.ndarray:
+        """(k,) execution time of each ``tasks[i]`` on ``processors[i]`` (``inf`` where
+        ineligible); the vector form of :meth:`cost_at`.  O(k)."""
+        if self._W is not None:
+            return self._W[tasks, processors]
+        tasks = np.asarray(tasks, dtype=np.int64)
+        processors = np.asarray(processors, dtype=np.int64)
+        w = _divide(self._work[tasks], self._rate[self._kind[tasks], processors])
+        return np.where(self._memory[tasks] > self.platform.memory[processors], np.inf, w)
+
+    def eligible_rows(self, tasks: np.ndarray) -> np.ndarray:
+        """(k, m) bool: may each of ``tasks`` run on each processor.  O(k m)."""
+        if self._eligible is not None:
+            return self._eligible[tasks]
+        if self._W is not None:
+            return np.isfinite(self._W[tasks])
+        tasks = np.asarray(tasks, dtype=np.int64)
+        e = self._rate[self._kind[tasks]] > 0
+        big = np.flatnonzero(self._big[tasks])
+        if big.size:
+            e[big] &= self._memory[tasks[big]][:, None] <= self.platform.memory[None, :]
+        return e
 
     def transfer_time(self, edges: np.ndarray | int, src_proc: np.ndarray | int,
                       dst_proc: np.ndarray | int) -> np.ndarray:
@@ -181,26 +341,87 @@ class Problem:
         data = self.graph.edge_data[edges]
         return self.latency[src_proc, :] + data[:, None] * self.inv_bandwidth[src_proc, :]
 
+    def cost_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(table, key, work, memory)`` for compiled kernels, so they compute a task's costs
+        without an (n, m) matrix.  Structured: ``table`` is the (kinds, m) rate table, ``key`` each
+        task's kind and the cost of t on p is ``work[t] / table[key[t], p]`` (``inf`` when the rate
+        is 0 or ``memory[t]`` exceeds the processor's).  Dense: ``table`` is ``W``, ``key`` is
+        ``arange(n)`` and ``work``/``memory`` are unused.  O(n)."""
+        g = self.graph
+        if self._W is not None and not self.structured:
+            return (np.ascontiguousarray(self._W, dtype=np.float64), np.arange(g.n_tasks, dtype=np.int64),
+                    np.zeros(0), np.zeros(0))
+        return (np.ascontiguousarray(self._rate, dtype=np.float64), self._kind.astype(np.int64),
+                self._work.astype(np.float64), self._memory.astype(np.float64))
+
+    def _row_blocks(self):
+        """Yield ``(rows, costs, eligible)`` over blocks of about ``_BLOCK`` elements, in row order
+        (C-contiguous costs, so per-row sums are the same pairwise sums as over the whole matrix);
+        ``eligible`` is None when every pair of the block is eligible."""
+        n, m = self.n_tasks, self.n_processors
+        step = max(1, _BLOCK // max(m, 1))
+        for lo in range(0, n, step):
+            rows = np.arange(lo, min(lo + step, n))
+            w = np.ascontiguousarray(self.cost_rows(rows))
+            whole = self._full[self._kind[rows]].all() and not self._big[rows].any()
+            yield rows, w, None if whole else np.isfinite(w)
+
     @property
     def mean_cost(self) -> np.ndarray:
-        """(n,) mean execution time over the processors that may run each task (HEFT's w-bar)."""
+        """(n,) mean execution time over the processors that may run each task (HEFT's w-bar).
+        O(n m) time, O(m) extra memory by blocks of rows (no (n, m) temporary)."""
         if self._mean_cost is None:
-            # by blocks of rows: no (n, m) temporary (the matrix can be hundreds of MB); each row's
-            # sum is the same pairwise sum as over the whole matrix
-            # sum is the same pairwise sum as over the whole matrix (C order only: the layout of the
-            # temporary decides the order of the additions)
-            n, m = self.W.shape
-            if self.W.flags.c_contiguous and self.eligible.flags.c_contiguous:
-                step = max(1, (1 << 20) // max(m, 1))
-                total = np.empty(n)
-                for lo in range(0, n, step):
-                    rows = slice(lo, lo + step)
-                    total[rows] = np.where(self.eligible[rows], self.W[rows], 0.0).sum(axis=1)
+            n = self.n_tasks
+            if self._W is not None and not self.structured:
+                W, eligible = self._W, self._eligible
+                if W.flags.c_contiguous and eligible.flags.c_contiguous:
+                    step = max(1, _BLOCK // max(self.n_processors, 1))
+                    total = np.empty(n)
+                    for lo in range(0, n, step):
+                        rows = slice(lo, lo + step)
+                        total[rows] = np.where(eligible[rows], W[rows], 0.0).sum(axis=1)
+                else:  # the layout of the temporary decides the order of the additions
+                    total = np.where(eligible, W, 0.0).sum(axis=1)
+                count = eligible.sum(axis=1)
+            elif not self._rows_contiguous:
+                # the dense matrix adds each row's costs one column after the other: so do we
+                total = np.zeros(n)
+                count = np.zeros(n, dtype=np.int64)
+                for _, col in self._columns():
+                    ok = np.isfinite(col)
+                    total += col if ok.all() else np.where(ok, col, 0.0)
+                    count += ok
             else:
-                total = np.where(self.eligible, self.W, 0.0).sum(axis=1)
-            self._mean_cost = total / self.eligible.sum(axis=1)
+                total = np.empty(n)
+                count = np.empty(n, dtype=np.int64)
+                for rows, w, e in self._row_blocks():
+                    # each row's sum is the same pairwise sum as over the whole matrix (a block
+                    # where every pair is eligible is summed as is: np.where would copy it unchanged)
+                    total[rows] = (w if e is None else np.where(e, w, 0.0)).sum(axis=1)
+                    count[rows] = self.n_processors if e is None else e.sum(axis=1)
+            self._mean_cost = total / count
             self._mean_cost.setflags(write=False)
         return self._mean_cost
+
+    def sequential_times(self) -> np.ndarray:
+        """(m,) time each processor would take to run every task alone (``W.sum(axis=0)``; ``inf``
+        where some task may not run there), bit for bit: column by column (pairwise sums) when the
+        dense matrix would be column-contiguous, else by blocks of rows with the same top-to-bottom
+        additions.  O(n m) time (O(n x distinct processors) for columns), O(n) extra memory."""
+        m = self.n_processors
+        if self._W is not None:
+            return self._W.sum(axis=0)
+        if self._columns_contiguous:  # each column's own pairwise sum
+            out = np.empty(m)
+            for p, col in self._columns():
+                out[p] = col.sum()
+            return out
+        acc: np.ndarray | None = None
+        for _, w, _ in self._row_blocks():
+            if acc is not None:
+                w[0] += acc
+            acc = w.sum(axis=0)
+        return acc if acc is not None else np.zeros(m)
 
     @property
     def mean_transfer(self) -> np.ndarray:
@@ -219,5 +440,20 @@ class Problem:
 
     @property
     def min_cost(self) -> np.ndarray:
-        """(n,) fastest execution time of each task on any processor."""
-        return self.W.min(axis=1)
+        """(n,) fastest execution time of each task on any processor.  Structured: ``work / (the
+        fastest eligible rate)`` (division is monotone, so this is the row minimum exactly), rows of
+        tasks with a memory limit by blocks.  O(n + kinds m), O(n m) only for memory-limited tasks."""
+        if self._min_cost is None:
+            if self._W is not None and not self.structured:
+                mc = self._W.min(axis=1)
+            else:
+                fastest = self._rate.max(axis=1, initial=0.0)
+                mc = _divide(self._work, fastest[self._kind])
+                big = np.flatnonzero(self._big)
+                step = max(1, _BLOCK // max(self.n_processors, 1))
+                for lo in range(0, big.size, step):
+                    rows = big[lo:lo + step]
+                    mc[rows] = self.cost_rows(rows).min(axis=1)
+            mc.setflags(write=False)
+            self._min_cost = mc
+        return self._min_cost

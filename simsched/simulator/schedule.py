@@ -285,7 +285,8 @@ def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
     task, proc, start, finish = s.instances()
     scale = tol * max(1.0, float(np.abs(finish).max()))
 
-    bad = np.flatnonzero(~problem.eligible[task, proc])
+    expected = problem.cost_pairs(task, proc)
+    bad = np.flatnonzero(~np.isfinite(expected))
     for i in bad[:limit]:
         add(f"task {names[task[i]]!r} ran on {pnames[proc[i]]!r}, which may not run it")
     bad = np.flatnonzero(start < g.arrival[task] - scale)
@@ -293,7 +294,6 @@ def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
         add(f"task {names[task[i]]!r} started at {start[i]:g} before it arrived at {g.arrival[task[i]]:g}")
     duration = finish - start
     if check_durations:
-        expected = problem.W[task, proc]
         bad = np.flatnonzero(np.abs(duration - expected) > scale + tol * np.abs(expected))
         for i in bad[:limit]:
             add(f"task {names[task[i]]!r} ran {duration[i]:g} on {pnames[proc[i]]!r} but takes {expected[i]:g} there")
@@ -389,7 +389,7 @@ def compute_metrics(s: Schedule, problem: Problem) -> Metrics:
     util = busy / makespan if makespan > 0 else np.zeros(m)
     ready = s.ready_times(problem)
     cp = critical_path_min_cost(problem)
-    sequential = problem.W.sum(axis=0).min()
+    sequential = problem.sequential_times().min()
     if not np.isfinite(sequential):  # no single processor may run everything
         sequential = problem.min_cost.sum()
     speedup = float(sequential / makespan) if makespan > 0 else float("nan")

@@ -187,8 +187,8 @@ def _infeasible_variant(problem: Problem, task: int) -> Problem:
     eligible = np.isfinite(w)
     w.setflags(write=False)
     eligible.setflags(write=False)
-    bad.W, bad.eligible = w, eligible
-    bad._mean_cost = bad._mean_transfer = None
+    bad._W, bad._eligible, bad.structured = w, eligible, False  # dense from here on
+    bad._mean_cost = bad._mean_transfer = bad._min_cost = None
     return bad
 
 

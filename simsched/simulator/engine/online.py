@@ -7,11 +7,12 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from heapq import heappush
 
 import numpy as np
 import simpy
 from simpy.core import StopSimulation
-from simpy.events import Event, Timeout
+from simpy.events import NORMAL, Event, Timeout
 
 from simsched.errors import SimschedError
 from simsched.simulator.engine.common import DECISION_PRIORITY
@@ -20,6 +21,8 @@ from simsched.simulator.noise import check_factors
 from simsched.simulator.policy import DecisionView, OnlinePolicy
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
+
+_INF = float("inf")
 
 
 # --------------------------------------------------------------------------- disruptions
@@ -170,12 +173,21 @@ class _OnlineRun:
         self.factors = None if factors is None else check_factors(factors, n).tolist()
         self.env = simpy.Environment()
         self.stats = OnlineStats()
+        # the hot path reads plain Python lists (an element of a list costs a fraction of a numpy
+        # scalar read); the numpy arrays a DecisionView exposes are kept beside them
         self.succ_ptr = g.succ_ptr.tolist()
         self.succ_dst = g.edge_dst[g.succ_edges].tolist()
+        self.pred_ptr = g.pred_ptr.tolist()
+        self.pred_src = g.edge_src[g.pred_edges].tolist()
+        self.pred_data = g.edge_data[g.pred_edges].tolist()
+        self.latency = problem.latency.tolist()  # (m, m) as rows: Problem.transfer_time's terms
+        self.inv_bandwidth = problem.inv_bandwidth.tolist()
         self.npred = np.diff(g.pred_ptr).tolist()
         self.arrived = (g.arrival <= 0).tolist()
         self.processor = np.full(n, -1, dtype=np.int64)
-        self.start = np.full(n, np.nan)
+        self.proc_of = [-1] * n  # mirror of ``processor``
+        self.cost = [0.0] * n  # execution time of an assigned task on its processor (problem.cost_at)
+        self.start = [np.nan] * n
         self.finish = np.full(n, np.nan)
         self.data_time = [0.0] * n  # when an assigned task's inputs are (were) on its processor
         self.data_ok = [False] * n
@@ -185,6 +197,7 @@ class _OnlineRun:
         self.expected_end = np.zeros(m)
         self.idle = np.ones(m, dtype=bool)
         self.trigger: str | None = None
+        self._ro: tuple[np.ndarray, np.ndarray] | None = None
         self.stepped = policy is None  # OnlineSession: pause at decision points instead of deciding
         self.disruptions = disruptions if disruptions is not None and disruptions.active else None
         self.down = [False] * m
@@ -230,7 +243,7 @@ class _OnlineRun:
                     f"{env.now:g}: every processor is idle and nothing else can happen "
                     f"({left} tasks did not run)")
             raise SimschedError(f"online run ended with {left} tasks not run (policy {self.policy_name!r})")
-        return Schedule(self.processor, self.start, self.finish), self.stats
+        return Schedule(self.processor, np.array(self.start, dtype=np.float64), self.finish), self.stats
 
     def _decision_point(self, trigger: str) -> None:
         if self.trigger is None:
@@ -256,7 +269,7 @@ class _OnlineRun:
             if attempt != self.attempt[v]:  # the task was handed back after a failure meanwhile
                 return
         self.data_ok[v] = True
-        p = int(self.processor[v])
+        p = self.proc_of[v]
         q = self.queue[p]
         if self.running[p] < 0 and q[0] == v and not self.down[p]:
             self._start_next(p)
@@ -267,7 +280,7 @@ class _OnlineRun:
         if attempt != self.attempt[v]:
             return
         self.remaining -= 1
-        p = int(self.processor[v])
+        p = self.proc_of[v]
         self.stats.log.attempts.append((v, p, float(self.start[v]), self.env._now, True))
         ev._value = v
         self._on_finish(ev)
@@ -284,7 +297,7 @@ class _OnlineRun:
             if c == 0 and arrived[w]:
                 self.ready.add(w)
                 became_ready = True
-        p = int(self.processor[v])
+        p = self.proc_of[v]
         self.running[p] = -1
         q = self.queue[p]
         if q:
@@ -301,13 +314,13 @@ class _OnlineRun:
 
     def _start_next(self, p: int) -> None:
         """Start the head of processor ``p``'s queue now; refresh ``p``'s expected end from it."""
-        env, W = self.env, self.problem.W
+        env, cost = self.env, self.cost
         q = self.queue[p]
         v = q.popleft()
         now = env._now
         self.running[p] = v
         self.start[v] = now
-        d = float(W[v, p])
+        d = cost[v]
         t = now + d
         if self.factors is not None:
             d = d * self.factors[v]
@@ -320,20 +333,22 @@ class _OnlineRun:
             Timeout(env, d, (v, self.attempt[v])).callbacks.append(self._on_finish_checked)
         data_time = self.data_time
         for u in q:
-            t = max(t, data_time[u]) + float(W[u, p])
+            t = max(t, data_time[u]) + cost[u]
         self.expected_end[p] = t
 
     # ------------------------------------------------------------------ decisions
     def view(self, trigger: str = "ready") -> DecisionView:
         """The :class:`DecisionView` of the current state (read-only views of the arrays)."""
         now = self.env._now
-        processor = self.processor.view()
-        processor.setflags(write=False)
-        finish = self.finish.view()
-        finish.setflags(write=False)
+        if self._ro is None:  # read-only views of the live arrays, made once
+            self._ro = (self.processor.view(), self.finish.view())
+            for a in self._ro:
+                a.setflags(write=False)
+        ready = self.ready
         return DecisionView(
-            problem=self.problem, now=now, ready=np.array(sorted(self.ready), dtype=np.int64),
-            processor=processor, finish=finish, available=np.maximum(self.expected_end, now),
+            problem=self.problem, now=now,
+            ready=np.array(sorted(ready) if len(ready) > 1 else list(ready), dtype=np.int64),
+            processor=self._ro[0], finish=self._ro[1], available=np.maximum(self.expected_end, now),
             idle=self.idle.copy(), trigger=trigger)
 
     def _decide(self, ev: Event) -> None:
@@ -354,13 +369,15 @@ class _OnlineRun:
             self._note_idle_decision()
             return
         self.idle_decisions = 0
+        assign = self._assign
         for item in assignments:
             try:
-                task, proc = (int(x) for x in item)
+                task, proc = item
+                task, proc = int(task), int(proc)
             except (TypeError, ValueError):
                 raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; "
                                     f"an assignment is a (task, processor) pair of integers") from None
-            self._assign(task, proc)
+            assign(task, proc)
 
     MAX_IDLE_DECISIONS = 10_000
     """Consecutive decision points at which the policy assigns nothing while every processor is idle
@@ -381,39 +398,82 @@ class _OnlineRun:
                 f"was idle ({left} tasks did not run)")
 
     def _assign(self, v: int, p: int) -> None:
-        prob, g = self.problem, self.problem.graph
+        """Append ready task ``v`` to processor ``p``'s queue and send its inputs there.
+
+        The inputs are there ``max`` over its in-edges of ``Problem.transfer_time`` (latency plus data
+        over bandwidth; zero on the same processor) after now: one data-ready timeout per task, not
+        one per edge (links are contention-free in this model).  The sum is unrolled over Python lists
+        (same two float operations per edge as ``transfer_time``, so the same floats).  O(in-degree)."""
+        prob = self.problem
         if v not in self.ready:
+            g = prob.graph
             what = (f"task index {v}, which does not exist" if not 0 <= v < prob.n_tasks else
                     f"task {g.names[v]!r}, which is " +
-                    ("already assigned" if self.processor[v] >= 0 else "not ready"))
+                    ("already assigned" if self.proc_of[v] >= 0 else "not ready"))
             raise SimschedError(f"policy {self.policy_name!r} assigned {what}")
-        if not 0 <= p < prob.n_processors:
-            raise SimschedError(f"policy {self.policy_name!r} assigned task {g.names[v]!r} to processor "
+        if not 0 <= p < len(self.queue):
+            raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to processor "
                                 f"index {p}, which does not exist")
-        if not prob.eligible[v, p]:
-            raise SimschedError(f"policy {self.policy_name!r} assigned task {g.names[v]!r} to "
+        w = prob.cost_at(v, p)
+        if not w < _INF:
+            raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to "
                                 f"{prob.platform.names[p]!r}, which may not run it")
-        env = self.env
-        now = env._now
+        now = self.env._now
         self.ready.discard(v)
         self.processor[v] = p
+        self.proc_of[v] = p
+        self.cost[v] = w
         self.stats.assignments += 1
-        edges = g.pred_edges[g.pred_ptr[v]:g.pred_ptr[v + 1]]
         delay = 0.0
-        if edges.size:
-            delay = float(prob.transfer_time(edges, self.processor[g.edge_src[edges]], p).max())
+        lo, hi = self.pred_ptr[v], self.pred_ptr[v + 1]
+        if hi > lo:
+            proc_of, lat, inv, data = self.proc_of, self.latency, self.inv_bandwidth, self.pred_data
+            first = True
+            for i, u in enumerate(self.pred_src[lo:hi], lo):
+                s = proc_of[u]
+                t = lat[s][p] + data[i] * inv[s][p]
+                if first or t > delay:
+                    delay, first = t, False
         if delay > 0.0:
-            Timeout(env, delay, v if self.disruptions is None else (v, self.attempt[v])).callbacks.append(self._on_data)
-            self.data_time[v] = now + delay
+            ready_at = self.data_time[v] = now + delay
+            if self.disruptions is None and self.running[p] < 0 and not self.queue[p]:
+                self._start_when_data(v, p, ready_at, w)
+                return
+            tag = v if self.disruptions is None else (v, self.attempt[v])
+            Timeout(self.env, delay, tag).callbacks.append(self._on_data)
         else:
             self.data_ok[v] = True
             self.data_time[v] = now
-        self.expected_end[p] = max(self.expected_end[p], self.data_time[v]) + float(prob.W[v, p])
+        ee = self.expected_end
+        ee[p] = max(ee.item(p), self.data_time[v]) + w
         self.idle[p] = False
         q = self.queue[p]
         q.append(v)
         if self.running[p] < 0 and len(q) == 1 and self.data_ok[v] and not self.down[p]:
             self._start_next(p)
+
+    def _start_when_data(self, v: int, p: int, ready_at: float, w: float) -> None:
+        """Task ``v``, just assigned to idle processor ``p`` with an empty queue, starts when its
+        data is there (``ready_at``): one event, its finish at ``ready_at + duration``, instead of a
+        data-ready event and then a finish event.  Only without disruptions (nothing can stop ``p``
+        meanwhile).  The same floats as the two-event path: the data event would fire at
+        ``ready_at`` (SimPy adds the delay to now) and the finish ``duration`` after it; ``p``'s
+        expected end ``ready_at + W`` is what the start would refresh it to, since an idle
+        processor's expected end is at most now.  Other tasks assigned to ``p`` meanwhile queue
+        behind ``v`` as they would behind a task waiting for its data.  O(1)."""
+        env = self.env
+        self.data_ok[v] = True
+        self.running[p] = v
+        self.start[v] = ready_at
+        d = w if self.factors is None else w * self.factors[v]
+        ee = self.expected_end
+        ee[p] = max(ee.item(p), ready_at) + w
+        self.idle[p] = False
+        ev = Event(env)
+        ev._ok = True
+        ev._value = v
+        ev.callbacks.append(self._on_finish)
+        heappush(env._queue, (ready_at + d, NORMAL, next(env._eid), ev))
 
     # ------------------------------------------------------------------ disruptions
     def _start_disruptions(self) -> None:
@@ -484,6 +544,7 @@ class _OnlineRun:
         for u in handed_back:  # back to the scheduler, to be placed anew
             self.attempt[u] += 1
             self.processor[u] = -1
+            self.proc_of[u] = -1
             self.data_ok[u] = False
             self.ready.add(u)
         self.idle[p] = False
@@ -517,9 +578,9 @@ class _OnlineRun:
 
     def _queue_end(self, p: int, t: float) -> float:
         """Expected time processor ``p`` finishes its queue if it starts on it at ``t``."""
-        W, data_time = self.problem.W, self.data_time
+        cost, data_time = self.cost, self.data_time
         for u in self.queue[p]:
-            t = max(t, data_time[u]) + float(W[u, p])
+            t = max(t, data_time[u]) + cost[u]
         return t
 
 

@@ -16,6 +16,7 @@ O(n + e).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from simsched.errors import SimschedError
@@ -126,3 +127,38 @@ def to_stg(graph: TaskGraph) -> str:
 def write_stg(graph: TaskGraph, path: str | Path) -> None:
     """Write :func:`to_stg` atomically."""
     atomic_write_text(path, to_stg(graph))
+
+
+@dataclass(frozen=True)
+class PublishedValue:
+    """One row of an STG optimum table: graph ``file`` (relative to the table's set), ``processors``,
+    the best published ``lower`` and ``upper`` bounds (equal when the optimum is proven)."""
+
+    file: str
+    processors: int
+    lower: int
+    upper: int
+
+    @property
+    def proven(self) -> bool:
+        return self.lower == self.upper
+
+
+def read_stg_optima(path: str | Path) -> list[PublishedValue]:
+    """An STG optimum table: CSV rows ``file,p,opt`` (proven) or ``file,p,lower,upper`` (open), no
+    header (the form of the set's ``Optimal_values/Case*_OPT.csv``).  Errors name the file and the
+    line.  O(rows)."""
+    out = []
+    for k, raw in enumerate(read_text(path).splitlines(), start=1):
+        cells = [c.strip() for c in raw.split(",")]
+        if not raw.strip():
+            continue
+        if len(cells) not in (3, 4):
+            raise SimschedError(f"expected 'file,p,opt' or 'file,p,lower,upper', got {len(cells)} fields",
+                                file=path, line=k)
+        p, *values = _ints(cells[1:], path, k)
+        lower, upper = values[0], values[-1]
+        if p < 1 or lower < 0 or upper < lower:
+            raise SimschedError(f"need p >= 1 and 0 <= lower <= upper, got p={p}, {lower}..{upper}", file=path, line=k)
+        out.append(PublishedValue(cells[0], p, lower, upper))
+    return out
