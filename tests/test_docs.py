@@ -60,6 +60,8 @@ NOT_RUN = {
     "stream run in tests/test_streams.py; this page's figures come from this command",
     "simsched run scenarios/streams/rl_online.yaml": "20 days of the RL family with the learned agent (about a "
     "minute); tests/test_streams.py runs rl_online on a stream",
+    "simsched run scenarios/streams/rl_dynamic.yaml": "100 days of every rule and the learned agent (minutes); "
+    "tests/test_rl_dynamic.py runs rl on streams, and rl.md's tables come from simsched.learned.rl.dynamic",
 }
 """Documented commands the docs test does not run, by prefix, each with the reason."""
 

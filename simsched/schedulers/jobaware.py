@@ -15,7 +15,9 @@ to finish it first (HEFT's processor rule applied online, late binding):
   assigned mean work so far, divided by its weight ``1 + max(priority, 0)``, is smallest, so
   concurrent jobs progress at rates proportional to their weights (the "fair" baseline of Decima,
   Mao et al. SIGCOMM 2019; generalised processor sharing, Parekh & Gallager 1993); ties by the
-  earlier job.
+  earlier job.  ``alpha`` (default 0) makes it Decima's *tuned weighted fair* rule: each job's
+  weight is further multiplied by its total mean work to the power ``alpha`` (``alpha < 0`` favours
+  small jobs, ``alpha > 0`` large ones), ``alpha`` tuned per workload by a grid search.
 
 All place one task at a time while some processor is idle (:class:`OneByOne`), updating the view
 between placements with :func:`assume_assigned`.  Cost per placement O(n + k m) for n tasks and k
@@ -227,14 +229,28 @@ class ShortestJobEFT(_JobAware):
 
 
 class FairShareEFT(_JobAware):
-    """Weighted fair share between jobs (least attained service), earliest expected finish."""
+    """Weighted fair share between jobs (least attained service), earliest expected finish;
+    ``alpha``: weights times (job's total mean work) ** alpha (Decima's tuned weighted fair)."""
 
     name = "fair-eft"
     served = True
 
+    def __init__(self, alpha: float = 0.0) -> None:
+        from simsched.errors import SimschedError
+
+        if not (isinstance(alpha, (int, float)) and np.isfinite(alpha) and -10 <= alpha <= 10):
+            raise SimschedError(f"fair-eft: alpha must be a number in [-10, 10], got {alpha!r}")
+        self.alpha = float(alpha)
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        super().reset(problem, rng)
+        self.weight = 1.0 + np.maximum(self.job_priority, 0.0)
+        if self.alpha != 0.0:  # a job's total work is known once it has arrived
+            work = np.bincount(self.jobs, weights=self.cost, minlength=self.n_jobs)
+            self.weight = self.weight * np.maximum(work, 1e-12) ** self.alpha
+
     def pick_task(self, view: DecisionView, ready: np.ndarray, placed) -> int:
         job_of = self.jobs[ready]
         served = self.job_sums(view, job_of, placed)
-        weight = 1.0 + np.maximum(self.job_priority[job_of], 0.0)
-        key = np.lexsort((-self.rank[ready], job_of, served / weight))
+        key = np.lexsort((-self.rank[ready], job_of, served / self.weight[job_of]))
         return int(ready[key[0]])

@@ -131,6 +131,14 @@ class TrainConfig(_M):
     noise)."""
     disruptions: DisruptionConfig = DisruptionConfig()
     reward: str = "makespan"
+    stream_scenario: str | None = None
+    """A stream scenario (``workload.stream``) whose world episodes are drawn from instead of the
+    ``scenario``/``tasks``/``jobs``/``sigma``/``disruptions`` family (job mix, arrivals, noise,
+    failures and stragglers all from it; training streams never coincide with its days)."""
+    arrived_only: bool = False
+    """Observe only the tasks and jobs that have arrived (:mod:`simsched.learned.rl.features`): what an
+    online scheduler can know; job-stream checkpoints set it.  Stored in the checkpoint, so ``rl``
+    observes the way its network was trained."""
     fixed_seed: int | None = Field(None, ge=0, le=2**63 - 1)
     seed: int = Field(0, ge=0, le=2**63 - 1)
     threads: int = Field(1, ge=1)

@@ -82,14 +82,16 @@ class SchedulingEnv(gym.Env):
     Parameters: ``family`` (default :func:`default_family`), ``reward`` (one of :data:`REWARDS`),
     ``max_tasks``/``max_procs``/``max_jobs``/``max_edges`` (padding; ``max_edges`` defaults to
     ``6 * max_tasks``), ``fixed_seed`` (draw the same problem every episode; the noise still follows
-    the reset seed), ``invalid_penalty``.
+    the reset seed), ``invalid_penalty``, ``arrived_only`` (observe only the tasks and jobs that have
+    arrived, :mod:`simsched.learned.rl.features`; actions then index the observation's rows, which
+    :meth:`step` maps to tasks with ``Observation.task_of``).
     """
 
     metadata = {"render_modes": []}
 
     def __init__(self, family: Family | None = None, reward: str = "makespan", max_tasks: int = 64,
                  max_procs: int = 4, max_jobs: int = 4, max_edges: int | None = None,
-                 fixed_seed: int | None = None, invalid_penalty: float = 0.1) -> None:
+                 fixed_seed: int | None = None, invalid_penalty: float = 0.1, arrived_only: bool = False) -> None:
         if reward not in REWARDS:
             raise SimschedError(f"unknown reward {reward!r}; choose one of {', '.join(REWARDS)}")
         self.family = family or default_family()
@@ -98,6 +100,7 @@ class SchedulingEnv(gym.Env):
         self.E = int(max_edges or 6 * max_tasks)
         self.fixed_seed = fixed_seed
         self.invalid_penalty = float(invalid_penalty)
+        self.arrived_only = bool(arrived_only)
         if self.family.platform.n_processors > self.M:
             raise SimschedError(f"the platform has {self.family.platform.n_processors} processors; "
                                 f"max_procs is {self.M}")
@@ -143,7 +146,7 @@ class SchedulingEnv(gym.Env):
             raise SimschedError(f"episode too large for the env's padding ({g.n_tasks} tasks, {g.n_edges} "
                                 f"edges, {len(ep.job_arrival)} jobs; max {self.N}, {self.E}, {self.J})")
         self.episode = ep
-        self.info_static = StaticInfo.of(ep.problem, ep.jobs)
+        self.info_static = StaticInfo.of(ep.problem, ep.jobs, arrived_only=self.arrived_only)
         self.baseline = heft_makespan(ep)
         if self.reward_kind == "jobs":
             from simsched.learned.rl.baselines import heft_static_jct
@@ -167,6 +170,7 @@ class SchedulingEnv(gym.Env):
                        and obs.proc_mask[task, proc])
         if invalid:
             task, proc = self.fallback_action()
+        task = obs.task_of(task)
         t0 = self.session.now
         self.view = self.session.assign(task, proc)
         self.real_steps += 1
@@ -182,10 +186,12 @@ class SchedulingEnv(gym.Env):
 
     # ------------------------------------------------------------------ helpers
     def fallback_action(self) -> tuple[int, int]:
-        """The ready task of highest upward rank on its earliest expected finish processor."""
+        """The ready task of highest upward rank on its earliest expected finish processor (as an
+        observation row)."""
         obs = self.obs
         ready = np.flatnonzero(obs.task_mask)
-        t = int(ready[np.argmax(self.info_static.rank[ready])])
+        tasks = ready if obs.tasks is None else obs.tasks[ready]
+        t = int(ready[np.argmax(self.info_static.rank[tasks])])
         return t, int(np.argmin(obs.completion[t]))
 
     def makespan(self) -> float:

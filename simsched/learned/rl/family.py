@@ -97,3 +97,56 @@ class Family:
         factors = None if noise.deterministic else noise.factors(graph.n_tasks, noise_rng)
         return Episode(problem, np.asarray(stream.jobs), np.asarray(stream.job_arrival), factors,
                        int(dis_ss.generate_state(1)[0]))
+
+
+@dataclass
+class StreamFamily:
+    """Episodes drawn from a dynamic *stream scenario* (``workload.stream`` with its job mix, arrival
+    process, noise, failures and stragglers: e.g. ``scenarios/streams/rl_dynamic.yaml``), for training
+    ``rl`` in the world it is judged in.  Training streams are drawn from
+    ``SeedSequence([seed, TRAINING_STREAM])``, never from ``default_rng(seed)`` as ``simsched run``
+    draws a day, so no training or selection episode is one of the scenario's days (selection or
+    evaluation).  Same interface as :class:`Family` (``platform``, ``noise``, ``disruptions``,
+    ``tasks``/``n_jobs`` for padding, :meth:`draw`).  O(tasks x processors + edges) per draw."""
+
+    scenario: Any
+    tasks: tuple[int, int] = (1, 64)
+    n_jobs: int = 1
+
+    TRAINING_STREAM = 0x5151
+
+    @classmethod
+    def from_scenario(cls, path: str | Path) -> StreamFamily:
+        from simsched.run.streams import stream_of
+        from simsched.scenario import load_scenario
+
+        sc = load_scenario(path)
+        if sc.workload is None or sc.workload.form != "stream":
+            raise SimschedError(f"{path}: stream_scenario needs a scenario whose workload is a stream")
+        probe = [stream_of(sc, s) for s in range(3)]  # padding: the largest job and the job count seen
+        biggest = max(int(np.bincount(st.jobs).max()) for st in probe)
+        jobs = max(st.n_jobs for st in probe)
+        return cls(sc, (1, 2 * biggest), 2 * jobs)
+
+    @property
+    def platform(self) -> Platform:
+        return self.scenario.platform
+
+    @property
+    def noise(self) -> NoiseModel:
+        return self.scenario.noise
+
+    @property
+    def disruptions(self) -> Disruptions:
+        return self.scenario.disruptions if self.scenario.disruptions is not None else Disruptions()
+
+    def draw(self, seed: int) -> Episode:
+        """The training episode of ``seed`` (see the class docstring).  Deterministic in ``seed``."""
+        stream_ss, noise_ss, dis_ss = np.random.SeedSequence([int(seed), self.TRAINING_STREAM]).spawn(3)
+        spec = self.scenario.workload.options["stream"]
+        stream = spec.draw(np.random.default_rng(stream_ss), self.platform, self.scenario.affinity)
+        problem = Problem(stream.graph, self.platform, self.scenario.affinity)
+        noise = self.noise
+        factors = None if noise.deterministic else noise.factors(problem.n_tasks, np.random.default_rng(noise_ss))
+        return Episode(problem, np.asarray(stream.jobs), np.asarray(stream.job_arrival), factors,
+                       int(dis_ss.generate_state(1)[0]))

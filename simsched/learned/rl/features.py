@@ -3,7 +3,16 @@
 :func:`observe` turns a :class:`~simsched.simulator.policy.DecisionView` into unpadded numpy arrays:
 node (task) features, the edge index, processor features, (task, processor) pair features, job
 features, global features and the two-step action masks.  Times are divided by the problem's
-critical-path length (HEFT's largest upward rank) so graphs of any size look alike.  Everything is
+critical-path length (HEFT's largest upward rank) so graphs of any size look alike.
+
+**Arrived-only** (``StaticInfo.of(..., arrived_only=True)``, what ``rl`` job-stream checkpoints use):
+the observation's rows are only the tasks of jobs that have arrived (``arrival <= now``) and are not
+finished (row ``i`` is task ``Observation.tasks[i]``), its job rows only those jobs, and every
+normalisation (time scale =
+largest upward rank, depth, out-degree, processor speeds, global fractions) is taken over arrived
+tasks, so nothing in it depends on jobs that have not arrived yet (their number, sizes or costs): an
+online scheduler in a real cluster cannot know them.  Upward ranks stay per job, since jobs of a
+stream share no edges.  Without it (the default, single DAGs and ``rl-world``) rows are all tasks.  Everything is
 derived from the view (``DecisionView.completion_times`` gives the expected finish of each ready
 task on each processor), so the env (engine-driven) and the online policies (``run_online``) see the
 same features.  Cost per call O(n + e + k m) for k ready tasks, vectorised.
@@ -40,10 +49,12 @@ class StaticInfo:
     job_work: np.ndarray  # (J,) total mean cost per job
     job_arrival: np.ndarray  # (J,)
     rank: np.ndarray
+    raw: np.ndarray  # (n, 3) mean cost, min cost, upward rank (unscaled)
+    arrived_only: bool = False
 
     @classmethod
-    def of(cls, problem: Problem, jobs: np.ndarray | None = None) -> StaticInfo:
-        """O(n m + e)."""
+    def of(cls, problem: Problem, jobs: np.ndarray | None = None, arrived_only: bool = False) -> StaticInfo:
+        """O(n m + e).  ``arrived_only``: observe only arrived tasks (see the module docstring)."""
         from simsched.schedulers.heft import upward_rank
         from simsched.workloads.jobs import job_ids
 
@@ -69,7 +80,8 @@ class StaticInfo:
         job_work = np.bincount(jobs, weights=mean_cost, minlength=n_jobs)
         job_arrival = np.full(n_jobs, np.inf)
         np.minimum.at(job_arrival, jobs, g.arrival)
-        return cls(problem, jobs, n_jobs, scale, base, speed, job_work, job_arrival, rank)
+        raw = np.stack([mean_cost, problem.min_cost, rank], axis=1)
+        return cls(problem, jobs, n_jobs, scale, base, speed, job_work, job_arrival, rank, raw, bool(arrived_only))
 
 
 @dataclass
@@ -86,65 +98,136 @@ class Observation:
     task_mask: np.ndarray  # (n,) bool: ready
     proc_mask: np.ndarray  # (n, m) bool: ready and eligible
     completion: np.ndarray  # (n, m) expected finish of ready tasks (inf elsewhere), not a feature
+    tasks: np.ndarray | None = None  # (n,) task index of each row (None: row i is task i)
+
+    def task_of(self, row: int) -> int:
+        """The problem's task index of observation row ``row``."""
+        return int(row) if self.tasks is None else int(self.tasks[row])
+
+    def row_of(self, task: int) -> int:
+        """The observation row of task ``task`` (:class:`ValueError` if it is not observed).  O(log n)."""
+        if self.tasks is None:
+            return int(task)
+        i = int(np.searchsorted(self.tasks, task))
+        if i >= self.tasks.size or self.tasks[i] != task:
+            raise ValueError(f"task {task} is not in the observation (not arrived)")
+        return i
+
+
+def _open_jobs(info: StaticInfo, view: DecisionView) -> np.ndarray:
+    """(J,) bool: the job has arrived and some task of it has not finished.  O(n)."""
+    unfinished = np.bincount(info.jobs, weights=np.isnan(view.finish), minlength=info.n_jobs) > 0
+    return unfinished & (info.job_arrival <= view.now)
+
+
+def _arrived_view(info: StaticInfo, view: DecisionView, open_jobs: np.ndarray
+                  ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """``(rows, scale, base, speed)`` over the tasks of open arrived jobs only.  O(k m + e_k) for k
+    such tasks."""
+    prob, g = info.problem, info.problem.graph
+    rows = np.flatnonzero(open_jobs[info.jobs] & (g.arrival <= view.now))
+    raw = info.raw[rows]
+    s = float(max(raw[:, 2].max(initial=0.0), 1e-9))
+    base = info.base[rows].copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        base[:, 4:7] = raw / s
+        level = g.level[rows]
+        base[:, 7] = level / max(int(level.max(initial=0)) , 1)
+        od = g.out_degree[rows]
+        base[:, 9] = od / max(int(od.max(initial=0)), 1)
+    base = np.nan_to_num(base, nan=0.0, posinf=CLIP, neginf=0.0)
+    el, W, mc = prob.eligible[rows], prob.W[rows], raw[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(el, mc[:, None] / np.maximum(W, 1e-12), 0.0)
+    runs = el.sum(axis=0)
+    speed = np.divide(ratio.sum(axis=0), runs, out=np.zeros(runs.shape), where=runs > 0)
+    speed = speed / max(float(speed.max(initial=0.0)), 1e-12)
+    return rows, s, base, speed
 
 
 def observe(info: StaticInfo, view: DecisionView) -> Observation:
-    """The observation of ``view``.  O(n + e + k m)."""
+    """The observation of ``view`` (arrived tasks only when ``info.arrived_only``).  O(n + e + k m)."""
     prob = info.problem
     g = prob.graph
-    n, m = prob.n_tasks, prob.n_processors
-    now, s = view.now, info.scale
-    done = ~np.isnan(view.finish)
-    assigned = view.processor >= 0
+    m = prob.n_processors
+    now = view.now
+    rows: np.ndarray | None = None
+    open_jobs = _open_jobs(info, view) if info.arrived_only else None
+    if open_jobs is not None and not (open_jobs.all() and (g.arrival <= now).all()):
+        rows, s, base, speed = _arrived_view(info, view, open_jobs)
+        pos = np.full(prob.n_tasks, -1, dtype=np.int64)
+        pos[rows] = np.arange(rows.size)
+        keep = (pos[g.edge_src] >= 0) & (pos[g.edge_dst] >= 0)
+        edges = np.stack([pos[g.edge_src[keep]], pos[g.edge_dst[keep]]]).astype(np.int64)
+        finish, processor = view.finish[rows], view.processor[rows]
+        arrival, indeg = g.arrival[rows], g.in_degree[rows]
+        jobs_of = info.jobs[rows]
+        job_kept = np.flatnonzero(open_jobs)
+        jpos = np.full(info.n_jobs, -1, dtype=np.int64)
+        jpos[job_kept] = np.arange(job_kept.size)
+        task_job = jpos[jobs_of]
+        job_work, job_arrival = info.job_work[job_kept], info.job_arrival[job_kept]
+        ready_rows = pos[view.ready]
+        open_src, open_dst = g.edge_src[keep], edges[1]
+    else:
+        s, base, speed = info.scale, info.base, info.speed
+        edges = np.stack([g.edge_src, g.edge_dst]).astype(np.int64)
+        finish, processor, arrival, indeg = view.finish, view.processor, g.arrival, g.in_degree
+        task_job, job_work, job_arrival = info.jobs, info.job_work, info.job_arrival
+        ready_rows = view.ready
+        open_src, open_dst = g.edge_src, g.edge_dst
+    n = base.shape[0]
+    done = ~np.isnan(finish)
+    assigned = processor >= 0
     ready = np.zeros(n, dtype=bool)
-    ready[view.ready] = True
-    nodes = info.base.copy()
+    ready[ready_rows] = True
+    nodes = base.copy()
     nodes[:, 0] = done
     nodes[:, 1] = assigned & ~done
     nodes[:, 2] = ready
     nodes[:, 3] = ~(done | assigned | ready)
-    indeg = g.in_degree
-    if g.n_edges:
-        open_preds = np.bincount(g.edge_dst, weights=~done[g.edge_src], minlength=n)
+    if open_src.size:
+        open_preds = np.bincount(open_dst, weights=np.isnan(view.finish[open_src]), minlength=n)
         nodes[:, 8] = open_preds / np.maximum(indeg, 1)
-    nodes[:, 10] = np.clip((g.arrival - now) / s, 0.0, CLIP)
+    nodes[:, 10] = np.clip((arrival - now) / s, 0.0, CLIP)
 
     procs = np.zeros((m, PROC_FEATURES), dtype=np.float32)
     procs[:, 0] = np.clip((view.available - now) / s, 0.0, CLIP)
     procs[:, 1] = view.idle
-    procs[:, 2] = info.speed
+    procs[:, 2] = speed
     busy = assigned & ~done
     if busy.any():
         t = np.flatnonzero(busy)
-        procs[:, 3] = np.bincount(view.processor[t], weights=prob.W[t, view.processor[t]], minlength=m) / s
+        tt = t if rows is None else rows[t]
+        procs[:, 3] = np.bincount(processor[t], weights=prob.W[tt, processor[t]], minlength=m) / s
 
     completion = np.full((n, m), np.inf)
     pairs = np.zeros((n, m, PAIR_FEATURES), dtype=np.float32)
     k = view.ready
     if k.size:
         ct = view.completion_times(k)
-        completion[k] = ct
+        completion[ready_rows] = ct
         best = ct.min(axis=1, keepdims=True)
         fin = np.isfinite(ct)
-        pairs[k, :, 0] = np.where(fin, np.clip((ct - now) / s, 0.0, CLIP), 0.0)
-        pairs[k, :, 1] = np.where(fin, np.clip(prob.W[k] / s, 0.0, CLIP), 0.0)
-        pairs[k, :, 2] = np.where(fin, np.clip((ct - best) / s, 0.0, CLIP), 0.0)
-        pairs[k, :, 3] = fin & (ct <= best)
+        pairs[ready_rows, :, 0] = np.where(fin, np.clip((ct - now) / s, 0.0, CLIP), 0.0)
+        pairs[ready_rows, :, 1] = np.where(fin, np.clip(prob.W[k] / s, 0.0, CLIP), 0.0)
+        pairs[ready_rows, :, 2] = np.where(fin, np.clip((ct - best) / s, 0.0, CLIP), 0.0)
+        pairs[ready_rows, :, 3] = fin & (ct <= best)
 
-    J = info.n_jobs
+    J = job_work.size
     jobs = np.zeros((J, JOB_FEATURES), dtype=np.float32)
-    done_work = np.bincount(info.jobs, weights=done * prob.mean_cost, minlength=J)
-    jobs[:, 0] = done_work / np.maximum(info.job_work, 1e-12)
-    jobs[:, 1] = np.clip((info.job_work - done_work) / s, 0.0, CLIP)
-    arrived = info.job_arrival <= now
-    jobs[:, 2] = np.where(arrived, np.clip((now - info.job_arrival) / s, 0.0, CLIP), 0.0)
+    cost = info.raw[:, 0] if rows is None else info.raw[rows, 0]
+    done_work = np.bincount(task_job, weights=done * cost, minlength=J)
+    jobs[:, 0] = done_work / np.maximum(job_work, 1e-12)
+    jobs[:, 1] = np.clip((job_work - done_work) / s, 0.0, CLIP)
+    arrived = job_arrival <= now
+    jobs[:, 2] = np.where(arrived, np.clip((now - job_arrival) / s, 0.0, CLIP), 0.0)
     jobs[:, 3] = arrived
 
     glob = np.array([min(now / s, CLIP), done.mean(), k.size / n, view.idle.mean()], dtype=np.float32)
     proc_mask = np.zeros((n, m), dtype=bool)
     if k.size:
-        proc_mask[k] = prob.eligible[k]
+        proc_mask[ready_rows] = prob.eligible[k]
     nodes, procs, pairs, jobs, glob = (np.nan_to_num(a, nan=0.0, posinf=CLIP, neginf=0.0)
                                        for a in (nodes, procs, pairs, jobs, glob))
-    return Observation(nodes, np.stack([g.edge_src, g.edge_dst]).astype(np.int64), procs, pairs, jobs,
-                       info.jobs, glob, ready, proc_mask, completion)
+    return Observation(nodes, edges, procs, pairs, jobs, task_job, glob, ready, proc_mask, completion, rows)

@@ -175,6 +175,28 @@ class ActorCritic(nn.Module):
         return tasks, procs, logp, ent, value, g
 
 
+    def scores(self, b: Batch, top: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For one observation: ``(tlogp, rows, plogp)``: the task head's log-probabilities over the
+        observation's rows (about ``-1e9`` where masked), the ``top`` valid rows of highest
+        probability (ties: lower row), and the processor head's log-probabilities ``(len(rows), m)``
+        for each of them.  One encoder forward.  O(layers x (n + e) x hidden^2 + top x m x hidden^2)."""
+        h, p, job, g = self.encoder(b)
+        tl = self.task_head(torch.cat([h, job[b.task_job], g[b.node_graph], b.nodes], 1)).squeeze(1)
+        tl = torch.where(b.task_mask, tl, torch.full_like(tl, NEG))
+        tlogp = torch.log_softmax(tl, 0)
+        valid = np.flatnonzero(b.task_mask.numpy())
+        rows = valid[np.argsort(-tlogp.numpy()[valid], kind="stable")[:top]]
+        o, m = b.obs[0], p.shape[0]
+        out = []
+        for t in rows:
+            pair = torch.from_numpy(o.pairs[int(t)]).float()
+            pl = self.proc_head(torch.cat([h[int(t)].expand(m, -1), p, pair, g.expand(m, -1)], 1)).squeeze(1)
+            pl = torch.where(torch.from_numpy(o.proc_mask[int(t)]), pl, torch.full_like(pl, NEG))
+            out.append(torch.log_softmax(pl, 0))
+        procs = torch.stack(out).numpy() if out else np.zeros((0, m))
+        return tlogp.numpy(), rows, procs
+
+
 def _choose(logp: torch.Tensor, seg: torch.Tensor, offset: torch.Tensor, size: int, greedy: bool,
             generator: torch.Generator | None) -> torch.Tensor:
     if greedy:

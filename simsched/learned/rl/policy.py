@@ -33,10 +33,29 @@ def _load(kind: str, path: str):
         net = ActorCritic(cfg.ppo.hidden, cfg.ppo.layers)
         load_checked_state(net, ck["state"], file=path, what=kind, retrain=checkpoint.RETRAIN[kind])
         net.eval()
+        net.arrived_only = cfg.arrived_only
         return net
     from simsched.learned.rl.world_model import WorldAgent
 
     return WorldAgent.from_checkpoint(ck, path)
+
+
+def _stream_range(checkpoint: str, scenario: Path):  # -> TrainingRange
+    """The range of a checkpoint trained in a stream scenario's world: the job sizes (tasks per job)
+    and processor count of 4 of its training episodes; unknown if the scenario cannot be read.
+    O(4 draws)."""
+    from simsched.errors import SimschedError
+    from simsched.learned.rl.family import StreamFamily
+    from simsched.learned.training_range import TrainingRange, checkpoint_id
+
+    ident = checkpoint_id(checkpoint)
+    try:
+        fam = StreamFamily.from_scenario(scenario)
+    except (SimschedError, OSError):
+        return TrainingRange(ident)
+    sizes = np.concatenate([np.bincount(fam.draw(s).jobs) for s in range(4)])
+    m = fam.platform.n_processors
+    return TrainingRange(ident, (int(sizes.min()), int(sizes.max())), (m, m))
 
 
 class _Agent(OneByOne, RangeChecked):
@@ -59,7 +78,8 @@ class _Agent(OneByOne, RangeChecked):
                     path = bundled
                     break
         self.checkpoint = str(path)
-        _load(self.kind, self.checkpoint)  # a bad checkpoint fails here, so `validate` agrees with `run`
+        model = _load(self.kind, self.checkpoint)  # a bad checkpoint fails here, so `validate` agrees with `run`
+        self.arrived_only = bool(getattr(model, "arrived_only", False))  # as the network was trained
         self.model = None
         self.info: StaticInfo | None = None
 
@@ -69,7 +89,7 @@ class _Agent(OneByOne, RangeChecked):
         if torch.get_num_threads() != self.threads:  # for the whole run: one small forward per placement
             torch.set_num_threads(self.threads)
         self.model = _load(self.kind, self.checkpoint)
-        self.info = StaticInfo.of(problem)
+        self.info = StaticInfo.of(problem, arrived_only=self.arrived_only)
 
     def training_range(self):  # -> simsched.learned.training_range.TrainingRange
         """What the checkpoint was trained on: its config's task range and scenario family."""
@@ -77,8 +97,10 @@ class _Agent(OneByOne, RangeChecked):
         from simsched.learned.training_range import scenario_range
 
         cfg = checkpoint.load(self.checkpoint, self.kind).get("config") or {}
-        tasks = cfg.get("tasks")
         scenarios = Path(__file__).resolve().parents[3] / "scenarios" / "rl"
+        if cfg.get("stream_scenario"):
+            return _stream_range(self.checkpoint, scenarios / cfg["stream_scenario"])
+        tasks = cfg.get("tasks")
         return scenario_range(self.checkpoint, cfg.get("scenario"),
                               (int(tasks[0]), int(tasks[1])) if tasks else None, (scenarios,))
 
@@ -87,26 +109,108 @@ class _Agent(OneByOne, RangeChecked):
 
 
 class RLPolicy(_Agent):
-    """PPO-trained GNN agent (task head, then processor head), shipped checkpoint by default.
+    """PPO-trained GNN agent (task head, then processor head), shipped checkpoint by default, with
+    optional decision-time search (rollout).
 
     Model-free: PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016) on the SimPy-driven
     gymnasium env, as READYS (Grinsztajn et al. 2021) / Decima (Mao et al. 2019).  One GNN forward
     per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint, or the name of one
     shipped with simsched (default: trained on single DAGs; ``rl_online``: trained on job streams).
     ``threads``: torch CPU threads while it runs (default ``$SIMSCHED_TORCH_THREADS``, else 1).
+
+    Decision-time search, Bertsekas' rollout at every placement (:mod:`simsched.learned.rl.rollout`):
+    the network proposes its most likely tasks, each on its earliest-finish processor, plus its own
+    greedy action; with the base policy's action they are scored by simulating the arrived work
+    forward with expected costs (no noise, no future arrivals) under the base policy; the lowest sum
+    of job completion times wins.  Deterministic.  Cost per placement: one GNN forward plus up to
+    ``rollout + 2`` simulations of O(horizon (log horizon + m + d)) each.
+
+    ``rollout``: candidate tasks the network proposes (0, the default: the network alone, no search).
+    ``base``: ``srjf`` (shortest remaining job first, earliest finish) or ``network`` (the network's
+    task scores at the decision point, frozen over the simulation, earliest finish).
+    ``horizon``: placements simulated per candidate (0: all arrived work).
+    ``margin``: the best candidate replaces the base action only if its simulated cost is lower by
+    more than this fraction (model error makes small simulated gains unreliable).
     """
 
     name = "rl"
     kind = "rl"
+
+    def __init__(self, *, checkpoint: str | None = None, threads: int | None = None, rollout: int = 0,
+                 base: str = "srjf", horizon: int = 0, margin: float = 0.0) -> None:
+        from simsched.errors import SimschedError
+
+        super().__init__(checkpoint=checkpoint, threads=threads)
+        if not (isinstance(rollout, int) and 0 <= rollout <= 64):
+            raise SimschedError(f"rl: rollout must be an integer from 0 to 64 (candidate tasks), got {rollout!r}")
+        if base not in ("srjf", "network"):
+            raise SimschedError(f"rl: base must be 'srjf' or 'network', got {base!r}")
+        if not (isinstance(horizon, int) and horizon >= 0):
+            raise SimschedError(f"rl: horizon must be an integer >= 0 (0: no bound), got {horizon!r}")
+        if not (isinstance(margin, (int, float)) and 0.0 <= margin < 1.0):
+            raise SimschedError(f"rl: margin must be a fraction in [0, 1), got {margin!r}")
+        self.rollout, self.base, self.horizon, self.margin = rollout, base, horizon, float(margin)
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        super().reset(problem, rng)
+        if self.rollout:
+            from simsched.workloads.jobs import job_ids
+
+            g = problem.graph
+            self.jobs = job_ids(g)
+            n_jobs = int(self.jobs.max()) + 1 if self.jobs.size else 0
+            self.cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
+            self.job_priority = np.full(n_jobs, -np.inf)
+            np.maximum.at(self.job_priority, self.jobs, g.priority)
+            self.job_arrival = np.full(n_jobs, np.inf)
+            np.minimum.at(self.job_arrival, self.jobs, g.arrival)
+            self.rank = self.info.rank
 
     def choose(self, view: DecisionView) -> tuple[int, int]:
         import torch
 
         from simsched.learned.rl.nets import collate
 
+        obs = observe(self.info, view)
+        if not self.rollout:
+            with torch.no_grad():
+                t, p, *_ = self.model(collate([obs]), greedy=True)
+            return obs.task_of(int(t[0])), int(p[0])
+        return self._search(view, obs)
+
+    def _search(self, view: DecisionView, obs) -> tuple[int, int]:
+        import torch
+
+        from simsched.learned.rl import rollout as ro
+        from simsched.learned.rl.nets import collate
+
         with torch.no_grad():
-            t, p, *_ = self.model(collate([observe(self.info, view)]), greedy=True)
-        return int(t[0]), int(p[0])
+            tlogp, top, plogp = self.model.scores(collate([obs]), self.rollout)
+        tasks = np.array([obs.task_of(int(r)) for r in top])
+        eft = np.argmin(view.completion_times(tasks), axis=1)
+        net_action = (int(tasks[0]), int(np.argmax(plogp[0])))
+        if self.base == "srjf":
+            choose = ro.srjf_choice(self.jobs, self.rank, self.job_priority)
+            rem = np.bincount(self.jobs, weights=np.isnan(view.finish) * (view.processor < 0) * self.cost,
+                              minlength=self.job_arrival.size)
+            r = view.ready
+            bt = int(r[choose(r, rem)])
+            base_action = (bt, int(np.argmin(view.completion_times(np.array([bt]))[0])))
+        else:
+            score = np.full(view.problem.n_tasks, -np.inf)
+            rows = np.arange(obs.nodes.shape[0]) if obs.tasks is None else obs.tasks
+            score[rows] = tlogp
+            choose = ro.score_choice(score)
+            base_action = (int(tasks[0]), int(eft[0]))
+        candidates = [base_action, net_action] + [(t, int(eft[i])) for i, t in enumerate(tasks.tolist())]
+        unique = list(dict.fromkeys(candidates))
+        if len(unique) == 1:
+            return unique[0]
+        model = ro.ForwardModel(view, self.jobs, self.rank, self.cost, self.job_priority, self.job_arrival)
+        best, costs = ro.best_candidate(model, unique, choose, self.horizon)
+        if costs.min() > costs[0] * (1.0 - self.margin):  # not clearly better than the base: keep it
+            return base_action
+        return best
 
 
 class RLWorldPolicy(_Agent):

@@ -25,11 +25,16 @@ from simsched.learned.rl.nets import ActorCritic, collate
 Progress = Callable[[int, int, dict], None]
 
 
-def make_family(cfg: TrainConfig) -> Family:
+def make_family(cfg: TrainConfig):  # -> Family | StreamFamily
     """The config's family: the scenario's platform and generator, with the config's task range,
-    job stream, noise range and disruptions."""
+    job stream, noise range and disruptions; or, with ``stream_scenario``, that stream scenario's
+    world (:class:`~simsched.learned.rl.family.StreamFamily`)."""
     from simsched.simulator.engine import Disruptions
 
+    if cfg.stream_scenario is not None:
+        from simsched.learned.rl.family import StreamFamily
+
+        return StreamFamily.from_scenario(cfg.path(cfg.stream_scenario))
     return Family.from_scenario(cfg.path(cfg.scenario), tasks=tuple(cfg.tasks), n_jobs=cfg.jobs,
                                 job_rate=cfg.job_rate, sigma_range=cfg.sigma,
                                 disruptions=Disruptions(**cfg.disruptions.model_dump()))
@@ -39,7 +44,7 @@ def make_env(cfg: TrainConfig, family: Family | None = None) -> SchedulingEnv:
     fam = family or make_family(cfg)
     return SchedulingEnv(fam, reward=cfg.reward, max_tasks=max(64, fam.tasks[1] * fam.n_jobs),
                          max_procs=fam.platform.n_processors, max_jobs=max(4, fam.n_jobs),
-                         fixed_seed=cfg.fixed_seed)
+                         fixed_seed=cfg.fixed_seed, arrived_only=cfg.arrived_only)
 
 
 @dataclass
@@ -161,6 +166,7 @@ def behaviour_clone(env: SchedulingEnv, net: ActorCritic, seeds: list[int], cfg:
         done = False
         while not done:
             t, p = teacher.choose(env.view)
+            t = env.obs.row_of(t)
             obs.append(env.obs)
             tasks.append(t)
             procs.append(p)
