@@ -98,9 +98,8 @@ class OneByOne:
             t = self.pick_task(view, ready[left], placed)
             self._after_placement(t)
             # the chosen task's row only: a backlog of ready tasks costs nothing per placement
-            one = np.array([t])
-            ct = np.maximum(available, view.data_ready(one)[0]) + view.problem.cost_rows(one)[0]
-            p = int(np.argmin(ct))
+            ct = np.maximum(available, view.data_ready_row(t)) + view.problem.cost_row(t)
+            p = int(ct.argmin())
             out.append((t, p))
             placed.append(t)
             left[np.searchsorted(ready, t)] = False

@@ -215,6 +215,7 @@ class _OnlineRun:
         self.ready: set[int] = {v for v in range(n) if self.arrived[v] and self.npred[v] == 0}
         self.queue: list[deque[int]] = [deque() for _ in range(m)]
         self.running = [-1] * m
+        self.n_processors = m
         self.expected_end = np.zeros(m)
         self.idle = np.ones(m, dtype=bool)
         self.trigger: str | None = None
@@ -392,7 +393,8 @@ class _OnlineRun:
         for item in assignments:
             try:
                 task, proc = item
-                task, proc = int(task), int(proc)
+                if type(task) is not int or type(proc) is not int:
+                    task, proc = int(task), int(proc)
             except (TypeError, ValueError):
                 raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; "
                                     f"an assignment is a (task, processor) pair of integers") from None
@@ -431,7 +433,7 @@ class _OnlineRun:
                     f"task {g.names[v]!r}, which is " +
                     ("already assigned" if self.proc_of[v] >= 0 else "not ready"))
             raise SimschedError(f"policy {self.policy_name!r} assigned {what}")
-        if not 0 <= p < len(self.queue):
+        if not 0 <= p < self.n_processors:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to processor "
                                 f"index {p}, which does not exist")
         terms = self._cost_terms
@@ -455,11 +457,11 @@ class _OnlineRun:
         pred_ptr = self.pred_ptr
         lo, hi = pred_ptr[v], pred_ptr[v + 1]
         if hi > lo:
-            lat, inv, data = self.latency, self.inv_bandwidth, self.pred_data
+            lat, inv = self.latency, self.inv_bandwidth
             first = True
-            for i, u in enumerate(self.pred_src[lo:hi], lo):
+            for u, x in zip(self.pred_src[lo:hi], self.pred_data[lo:hi]):
                 s = proc_of[u]
-                t = lat[s][p] + data[i] * inv[s][p]
+                t = lat[s][p] + x * inv[s][p]
                 if first or t > delay:
                     delay, first = t, False
         if delay > 0.0:
