@@ -93,14 +93,14 @@ class DecisionView:
         over the in-edges at once or segment by segment gives the same number) in a few numpy calls
         instead of the gather over tasks.  O(in-degree x m)."""
         g, prob = self.problem.graph, self.problem
-        row = np.full(prob.n_processors, max(self.now, float(g.arrival[task])))
+        floor = max(self.now, float(g.arrival[task]))
         lo, hi = int(g.pred_ptr[task]), int(g.pred_ptr[task + 1])
-        if hi > lo:
-            edges = g.pred_edges[lo:hi]
-            srcs = g.edge_src[edges]
-            sent = np.maximum(self.finish[srcs], self.now)[:, None]
-            np.maximum(row, (sent + prob.transfer_to_all(edges, self.processor[srcs])).max(axis=0), out=row)
-        return row
+        if hi == lo:
+            return np.full(prob.n_processors, floor)
+        edges = g.pred_edges[lo:hi]
+        srcs = g.edge_src[edges]
+        sent = np.maximum(self.finish[srcs], self.now)[:, None]
+        return np.maximum((sent + prob.transfer_to_all(edges, self.processor[srcs])).max(axis=0), floor)
 
     def completion_times(self, tasks: np.ndarray) -> np.ndarray:
         """(len(tasks), m): expected finish of each task if appended to each processor's queue now:
