@@ -7,7 +7,6 @@ campaign through every registered scheduler with the independent validator.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -209,10 +208,9 @@ def test_ci_campaign_every_registered_scheduler() -> None:
     when PyTorch is installed), each run checked by the independent validator and replayed:
     0 violations.  The nightly size is documented in docs/testing.md."""
     names = [n for n in registry.names() if not _learned(n) or _has_torch()]
-    t0 = time.perf_counter()
     tallies = run_campaign(40, seed=2024, names=names)
     bad = {n: dict(t.violations) for n, t in tallies.items() if t.violations}
     assert not bad, {n: tallies[n].examples for n in bad}
     assert set(tallies) == set(names)
     assert all(t.runs + t.skipped == 40 for t in tallies.values())
-    assert time.perf_counter() - t0 < 120
+    assert sum(t.runs for t in tallies.values()) >= 40 * len(names) // 2  # most problems really ran

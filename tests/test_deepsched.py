@@ -57,7 +57,8 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 
 def test_tiny_training_beats_untrained_network(tiny: tuple[Path, dict]) -> None:
     _, m = tiny
-    assert m["train_s"] < 120
+    assert m["epochs"] == yaml.safe_load(TINY.read_text())["train"]["epochs"]  # ran its epochs, no more
+    assert m["train_s"] > 0
     assert m["dagger_rounds"] == 1 and 0.0 < m["dagger_1_agreement"] <= 1.0  # DAgger relabelled once
     assert m["val_loss"] <= 0.8 * m["untrained_val_loss"], m
     assert m["val_acc"] >= m["untrained_val_acc"] + 0.03, m

@@ -288,10 +288,10 @@ def test_bad_stream_input_is_one_located_line(tmp_path: Path, old: str, new: str
 
 
 @pytest.mark.parametrize("rows,expect", [
-    ("time,job\n0,j\n5,j\n3,j\n", "4: times must be sorted"),
-    ("time,job\n0,missing.json\n", "2: job file not found"),
-    ("time,job,deadline\n0,j,\n7,j,5\n", "3: deadline 5 is not after the arrival 7"),
-    ("t,job\n0,j\n", "1: an arrival trace needs a header"),
+    ("time,job\n0,j\n5,j\n3,j\n", "4: time: times must be sorted"),
+    ("time,job\n0,missing.json\n", "2: job: job file not found"),
+    ("time,job,deadline\n0,j,\n7,j,5\n", "3: deadline: deadline 5 is not after the arrival 7"),
+    ("t,job\n0,j\n", "1: time: the header has no 'time' column: an arrival trace needs the columns"),
 ])
 def test_bad_arrival_traces_name_their_line(tmp_path: Path, rows: str, expect: str) -> None:
     (tmp_path / "arr.csv").write_text(rows)

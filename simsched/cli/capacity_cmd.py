@@ -63,6 +63,37 @@ def print_capacity_table(result: Mapping[str, Any], console: Any = None) -> None
         out.print(escape(confidence_statement(result, e)), soft_wrap=True)
 
 
+def print_over_table(over: Mapping[str, Any], console: Any = None) -> None:
+    """One row per value of the ``--over`` field and scheduler: the fewest capacity, its days met
+    with the Wilson interval, the first clause's metric mean, and what one fewer gave."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from simsched.run.capacity import days_text, display_of, level_of
+
+    first = over["cells"][0]["result"]
+    clause = first["clauses"][0]
+    scale, unit = display_of(first, clause["metric"])
+    table = Table(title=escape(f"capacity per {over['field']}: {first['objective']} on ≥ {first['on_days']:.0%} "
+                               f"of days"),
+                  caption=escape(f"{first['days']} simulated days per capacity (seeds {first['seeds'][0]}–"
+                                 f"{first['seeds'][1]}, the same for every value); interval of the day success "
+                                 "rate: Wilson 95%; ≤k/N: stopped once it could not pass"))
+    for col in (over["field"], "scheduler", first["unit"], "days met", "95% interval",
+                f"{clause['metric']} mean{unit}", "one fewer", "sims"):
+        table.add_column(escape(col), justify="left" if col == "scheduler" else "right")
+    for cell in over["cells"]:
+        for e in cell["result"]["variants"]:
+            n = e["capacity"]
+            lv = level_of(e, n) if n is not None else max(e["levels"], key=lambda x: x["capacity"])
+            below = level_of(e, n - 1) if n is not None else None
+            table.add_row(escape(str(cell["value"])), escape(e["variant"]), "not reachable" if n is None else str(n),
+                          days_text(lv), f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
+                          _fmt(lv["metrics"][clause["metric"]]["mean"] / scale),
+                          "-" if below is None else days_text(below), str(e["simulations"]))
+    (console or common_console()).print(table)
+
+
 def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
     """Two panels against capacity, one line per scheduler: the first clause's metric (mean over
     days, Student's t 95% interval as error bars, the threshold dashed) and the day success rate
@@ -177,6 +208,9 @@ def capacity_command(
     all_days: bool = typer.Option(False, "--all-days",
                                   help="Simulate every day of every capacity tried (else a capacity stops "
                                        "once it has missed too many days to pass)."),
+    over: str = typer.Option(None, "--over",
+                             help="Search once per value of a scenario field, e.g. "
+                                  "workload.stream.arrivals.poisson=0.01,0.015,0.02 (same days for each)."),
 ) -> None:
     """Find the fewest processors/servers meeting a service objective over N simulated days, with confidence."""
     import json
@@ -200,9 +234,31 @@ def capacity_command(
                 raise SimschedError(f"must be >= 1, got {value}", field=name)
         if on_days is not None and not 0 < on_days <= 1:
             raise SimschedError(f"must be in (0, 1], got {on_days}", field="--on-days")
+        if over is not None:
+            from simsched.study.capacity_over import answer_over, parse_over
+
+            field, values = parse_over(over)
+            if plot is not None:
+                raise SimschedError("--plot draws one search; run without --over for it", field="--plot")
         doc = load_yaml(scenario)
-        question = question_from(doc, objective=objective, resource=resource, days=days, on_days=on_days,
+
+        def ask(d: Any) -> Any:
+            return question_from(d, objective=objective, resource=resource, days=days, on_days=on_days,
                                  seed=seed, high=max_capacity, variants=policy or None, all_days=all_days)
+
+        if over is not None:
+            progress = _LiveProgress()
+            try:
+                grid = answer_over(doc, field, values, ask, progress)
+            finally:
+                progress.close()
+            print_over_table(grid)
+            if json_path is not None:
+                from simsched.fileio import atomic_write_text
+
+                atomic_write_text(json_path, json.dumps(grid, indent=2, default=str))
+            return
+        question = ask(doc)
         progress = _LiveProgress()
         try:
             result = answer(question, progress)

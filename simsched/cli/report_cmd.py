@@ -21,7 +21,7 @@ def _report(results: Path, output: Path | None, trace: Path | None, metric: list
             transfers: bool = False) -> None:
     from simsched.outputs import check_output
     from simsched.report.html import write_report
-    from simsched.report.study import DEFAULT_METRICS, is_study_results, write_study_report
+    from simsched.report.study import is_study_results, write_study_report
     from simsched.run.document import load_document
 
     output = output if output is not None else results.with_suffix(".html")
@@ -32,7 +32,7 @@ def _report(results: Path, output: Path | None, trace: Path | None, metric: list
         if trace is not None or transfers:
             raise SimschedError("--trace and --transfers draw a run's schedules: give them the JSON of "
                                 "`simsched run --json`, not a sweep's results")
-        metrics = [check_metric(m, "--metric") for m in (metric or DEFAULT_METRICS)]
+        metrics = [check_metric(m, "--metric") for m in (metric or ())] or None
         write_study_report(results, output, metrics)
         typer.echo(f"study report written to {output}")
         return

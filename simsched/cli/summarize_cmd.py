@@ -14,8 +14,6 @@ import typer
 
 from simsched.errors import SimschedError
 
-DEFAULT_METRICS = ("makespan", "slr", "utilization")
-
 
 def check_metric(name: str, option: str) -> str:
     """``name`` if it is a metric column; a :class:`SimschedError` listing them otherwise."""
@@ -33,13 +31,17 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
     from simsched.study.stats import objective_entries, override_fields, summarize_rows
     from simsched.study.store import load_rows
 
-    metrics = [check_metric(m, "--metric") for m in (metric or DEFAULT_METRICS)]
+    metrics = [check_metric(m, "--metric") for m in (metric or ())]
     if objective is not None:
         objective_entries([], [], objective)  # a bad objective fails before anything is printed
     if json_path is not None:
         from simsched.outputs import check_output
 
         check_output(json_path, option="--json", suffixes=(".json",), inputs=[results])
+    if not metrics:  # the defaults follow the rows (job metrics for streams); their columns are checked
+        from simsched.study.stats import default_metrics
+
+        metrics = list(default_metrics(load_rows(results)))
     rows = load_rows(results, need=metrics)
     if not rows:
         raise SimschedError("the results file has no rows", file=results)
@@ -70,7 +72,8 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
 def summarize(
     results: Path = typer.Argument(..., help="Results of a sweep (.csv or .parquet).", show_default=False),
     metric: list[str] | None = typer.Option(None, "--metric", "-m",
-                                            help="Metric to show (repeatable; default: makespan, slr, utilization)."),
+                                            help="Metric to show (repeatable; default: makespan, slr, utilization; for "
+                                                 "job streams jct_mean, jct_p95, slowdown_mean, utilization)."),
     json_path: Path | None = typer.Option(None, "--json", help="Also write the summary as JSON here."),
     objective: str | None = typer.Option(None, "--objective", "-o",
                                          help="Also count the seeds meeting a service objective per point, "

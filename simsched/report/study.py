@@ -26,8 +26,6 @@ from simsched.errors import SimschedError
 from simsched.fileio import atomic_write_text
 from simsched.report.html import BASE_CSS, wtl_matrix_html
 
-DEFAULT_METRICS = ("makespan", "slr", "utilization")
-
 _CSS = BASE_CSS + """
 body{max-width:1400px} td.name,th.name{text-align:left} tr.first td{border-top:1px solid #bbb}
 .failed{color:#b2182b} figure{margin:12px 0 24px} figure img{max-width:100%;border:1px solid #e5e5e5}
@@ -63,9 +61,9 @@ def _comparisons(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> dict
 
 def _summary_table(entries: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str],
                    comparisons: dict[tuple[Any, str], dict[str, Any]]) -> str:
-    from simsched.study.stats import column_decimals, format_mean_ci, format_ratio
+    from simsched.study.stats import PERCENT, column_decimals, format_mean_ci, format_ratio
 
-    places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries], percent=m == "utilization")
+    places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries], percent=m in PERCENT)
               for m in metrics}
     head = "".join(f"<th class=\"name\">{html.escape(f)}</th>" for f in fields)
     head += "<th class=\"name\">scheduler</th><th>runs</th>" + "".join(
@@ -81,7 +79,7 @@ def _summary_table(entries: Sequence[dict[str, Any]], fields: Sequence[str], met
             cls = " class=\"best\"" if comp.get("best") == str(e["scheduler"]) else ""
             ratio = comp.get("ratios", {}).get(str(e["scheduler"]), {})
             ref = " (ref)" if comp.get("reference") == str(e["scheduler"]) else ""
-            cells += (f"<td{cls}>{html.escape(format_mean_ci(mean, ci, m == 'utilization', places[m]))}</td>"
+            cells += (f"<td{cls}>{html.escape(format_mean_ci(mean, ci, m in PERCENT, places[m]))}</td>"
                       f"<td>{html.escape(format_ratio(ratio) + ref)}</td>")
         first = " class=\"first\"" if e["point"] != previous else ""
         previous = e["point"]
@@ -126,10 +124,12 @@ def _failures(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
-                      metrics: Sequence[str] = DEFAULT_METRICS) -> str:
-    """The report page of a study's result ``rows`` read from ``source`` (see the module docstring)."""
-    from simsched.study.stats import override_fields, summarize_rows
+                      metrics: Sequence[str] | None = None) -> str:
+    """The report page of a study's result ``rows`` read from ``source`` (see the module docstring);
+    ``metrics`` default to :func:`simsched.study.stats.default_metrics` (job metrics for streams)."""
+    from simsched.study.stats import default_metrics, override_fields, summarize_rows
 
+    metrics = tuple(metrics) if metrics else default_metrics(rows)
     fields = override_fields(rows)
     entries = summarize_rows(rows, metrics)
     comparisons = _comparisons(rows, metrics)
@@ -152,8 +152,8 @@ def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
         "geometric mean over the seeds of the scheduler's value divided by the reference's (the best mean "
         "of the point, marked ref) on the same seed, with its paired 95% interval. Bold: the scheduler "
         "significantly best at the point — its paired interval against every other one excludes no "
-        "difference (lowest, or highest for utilisation, speedup and efficiency); no bold when the best "
-        "ties another. Failed runs are counted, not averaged.</p>"
+        "difference (lowest, or highest for utilisation, speedup, efficiency and throughput); no bold when the "
+        "best ties another. Failed runs are counted, not averaged.</p>"
         f"{_summary_table(entries, fields, metrics, comparisons)}"
         f"<h2>Win / tie / loss</h2><p class=\"meta\">Per study point, on the seeds both ran: how often the "
         f"row scheduler beats, ties or loses to the column one on {html.escape(metrics[0])}; * (coloured): "
@@ -162,11 +162,16 @@ def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
         f"<h2>Plots</h2>{_plots(rows, fields, metrics)}{_failures(rows)}</body></html>\n")
 
 
-def write_study_report(results: str | Path, output: str | Path, metrics: Sequence[str] = DEFAULT_METRICS) -> Path:
-    """Read the study results at ``results`` and write their report page to ``output`` atomically.
+def write_study_report(results: str | Path, output: str | Path, metrics: Sequence[str] | None = None) -> Path:
+    """Read the study results at ``results`` and write their report page to ``output`` atomically
+    (``metrics``: see :func:`study_report_html`).
     :class:`SimschedError` for an unreadable file, one without rows or one where every run failed."""
     from simsched.study.store import load_rows
 
+    if not metrics:  # the defaults follow the rows (job metrics for streams); their columns are checked
+        from simsched.study.stats import default_metrics
+
+        metrics = default_metrics(load_rows(results))
     rows = load_rows(results, need=metrics)
     if not rows:
         raise SimschedError("the results file has no rows", file=results)

@@ -25,13 +25,13 @@ def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metr
     table.add_column("runs", justify="right")
     for m in metrics:
         table.add_column(m, justify="right")
-    from simsched.study.stats import column_decimals, format_mean_ci
+    from simsched.study.stats import PERCENT, column_decimals, format_mean_ci
 
-    places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries]) for m in metrics}
+    places = {m: column_decimals([(e[m]["mean"], e[m]["ci"]) for e in entries], m in PERCENT) for m in metrics}
     for e in entries:
         runs = str(e["runs"]) + (f" ([red]{e['failed']} failed[/red])" if e["failed"] else "")
         table.add_row(*(escape(str(e.get(f))) for f in fields), escape(str(e["scheduler"])), runs,
-                      *(format_mean_ci(e[m]["mean"], e[m]["ci"], decimals=places[m]) for m in metrics))
+                      *(format_mean_ci(e[m]["mean"], e[m]["ci"], m in PERCENT, places[m]) for m in metrics))
     console.print(table)
 
 

@@ -281,7 +281,11 @@ class TaskGraphModel:
     written).  The scenario is re-validated per capacity (cached), so a cost matrix drawn per
     processor follows the count."""
 
-    def __init__(self, doc: Any, resource: str | None, *, field_prefix: str = "capacity") -> None:
+    def __init__(self, doc: Any, resource: str | None, *, field_prefix: str = "capacity",
+                 from_option: bool = False) -> None:
+        """``resource`` names the entry to size (its type or name; None: the only entry).  Errors
+        blame ``--resource`` when ``from_option`` (the command line named it), else
+        ``<field_prefix>.resource`` at its line (or the processor list's, when the file names none)."""
         from simsched.scenario import parse_scenario
 
         self.doc = doc
@@ -289,17 +293,20 @@ class TaskGraphModel:
         procs = (data.get("platform") or {}).get("processors") or []
         matches = [i for i, p in enumerate(procs) if isinstance(p, dict)
                    and (resource is None or resource in (p.get("type", "cpu"), p.get("name")))]
-        line = doc.line_of(("platform", "processors"))
+        blame = "--resource" if from_option else f"{field_prefix}.resource"
+        line = None if from_option else (doc.line_of((field_prefix, "resource"))
+                                         or doc.line_of(("platform", "processors")))
         if resource is None and len(matches) != 1:
             raise SimschedError("the platform has several processor entries: name the one to size "
-                                "(--resource TYPE or NAME)", field=f"{field_prefix}.resource", file=doc.file, line=line)
+                                "(--resource TYPE or NAME)", field=blame, file=doc.file,
+                                line=doc.line_of(("platform", "processors")))
         if not matches:
             known = sorted({str(p.get(k)) for p in procs if isinstance(p, dict) for k in ("type", "name") if p.get(k)})
             raise SimschedError(f"no processor entry of type or name {resource!r}; known: {', '.join(known)}",
-                                field=f"{field_prefix}.resource", file=doc.file, line=line)
+                                field=blame, file=doc.file, line=line)
         if len(matches) > 1:
             raise SimschedError(f"{len(matches)} processor entries match {resource!r}: name one entry instead",
-                                field=f"{field_prefix}.resource", file=doc.file, line=line)
+                                field=blame, file=doc.file, line=line)
         self.index = matches[0]
         entry = procs[self.index]
         self.resource = str(entry.get("type", "cpu") if resource is None else resource)
@@ -579,7 +586,7 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
         default_high = model.cfg.capacity.max_servers
     else:
         res = resource if resource is not None else sec.get("resource")
-        model = TaskGraphModel(doc, res)
+        model = TaskGraphModel(doc, res, from_option=resource is not None)
         default_high = DEFAULT_MAX
     check_objective(obj, model, field=field_, file=doc.file, line=line)
     sec_vars = sec.get("schedulers")

@@ -367,11 +367,13 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
         reader = csv.DictReader(fh)
         header = [h.strip() for h in reader.fieldnames or []]
         if "time" not in header or "job" not in header:
-            raise SimschedError("an arrival trace needs a header with columns time,job "
-                                "(and optionally deadline, priority)", file=path, line=1)
+            missing = "time" if "time" not in header else "job"
+            raise SimschedError(f"the header has no {missing!r} column: an arrival trace needs the columns "
+                                "time,job (and optionally deadline, priority)", file=path, line=1, field=missing)
         last = 0.0
         for rec in reader:
             line = reader.line_num
+            _check_cells(rec, header, path, line)
             rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items()}
 
             def number(key: str, rec: dict[str, str] = rec, line: int = line) -> float | None:
@@ -381,36 +383,41 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
                 try:
                     value = float(text)
                 except ValueError:
-                    raise SimschedError(f"{key} {text!r} is not a number", file=path, line=line) from None
+                    raise SimschedError(f"{text!r} is not a number", file=path, line=line, field=key) from None
                 if not np.isfinite(value):
-                    raise SimschedError(f"{key} must be finite, got {text}", file=path, line=line)
+                    raise SimschedError(f"must be finite, got {text}", file=path, line=line, field=key)
                 return value
 
             t = number("time")
             if t is None or t < 0:
-                raise SimschedError("time must be a number >= 0", file=path, line=line)
+                raise SimschedError("must be a number >= 0", file=path, line=line, field="time")
             if t < last:
-                raise SimschedError(f"times must be sorted: {t:g} comes after {last:g}", file=path, line=line)
+                raise SimschedError(f"times must be sorted: {t:g} comes after {last:g}", file=path, line=line,
+                                    field="time")
             last = t
             job = rec["job"]
+            if not job:
+                raise SimschedError("the cell is empty: give a workflow file or the name of a jobs entry",
+                                    file=path, line=line, field="job")
             if job in by_name:
                 k = by_name[job]
             else:
                 file = Path(job) if Path(job).is_absolute() else path.parent / job
                 if not file.is_file():
                     raise SimschedError(f"job file not found: {file} (nor a jobs entry named {job!r})",
-                                        file=path, line=line)
+                                        file=path, line=line, field="job")
                 try:
                     form = detect_form(file)
                 except SimschedError as exc:
-                    raise SimschedError(exc.message, file=path, line=line) from None
+                    raise SimschedError(exc.message, file=path, line=line, field="job") from None
                 func = IMPORTERS[form]
                 spec = WorkloadSpec(form, {"path": str(file)}, lambda _m, _r, f=func, p=file: f(p), ())
                 sources.append(JobSource(spec, 0.0, 0.0, file.name))
                 k = by_name[job] = len(sources) - 1
             deadline = number("deadline")
             if deadline is not None and deadline <= t:
-                raise SimschedError(f"deadline {deadline:g} is not after the arrival {t:g}", file=path, line=line)
+                raise SimschedError(f"deadline {deadline:g} is not after the arrival {t:g}", file=path, line=line,
+                                    field="deadline")
             rows.append(TraceRow(t, k, deadline, number("priority")))
     if not rows:
         raise SimschedError("the arrival trace has no jobs", file=path)
@@ -484,6 +491,23 @@ def parse_dynamics(failures: Any, stragglers: Any, platform: Platform | None, ba
     return Disruptions(failure_rate=rate, repair_time=mttr, down_trace=trace, **kw)
 
 
+def _check_cells(rec: Mapping[Any, Any], header: Sequence[str], path: Path, line: int) -> None:
+    """:class:`SimschedError` at ``line`` of CSV ``path`` when a :class:`csv.DictReader` row has fewer
+    or more cells than the header (a cut or shifted line), naming the first column without a cell.  O(row)."""
+    if None in rec:  # more cells than columns
+        raise SimschedError(f"the row has more cells than the header's {len(header)} columns", file=path,
+                            line=line, field=header[-1] if header else None)
+    short = [k for k, v in rec.items() if v is None]
+    if short:
+        raise SimschedError(f"the row has no cell for this column (the header has {len(header)} columns)",
+                            file=path, line=line, field=str(short[0]).strip())
+
+
+def _some(names: Sequence[str], k: int = 8) -> str:
+    """``a, b, c`` (the first ``k`` names, then ``... (N in all)``)."""
+    return ", ".join(names[:k]) + (f", ... ({len(names)} in all)" if len(names) > k else "")
+
+
 def read_down_trace(path: Path, names: Sequence[str]) -> tuple[tuple[int, float, float], ...]:
     """``(processor index, start, end)`` rows of a CSV with header ``processor,start,end``; errors
     name the file and line (unknown processor, ``start >= end``, unsorted starts).  O(rows)."""
@@ -494,22 +518,31 @@ def read_down_trace(path: Path, names: Sequence[str]) -> tuple[tuple[int, float,
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         header = [h.strip() for h in reader.fieldnames or []]
-        if not {"processor", "start", "end"} <= set(header):
-            raise SimschedError("a down-interval trace needs the header processor,start,end", file=path, line=1)
+        missing = [c for c in ("processor", "start", "end") if c not in header]
+        if missing:
+            raise SimschedError(f"the header has no {missing[0]!r} column: a down-interval trace needs the header "
+                                "processor,start,end", file=path, line=1, field=missing[0])
         last = 0.0
         for rec in reader:
             line = reader.line_num
+            _check_cells(rec, header, path, line)
             rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items()}
             if rec["processor"] not in index:
-                raise SimschedError(f"no processor named {rec['processor']!r}", file=path, line=line)
-            try:
-                a, b = float(rec["start"]), float(rec["end"])
-            except ValueError:
-                raise SimschedError("start and end must be numbers", file=path, line=line) from None
+                raise SimschedError(f"no processor named {rec['processor']!r}; the platform's: "
+                                    f"{_some(names)}", file=path, line=line, field="processor")
+            bounds = []
+            for key in ("start", "end"):
+                try:
+                    bounds.append(float(rec[key]))
+                except ValueError:
+                    raise SimschedError(f"{rec[key]!r} is not a number", file=path, line=line, field=key) from None
+            a, b = bounds
             if not (0 <= a < b and np.isfinite(b)):
-                raise SimschedError(f"a down interval needs 0 <= start < end, got [{a:g}, {b:g}]", file=path, line=line)
+                raise SimschedError(f"a down interval needs 0 <= start < end, got [{a:g}, {b:g}]", file=path,
+                                    line=line, field="start" if not 0 <= a else "end")
             if a < last:
-                raise SimschedError(f"start times must be sorted: {a:g} comes after {last:g}", file=path, line=line)
+                raise SimschedError(f"start times must be sorted: {a:g} comes after {last:g}", file=path, line=line,
+                                    field="start")
             last = a
             out.append((index[rec["processor"]], a, b))
     return tuple(out)

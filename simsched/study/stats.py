@@ -13,12 +13,12 @@ from typing import Any
 
 from simsched.errors import SimschedError
 from simsched.stats import t_interval
-from simsched.study.work import FIXED
+from simsched.study.work import KNOWN
 
 
 def override_fields(rows: Sequence[dict[str, Any]]) -> list[str]:
     """The study's override columns (every column that is not a fixed one), in first-seen order."""
-    return list(dict.fromkeys(k for r in rows for k in r if k not in FIXED))
+    return list(dict.fromkeys(k for r in rows for k in r if k not in KNOWN))
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, int]:
@@ -55,8 +55,30 @@ def summarize_rows(rows: Sequence[dict[str, Any]], metrics: Sequence[str],
     return out
 
 
-HIGHER_IS_BETTER = frozenset({"utilization", "speedup", "efficiency"})
+HIGHER_IS_BETTER = frozenset({"utilization", "speedup", "efficiency", "throughput"})
 """Metrics where a larger mean is better; for every other metric a smaller one is."""
+
+PERCENT = frozenset({"utilization", "deadline_miss_rate", "lost_work_fraction"})
+"""Metrics that are fractions, shown as percentages in tables."""
+
+GRAPH_DEFAULTS = ("makespan", "slr", "utilization")
+STREAM_DEFAULTS = ("jct_mean", "jct_p95", "slowdown_mean", "utilization")
+
+
+def default_metrics(rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """The metrics a table of ``rows`` shows when the user names none: for results that include job
+    streams (a successful row with a finite ``jct_mean``) the job metrics — mean and p95 JCT,
+    slowdown — plus utilisation, and ``deadline_miss_rate`` when some job had a deadline; otherwise
+    makespan, SLR and utilisation.  O(rows)."""
+    def finite(r: dict[str, Any], key: str) -> bool:
+        v = r.get(key)
+        return not r.get("error") and isinstance(v, (int, float)) and math.isfinite(v)
+
+    if not any(finite(r, "jct_mean") for r in rows):
+        return GRAPH_DEFAULTS
+    if any(finite(r, "deadline_miss_rate") for r in rows):
+        return (*STREAM_DEFAULTS[:3], "deadline_miss_rate", STREAM_DEFAULTS[3])
+    return STREAM_DEFAULTS
 
 
 def decimals_of(mean: float, ci: float) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 from simsched.errors import SimschedError
 from simsched.extras import install_hint
 from simsched.outputs import atomic_write
-from simsched.study.work import FIXED, METRICS
+from simsched.study.work import FIXED, GRAPH_METRICS, KNOWN, METRICS, STREAM_METRICS, TAIL
 
 SUFFIXES = (".csv", ".parquet")
 _INTS = ("point", "seed", "tasks")
@@ -47,10 +47,12 @@ def pyarrow_module() -> Any:
 
 def columns_of(rows: Sequence[dict[str, Any]], fields: Sequence[str] = ()) -> list[str]:
     """Column order: the fixed head, the override fields (``fields`` first, then any other extra
-    column in first-seen order), then the fixed rest."""
-    extra = list(dict.fromkeys([*fields, *(k for r in rows for k in r if k not in FIXED)]))
-    head, rest = FIXED[:3], FIXED[3:]
-    return [*head, *extra, *rest]
+    column in first-seen order), the fixed middle and metrics, the stream metrics some row has (none
+    for a study without job streams), then the fixed tail.  O(rows x columns)."""
+    extra = list(dict.fromkeys([*fields, *(k for r in rows for k in r if k not in KNOWN)]))
+    stream = [m for m in STREAM_METRICS if any(m in r for r in rows)]
+    head, middle = FIXED[:3], FIXED[3:len(FIXED) - len(TAIL)]
+    return [*head, *extra, *middle, *stream, *TAIL]
 
 
 def _kind(values: list[Any]) -> str:
@@ -218,7 +220,7 @@ def read_table(path: str | Path, need: Sequence[str] = ()) -> list[dict[str, Any
     except Exception as exc:
         raise SimschedError(f"cannot read the results file: {type(exc).__name__}: {exc}", file=p) from None
     for r in rows:
-        for m in METRICS:
+        for m in GRAPH_METRICS:
             if r.get(m) is None:
                 r[m] = math.nan
         if r.get("error") is None:

@@ -4,9 +4,11 @@ A chunk is plain data (picklable, and cheap to ship to a Dask worker): one study
 scenario data, the file it came from (relative workload paths resolve against it, so on a cluster
 those files must exist at the same path on the workers) and a list of ``(task_id, scheduler, seed)``
 runs.  Each run is :func:`simsched.run.runner.run_scenario` with that one scheduler, that seed and
-one repetition: the seed draws the graph (for a generator workload) and the noise.  A run that raises
-becomes a row with its ``error`` and NaN metrics; it never stops the chunk.  A learned scheduler's
-row carries its ``checkpoint`` id and any out-of-range ``warning`` the runner gave.
+one repetition: the seed draws the graph (for a generator workload) and the noise (for a job stream
+or a world with failures: the day — arrivals, jobs, failures — and the row also carries
+:data:`STREAM_METRICS`).  A run that raises becomes a row with its ``error`` and NaN metrics; it
+never stops the chunk.  A learned scheduler's row carries its ``checkpoint`` id and any
+out-of-range ``warning`` the runner gave.
 """
 
 from __future__ import annotations
@@ -18,17 +20,35 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-METRICS = ("makespan", "avg_turnaround", "avg_waiting", "utilization", "slr", "speedup", "efficiency",
-           "lower_bound", "gap_to_lower_bound", "scheduler_time_s")
-"""Metric columns of a results row (floats; NaN for a failed run)."""
+GRAPH_METRICS = ("makespan", "avg_turnaround", "avg_waiting", "utilization", "slr", "speedup", "efficiency",
+                 "lower_bound", "gap_to_lower_bound", "scheduler_time_s")
+"""Metrics every run has (one task graph, or a job stream's whole day seen as one schedule)."""
+
+STREAM_METRICS = ("jobs", "jct_mean", "jct_p50", "jct_p95", "jct_p99", "slowdown_mean", "slowdown_p95",
+                  "waiting_mean", "waiting_p95", "deadline_miss_rate", "throughput", "lost_work",
+                  "lost_work_fraction", "failures", "restarts", "offered_load")
+"""Metrics of a run on a job stream, named as in the results JSON
+(:func:`simsched.simulator.jobmetrics.stream_metrics`; docs/streams.md), in the rows of dynamic
+scenarios only (a job stream, or failures/stragglers: the online engine's runs);
+``deadline_miss_rate`` NaN when no job has a deadline; ``jobs`` the number of jobs of the day,
+``failures``/``restarts`` the processor failures and task restarts.  Utilisation over all processors
+is the ``utilization`` column."""
+
+METRICS = GRAPH_METRICS + STREAM_METRICS
+"""Metric columns of a results row (floats; NaN for a failed run).  The row of a static task-graph
+run has no stream metrics, and a results file of such runs no such columns."""
 
 HEAD = ("task_id", "point", "point_id")
 MIDDLE = ("scheduler", "seed", "tasks")
 TAIL = ("error", "checkpoint", "warning", "run_id", "run_s")
 """``checkpoint``: a learned scheduler's checkpoint id (12 hex digits of its SHA-256; empty for the
 others); ``warning``: the run's warnings (e.g. an instance outside the checkpoint's training range)."""
-FIXED = HEAD + MIDDLE + METRICS + TAIL
-"""Columns every results store has; the study's override fields come between HEAD and MIDDLE."""
+FIXED = HEAD + MIDDLE + GRAPH_METRICS + TAIL
+"""Columns every results store has; the study's override fields come between HEAD and MIDDLE, and
+the :data:`STREAM_METRICS` (only in results with a job-stream run) between the metrics and TAIL."""
+
+KNOWN = frozenset(FIXED) | frozenset(STREAM_METRICS)
+"""Every column that is not a study override field."""
 
 VOLATILE = ("scheduler_time_s", "run_id", "run_s")
 """Columns that differ between two executions of the same run (wall times, which execution)."""
@@ -73,6 +93,15 @@ def _describe(exc: BaseException) -> str:
     return text if isinstance(exc, SimschedError) else f"{type(exc).__name__}: {text}"
 
 
+def _metric(result: Mapping[str, Any], key: str) -> float:
+    """Metric ``key`` of a run's result row as a float: NaN when the run has no such metric (a
+    stream metric of a task-graph run); ``jobs`` counts the per-job records a stream row holds."""
+    value = result.get(key)
+    if isinstance(value, (list, tuple)):
+        return float(len(value))
+    return math.nan if value is None else float(value)
+
+
 def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per run of ``chunk`` (see the module docstring), in the chunk's order."""
     from simsched.run.runner import run_scenario
@@ -82,17 +111,20 @@ def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
         scenario, setup_error = _scenario(chunk), ""
     except Exception as exc:  # e.g. a workload file missing on this worker
         scenario, setup_error = None, _describe(exc)
+    stream = bool(getattr(scenario, "is_dynamic", False))  # its rows carry the stream metrics
     for task_id, label, seed in chunk["runs"]:
         row: dict[str, Any] = {"task_id": task_id, "point": chunk["point"], "point_id": chunk["point_id"],
                                **chunk["values"], "scheduler": label, "seed": int(seed), "tasks": None}
-        row.update(dict.fromkeys(METRICS, math.nan))
+        row.update(dict.fromkeys(GRAPH_METRICS, math.nan))
+        if stream:
+            row.update(dict.fromkeys(STREAM_METRICS, math.nan))
         t0 = time.perf_counter()
         error, checkpoint, warning = setup_error, "", ""
         if scenario is not None:
             try:
                 report = run_scenario(scenario, schedulers=[label], seed=int(seed), repetitions=1)
                 result = report.rows[0]
-                row.update({k: float(result[k]) for k in METRICS})
+                row.update({k: _metric(result, k) for k in (METRICS if stream else GRAPH_METRICS)})
                 row["tasks"] = int(report.problem.n_tasks)
                 checkpoint, warning = str(result.get("checkpoint", "")), " | ".join(report.warnings)
             except Exception as exc:
