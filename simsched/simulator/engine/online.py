@@ -39,6 +39,24 @@ class _Tick:
         self._value = value
 
 
+def _uniform_link(latency: np.ndarray, inv_bandwidth: np.ndarray) -> tuple[float, float, float, float] | None:
+    """``(diagonal latency, diagonal 1/bandwidth, link latency, link 1/bandwidth)`` when every
+    diagonal entry of the (m, m) matrices is one value and every off-diagonal entry another (a
+    uniform platform), else None.  Exact equality, so using the pair gives the same floats as the
+    matrices.  O(m^2) once."""
+    m = latency.shape[0]
+    if m < 2:
+        return None
+    off = ~np.eye(m, dtype=bool)
+    out = []
+    for a in (latency, inv_bandwidth):
+        d, o = a[0, 0], a[0, 1]
+        if not ((np.diagonal(a) == d).all() and (a[off] == o).all()):
+            return None
+        out.append((float(d), float(o)))
+    return out[0][0], out[1][0], out[0][1], out[1][1]
+
+
 # --------------------------------------------------------------------------- disruptions
 def _per_processor(value: float | np.ndarray, m: int, name: str) -> np.ndarray:
     arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (m,)) if np.ndim(value) == 0 else \
@@ -195,8 +213,13 @@ class _OnlineRun:
         self.pred_ptr = g.pred_ptr.tolist()
         self.pred_src = g.edge_src[g.pred_edges].tolist()
         self.pred_data = g.edge_data[g.pred_edges].tolist()
-        self.latency = problem.latency.tolist()  # (m, m) as rows: Problem.transfer_time's terms
-        self.inv_bandwidth = problem.inv_bandwidth.tolist()
+        # Problem.transfer_time's terms: one (latency, 1 / bandwidth) pair for every link when the
+        # platform's links are all alike (the same floats, without (m, m) lists whose random reads
+        # miss the cache at 1,000 processors), else (m, m) as rows
+        self.link = _uniform_link(problem.latency, problem.inv_bandwidth)
+        if self.link is None:
+            self.latency = problem.latency.tolist()
+            self.inv_bandwidth = problem.inv_bandwidth.tolist()
         self.npred = np.diff(g.pred_ptr).tolist()
         self.arrived = (g.arrival <= 0).tolist()
         self.processor = np.full(n, -1, dtype=np.int64)
@@ -456,13 +479,20 @@ class _OnlineRun:
         pred_ptr = self.pred_ptr
         lo, hi = pred_ptr[v], pred_ptr[v + 1]
         if hi > lo:
-            lat, inv = self.latency, self.inv_bandwidth
             first = True
-            for u, x in zip(self.pred_src[lo:hi], self.pred_data[lo:hi]):
-                s = proc_of[u]
-                t = lat[s][p] + x * inv[s][p]
-                if first or t > delay:
-                    delay, first = t, False
+            if self.link is not None:
+                same_lat, same_inv, lat, inv = self.link
+                for u, x in zip(self.pred_src[lo:hi], self.pred_data[lo:hi]):
+                    t = same_lat + x * same_inv if proc_of[u] == p else lat + x * inv
+                    if first or t > delay:
+                        delay, first = t, False
+            else:
+                lat, inv = self.latency, self.inv_bandwidth
+                for u, x in zip(self.pred_src[lo:hi], self.pred_data[lo:hi]):
+                    s = proc_of[u]
+                    t = lat[s][p] + x * inv[s][p]
+                    if first or t > delay:
+                        delay, first = t, False
         if delay > 0.0:
             ready_at = self.data_time[v] = now + delay
             if self.disruptions is None and self.running[p] < 0 and not self.queue[p]:
