@@ -55,8 +55,9 @@ class OneByOne:
 
     Subclasses that only choose the task (:meth:`pick_task`, the heuristics below) take a faster,
     equivalent path: each placement computes the chosen task's completion times alone and updates
-    ``available``/``idle`` of one processor instead of copying the view's (n,) arrays.  O(k m) per
-    decision (the eligibility check) plus O(in-degree x m) and :meth:`pick_task`'s cost per
+    ``available``/``idle`` of one processor instead of copying the view's (n,) arrays.  O(k) per
+    decision (the eligibility of the ready set is checked only when a chosen task has no finite
+    completion time, i.e. may run nowhere) plus O(in-degree x m) and :meth:`pick_task`'s cost per
     placement, for k ready tasks and m processors (the view-copying path is O(n + k m) per
     placement).
     """
@@ -86,9 +87,6 @@ class OneByOne:
         """:meth:`decide` for :meth:`pick_task` subclasses (see the class docstring); the same
         assignments as the view-copying loop, float for float."""
         ready = view.ready
-        stuck = ~view.problem.eligible_rows(ready).any(axis=1)
-        if stuck.any():  # no processor may run it: the engine rejects this with a SimschedError
-            return [(int(ready[np.argmax(stuck)]), 0)]
         available = np.array(view.available, dtype=np.float64)
         idle = np.array(view.idle)
         left = np.ones(ready.size, dtype=bool)
@@ -100,9 +98,12 @@ class OneByOne:
             t = self.pick_task(view, ready[left], placed)
             self._after_placement(t)
             # the chosen task's row only: a backlog of ready tasks costs nothing per placement
-            one = np.array([t])
-            ct = np.maximum(available, view.data_ready(one)[0]) + view.problem.cost_rows(one)[0]
-            p = int(np.argmin(ct))
+            ct = np.maximum(available, view.data_ready_row(t)) + view.problem.cost_row(t)
+            p = int(ct.argmin())
+            if not ct[p] < np.inf:  # only when a ready task may run nowhere: checked here, not per decision
+                stuck = ~view.problem.eligible_rows(ready).any(axis=1)
+                self._end_decision()  # the first such task, as the view-copying loop returns it
+                return [(int(ready[np.argmax(stuck)]), 0)]
             out.append((t, p))
             placed.append(t)
             left[np.searchsorted(ready, t)] = False
@@ -192,8 +193,9 @@ class _JobAware(OneByOne):
     def _job_sum(self, view: DecisionView, j: int, placed) -> float:
         tasks = self.job_tasks[j]
         mask = view.processor[tasks] >= 0
-        if len(placed):
-            mask |= np.isin(tasks, placed)
+        if len(placed):  # the placed tasks of job j, located in its ascending task list
+            mine = np.asarray(placed, dtype=np.int64)
+            mask[np.searchsorted(tasks, mine[self.jobs[mine] == j])] = True
         if not self.served:
             mask = ~mask & np.isnan(view.finish[tasks])
         w = mask * self.cost[tasks]

@@ -24,6 +24,7 @@ import numpy as np
 
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
+from simsched.workloads.csr import gather_ranges
 
 
 @runtime_checkable
@@ -69,20 +70,10 @@ class DecisionView:
         least ``now``).  The engine sends data once the producer has finished and the consumer's
         processor is known, so a transfer starts at ``max(finish, now)``.  Vectorised over tasks and
         processors.  O(sum of in-degrees x m)."""
-        from simsched.workloads.csr import gather_ranges
-
         g, prob = self.problem.graph, self.problem
         tasks = np.asarray(tasks, dtype=np.int64)
-        if tasks.size == 1:  # the common case online: a few numpy calls, same floats (max is exact)
-            t = int(tasks[0])
-            row = np.full(prob.n_processors, max(self.now, float(g.arrival[t])))
-            lo, hi = int(g.pred_ptr[t]), int(g.pred_ptr[t + 1])
-            if hi > lo:
-                edges = g.pred_edges[lo:hi]
-                srcs = g.edge_src[edges]
-                sent = np.maximum(self.finish[srcs], self.now)[:, None]
-                np.maximum(row, (sent + prob.transfer_to_all(edges, self.processor[srcs])).max(axis=0), out=row)
-            return row[None, :]
+        if tasks.size == 1:  # the common case online
+            return self.data_ready_row(int(tasks[0]))[None, :]
         out = np.full((tasks.size, prob.n_processors), self.now)
         out = np.maximum(out, g.arrival[tasks][:, None])
         positions, owner = gather_ranges(g.pred_ptr, tasks)
@@ -96,6 +87,20 @@ class DecisionView:
             rows = owner[seg]
             out[rows] = np.maximum(out[rows], np.maximum.reduceat(arrive, seg, axis=0))
         return out
+
+    def data_ready_row(self, task: int) -> np.ndarray:
+        """(m,): :meth:`data_ready` of one task, float for float (a maximum is exact, so taking it
+        over the in-edges at once or segment by segment gives the same number) in a few numpy calls
+        instead of the gather over tasks.  O(in-degree x m)."""
+        g, prob = self.problem.graph, self.problem
+        floor = max(self.now, float(g.arrival[task]))
+        lo, hi = int(g.pred_ptr[task]), int(g.pred_ptr[task + 1])
+        if hi == lo:
+            return np.full(prob.n_processors, floor)
+        edges = g.pred_edges[lo:hi]
+        srcs = g.edge_src[edges]
+        sent = np.maximum(self.finish[srcs], self.now)[:, None]
+        return np.maximum((sent + prob.transfer_to_all(edges, self.processor[srcs])).max(axis=0), floor)
 
     def completion_times(self, tasks: np.ndarray) -> np.ndarray:
         """(len(tasks), m): expected finish of each task if appended to each processor's queue now:

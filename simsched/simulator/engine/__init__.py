@@ -36,9 +36,11 @@ engine.
 This module never imports :mod:`simsched.schedulers`; the policy protocols are the contract.
 
 SimPy version: the drivers read ``Event._value``, ``Environment._now`` and ``_eid`` (and set ``_ok``
-on a pre-triggered decision event) on their hot path, which saves a property call per event.  These
-are SimPy 4's internals, so ``pyproject.toml`` pins ``simpy>=4.1,<5``; a SimPy 5 port replaces them
-with ``ev.value``, ``env.now`` and a counted event total.
+on a pre-triggered decision event) on their hot path, which saves a property call per event, and the
+online driver pushes ``(time, priority, eid, event)`` entries on ``Environment._queue`` itself with
+a slotted event holding only what ``Environment.step`` reads.  These are SimPy 4's internals, so
+``pyproject.toml`` pins ``simpy>=4.1,<5``; a SimPy 5 port replaces them with ``ev.value``,
+``env.now``, ``Timeout`` and a counted event total.
 """
 
 from simsched.simulator.engine.common import DECISION_PRIORITY

@@ -25,6 +25,38 @@ from simsched.simulator.schedule import Schedule
 _INF = float("inf")
 
 
+class _Tick:
+    """A triggered SimPy event reduced to what ``Environment.step`` reads (``callbacks``, ``_ok``,
+    ``_value``): the engine pushes it on the event queue itself, ``(time, priority, eid, tick)``,
+    exactly the entry ``Timeout``/``Environment.schedule`` would push (same time float, same eid
+    sequence, so the same order), without their per-event bookkeeping.  O(1)."""
+
+    __slots__ = ("callbacks", "_ok", "_value")
+
+    def __init__(self, callback, value) -> None:
+        self.callbacks = [callback]
+        self._ok = True
+        self._value = value
+
+
+def _uniform_link(latency: np.ndarray, inv_bandwidth: np.ndarray) -> tuple[float, float, float, float] | None:
+    """``(diagonal latency, diagonal 1/bandwidth, link latency, link 1/bandwidth)`` when every
+    diagonal entry of the (m, m) matrices is one value and every off-diagonal entry another (a
+    uniform platform), else None.  Exact equality, so using the pair gives the same floats as the
+    matrices.  O(m^2) once."""
+    m = latency.shape[0]
+    if m < 2:
+        return None
+    off = ~np.eye(m, dtype=bool)
+    out = []
+    for a in (latency, inv_bandwidth):
+        d, o = a[0, 0], a[0, 1]
+        if not ((np.diagonal(a) == d).all() and (a[off] == o).all()):
+            return None
+        out.append((float(d), float(o)))
+    return out[0][0], out[1][0], out[0][1], out[1][1]
+
+
 # --------------------------------------------------------------------------- disruptions
 def _per_processor(value: float | np.ndarray, m: int, name: str) -> np.ndarray:
     arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (m,)) if np.ndim(value) == 0 else \
@@ -172,6 +204,7 @@ class _OnlineRun:
         self.policy_name = getattr(policy, "name", None) or type(policy).__name__
         self.factors = None if factors is None else check_factors(factors, n).tolist()
         self.env = simpy.Environment()
+        self._events, self._eid = self.env._queue, self.env._eid  # where _Tick entries are pushed
         self.stats = OnlineStats()
         # the hot path reads plain Python lists (an element of a list costs a fraction of a numpy
         # scalar read); the numpy arrays a DecisionView exposes are kept beside them
@@ -180,13 +213,24 @@ class _OnlineRun:
         self.pred_ptr = g.pred_ptr.tolist()
         self.pred_src = g.edge_src[g.pred_edges].tolist()
         self.pred_data = g.edge_data[g.pred_edges].tolist()
-        self.latency = problem.latency.tolist()  # (m, m) as rows: Problem.transfer_time's terms
-        self.inv_bandwidth = problem.inv_bandwidth.tolist()
+        # Problem.transfer_time's terms: one (latency, 1 / bandwidth) pair for every link when the
+        # platform's links are all alike (the same floats, without (m, m) lists whose random reads
+        # miss the cache at 1,000 processors), else (m, m) as rows
+        self.link = _uniform_link(problem.latency, problem.inv_bandwidth)
+        if self.link is None:
+            self.latency = problem.latency.tolist()
+            self.inv_bandwidth = problem.inv_bandwidth.tolist()
         self.npred = np.diff(g.pred_ptr).tolist()
         self.arrived = (g.arrival <= 0).tolist()
         self.processor = np.full(n, -1, dtype=np.int64)
         self.proc_of = [-1] * n  # mirror of ``processor``
         self.cost = [0.0] * n  # execution time of an assigned task on its processor (problem.cost_at)
+        if problem.structured:  # problem.cost_at's terms as lists: work / rate[kind][p], memory-capped
+            rate, kind, work, memory = problem.cost_arrays()
+            self._cost_terms = (rate.tolist(), kind.tolist(), work.tolist(), memory.tolist(),
+                                problem.platform.memory.tolist())
+        else:
+            self._cost_terms = None
         self.start = [np.nan] * n
         self.finish = np.full(n, np.nan)
         self.data_time = [0.0] * n  # when an assigned task's inputs are (were) on its processor
@@ -194,6 +238,7 @@ class _OnlineRun:
         self.ready: set[int] = {v for v in range(n) if self.arrived[v] and self.npred[v] == 0}
         self.queue: list[deque[int]] = [deque() for _ in range(m)]
         self.running = [-1] * m
+        self.n_processors = m
         self.expected_end = np.zeros(m)
         self.idle = np.ones(m, dtype=bool)
         self.trigger: str | None = None
@@ -227,7 +272,7 @@ class _OnlineRun:
             times, counts = np.unique(g.arrival[late], return_counts=True)
             groups = np.split(late[np.argsort(g.arrival[late], kind="stable")], np.cumsum(counts)[:-1])
             for t, tasks in zip(times.tolist(), groups):
-                Timeout(env, t, tasks.tolist()).callbacks.append(self._on_arrival)
+                heappush(self._events, (env._now + t, NORMAL, next(self._eid), _Tick(self._on_arrival, tasks.tolist())))
         if self.ready:
             self._decision_point("arrival")
 
@@ -248,11 +293,7 @@ class _OnlineRun:
     def _decision_point(self, trigger: str) -> None:
         if self.trigger is None:
             self.trigger = trigger
-            ev = Event(self.env)
-            ev._ok = True
-            ev._value = None
-            ev.callbacks.append(self._decide)
-            self.env.schedule(ev, DECISION_PRIORITY)
+            heappush(self._events, (self.env._now, DECISION_PRIORITY, next(self._eid), _Tick(self._decide, None)))
 
     # ------------------------------------------------------------------ callbacks
     def _on_arrival(self, ev: Event) -> None:
@@ -291,7 +332,8 @@ class _OnlineRun:
         self.finish[v] = now
         npred, arrived = self.npred, self.arrived
         became_ready = False
-        for w in self.succ_dst[self.succ_ptr[v]:self.succ_ptr[v + 1]]:
+        succ_ptr = self.succ_ptr
+        for w in self.succ_dst[succ_ptr[v]:succ_ptr[v + 1]]:
             c = npred[w] - 1
             npred[w] = c
             if c == 0 and arrived[w]:
@@ -308,8 +350,9 @@ class _OnlineRun:
         else:
             self.idle[p] = True
             self.expected_end[p] = now
-            self._decision_point("idle")
-        if became_ready:
+            if self.trigger is None:
+                self._decision_point("idle")
+        if became_ready and self.trigger is None:
             self._decision_point("ready")
 
     def _start_next(self, p: int) -> None:
@@ -325,7 +368,7 @@ class _OnlineRun:
         if self.factors is not None:
             d = d * self.factors[v]
         if self.disruptions is None:
-            Timeout(env, d, v).callbacks.append(self._on_finish)
+            heappush(self._events, (now + d, NORMAL, next(self._eid), _Tick(self._on_finish, v)))
         else:
             if self.slow[p]:
                 d = d * self.disruptions.slowdown
@@ -345,11 +388,10 @@ class _OnlineRun:
             for a in self._ro:
                 a.setflags(write=False)
         ready = self.ready
-        return DecisionView(
-            problem=self.problem, now=now,
-            ready=np.array(sorted(ready) if len(ready) > 1 else list(ready), dtype=np.int64),
-            processor=self._ro[0], finish=self._ro[1], available=np.maximum(self.expected_end, now),
-            idle=self.idle.copy(), trigger=trigger)
+        # positional: a dataclass's keyword call costs about as much as the arrays below
+        return DecisionView(self.problem, now,
+                            np.array(sorted(ready) if len(ready) > 1 else list(ready), dtype=np.int64),
+                            self._ro[0], self._ro[1], np.maximum(self.expected_end, now), self.idle.copy(), trigger)
 
     def _decide(self, ev: Event) -> None:
         trigger, self.trigger = self.trigger, None
@@ -373,7 +415,8 @@ class _OnlineRun:
         for item in assignments:
             try:
                 task, proc = item
-                task, proc = int(task), int(proc)
+                if type(task) is not int or type(proc) is not int:
+                    task, proc = int(task), int(proc)
             except (TypeError, ValueError):
                 raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; "
                                     f"an assignment is a (task, processor) pair of integers") from None
@@ -405,42 +448,58 @@ class _OnlineRun:
         one per edge (links are contention-free in this model).  The sum is unrolled over Python lists
         (same two float operations per edge as ``transfer_time``, so the same floats).  O(in-degree)."""
         prob = self.problem
-        if v not in self.ready:
+        ready = self.ready
+        if v not in ready:
             g = prob.graph
             what = (f"task index {v}, which does not exist" if not 0 <= v < prob.n_tasks else
                     f"task {g.names[v]!r}, which is " +
                     ("already assigned" if self.proc_of[v] >= 0 else "not ready"))
             raise SimschedError(f"policy {self.policy_name!r} assigned {what}")
-        if not 0 <= p < len(self.queue):
+        if not 0 <= p < self.n_processors:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to processor "
                                 f"index {p}, which does not exist")
-        w = prob.cost_at(v, p)
+        terms = self._cost_terms
+        if terms is None:
+            w = prob.cost_at(v, p)
+        else:  # problem.cost_at's arithmetic on the same float64 values: the same float
+            rate, kind, work, memory, proc_memory = terms
+            r = rate[kind[v]][p]
+            w = work[v] / r if r > 0 and memory[v] <= proc_memory[p] else _INF
         if not w < _INF:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to "
                                 f"{prob.platform.names[p]!r}, which may not run it")
         now = self.env._now
-        self.ready.discard(v)
+        ready.discard(v)
         self.processor[v] = p
-        self.proc_of[v] = p
+        proc_of = self.proc_of
+        proc_of[v] = p
         self.cost[v] = w
         self.stats.assignments += 1
         delay = 0.0
-        lo, hi = self.pred_ptr[v], self.pred_ptr[v + 1]
+        pred_ptr = self.pred_ptr
+        lo, hi = pred_ptr[v], pred_ptr[v + 1]
         if hi > lo:
-            proc_of, lat, inv, data = self.proc_of, self.latency, self.inv_bandwidth, self.pred_data
             first = True
-            for i, u in enumerate(self.pred_src[lo:hi], lo):
-                s = proc_of[u]
-                t = lat[s][p] + data[i] * inv[s][p]
-                if first or t > delay:
-                    delay, first = t, False
+            if self.link is not None:
+                same_lat, same_inv, lat, inv = self.link
+                for u, x in zip(self.pred_src[lo:hi], self.pred_data[lo:hi]):
+                    t = same_lat + x * same_inv if proc_of[u] == p else lat + x * inv
+                    if first or t > delay:
+                        delay, first = t, False
+            else:
+                lat, inv = self.latency, self.inv_bandwidth
+                for u, x in zip(self.pred_src[lo:hi], self.pred_data[lo:hi]):
+                    s = proc_of[u]
+                    t = lat[s][p] + x * inv[s][p]
+                    if first or t > delay:
+                        delay, first = t, False
         if delay > 0.0:
             ready_at = self.data_time[v] = now + delay
             if self.disruptions is None and self.running[p] < 0 and not self.queue[p]:
                 self._start_when_data(v, p, ready_at, w)
                 return
             tag = v if self.disruptions is None else (v, self.attempt[v])
-            Timeout(self.env, delay, tag).callbacks.append(self._on_data)
+            heappush(self._events, (now + delay, NORMAL, next(self._eid), _Tick(self._on_data, tag)))
         else:
             self.data_ok[v] = True
             self.data_time[v] = now
@@ -461,7 +520,6 @@ class _OnlineRun:
         expected end ``ready_at + W`` is what the start would refresh it to, since an idle
         processor's expected end is at most now.  Other tasks assigned to ``p`` meanwhile queue
         behind ``v`` as they would behind a task waiting for its data.  O(1)."""
-        env = self.env
         self.data_ok[v] = True
         self.running[p] = v
         self.start[v] = ready_at
@@ -469,11 +527,7 @@ class _OnlineRun:
         ee = self.expected_end
         ee[p] = max(ee.item(p), ready_at) + w
         self.idle[p] = False
-        ev = Event(env)
-        ev._ok = True
-        ev._value = v
-        ev.callbacks.append(self._on_finish)
-        heappush(env._queue, (ready_at + d, NORMAL, next(env._eid), ev))
+        heappush(self._events, (ready_at + d, NORMAL, next(self._eid), _Tick(self._on_finish, v)))
 
     # ------------------------------------------------------------------ disruptions
     def _start_disruptions(self) -> None:
