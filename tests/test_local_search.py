@@ -111,3 +111,27 @@ def test_hard_instances_are_where_heft_misses_the_bound():
         assert heft > math.ceil(lower_bound(inst.problem) - 1e-9)
         plan = search_schedule(inst.problem, iterations=200, seed=0, time_limit_s=60.0)
         assert integral_bound(inst.problem) <= plan.info["makespan"] <= heft
+
+
+def test_etf_seeds_the_search_only_where_its_quadratic_cost_fits(monkeypatch):
+    """ETF is O(n^2): past ETF_CAP tasks the search starts from HEFT alone, so its time limit holds on
+    large heterogeneous graphs; below the cap both list schedules seed it."""
+    import simsched.schedulers.search as search
+    from simsched.workloads.generators import random_dag
+
+    calls: list[int] = []
+    real = search.etf_schedule
+
+    def counting(problem):
+        calls.append(problem.n_tasks)
+        return real(problem)
+
+    monkeypatch.setattr(search, "etf_schedule", counting)
+    platform = Platform.uniform([Processor("a", speed=1.0), Processor("b", speed=2.0), Processor("c", speed=3.0)])
+    for n in (40, search.ETF_CAP + 1):
+        problem = Problem(random_dag(n, rng=np.random.default_rng(n)), platform)
+        assert search.identical_case(problem) is None  # the heterogeneous path
+        plan = search_schedule(problem, iterations=1, neighbours=4, time_limit_s=60.0)
+        heft_makespan = evaluate_plan(problem, heft_schedule(problem)).metrics(problem).makespan
+        assert _makespan(problem, plan) <= heft_makespan + 1e-9
+    assert calls == [40]
