@@ -4,6 +4,7 @@ round budget, stops at the lower bound, reaches proven optima of small hard inst
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 
 from simsched.bench.schedulers import kasahara_dag, uniform_platform
@@ -135,3 +136,18 @@ def test_etf_seeds_the_search_only_where_its_quadratic_cost_fits(monkeypatch):
         heft_makespan = evaluate_plan(problem, heft_schedule(problem)).metrics(problem).makespan
         assert _makespan(problem, plan) <= heft_makespan + 1e-9
     assert calls == [40]
+
+
+def test_results_rows_of_search_say_whether_the_bound_proves_them(tmp_path):
+    """On one processor the search reaches the lower bound (the sum of costs): its results row says
+    proven, with that bound; HEFT's row carries no proof fields."""
+    from simsched.run.runner import run_scenario
+    from simsched.scenario.load import load_scenario
+
+    path = tmp_path / "one.yaml"
+    path.write_text("name: one\nplatform: {processors: [{name: p, speed: 1.0, count: 1}]}\n"
+                    "workload: {generator: random, tasks: 10}\nschedulers: [search, heft]\n")
+    rows = {r["scheduler"]: r for r in run_scenario(load_scenario(path)).rows}
+    assert rows["search"]["proven_optimal"] is True
+    assert rows["search"]["makespan_bound"] == pytest.approx(rows["search"]["makespan"])
+    assert "proven_optimal" not in rows["heft"]

@@ -12,7 +12,8 @@
 Extra fields: top level ``seed``, ``repetitions``, ``schedulers``, ``lower_bound``, ``problem``
 (tasks, edges, processors, kinds: task -> kind), ``network`` (edges, latency, inv_bandwidth: what
 a report needs to draw transfers); per row ``slr``, ``speedup``, ``efficiency``, ``lower_bound`` and
-``gap_to_lower_bound``; rows of the exact scheduler also ``proven_optimal`` and ``makespan_bound``;
+``gap_to_lower_bound``; rows of the exact scheduler and of ``search`` also ``proven_optimal`` and
+``makespan_bound``;
 ``declined`` (only when a scheduler declined the problem): ``[{"scheduler", "reason"}]``.
 Non-finite numbers are written as ``null`` (strict JSON).  The same
 scenario and seed give byte-identical documents apart from ``scheduler_time_s``.

@@ -252,8 +252,8 @@ def _construct(scenario: Scenario, spec: SchedulerChoice) -> Any:
 def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, scheduler_time_s: float,
                bound: float, info: dict[str, Any] | None = None) -> dict[str, Any]:
     """One row of the results document for ``schedule``.  A plan ``info`` with a proof status (the
-    exact scheduler's ``optimal``) adds ``proven_optimal`` and ``makespan_bound`` (the solver's
-    bound on the planned makespan, never below ``bound``)."""
+    exact scheduler's ``optimal``, or ``search``'s ``proven_by_bound``) adds ``proven_optimal`` and
+    ``makespan_bound`` (the solver's bound on the planned makespan, never below ``bound``)."""
     metrics = schedule.metrics(problem)
     row: dict[str, Any] = {"scheduler": label, "seed": int(seed)}
     row.update({k: v for k, v in metrics.as_dict().items() if k != "utilization_per_processor"})
@@ -263,6 +263,9 @@ def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, sche
     if info and "optimal" in info:
         row["proven_optimal"] = bool(info["optimal"])
         row["makespan_bound"] = max(float(info.get("bound", bound)), bound)
+    elif info and "proven_by_bound" in info:  # `search`: proven when it reached its lower bound
+        row["proven_optimal"] = bool(info["proven_by_bound"])
+        row["makespan_bound"] = max(float(info.get("lower_bound", bound)), bound)
     row["schedule"] = ScheduleRecords(problem, schedule)
     return row
 
