@@ -9,6 +9,7 @@ its own.
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing as mp
 import resource
 import time
@@ -164,61 +165,23 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
     world-model step, numpy and torch, unbatched and batched, beside a real step), or ``all``.  The
     command line passes :func:`simsched.report.bench.show_rows` with a console.  ``size`` (``--size``)
     sets the streams group's size (:func:`simsched.bench.streams.parse_size`); no other group takes one."""
-    groups: dict[str, Callable[[], list[dict]]] = {"spine": lambda: spine_figures(quick)}
-    try:
-        from simsched.bench.schedulers import bench_schedulers
+    def group(module: str, function: str) -> Callable[..., list[dict]]:
+        # imported only when chosen: each group's module is loaded by the group that runs
+        return getattr(importlib.import_module(f"simsched.bench.{module}"), function)
 
-        groups["schedulers"] = lambda: bench_schedulers(quick)
-    except ImportError:
-        pass
-    try:
-        from simsched.bench.workloads import bench_workloads
-
-        groups["workloads"] = lambda: workload_figures(bench_workloads, quick)
-    except ImportError:
-        pass
-    try:
-        from simsched.bench.sweep import bench_sweep
-
-        groups["sweep"] = lambda: bench_sweep(quick)
-    except ImportError:
-        pass
-    try:
-        from simsched.bench.deepsched import bench_deepsched
-
-        groups["deepsched"] = lambda: bench_deepsched(quick)
-    except ImportError:
-        pass
-    try:
-        from simsched.bench.streams import bench_streams
-
-        groups["streams"] = lambda: bench_streams(quick, size)
-    except ImportError:
-        pass
-    try:
-        from simsched.bench.quality import bench_quality
-
-        groups["quality"] = lambda: bench_quality(quick, progress=progress, say=say)
-    except ImportError:
-        pass
-    try:
-        from simsched.bench.stg import bench_stg
-
-        groups["stg"] = lambda: bench_stg(quick, limit=limit, progress=progress, say=say)
-    except ImportError:
-        pass
-    try:
-        from simsched.bench.scale import bench_scale
-
-        groups["scale"] = lambda: bench_scale(quick)
-    except ImportError:
-        pass
-    try:
-        from simsched.bench.world import bench_world
-
-        groups["world"] = lambda: bench_world(quick)
-    except ImportError:
-        pass
+    groups: dict[str, Callable[[], list[dict]]] = {
+        "spine": lambda: spine_figures(quick),
+        "schedulers": lambda: group("schedulers", "bench_schedulers")(quick),
+        "workloads": lambda: workload_figures(group("workloads", "bench_workloads"), quick),
+        "sweep": lambda: group("sweep", "bench_sweep")(quick),
+        "deepsched": lambda: group("deepsched", "bench_deepsched")(quick),
+        "quality": lambda: group("quality", "bench_quality")(quick, progress=progress, say=say),
+        "stg": lambda: group("stg", "bench_stg")(quick, limit=limit, progress=progress, say=say),
+        "scale": lambda: group("scale", "bench_scale")(quick),
+        "streams": lambda: group("streams", "bench_streams")(quick, size),
+        "world": lambda: group("world", "bench_world")(quick),
+    }
+    assert tuple(groups) == GROUP_NAMES, "GROUP_NAMES lists the groups in their order"
     from simsched.errors import SimschedError
 
     chosen = list(groups) if what == "all" else [what]
