@@ -35,6 +35,7 @@ import numpy as np
 
 from simsched.errors import SimschedError
 from simsched.simulator.problem import Problem
+from simsched.workloads.importers.stg import PublishedValue
 
 STG_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "data" / "stg"
 """The shipped set: ``50/``, ``100/`` and ``optimal/Case{50,100}_{2,4,8,16}_OPT.csv``."""
@@ -52,21 +53,13 @@ QUICK_LIMIT = 6
 
 
 @dataclass(frozen=True)
-class Case:
+class Case(PublishedValue):
     """One graph on ``processors`` identical processors with its published ``lower``/``upper``
     values, the trivial bound and the energetic bound (:func:`~simsched.schedulers.identical.energetic_bound`)."""
 
-    file: str
-    processors: int
-    lower: int
-    upper: int
     trivial: float
     bound: float
     problem: Problem
-
-    @property
-    def proven(self) -> bool:
-        return self.lower == self.upper
 
     @property
     def label(self) -> str:
