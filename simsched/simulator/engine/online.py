@@ -225,12 +225,6 @@ class _OnlineRun:
         self.processor = np.full(n, -1, dtype=np.int64)
         self.proc_of = [-1] * n  # mirror of ``processor``
         self.cost = [0.0] * n  # execution time of an assigned task on its processor (problem.cost_at)
-        if problem.structured:  # problem.cost_at's terms as lists: work / rate[kind][p], memory-capped
-            rate, kind, work, memory = problem.cost_arrays()
-            self._cost_terms = (rate.tolist(), kind.tolist(), work.tolist(), memory.tolist(),
-                                problem.platform.memory.tolist())
-        else:
-            self._cost_terms = None
         self.start = [np.nan] * n
         self.finish = np.full(n, np.nan)
         self.data_time = [0.0] * n  # when an assigned task's inputs are (were) on its processor
@@ -458,13 +452,7 @@ class _OnlineRun:
         if not 0 <= p < self.n_processors:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to processor "
                                 f"index {p}, which does not exist")
-        terms = self._cost_terms
-        if terms is None:
-            w = prob.cost_at(v, p)
-        else:  # problem.cost_at's arithmetic on the same float64 values: the same float
-            rate, kind, work, memory, proc_memory = terms
-            r = rate[kind[v]][p]
-            w = work[v] / r if r > 0 and memory[v] <= proc_memory[p] else _INF
+        w = prob.cost_at(v, p)
         if not w < _INF:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to "
                                 f"{prob.platform.names[p]!r}, which may not run it")
