@@ -72,7 +72,7 @@ def stg_cases(selection: str = "hard", *, directory: str | Path | None = None, l
     16; graph number), the first ``limit`` of them if given.  Each graph is read once.  O(rows x
     (n + e)) plus the energetic bound of each selected case (O(n^3) at worst)."""
     from simsched.bench.schedulers import uniform_platform
-    from simsched.schedulers.identical import energetic_bound, identical_case, trivial_bound
+    from simsched.schedulers.identical import energetic_bound, identical_case
     from simsched.workloads.importers.stg import read_stg, read_stg_optima
     from simsched.workloads.paths import longest_path_from
 
@@ -99,7 +99,7 @@ def stg_cases(selection: str = "hard", *, directory: str | Path | None = None, l
                 problem = Problem(graph, uniform_platform(row.processors))
                 inst = identical_case(problem)
                 bound = energetic_bound(inst, upper=float(row.upper))
-                out.append(Case(row.file, row.processors, row.lower, row.upper, trivial_bound(inst), bound, problem))
+                out.append(Case(row.file, row.processors, row.lower, row.upper, trivial, bound, problem))
     return out
 
 
