@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import copy
 import inspect
-import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,9 +53,10 @@ SHIFT_SEED = 7000
 def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Mean and 95% half-width (normal approximation) of the per-seed ratios ``a / b``; the
     half-width is 0 for a single seed.  O(seeds)."""
+    from simsched.learned.rl.report import ci95  # the RL reports' interval, so the tables agree
+
     r = np.asarray(a, dtype=float) / np.asarray(b, dtype=float)
-    half = 1.96 * r.std(ddof=1) / math.sqrt(r.size) if r.size > 1 else 0.0
-    return float(r.mean()), float(half)
+    return float(r.mean()), ci95(r) if r.size > 1 else 0.0
 
 
 def summarise(shift: str, per_seed: dict[str, np.ndarray], learned: str) -> dict:
