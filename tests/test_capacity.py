@@ -142,11 +142,11 @@ def test_task_graph_scenario_end_to_end(tmp_path: Path) -> None:
 @pytest.mark.parametrize("extra, args, needle", [
     ({"capacity": {"objective": "makespan <= soon"}}, [], "capacity.objective"),
     ({"capacity": {"objective": "jct_p95 <= 3h", "resource": "gpu"}}, [], "no metric 'jct_p95'"),
-    ({"capacity": {"days": 0}}, ["-o", "makespan <= 9"], "capacity.days"),
-    ({"capacity": {"dayz": 3}}, ["-o", "makespan <= 9"], "capacity.dayz"),
-    ({}, ["-o", "makespan <= 9", "--resource", "tpu"], "no processor entry"),
-    ({}, ["-o", "makespan <= 9"], "several processor entries"),
-    ({}, ["-o", "makespan <= 9", "-r", "gpu", "--days", "0"], "--days"),
+    ({"capacity": {"days": 0}}, ["--objective", "makespan <= 9"], "capacity.days"),
+    ({"capacity": {"dayz": 3}}, ["--objective", "makespan <= 9"], "capacity.dayz"),
+    ({}, ["--objective", "makespan <= 9", "--resource", "tpu"], "no processor entry"),
+    ({}, ["--objective", "makespan <= 9"], "several processor entries"),
+    ({}, ["--objective", "makespan <= 9", "--resource", "gpu", "--days", "0"], "--days"),
     ({}, [], "no service objective"),
 ])
 def test_bad_input_is_exit_2_located(tmp_path: Path, extra, args, needle) -> None:

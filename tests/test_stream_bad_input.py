@@ -168,18 +168,21 @@ def test_validate_agrees_with_run(tmp_path: Path) -> None:
 
 
 CAPACITY_CASES = [
-    ("unknown metric", ["-o", "jct_p96x <= 5", "-r", "gpu"], {}, ("--objective", False), "no metric 'jct_p96x'"),
-    ("malformed expression", ["-o", "jct_p95 <== 5", "-r", "gpu"], {}, ("--objective", False), "METRIC OP NUMBER"),
-    ("unknown unit", ["-o", "jct_p95 <= 5 parsecs", "-r", "gpu"], {}, ("--objective", False), ""),
-    ("resource names no processor", ["-o", "jct_p95 <= 5", "-r", "tpu"], {}, ("--resource", False), "'tpu'"),
-    ("resource missing with two entries", ["-o", "jct_p95 <= 5"], {}, ("capacity.resource", True), "several"),
+    ("unknown metric", ["--objective", "jct_p96x <= 5", "--resource", "gpu"], {},
+     ("--objective", False), "no metric 'jct_p96x'"),
+    ("malformed expression", ["--objective", "jct_p95 <== 5", "--resource", "gpu"], {},
+     ("--objective", False), "METRIC OP NUMBER"),
+    ("unknown unit", ["--objective", "jct_p95 <= 5 parsecs", "--resource", "gpu"], {}, ("--objective", False), ""),
+    ("resource names no processor", ["--objective", "jct_p95 <= 5", "--resource", "tpu"], {},
+     ("--resource", False), "'tpu'"),
+    ("resource missing with two entries", ["--objective", "jct_p95 <= 5"], {}, ("capacity.resource", True), "several"),
     ("file: unknown metric", [], {"objective": "jct_p42x <= 5", "resource": "gpu"},
      ("capacity.objective", True), "no metric 'jct_p42x'"),
     ("file: malformed expression", [], {"objective": "p95 of jct under 5", "resource": "gpu"},
      ("capacity.objective", True), ""),
     ("file: resource names no processor", [], {"objective": "jct_p95 <= 5", "resource": "tpu"},
      ("capacity.resource", True), "'tpu'"),
-    ("file: days 0", ["-o", "jct_p95 <= 5", "-r", "gpu"], {"days": 0}, ("capacity.days", True), ""),
+    ("file: days 0", ["--objective", "jct_p95 <= 5", "--resource", "gpu"], {"days": 0}, ("capacity.days", True), ""),
 ]
 
 

@@ -189,7 +189,8 @@ def test_capacity_over_searches_each_value_on_the_same_days(tmp_path: Path) -> N
     scen = tmp_path / "s.yaml"
     scen.write_text(TINY_CAPACITY)
     out = tmp_path / "over.json"
-    result = runner.invoke(app, ["capacity", str(scen), "-o", "jct_p95 <= 60", "-r", "gpu", "--days", "3",
+    result = runner.invoke(app, ["capacity", str(scen), "--objective", "jct_p95 <= 60", "--resource", "gpu",
+                                 "--days", "3",
                                  "--over", "workload.stream.arrivals.poisson=0.005,0.5", "--json", str(out)],
                            env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
@@ -205,7 +206,8 @@ def test_capacity_over_searches_each_value_on_the_same_days(tmp_path: Path) -> N
     single = tmp_path / "one.yaml"
     single.write_text(TINY_CAPACITY.replace("poisson: 0.05", "poisson: 0.5"))
     one = tmp_path / "one.json"
-    r = runner.invoke(app, ["capacity", str(single), "-o", "jct_p95 <= 60", "-r", "gpu", "--days", "3",
+    r = runner.invoke(app, ["capacity", str(single), "--objective", "jct_p95 <= 60", "--resource", "gpu",
+                                 "--days", "3",
                             "--json", str(one)])
     assert r.exit_code == 0, r.output
     assert json.loads(one.read_text())["variants"][0]["capacity"] == need[1]
@@ -222,7 +224,8 @@ def test_capacity_over_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, 
     scen.write_text(TINY_CAPACITY)
     out = tmp_path / "over.json"
     args = [a if a != "p.png" else str(tmp_path / a) for a in extra]
-    result = runner.invoke(app, ["capacity", str(scen), "-o", "jct_p95 <= 60", "-r", "gpu", "--days", "2",
+    result = runner.invoke(app, ["capacity", str(scen), "--objective", "jct_p95 <= 60", "--resource", "gpu",
+                                 "--days", "2",
                                  "--over", over, "--json", str(out), *args])
     assert result.exit_code == 2, result.output
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]

@@ -47,7 +47,8 @@ def adversary(
     iterations: int | None = typer.Option(None, "--iterations", help="Iteration budget (reproducible "
                                            "for a given --seed)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the search and of the schedulers' random streams."),
-    out: Path | None = typer.Option(None, "--out", help="Output directory (default out/adversary-A-vs-B)."),
+    out: Path | None = typer.Option(None, "--output", "-o", "--out",
+                                   help="Output directory (default out/adversary-A-vs-B)."),
 ) -> None:
     """Search instances where A's makespan is as many times B's as possible; write the worst as a
     scenario plus both Gantt charts, replayed by the simulator."""
@@ -77,9 +78,9 @@ def adversary(
         specs.append(SchedulerChoice(name, {}, name))
     safe = [n.replace(":", "-").replace("/", "-") for n in (a, b)]
     folder = out if out is not None else Path("out") / f"adversary-{safe[0]}-vs-{safe[1]}"
-    output_dir(folder, option="--out")
-    yaml_path = check_output(folder / "instance.yaml", option="--out")
-    gantt_path = check_output(folder / "gantt.png", option="--out")
+    output_dir(folder, option="--output")
+    yaml_path = check_output(folder / "instance.yaml", option="--output")
+    gantt_path = check_output(folder / "gantt.png", option="--output")
     seconds = minutes * 60 if minutes is not None else (None if iterations is not None else 60.0)
 
     bar, update = _progress_bar(iterations, seconds)

@@ -19,6 +19,7 @@ from typing import Any
 import typer
 
 from simsched.cli.common import console as common_console
+from simsched.cli.flags import quoted, retired
 from simsched.errors import SimschedError
 from simsched.fileio import save_figure
 
@@ -191,15 +192,15 @@ class _LiveProgress:
 
 def capacity_command(
     scenario: Path = typer.Argument(..., help="Scenario YAML: task-graph, stream or autotuning."),
-    objective: str = typer.Option(None, "--objective", "-o",
+    objective: str = typer.Option(None, "--objective",
                                   help="Service objective, e.g. 'jct_p95 <= 6h', 'makespan <= 120', "
                                        "'deadline_miss_rate <= 1%'; default: the scenario's capacity.objective."),
-    resource: str = typer.Option(None, "--resource", "-r",
+    resource: str = typer.Option(None, "--resource",
                                  help="Processor type or entry name to size (task-graph scenarios)."),
     days: int = typer.Option(None, "--days", "-d", help="Simulated days (seeds) per capacity (default 20)."),
     on_days: float = typer.Option(None, "--on-days",
                                   help="Fraction of days that must meet the objective (default 0.95)."),
-    policy: list[str] = typer.Option(None, "--scheduler", "--policy", "-p",
+    policy: list[str] = typer.Option(None, "--scheduler", "-s", "--policy",
                                      help="Scheduler/policy to size (repeatable); default: all."),
     seed: int = typer.Option(None, "--seed", help="First day's seed (default: the scenario's, else 0)."),
     max_capacity: int = typer.Option(None, "--max", help="Largest capacity tried (default 256)."),
@@ -211,6 +212,9 @@ def capacity_command(
     over: str = typer.Option(None, "--over",
                              help="Search once per value of a scenario field, e.g. "
                                   "workload.stream.arrivals.poisson=0.01,0.015,0.02 (same days for each)."),
+    _old_o: str | None = retired("capacity", "-o", lambda v: f"give the objective with --objective {quoted(v)}"),
+    _old_r: str | None = retired("capacity", "-r", lambda v: f"give the resource with --resource {quoted(v)}"),
+    _old_p: str | None = retired("capacity", "-p", lambda v: f"give the scheduler with -s/--scheduler {quoted(v)}"),
 ) -> None:
     """Find the fewest processors/servers meeting a service objective over N simulated days, with confidence."""
     import json

@@ -305,7 +305,7 @@ def explain_minmin(
 @user_errors
 def explain_gantt(
     scenario: Path = typer.Argument(..., help="Scenario YAML file (its task graph and platform).", show_default=False),
-    out: Path = typer.Option(..., "--out", "-o", help="HTML page to write.", show_default=False),
+    out: Path = typer.Option(..., "--output", "-o", "--out", help="HTML page to write.", show_default=False),
     scheduler: str = typer.Option("heft", "--scheduler", "-s", help="The scheduler whose decisions to show."),
     seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
 ) -> None:
@@ -314,7 +314,7 @@ def explain_gantt(
     from simsched.outputs import check_output
     from simsched.schedulers import registry
 
-    check_output(out, option="--out", suffixes=(".html", ".htm"))
+    check_output(out, option="--output", suffixes=(".html", ".htm"))
     registry.load_class(scheduler)  # an unknown name: one line with a suggestion, before any work
     loaded, problem = _problem_of(scenario, seed, "gantt", 500)
     from simsched.analysis.teaching import decision_order
@@ -331,14 +331,15 @@ def explain_gantt(
 @user_errors
 def explain_graph(
     scenario: Path = typer.Argument(..., help="Scenario YAML file (its task graph and platform).", show_default=False),
-    out: Path = typer.Option(..., "--out", "-o", help="Picture to write (.png or .svg).", show_default=False),
+    out: Path = typer.Option(..., "--output", "-o", "--out", help="Picture to write (.png or .svg).",
+                              show_default=False),
     seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
 ) -> None:
     """Draw the weighted task graph: costs on the tasks, data on the edges, the critical path in red."""
     from simsched.outputs import check_output
     from simsched.report.taskgraph_picture import SUFFIXES
 
-    check_output(out, option="--out", suffixes=SUFFIXES)
+    check_output(out, option="--output", suffixes=SUFFIXES)
     loaded, problem = _problem_of(scenario, seed, "graph", 200)
     from simsched.report.taskgraph_picture import describe_graph, write_graph
 
@@ -356,7 +357,8 @@ def explain_greedy_gap(
     tries: int = typer.Option(50, "--tries", help="Random instances to try."),
     seed: int = typer.Option(0, "--seed", help="Seed of the search."),
     ccr: float = typer.Option(1.0, "--ccr", help="Communication-to-computation ratio of the DAGs."),
-    out: Path | None = typer.Option(None, "--out", help="Write the worst instance as a scenario YAML here."),
+    out: Path | None = typer.Option(None, "--output", "-o", "--out",
+                                   help="Write the worst instance as a scenario YAML here."),
 ) -> None:
     """Search random small DAGs for the one where HEFT is furthest above the optimum (CP-SAT)."""
     from simsched.limits import check_count, check_seed
@@ -372,7 +374,7 @@ def explain_greedy_gap(
     if out is not None:
         from simsched.outputs import check_output
 
-        check_output(out, option="--out", suffixes=(".yaml", ".yml"))
+        check_output(out, option="--output", suffixes=(".yaml", ".yml"))
     try:
         import ortools  # noqa: F401
     except ImportError:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from simsched.cli.flags import quoted, retired
 from simsched.errors import SimschedError
 
 
@@ -75,9 +76,10 @@ def summarize(
                                             help="Metric to show (repeatable; default: makespan, slr, utilization; for "
                                                  "job streams jct_mean, jct_p95, slowdown_mean, utilization)."),
     json_path: Path | None = typer.Option(None, "--json", help="Also write the summary as JSON here."),
-    objective: str | None = typer.Option(None, "--objective", "-o",
+    objective: str | None = typer.Option(None, "--objective",
                                          help="Also count the seeds meeting a service objective per point, "
                                               "e.g. 'makespan <= 120' (Wilson 95% interval)."),
+    _old_o: str | None = retired("summarize", "-o", lambda v: f"give the objective with --objective {quoted(v)}"),
 ) -> None:
     """Print mean ± 95% confidence interval per study point and scheduler, and the paired comparison."""
     from simsched.cli.common import user_errors

@@ -354,12 +354,37 @@ def help_text(app: Any, path: str, width: int = 100) -> str:
     return "\n".join(lines)
 
 
+def short_flags_table(app: Any) -> str:
+    """A markdown table of every visible short flag: the long name it stands for and the commands that
+    take it, read from the command tree (each short flag has one meaning everywhere; ``tests/test_flags.py``
+    holds it).  O(options)."""
+    uses: dict[str, tuple[str, list[str]]] = {}
+    for path, cmd in _click_commands(app):
+        for p in getattr(cmd, "params", ()):
+            if getattr(p, "param_type_name", "") != "option" or getattr(p, "hidden", False):
+                continue
+            longs = [o for o in p.opts if o.startswith("--")]
+            for short in (o for o in p.opts if not o.startswith("--")):
+                uses.setdefault(short, (longs[0] if longs else "", []))[1].append(path.removeprefix("simsched "))
+    rows = ["## Short flags\n",
+            "A short flag means the same in every command. A service objective has no short flag "
+            "(`--objective`: `-o` is always the output) nor has the resource `capacity` sizes (`--resource`: "
+            "`-r` is always repetitions); the old spellings `capacity -o/-r/-p` and `summarize -o` stop with "
+            "one line naming the new one.\n",
+            "| flag | stands for | commands |", "|---|---|---|"]
+    for short in sorted(uses, key=lambda f: (f.lower(), f)):
+        long, paths = uses[short]
+        rows.append(f"| `{short}` | `{long}` | {', '.join(f'`{c}`' for c in paths)} |")
+    return "\n".join(rows) + "\n"
+
+
 def cli_reference(app: Any) -> str:
     """The text of ``docs/cli.md``: every visible command's own ``--help``.  Generated from the
     rendered help rather than from parameter objects, whose classes differ between Typer releases."""
     out = [HEADER, "# CLI reference\n",
            "Every command of `simsched`, generated from the command-line app (`simsched/cli/`): each "
            "section is what `COMMAND --help` prints. Bad input exits 2 with one `error: ...` line.\n"]
+    out.append(short_flags_table(app))
     for path, _cmd in _click_commands(app):
         depth = path.count(" ")
         out.append(f"{'#' * min(depth + 2, 4)} `{path}`\n")
