@@ -140,7 +140,7 @@ def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | N
                               f"got {_short(entry)}")
             continue
         try:  # unknown names, plug-ins that fail to load and bad parameters all raise here
-            cls = registry.load_class(name)
+            cls = registry.load_class(name, folder=base)
             checked = registry.checked_params(name, cls, _checkpoint_relative_to(params, base))
         except SimschedError as exc:
             problems.add_error(loc, exc)

@@ -28,6 +28,7 @@ import inspect
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError, did_you_mean
@@ -285,20 +286,46 @@ def suggest(name: str) -> str:
     return did_you_mean(name, names(KINDS))
 
 
-def _import_attr(target: str) -> Any:
+def _import_module(module_name: str, folder: Path | None) -> Any:
+    """``module_name`` from the import path, else (when its top-level package is not on the import path)
+    from ``folder``: ``folder/top.py`` or the package ``folder/top/``, imported with ``folder`` first on
+    ``sys.path`` for the time of the import, as ``python folder/script.py`` would.  The module stays in
+    Python's module cache, so later lookups by the same name find it.  O(module)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        top = module_name.split(".")[0]
+        if folder is None or exc.name != top or not ((folder / f"{top}.py").is_file() or (folder / top).is_dir()):
+            raise
+    import sys
+
+    path = str(folder)
+    sys.path.insert(0, path)
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        try:
+            sys.path.remove(path)
+        except ValueError:  # the plug-in changed sys.path itself
+            pass
+
+
+def _import_attr(target: str, folder: Path | None = None) -> Any:
     module_name, _, attr = target.partition(":")
-    obj: Any = importlib.import_module(module_name)
+    obj: Any = _import_module(module_name, folder)
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
 
 
-def load_class(name: str) -> type:
+def load_class(name: str, *, folder: Path | None = None) -> type:
     """The scheduler class ``name`` stands for: a registered name, an entry-point name or an import
-    path ``module:Class``.  Raises :class:`SimschedError` (exit 2) when the name is unknown (with the
-    closest match), when the plug-in fails to import (with the import error; a missing optional
-    extra the spec declares is named), or when the class implements neither interface (naming the
-    missing methods).  The import is O(module); later calls hit Python's module cache."""
+    path ``module:Class``.  An import path is looked up on Python's import path, then in ``folder``
+    (a scenario's own folder: ``ltf:LargestTaskFirst`` finds ``ltf.py`` beside the scenario).  Raises
+    :class:`SimschedError` (exit 2) when the name is unknown (with the closest match), when the plug-in
+    fails to import (with the import error and, for a module not found, the places looked in; a missing
+    optional extra the spec declares is named), or when the class implements neither interface (naming
+    the missing methods).  The import is O(module); later calls hit Python's module cache."""
     where = origin(name)
     found = SPECS.get(name)
     try:
@@ -307,13 +334,20 @@ def load_class(name: str) -> type:
         elif where.startswith("entry point"):
             obj = entry_points()[name].load()
         else:
-            obj = _import_attr(name)
+            obj = _import_attr(name, folder)
     except SimschedError:
         raise
     except Exception as exc:
         if isinstance(exc, ImportError) and found is not None:
             _require_extras(found)
-        raise SimschedError(f"scheduler {name!r} ({where}) cannot be loaded: {type(exc).__name__}: {exc}") from None
+        looked = ""
+        if isinstance(exc, ModuleNotFoundError) and found is None and exc.name == name.partition(":")[0].split(".")[0]:
+            places = [f"the scenario's folder {folder}"] if folder is not None else []
+            beside = f"put {exc.name}.py beside the scenario, " if folder is not None else ""
+            looked = (f" (looked in {' and in '.join([*places, 'the import path: installed packages and PYTHONPATH'])}"
+                      f"; {beside}install it or add its folder to PYTHONPATH)")
+        raise SimschedError(f"scheduler {name!r} ({where}) cannot be loaded: {type(exc).__name__}: {exc}{looked}") \
+            from None
     check_interface(obj, f"scheduler {name!r} ({where})", autotune=found is not None and found.kind == "autotune")
     return obj
 
