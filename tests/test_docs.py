@@ -56,8 +56,6 @@ NOT_RUN = {
     "the same `plot` runs in the runnable block of studies.md",
     "simsched summarize out/ccr_shape.csv --metric slr": "needs the study swept at the top of studies.md, whose "
     "runnable block runs this same command",
-    "simsched run scenarios/streams/decima_poisson.yaml": "a day of every bundled stream is loaded and the failure "
-    "stream run in tests/test_streams.py; this page's figures come from this command",
     "simsched run scenarios/streams/rl_online.yaml": "20 days of the RL family with the learned agent (about a "
     "minute); tests/test_streams.py runs rl_online on a stream",
     "simsched run scenarios/streams/rl_dynamic.yaml": "100 days of every rule and the learned agent (minutes); "

@@ -108,29 +108,6 @@ def console(stderr: bool = False) -> Console:
     return out
 
 
-def _fmt(value: float, digits: int = 5) -> str:
-    if value != value:  # nan
-        return "-"
-    return f"{value:.{digits}g}"
-
-
-def _column(summary: list[dict], key: str, reps: int, scale: float = 1.0, unit: str = "", digits: int = 4) -> list[str]:
-    """One table column: ``mean`` or ``mean ± std`` over the repetitions, one precision for the column."""
-    from simsched.report.numbers import format_column
-
-    means = [s[key][0] * scale for s in summary]
-    stds = [s[key][1] * scale for s in summary] if reps > 1 else None
-    return format_column(means, stds, digits=digits, unit=unit)
-
-
-def _time_column(summary: list[dict], reps: int) -> list[str]:
-    """Wall times, each in its own unit (ms or s) with 3 significant digits: they span decades."""
-    from simsched.report.numbers import format_duration
-
-    return [format_duration(s["scheduler_time_s"][0], s["scheduler_time_s"][1] if reps > 1 else float("nan"))
-            for s in summary]
-
-
 def warning_line(message: str) -> None:
     """One ``warning: ...`` line on stderr."""
     import sys
@@ -138,73 +115,12 @@ def warning_line(message: str) -> None:
     sys.stderr.write("warning: " + " ".join(message.split()) + "\n")
 
 
-def print_report(report: RunReport, console: Console) -> None:
-    """The comparison table: one row per scheduler, mean ± std over the repetitions; with two or more
-    repetitions, the makespan's paired ratio to the best scheduler on the same seeds (95% interval),
-    and green only for a significantly best makespan (:func:`simsched.study.stats.paired_comparison`)."""
-    from rich.markup import escape
-    from rich.table import Table
+def print_report(report: RunReport, console: Console, wide: bool = False) -> None:
+    """The comparison table of a run (:func:`simsched.report.run_table.print_run_table`): columns chosen by
+    what the scenario is, fitting 100 columns; ``wide`` shows every column with ± std."""
+    from simsched.report.run_table import print_run_table
 
-    from simsched.run.runner import summarize
-
-    problem, scenario, reps = report.problem, report.scenario, report.repetitions
-    kinds: dict[str, int] = {}
-    for p in problem.platform.processors:
-        kinds[p.type] = kinds.get(p.type, 0) + 1
-    platform = ", ".join(f"{k} {t}" for t, k in kinds.items())
-    noise = scenario.noise
-    noise_text = "no noise" if noise.deterministic else f"{noise.model} noise (sigma {noise.sigma:g})"
-    table = Table(
-        title=escape(f"{scenario.name}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges on "
-                     f"{problem.n_processors} processors ({platform})"),
-        caption=escape(f"seed {report.seed}, {reps} repetition{'s' if reps > 1 else ''}"
-                       f"{' (mean ± std)' if reps > 1 else ''}, {noise_text}; "
-                       f"makespan lower bound {_fmt(report.lower_bound)}"),
-    )
-    table.add_column("scheduler", style="bold")
-    for name in ("makespan", "avg turnaround", "avg waiting", "utilisation", "vs bound", "scheduler time"):
-        table.add_column(name, justify="right")
-    from simsched.run.streams import table_columns
-
-    stream_cols = table_columns(report)  # job-stream columns of a dynamic scenario
-    for _key, header, _scale, _unit in stream_cols:
-        table.add_column(header, justify="right")
-    summary = summarize(report)
-    stream_summary = summarize(report, [key for key, *_ in stream_cols])
-    extra = list(zip(*[_column(stream_summary, key, reps, scale, unit, 4 if scale == 1 else 3)
-                       for key, _h, scale, unit in stream_cols])) or [()] * len(summary)
-    paired = None
-    if reps > 1 and len(summary) > 1:  # the same seeds for every scheduler: compare them pair by pair
-        from simsched.study.stats import format_ratio, paired_comparison
-
-        key, what = ("jct_mean", "mean JCT") if stream_cols else ("makespan", "makespan")  # a stream: jobs count
-        paired = paired_comparison(report.rows, key)
-        table.add_column(f"{what} vs best (paired)", justify="right")
-        table.caption = escape(f"{table.caption}; green: significantly best {what} (paired 95% interval "
-                               "against every other excludes no difference)")
-    best = min((s["makespan"][0] for s in summary), default=float("nan"))
-    bound = report.lower_bound
-    columns = zip(_column(summary, "makespan", reps), _column(summary, "avg_turnaround", reps),
-                  _column(summary, "avg_waiting", reps), _column(summary, "utilization", reps, 100.0, "%", 3),
-                  _time_column(summary, reps))
-    for s, (makespan, turnaround, waiting, utilisation, wall), more in zip(summary, columns, extra):
-        gap = s["makespan"][0] / bound - 1 if bound > 0 else float("nan")
-        green = s["makespan"][0] <= best * (1 + 1e-12) if paired is None else (paired["best"] == s["scheduler"]
-                                                                             and not stream_cols)
-        cells = [escape(s["scheduler"]), f"[green]{makespan}[/green]" if green else makespan,
-                 turnaround, waiting, utilisation, "-" if gap != gap else f"+{100 * gap:.1f}%", wall, *more]
-        if stream_cols and paired is not None and paired["best"] == s["scheduler"]:
-            cells[7] = f"[green]{cells[7]}[/green]"  # the mean JCT column, which a stream is compared on
-        if paired is not None:
-            ratio = format_ratio(paired["ratios"].get(s["scheduler"], {}))
-            cells.append(escape(ratio + (" ref" if paired["reference"] == s["scheduler"] else "")))
-        table.add_row(*cells)
-    for label in report.declined:
-        cells = [escape(label), "declined", "-", "-", "-", "-", "-", *["-"] * len(stream_cols)]
-        table.add_row(*cells, *(["-"] if paired is not None else []))
-    console.print(table)
-    for label, reason in report.declined.items():
-        console.print(escape(f"{label} declined: {reason}"))
+    print_run_table(report, console, wide)
 
 
 class Progress:

@@ -64,6 +64,8 @@ def run(
         False, "--transfers", help="Draw data transfers between processors as arrows on the --gantt chart."),
     trace: Path | None = typer.Option(
         None, "--trace", help="Write a Chrome/Perfetto trace (.json) of the first repetition."),
+    wide: bool = typer.Option(
+        False, "--wide", help="Every column with ± std (the default table fits 100 columns)."),
 ) -> None:
     """Run every scheduler of SCENARIO in the simulator and print a comparison table."""
     from simsched.outputs import check_output
@@ -104,7 +106,7 @@ def run(
                                   progress=progress)
         finally:
             progress.close()
-    print_report(report, _console())
+    print_report(report, _console(), wide)
     for warning in report.warnings:
         _warning(warning)
     if json_path is not None:

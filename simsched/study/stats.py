@@ -126,7 +126,8 @@ def paired_comparison(rows: Sequence[dict[str, Any]], metric: str, level: float 
     """Schedulers of one study point (or one run) compared on the seeds they share.
 
     ``rows`` carry ``scheduler``, ``seed`` and ``metric`` (failed runs, NaN or with an ``error``, are
-    left out pair by pair).  Returns ``{"reference": the scheduler with the best mean, "best": the
+    left out pair by pair).  Returns ``{"reference": the scheduler with the best mean (geometric when every
+    value is > 0, the mean the ratios show; ``"reference_by"`` says which), "best": the
     significantly best scheduler or None (:func:`simsched.stats.significantly_best`), "ratios":
     {scheduler: {"ratio", "low", "high", "n", "significant"}} — the geometric mean of the per-seed
     ratio to the reference with its paired 95% interval — and "matrix": {(a, b): {"win", "tie",
@@ -142,7 +143,7 @@ def paired_comparison(rows: Sequence[dict[str, Any]], metric: str, level: float 
             per_seed.setdefault(str(r["scheduler"]), {})
             continue
         per_seed.setdefault(str(r["scheduler"]), {})[int(r.get("seed") or 0)] = float(value)
-    means = {k: (sum(v.values()) / len(v)) for k, v in per_seed.items() if v}
+    means, by = _reference_means(per_seed)
     if not means:
         return {"metric": metric, "reference": None, "best": None, "ratios": {}, "matrix": {}}
     reference = (max if higher else min)(means, key=lambda k: means[k])
@@ -151,8 +152,21 @@ def paired_comparison(rows: Sequence[dict[str, Any]], metric: str, level: float 
         p = paired_ratio(values, per_seed[reference], level)
         ratios[name] = {"ratio": p.estimate, "low": p.low, "high": p.high, "n": p.n,
                         "significant": p.significant}
-    return {"metric": metric, "reference": reference, "best": significantly_best(per_seed, higher, level),
+    return {"metric": metric, "reference": reference, "reference_by": by,
+            "best": significantly_best(per_seed, higher, level),
             "ratios": ratios, "matrix": win_tie_loss(per_seed, higher, level)}
+
+
+def _reference_means(per_seed: Mapping[str, Mapping[int, float]]) -> tuple[dict[str, float], str]:
+    """Each scheduler's mean over its seeds, on the scale the paired ratios are shown on: the geometric
+    mean when every value is > 0 (the ratios are geometric means of per-seed ratios, so the reference
+    chosen by it is never beaten on that same mean), else the arithmetic mean (a zero has no logarithm).
+    Returns the means and ``"geometric"`` or ``"arithmetic"``.  O(values)."""
+    values = [x for v in per_seed.values() for x in v.values()]
+    if values and all(x > 0 for x in values):
+        return {k: math.exp(sum(math.log(x) for x in v.values()) / len(v)) for k, v in per_seed.items() if v}, \
+            "geometric"
+    return {k: sum(v.values()) / len(v) for k, v in per_seed.items() if v}, "arithmetic"
 
 
 def format_ratio(entry: Mapping[str, Any]) -> str:
