@@ -10,7 +10,8 @@ README) never mention the project's issues ("issue 7").  See docs/index.md, "Con
 Every documented command runs: each fenced ``bash`` block of docs/ that calls ``simsched`` is either runnable
 or named in :data:`NOT_RUN` with the reason.  Where a runnable block with no variables is followed by its
 printed output (a plain fenced block), the tables the command prints are compared with the page's, row by row,
-cell by cell, apart from wall times (cells ending in ``ms``/``s``) and cells written ``...``.
+cell by cell, apart from wall times (cells ending in ``ms``/``s``) and cells written ``...``, and so are its
+``ok:``, ``offered load``, ``warning:`` and ``error:`` lines, whole.
 """
 
 from __future__ import annotations
@@ -124,6 +125,18 @@ def compare_tables(documented: str, printed: str) -> list[str]:
     return missing
 
 
+CHECKED_LINES = ("ok:", "offered load", "warning:", "error:")
+"""Printed lines outside tables that the docs test compares whole: verdicts, loads, warnings, errors."""
+
+
+def compare_lines(documented: str, printed: str) -> list[str]:
+    """Documented lines starting with one of :data:`CHECKED_LINES` (and without ``...``) that the command did
+    not print, spaces normalised."""
+    got = {" ".join(line.split()) for line in printed.splitlines()}
+    return [line for line in (" ".join(raw.split()) for raw in documented.splitlines())
+            if line.startswith(CHECKED_LINES) and "..." not in line and line not in got]
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory that looks like the repository root for the commands of the docs."""
@@ -195,7 +208,7 @@ def test_runnable_block(label: str, env: dict[str, str], body: str, printed: str
     written = sorted(p for p in after if before.get(p) != after[p])
     assert not written, f"{label} writes into the repository ({', '.join(written[:5])}): write to out/ or a temp dir"
     if printed is not None:
-        missing = compare_tables(printed, done.stdout + done.stderr)
+        missing = compare_tables(printed, done.stdout + done.stderr) + compare_lines(printed, done.stdout + done.stderr)
         assert not missing, f"{label}: the page shows rows the command no longer prints:\n" + "\n".join(missing) + \
             "\n--- printed:\n" + done.stdout[-3000:]
 
@@ -224,6 +237,12 @@ def test_every_documented_command_runs_or_says_why_not() -> None:
     assert all(reason.strip() for reason in NOT_RUN.values())
     used = [prefix for prefix in NOT_RUN if any(cmd.startswith(prefix) for _, cmd, r in commands if not r)]
     assert sorted(used) == sorted(NOT_RUN), "NOT_RUN names commands the docs no longer show"
+
+
+def test_line_comparison_catches_a_changed_verdict() -> None:
+    doc = "ok: s.yaml: 3 tasks\noffered load 0.77 (cpu 0.77)\nresults written to x\nwarning: ... anything"
+    assert compare_lines(doc, "ok: s.yaml: 3  tasks\noffered load 0.77 (cpu 0.77)\n") == []
+    assert compare_lines(doc, "ok: s.yaml: 3 tasks\noffered load 0.78 (cpu 0.78)") == ["offered load 0.77 (cpu 0.77)"]
 
 
 def test_table_comparison_catches_a_changed_cell() -> None:

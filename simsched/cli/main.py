@@ -99,6 +99,7 @@ def run(
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
+    _offered_load(loaded, loaded.seed if seed is None else seed)
     progress = Progress()
     with fewer_collections():
         try:
@@ -125,6 +126,19 @@ def run(
 
         write_trace(report, trace)
         typer.echo(f"trace written to {trace}")
+
+
+def _offered_load(loaded: Any, seed: int) -> None:
+    """For a job stream: print its offered load per processor type, and warn above 1."""
+    from simsched.run.streams import offered_load_of
+
+    load = offered_load_of(loaded, seed)
+    if load is None:
+        return
+    typer.echo(load.line())
+    warning = load.warning()
+    if warning is not None:
+        _warning(warning)
 
 
 def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, repetitions: int | None,
@@ -182,6 +196,7 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
         f"noise: {'none' if noise.deterministic else f'{noise.model} (sigma {noise.sigma:g})'}"
         + ("; autotuning section present" if loaded.autotuning is not None else "")
     )
+    _offered_load(loaded, loaded.seed)
 
 
 # --------------------------------------------------------------------------- list

@@ -173,6 +173,57 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed))
 
 
+@dataclass(frozen=True)
+class OfferedLoad:
+    """The offered load of one day of a job stream (:func:`offered_load_of`): ``least``, the least load
+    any scheduler can keep the busiest processor type at (work split over types at the fluid optimum),
+    ``by_type`` that split's load per type, ``mean`` the documented ``offered_load`` (mean costs over
+    all processors), the measured arrival ``rate`` (jobs per time unit), the ``jobs`` and the ``seed``."""
+
+    least: float
+    by_type: dict[str, float]
+    mean: float
+    rate: float
+    jobs: int
+    seed: int
+
+    def line(self) -> str:
+        """``offered load 0.77 (cpu 0.77, gpu 0.77) at 0.0199 jobs per time unit ...``: what ``validate``
+        and ``run`` print."""
+        types = ", ".join(f"{t} {v:.2f}" for t, v in self.by_type.items())
+        return (f"offered load {self.least:.2f} ({types}) at {self.rate:.4g} jobs per time unit "
+                f"({self.jobs} jobs, seed {self.seed}): the least busy any scheduler can keep the busiest "
+                f"processor type; mean-cost load {self.mean:.2f}")
+
+    def warning(self) -> str | None:
+        """The warning line above 1, else None."""
+        if not self.least > 1:
+            return None
+        return (f"offered load {self.least:.2f} > 1: jobs arrive faster than the processors can run them "
+                f"whatever the scheduler, so queues grow without bound while jobs arrive at this rate; for a "
+                f"load L, scale the arrival rate by L / {self.least:.2f} (docs/streams.md, "
+                f"\"Choosing an arrival rate\")")
+
+
+def offered_load_of(scenario: Scenario, seed: int) -> OfferedLoad | None:
+    """The offered load of day ``seed`` of a job-stream scenario
+    (:func:`~simsched.simulator.jobmetrics.offered_load_by_type`); None for any other scenario, or a
+    stream of one job or of simultaneous arrivals (no rate).  Draws the day's stream: O(n m) by blocks."""
+    from simsched.simulator.jobmetrics import offered_load, offered_load_by_type
+
+    if scenario.workload is None or scenario.workload.form != "stream":
+        return None
+    stream = stream_of(scenario, seed)
+    problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+    by_type = offered_load_by_type(problem, stream.job_arrival)
+    if not by_type:
+        return None
+    least = by_type.pop("all")
+    arrival = stream.job_arrival
+    rate = (len(arrival) - 1) / float(arrival.max() - arrival.min())
+    return OfferedLoad(least, by_type, offered_load(problem, arrival), rate, len(arrival), seed)
+
+
 def table_columns(report: Any) -> list[tuple[str, str, float, str]]:
     """The stream columns ``simsched run`` adds to its table, as ``(key, header, scale, unit)``:
     mean and p95 JCT and mean slowdown for every dynamic run, the deadline-miss rate when jobs have

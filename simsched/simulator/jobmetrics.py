@@ -185,3 +185,143 @@ def offered_load(problem: Problem, job_arrival: np.ndarray) -> float:
         return float("nan")
     mean = problem.mean_cost  # every task may run somewhere: the same sums and counts as over W
     return float(mean.sum() / k * ((k - 1) / span) / problem.n_processors)
+
+
+_LOAD_BLOCK = 1 << 20
+"""Cost entries per block of rows when :func:`offered_load_by_type` reads a structured problem."""
+
+
+def offered_load_by_type(problem: Problem, job_arrival: np.ndarray) -> dict[str, float]:
+    """The least offered load any scheduler can reach, and each processor type's share of it.
+
+    The fluid bound of a job stream: the day's work (each task at the harmonic mean of its execution times
+    over a type's processors, ineligible ones running it at rate 0: what the type does when all its
+    processors share the task) arrives at the rate of :func:`offered_load`; split every task's work over the
+    processor types (fractions allowed) so that the busiest type is as little busy as possible: a linear
+    program, solved by HiGHS over groups of tasks with the same cost ratios between types (a few per task
+    kind), so its size does not grow with the tasks.  Returns ``{"all": that least load, TYPE: the load of
+    TYPE in the split found, ...}`` (types in platform order).  Above 1, queues grow without bound whatever
+    the scheduler; a type's value above 1 cannot happen without ``"all"`` above 1.  Empty for one job or
+    simultaneous arrivals.  O(n m) time by blocks of rows (no (n, m) temporary for a structured problem),
+    plus the linear program over at most :data:`_LOAD_GROUPS` groups x types."""
+    k = len(job_arrival)
+    span = float(np.max(job_arrival) - np.min(job_arrival)) if k else 0.0
+    if k < 2 or span <= 0 or problem.n_tasks == 0:
+        return {}
+    per_day = (k - 1) / span / k  # the day's work x this = work arriving per unit of time
+    names = list(dict.fromkeys(p.type for p in problem.platform.processors))
+    column_type = np.array([names.index(p.type) for p in problem.platform.processors])
+    onehot = np.zeros((problem.n_processors, len(names)))
+    onehot[np.arange(problem.n_processors), column_type] = 1.0
+    per_type = onehot.sum(axis=0)
+    means = []
+    n, step = problem.n_tasks, max(1, _LOAD_BLOCK // max(problem.n_processors, 1))
+    for lo in range(0, n, step):
+        w = problem.cost_rows(np.arange(lo, min(n, lo + step)))
+        with np.errstate(divide="ignore"):
+            rate = (1.0 / w) @ onehot  # tasks per unit of time the whole type runs (1/inf = 0: ineligible)
+        with np.errstate(divide="ignore"):
+            means.append(np.where(rate > 0, per_type / rate, np.inf))  # harmonic mean over the type
+    mean = np.concatenate(means)  # (n, types): O(n x types), not O(n m)
+    cost, _ = _cost_groups(mean)
+    share = _least_busiest(cost, per_type)
+    busy = (np.where(share > 0, cost, 0.0) * share).sum(axis=0) / per_type * per_day
+    out = {"all": float(busy.max())}
+    out.update({name: float(busy[t]) for t, name in enumerate(names)})
+    return out
+
+
+_LOAD_BLOCK = 1 << 20
+"""Cost entries per block of rows when :func:`offered_load_by_type` reads a structured problem."""
+_LOAD_GROUPS = 500
+"""Most groups of tasks the linear program of :func:`offered_load_by_type` is solved over."""
+
+
+def _cost_groups(mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tasks grouped by the ratios of their costs between types (log10 rounded to 2 decimals, about 2%,
+    or coarser until at most :data:`_LOAD_GROUPS` groups remain): ``(group x type summed costs, group of
+    each task)``.  Grouping only merges tasks whose best split is the same up to the rounding.  O(n log n)."""
+    fastest = mean.min(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.log10(np.where(np.isfinite(mean), mean / np.where(fastest > 0, fastest, 1.0), np.inf))
+    for digits in (2, 1, 0):
+        key = np.where(np.isfinite(ratio), np.round(ratio, digits), np.inf)
+        _, group = np.unique(key, axis=0, return_inverse=True)
+        group = group.reshape(-1)
+        if group.max() + 1 <= _LOAD_GROUPS:
+            break
+    cost = np.zeros((int(group.max()) + 1, mean.shape[1]))
+    finite = np.isfinite(mean)
+    for t in range(mean.shape[1]):
+        cost[:, t] = np.bincount(group, weights=np.where(finite[:, t], mean[:, t], 0.0), minlength=len(cost))
+        cost[~np.isin(np.arange(len(cost)), group[finite[:, t]]), t] = np.inf
+    return cost, group
+
+
+def _least_busiest(cost: np.ndarray, per_type: np.ndarray) -> np.ndarray:
+    """Fractions (group x type, rows summing to 1) of each group's work per type that minimise the
+    busiest type's work per processor: minimise z subject to sum_t x[g, t] = 1 and
+    sum_g cost[g, t] x[g, t] <= per_type[t] z.  One or two types: :func:`_two_types` (exact, O(g log g));
+    more: the linear program, by HiGHS through scipy."""
+    if cost.shape[1] == 1:
+        return np.ones_like(cost)
+    if cost.shape[1] == 2:
+        return _two_types(cost, per_type)
+    return _linear_program(cost, per_type)
+
+
+def _two_types(cost: np.ndarray, per_type: np.ndarray) -> np.ndarray:
+    """The exact min-max split over two types: groups in increasing order of their cost ratio
+    ``cost[:, 0] / cost[:, 1]`` (those relatively cheapest on type 0 first) go to type 0 up to the point
+    where both types are equally busy, the group at that point split between them (an exchange argument:
+    any other split moves work to a type where it is relatively dearer).  O(g log g)."""
+    a, b = cost[:, 0] / per_type[0], cost[:, 1] / per_type[1]  # busy time per processor on each type
+    with np.errstate(divide="ignore", invalid="ignore"):
+        key = np.log(a) - np.log(b)  # -inf: only type 0 may run it; +inf: only type 1
+    order = np.argsort(key, kind="stable")
+    a, b = a[order], b[order]
+    a0, b0 = np.where(np.isfinite(a), a, 0.0), np.where(np.isfinite(b), b, 0.0)
+    before = np.concatenate([[0.0], np.cumsum(a0)])  # type 0's load with the first k groups on it
+    after = np.concatenate([np.cumsum(b0[::-1])[::-1], [0.0]])  # type 1's load with groups k.. on it
+    x = np.zeros_like(cost)
+    g = len(a)
+    # the last k at which giving group k to type 0 whole still leaves type 0 no busier than type 1
+    k = int(np.searchsorted(before[1:] - after[1:], 0.0, side="right"))
+    k = min(k, g)
+    first = np.zeros(g)
+    first[:k] = 1.0
+    if k < g:  # group k split so both types end equally busy (within what eligibility allows)
+        if not np.isfinite(b[k]):
+            f = 1.0
+        elif not np.isfinite(a[k]):
+            f = 0.0
+        else:  # before[k] + f a = after[k+1] + (1 - f) b
+            f = float(np.clip((after[k + 1] + b[k] - before[k]) / (a[k] + b[k]), 0.0, 1.0)) if a[k] + b[k] > 0 else 1.0
+        first[k] = f
+    forced0, forced1 = ~np.isfinite(b), ~np.isfinite(a)  # eligibility wins over the balance
+    first = np.where(forced0, 1.0, np.where(forced1, 0.0, first))
+    x[order, 0] = first
+    x[order, 1] = 1.0 - first
+    return x
+
+
+def _linear_program(cost: np.ndarray, per_type: np.ndarray) -> np.ndarray:
+    """:func:`_least_busiest` for three or more types: the linear program, by HiGHS through scipy."""
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+
+    g, t = cost.shape
+    allowed = np.isfinite(cost).reshape(-1)
+    c = np.zeros(g * t + 1)
+    c[-1] = 1.0
+    cells = np.arange(g * t)
+    equal = csr_matrix((np.ones(g * t), (cells // t, cells)), shape=(g, g * t + 1))
+    rows = np.concatenate([cells % t, np.arange(t)])
+    cols = np.concatenate([cells, np.full(t, g * t)])
+    upper = csr_matrix((np.concatenate([np.where(allowed, cost.reshape(-1), 0.0), -per_type]), (rows, cols)),
+                       shape=(t, g * t + 1))
+    bounds = [(0.0, 1.0 if a else 0.0) for a in allowed] + [(0.0, None)]
+    found = linprog(c, A_ub=upper, b_ub=np.zeros(t), A_eq=equal, b_eq=np.ones(g), bounds=bounds, method="highs")
+    if not found.success:  # cannot happen for a validated problem (every task may run somewhere)
+        raise ValueError(f"offered load: the linear program failed: {found.message}")
+    return found.x[:-1].reshape(g, t)
