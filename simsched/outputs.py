@@ -134,6 +134,27 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
+_ROLE = re.compile(r":(?:py:)?(?:meth|func|class|mod|data|attr|exc|obj|const|ref|doc|term):"
+                   r"`(~?)([^`<]*?)(?:\s*<([^>`]+)>)?`")
+_DOUBLE = re.compile(r"``(.+?)``", re.S)
+
+
+def plain_docstring(text: str, markdown: bool = False) -> str:
+    """``text`` (a docstring written with reStructuredText roles and literals) as a person reads it: a role
+    ``:meth:`~pkg.mod.Class.name``` becomes ``name`` (the full path without ``~``; a titled role
+    ``:ref:`title <target>``` its title), and a double-backtick literal its text.  With ``markdown``,
+    both are kept as single-backtick code (for markdown pages); otherwise the backticks go (for a
+    terminal).  O(len(text))."""
+    tick = "`" if markdown else ""
+
+    def role(m: re.Match[str]) -> str:
+        short, target, titled = m.group(1), m.group(2).strip(), m.group(3)
+        shown = target if titled else (target.rsplit(".", 1)[-1] if short else target)
+        return f"{tick}{shown}{tick}"
+
+    return _DOUBLE.sub(lambda m: f"{tick}{m.group(1)}{tick}", _ROLE.sub(role, str(text)))
+
+
 def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
     """Call ``write(fh)`` on a temporary binary file next to ``path``, then move it into place
     (see :mod:`simsched.fileio`).  On any exception ``path`` is left untouched."""

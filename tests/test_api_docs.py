@@ -96,3 +96,10 @@ def test_mkdocs_build_is_strict_and_silent(tmp_path: Path) -> None:
     for name in ("StaticPlanner", "OnlinePolicy", "DecisionView", "completion_times", "data_ready"):
         assert name in html
     assert "check_scheduler" in (tmp_path / "site" / "testing" / "index.html").read_text(encoding="utf-8")
+    leaks = [f"{page.relative_to(tmp_path)}: {m.group(0)}" for page in (tmp_path / "site").rglob("*.html")
+             for m in RST_LEAK.finditer(page.read_text(encoding="utf-8"))]
+    assert not leaks, f"reStructuredText markup on the API site: {leaks[:5]}"
+
+
+RST_LEAK = re.compile(r":(?:meth|func|class|mod|data|attr|exc|obj):(?:<code>|`)|``")
+"""RST roles and double-backtick literals as they would show on a rendered page or in a terminal."""

@@ -176,10 +176,24 @@ def test_cli_reference_covers_every_command() -> None:
 
 
 def test_scenario_reference_examples_validate() -> None:
-    from simsched.scenario import schema as scenario
+    from simsched.scenario import schema, stream
 
     for name, text in docs_gen.EXAMPLES.items():
-        getattr(scenario, name).model_validate(yaml.safe_load(text))
+        getattr(schema, name, None) or getattr(stream, name)
+        (getattr(schema, name, None) or getattr(stream, name)).model_validate(yaml.safe_load(text))
+
+
+def test_scenario_reference_types_every_section_with_its_limits() -> None:
+    page = (DOCS / "scenario-reference.md").read_text(encoding="utf-8")
+    top = page[page.index("## `ScenarioModel`"):page.index("## `PlatformSpec`")]
+    for field in ("failures", "stragglers", "platform", "noise"):
+        row = next(line for line in top.splitlines() if line.startswith(f"| `{field}` |"))
+        assert "dict[str, Any]" not in row, row
+    for section in ("FailuresSection", "FailureRates", "StragglersSection", "StreamSection", "ArrivalsSpec",
+                    "DeadlineSpec"):
+        assert f"`{section}`" in page
+    assert "| `mtbf` | float > 0" in page and "| `slowdown` | float" in page and ">= 1.0" in page
+    assert "| `poisson` | float > 0" in page and "| `count` | int >= 1" in page
 
 
 def test_every_builtin_scheduler_is_described() -> None:

@@ -40,6 +40,14 @@ class _ExplainGroup(typer.core.TyperGroup):
         import click
 
         def describe() -> None:
+            extra = click.get_current_context().args
+            if extra:  # e.g. `explain mct SCENARIO`: there is no step-by-step view to give it to
+                from simsched.cli.common import print_error
+
+                print_error(f"explain {cmd_name}: there is no step-by-step view of {cmd_name}, so "
+                            f"{' '.join(extra)!r} is not used; `simsched explain {cmd_name}` says what it does, "
+                            f"and {', '.join(STEP_BY_STEP)} go step by step on a scenario")
+                raise typer.Exit(2)
             user_errors(describe_scheduler)(cmd_name, sorted(self.commands))
 
         return click.Command(cmd_name, callback=describe, help=f"What scheduler {cmd_name!r} does.",
@@ -58,7 +66,9 @@ def describe_scheduler(name: str, covered: list[str]) -> None:
     except SimschedError as exc:
         raise SimschedError(f"{exc.message}. `simsched explain` covers: {', '.join(covered)} (step by step), "
                             f"and describes any scheduler of `simsched list`") from None
-    typer.echo(f"{name} ({registry.kind(cls)}): {inspect.getdoc(cls) or registry.summary(cls)}")
+    from simsched.outputs import plain_docstring
+
+    typer.echo(f"{name} ({registry.kind(cls)}): {plain_docstring(inspect.getdoc(cls) or registry.summary(cls))}")
     typer.echo(f"\nStep by step: `simsched explain heft SCENARIO` (HEFT); `simsched explain` covers "
                f"{', '.join(covered)}. Every scheduler: docs/schedulers.md.")
 
@@ -81,11 +91,14 @@ def _num(x: float) -> str:
 @app.command("heft")
 @user_errors
 def explain_heft(
-    scenario: Path = typer.Argument(..., help="Scenario YAML file (its task graph and platform).", show_default=False),
+    scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what HEFT does).",
+                                           show_default=False),
     seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
     no_insertion: bool = typer.Option(False, "--no-insertion", help="Always append (no gap filling)."),
 ) -> None:
     """Print HEFT's upward ranks and, step by step, each task's EST/EFT on every processor."""
+    if _scenario_or_describe("heft", scenario):
+        return
     from rich.table import Table
 
     from simsched.analysis.teaching import trace_heft
@@ -184,10 +197,14 @@ def _by_priority(priority: np.ndarray) -> list[int]:
     return np.lexsort((np.arange(priority.size), -key)).tolist()
 
 
+STEP_BY_STEP = ("heft", "cpop", "peft", "minmin")
+"""Schedulers ``simsched explain NAME SCENARIO`` shows decision by decision."""
+
+
 def _scenario_or_describe(name: str, scenario: Path | None) -> bool:
     """Without a scenario, describe the scheduler (as `simsched explain NAME` always did); True if done."""
     if scenario is None:
-        describe_scheduler(name, ["heft", "cpop", "peft", "minmin", "graph", "greedy-gap"])
+        describe_scheduler(name, [*STEP_BY_STEP, "graph", "greedy-gap"])
         typer.echo(f"Step by step on a scenario: simsched explain {name} SCENARIO")
         return True
     return False

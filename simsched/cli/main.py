@@ -209,6 +209,7 @@ def list_schedulers() -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from simsched.outputs import plain_docstring
     from simsched.schedulers import registry
 
     table = Table(title="schedulers")
@@ -223,7 +224,7 @@ def list_schedulers() -> None:
         except Exception as exc:  # a broken or missing optional module must not hide the others
             spec = registry.spec(name)
             kind, description = spec.kind if spec else "?", f"unavailable: {type(exc).__name__}: {exc}"
-        table.add_row(escape(name), kind, escape(description), escape(registry.origin(name)))
+        table.add_row(escape(name), kind, escape(plain_docstring(description)), escape(registry.origin(name)))
     _console().print(table)
 
 

@@ -112,6 +112,42 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "to": "Consumer task.",
         "data": "Data moved when the two run on different processors.",
     },
+    "FailuresSection": {
+        "mtbf": "Default mean time between failures of every processor (exponential; with `mttr`).",
+        "mttr": "Default mean time to repair (exponential; with `mtbf`).",
+        "types": "Per processor type: `{TYPE: {mtbf, mttr}}`, over the default.",
+        "processors": "Per processor name: `{NAME: {mtbf, mttr}}`, over its type's.",
+        "trace": "CSV of planned down intervals `processor,start,end` (relative to the scenario file).",
+    },
+    "FailureRates": {
+        "mtbf": "Mean time between failures.",
+        "mttr": "Mean time to repair.",
+    },
+    "StragglersSection": {
+        "rate": "Slowdown episodes per processor per unit of time (Poisson).",
+        "duration": "Mean length of an episode (exponential).",
+        "slowdown": "A task started during an episode takes this many times longer.",
+    },
+    "StreamSection": {
+        "jobs": "One job source or a list of them: any workload form (`generator: NAME` + parameters, "
+                "`FORM: path`), plus `weight` (> 0, how often it is drawn; default 1), `priority` (finite; "
+                "default 0), `name` (for traces and tables) and, for a generator, `tasks: [lo, hi]` (each job "
+                "draws its task count in that range).",
+        "arrivals": "The arrival process (see `ArrivalsSpec`).",
+        "count": "Number of jobs (give `count` or `horizon`; neither with a `trace`).",
+        "horizon": "Jobs arrive until this time.",
+        "deadline": "Optional deadline of every job (see `DeadlineSpec`).",
+    },
+    "ArrivalsSpec": {
+        "poisson": "Jobs per unit of time, exponential gaps; the offered load `simsched validate` prints "
+                   "is proportional to it (see [streams.md](streams.md#choosing-an-arrival-rate)).",
+        "rates": "Piecewise constant Poisson rates `[[time, rate], ...]` from time 0 (times increasing).",
+        "trace": "CSV `time,job[,deadline][,priority]` (relative to the scenario file): `job` is a workflow "
+                 "file or the `name` of a `jobs` entry; times sorted.",
+    },
+    "DeadlineSpec": {
+        "slack": "A job's deadline is its arrival plus `slack` x its critical path alone on the platform.",
+    },
 }
 """One line per field of the scenario models; :func:`scenario_reference` refuses a field without one."""
 
@@ -131,6 +167,15 @@ EXAMPLES: dict[str, str] = {
                       "edges:\n  - {from: a, to: b, data: 18}\n",
     "TaskSpec": "{name: load, work: 5.0, kind: io, arrival: 2.0, memory: 4}\n",
     "EdgeSpec": "{from: load, to: train, data: 120}\n",
+    "FailuresSection": "mtbf: 2000\nmttr: 50\ntypes: {gpu: {mtbf: 500, mttr: 100}}\n"
+                       "processors: {cpu0: {mtbf: 100, mttr: 10}}\n",
+    "FailureRates": "{mtbf: 500, mttr: 100}\n",
+    "StragglersSection": "{rate: 0.001, duration: 100, slowdown: 3}\n",
+    "StreamSection": "jobs:\n  - {weight: 3, generator: random, tasks: [10, 40], ccr: 0.5}\n"
+                     "  - {weight: 1, generator: fork_join, priority: 1, name: fj}\n"
+                     "arrivals: {poisson: 0.02}\ncount: 200\ndeadline: {slack: 3.0}\n",
+    "ArrivalsSpec": "{rates: [[0, 0.01], [500, 0.04]]}\n",
+    "DeadlineSpec": "{slack: 3.0}\n",
 }
 """A YAML example per model (``tests/test_docs.py`` validates each against its model)."""
 
@@ -172,8 +217,11 @@ def _field_type(info: Any) -> str:
 
 
 def _cell(text: str) -> str:
-    """``text`` safe in a markdown table cell: ``|`` escaped, RST double backticks made single."""
-    return " ".join(str(text).split()).replace("``", "`").replace("|", "\\|")
+    """``text`` safe in a markdown table cell: ``|`` escaped, RST roles and double backticks made markdown
+    code (:func:`simsched.outputs.plain_docstring`)."""
+    from simsched.outputs import plain_docstring
+
+    return " ".join(plain_docstring(str(text), markdown=True).split()).replace("|", "\\|")
 
 
 def _default(value: Any) -> str:
@@ -237,7 +285,9 @@ def _doc_first(obj: Any) -> str:
         return ""
     doc = inspect.getdoc(obj) if not isinstance(obj, type) or vars(obj).get("__doc__") else ""
     doc = doc or ""
-    return " ".join(doc.split("\n\n")[0].split())
+    from simsched.outputs import plain_docstring
+
+    return " ".join(plain_docstring(doc.split("\n\n")[0], markdown=True).split())
 
 
 def _bullet_docs(doc: str) -> dict[str, str]:
@@ -285,6 +335,16 @@ def scenario_reference() -> str:
         out.append(_doc_first(model) + "\n")
         out.append(model_table(model, FIELD_DOCS[title]) + "\n")
         out.append("Example:\n\n```yaml\n" + EXAMPLES[title] + "```\n")
+    from simsched.scenario.stream import StreamSection
+
+    out.append("## Workload: `stream` (jobs arriving over time)\n")
+    out.append("`workload: {stream: ...}` sends DAG jobs drawn from other workload forms over time; "
+               "`simsched validate` and `simsched run` print its offered load. See [streams.md](streams.md).\n")
+    for model in _models_under(StreamSection):
+        out.append(f"### `{model.__name__}`\n")
+        out.append(_doc_first(model) + "\n")
+        out.append(model_table(model, FIELD_DOCS[model.__name__]) + "\n")
+        out.append("Example:\n\n```yaml\n" + EXAMPLES[model.__name__] + "```\n")
     out.append("## Workload: `generator: NAME`\n")
     out.append("Every generator is drawn from the scenario seed. `processors` (for those that take it) is "
                "filled in from the platform: the generator then draws a cost matrix that spreads each "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from simsched import limits
 from simsched.simulator.noise import NoiseKind
@@ -110,6 +110,39 @@ class LimitsSpec(_Model):
         return self.model_dump(exclude_none=True)
 
 
+class FailureRates(_Model):
+    """Mean time between failures and mean time to repair (both > 0) of one processor."""
+
+    mtbf: FiniteRate
+    mttr: FiniteRate
+
+
+class FailuresSection(_Model):
+    """``failures``: default ``mtbf``/``mttr`` for every processor, overrides per ``types`` and per
+    processor name (``processors``), and an optional ``trace`` of down intervals."""
+
+    mtbf: FiniteRate | None = None
+    mttr: FiniteRate | None = None
+    types: dict[str, FailureRates] = {}
+    processors: dict[str, FailureRates] = {}
+    trace: str | None = None
+
+    @model_validator(mode="after")
+    def _pair(self) -> FailuresSection:
+        if (self.mtbf is None) != (self.mttr is None):
+            raise ValueError("give mtbf and mttr together")
+        return self
+
+
+class StragglersSection(_Model):
+    """``stragglers``: slowdown episodes per processor at ``rate`` per unit of time, of mean length
+    ``duration``; a task started during one takes ``slowdown`` times longer."""
+
+    rate: FiniteRate
+    duration: FiniteRate
+    slowdown: float = Field(default=3.0, ge=1.0, le=1e6)
+
+
 class ScenarioModel(_Model):
     """The top level of a scenario file.  ``workload`` and ``schedulers`` are checked by their own
     code (their shapes depend on the registries).  ``autotuning`` is checked into the typed
@@ -128,10 +161,10 @@ class ScenarioModel(_Model):
     autotuning: dict[str, Any] | None = None
     capacity: dict[str, Any] | None = None
     limits: LimitsSpec = LimitsSpec()
-    failures: dict[str, Any] | None = None
-    """Processor failures (checked by :mod:`simsched.scenario.stream`)."""
-    stragglers: dict[str, Any] | None = None
-    """Straggler episodes (checked by :mod:`simsched.scenario.stream`)."""
+    failures: FailuresSection | None = None
+    """Processor failures (turned into the engine's disruptions by :mod:`simsched.scenario.stream`)."""
+    stragglers: StragglersSection | None = None
+    """Straggler episodes (turned into the engine's disruptions by :mod:`simsched.scenario.stream`)."""
 
 
 class TaskSpec(_Model):

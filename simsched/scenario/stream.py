@@ -42,7 +42,15 @@ import numpy as np
 from pydantic import Field, ValidationError, model_validator
 
 from simsched.errors import SimschedError
-from simsched.scenario.schema import FiniteRate, NonNegative, PositiveInt, _Model
+from simsched.scenario.schema import (  # noqa: F401  (the failure models are documented here too)
+    FailureRates,
+    FailuresSection,
+    FiniteRate,
+    NonNegative,
+    PositiveInt,
+    StragglersSection,
+    _Model,
+)
 from simsched.simulator.engine import Disruptions
 from simsched.simulator.jobmetrics import job_critical_paths
 from simsched.simulator.platform import Platform
@@ -86,39 +94,6 @@ class StreamSection(_Model):
     count: PositiveInt | None = None
     horizon: FiniteRate | None = None
     deadline: DeadlineSpec | None = None
-
-
-class FailureRates(_Model):
-    """Mean time between failures and mean time to repair (both > 0) of one processor."""
-
-    mtbf: FiniteRate
-    mttr: FiniteRate
-
-
-class FailuresSection(_Model):
-    """``failures``: default ``mtbf``/``mttr`` for every processor, overrides per ``types`` and per
-    processor name (``processors``), and an optional ``trace`` of down intervals."""
-
-    mtbf: FiniteRate | None = None
-    mttr: FiniteRate | None = None
-    types: dict[str, FailureRates] = {}
-    processors: dict[str, FailureRates] = {}
-    trace: str | None = None
-
-    @model_validator(mode="after")
-    def _pair(self) -> FailuresSection:
-        if (self.mtbf is None) != (self.mttr is None):
-            raise ValueError("give mtbf and mttr together")
-        return self
-
-
-class StragglersSection(_Model):
-    """``stragglers``: slowdown episodes per processor at ``rate`` per unit of time, of mean length
-    ``duration``; a task started during one takes ``slowdown`` times longer."""
-
-    rate: FiniteRate
-    duration: FiniteRate
-    slowdown: float = Field(default=3.0, ge=1.0, le=1e6)
 
 
 # --------------------------------------------------------------------------- the stream
