@@ -115,3 +115,34 @@ def test_docs_readme_and_scenarios_use_the_new_spellings() -> None:
     stale = [f"{f.relative_to(ROOT)}: {m.group(0)}" for f in files
              for m in OLD_IN_TEXT.finditer(f.read_text(encoding="utf-8"))]
     assert not stale, stale
+
+
+@pytest.mark.parametrize("args,says", [
+    (["run", "--nope", "x.yaml"], "error: run: No such option: --nope (see `simsched run --help`)"),
+    (["capacity"], "error: capacity: Missing argument"),
+    (["run", "x.yaml", "-r", "abc"], "error: run: Invalid value for '--repetitions'"),
+    (["nope"], "error: No such command 'nope'"),
+    (["capacity", "x.yaml", "-o", "jct_p95 <= 5"], 'give the objective with --objective "jct_p95 <= 5"'),
+])
+def test_usage_mistakes_end_in_one_line_not_a_panel(args: list[str], says: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from simsched.cli.main import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(args)
+    assert stop.value.code == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], err
+    assert out == "" and "╭" not in err
+
+
+def test_the_entry_point_keeps_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    from simsched.cli.main import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["validate", str(ROOT / "scenarios" / "topcuoglu2002.yaml")])
+    assert stop.value.code == 0 and capsys.readouterr().out.startswith("ok: ")
+    with pytest.raises(SystemExit) as stop:
+        main(["validate", str(ROOT / "no-such.yaml")])
+    assert stop.value.code == 2

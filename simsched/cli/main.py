@@ -291,9 +291,28 @@ from simsched.cli import adversary_cmd  # noqa: E402  (light: the search loads i
 app.command("adversary")(adversary_cmd.adversary)
 
 
-def main() -> None:
-    """Console-script entry point (``simsched``)."""
-    app()
+def main(args: list[str] | None = None) -> None:
+    """Console-script entry point (``simsched``).  A usage mistake (an unknown option, a missing argument,
+    a value of the wrong type) ends like every other user error: one ``error: COMMAND: ...`` line naming
+    the ``--help`` to read, exit code 2, instead of a boxed panel (click's own exceptions are caught here,
+    through the public ``standalone_mode=False``)."""
+    import sys
+
+    try:
+        code = app(args=args, prog_name="simsched", standalone_mode=False)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        sys.exit(130)
+    except Exception as exc:  # click's ClickException family, recognised by what every one of them has
+        if not (callable(getattr(exc, "format_message", None)) and isinstance(getattr(exc, "exit_code", None), int)):
+            raise
+        ctx = getattr(exc, "ctx", None)
+        path = getattr(ctx, "command_path", None) or "simsched"
+        where = f"{path.removeprefix('simsched').strip()}: " if path != "simsched" else ""
+        hint = f" (see `{path} --help`)" if ctx is not None else ""
+        _error(f"{where}{exc.format_message()}{hint}")
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
