@@ -12,11 +12,22 @@ the reader forever, ``/dev/zero`` would be read until memory runs out) *before* 
 :func:`same_file` tells whether an output would overwrite an input (hard links, symbolic links and
 ``..`` included), and :func:`output_lock` serialises writers to one target through a lock file beside
 it.
+
+**One read set.**  Every file a command reads through these readers (:func:`check_regular`, which
+:func:`read_bytes_capped`, ``limits.read_input`` and ``limits.check_file_size`` all call, or
+:func:`note_read` for a reader that opens the file itself) is recorded in the *read set* of the
+command running now — a context-local :class:`ReadSet` opened by :func:`reading` (the command line
+opens one per command), like ``limits.using``.  :func:`atomic_path` refuses to replace a file that is,
+links to or hard-links to a member of that set (:class:`OverwritesInput`), and before it writes the
+first output it checks *every* output the command declared (:func:`declare_output`), so a command
+with two outputs never writes one and then refuses the other.  Outside :func:`reading` nothing is
+recorded and nothing refused.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import os
 import stat
@@ -24,6 +35,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from simsched.errors import SimschedError
 
 
 def _umask() -> int:
@@ -34,8 +47,11 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path in ``path``'s directory; move it over ``path`` if the block succeeds."""
+    """Yield a temporary path in ``path``'s directory; move it over ``path`` if the block succeeds.
+    :class:`OverwritesInput` first (nothing created) when ``path`` or another output the command
+    declared is, or links to, a file the command has read (:func:`check_outputs`)."""
     p = Path(path)
+    check_outputs(p)
     directory = p.parent if str(p.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{short_name(p.name)}.", suffix=".tmp", dir=directory)
     os.close(fd)
@@ -88,6 +104,7 @@ def check_regular(path: str | Path) -> os.stat_result | None:
     kind = special_kind(st.st_mode)
     if kind is not None:
         raise NotRegularFile(path, kind)
+    note_read(path, st)
     return st
 
 
@@ -198,3 +215,121 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 120) -> Path:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=fmt, dpi=dpi)
     return Path(path)
+
+
+# --------------------------------------------------------------------------- the read set
+class OverwritesInput(SimschedError):
+    """An output path that is, links to or hard-links to a file the running command has read."""
+
+    def __init__(self, path: str | Path, source: str, option: str | None = None) -> None:
+        same = os.path.realpath(path) == os.path.realpath(source)
+        what = "is the input file" if same else "is a link to the input file"
+        super().__init__(f"{option + ' ' if option else ''}{path}: {what} {source}, which this command reads "
+                         "and would overwrite; choose another output file")
+        self.path, self.source, self.option = Path(path), source, option
+
+
+class ReadSet:
+    """The files one command has read, by identity (device and inode: a hard or symbolic link to a
+    member is a member) and by resolved path (for a member since removed or replaced), plus the
+    outputs it declared (absolute path -> the path as given and the option that named it).
+    Membership is O(1) per path."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[int, int], str] = {}
+        self._paths: dict[str, str] = {}
+        self.outputs: dict[str, tuple[str, str | None]] = {}
+
+    def add(self, path: str | Path, st: os.stat_result | None = None) -> None:
+        """Record ``path`` (``st``: its ``os.stat``, when the caller has it)."""
+        shown = os.path.abspath(path)
+        if st is None:
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                st = None
+        if st is not None:
+            self._ids.setdefault((st.st_dev, st.st_ino), shown)
+        self._paths.setdefault(os.path.realpath(path), shown)
+
+    def member(self, path: str | Path) -> str | None:
+        """The recorded input that ``path`` is, links to (symbolically, through any number of links)
+        or hard-links to, or ``None``."""
+        if not self._ids and not self._paths:
+            return None
+        with contextlib.suppress(OSError, ValueError):
+            st = os.stat(path)
+            hit = self._ids.get((st.st_dev, st.st_ino))
+            if hit is not None:
+                return hit
+        with contextlib.suppress(OSError, ValueError):
+            return self._paths.get(os.path.realpath(path))
+        return None
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(set(self._paths.values())))
+
+
+_READS: contextvars.ContextVar[ReadSet | None] = contextvars.ContextVar("simsched_reads", default=None)
+
+
+@contextlib.contextmanager
+def reading() -> Iterator[ReadSet]:
+    """A fresh read set for the block (one command): every file read meanwhile is recorded, and
+    every atomic write is checked against it.  Nested blocks get their own set."""
+    reads = ReadSet()
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+@contextlib.contextmanager
+def unrecorded() -> Iterator[None]:
+    """Read without recording, for a command's *own* files that it reads in order to rewrite them
+    (a sweep's results store when it resumes and compacts): they are outputs, not inputs."""
+    token = _READS.set(None)
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
+def read_set() -> ReadSet | None:
+    """The read set of the command running now, or ``None`` outside :func:`reading`."""
+    return _READS.get()
+
+
+def note_read(path: str | Path, st: os.stat_result | None = None) -> None:
+    """Record that the running command reads ``path`` (no-op outside :func:`reading`).  Readers
+    that open a file themselves call it before opening.  O(1)."""
+    reads = _READS.get()
+    if reads is not None:
+        reads.add(path, st)
+
+
+def declare_output(path: str | Path, option: str | None = None) -> None:
+    """Record that the running command will write ``path`` (named by ``option``), so that the first
+    write checks it against the read set together with the others (no-op outside :func:`reading`)."""
+    reads = _READS.get()
+    if reads is not None:
+        reads.outputs.setdefault(os.path.abspath(path), (str(path), option))
+
+
+def check_outputs(*paths: str | Path, option: str | None = None) -> None:
+    """:class:`OverwritesInput` when one of ``paths`` (named by ``option``) or of the declared
+    outputs is, or links to, a file read so far (no-op outside :func:`reading`).  O(outputs)."""
+    reads = _READS.get()
+    if reads is None:
+        return
+    wanted = dict(reads.outputs)
+    for p in paths:
+        wanted.setdefault(os.path.abspath(p), (str(p), option))
+    for key, (shown, option) in wanted.items():
+        source = reads.member(key)
+        if source is not None:
+            raise OverwritesInput(shown, source, option)

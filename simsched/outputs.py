@@ -6,7 +6,10 @@ directory and renames it over the target with :func:`os.replace`: readers see th
 complete new one, never a half-written one, and nothing is left behind when writing fails.
 
 :func:`check_output` also refuses an output that *is* one of the command's inputs (``run S.yaml
---json S.yaml`` would replace the scenario), a name longer than the file system allows, and an
+--json S.yaml`` would replace the scenario) — the ``inputs`` it is given, and every file the command
+has read so far or reads later (the read set of :mod:`simsched.fileio`: a job file of a stream, an
+arrival or down-interval trace, a checkpoint; checked again when loading ends and before the first
+write) — a name longer than the file system allows, and an
 existing target that is not a regular file (``--json /dev/null`` would replace the device); and it
 takes a lock file beside the target (:func:`simsched.fileio.output_lock`), so that a second command
 writing the same path at the same time is refused instead of silently overwriting the first's
@@ -24,7 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from simsched.errors import SimschedError
-from simsched.fileio import Busy, atomic_path, output_lock, same_file, special_kind
+from simsched.fileio import Busy, atomic_path, check_outputs, declare_output, output_lock, same_file, special_kind
 
 NAME_MAX = 255
 """Longest file name (one path component) in bytes on the usual file systems."""
@@ -69,6 +72,8 @@ def check_output(path: str | Path, *, option: str, suffixes: Sequence[str] | Non
         if source is not None and same_file(p, source):
             raise SimschedError(f"{option} {p}: is the input file {source}, which would be overwritten; "
                                 f"choose another output file")
+    check_outputs(p, option=option)
+    declare_output(p, option)  # checked again against every file the command reads (simsched.fileio)
     if lock:
         hold_output(p, option=option)
     return p

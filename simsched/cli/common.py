@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from simsched.errors import DataRepairWarning, SimschedError
+from simsched.fileio import reading
 from simsched.outputs import release_outputs
 
 if TYPE_CHECKING:
@@ -56,11 +57,25 @@ def print_error(message: str) -> None:
     sys.stderr.flush()
 
 
-def user_errors(func: F) -> F:
-    """Turn a :class:`SimschedError` raised by a command into ``error: <message>`` and its exit code
-    (2); Ctrl-C into ``error: interrupted`` and 130.  Never a traceback for either."""
+def recorded_reads(func: F) -> F:
+    """Run the command with its own read set (:func:`simsched.fileio.reading`): every file it reads
+    is recorded, and no output of it may be, or link to, one of them."""
 
     @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with reading():
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def user_errors(func: F) -> F:
+    """Turn a :class:`SimschedError` raised by a command into ``error: <message>`` and its exit code
+    (2); Ctrl-C into ``error: interrupted`` and 130.  Never a traceback for either.  The command runs
+    with its own read set (:func:`recorded_reads`)."""
+
+    @functools.wraps(func)
+    @recorded_reads
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)

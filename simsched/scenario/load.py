@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from simsched import limits
 from simsched.errors import SimschedError
+from simsched.fileio import check_outputs
 from simsched.scenario.autotuning import AutotuningSection, validate_section
 from simsched.scenario.locate import Loc, Problems, _closest, _short, dotted, locate_in
 from simsched.scenario.schema import PlatformSpec, ScenarioModel
@@ -266,6 +267,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
         problems.add_error(("noise",), exc)
     problems.raise_if_any()
     assert noise is not None
+    check_outputs()  # every file the scenario reads is known now: no output of the command may be one
     default_name = doc.file.stem if doc.file is not None else "scenario"
     return Scenario(
         name=model.name or name or default_name, description=model.description, seed=model.seed,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
-from simsched.fileio import atomic_write_text
+from simsched.fileio import atomic_write_text, unrecorded
 from simsched.study.tables import columns_of, read_table, table_format, write_table
 
 
@@ -57,8 +57,10 @@ class ResultsStore:
         return self.path.exists() or bool(self.part_files())
 
     def rows(self) -> list[dict[str, Any]]:
-        """Every completed row, once each (compacted file first, then parts).  O(rows)."""
-        return load_rows(self.path)
+        """Every completed row, once each (compacted file first, then parts).  O(rows).  The store's
+        own files: read to be rewritten, so not recorded as inputs (:func:`simsched.fileio.unrecorded`)."""
+        with unrecorded():
+            return load_rows(self.path)
 
     # ------------------------------------------------------------------ writing
     def check_identity(self, identity: Mapping[str, Any]) -> None:
