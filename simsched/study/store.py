@@ -15,9 +15,11 @@ Guarantees, including after ``kill -9`` at any instant:
   tasks, so no row is lost, duplicated or recomputed; runs that were in flight are run again;
 * compaction writes the merged rows atomically in study order, then removes the parts;
 * a lock (``flock`` on ``.lock``) stops two sweeps writing to the same results at once;
-* ``results.csv.study.json`` records the study's identity (name, point ids, fingerprint);
-  ``--resume`` refuses results of another study — another name, or rows none of whose points
-  belong to this study — instead of merging its rows (a study whose grid was extended resumes).
+* ``results.csv.study.json`` records the study's identity (name, point ids, fingerprint, number of
+  runs); ``--resume`` refuses results of another study — another name, or rows none of whose points
+  belong to this study — instead of merging its rows (a study whose grid was extended resumes);
+* readers (``summarize``, ``report``, ``plot``) say how complete the results are
+  (:func:`completion`): "143 of 144 runs", and an incomplete study is marked as such.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
-from simsched.fileio import atomic_write_text, unrecorded
+from simsched.fileio import atomic_write_text, note_read, unrecorded
 from simsched.study.tables import columns_of, read_table, table_format, write_table
 
 
@@ -184,3 +187,58 @@ def fsync_dir(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """How much of its study a results file holds: ``done`` distinct runs of the study's points,
+    ``expected`` runs in the study (``None`` when the results do not record it: written by an older
+    simsched, or not by a sweep), ``pending`` part files of a sweep that was interrupted (or is still
+    running) and has not compacted them."""
+
+    done: int
+    expected: int | None
+    pending: int
+
+    @property
+    def complete(self) -> bool:
+        """No run missing, no part left uncompacted."""
+        return self.pending == 0 and (self.expected is None or self.done >= self.expected)
+
+    def runs(self) -> str:
+        """``"143 of 144 runs"``, or ``"144 runs"`` when the total is unknown."""
+        total = f" of {self.expected}" if self.expected is not None else ""
+        return f"{self.done}{total} run{'s' if (self.expected or self.done) != 1 else ''}"
+
+    def note(self) -> str:
+        """One sentence for an incomplete study (empty for a complete one)."""
+        if self.complete:
+            return ""
+        missing = (f"{self.expected - self.done} of its runs are missing"
+                   if self.expected is not None and self.done < self.expected else "its last runs were not compacted")
+        return (f"incomplete study: {self.runs()}; {missing} (the sweep was interrupted or is still running: "
+                "`simsched sweep STUDY -o RESULTS --resume` finishes it)")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form: ``runs``, ``expected_runs``, ``complete``."""
+        return {"runs": self.done, "expected_runs": self.expected, "complete": self.complete}
+
+
+def completion(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Completion:
+    """How complete the results at ``path`` (read as ``rows``) are: the study's identity file gives
+    the runs it has and its points (rows of other points are not counted); part files left beside
+    the results mean a sweep has not finished.  O(rows)."""
+    store = ResultsStore(path)
+    expected, points = None, None
+    if store.identity_file.is_file():
+        note_read(store.identity_file)  # an input of the command like the results themselves
+    with contextlib.suppress(OSError, ValueError):
+        stored = json.loads(store.identity_file.read_text(encoding="utf-8"))
+        if isinstance(stored, dict):
+            runs = stored.get("runs")
+            if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 0:
+                expected = runs
+            if isinstance(stored.get("points"), list):
+                points = {str(p) for p in stored["points"]}
+    done = len({r.get("task_id") for r in rows if points is None or str(r.get("point_id")) in points})
+    return Completion(done, expected, len(store.part_files()))
