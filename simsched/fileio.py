@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import glob
 import hashlib
 import os
 import stat
@@ -160,38 +161,169 @@ def lock_path(path: str | Path) -> Path:
     return p.with_name(f".{short_name(p.name)}.lock")
 
 
+LOCK_TAG = "simsched output lock"
+"""First words of every lock file simsched writes (then ``pid=N host=NAME``): what tells its lock
+files from a user's, and who holds one."""
+
+
+def _lock_owner(target: str | Path) -> tuple[int, str] | None:
+    """``(pid, host)`` recorded in lock file ``target``, or ``None`` (not one of ours, not yet
+    written, unreadable)."""
+    try:
+        with open(target, "rb") as fh:
+            head = fh.read(200).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if not head.startswith(LOCK_TAG):
+        return None
+    fields = dict(part.split("=", 1) for part in head.split() if "=" in part)
+    try:
+        return int(fields["pid"]), fields.get("host", "")
+    except (KeyError, ValueError):
+        return None
+
+
+def _pid_dead(pid: int) -> bool:
+    """Whether process ``pid`` is gone (or a zombie: killed, not yet reaped).  O(1)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError, ValueError):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def owner_dead(target: str | Path) -> bool:
+    """Whether lock file ``target`` records a process of this host that no longer runs (a
+    ``kill -9``-ed command; a child that inherited its descriptor may still hold the ``flock``)."""
+    owner = _lock_owner(target)
+    if owner is None:
+        return False
+    import socket
+
+    return owner[1] == socket.gethostname() and _pid_dead(owner[0])
+
+
+def _take(fd: int, target: Path) -> bool:
+    """``flock`` ``fd`` (open on ``target``) without waiting; True when held *and* still the file at
+    ``target`` (its holder may have removed it between our open and our lock)."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    try:
+        return os.fstat(fd).st_ino == os.stat(target).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _old_lock(target: Path) -> bool:
+    """An empty ``.NAME.SUFFIX.lock``: what simsched's locks were before they recorded their owner."""
+    try:
+        return target.stat().st_size == 0 and "." in target.name[1:-len(".lock")]
+    except OSError:
+        return False
+
+
+def remove_stale_lock(target: str | Path) -> bool:
+    """Remove simsched lock file ``target`` if nobody holds it (its command died) or its recorded
+    owner is dead; True when removed.  Safe against a live holder: a free lock is locked before it
+    is removed, and a writer that opened it meanwhile sees another inode and retries."""
+    target = Path(target)
+    if _lock_owner(target) is None and not _old_lock(target):  # not one of ours
+        return False
+    try:
+        fd = os.open(target, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        if _take(fd, target) or owner_dead(target):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+            return True
+        return False
+    finally:
+        os.close(fd)
+
+
+def remove_stale_locks(directory: str | Path) -> int:
+    """Remove every stale simsched lock file (``.NAME.lock``, :func:`remove_stale_lock`) in
+    ``directory``; the number removed.  O(entries of the directory)."""
+    removed = 0
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name.startswith(".") and entry.name.endswith(".lock") and entry.is_file(follow_symlinks=False):
+                removed += remove_stale_lock(entry.path)
+    return removed
+
+
 @contextlib.contextmanager
 def output_lock(path: str | Path) -> Iterator[Path]:
     """Hold an exclusive lock on output ``path`` for the block (``flock`` on :func:`lock_path`, taken
-    without waiting: :class:`Busy` when another process holds it).  The lock file is removed when the
-    block ends; a lock taken on a file that another holder has just removed is retried, so two
-    writers can never both hold it.  No-op where ``fcntl`` is missing."""
+    without waiting: :class:`Busy` when another process holds it).  The lock file records the
+    holder (:data:`LOCK_TAG`, pid, host) and is removed when the block ends; a lock taken on a file
+    that another holder has just removed is retried, so two writers can never both hold it.  A lock
+    file left by a command that died (``kill -9``) never blocks: its ``flock`` died with the process,
+    and one still held by a survivor that inherited it is recognised by its dead owner's pid and
+    replaced.  No-op where ``fcntl`` is missing."""
     try:
-        import fcntl
+        import fcntl  # noqa: F401
     except ImportError:  # pragma: no cover - not POSIX
         yield Path(path)
         return
+    import socket
+
     target = lock_path(path)
+    stale = 0
     while True:
         fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise Busy(str(path)) from None
-        try:
-            same = os.fstat(fd).st_ino == os.stat(target).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
+        if _take(fd, target):
             break
-        os.close(fd)  # the previous holder removed it between our open and our lock: take the new one
+        os.close(fd)
+        try:
+            os.stat(target)
+        except FileNotFoundError:
+            continue  # the previous holder removed it between our open and our lock: take the new one
+        if stale < 3 and owner_dead(target):  # held by an orphan of a dead command: not a writer
+            stale += 1
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+            continue
+        raise Busy(str(path))
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{LOCK_TAG} pid={os.getpid()} host={socket.gethostname()} for={Path(path).name}\n"
+                  .encode("utf-8", "surrogateescape"), 0)
+    except OSError:
+        pass  # an unrecorded lock still locks; it is only not recognised as stale by pid
     try:
         yield target
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target)
         os.close(fd)
+
+
+def remove_leftover_temps(path: str | Path) -> int:
+    """Remove the temporary files (``.NAME.*.tmp``, :func:`atomic_path`) a killed writer of output
+    ``path`` left beside it; call only while holding ``path``'s :func:`output_lock`, so no live
+    writer of ``path`` has one.  The number removed.  O(entries of the directory)."""
+    p = Path(path)
+    directory = p.parent if str(p.parent) else Path(".")
+    removed = 0
+    with contextlib.suppress(OSError):
+        for tmp in directory.glob(f".{glob.escape(short_name(p.name))}.*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+                removed += 1
+    return removed
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:

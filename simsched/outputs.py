@@ -27,7 +27,17 @@ from pathlib import Path
 from typing import IO
 
 from simsched.errors import SimschedError
-from simsched.fileio import Busy, atomic_path, check_outputs, declare_output, output_lock, same_file, special_kind
+from simsched.fileio import (
+    Busy,
+    atomic_path,
+    check_outputs,
+    declare_output,
+    output_lock,
+    remove_leftover_temps,
+    remove_stale_locks,
+    same_file,
+    special_kind,
+)
 
 NAME_MAX = 255
 """Longest file name (one path component) in bytes on the usual file systems."""
@@ -106,10 +116,14 @@ def output_dir(path: str | Path, *, option: str) -> Path:
 
 def hold_output(path: str | Path, *, option: str) -> None:
     """Take the lock of output ``path`` until :func:`release_outputs` (a second call for the same
-    path in this process is a no-op).  :class:`SimschedError` when another process writes it."""
+    path in this process is a no-op).  :class:`SimschedError` when another process writes it.  Lock
+    files of dead commands beside it are removed first, and a killed writer's temporary file of
+    ``path`` once the lock is held (:mod:`simsched.fileio`).  O(entries of the directory)."""
     key = os.path.realpath(path)
     if key in _HELD:
         return
+    parent = Path(path).parent
+    remove_stale_locks(parent if str(parent) else ".")  # left by commands that were killed: they mislead
     stack = contextlib.ExitStack()
     try:
         stack.enter_context(output_lock(path))
@@ -119,6 +133,7 @@ def hold_output(path: str | Path, *, option: str) -> None:
     except OSError:
         return  # a directory where no lock file can be made: the writability check above speaks for it
     _HELD[key] = stack
+    remove_leftover_temps(path)  # a killed writer's half-written temporary file; ours now, as the path is
 
 
 def release_outputs() -> None:

@@ -10,8 +10,10 @@ and the sweep stops with its completed rows saved.
 Workers never outlive the sweep: each worker process (pool or Dask) calls :func:`die_with_parent`
 first, which asks Linux to kill it when its parent dies (``prctl(PR_SET_PDEATHSIG, SIGKILL)``) and
 starts a watchdog thread that ends it once ``os.getppid()`` is no longer the sweep (for platforms
-without ``prctl``, and for a parent whose spawning thread is not the one that dies).  A ``kill -9``
-of ``simsched sweep`` leaves no worker behind within a second.
+without ``prctl``, and for a parent whose spawning thread is not the one that dies).  Dask workers
+do it as the cluster's *preload* (:func:`dask_setup`), before they register with the scheduler, so
+a ``kill -9`` while the cluster is still starting is covered too.  A ``kill -9`` of ``simsched
+sweep`` leaves no worker behind within a second.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from simsched.extras import install_hint
 from simsched.study.work import run_chunk
 
 Result = tuple[dict[str, Any], list[dict[str, Any]]]
+_UNSET = object()
 
 
 class WorkerLost(SimschedError):
@@ -81,13 +84,19 @@ def _worker_init(parent: int) -> None:
     die_with_parent(parent)
 
 
-def _dask_worker_watch(sweep: int) -> int:
-    """Run in each Dask worker process of a local cluster: die with the process that started it
-    (the sweep, which hosts the nannies).  Returns the parent's pid."""
-    parent = os.getppid()
-    if os.getpid() != sweep:  # processes=False runs workers inside the sweep itself
-        die_with_parent(parent)
-    return parent
+SWEEP_PID = "SIMSCHED_SWEEP_PID"
+"""Environment variable naming the sweep's pid to the Dask worker processes of its local cluster
+(spawned children inherit it)."""
+
+
+def dask_setup(worker: Any = None) -> None:
+    """Dask preload hook (this module is the local cluster's ``preload``): each worker process,
+    before it registers with the scheduler and runs anything, dies with the sweep that started it
+    (:func:`die_with_parent`) — at once if the sweep is already gone, so a ``kill -9`` while the
+    cluster is still starting leaves no worker either.  No-op outside a sweep's cluster."""
+    sweep = os.environ.get(SWEEP_PID, "")
+    if sweep.isdigit() and int(sweep) != os.getpid():  # processes=False runs workers inside the sweep
+        die_with_parent(int(sweep))
 
 
 class PoolExecutor:
@@ -139,6 +148,7 @@ class DaskExecutor:
                  client: Any = None) -> None:
         self.address, self.workers, self.processes = address, workers, processes
         self.client, self._own_client, self.cluster = client, client is None, None
+        self._environ: Any = _UNSET  # SWEEP_PID as it was before this cluster set it
         self.description = f"Dask cluster {address}" if client is None else "Dask client"
 
     def __enter__(self) -> DaskExecutor:
@@ -147,11 +157,18 @@ class DaskExecutor:
             return self
         if self.address == "local":
             n = self.workers or default_workers()
-            self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=self.processes,
-                                                    dashboard_address=None, silence_logs=logging.ERROR)
-            self.client = distributed.Client(self.cluster)
-            if self.processes:
-                self._register_watch(distributed)
+            extra: dict[str, Any] = {}
+            if self.processes:  # every worker process dies with this one, from its first instant
+                self._environ = os.environ.get(SWEEP_PID)
+                os.environ[SWEEP_PID] = str(os.getpid())
+                extra["preload"] = [__name__]
+            try:
+                self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=self.processes,
+                                                        dashboard_address=None, silence_logs=logging.ERROR, **extra)
+                self.client = distributed.Client(self.cluster)
+            except BaseException:
+                self.__exit__(None, None, None)
+                raise
             self.description = f"Dask LocalCluster of {n} worker{'s' if n > 1 else ''}"
         else:
             try:
@@ -163,10 +180,6 @@ class DaskExecutor:
         if self.cluster is None:
             self.description = f"{self.description} ({self.workers} worker threads)"
         return self
-
-    def _register_watch(self, distributed: Any) -> None:
-        """Make each local worker process die with this one (workers started later included)."""
-        self.client.run(_dask_worker_watch, os.getpid())
 
     def results(self, chunks: Sequence[dict[str, Any]]) -> Iterator[Result]:
         distributed = require_distributed()
@@ -186,3 +199,9 @@ class DaskExecutor:
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
+        if self._environ is not _UNSET:
+            if self._environ is None:
+                os.environ.pop(SWEEP_PID, None)
+            else:
+                os.environ[SWEEP_PID] = self._environ
+            self._environ = _UNSET
