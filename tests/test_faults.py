@@ -226,7 +226,7 @@ def test_kill_9_of_a_dask_sweep_leaves_no_process_of_its_session(tmp_path: Path,
         assert started, "the sweep started no process"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        _wait_for(lambda: not _session(proc.pid), seconds=10)
+        _wait_for(lambda: not _session(proc.pid), seconds=5)
         survivors = _session(proc.pid)
         assert not survivors, f"{len(survivors)} process(es) of the sweep's session outlived it"
     finally:
