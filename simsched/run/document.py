@@ -11,7 +11,7 @@ import contextlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,21 @@ def _typed(value: Any, kind: type, path: tuple[Any, ...]) -> None:
         raise _Bad(path, f"must be {'a ' + kind.__name__ if kind is not list else 'a list'}, got {_shown(value)}")
 
 
+def _record(record: dict[str, Any], at: tuple[Any, ...], what: str, required: Sequence[str],
+            others: dict[str, type], not_null: Sequence[str], signed: Collection[str]) -> None:
+    """Keys ``required`` present in ``record``; the keys of ``others`` of their type; every other key
+    a number (:func:`_number`), null unless in ``not_null``, negative only if in ``signed``."""
+    for key in required:
+        if key not in record:
+            raise _Bad(at, f"{what} has no {key!r}; give the JSON written by `simsched run --json`")
+    for key, value in record.items():
+        kind = others.get(key)
+        if kind is not None:
+            _typed(value, kind, (*at, key))
+        else:
+            _number(value, (*at, key), null=key not in not_null, signed=key in signed)
+
+
 def check_row(row: Any, i: int) -> None:
     """One row of ``results``: its scheduler, seed, metrics (:data:`REQUIRED_METRICS` present and
     not null, every other metric a number or null), schedule records and per-job records.  Raises
@@ -95,15 +110,7 @@ def check_row(row: Any, i: int) -> None:
     if not isinstance(schedule, list):
         raise _Bad((*at, "schedule") if "schedule" in row else at,
                    "no schedule: this report draws task schedules (an autotuning result has none)")
-    for key in ("seed", *REQUIRED_METRICS):
-        if key not in row:
-            raise _Bad(at, f"the result has no {key!r}; give the JSON written by `simsched run --json`")
-    for key, value in row.items():
-        kind = _ROW_OTHER.get(key)
-        if kind is not None:
-            _typed(value, kind, (*at, key))
-        else:
-            _number(value, (*at, key), null=key not in REQUIRED_METRICS, signed=key in SIGNED_METRICS)
+    _record(row, at, "the result", ("seed", *REQUIRED_METRICS), _ROW_OTHER, REQUIRED_METRICS, SIGNED_METRICS)
     for j, rec in enumerate(schedule):
         where = (*at, "schedule", j)
         if not isinstance(rec, dict) or any(k not in rec for k in _RECORD_KEYS):
@@ -120,16 +127,8 @@ def check_row(row: Any, i: int) -> None:
         where = (*at, "jobs", j)
         if not isinstance(job, dict):
             raise _Bad(where, f"a job record must be an object, got {_shown(job)}")
-        for k in ("job", "tasks", *_JOB_NUMBERS):
-            if k not in job:
-                raise _Bad(where, f"the job record has no {k!r}")
-        for k, value in job.items():
-            kind = _JOB_OTHER.get(k)
-            if kind is not None:
-                _typed(value, kind, (*where, k))
-            else:
-                _number(value, (*where, k), null=k not in _JOB_NUMBERS and k != "deadline",
-                        signed=k == "priority")
+        _record(job, where, "the job record", ("job", "tasks", *_JOB_NUMBERS), _JOB_OTHER,
+                (*_JOB_NUMBERS, "deadline"), ("priority",))
 
 
 def check_document(doc: Any) -> None:
