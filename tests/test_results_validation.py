@@ -105,6 +105,9 @@ BAD_DOCUMENTS = [  # (where, value, field named, words in the message)
     (("results", 0, "jobs", 0), "job", "results[0].jobs[0]", "must be an object"),
     (("results", 0, "jobs"), {"a": 1}, "results[0].jobs", "must be a list"),
     (("lower_bound",), "x", "lower_bound", "must be a number"),
+    (("network", "edges", 0), [1], "network.edges[0]", "an edge is"),
+    (("network", "latency"), [[0]], "network.latency", "matrix"),
+    (("network", "inv_bandwidth", 0, 1), -1, "network.inv_bandwidth[0][1]", "at least 0"),
 ]
 
 

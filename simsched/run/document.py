@@ -144,8 +144,37 @@ def check_document(doc: Any) -> None:
     if problem is not None and not (isinstance(problem, dict) and isinstance(problem.get("processors", []), list)
                                     and isinstance(problem.get("kinds", {}), dict)):
         raise _Bad(("problem",), "must be an object with a list of processors and a mapping of kinds")
+    _check_network(doc.get("network"), len((problem or {}).get("processors") or ()))
     for i, row in enumerate(doc["results"]):
         check_row(row, i)
+
+
+def _check_network(network: Any, m: int) -> None:
+    """The optional ``network`` section (:func:`network_section`): ``edges`` as ``[producer,
+    consumer, data]`` with data a number at least 0, and ``latency`` and ``inv_bandwidth`` as
+    ``m x m`` matrices (``m`` processors) of numbers at least 0 or null.  O(edges + m²)."""
+    if network is None:
+        return
+    if not isinstance(network, dict):
+        raise _Bad(("network",), f"must be an object with edges, latency and inv_bandwidth, got {_shown(network)}")
+    edges = network.get("edges", [])
+    if not isinstance(edges, list):
+        raise _Bad(("network", "edges"), f"must be a list, got {_shown(edges)}")
+    for k, edge in enumerate(edges):
+        if (not isinstance(edge, list) or len(edge) != 3
+                or not all(isinstance(t, (str, int)) and not isinstance(t, bool) for t in edge[:2])):
+            raise _Bad(("network", "edges", k), f"an edge is [producer, consumer, data], got {_shown(edge)}")
+        _number(edge[2], ("network", "edges", k, 2))
+    for key in ("latency", "inv_bandwidth"):
+        matrix = network.get(key)
+        if matrix is None and not edges:
+            continue
+        if not isinstance(matrix, list) or len(matrix) != m or not all(isinstance(r, list) and len(r) == m
+                                                                        for r in matrix):
+            raise _Bad(("network", key), f"must be a {m} x {m} matrix (one row and column per processor)")
+        for a, row in enumerate(matrix):
+            for b, value in enumerate(row):
+                _number(value, ("network", key, a, b), null=True)
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
