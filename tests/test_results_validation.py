@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,19 @@ def test_an_interrupted_sweep_is_marked_incomplete_everywhere(tmp_path: Path) ->
     assert "3 of 4 runs" in result.output and "INCOMPLETE" in result.output
     run_sweep(load_study(tmp_path / "study.yaml"), out, Serial(), resume=True)  # finished: complete again
     assert completion(out, load_rows(out)).complete
+
+
+def test_a_fifo_in_place_of_the_study_identity_never_blocks(sweep: Path) -> None:
+    identity = sweep.with_name(sweep.name + ".study.json")
+    identity.unlink()
+    os.mkfifo(identity)
+    result = CliRunner().invoke(app, ["summarize", str(sweep)])
+    assert result.exit_code == 0, result.output
+    assert ": 4 runs" in result.output  # the total is unknown without the identity, and nothing blocked
+
+
+def test_a_file_in_place_of_the_parts_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "study.yaml").write_text(STUDY)
+    (tmp_path / "r.csv.parts").write_text("not a folder")
+    refused(["sweep", str(tmp_path / "study.yaml"), "-o", str(tmp_path / "r.csv"), "--workers", "1"],
+            inputs=(tmp_path / "r.csv.parts",), absent=(tmp_path / "r.csv",), says="is a file, not a directory")

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
-from simsched.fileio import atomic_write_text, note_read, unrecorded
+from simsched.fileio import atomic_write_text, unrecorded
 from simsched.study.tables import columns_of, read_table, table_format, write_table
 
 
@@ -70,9 +70,11 @@ class ResultsStore:
         """Refuse to resume into results of another study (see the module docstring): the stored
         identity names another study, or no stored row belongs to a point of this one.  O(rows)."""
         stored: Any = None
-        if self.identity_file.is_file():
-            with contextlib.suppress(OSError, ValueError):
-                stored = json.loads(self.identity_file.read_text(encoding="utf-8"))
+        if self.identity_file.is_file():  # its own file, rewritten below: read capped and unrecorded
+            from simsched import limits
+
+            with contextlib.suppress(SimschedError, ValueError, RecursionError), unrecorded():
+                stored = json.loads(limits.read_input(self.identity_file))
         other = ""
         if isinstance(stored, dict) and stored.get("study") not in (None, identity["study"]):
             other = f"study {stored.get('study')!r}"
@@ -94,7 +96,12 @@ class ResultsStore:
             raise SimschedError(f"-o {self.path}: is a directory")
         if not self.path.parent.is_dir():
             raise SimschedError(f"-o {self.path}: the directory {self.path.parent} does not exist")
-        self.parts.mkdir(exist_ok=True)
+        try:
+            self.parts.mkdir(exist_ok=True)
+        except OSError as exc:
+            what = "is a file, not a directory" if self.parts.exists() else f"cannot be created ({exc.strerror})"
+            raise SimschedError(f"-o {self.path}: {self.parts} {what}; a sweep keeps its unsaved rows there: "
+                                "move it away or choose another -o") from None
         self._lock = open(self.parts / ".lock", "a+")  # noqa: SIM115 - held until close()
         try:
             import fcntl
@@ -229,11 +236,12 @@ def completion(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Completio
     the runs it has and its points (rows of other points are not counted); part files left beside
     the results mean a sweep has not finished.  O(rows)."""
     store = ResultsStore(path)
-    expected, points = None, None
-    if store.identity_file.is_file():
-        note_read(store.identity_file)  # an input of the command like the results themselves
-    with contextlib.suppress(OSError, ValueError):
-        stored = json.loads(store.identity_file.read_text(encoding="utf-8"))
+    expected, points, stored = None, None, None
+    if store.identity_file.is_file():  # a FIFO or folder there is no identity (and never blocks)
+        from simsched import limits
+
+        with contextlib.suppress(SimschedError, ValueError, RecursionError):
+            stored = json.loads(limits.read_input(store.identity_file))  # recorded: an input like the results
         if isinstance(stored, dict):
             runs = stored.get("runs")
             if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 0:
