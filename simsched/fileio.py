@@ -62,6 +62,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, p)
+        reads = _READS.get()
+        if reads is not None:
+            reads.wrote(p)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -371,18 +374,36 @@ class ReadSet:
         self._ids: dict[tuple[int, int], str] = {}
         self._paths: dict[str, str] = {}
         self.outputs: dict[str, tuple[str, str | None]] = {}
+        self._written_ids: set[tuple[int, int]] = set()
+        self._written: set[str] = set()
 
     def add(self, path: str | Path, st: os.stat_result | None = None) -> None:
-        """Record ``path`` (``st``: its ``os.stat``, when the caller has it)."""
+        """Record ``path`` (``st``: its ``os.stat``, when the caller has it) — unless the command
+        wrote it itself (a checkpoint it trains, then evaluates, is its output, not an input)."""
         shown = os.path.abspath(path)
         if st is None:
             try:
                 st = os.stat(path)
             except (OSError, ValueError):
                 st = None
+        real = os.path.realpath(path)
+        if real in self._written or (st is not None and (st.st_dev, st.st_ino) in self._written_ids):
+            return
         if st is not None:
             self._ids.setdefault((st.st_dev, st.st_ino), shown)
-        self._paths.setdefault(os.path.realpath(path), shown)
+        self._paths.setdefault(real, shown)
+
+    def wrote(self, path: str | Path) -> None:
+        """Record that the command has written ``path``: reading it later is reading its own output,
+        and the declared output it is has been checked.  O(1)."""
+        with contextlib.suppress(OSError, ValueError):
+            st = os.stat(path)
+            self._written_ids.add((st.st_dev, st.st_ino))
+        self._written.add(os.path.realpath(path))
+
+    def written(self, path: str | Path) -> bool:
+        """Whether the command has written ``path`` already."""
+        return os.path.realpath(path) in self._written
 
     def member(self, path: str | Path) -> str | None:
         """The recorded input that ``path`` is, links to (symbolically, through any number of links)
@@ -462,6 +483,8 @@ def check_outputs(*paths: str | Path, option: str | None = None) -> None:
     for p in paths:
         wanted.setdefault(os.path.abspath(p), (str(p), option))
     for key, (shown, option) in wanted.items():
+        if reads.written(key):  # written already: what was read of it since is the command's own output
+            continue
         source = reads.member(key)
         if source is not None:
             raise OverwritesInput(shown, source, option)

@@ -161,3 +161,17 @@ def test_check_output_refuses_what_was_read_before(tmp_path: Path) -> None:
     finally:
         release_outputs()
     assert src.read_text() == "{}"
+
+
+def test_reading_back_an_output_the_command_wrote_is_not_an_input(tmp_path: Path) -> None:
+    """``train`` writes its checkpoint, evaluates it (reads it back), then writes its metrics."""
+    checkpoint, metrics = tmp_path / "net.pt", tmp_path / "metrics.json"
+    with reading() as reads:
+        declare_output(checkpoint, "checkpoint")
+        declare_output(metrics, "--json")
+        atomic_write_text(checkpoint, "weights")
+        note_read(checkpoint)
+        assert len(reads) == 0
+        atomic_write_text(metrics, "{}")
+        atomic_write_text(checkpoint, "better weights")  # and may rewrite it
+    assert metrics.read_text() == "{}" and checkpoint.read_text() == "better weights"
