@@ -191,7 +191,8 @@ def _lines(path: Path) -> list[str]:
                                                       ("avg_waiting", "fast", "not a number"),
                                                       ("makespan", "", "no makespan"),
                                                       ("makespan", "nan", "no makespan"),
-                                                      ("utilization", "1e999", "finite")])
+                                                      ("utilization", "1e999", "finite"),
+                                                      ("seed", "-3", "whole number")])
 def test_summarize_report_and_plot_refuse_bad_metrics(sweep: Path, column: str, cell: str, says: str) -> None:
     lines = _lines(sweep)
     header = lines[0].split(",")
@@ -268,3 +269,8 @@ def test_a_file_in_place_of_the_parts_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "r.csv.parts").write_text("not a folder")
     refused(["sweep", str(tmp_path / "study.yaml"), "-o", str(tmp_path / "r.csv"), "--workers", "1"],
             inputs=(tmp_path / "r.csv.parts",), absent=(tmp_path / "r.csv",), says="is a file, not a directory")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_column(sweep: Path) -> None:
+    sweep.write_bytes(b"\xef\xbb\xbf" + sweep.read_bytes())  # as a spreadsheet saves it
+    assert len(load_rows(sweep)) == 4

@@ -142,8 +142,8 @@ def check_metrics(values: dict[str, Any], p: Path, line: int | None, *, row: int
     """The metrics of one results row are what a sweep writes: numbers (``bool`` is not one), NaN
     only where undefined (a failed run's metrics; ``deadline_miss_rate`` without deadlines), never
     infinite, at least 0 (except :data:`~simsched.run.document.SIGNED_METRICS`), and a makespan for
-    every run without an error.  :class:`SimschedError` naming the file, line (``row`` for Parquet)
-    and column.  O(columns)."""
+    every run without an error; point, seed and tasks whole numbers of at least 0.  :class:`SimschedError`
+    naming the file, line (``row`` for Parquet) and column.  O(columns)."""
     from simsched.run.document import SIGNED_METRICS
 
     where = {"file": p, "line": line}
@@ -158,6 +158,10 @@ def check_metrics(values: dict[str, Any], p: Path, line: int | None, *, row: int
             raise SimschedError(f"{value!r} is not a finite number a run can measure", field=column, **where)
         if value < 0 and column not in SIGNED_METRICS:
             raise SimschedError(f"{value!r} is negative; a run's {column} is at least 0", field=column, **where)
+    for column in _INTS:  # point index, seed, task count
+        value = values.get(column)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise SimschedError(f"{value!r} is not a whole number of at least 0", field=column, **where)
     makespan = values.get("makespan")
     if not values.get("error") and (makespan is None or makespan != makespan):
         raise SimschedError("the run has no error but no makespan; give the results file a sweep wrote",
@@ -181,7 +185,7 @@ def _read_csv(p: Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
     as its column's type.  :class:`SimschedError` naming the file, line and column.  O(size)."""
     raw = limits.read_input(p)
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a spreadsheet's byte-order mark is not part of the first column
     except UnicodeDecodeError as exc:
         raise SimschedError(f"not UTF-8 text (byte {exc.start}); give the results file a sweep wrote",
                             file=p, line=raw[: exc.start].count(b"\n") + 1) from None
