@@ -173,10 +173,17 @@ def _lock_owner(target: str | Path) -> tuple[int, str] | None:
     """``(pid, host)`` recorded in lock file ``target``, or ``None`` (not one of ours, not yet
     written, unreadable)."""
     try:
-        with open(target, "rb") as fh:
-            head = fh.read(200).decode("utf-8", "replace")
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device put there is nobody's lock
+            return None
+        head = os.read(fd, 200).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if not head.startswith(LOCK_TAG):
         return None
     fields = dict(part.split("=", 1) for part in head.split() if "=" in part)
