@@ -175,3 +175,16 @@ def test_reading_back_an_output_the_command_wrote_is_not_an_input(tmp_path: Path
         atomic_write_text(metrics, "{}")
         atomic_write_text(checkpoint, "better weights")  # and may rewrite it
     assert metrics.read_text() == "{}" and checkpoint.read_text() == "better weights"
+
+
+def test_run_refuses_a_schedulers_checkpoint_as_output_before_running(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from simsched.learned.deepsched.checkpoint import shipped_checkpoint
+
+    net = tmp_path / "net.pt"
+    net.write_bytes(shipped_checkpoint().read_bytes())
+    scenario = tmp_path / "s.yaml"
+    text = (Path(__file__).resolve().parent.parent / "scenarios" / "topcuoglu2002.yaml").read_text()
+    scenario.write_text("\n".join("schedulers: [heft, {name: deepsched, checkpoint: net.pt}]"
+                                  if line.startswith("schedulers:") else line for line in text.splitlines()))
+    refused(["run", str(scenario), "--json", str(net)], inputs=(net, scenario), says="is the input file")

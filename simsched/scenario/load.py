@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.fileio import check_outputs
+from simsched.fileio import check_outputs, note_read
 from simsched.scenario.autotuning import AutotuningSection, validate_section
 from simsched.scenario.locate import Loc, Problems, _closest, _short, dotted, locate_in
 from simsched.scenario.schema import PlatformSpec, ScenarioModel
@@ -149,6 +149,9 @@ def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | N
         except ImportError as exc:
             problems.add(loc, f"scheduler {name!r} cannot be loaded: {exc}")
             continue
+        checkpoint = checked.get("checkpoint")
+        if isinstance(checkpoint, str) and checkpoint and Path(checkpoint).is_file():
+            note_read(checkpoint)  # loaded when the scheduler is prepared: an input from now on
         parsed.append((name, checked, cls, loc))
     choices = [SchedulerChoice(name, params, scheduler_label(name, params), cls, loc)
                for name, params, cls, loc in parsed]
