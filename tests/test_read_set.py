@@ -188,3 +188,15 @@ def test_run_refuses_a_schedulers_checkpoint_as_output_before_running(tmp_path: 
     scenario.write_text("\n".join("schedulers: [heft, {name: deepsched, checkpoint: net.pt}]"
                                   if line.startswith("schedulers:") else line for line in text.splitlines()))
     refused(["run", str(scenario), "--json", str(net)], inputs=(net, scenario), says="is the input file")
+
+
+def test_sweep_refuses_results_that_are_a_file_its_study_reads(stream: Path, tmp_path: Path) -> None:
+    """The study file, the base scenario it names and the files that scenario reads are all inputs."""
+    study = tmp_path / "study.yaml"
+    study.write_text("name: st\nscenario: s.yaml\nseeds: [0, 1]\n")
+    base_link = tmp_path / "base.csv"
+    os.link(stream, base_link)  # a hard link to the base scenario, named like results
+    for target in (base_link, tmp_path / "arrivals.csv", tmp_path / "down.csv"):
+        refused(["sweep", str(study), "-o", str(target), "--workers", "1"],
+                inputs=(*inputs_of(stream), study, base_link), absent=(target.with_name(target.name + ".parts"),),
+                says="the input file")
