@@ -97,6 +97,7 @@ BAD_DOCUMENTS = [  # (where, value, field named, words in the message)
     (("results", 0, "avg_waiting"), -1.5, "results[0].avg_waiting", "at least 0"),
     (("results", 0, "jct_mean"), -3, "results[0].jct_mean", "at least 0"),
     (("results", 0, "utilization"), 1e300, "results[0].utilization", "finite"),
+    (("results", 0, "makespan"), 10**400, "results[0].makespan", "finite"),
     (("results", 0, "seed"), True, "results[0].seed", "whole number"),
     (("results", 0, "scheduler"), 7, "results[0].scheduler", "must be a str"),
     (("results", 0, "makespan"), ..., "results[0]", "no 'makespan'"),
@@ -137,6 +138,14 @@ def test_non_standard_json_numbers_are_refused_at_their_line(document: dict[str,
     results.write_text(text.replace("12345.678", constant))
     line = refused(["report", str(results), "-o", str(tmp_path / "r.html")], inputs=(results,),
                    absent=(tmp_path / "r.html",), says="not a number JSON allows")
+    assert f":{json_line(text, ('results', 0, 'makespan'))}:" in line
+
+
+def test_an_integer_python_will_not_convert_is_refused_at_its_line(document: dict[str, Any], tmp_path: Path) -> None:
+    text = json.dumps(_spoiled(document, ("results", 0, "makespan"), 12345.678), indent=1)
+    results = tmp_path / "digits.json"
+    results.write_text(text.replace("12345.678", "9" * 5000))
+    line = refused(["report", str(results), "-o", str(tmp_path / "r.html")], inputs=(results,), says="4300 digits")
     assert f":{json_line(text, ('results', 0, 'makespan'))}:" in line
 
 

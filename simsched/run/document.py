@@ -68,7 +68,7 @@ def _number(value: Any, path: tuple[Any, ...], *, null: bool = False, signed: bo
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _Bad(path, f"must be a number, got {_shown(value)}")
-    if not math.isfinite(value) or abs(value) > limits.MAX_VALUE:
+    if abs(value) > limits.MAX_VALUE or not math.isfinite(value):  # a 400-digit int: compared, never a float
         raise _Bad(path, f"must be a finite number of at most {limits.MAX_VALUE:g}, got {_shown(value)}")
     if value < 0 and not signed:
         raise _Bad(path, f"must be at least 0, got {_shown(value)}")
@@ -250,6 +250,10 @@ def load_document(path: str | Path) -> dict[str, Any]:
             raise SimschedError(f"this is a YAML file (a scenario?), not results; {wanted}: run the scenario "
                                 f"first, e.g. simsched run {p} --json out/results.json", file=p) from None
         raise SimschedError(f"not valid JSON: {exc.msg}; {wanted}", file=p, line=exc.lineno) from None
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        long = re.search(r"\d{4301,}", text)
+        raise SimschedError("a number of more than 4300 digits is not one a run writes", file=p,
+                            line=text.count("\n", 0, long.start()) + 1 if long else None) from None
     limits.check_depth(limits.data_depth(doc, limits.current().max_depth), file=p)
     try:
         check_document(doc)
