@@ -76,8 +76,8 @@ def _number(value: Any, path: tuple[Any, ...], *, null: bool = False, signed: bo
 
 def _typed(value: Any, kind: type, path: tuple[Any, ...]) -> None:
     if kind is int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise _Bad(path, f"must be a whole number of at least 0, got {_shown(value)}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limits.current().max_seed:
+            raise _Bad(path, f"must be a whole number from 0 to {limits.current().max_seed}, got {_shown(value)}")
     elif not isinstance(value, kind):
         raise _Bad(path, f"must be {'a ' + kind.__name__ if kind is not list else 'a list'}, got {_shown(value)}")
 
