@@ -56,6 +56,7 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+@pytest.mark.slow
 def test_locks_of_a_killed_capacity_run_never_block_and_are_removed(tmp_path: Path) -> None:
     proc = _capacity(tmp_path, "out.json", "out.png")
     try:

@@ -177,6 +177,7 @@ def test_reading_back_an_output_the_command_wrote_is_not_an_input(tmp_path: Path
     assert metrics.read_text() == "{}" and checkpoint.read_text() == "better weights"
 
 
+@pytest.mark.slow  # imports torch: about 10 s on a loaded machine
 def test_run_refuses_a_schedulers_checkpoint_as_output_before_running(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     from simsched.learned.deepsched.checkpoint import shipped_checkpoint
