@@ -56,7 +56,7 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
 
     if not done.complete:
         warning_line(f"{results}: {done.note()}")
-    title = f"{results}: {done.runs()}" + ("" if done.complete else " (INCOMPLETE study)")
+    title = f"{results}: {done.runs()}" + ("" if done.complete else " (INCOMPLETE)")
     print_summary(entries, fields, metrics, title, console())
     paired = paired_entries(rows, fields, metrics)
     print_paired(paired, fields, metrics, console())
