@@ -15,7 +15,8 @@ takes a lock file beside the target (:func:`simsched.fileio.output_lock`), so th
 writing the same path at the same time is refused instead of silently overwriting the first's
 result.  The locks are held until :func:`release_outputs`, which the command line calls when a
 command ends; a lock file left by a command that was killed records its dead owner and is removed by
-the next command writing beside it (with a killed writer's temporary file), so it never blocks.  :func:`printable` makes names safe to print on a terminal.
+the next command writing beside it (with a killed writer's temporary file), so it never blocks.
+:func:`printable` makes names safe to print on a terminal.
 """
 
 from __future__ import annotations
