@@ -12,11 +12,23 @@ the reader forever, ``/dev/zero`` would be read until memory runs out) *before* 
 :func:`same_file` tells whether an output would overwrite an input (hard links, symbolic links and
 ``..`` included), and :func:`output_lock` serialises writers to one target through a lock file beside
 it.
+
+**One read set.**  Every file a command reads through these readers (:func:`check_regular`, which
+:func:`read_bytes_capped`, ``limits.read_input`` and ``limits.check_file_size`` all call, or
+:func:`note_read` for a reader that opens the file itself) is recorded in the *read set* of the
+command running now — a context-local :class:`ReadSet` opened by :func:`reading` (the command line
+opens one per command), like ``limits.using``.  :func:`atomic_path` refuses to replace a file that is,
+links to or hard-links to a member of that set (:class:`OverwritesInput`), and before it writes the
+first output it checks *every* output the command declared (:func:`declare_output`), so a command
+with two outputs never writes one and then refuses the other.  Outside :func:`reading` nothing is
+recorded and nothing refused.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import glob
 import hashlib
 import os
 import stat
@@ -24,6 +36,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from simsched.errors import SimschedError
 
 
 def _umask() -> int:
@@ -34,8 +48,11 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path in ``path``'s directory; move it over ``path`` if the block succeeds."""
+    """Yield a temporary path in ``path``'s directory; move it over ``path`` if the block succeeds.
+    :class:`OverwritesInput` first (nothing created) when ``path`` or another output the command
+    declared is, or links to, a file the command has read (:func:`check_outputs`)."""
     p = Path(path)
+    check_outputs(p)
     directory = p.parent if str(p.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{short_name(p.name)}.", suffix=".tmp", dir=directory)
     os.close(fd)
@@ -45,6 +62,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, p)
+        reads = _READS.get()
+        if reads is not None:
+            reads.wrote(p)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -88,6 +108,7 @@ def check_regular(path: str | Path) -> os.stat_result | None:
     kind = special_kind(st.st_mode)
     if kind is not None:
         raise NotRegularFile(path, kind)
+    note_read(path, st)
     return st
 
 
@@ -143,38 +164,176 @@ def lock_path(path: str | Path) -> Path:
     return p.with_name(f".{short_name(p.name)}.lock")
 
 
+LOCK_TAG = "simsched output lock"
+"""First words of every lock file simsched writes (then ``pid=N host=NAME``): what tells its lock
+files from a user's, and who holds one."""
+
+
+def _lock_owner(target: str | Path) -> tuple[int, str] | None:
+    """``(pid, host)`` recorded in lock file ``target``, or ``None`` (not one of ours, not yet
+    written, unreadable)."""
+    try:
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device put there is nobody's lock
+            return None
+        head = os.read(fd, 200).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not head.startswith(LOCK_TAG):
+        return None
+    fields = dict(part.split("=", 1) for part in head.split() if "=" in part)
+    try:
+        return int(fields["pid"]), fields.get("host", "")
+    except (KeyError, ValueError):
+        return None
+
+
+def _pid_dead(pid: int) -> bool:
+    """Whether process ``pid`` is gone (or a zombie: killed, not yet reaped).  O(1)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError, ValueError):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def owner_dead(target: str | Path) -> bool:
+    """Whether lock file ``target`` records a process of this host that no longer runs (a
+    ``kill -9``-ed command; a child that inherited its descriptor may still hold the ``flock``)."""
+    owner = _lock_owner(target)
+    if owner is None:
+        return False
+    import socket
+
+    return owner[1] == socket.gethostname() and _pid_dead(owner[0])
+
+
+def _take(fd: int, target: Path) -> bool:
+    """``flock`` ``fd`` (open on ``target``) without waiting; True when held *and* still the file at
+    ``target`` (its holder may have removed it between our open and our lock)."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    try:
+        return os.fstat(fd).st_ino == os.stat(target).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _old_lock(target: Path) -> bool:
+    """An empty ``.NAME.SUFFIX.lock``: what simsched's locks were before they recorded their owner."""
+    try:
+        return target.stat().st_size == 0 and "." in target.name[1:-len(".lock")]
+    except OSError:
+        return False
+
+
+def remove_stale_lock(target: str | Path) -> bool:
+    """Remove simsched lock file ``target`` if nobody holds it (its command died) or its recorded
+    owner is dead; True when removed.  Safe against a live holder: a free lock is locked before it
+    is removed, and a writer that opened it meanwhile sees another inode and retries."""
+    target = Path(target)
+    if _lock_owner(target) is None and not _old_lock(target):  # not one of ours
+        return False
+    try:
+        fd = os.open(target, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        if _take(fd, target) or owner_dead(target):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+            return True
+        return False
+    finally:
+        os.close(fd)
+
+
+def remove_stale_locks(directory: str | Path) -> int:
+    """Remove every stale simsched lock file (``.NAME.lock``, :func:`remove_stale_lock`) in
+    ``directory``; the number removed.  O(entries of the directory)."""
+    removed = 0
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name.startswith(".") and entry.name.endswith(".lock") and entry.is_file(follow_symlinks=False):
+                removed += remove_stale_lock(entry.path)
+    return removed
+
+
 @contextlib.contextmanager
 def output_lock(path: str | Path) -> Iterator[Path]:
     """Hold an exclusive lock on output ``path`` for the block (``flock`` on :func:`lock_path`, taken
-    without waiting: :class:`Busy` when another process holds it).  The lock file is removed when the
-    block ends; a lock taken on a file that another holder has just removed is retried, so two
-    writers can never both hold it.  No-op where ``fcntl`` is missing."""
+    without waiting: :class:`Busy` when another process holds it).  The lock file records the
+    holder (:data:`LOCK_TAG`, pid, host) and is removed when the block ends; a lock taken on a file
+    that another holder has just removed is retried, so two writers can never both hold it.  A lock
+    file left by a command that died (``kill -9``) never blocks: its ``flock`` died with the process,
+    and one still held by a survivor that inherited it is recognised by its dead owner's pid and
+    replaced.  No-op where ``fcntl`` is missing."""
     try:
-        import fcntl
+        import fcntl  # noqa: F401
     except ImportError:  # pragma: no cover - not POSIX
         yield Path(path)
         return
+    import socket
+
     target = lock_path(path)
+    stale = 0
     while True:
         fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise Busy(str(path)) from None
-        try:
-            same = os.fstat(fd).st_ino == os.stat(target).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
+        if _take(fd, target):
             break
-        os.close(fd)  # the previous holder removed it between our open and our lock: take the new one
+        os.close(fd)
+        try:
+            os.stat(target)
+        except FileNotFoundError:
+            continue  # the previous holder removed it between our open and our lock: take the new one
+        if stale < 3 and owner_dead(target):  # held by an orphan of a dead command: not a writer
+            stale += 1
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+            continue
+        raise Busy(str(path))
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{LOCK_TAG} pid={os.getpid()} host={socket.gethostname()} for={Path(path).name}\n"
+                  .encode("utf-8", "surrogateescape"), 0)
+    except OSError:
+        pass  # an unrecorded lock still locks; it is only not recognised as stale by pid
     try:
         yield target
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target)
         os.close(fd)
+
+
+def remove_leftover_temps(path: str | Path) -> int:
+    """Remove the temporary files (``.NAME.*.tmp``, :func:`atomic_path`) a killed writer of output
+    ``path`` left beside it; call only while holding ``path``'s :func:`output_lock`, so no live
+    writer of ``path`` has one.  The number removed.  O(entries of the directory)."""
+    p = Path(path)
+    directory = p.parent if str(p.parent) else Path(".")
+    removed = 0
+    with contextlib.suppress(OSError):
+        for tmp in directory.glob(f".{glob.escape(short_name(p.name))}.*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+                removed += 1
+    return removed
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
@@ -198,3 +357,141 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 120) -> Path:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=fmt, dpi=dpi)
     return Path(path)
+
+
+# --------------------------------------------------------------------------- the read set
+class OverwritesInput(SimschedError):
+    """An output path that is, links to or hard-links to a file the running command has read."""
+
+    def __init__(self, path: str | Path, source: str, option: str | None = None) -> None:
+        same = os.path.realpath(path) == os.path.realpath(source)
+        what = "is the input file" if same else "is a link to the input file"
+        super().__init__(f"{option + ' ' if option else ''}{path}: {what} {source}, which this command reads "
+                         "and would overwrite; choose another output file")
+        self.path, self.source, self.option = Path(path), source, option
+
+
+class ReadSet:
+    """The files one command has read, by identity (device and inode: a hard or symbolic link to a
+    member is a member) and by resolved path (for a member since removed or replaced), plus the
+    outputs it declared (absolute path -> the path as given and the option that named it).
+    Membership is O(1) per path."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[int, int], str] = {}
+        self._paths: dict[str, str] = {}
+        self.outputs: dict[str, tuple[str, str | None]] = {}
+        self._written_ids: set[tuple[int, int]] = set()
+        self._written: set[str] = set()
+
+    def add(self, path: str | Path, st: os.stat_result | None = None) -> None:
+        """Record ``path`` (``st``: its ``os.stat``, when the caller has it) — unless the command
+        wrote it itself (a checkpoint it trains, then evaluates, is its output, not an input)."""
+        shown = os.path.abspath(path)
+        if st is None:
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                st = None
+        real = os.path.realpath(path)
+        if real in self._written or (st is not None and (st.st_dev, st.st_ino) in self._written_ids):
+            return
+        if st is not None:
+            self._ids.setdefault((st.st_dev, st.st_ino), shown)
+        self._paths.setdefault(real, shown)
+
+    def wrote(self, path: str | Path) -> None:
+        """Record that the command has written ``path``: reading it later is reading its own output,
+        and the declared output it is has been checked.  O(1)."""
+        with contextlib.suppress(OSError, ValueError):
+            st = os.stat(path)
+            self._written_ids.add((st.st_dev, st.st_ino))
+        self._written.add(os.path.realpath(path))
+
+    def written(self, path: str | Path) -> bool:
+        """Whether the command has written ``path`` already."""
+        return os.path.realpath(path) in self._written
+
+    def member(self, path: str | Path) -> str | None:
+        """The recorded input that ``path`` is, links to (symbolically, through any number of links)
+        or hard-links to, or ``None``."""
+        if not self._ids and not self._paths:
+            return None
+        with contextlib.suppress(OSError, ValueError):
+            st = os.stat(path)
+            hit = self._ids.get((st.st_dev, st.st_ino))
+            if hit is not None:
+                return hit
+        with contextlib.suppress(OSError, ValueError):
+            return self._paths.get(os.path.realpath(path))
+        return None
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(set(self._paths.values())))
+
+
+_READS: contextvars.ContextVar[ReadSet | None] = contextvars.ContextVar("simsched_reads", default=None)
+
+
+@contextlib.contextmanager
+def reading() -> Iterator[ReadSet]:
+    """A fresh read set for the block (one command): every file read meanwhile is recorded, and
+    every atomic write is checked against it.  Nested blocks get their own set."""
+    reads = ReadSet()
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+@contextlib.contextmanager
+def unrecorded() -> Iterator[None]:
+    """Read without recording, for a command's *own* files that it reads in order to rewrite them
+    (a sweep's results store when it resumes and compacts): they are outputs, not inputs."""
+    token = _READS.set(None)
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
+def read_set() -> ReadSet | None:
+    """The read set of the command running now, or ``None`` outside :func:`reading`."""
+    return _READS.get()
+
+
+def note_read(path: str | Path, st: os.stat_result | None = None) -> None:
+    """Record that the running command reads ``path`` (no-op outside :func:`reading`).  Readers
+    that open a file themselves call it before opening.  O(1)."""
+    reads = _READS.get()
+    if reads is not None:
+        reads.add(path, st)
+
+
+def declare_output(path: str | Path, option: str | None = None) -> None:
+    """Record that the running command will write ``path`` (named by ``option``), so that the first
+    write checks it against the read set together with the others (no-op outside :func:`reading`)."""
+    reads = _READS.get()
+    if reads is not None:
+        reads.outputs.setdefault(os.path.abspath(path), (str(path), option))
+
+
+def check_outputs(*paths: str | Path, option: str | None = None) -> None:
+    """:class:`OverwritesInput` when one of ``paths`` (named by ``option``) or of the declared
+    outputs is, or links to, a file read so far (no-op outside :func:`reading`).  O(outputs)."""
+    reads = _READS.get()
+    if reads is None:
+        return
+    wanted = dict(reads.outputs)
+    for p in paths:
+        wanted.setdefault(os.path.abspath(p), (str(p), option))
+    for key, (shown, option) in wanted.items():
+        if reads.written(key):  # written already: what was read of it since is the command's own output
+            continue
+        source = reads.member(key)
+        if source is not None:
+            raise OverwritesInput(shown, source, option)

@@ -6,12 +6,17 @@ directory and renames it over the target with :func:`os.replace`: readers see th
 complete new one, never a half-written one, and nothing is left behind when writing fails.
 
 :func:`check_output` also refuses an output that *is* one of the command's inputs (``run S.yaml
---json S.yaml`` would replace the scenario), a name longer than the file system allows, and an
+--json S.yaml`` would replace the scenario) — the ``inputs`` it is given, and every file the command
+has read so far or reads later (the read set of :mod:`simsched.fileio`: a job file of a stream, an
+arrival or down-interval trace, a checkpoint; checked again when loading ends and before the first
+write) — a name longer than the file system allows, and an
 existing target that is not a regular file (``--json /dev/null`` would replace the device); and it
 takes a lock file beside the target (:func:`simsched.fileio.output_lock`), so that a second command
 writing the same path at the same time is refused instead of silently overwriting the first's
 result.  The locks are held until :func:`release_outputs`, which the command line calls when a
-command ends.  :func:`printable` makes names safe to print on a terminal.
+command ends; a lock file left by a command that was killed records its dead owner and is removed by
+the next command writing beside it (with a killed writer's temporary file), so it never blocks.
+:func:`printable` makes names safe to print on a terminal.
 """
 
 from __future__ import annotations
@@ -24,7 +29,17 @@ from pathlib import Path
 from typing import IO
 
 from simsched.errors import SimschedError
-from simsched.fileio import Busy, atomic_path, output_lock, same_file, special_kind
+from simsched.fileio import (
+    Busy,
+    atomic_path,
+    check_outputs,
+    declare_output,
+    output_lock,
+    remove_leftover_temps,
+    remove_stale_locks,
+    same_file,
+    special_kind,
+)
 
 NAME_MAX = 255
 """Longest file name (one path component) in bytes on the usual file systems."""
@@ -69,6 +84,8 @@ def check_output(path: str | Path, *, option: str, suffixes: Sequence[str] | Non
         if source is not None and same_file(p, source):
             raise SimschedError(f"{option} {p}: is the input file {source}, which would be overwritten; "
                                 f"choose another output file")
+    check_outputs(p, option=option)
+    declare_output(p, option)  # checked again against every file the command reads (simsched.fileio)
     if lock:
         hold_output(p, option=option)
     return p
@@ -101,10 +118,14 @@ def output_dir(path: str | Path, *, option: str) -> Path:
 
 def hold_output(path: str | Path, *, option: str) -> None:
     """Take the lock of output ``path`` until :func:`release_outputs` (a second call for the same
-    path in this process is a no-op).  :class:`SimschedError` when another process writes it."""
+    path in this process is a no-op).  :class:`SimschedError` when another process writes it.  Lock
+    files of dead commands beside it are removed first, and a killed writer's temporary file of
+    ``path`` once the lock is held (:mod:`simsched.fileio`).  O(entries of the directory)."""
     key = os.path.realpath(path)
     if key in _HELD:
         return
+    parent = Path(path).parent
+    remove_stale_locks(parent if str(parent) else ".")  # left by commands that were killed: they mislead
     stack = contextlib.ExitStack()
     try:
         stack.enter_context(output_lock(path))
@@ -114,6 +135,7 @@ def hold_output(path: str | Path, *, option: str) -> None:
     except OSError:
         return  # a directory where no lock file can be made: the writability check above speaks for it
     _HELD[key] = stack
+    remove_leftover_temps(path)  # a killed writer's half-written temporary file; ours now, as the path is
 
 
 def release_outputs() -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import typer
 
 from simsched.cli.common import console as common_console
+from simsched.cli.common import recorded_reads
 from simsched.cli.flags import quoted, retired
 from simsched.errors import SimschedError
 from simsched.fileio import save_figure
@@ -190,6 +191,7 @@ class _LiveProgress:
             self.live.stop()
 
 
+@recorded_reads
 def capacity_command(
     scenario: Path = typer.Argument(..., help="Scenario YAML: task-graph, stream or autotuning."),
     objective: str = typer.Option(None, "--objective",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from simsched.errors import DataRepairWarning, SimschedError
+from simsched.fileio import reading
 from simsched.outputs import release_outputs
 
 if TYPE_CHECKING:
@@ -56,11 +57,60 @@ def print_error(message: str) -> None:
     sys.stderr.flush()
 
 
-def user_errors(func: F) -> F:
-    """Turn a :class:`SimschedError` raised by a command into ``error: <message>`` and its exit code
-    (2); Ctrl-C into ``error: interrupted`` and 130.  Never a traceback for either."""
+class Terminated(BaseException):
+    """SIGTERM arrived while a command ran: raised in the main thread so that the command unwinds —
+    output locks released, temporary files removed, a sweep's finished rows saved — instead of the
+    process vanishing and leaving them behind."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Any:
+    """SIGTERM raises :class:`Terminated` for the block (main thread only, and only where nobody
+    else handles SIGTERM)."""
+    import signal
+    import threading
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+                previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def recorded_reads(func: F) -> F:
+    """Run the command with its own read set (:func:`simsched.fileio.reading`): every file it reads
+    is recorded, and no output of it may be, or link to, one of them.  SIGTERM unwinds the command
+    (:class:`Terminated`): ``error: terminated`` and exit code 143, nothing left behind."""
 
     @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            with _sigterm_unwinds(), reading():
+                return func(*args, **kwargs)
+        except Terminated:
+            release_outputs()
+            print_error("terminated")
+            raise typer.Exit(143) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def user_errors(func: F) -> F:
+    """Turn a :class:`SimschedError` raised by a command into ``error: <message>`` and its exit code
+    (2); Ctrl-C into ``error: interrupted`` and 130.  Never a traceback for either.  The command runs
+    with its own read set (:func:`recorded_reads`)."""
+
+    @functools.wraps(func)
+    @recorded_reads
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)

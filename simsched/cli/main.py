@@ -91,11 +91,7 @@ def run(
     from simsched.run.runner import run_scenario
     from simsched.scenario import load_scenario
 
-    loaded = load_scenario(scenario)
-    workload_file = loaded.workload.options.get("path") if loaded.has_task_graph else None
-    for option, out in (("--json", json_path), ("--gantt", gantt), ("--trace", trace)):
-        if out is not None and workload_file:  # the scenario's own data file is an input too
-            check_output(out, option=option, inputs=[workload_file], lock=False)
+    loaded = load_scenario(scenario)  # refuses an output that is a file it reads (simsched.fileio's read set)
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return

@@ -17,7 +17,7 @@ from simsched.report.plots import SUFFIXES, write_plot
 def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None:
     from simsched.cli.summarize_cmd import check_metric
     from simsched.outputs import check_output
-    from simsched.study.store import load_rows
+    from simsched.study.store import completion, load_rows
     from simsched.study.work import METRICS
 
     check_metric(y, "--y")
@@ -39,8 +39,13 @@ def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None
         raise SimschedError(f"--x {x!r} is not a column of {results}; choose from {', '.join(choices)}")
     if not any(not r["error"] for r in rows):
         raise SimschedError("every run in the results failed: nothing to plot", file=results)
+    done = completion(results, rows)
+    if not done.complete:
+        from simsched.cli.common import warning_line
+
+        warning_line(f"{results}: {done.note()}")
     write_plot(rows, x, y, output, kind)
-    typer.echo(f"plot written to {output}")
+    typer.echo(f"plot written to {output}" + ("" if done.complete else f" (INCOMPLETE study: {done.runs()})"))
 
 
 def plot(

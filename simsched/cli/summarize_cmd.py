@@ -3,7 +3,9 @@ the schedulers compared on the same seeds (paired ratios with 95% intervals, the
 in bold, wins/ties/losses).
 
 Reads a sweep's results (CSV or Parquet, including the parts of a sweep still running or
-interrupted) and prints a rich table; ``--json PATH`` also writes the figures (atomically).
+interrupted) and prints a rich table; ``--json PATH`` also writes the figures (atomically).  The
+table's title says how many of the study's runs the results hold ("143 of 144 runs"); an interrupted
+sweep's results are marked INCOMPLETE, with a warning line, and ``"complete": false`` in the JSON.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def check_metric(name: str, option: str) -> str:
 def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
                objective: str | None = None) -> None:
     from simsched.study.stats import objective_entries, override_fields, summarize_rows
-    from simsched.study.store import load_rows
+    from simsched.study.store import completion, load_rows
 
     metrics = [check_metric(m, "--metric") for m in (metric or ())]
     if objective is not None:
@@ -46,13 +48,17 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
     rows = load_rows(results, need=metrics)
     if not rows:
         raise SimschedError("the results file has no rows", file=results)
+    done = completion(results, rows)
     fields = override_fields(rows)
     entries = summarize_rows(rows, metrics)
-    from simsched.cli.common import console
+    from simsched.cli.common import console, warning_line
     from simsched.report.summary import print_objective, print_paired, print_summary
     from simsched.study.stats import objective_entries, paired_entries
 
-    print_summary(entries, fields, metrics, f"{results}: {len(rows)} runs", console())
+    if not done.complete:
+        warning_line(f"{results}: {done.note()}")
+    title = f"{results}: {done.runs()}" + ("" if done.complete else " (INCOMPLETE)")
+    print_summary(entries, fields, metrics, title, console())
     paired = paired_entries(rows, fields, metrics)
     print_paired(paired, fields, metrics, console())
     met = None
@@ -62,7 +68,7 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
     if json_path is not None:
         from simsched.run.results import write_document
 
-        doc = {"results": str(results), "level": 0.95, "fields": fields, "metrics": metrics,
+        doc = {"results": str(results), **done.as_dict(), "level": 0.95, "fields": fields, "metrics": metrics,
                "groups": entries, "paired": paired}
         if met is not None:
             doc["objective"] = {"text": objective, "groups": met}

@@ -20,16 +20,21 @@ import io
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_write_text
 from simsched.report.html import BASE_CSS, wtl_matrix_html
 
+if TYPE_CHECKING:
+    from simsched.study.store import Completion
+
 _CSS = BASE_CSS + """
 body{max-width:1400px} td.name,th.name{text-align:left} tr.first td{border-top:1px solid #bbb}
 .failed{color:#b2182b} figure{margin:12px 0 24px} figure img{max-width:100%;border:1px solid #e5e5e5}
-figcaption{color:#666;font-size:13px} table.wtl{margin:8px 0 16px} table.wtl caption{text-align:left;color:#555}
+figcaption{color:#666;font-size:13px}
+p.incomplete{background:#fde0dd;border:1px solid #b2182b;padding:6px 10px}
+table.wtl{margin:8px 0 16px} table.wtl caption{text-align:left;color:#555}
 """
 
 
@@ -124,9 +129,11 @@ def _failures(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
-                      metrics: Sequence[str] | None = None) -> str:
+                      metrics: Sequence[str] | None = None, done: Completion | None = None) -> str:
     """The report page of a study's result ``rows`` read from ``source`` (see the module docstring);
-    ``metrics`` default to :func:`simsched.study.stats.default_metrics` (job metrics for streams)."""
+    ``metrics`` default to :func:`simsched.study.stats.default_metrics` (job metrics for streams).
+    ``done`` (:func:`simsched.study.store.completion`) puts "143 of 144 runs" in the header and, for
+    an incomplete study, a banner, "(incomplete)" in the title and ``data-complete="false"`` on the body."""
     from simsched.study.stats import default_metrics, override_fields, summarize_rows
 
     metrics = tuple(metrics) if metrics else default_metrics(rows)
@@ -138,15 +145,24 @@ def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
     seeds = sorted({r["seed"] for r in rows if r.get("seed") is not None})
     points = len({r.get("point_id") for r in rows})
     name = Path(source).name
-    meta = (f"{len(rows)} runs: {points} study point{'s' if points != 1 else ''} × {len(schedulers)} "
+    if done is None:
+        from simsched.study.store import Completion
+
+        done = Completion(len(rows), None, 0)
+    meta = (f"{done.runs()}: {points} study point{'s' if points != 1 else ''} × {len(schedulers)} "
             f"scheduler{'s' if len(schedulers) != 1 else ''} ({', '.join(schedulers)}) × {len(seeds)} "
             f"seed{'s' if len(seeds) != 1 else ''}; {failed} failed"
             + (f"; study fields: {', '.join(fields)}" if fields else ""))
+    incomplete = "" if done.complete else " (incomplete)"
+    expected = f' data-expected-runs="{done.expected}"' if done.expected is not None else ""
+    banner = "" if done.complete else f"<p class=\"incomplete\" id=\"incomplete\">{html.escape(done.note())}</p>"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(name)}: "
-        f"simsched study report</title><style>{_CSS}</style></head><body>"
-        f"<h1>Study {html.escape(name)}</h1><p class=\"meta\">{html.escape(meta)}</p>"
+        f"simsched study report{incomplete}</title><style>{_CSS}</style></head>"
+        f"<body data-complete=\"{str(done.complete).lower()}\" data-runs=\"{done.done}\""
+        f"{expected}>"
+        f"<h1>Study {html.escape(name)}{incomplete}</h1><p class=\"meta\">{html.escape(meta)}</p>{banner}"
         "<h2>Summary</h2><p class=\"meta\">Per study point and scheduler: mean ± half-width of the 95% "
         "confidence interval (Student's t over seeds; no interval for a single run). Paired ratio: "
         "geometric mean over the seeds of the scheduler's value divided by the reference's (the best mean "
@@ -166,7 +182,7 @@ def write_study_report(results: str | Path, output: str | Path, metrics: Sequenc
     """Read the study results at ``results`` and write their report page to ``output`` atomically
     (``metrics``: see :func:`study_report_html`).
     :class:`SimschedError` for an unreadable file, one without rows or one where every run failed."""
-    from simsched.study.store import load_rows
+    from simsched.study.store import completion, load_rows
 
     if not metrics:  # the defaults follow the rows (job metrics for streams); their columns are checked
         from simsched.study.stats import default_metrics
@@ -177,7 +193,7 @@ def write_study_report(results: str | Path, output: str | Path, metrics: Sequenc
         raise SimschedError("the results file has no rows", file=results)
     if all(r.get("error") for r in rows):
         raise SimschedError("every run in the results failed: nothing to report", file=results)
-    return atomic_write_text(output, study_report_html(rows, results, metrics))
+    return atomic_write_text(output, study_report_html(rows, results, metrics, completion(results, rows)))
 
 
 def is_study_results(path: str | Path) -> bool:

@@ -7,8 +7,11 @@ draws); :func:`utilisation` computes busy time / makespan per processor from a s
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping, Sequence
+import math
+import re
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +20,232 @@ from simsched.errors import SimschedError
 
 _RECORD_KEYS = ("task", "processor", "start", "finish")
 
+REQUIRED_METRICS = ("makespan", "avg_turnaround", "avg_waiting", "utilization")
+"""Metrics every row of a results document has, never null (``simsched run --json`` writes them for
+every run; a report's tables and charts are built on them)."""
+
+SIGNED_METRICS = frozenset({"gap_to_lower_bound"})
+"""Metrics that may be negative (a noisy run can beat the deterministic lower bound)."""
+
+_ROW_OTHER = {"scheduler": str, "seed": int, "schedule": list, "jobs": list, "checkpoint": str,
+              "proven_optimal": bool, "warning": str}
+"""Keys of a result row that are not metrics, and their types; every other key is a metric: a
+finite number, at least 0 unless in :data:`SIGNED_METRICS`, or null (a metric a run leaves
+undefined, written as null)."""
+
+_JOB_NUMBERS = ("arrival", "start", "completion", "jct")
+"""Per-job record fields a report draws: finite numbers, at least 0, never null."""
+
+_JOB_OTHER = {"job": int, "tasks": int, "source": str, "missed": bool}
+
+
+class _Bad(Exception):
+    """A value of the document that does not fit: its path (keys and indexes) and what is wrong."""
+
+    def __init__(self, path: tuple[Any, ...], message: str) -> None:
+        super().__init__(message)
+        self.path, self.message = path, message
+
+
+def _dotted(path: Sequence[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _number(value: Any, path: tuple[Any, ...], *, null: bool = False, signed: bool = False) -> None:
+    """``value`` is a finite number (``bool`` is not one), at least 0 unless ``signed``, at most
+    :data:`simsched.limits.MAX_VALUE`; or null where ``null`` allows it."""
+    if value is None:
+        if not null:
+            raise _Bad(path, "is null; it must be a number")
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Bad(path, f"must be a number, got {_shown(value)}")
+    if abs(value) > limits.MAX_VALUE or not math.isfinite(value):  # a 400-digit int: compared, never a float
+        raise _Bad(path, f"must be a finite number of at most {limits.MAX_VALUE:g}, got {_shown(value)}")
+    if value < 0 and not signed:
+        raise _Bad(path, f"must be at least 0, got {_shown(value)}")
+
+
+def _typed(value: Any, kind: type, path: tuple[Any, ...]) -> None:
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limits.current().max_seed:
+            raise _Bad(path, f"must be a whole number from 0 to {limits.current().max_seed}, got {_shown(value)}")
+    elif not isinstance(value, kind):
+        raise _Bad(path, f"must be {'a ' + kind.__name__ if kind is not list else 'a list'}, got {_shown(value)}")
+
+
+def _record(record: dict[str, Any], at: tuple[Any, ...], what: str, required: Sequence[str],
+            others: dict[str, type], not_null: Sequence[str], signed: Collection[str]) -> None:
+    """Keys ``required`` present in ``record``; the keys of ``others`` of their type; every other key
+    a number (:func:`_number`), null unless in ``not_null``, negative only if in ``signed``."""
+    for key in required:
+        if key not in record:
+            raise _Bad(at, f"{what} has no {key!r}; give the JSON written by `simsched run --json`")
+    for key, value in record.items():
+        kind = others.get(key)
+        if kind is not None:
+            _typed(value, kind, (*at, key))
+        else:
+            _number(value, (*at, key), null=key not in not_null, signed=key in signed)
+
+
+def check_row(row: Any, i: int) -> None:
+    """One row of ``results``: its scheduler, seed, metrics (:data:`REQUIRED_METRICS` present and
+    not null, every other metric a number or null), schedule records and per-job records.  Raises
+    :class:`_Bad` with the path of the first value that does not fit.  O(records)."""
+    at = ("results", i)
+    if not isinstance(row, dict):
+        raise _Bad(at, f"a result must be an object with a scheduler, metrics and a schedule, got {_shown(row)}")
+    if "scheduler" not in row:
+        raise _Bad(at, "a result without a scheduler")
+    schedule = row.get("schedule")
+    if not isinstance(schedule, list):
+        raise _Bad((*at, "schedule") if "schedule" in row else at,
+                   "no schedule: this report draws task schedules (an autotuning result has none)")
+    _record(row, at, "the result", ("seed", *REQUIRED_METRICS), _ROW_OTHER, REQUIRED_METRICS, SIGNED_METRICS)
+    limit = limits.MAX_VALUE
+    for j, rec in enumerate(schedule):
+        if (rec.__class__ is dict and len(rec) >= 4 and rec.get("processor").__class__ is str
+                and rec.get("task").__class__ is str and rec.get("start").__class__ is float
+                and rec.get("finish").__class__ is float and 0.0 <= rec["start"] <= rec["finish"] <= limit):
+            continue  # the record `run --json` writes: checked in a few comparisons
+        where = (*at, "schedule", j)
+        if not isinstance(rec, dict) or any(k not in rec for k in _RECORD_KEYS):
+            raise _Bad(where, f"a schedule entry needs {', '.join(_RECORD_KEYS)}")
+        if not isinstance(rec["task"], (str, int)) or isinstance(rec["task"], bool):
+            raise _Bad((*where, "task"), f"must be a task name, got {_shown(rec['task'])}")
+        if not isinstance(rec["processor"], str):
+            raise _Bad((*where, "processor"), f"must be a processor name, got {_shown(rec['processor'])}")
+        for k in ("start", "finish"):
+            _number(rec[k], (*where, k))
+        if rec["finish"] < rec["start"]:
+            raise _Bad((*where, "finish"), f"finish {rec['finish']!r} is before start {rec['start']!r}")
+    for j, job in enumerate(row.get("jobs") or ()):
+        where = (*at, "jobs", j)
+        if not isinstance(job, dict):
+            raise _Bad(where, f"a job record must be an object, got {_shown(job)}")
+        _record(job, where, "the job record", ("job", "tasks", *_JOB_NUMBERS), _JOB_OTHER,
+                (*_JOB_NUMBERS, "deadline"), ("priority",))
+
+
+def check_document(doc: Any) -> None:
+    """The shape and values a report needs (see :func:`check_row`); :class:`_Bad` otherwise."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise _Bad((), "not a results document: expected {\"results\": [...]} as written by `simsched run --json`")
+    if not doc["results"]:
+        raise _Bad(("results",), "the results document has no results")
+    for key in ("lower_bound",):
+        if key in doc:
+            _number(doc[key], (key,), null=True)
+    problem = doc.get("problem")
+    if problem is not None and not (isinstance(problem, dict) and isinstance(problem.get("processors", []), list)
+                                    and isinstance(problem.get("kinds", {}), dict)):
+        raise _Bad(("problem",), "must be an object with a list of processors and a mapping of kinds")
+    _check_network(doc.get("network"), len((problem or {}).get("processors") or ()))
+    for i, row in enumerate(doc["results"]):
+        check_row(row, i)
+
+
+def _check_network(network: Any, m: int) -> None:
+    """The optional ``network`` section (:func:`network_section`): ``edges`` as ``[producer,
+    consumer, data]`` with data a number at least 0, and ``latency`` and ``inv_bandwidth`` as
+    ``m x m`` matrices (``m`` processors) of numbers at least 0 or null.  O(edges + m²)."""
+    if network is None:
+        return
+    if not isinstance(network, dict):
+        raise _Bad(("network",), f"must be an object with edges, latency and inv_bandwidth, got {_shown(network)}")
+    edges = network.get("edges", [])
+    if not isinstance(edges, list):
+        raise _Bad(("network", "edges"), f"must be a list, got {_shown(edges)}")
+    for k, edge in enumerate(edges):
+        if (not isinstance(edge, list) or len(edge) != 3
+                or not all(isinstance(t, (str, int)) and not isinstance(t, bool) for t in edge[:2])):
+            raise _Bad(("network", "edges", k), f"an edge is [producer, consumer, data], got {_shown(edge)}")
+        _number(edge[2], ("network", "edges", k, 2))
+    for key in ("latency", "inv_bandwidth"):
+        matrix = network.get(key)
+        if matrix is None and not edges:
+            continue
+        if not isinstance(matrix, list) or len(matrix) != m or not all(isinstance(r, list) and len(r) == m
+                                                                        for r in matrix):
+            raise _Bad(("network", key), f"must be a {m} x {m} matrix (one row and column per processor)")
+        for a, row in enumerate(matrix):
+            for b, value in enumerate(row):
+                _number(value, ("network", key, a, b), null=True)
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
+
+
+def json_line(text: str, path: Sequence[Any]) -> int | None:
+    """The 1-based line where the value at ``path`` (object keys and list indexes) sits in JSON
+    ``text`` — the line of its key inside an object — or ``None`` when the path is not there.  One
+    linear scan of the tokens, only when an error is reported: O(len(text))."""
+    target = tuple(path)
+    if not target:
+        return 1
+    stack: list[list[Any]] = []  # per open container: [is_object, key or index, expecting a key]
+    line, last = 1, 0
+    for m in _TOKEN.finditer(text):
+        tok, pos = m.group(), m.start()
+        if tok in ",:":
+            if stack:
+                top = stack[-1]
+                if tok == ",":
+                    if top[0]:
+                        top[2] = True
+                    else:
+                        top[1] += 1
+                else:
+                    top[2] = False
+            continue
+        if tok in "}]":
+            if stack:
+                stack.pop()
+            continue
+        if stack and stack[-1][0] and stack[-1][2]:  # a key
+            with contextlib.suppress(ValueError):
+                stack[-1][1] = json.loads(tok)
+            if len(stack) == len(target) and tuple(e[1] for e in stack) == target:
+                return line + text.count("\n", last, pos)
+            continue
+        if len(stack) == len(target) and stack and not stack[-1][0] and tuple(e[1] for e in stack) == target:
+            return line + text.count("\n", last, pos)
+        if tok in "{[":
+            line += text.count("\n", last, pos)
+            last = pos
+            stack.append([tok == "{", 0, tok == "{"])
+    return None
+
 
 def load_document(path: str | Path) -> dict[str, Any]:
-    """The results document at ``path``, checked: a ``results`` list whose rows have a scheduler, a
-    seed and a ``schedule`` of task records.  O(size of the file)."""
+    """The results document at ``path``, checked (:func:`check_document`): a ``results`` list whose
+    rows have a scheduler, a seed, the :data:`REQUIRED_METRICS` and a ``schedule`` of task records,
+    every metric a finite non-negative number (or null where a run may leave it undefined), no
+    ``NaN`` or ``Infinity``.  :class:`SimschedError` naming the file, the line and the field.
+    O(size of the file)."""
     p = Path(path)
+    raw = limits.read_input(p)
     try:
-        doc = json.loads(limits.read_input(p).decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SimschedError(f"not UTF-8 text (byte {exc.start}); give the JSON written by `simsched run --json`",
-                            file=p) from None
+                            file=p, line=raw[: exc.start].count(b"\n") + 1) from None
+
+    def no_constant(name: str) -> Any:
+        raise SimschedError(f"{name} is not a number JSON allows (`simsched run --json` writes null)", file=p,
+                            line=text.count("\n", 0, max(text.find(name), 0)) + 1)
+
+    try:
+        doc = json.loads(text, parse_constant=no_constant)
     except RecursionError:
         raise SimschedError("the JSON is nested too deeply", file=p) from None
     except json.JSONDecodeError as exc:
@@ -36,24 +255,16 @@ def load_document(path: str | Path) -> dict[str, Any]:
             raise SimschedError(f"this is a YAML file (a scenario?), not results; {wanted}: run the scenario "
                                 f"first, e.g. simsched run {p} --json out/results.json", file=p) from None
         raise SimschedError(f"not valid JSON: {exc.msg}; {wanted}", file=p, line=exc.lineno) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise SimschedError("not a results document: expected {\"results\": [...]} as written by "
-                            "`simsched run --json`", file=p)
-    if not doc["results"]:
-        raise SimschedError("the results document has no results", file=p)
-    for i, row in enumerate(doc["results"]):
-        if not isinstance(row, dict) or "scheduler" not in row:
-            raise SimschedError("a result without a scheduler", file=p, field=f"results[{i}]")
-        schedule = row.get("schedule")
-        if not isinstance(schedule, list):
-            raise SimschedError("no schedule: this report draws task schedules (an autotuning result has "
-                                "none)", file=p, field=f"results[{i}].schedule")
-        for j, rec in enumerate(schedule):
-            if not isinstance(rec, dict) or any(k not in rec for k in _RECORD_KEYS):
-                raise SimschedError(f"a schedule entry needs {', '.join(_RECORD_KEYS)}", file=p,
-                                    field=f"results[{i}].schedule[{j}]")
-            if not all(isinstance(rec[k], (int, float)) for k in ("start", "finish")):
-                raise SimschedError("start and finish must be numbers", file=p, field=f"results[{i}].schedule[{j}]")
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        long = re.search(r"\d{4301,}", text)
+        raise SimschedError("a number of more than 4300 digits is not one a run writes", file=p,
+                            line=text.count("\n", 0, long.start()) + 1 if long else None) from None
+    limits.check_depth(limits.data_depth(doc, limits.current().max_depth), file=p)
+    try:
+        check_document(doc)
+    except _Bad as bad:
+        raise SimschedError(bad.message, file=p, line=json_line(text, bad.path),
+                            field=_dotted(bad.path) or None) from None
     return doc
 
 

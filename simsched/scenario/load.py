@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from simsched import limits
 from simsched.errors import SimschedError
+from simsched.fileio import check_outputs, note_read
 from simsched.scenario.autotuning import AutotuningSection, validate_section
 from simsched.scenario.locate import Loc, Problems, _closest, _short, dotted, locate_in
 from simsched.scenario.schema import PlatformSpec, ScenarioModel
@@ -148,6 +149,9 @@ def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | N
         except ImportError as exc:
             problems.add(loc, f"scheduler {name!r} cannot be loaded: {exc}")
             continue
+        checkpoint = checked.get("checkpoint")
+        if isinstance(checkpoint, str) and checkpoint and Path(checkpoint).is_file():
+            note_read(checkpoint)  # loaded when the scheduler is prepared: an input from now on
         parsed.append((name, checked, cls, loc))
     choices = [SchedulerChoice(name, params, scheduler_label(name, params), cls, loc)
                for name, params, cls, loc in parsed]
@@ -266,6 +270,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
         problems.add_error(("noise",), exc)
     problems.raise_if_any()
     assert noise is not None
+    check_outputs()  # every file the scenario reads is known now: no output of the command may be one
     default_name = doc.file.stem if doc.file is not None else "scenario"
     return Scenario(
         name=model.name or name or default_name, description=model.description, seed=model.seed,

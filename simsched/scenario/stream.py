@@ -42,6 +42,7 @@ import numpy as np
 from pydantic import Field, ValidationError, model_validator
 
 from simsched.errors import SimschedError
+from simsched.fileio import note_read
 from simsched.scenario.schema import (  # noqa: F401  (the failure models are documented here too)
     FailureRates,
     FailuresSection,
@@ -338,6 +339,7 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
         raise SimschedError(f"arrival trace not found: {path}")
     by_name = {s.name: i for i, s in enumerate(sources)}
     rows: list[TraceRow] = []
+    note_read(path)
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         header = [h.strip() for h in reader.fieldnames or []]
@@ -386,6 +388,7 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
                 except SimschedError as exc:
                     raise SimschedError(exc.message, file=path, line=line, field="job") from None
                 func = IMPORTERS[form]
+                note_read(file)  # imported when the stream is drawn
                 spec = WorkloadSpec(form, {"path": str(file)}, lambda _m, _r, f=func, p=file: f(p), ())
                 sources.append(JobSource(spec, 0.0, 0.0, file.name))
                 k = by_name[job] = len(sources) - 1
@@ -490,6 +493,7 @@ def read_down_trace(path: Path, names: Sequence[str]) -> tuple[tuple[int, float,
         raise SimschedError(f"down-interval trace not found: {path}")
     index = {n: i for i, n in enumerate(names)}
     out = []
+    note_read(path)
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         header = [h.strip() for h in reader.fieldnames or []]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from simsched.fileio import note_read
 from simsched.scenario.locate import Loc, Problems, _accepts, _closest, _short, check_params
 from simsched.scenario.schema import InlineWorkload
 from simsched.workloads.taskgraph import TaskGraph
@@ -150,6 +151,7 @@ def _parse_import(form: str, raw: Mapping[str, Any], func: Callable[..., TaskGra
         if not source.is_file():
             problems.add(("workload", form), f"{form} file not found: {source}")
             return None
+        note_read(source)  # read when the workload is built; an input of the command from now on
     given = {k: v for k, v in raw.items() if k != form}
     options, found = check_params(func, given, what=f"importer {form!r}", skip=("rng", first))
     for loc, msg in found:

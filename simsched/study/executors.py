@@ -7,11 +7,15 @@ Both are context managers with one method, :meth:`results`, that submits every c
 infrastructure fails — a worker process dies, a Dask worker is lost — :class:`WorkerLost` is raised
 and the sweep stops with its completed rows saved.
 
-Workers never outlive the sweep: each worker process (pool or Dask) calls :func:`die_with_parent`
-first, which asks Linux to kill it when its parent dies (``prctl(PR_SET_PDEATHSIG, SIGKILL)``) and
-starts a watchdog thread that ends it once ``os.getppid()`` is no longer the sweep (for platforms
-without ``prctl``, and for a parent whose spawning thread is not the one that dies).  A ``kill -9``
-of ``simsched sweep`` leaves no worker behind within a second.
+Workers never outlive the sweep: each worker process (pool or Dask) calls
+:func:`~simsched.study.lifeline.die_with_parent` while it unpickles its process configuration,
+before it imports anything heavy (:mod:`simsched.study.lifeline`), which asks Linux to kill it when
+its parent dies (``prctl(PR_SET_PDEATHSIG, SIGKILL)``) and starts a watchdog thread that ends it
+once ``os.getppid()`` is no longer the sweep (for platforms without ``prctl``, and for a parent whose
+spawning thread is not the one that dies).  Pool workers do it again in their initializer, Dask
+workers as the cluster's *preload* (:func:`dask_setup`), before they register with the scheduler.
+A ``kill -9`` of ``simsched sweep`` leaves no worker behind within a second, even while the cluster
+is still starting.
 """
 
 from __future__ import annotations
@@ -21,18 +25,17 @@ import logging
 import multiprocessing as mp
 import os
 import signal
-import sys
-import threading
-import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from simsched.errors import SimschedError
 from simsched.extras import install_hint
+from simsched.study.lifeline import die_with_parent, lifeline
 from simsched.study.work import run_chunk
 
 Result = tuple[dict[str, Any], list[dict[str, Any]]]
+_UNSET = object()
 
 
 class WorkerLost(SimschedError):
@@ -47,33 +50,6 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-WATCH_S = 0.25
-"""How often a worker's watchdog checks that the sweep that started it is alive."""
-
-
-def die_with_parent(parent: int, poll_s: float = WATCH_S) -> None:
-    """End this process when process ``parent`` (the sweep) is gone: ``PR_SET_PDEATHSIG`` with
-    SIGKILL on Linux, and a daemon thread polling ``os.getppid()`` every ``poll_s`` seconds that calls
-    ``os._exit`` once the parent has changed (re-parented to init or a subreaper).  Exits at once if
-    the parent is already gone.  O(1) per poll."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    if os.getppid() != parent:
-        os._exit(1)
-
-    def watch() -> None:
-        while True:
-            time.sleep(poll_s)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="simsched-parent-watch", daemon=True).start()
-
-
 def _worker_init(parent: int) -> None:
     """Pool worker start-up: leave Ctrl-C to the parent (which saves the finished rows and stops the
     pool) and die with the parent (:func:`die_with_parent`)."""
@@ -81,13 +57,19 @@ def _worker_init(parent: int) -> None:
     die_with_parent(parent)
 
 
-def _dask_worker_watch(sweep: int) -> int:
-    """Run in each Dask worker process of a local cluster: die with the process that started it
-    (the sweep, which hosts the nannies).  Returns the parent's pid."""
-    parent = os.getppid()
-    if os.getpid() != sweep:  # processes=False runs workers inside the sweep itself
-        die_with_parent(parent)
-    return parent
+SWEEP_PID = "SIMSCHED_SWEEP_PID"
+"""Environment variable naming the sweep's pid to the Dask worker processes of its local cluster
+(spawned children inherit it)."""
+
+
+def dask_setup(worker: Any = None) -> None:
+    """Dask preload hook (this module is the local cluster's ``preload``): each worker process,
+    before it registers with the scheduler and runs anything, dies with the sweep that started it
+    (:func:`die_with_parent`) — at once if the sweep is already gone, so a ``kill -9`` while the
+    cluster is still starting leaves no worker either.  No-op outside a sweep's cluster."""
+    sweep = os.environ.get(SWEEP_PID, "")
+    if sweep.isdigit() and int(sweep) != os.getpid():  # processes=False runs workers inside the sweep
+        die_with_parent(int(sweep))
 
 
 class PoolExecutor:
@@ -98,9 +80,12 @@ class PoolExecutor:
         if self.workers < 1:
             raise SimschedError(f"--workers must be >= 1, got {self.workers}")
         self.pool: ProcessPoolExecutor | None = None
+        self._lifeline = contextlib.ExitStack()
         self.description = f"{self.workers} local process{'es' if self.workers > 1 else ''}"
 
     def __enter__(self) -> PoolExecutor:
+        self._lifeline = contextlib.ExitStack()
+        self._lifeline.enter_context(lifeline())  # workers are spawned lazily: keep it while the pool lives
         self.pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
                                         initializer=_worker_init, initargs=(os.getpid(),))
         return self
@@ -119,6 +104,7 @@ class PoolExecutor:
         if self.pool is not None:
             self.pool.shutdown(wait=exc[0] is None, cancel_futures=True)
             self.pool = None
+        self._lifeline.close()
 
 
 def require_distributed() -> Any:
@@ -139,6 +125,8 @@ class DaskExecutor:
                  client: Any = None) -> None:
         self.address, self.workers, self.processes = address, workers, processes
         self.client, self._own_client, self.cluster = client, client is None, None
+        self._environ: Any = _UNSET  # SWEEP_PID as it was before this cluster set it
+        self._lifeline = contextlib.ExitStack()
         self.description = f"Dask cluster {address}" if client is None else "Dask client"
 
     def __enter__(self) -> DaskExecutor:
@@ -147,11 +135,19 @@ class DaskExecutor:
             return self
         if self.address == "local":
             n = self.workers or default_workers()
-            self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=self.processes,
-                                                    dashboard_address=None, silence_logs=logging.ERROR)
-            self.client = distributed.Client(self.cluster)
-            if self.processes:
-                self._register_watch(distributed)
+            extra: dict[str, Any] = {}
+            if self.processes:  # every worker process dies with this one, from its first instant
+                self._lifeline.enter_context(lifeline())
+                self._environ = os.environ.get(SWEEP_PID)
+                os.environ[SWEEP_PID] = str(os.getpid())
+                extra["preload"] = [__name__]
+            try:
+                self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=self.processes,
+                                                        dashboard_address=None, silence_logs=logging.ERROR, **extra)
+                self.client = distributed.Client(self.cluster)
+            except BaseException:
+                self.__exit__(None, None, None)
+                raise
             self.description = f"Dask LocalCluster of {n} worker{'s' if n > 1 else ''}"
         else:
             try:
@@ -163,10 +159,6 @@ class DaskExecutor:
         if self.cluster is None:
             self.description = f"{self.description} ({self.workers} worker threads)"
         return self
-
-    def _register_watch(self, distributed: Any) -> None:
-        """Make each local worker process die with this one (workers started later included)."""
-        self.client.run(_dask_worker_watch, os.getpid())
 
     def results(self, chunks: Sequence[dict[str, Any]]) -> Iterator[Result]:
         distributed = require_distributed()
@@ -186,3 +178,10 @@ class DaskExecutor:
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
+        if self._environ is not _UNSET:
+            if self._environ is None:
+                os.environ.pop(SWEEP_PID, None)
+            else:
+                os.environ[SWEEP_PID] = self._environ
+            self._environ = _UNSET
+        self._lifeline.close()

@@ -109,11 +109,13 @@ class Study:
         return [t for p in self.points for t in p.tasks()]
 
     def identity(self) -> dict[str, Any]:
-        """What a results file stores to recognise its study on ``--resume``: the name, the point ids
-        and a fingerprint of the whole spec (points, schedulers, seeds).  O(runs)."""
+        """What a results file stores to recognise its study on ``--resume``: the name, the point ids,
+        a fingerprint of the whole spec (points, schedulers, seeds) and the number of runs (so that a
+        reader of an interrupted sweep's results can say "143 of 144 runs").  O(runs)."""
         points = [p.point_id for p in self.points]
-        return {"study": self.name, "fingerprint": _digest([self.name, [t.task_id for t in self.tasks()]], 16),
-                "points": points}
+        tasks = self.tasks()
+        return {"study": self.name, "fingerprint": _digest([self.name, [t.task_id for t in tasks]], 16),
+                "points": points, "runs": len(tasks)}
 
 
 def _canonical(value: Any) -> str:

@@ -15,9 +15,11 @@ Guarantees, including after ``kill -9`` at any instant:
   tasks, so no row is lost, duplicated or recomputed; runs that were in flight are run again;
 * compaction writes the merged rows atomically in study order, then removes the parts;
 * a lock (``flock`` on ``.lock``) stops two sweeps writing to the same results at once;
-* ``results.csv.study.json`` records the study's identity (name, point ids, fingerprint);
-  ``--resume`` refuses results of another study — another name, or rows none of whose points
-  belong to this study — instead of merging its rows (a study whose grid was extended resumes).
+* ``results.csv.study.json`` records the study's identity (name, point ids, fingerprint, number of
+  runs); ``--resume`` refuses results of another study — another name, or rows none of whose points
+  belong to this study — instead of merging its rows (a study whose grid was extended resumes);
+* readers (``summarize``, ``report``, ``plot``) say how complete the results are
+  (:func:`completion`): "143 of 144 runs", and an incomplete study is marked as such.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
-from simsched.fileio import atomic_write_text
+from simsched.fileio import atomic_write_text, unrecorded
 from simsched.study.tables import columns_of, read_table, table_format, write_table
 
 
@@ -57,17 +60,21 @@ class ResultsStore:
         return self.path.exists() or bool(self.part_files())
 
     def rows(self) -> list[dict[str, Any]]:
-        """Every completed row, once each (compacted file first, then parts).  O(rows)."""
-        return load_rows(self.path)
+        """Every completed row, once each (compacted file first, then parts).  O(rows).  The store's
+        own files: read to be rewritten, so not recorded as inputs (:func:`simsched.fileio.unrecorded`)."""
+        with unrecorded():
+            return load_rows(self.path)
 
     # ------------------------------------------------------------------ writing
     def check_identity(self, identity: Mapping[str, Any]) -> None:
         """Refuse to resume into results of another study (see the module docstring): the stored
         identity names another study, or no stored row belongs to a point of this one.  O(rows)."""
         stored: Any = None
-        if self.identity_file.is_file():
-            with contextlib.suppress(OSError, ValueError):
-                stored = json.loads(self.identity_file.read_text(encoding="utf-8"))
+        if self.identity_file.is_file():  # its own file, rewritten below: read capped and unrecorded
+            from simsched import limits
+
+            with contextlib.suppress(SimschedError, ValueError, RecursionError), unrecorded():
+                stored = json.loads(limits.read_input(self.identity_file))
         other = ""
         if isinstance(stored, dict) and stored.get("study") not in (None, identity["study"]):
             other = f"study {stored.get('study')!r}"
@@ -89,7 +96,12 @@ class ResultsStore:
             raise SimschedError(f"-o {self.path}: is a directory")
         if not self.path.parent.is_dir():
             raise SimschedError(f"-o {self.path}: the directory {self.path.parent} does not exist")
-        self.parts.mkdir(exist_ok=True)
+        try:
+            self.parts.mkdir(exist_ok=True)
+        except OSError as exc:
+            what = "is a file, not a directory" if self.parts.exists() else f"cannot be created ({exc.strerror})"
+            raise SimschedError(f"-o {self.path}: {self.parts} {what}; a sweep keeps its unsaved rows there: "
+                                "move it away or choose another -o") from None
         self._lock = open(self.parts / ".lock", "a+")  # noqa: SIM115 - held until close()
         try:
             import fcntl
@@ -182,3 +194,59 @@ def fsync_dir(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """How much of its study a results file holds: ``done`` distinct runs of the study's points,
+    ``expected`` runs in the study (``None`` when the results do not record it: written by an older
+    simsched, or not by a sweep), ``pending`` part files of a sweep that was interrupted (or is still
+    running) and has not compacted them."""
+
+    done: int
+    expected: int | None
+    pending: int
+
+    @property
+    def complete(self) -> bool:
+        """No run missing, no part left uncompacted."""
+        return self.pending == 0 and (self.expected is None or self.done >= self.expected)
+
+    def runs(self) -> str:
+        """``"143 of 144 runs"``, or ``"144 runs"`` when the total is unknown."""
+        total = f" of {self.expected}" if self.expected is not None else ""
+        return f"{self.done}{total} run{'s' if (self.expected or self.done) != 1 else ''}"
+
+    def note(self) -> str:
+        """One sentence for an incomplete study (empty for a complete one)."""
+        if self.complete:
+            return ""
+        missing = (f"{self.expected - self.done} of its runs are missing"
+                   if self.expected is not None and self.done < self.expected else "its last runs were not compacted")
+        return (f"incomplete study: {self.runs()}; {missing} (the sweep was interrupted or is still running: "
+                "`simsched sweep STUDY -o RESULTS --resume` finishes it)")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form: ``runs``, ``expected_runs``, ``complete``."""
+        return {"runs": self.done, "expected_runs": self.expected, "complete": self.complete}
+
+
+def completion(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Completion:
+    """How complete the results at ``path`` (read as ``rows``) are: the study's identity file gives
+    the runs it has and its points (rows of other points are not counted); part files left beside
+    the results mean a sweep has not finished.  O(rows)."""
+    store = ResultsStore(path)
+    expected, points, stored = None, None, None
+    if store.identity_file.is_file():  # a FIFO or folder there is no identity (and never blocks)
+        from simsched import limits
+
+        with contextlib.suppress(SimschedError, ValueError, RecursionError):
+            stored = json.loads(limits.read_input(store.identity_file))  # recorded: an input like the results
+        if isinstance(stored, dict):
+            runs = stored.get("runs")
+            if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 0:
+                expected = runs
+            if isinstance(stored.get("points"), list):
+                points = {str(p) for p in stored["points"]}
+    done = len({r.get("task_id") for r in rows if points is None or str(r.get("point_id")) in points})
+    return Completion(done, expected, len(store.part_files()))

@@ -16,9 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.extras import install_hint
 from simsched.outputs import atomic_write
+from simsched.run.document import SIGNED_METRICS
 from simsched.study.work import FIXED, GRAPH_METRICS, KNOWN, METRICS, STREAM_METRICS, TAIL
 
 SUFFIXES = (".csv", ".parquet")
@@ -137,6 +139,40 @@ report); the other metrics a command reads are added by the command (``need``)."
 
 
 
+def check_metrics(values: dict[str, Any], p: Path, line: int | None, *, row: int | None = None,
+                  columns: Sequence[str] = METRICS) -> None:
+    """The metrics of one results row are what a sweep writes: numbers (``bool`` is not one), NaN
+    only where undefined (a failed run's metrics; ``deadline_miss_rate`` without deadlines), never
+    infinite, at least 0 (except :data:`~simsched.run.document.SIGNED_METRICS`), and a makespan for
+    every run without an error; point, seed and tasks whole numbers of at least 0.  ``columns``: the
+    metric columns the file has (all by default).  :class:`SimschedError` naming the file, line
+    (``row`` for Parquet) and column.  O(columns), a few comparisons for each ordinary value."""
+    limit = limits.MAX_VALUE
+    for column in columns:
+        value = values.get(column)
+        if value is None or (value.__class__ is float and 0.0 <= value <= limit):
+            continue  # the usual cell: a finite measurement (NaN fails the comparison and is checked below)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise SimschedError(f"{str(value)[:40]!r} is not a number" + (f" (row {row})" if row is not None else ""),
+                                field=column, file=p, line=line)
+        if math.isnan(value):
+            continue
+        if abs(value) > limit:
+            raise SimschedError(f"{value!r} is not a finite number a run can measure", field=column, file=p,
+                                line=line)
+        if value < 0 and column not in SIGNED_METRICS:
+            raise SimschedError(f"{value!r} is negative; a run's {column} is at least 0", field=column, file=p,
+                                line=line)
+    for column in _INTS:  # point index, seed, task count
+        value = values.get(column)
+        if value is not None and (value.__class__ is not int or value < 0):
+            raise SimschedError(f"{value!r} is not a whole number of at least 0", field=column, file=p, line=line)
+    makespan = values.get("makespan")
+    if not values.get("error") and (makespan is None or makespan != makespan):
+        raise SimschedError("the run has no error but no makespan; give the results file a sweep wrote",
+                            field="makespan", file=p, line=line)
+
+
 def _missing(header: Sequence[str], need: Sequence[str], p: Path, line: int | None) -> None:
     missing = [c for c in dict.fromkeys([*KEY_COLUMNS, *need]) if c not in header]
     if missing:
@@ -152,11 +188,9 @@ def _read_csv(p: Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
     :data:`KEY_COLUMNS` and the ``need`` columns, each row has exactly the header's number of cells
     (a truncated file ends mid-row), ids, scheduler, point and seed are filled, and each cell parses
     as its column's type.  :class:`SimschedError` naming the file, line and column.  O(size)."""
-    from simsched import limits
-
     raw = limits.read_input(p)
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a spreadsheet's byte-order mark is not part of the first column
     except UnicodeDecodeError as exc:
         raise SimschedError(f"not UTF-8 text (byte {exc.start}); give the results file a sweep wrote",
                             file=p, line=raw[: exc.start].count(b"\n") + 1) from None
@@ -170,6 +204,7 @@ def _read_csv(p: Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
         if len(set(header)) < len(header):
             dup = next(c for c in header if header.count(c) > 1)
             raise SimschedError(f"the column {dup!r} appears twice in the header", file=p, line=1, field=dup)
+        metric_columns = [c for c in header if c in METRICS]
         rows = []
         for cells in reader:
             line = reader.line_num
@@ -190,6 +225,7 @@ def _read_csv(p: Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
                 except ValueError:
                     want = "a number" if column in METRICS else "an integer"
                     raise SimschedError(f"{cell[:40]!r} is not {want}", file=p, line=line, field=column) from None
+            check_metrics(row, p, line, columns=metric_columns)
             rows.append(row)
     except csv.Error as exc:
         raise SimschedError(f"malformed CSV ({exc})", file=p, line=reader.line_num) from None
@@ -207,12 +243,12 @@ def read_table(path: str | Path, need: Sequence[str] = ()) -> list[dict[str, Any
     try:
         if fmt == "parquet":
             pa = pyarrow_module()
-            from simsched import limits
-
             limits.check_file_size(p)
             table = pa.parquet.read_table(p)
             _missing(table.column_names, need, p, None)
             rows = table.to_pylist()
+            for k, row in enumerate(rows):
+                check_metrics(row, p, None, row=k)
         else:
             rows = _read_csv(p, need)
     except SimschedError:
