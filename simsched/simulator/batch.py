@@ -1,0 +1,299 @@
+"""The batch world: rigid jobs of ``k`` processors sharing one machine, on SimPy (the ground truth).
+
+A cluster log (:class:`~simsched.workloads.importers.swf.RigidTrace`) is a list of rigid jobs:
+job ``j`` is submitted at ``submit[j]``, needs ``procs[j]`` processors at once for ``run[j]``
+seconds, and its user asked for ``requested[j]`` seconds.  :func:`simulate_batch` runs it on ``m``
+identical processors under a :class:`BatchPolicy` in a SimPy model — one process per job: it waits
+for its submit time, joins the queue, waits for the policy to start it, holds its processors for its
+run time (cut at its requested time when ``kill=True``, as a resource manager kills a job past its
+wall-time limit) and releases them all together.
+
+**Decision points.**  The policy is asked once per instant at which jobs arrived or finished, after
+every arrival and completion of that instant (a SimPy event of lower priority than them), and
+again after a zero-length job it started completes at the same instant.  It sees a
+:class:`BatchView` — the waiting jobs in submit order, the free processors, each running job's
+*estimated* end ``max(now, start + requested)`` — and returns the jobs to start now.  It never sees
+actual run times: only requested times.  The engine refuses a decision that starts a job not
+waiting or starts more processors than are free (:class:`BatchEngineError`, a simulator bug).
+
+The policies (``fcfs``, ``sjf``, ``easy-backfill``, ``conservative-backfill``) live in
+:mod:`simsched.schedulers`; :class:`Profile` is the availability profile (free processors over
+future time) the backfilling ones reserve in.
+
+Measured from the run (:meth:`BatchResult.metrics`): wait, response, bounded slowdown
+``max(1, response / max(run, tau))`` with ``tau = 10`` s (Feitelson et al., "Theory and practice in
+parallel job scheduling", JSSPP 1997), utilisation over ``[first submit, last end]`` and lost
+capacity (processor-seconds idle while some job waits, over ``m`` x the span; Zotkin & Keleher 1999).
+Cost: O(n log n) SimPy events plus the policy's work per decision point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import simpy
+
+from simsched.errors import SimschedError
+from simsched.simulator.engine.common import DECISION_PRIORITY, gc_paused
+from simsched.workloads.importers.swf import RigidTrace
+
+TAU = 10.0
+"""Bounded-slowdown threshold in seconds (runs shorter than it count as ``TAU`` long)."""
+
+
+class BatchEngineError(RuntimeError):
+    """A batch policy made an impossible decision (a simulator or policy bug, not a user error)."""
+
+
+@dataclass
+class BatchView:
+    """What a batch policy sees at a decision point.
+
+    ``now``; ``m`` processors, ``free`` of them idle; ``queue``: waiting job indices in submit
+    order (do not mutate); ``running``: indices of running jobs; ``est_end``: (n,) each running
+    job's estimated end ``max(now, start + requested)`` (meaningful only for running jobs);
+    ``arrived`` / ``finished``: jobs that arrived / ended since the last decision point;
+    ``trace``: the jobs (``procs``, ``requested``, ``submit``; the policy must not read ``run``)."""
+
+    now: float
+    m: int
+    free: int
+    queue: list[int]
+    running: Sequence[int]
+    est_end: np.ndarray
+    arrived: list[int]
+    finished: list[int]
+    trace: RigidTrace
+
+    def running_ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(ends, procs)`` of the running jobs sorted by estimated end (``max(now, start +
+        requested)``; ties in start order).  O(r log r)."""
+        run = np.fromiter(self.running, dtype=np.int64, count=len(self.running))
+        ends = np.maximum(self.est_end[run], self.now)
+        order = np.argsort(ends, kind="stable")
+        return ends[order], self.trace.procs[run[order]]
+
+
+@runtime_checkable
+class BatchPolicy(Protocol):
+    """A batch scheduling policy: ``reset(trace, m)`` before a run, ``decide(view)`` -> the job
+    indices to start now (each waiting, together fitting in ``view.free``)."""
+
+    name: str
+
+    def reset(self, trace: RigidTrace, m: int) -> None: ...
+
+    def decide(self, view: BatchView) -> list[int]: ...
+
+
+# --------------------------------------------------------------------------- the availability profile
+class Profile:
+    """Free processors over future time, a step function from ``now``: ``free[i]`` processors are
+    free during ``[times[i], times[i+1])`` (the last step lasts for ever).  Backfilling policies
+    find the earliest slot for a job and reserve it here.  Every operation is O(steps) in numpy."""
+
+    def __init__(self, now: float, free_now: int, ends: np.ndarray, procs: np.ndarray,
+                 held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        """The profile at ``now`` with ``free_now`` idle processors, running jobs releasing
+        ``procs`` at ``ends`` (each ``>= now``) and reservations ``held = (starts, durations,
+        procs)`` (starts ``>= now``; zero durations take nothing).  O(k log k) for k events."""
+        at, delta = [np.asarray([now], dtype=np.float64), np.asarray(ends, dtype=np.float64)], [
+            np.asarray([free_now], dtype=np.int64), np.asarray(procs, dtype=np.int64)]
+        if held is not None:
+            s, d, k = (np.asarray(x) for x in held)
+            on = d > 0
+            at += [s[on], s[on] + d[on]]
+            delta += [-k[on].astype(np.int64), k[on].astype(np.int64)]
+        times, where = np.unique(np.concatenate(at), return_inverse=True)
+        gain = np.zeros(times.size, dtype=np.int64)
+        np.add.at(gain, where, np.concatenate(delta))
+        self.times = times.astype(np.float64)
+        self.free = np.cumsum(gain)
+
+    def earliest(self, k: int, d: float, after: float | None = None) -> float:
+        """The earliest time ``>= after`` (default: the profile's start) at which ``k`` processors
+        stay free for ``d`` seconds.  ``k`` must not exceed the last step's free processors."""
+        t, f = self.times, self.free
+        lo = 0 if after is None else max(int(np.searchsorted(t, after, side="right")) - 1, 0)
+        ok = f[lo:] >= k
+        bad = np.flatnonzero(~ok)
+        starts = t[lo:].copy()
+        if after is not None:
+            starts[0] = max(starts[0], after)
+        if bad.size == 0:
+            return float(starts[0])
+        nxt = np.searchsorted(bad, np.arange(ok.size), side="left")  # first bad index >= i
+        next_bad_time = np.where(nxt < bad.size, t[lo:][bad[np.minimum(nxt, bad.size - 1)]], np.inf)
+        fits = ok & (next_bad_time >= starts + d)
+        i = int(np.argmax(fits))
+        if not fits[i]:
+            raise BatchEngineError(f"no slot for {k} processors in the profile (largest: {int(f[-1])})")
+        return float(starts[i])
+
+    def _split(self, x: float) -> int:
+        i = int(np.searchsorted(self.times, x, side="left"))
+        if i < self.times.size and self.times[i] == x:
+            return i
+        self.times = np.insert(self.times, i, x)
+        self.free = np.insert(self.free, i, self.free[i - 1] if i > 0 else self.free[0])
+        return i
+
+    def add(self, s: float, d: float, k: int) -> None:
+        """Take ``k`` processors during ``[s, s + d)`` (``k < 0`` gives them back).  Zero ``d`` takes nothing."""
+        if d <= 0:
+            return
+        a = self._split(s)
+        b = self._split(s + d)
+        self.free[a:b] -= k
+
+
+# --------------------------------------------------------------------------- the engine
+@dataclass
+class BatchResult:
+    """One run: per job ``start`` and ``end`` (``end - start`` is the time it held its processors),
+    ``killed`` (cut at its requested time), and the machine's state after every decision point:
+    ``t`` (times), ``busy`` (processors in use from that time on), ``queued`` (jobs waiting)."""
+
+    trace: RigidTrace
+    m: int
+    start: np.ndarray
+    end: np.ndarray
+    killed: np.ndarray
+    t: np.ndarray
+    busy: np.ndarray
+    queued: np.ndarray
+    decisions: int = 0
+    policy_time_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def metrics(self, tau: float = TAU) -> dict[str, Any]:
+        """``wait_mean``, ``wait_p95``, ``response_mean``, ``response_p95``, ``bsld_mean``,
+        ``bsld_p95``, ``utilisation``, ``lost_capacity``, ``makespan``, ``jobs``, ``killed_jobs``,
+        and ``per_user`` (user -> ``{jobs, wait_mean, bsld_mean}``) when the trace names users.  O(n log n)."""
+        tr = self.trace
+        wait = self.start - tr.submit
+        resp = self.end - tr.submit
+        ran = self.end - self.start
+        bsld = np.maximum(1.0, resp / np.maximum(ran, tau))
+        first, last = float(tr.submit.min()), float(self.end.max())
+        span = last - first
+        used = float(np.dot(tr.procs, ran))
+        # lost capacity: idle processors while some job waits, integrated between decision points
+        dt = np.diff(np.append(self.t, last))
+        idle = (self.m - self.busy) * (self.queued > 0)
+        lost = float(np.dot(idle, dt))
+        out: dict[str, Any] = {
+            "jobs": tr.n, "wait_mean": float(wait.mean()), "wait_p95": float(np.percentile(wait, 95)),
+            "response_mean": float(resp.mean()), "response_p95": float(np.percentile(resp, 95)),
+            "bsld_mean": float(bsld.mean()), "bsld_p95": float(np.percentile(bsld, 95)),
+            "utilisation": used / (self.m * span) if span > 0 else 0.0,
+            "lost_capacity": lost / (self.m * span) if span > 0 else 0.0,
+            "makespan": span, "killed_jobs": int(self.killed.sum()),
+        }
+        if tr.has_users:
+            users = np.unique(tr.user)
+            out["per_user"] = {int(u): {"jobs": int((tr.user == u).sum()), "wait_mean": float(wait[tr.user == u].mean()),
+                                        "bsld_mean": float(bsld[tr.user == u].mean())} for u in users.tolist()}
+        return out
+
+
+def check_trace_fits(trace: RigidTrace, m: int) -> None:
+    """:class:`SimschedError` when a job needs more than the ``m`` processors of the machine."""
+    if trace.n and int(trace.procs.max()) > m:
+        j = int(np.argmax(trace.procs))
+        raise SimschedError(f"job {int(trace.ids[j])} needs {int(trace.procs[j])} processors, the machine has {m}; "
+                            f"drop wider jobs (too_wide: drop) or give the platform more processors")
+
+
+def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool = False) -> BatchResult:
+    """Run ``trace`` on ``m`` processors under ``policy`` in SimPy (see the module docstring).
+    ``kill``: a job still running at ``start + requested`` is killed then.  Deterministic.
+    O(n log n) events plus the policy's cost per decision point."""
+    import time
+
+    check_trace_fits(trace, m)
+    n = trace.n
+    env = simpy.Environment()
+    submit, procs, req = trace.submit, trace.procs, trace.requested
+    dur = np.minimum(trace.run, req) if kill else trace.run
+    start = np.full(n, np.nan)
+    end = np.full(n, np.nan)
+    est_end = np.full(n, np.inf)
+    go = [env.event() for _ in range(n)]
+    state = {"free": m, "pending": False, "decisions": 0, "policy_s": 0.0}
+    queue: list[int] = []
+    running: set[int] = set()
+    arrived: list[int] = []
+    finished: list[int] = []
+    log_t: list[float] = []
+    log_busy: list[int] = []
+    log_q: list[int] = []
+    submit_l, dur_l, procs_l, req_l = submit.tolist(), dur.tolist(), procs.tolist(), req.tolist()
+
+    def decide(_event: Any) -> None:
+        state["pending"] = False
+        now = env.now
+        view = BatchView(now, m, state["free"], queue, running, est_end, list(arrived), list(finished), trace)
+        arrived.clear()
+        finished.clear()
+        t0 = time.perf_counter()
+        chosen = policy.decide(view)
+        state["policy_s"] += time.perf_counter() - t0
+        state["decisions"] += 1
+        if chosen:
+            waiting = set(queue)
+            for j in chosen:
+                if j not in waiting:
+                    raise BatchEngineError(f"{policy.name}: job {j} was started but is not waiting")
+                waiting.discard(j)
+                if procs_l[j] > state["free"]:
+                    raise BatchEngineError(f"{policy.name}: job {j} needs {procs_l[j]} processors, {state['free']} free")
+                state["free"] -= procs_l[j]
+                start[j] = now
+                est_end[j] = now + req_l[j]
+                running.add(j)
+                go[j].succeed()
+            queue[:] = [j for j in queue if j in waiting]
+        if log_t and log_t[-1] == now:
+            log_busy[-1], log_q[-1] = m - state["free"], len(queue)
+        else:
+            log_t.append(now)
+            log_busy.append(m - state["free"])
+            log_q.append(len(queue))
+
+    def wake() -> None:
+        if not state["pending"]:
+            state["pending"] = True
+            ev = env.event()
+            ev.callbacks.append(decide)
+            ev._ok, ev._value = True, None
+            env.schedule(ev, priority=DECISION_PRIORITY)
+
+    def job(j: int):
+        if submit_l[j] > 0:
+            yield env.timeout(submit_l[j])
+        queue.append(j)
+        arrived.append(j)
+        wake()
+        yield go[j]
+        yield env.timeout(dur_l[j])
+        end[j] = env.now
+        running.discard(j)
+        state["free"] += procs_l[j]
+        finished.append(j)
+        wake()
+
+    policy.reset(trace, m)
+    for j in range(n):
+        env.process(job(j))
+    with gc_paused():
+        env.run()
+    if np.isnan(start).any():
+        j = int(np.flatnonzero(np.isnan(start))[0])
+        raise BatchEngineError(f"{policy.name}: job {j} was never started (the policy left it waiting for ever)")
+    killed = (dur < trace.run) if kill else np.zeros(n, dtype=bool)
+    return BatchResult(trace, m, start, end, killed, np.asarray(log_t), np.asarray(log_busy, dtype=np.int64),
+                       np.asarray(log_q, dtype=np.int64), state["decisions"], state["policy_s"])
