@@ -97,6 +97,9 @@ def run(
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
+    if loaded.workload.form == "batch":  # a cluster log replayed under batch policies
+        _run_batch(loaded, scheduler, seed, json_path, gantt, trace)
+        return
     progress = Progress()
     with fewer_collections():
         try:
@@ -123,6 +126,24 @@ def run(
 
         write_trace(report, trace)
         typer.echo(f"trace written to {trace}")
+
+
+def _run_batch(loaded: Any, policies: list[str] | None, seed: int | None, json_path: Path | None,
+               gantt: Path | None, trace: Path | None) -> None:
+    """``run`` for a cluster log (simsched.run.batch): one row per batch policy."""
+    if gantt is not None or trace is not None:
+        raise SimschedError("--gantt and --trace draw task schedules; a cluster log's jobs go to --json",
+                            field="--gantt" if gantt is not None else "--trace")
+    from simsched.report.batch import print_batch_report
+    from simsched.run.batch import batch_document, run_batch_scenario
+
+    report = run_batch_scenario(loaded, schedulers=policies or None, seed=seed)
+    print_batch_report(report, _console())
+    if json_path is not None:
+        from simsched.run.results import write_document
+
+        write_document(batch_document(report), json_path)
+        typer.echo(f"results written to {json_path}")
 
 
 def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, repetitions: int | None,
@@ -165,6 +186,10 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
         policies = loaded.autotuning.policies if loaded.autotuning is not None else None
         typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: autotuning section"
                    + (f" (policies: {', '.join(map(str, policies))})" if isinstance(policies, list) else ""))
+        return
+    if loaded.workload.form == "batch":
+        typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: {loaded.workload.describe()} on "
+                   f"{loaded.platform.n_processors} processors; policies: {', '.join(loaded.scheduler_labels)}")
         return
     problem = build_problem(loaded)
     kinds: dict[str, int] = {}

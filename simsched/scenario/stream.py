@@ -11,6 +11,19 @@ A stream workload draws DAG jobs from any other workload form and sends them ove
         count: 200                             # or horizon: 10000
         deadline: {slack: 3.0}                 # optional: arrival + 3 x the job's critical path alone
 
+A cluster log instead is a stream of rigid jobs (``k`` processors at once) replayed under a batch
+policy (``fcfs``, ``sjf``, ``easy-backfill``, ``conservative-backfill``)::
+
+    workload:
+      stream:
+        swf: ../data/traces/lublin_256.swf    # or gpu_trace: jobs.csv
+        limit: 1000                            # optional: the first jobs; window: [start, end] seconds
+        scale: 1.3                             # optional: load factor (submit times divided by it)
+        too_wide: drop                         # or refuse: jobs wider than the platform
+        kill: false                            # true: a job is killed at its requested time
+
+(:class:`BatchTraceSection`; see :mod:`simsched.workloads.importers.swf` for the conventions).
+
 and the failure world is two top-level sections::
 
     failures:                                  # per processor: MTBF / MTTR (exponential), per type or name
@@ -36,10 +49,10 @@ import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import numpy as np
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, ValidationError, model_validator
 
 from simsched.errors import SimschedError
 from simsched.scenario.schema import FiniteRate, NonNegative, PositiveInt, _Model
@@ -47,6 +60,7 @@ from simsched.simulator.engine import Disruptions
 from simsched.simulator.jobmetrics import job_critical_paths
 from simsched.simulator.platform import Platform
 from simsched.simulator.problem import Problem, execution_times, spread_over_platform
+from simsched.workloads.importers.swf import RigidTrace
 from simsched.workloads.jobs import JobStream, merge_jobs, piecewise_arrivals
 from simsched.workloads.taskgraph import TaskGraph
 
@@ -86,6 +100,80 @@ class StreamSection(_Model):
     count: PositiveInt | None = None
     horizon: FiniteRate | None = None
     deadline: DeadlineSpec | None = None
+
+
+class BatchTraceSection(_Model):
+    """The ``workload.stream`` section of a cluster log: exactly one of ``swf`` (an SWF file) and
+    ``gpu_trace`` (a GPU-cluster CSV), with ``limit`` (first jobs), ``window`` (``[start, end)``
+    seconds after the first submit; SWF only), ``scale`` (load factor: submit times are divided by
+    it), ``too_wide`` (``drop`` or ``refuse`` jobs wider than the platform) and ``kill`` (kill a job
+    at its requested time)."""
+
+    swf: str | None = None
+    gpu_trace: str | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=10**9)] | None = None
+    window: tuple[Annotated[StrictFloat | StrictInt, Field(ge=0, le=1e30)],
+                  Annotated[StrictFloat | StrictInt, Field(gt=0, le=1e30)]] | None = None
+    scale: Annotated[StrictFloat | StrictInt, Field(gt=0, le=1e6)] = 1.0
+    too_wide: Literal["drop", "refuse"] = "drop"
+    kill: StrictBool = False
+
+    @model_validator(mode="after")
+    def _one(self) -> BatchTraceSection:
+        if (self.swf is None) == (self.gpu_trace is None):
+            raise ValueError("give exactly one of swf or gpu_trace")
+        if self.window is not None and (self.gpu_trace is not None or not self.window[0] < self.window[1]):
+            raise ValueError("window is [start, end] with start < end, for an swf trace")
+        return self
+
+
+@dataclass
+class BatchTraceConfig:
+    """A validated cluster-log section: the rigid jobs, read once, and whether jobs are killed at
+    their requested time."""
+
+    trace: RigidTrace
+    kill: bool = False
+
+    def describe(self) -> str:
+        return (f"cluster log of {self.trace.n} rigid jobs ({Path(self.trace.source).name})"
+                + (", killed at their requested time" if self.kill else ""))
+
+
+def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
+    """Validate a ``workload.stream`` section naming ``swf`` or ``gpu_trace`` into a
+    :class:`~simsched.scenario.WorkloadSpec` of form ``batch`` (``options["batch"]``: a
+    :class:`BatchTraceConfig`); the file is read now, its errors located at its own line (or at the
+    field naming it).  Dropped jobs are one warning line with their counts.  O(lines)."""
+    from simsched.scenario.workload import WorkloadSpec
+    from simsched.workloads.importers.gpu_trace import read_gpu_trace
+    from simsched.workloads.importers.swf import read_swf
+
+    top: Loc = ("workload", "stream")
+    try:
+        section = BatchTraceSection.model_validate(raw)
+    except ValidationError as exc:
+        problems.add_validation(top, exc, BatchTraceSection)
+        return None
+    key = "swf" if section.swf is not None else "gpu_trace"
+    name = str(getattr(section, key))
+    path = Path(name) if Path(name).is_absolute() else base / name
+    try:
+        if key == "swf":
+            trace = read_swf(path, limit=section.limit, window=section.window, scale=float(section.scale),
+                             max_procs=m, too_wide=section.too_wide)
+        else:
+            trace = read_gpu_trace(path, limit=section.limit, scale=float(section.scale), max_procs=m,
+                                   too_wide=section.too_wide)
+    except SimschedError as exc:
+        problems.add_error((*top, key), exc)
+        return None
+
+    def build(_m: int, rng: np.random.Generator) -> TaskGraph:
+        raise SimschedError("a cluster log (swf, gpu_trace) is a stream of rigid jobs, not a task graph: "
+                            "`simsched run` replays it under batch policies")
+
+    return WorkloadSpec("batch", {"batch": BatchTraceConfig(trace, section.kill), "path": str(path)}, build, top)
 
 
 class FailureRates(_Model):
@@ -300,6 +388,8 @@ def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Prob
         return None
     raw = workload["stream"]
     top: Loc = ("workload", "stream")
+    if isinstance(raw, dict) and ("swf" in raw or "gpu_trace" in raw):  # a cluster log of rigid jobs
+        return parse_batch_trace(raw, m, base, problems)
     try:
         section = StreamSection.model_validate(raw)
     except ValidationError as exc:

@@ -195,7 +195,8 @@ class BatchResult:
         }
         if tr.has_users:
             users = np.unique(tr.user)
-            out["per_user"] = {int(u): {"jobs": int((tr.user == u).sum()), "wait_mean": float(wait[tr.user == u].mean()),
+            out["per_user"] = {int(u): {"jobs": int((tr.user == u).sum()),
+                                        "wait_mean": float(wait[tr.user == u].mean()),
                                         "bsld_mean": float(bsld[tr.user == u].mean())} for u in users.tolist()}
         return out
 
@@ -250,7 +251,8 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
                     raise BatchEngineError(f"{policy.name}: job {j} was started but is not waiting")
                 waiting.discard(j)
                 if procs_l[j] > state["free"]:
-                    raise BatchEngineError(f"{policy.name}: job {j} needs {procs_l[j]} processors, {state['free']} free")
+                    raise BatchEngineError(f"{policy.name}: job {j} needs {procs_l[j]} processors, "
+                                           f"{state['free']} free")
                 state["free"] -= procs_l[j]
                 start[j] = now
                 est_end[j] = now + req_l[j]
