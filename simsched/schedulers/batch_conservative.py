@@ -8,7 +8,12 @@ job starts when its reservation comes.  When jobs end (possibly earlier than req
 reservations are *compressed* in submit order (only when capacity came free earlier than
 expected, or a job overran its requested time): each is taken out and put back at the earliest slot,
 which is never later than the one it had (its old slot is still free), so no reservation is ever
-delayed when requested times are upper bounds of the run times (or jobs are killed at them).
+delayed when requested times are upper bounds of the run times (or jobs are killed at them).  Due
+jobs start in submit order; one that cannot start at its reservation (zero-length jobs taking
+processors for an instant, or a job overrunning its requested time) keeps its processors from the
+due jobs behind it.  A zero-length job's reservation holds no processor-time: it starts at the
+first decision point at or after its reservation where its processors are free (so it, and only
+it, may start later than its reservation).
 
 O(q x (q + r)) per decision point with an ended job (compression), O(a x (q + r)) for ``a``
 arrivals otherwise.
@@ -58,10 +63,16 @@ class ConservativeBackfill:
                 prof.add(s, d, k)
                 self.reserved[j] = s
         out, free = [], view.free
-        for j in q:
-            if self.reserved[j] <= now and self.procs[j] <= free:
-                out.append(j)
-                free -= self.procs[j]
+        for j in q:  # due jobs in submit order; one that cannot start now keeps its processors from later ones
+            if self.reserved[j] <= now:
+                if self.procs[j] <= free:
+                    out.append(j)
+                    free -= self.procs[j]
+                elif self.requested[j] > 0:
+                    free -= self.procs[j]
         for j in out:
             del self.reserved[j]
+        later = [s for s in self.reserved.values() if s > now]
+        if later:  # a reservation no arrival or end may reach (after a job overran its requested time)
+            view.wake_at(min(later))
         return out

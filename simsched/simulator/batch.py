@@ -9,8 +9,9 @@ run time (cut at its requested time when ``kill=True``, as a resource manager ki
 wall-time limit) and releases them all together.
 
 **Decision points.**  The policy is asked once per instant at which jobs arrived or finished, after
-every arrival and completion of that instant (a SimPy event of lower priority than them), and
-again after a zero-length job it started completes at the same instant.  It sees a
+every arrival and completion of that instant (a SimPy event of lower priority than them), again
+after a zero-length job it started completes at the same instant, and at times it asked for
+(:meth:`BatchView.wake_at`).  It sees a
 :class:`BatchView` — the waiting jobs in submit order, the free processors, each running job's
 *estimated* end ``max(now, start + requested)`` — and returns the jobs to start now.  It never sees
 actual run times: only requested times.  The engine refuses a decision that starts a job not
@@ -56,7 +57,9 @@ class BatchView:
     order (do not mutate); ``running``: indices of running jobs; ``est_end``: (n,) each running
     job's estimated end ``max(now, start + requested)`` (meaningful only for running jobs);
     ``arrived`` / ``finished``: jobs that arrived / ended since the last decision point;
-    ``trace``: the jobs (``procs``, ``requested``, ``submit``; the policy must not read ``run``)."""
+    ``trace``: the jobs (``procs``, ``requested``, ``submit``; the policy must not read ``run``).
+    :meth:`wake_at` asks for a decision point at a later time (a reservation that no arrival or
+    end would otherwise reach)."""
 
     now: float
     m: int
@@ -67,6 +70,12 @@ class BatchView:
     arrived: list[int]
     finished: list[int]
     trace: RigidTrace
+    wake: Any = None
+
+    def wake_at(self, t: float) -> None:
+        """Ask for a decision point at time ``t > now`` (ignored otherwise).  O(log events)."""
+        if self.wake is not None and t > self.now:
+            self.wake(t)
 
     def running_ends(self) -> tuple[np.ndarray, np.ndarray]:
         """``(ends, procs)`` of the running jobs sorted by estimated end (``max(now, start +
@@ -237,7 +246,8 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
     def decide(_event: Any) -> None:
         state["pending"] = False
         now = env.now
-        view = BatchView(now, m, state["free"], queue, running, est_end, list(arrived), list(finished), trace)
+        view = BatchView(now, m, state["free"], queue, running, est_end, list(arrived), list(finished), trace,
+                         wake_at)
         arrived.clear()
         finished.clear()
         t0 = time.perf_counter()
@@ -273,6 +283,13 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
             ev.callbacks.append(decide)
             ev._ok, ev._value = True, None
             env.schedule(ev, priority=DECISION_PRIORITY)
+
+    alarms: set[float] = set()
+
+    def wake_at(t: float) -> None:
+        if t not in alarms:
+            alarms.add(t)
+            env.timeout(t - env.now).callbacks.append(lambda _e: (alarms.discard(t), wake()))
 
     def job(j: int):
         if submit_l[j] > 0:
