@@ -32,14 +32,14 @@ def shadow(ends: np.ndarray, procs: np.ndarray, free: int, need: int) -> tuple[f
 
 def easy_backfill(view: BatchView, procs: list[int], requested: np.ndarray, procs_arr: np.ndarray) -> list[int]:
     """The jobs EASY starts at ``view`` (see the module docstring).  O(q + r log r)."""
-    q = view.queue
+    q = view.queue_array
     free = view.free
     out = start_in_order(q, procs, free)
     free -= sum(procs[j] for j in out)
     i = len(out)
-    if i + 1 >= len(q) or free <= 0:
+    if i + 1 >= q.size or free <= 0:
         return out
-    rest = np.asarray(q[i + 1:], dtype=np.int64)
+    rest = q[i + 1:]
     cand = rest[procs_arr[rest] <= free]
     if cand.size == 0:
         return out
@@ -50,21 +50,22 @@ def easy_backfill(view: BatchView, procs: list[int], requested: np.ndarray, proc
         rp = np.concatenate([rp, procs_arr[mine]])
         order = np.argsort(ends, kind="stable")
         ends, rp = ends[order], rp[order]
-    shadow_t, extra = shadow(ends, rp, free, procs[q[i]])
-    fits_time = (view.now + requested[cand] <= shadow_t).tolist()
-    for j, short in zip(cand.tolist(), fits_time):
-        p = procs[j]
-        if p > free:
-            continue
-        if short:
-            out.append(j)
-            free -= p
-        elif p <= extra:
-            out.append(j)
-            free -= p
-            extra -= p
-        if free == 0:
+    shadow_t, extra = shadow(ends, rp, free, procs[int(q[i])])
+    short = view.now + requested[cand] <= shadow_t
+    cp = procs_arr[cand]
+    pos = 0
+    while free > 0 and pos < cand.size:  # the next candidate that fits, in submit order; O(candidates) per start
+        ok = (cp[pos:] <= free) & (short[pos:] | (cp[pos:] <= extra))
+        k = int(np.argmax(ok))
+        if not ok[k]:
             break
+        pos += k
+        j, p = int(cand[pos]), int(cp[pos])
+        out.append(j)
+        free -= p
+        if not short[pos]:
+            extra -= p
+        pos += 1
     return out
 
 

@@ -7,19 +7,23 @@ parallel job scheduling", JSSPP 1997).  O(started jobs) per decision point.
 
 from __future__ import annotations
 
+import numpy as np
+
 from simsched.simulator.batch import BatchView
 from simsched.workloads.importers.swf import RigidTrace
 
 
-def start_in_order(order: list[int], procs: list[int], free: int) -> list[int]:
-    """The prefix of ``order`` that fits in ``free`` processors, taken job by job (stops at the
-    first job that does not fit).  O(prefix)."""
-    out = []
-    for j in order:
-        if procs[j] > free:
-            break
-        out.append(j)
-        free -= procs[j]
+def start_in_order(order: np.ndarray, procs: list[int], free: int, chunk: int = 64) -> list[int]:
+    """The prefix of ``order`` (job indices) that fits in ``free`` processors, taken job by job
+    (stops at the first job that does not fit).  O(prefix + chunk): it reads ``order`` ``chunk``
+    jobs at a time, so a long queue costs nothing behind its blocked head."""
+    out: list[int] = []
+    for lo in range(0, len(order), chunk):
+        for j in order[lo:lo + chunk].tolist():
+            if procs[j] > free:
+                return out
+            out.append(j)
+            free -= procs[j]
     return out
 
 
@@ -32,4 +36,4 @@ class FCFS:
         self.procs = trace.procs.tolist()
 
     def decide(self, view: BatchView) -> list[int]:
-        return start_in_order(view.queue, self.procs, view.free)
+        return start_in_order(view.queue_array, self.procs, view.free)

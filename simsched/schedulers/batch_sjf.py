@@ -23,8 +23,8 @@ class SJF:
         self.requested = trace.requested
 
     def decide(self, view: BatchView) -> list[int]:
-        if not view.queue:
+        q = view.queue_array
+        if not q.size:
             return []
-        q = np.asarray(view.queue, dtype=np.int64)
-        order = q[np.argsort(self.requested[q], kind="stable")].tolist()
+        order = q[np.argsort(self.requested[q], kind="stable")]
         return start_in_order(order, self.procs, view.free)

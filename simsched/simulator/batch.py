@@ -3,10 +3,12 @@
 A cluster log (:class:`~simsched.workloads.importers.swf.RigidTrace`) is a list of rigid jobs:
 job ``j`` is submitted at ``submit[j]``, needs ``procs[j]`` processors at once for ``run[j]``
 seconds, and its user asked for ``requested[j]`` seconds.  :func:`simulate_batch` runs it on ``m``
-identical processors under a :class:`BatchPolicy` in a SimPy model — one process per job: it waits
-for its submit time, joins the queue, waits for the policy to start it, holds its processors for its
-run time (cut at its requested time when ``kill=True``, as a resource manager kills a job past its
-wall-time limit) and releases them all together.
+identical processors under a :class:`BatchPolicy` on SimPy's event queue: an arrival event per
+distinct submit time puts its jobs in the queue; a job the policy starts takes its processors and
+a completion event releases them all together after its run time (cut at its requested time when
+``kill=True``, as a resource manager kills a job past its wall-time limit).  The events are SimPy
+entries ``(time, priority, eid, event)`` pushed with callbacks, as the online engine's are (one
+generator process per job costs twice the time at 100,000 jobs and decides nothing more).
 
 **Decision points.**  The policy is asked once per instant at which jobs arrived or finished, after
 every arrival and completion of that instant (a SimPy event of lower priority than them), again
@@ -32,13 +34,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from heapq import heappush
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import simpy
+from simpy.core import NORMAL
 
 from simsched.errors import SimschedError
 from simsched.simulator.engine.common import DECISION_PRIORITY, gc_paused
+from simsched.simulator.engine.online import _Tick
 from simsched.workloads.importers.swf import RigidTrace
 
 TAU = 10.0
@@ -53,9 +58,10 @@ class BatchEngineError(RuntimeError):
 class BatchView:
     """What a batch policy sees at a decision point.
 
-    ``now``; ``m`` processors, ``free`` of them idle; ``queue``: waiting job indices in submit
-    order (do not mutate); ``running``: indices of running jobs; ``est_end``: (n,) each running
-    job's estimated end ``max(now, start + requested)`` (meaningful only for running jobs);
+    ``now``; ``m`` processors, ``free`` of them idle; ``queue_array``: waiting job indices in
+    submit order (int64, do not mutate; :attr:`queue` is the same as a list); ``running``:
+    indices of running jobs; ``est_end``: (n,) each running job's requested end ``start +
+    requested`` (meaningful only for running jobs; :meth:`running_ends` applies ``max(now, .)``);
     ``arrived`` / ``finished``: jobs that arrived / ended since the last decision point;
     ``trace``: the jobs (``procs``, ``requested``, ``submit``; the policy must not read ``run``).
     :meth:`wake_at` asks for a decision point at a later time (a reservation that no arrival or
@@ -64,13 +70,21 @@ class BatchView:
     now: float
     m: int
     free: int
-    queue: list[int]
+    queue_array: np.ndarray
     running: Sequence[int]
     est_end: np.ndarray
     arrived: list[int]
     finished: list[int]
     trace: RigidTrace
     wake: Any = None
+
+    @property
+    def queue(self) -> list[int]:
+        """The waiting jobs in submit order, as a list (made on first use, O(q))."""
+        cached = self.__dict__.get("_queue")
+        if cached is None:
+            cached = self.__dict__["_queue"] = self.queue_array.tolist()
+        return cached
 
     def wake_at(self, t: float) -> None:
         """Ask for a decision point at time ``t > now`` (ignored otherwise).  O(log events)."""
@@ -232,9 +246,9 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
     start = np.full(n, np.nan)
     end = np.full(n, np.nan)
     est_end = np.full(n, np.inf)
-    go = [env.event() for _ in range(n)]
     state = {"free": m, "pending": False, "decisions": 0, "policy_s": 0.0}
-    queue: list[int] = []
+    qa = np.zeros(0, dtype=np.int64)  # the waiting jobs, in submit order
+    waiting = np.zeros(n, dtype=bool)
     running: set[int] = set()
     arrived: list[int] = []
     finished: list[int] = []
@@ -244,22 +258,23 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
     submit_l, dur_l, procs_l, req_l = submit.tolist(), dur.tolist(), procs.tolist(), req.tolist()
 
     def decide(_event: Any) -> None:
+        nonlocal qa
         state["pending"] = False
-        now = env.now
-        view = BatchView(now, m, state["free"], queue, running, est_end, list(arrived), list(finished), trace,
-                         wake_at)
+        now = env._now
+        if arrived:
+            qa = np.concatenate([qa, np.asarray(arrived, dtype=np.int64)])
+        view = BatchView(now, m, state["free"], qa, running, est_end, list(arrived), list(finished), trace, wake_at)
         arrived.clear()
         finished.clear()
         t0 = time.perf_counter()
         chosen = policy.decide(view)
         state["policy_s"] += time.perf_counter() - t0
         state["decisions"] += 1
-        if chosen:
-            waiting = set(queue)
+        if len(chosen):
             for j in chosen:
-                if j not in waiting:
+                if not waiting[j]:
                     raise BatchEngineError(f"{policy.name}: job {j} was started but is not waiting")
-                waiting.discard(j)
+                waiting[j] = False
                 if procs_l[j] > state["free"]:
                     raise BatchEngineError(f"{policy.name}: job {j} needs {procs_l[j]} processors, "
                                            f"{state['free']} free")
@@ -267,47 +282,56 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
                 start[j] = now
                 est_end[j] = now + req_l[j]
                 running.add(j)
-                go[j].succeed()
-            queue[:] = [j for j in queue if j in waiting]
+                heappush(queue_, (now + dur_l[j], NORMAL, next(eid), _Tick(finish, j)))
+            k = len(chosen)
+            qa = qa[k:] if qa[:k].tolist() == list(chosen) else qa[waiting[qa]]  # a prefix costs O(1)
         if log_t and log_t[-1] == now:
-            log_busy[-1], log_q[-1] = m - state["free"], len(queue)
+            log_busy[-1], log_q[-1] = m - state["free"], qa.size
         else:
             log_t.append(now)
             log_busy.append(m - state["free"])
-            log_q.append(len(queue))
+            log_q.append(qa.size)
+
+    queue_, eid = env._queue, env._eid  # events pushed as SimPy's own entries (time, priority, eid, event)
 
     def wake() -> None:
         if not state["pending"]:
             state["pending"] = True
-            ev = env.event()
-            ev.callbacks.append(decide)
-            ev._ok, ev._value = True, None
-            env.schedule(ev, priority=DECISION_PRIORITY)
+            heappush(queue_, (env._now, DECISION_PRIORITY, next(eid), _Tick(decide, None)))
 
     alarms: set[float] = set()
 
     def wake_at(t: float) -> None:
         if t not in alarms:
             alarms.add(t)
-            env.timeout(t - env.now).callbacks.append(lambda _e: (alarms.discard(t), wake()))
+            heappush(queue_, (t, NORMAL, next(eid), _Tick(alarm, t)))
 
-    def job(j: int):
-        if submit_l[j] > 0:
-            yield env.timeout(submit_l[j])
-        queue.append(j)
-        arrived.append(j)
+    def alarm(event: Any) -> None:
+        alarms.discard(event._value)
         wake()
-        yield go[j]
-        yield env.timeout(dur_l[j])
-        end[j] = env.now
+
+    def arrive(event: Any) -> None:  # every job submitted at this instant, in submit order
+        i = event._value
+        t = submit_l[i]
+        while i < n and submit_l[i] == t:
+            waiting[i] = True
+            arrived.append(i)
+            i += 1
+        wake()
+        if i < n:
+            heappush(queue_, (submit_l[i], NORMAL, next(eid), _Tick(arrive, i)))
+
+    def finish(event: Any) -> None:
+        j = event._value
+        end[j] = env._now
         running.discard(j)
         state["free"] += procs_l[j]
         finished.append(j)
         wake()
 
     policy.reset(trace, m)
-    for j in range(n):
-        env.process(job(j))
+    if n:
+        heappush(queue_, (submit_l[0], NORMAL, next(eid), _Tick(arrive, 0)))
     with gc_paused():
         env.run()
     if np.isnan(start).any():
