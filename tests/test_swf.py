@@ -177,3 +177,20 @@ def test_bad_cluster_scenarios_exit_2(tmp_path: Path, stream: str, schedulers: s
 def test_dag_scenario_refuses_a_batch_policy(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "topcuoglu2002.yaml"), "-s", "easy-backfill"])
     assert res.exit_code == 2 and "batch policy" in res.output
+
+
+def test_capacity_on_a_cluster_log(tmp_path: Path) -> None:
+    """The fewest processors for bsld_mean <= 10 on a slice of the shipped log: the answer passes,
+    one fewer fails, and the narrowest machine tried can run the widest job."""
+    p = tmp_path / "c.yaml"
+    p.write_text(f"platform:\n  processors: [{{name: n, count: 256}}]\n"
+                 f"workload:\n  stream: {{swf: {LUBLIN}, limit: 300}}\nschedulers: [easy-backfill]\n")
+    out = tmp_path / "cap.json"
+    res = CliRunner().invoke(app, ["capacity", str(p), "-o", "bsld_mean <= 10", "--days", "1", "--max", "1024",
+                                   "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    answer = json.loads(out.read_text())["variants"][0]
+    n = answer["capacity"]
+    assert n is not None and n >= int(read_swf(LUBLIN, limit=300).procs.max())
+    levels = {lv["capacity"]: lv for lv in answer["levels"]}
+    assert levels[n]["met_days"] == 1 and levels[n - 1]["met_days"] == 0
