@@ -260,3 +260,30 @@ def test_profile_earliest_slot() -> None:
     p.add(5.0, 2.0, 3)  # reserve 3 during [5, 7)
     assert p.earliest(2, 1) == 7.0
     assert p.earliest(1, 5) == 0.0
+
+
+class _NeverStarts:
+    """A broken batch policy: it leaves a job waiting for ever once the queue holds two."""
+
+    name = "never"
+
+    def reset(self, trace, m):
+        pass
+
+    def decide(self, view):
+        return [] if len(view.queue) > 1 else view.queue[:1]
+
+
+def test_the_batch_contract_passes_the_builtins_and_catches_a_broken_policy() -> None:
+    from simsched.schedulers import registry
+    from simsched.schedulers.registry import SchedulerSpec
+    from simsched.testing.batch_contract import check_batch_policy
+
+    for name in ("fcfs", "easy-backfill"):
+        assert check_batch_policy(name, examples=15).passed
+    registry.register(SchedulerSpec("never-starts", f"{__name__}:_NeverStarts", "batch"))
+    try:
+        report = check_batch_policy("never-starts", examples=15, properties=["complete"])
+    finally:
+        registry.unregister("never-starts")
+    assert not report.passed
