@@ -74,12 +74,22 @@ def test_slices_and_scale(tmp_path: Path) -> None:
     (line(1, 0, 5, 1, req_procs=12), 3, "MaxProcs"),
     (line(0, 0, 5, 1), 3, "appears twice"),
     (line(5, 0, 5, 1), 3, "sorted"),
+    (line(1e20, 0, 5, 1), 3, "whole number"),
+    (line(1, 0, 5, 2.5), 3, "whole number"),
 ])
 def test_bad_lines_name_file_and_line(tmp_path: Path, bad: str, lineno: int, what: str) -> None:
     p = swf(tmp_path, line(0, 10 if what == "sorted" else 0, 5, 1), bad)
     with pytest.raises(SimschedError, match=what) as info:
         read_swf(p)
     assert info.value.file == str(p) and info.value.line == lineno
+
+
+def test_more_jobs_than_the_limit_are_refused_while_reading(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SIMSCHED_MAX_JOBS", "3")
+    p = swf(tmp_path, *[line(i, i, 1, 1) for i in range(1, 6)])
+    with pytest.raises(SimschedError, match="max_jobs") as info:
+        read_swf(p)
+    assert info.value.line == 5
 
 
 def test_empty_and_unfit(tmp_path: Path) -> None:

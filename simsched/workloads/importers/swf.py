@@ -184,6 +184,7 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
     comment_line: dict[str, int] = {}
     rows: list[list[str]] = []
     numbers: list[int] = []
+    cap = limits.current().max_jobs
     for no, line in enumerate(text.splitlines(), start=1):
         s = line.strip()
         if not s:
@@ -195,14 +196,13 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
                 comment_line.setdefault(m.group(1).lower(), no)
             continue
         parts = s.split()
+        if len(rows) >= cap:  # counted while reading: a huge file is refused before it is held as rows
+            raise limits.LimitError(f"the trace has more than max_jobs = {cap} jobs (to allow more, set "
+                                    f"{limits.env_name('max_jobs')}; or take a slice with limit)", file=p, line=no)
         if len(parts) != N_FIELDS:
             raise SimschedError(f"an SWF job line has {N_FIELDS} fields, this one has {len(parts)}", file=p, line=no)
         rows.append(parts)
         numbers.append(no)
-    if len(rows) > limits.current().max_jobs:
-        raise limits.LimitError(f"the trace has {len(rows)} jobs, more than max_jobs = {limits.current().max_jobs} "
-                                f"(to allow more, set {limits.env_name('max_jobs')}; or take a slice with limit)",
-                                file=p)
     head = _header(comments)
     stated = _header_int(head, "maxprocs", p, comment_line) or _header_int(head, "maxnodes", p, comment_line)
     if not rows:
@@ -232,7 +232,11 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
             i = int(np.argmax(bad))
             raise SimschedError(message.format(v=data[i]), file=p, line=int(lines[i]), field=what)
 
-    refuse(ids != np.floor(ids), "the job number must be a whole number", "field 1 (job number)")
+    for k, what in ((0, "job number"), (4, "allocated processors"), (7, "requested processors"), (10, "status"),
+                    (11, "user")):
+        col = data[:, k]
+        refuse((col != np.floor(col)) | (np.abs(col) > 2.0**53), f"the {what} must be a whole number below 2**53",
+               f"field {k + 1} ({what})")
     refuse(submit < 0, "the submit time must be >= 0", "field 2 (submit time)")
     refuse(np.concatenate([[False], np.diff(submit) < 0]), "submit times must be sorted: this job is "
            "submitted before the previous line's", "field 2 (submit time)")
@@ -240,8 +244,6 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
     refuse(req_time < -1, "the requested time must be >= 0, or -1 when not recorded", "field 9 (requested time)")
     refuse((alloc < -1) | (req_procs < -1), "a processor count must be >= 0, or -1 when not recorded",
            "field 5 (allocated processors)")
-    refuse((alloc != np.floor(alloc)) | (req_procs != np.floor(req_procs)),
-           "a processor count must be a whole number", "field 5 (allocated processors)")
     order = np.argsort(ids, kind="stable")
     dup = np.flatnonzero(np.diff(ids[order]) == 0)
     if dup.size:
