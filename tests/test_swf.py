@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
@@ -204,3 +206,22 @@ def test_capacity_on_a_cluster_log(tmp_path: Path) -> None:
     assert n is not None and n >= int(read_swf(LUBLIN, limit=300).procs.max())
     levels = {lv["capacity"]: lv for lv in answer["levels"]}
     assert levels[n]["met_days"] == 1 and levels[n - 1]["met_days"] == 0
+
+
+_TOKENS = ["1", "0", "-1", "5", "7.5", "-3", "1e400", "nan", "x", "256", "2e20", ""]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_TOKENS), min_size=16, max_size=19), min_size=1, max_size=6),
+       st.sampled_from(["; MaxProcs: 8", "; MaxNodes: x", ""]))
+def test_any_swf_text_is_read_or_refused_with_a_line(tmp_path_factory, lines, header) -> None:
+    p = tmp_path_factory.mktemp("fuzz") / "f.swf"
+    p.write_text("\n".join([header, *(" ".join(cells) for cells in lines)]) + "\n")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tr = read_swf(p, max_procs=16)
+    except SimschedError as exc:
+        assert exc.file == str(p)
+        return
+    assert tr.n >= 1 and np.all(tr.procs >= 1) and np.all(tr.run >= 0) and np.all(np.diff(tr.submit) >= 0)
