@@ -287,3 +287,54 @@ def test_the_batch_contract_passes_the_builtins_and_catches_a_broken_policy() ->
     finally:
         registry.unregister("never-starts")
     assert not report.passed
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traces(), st.data())
+def test_dag_tasks_start_after_their_predecessors(case, data) -> None:
+    """Rigid tasks with predecessors (``after``): none starts before its submit time or before every
+    predecessor has ended, capacity holds, waits count from the release; without edges the run is
+    the plain one."""
+    trace, m = case
+    n = trace.n
+    preds = [sorted(set(data.draw(st.lists(st.integers(0, j - 1), max_size=3)))) if j else [] for j in range(n)]
+    ptr = np.concatenate([[0], np.cumsum([len(p) for p in preds])]).astype(np.int64)
+    flat = np.array([q for p in preds for q in p], dtype=np.int64)
+    for policy in (FCFS, EASYBackfill, ConservativeBackfill):
+        r = simulate_batch(trace, m, policy(), after=(ptr, flat))
+        _assert_feasible(trace, m, r.start, r.end)
+        for j, p in enumerate(preds):
+            ready = max([trace.submit[j], *(r.end[q] for q in p)])
+            assert r.released[j] == ready and r.start[j] >= ready
+        empty = simulate_batch(trace, m, policy(), after=(np.zeros(n + 1, dtype=np.int64), np.zeros(0, np.int64)))
+        assert empty.start.tolist() == simulate_batch(trace, m, policy()).start.tolist()
+
+
+def test_a_stream_of_dag_jobs_with_multi_gpu_tasks(tmp_path) -> None:
+    from simsched.run.batch import run_batch_scenario
+    from simsched.scenario import load_scenario
+
+    report = run_batch_scenario(load_scenario(ROOT / "scenarios" / "cluster" / "dag_gpu_jobs.yaml"))
+    for row in report.rows:
+        procs = [j["procs"] for j in row["jobs"]]
+        assert min(procs) >= 2 and max(procs) <= 8
+        assert row["wait_mean"] >= 0
+
+
+def test_rigid_tasks_need_identical_processors(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from simsched.cli.main import app
+
+    p = tmp_path / "s.yaml"
+    p.write_text("platform:\n  processors: [{name: c, count: 4}, {name: g, type: gpu, count: 4}]\n"
+                 "workload:\n  stream: {jobs: {generator: random, tasks: 5}, arrivals: {poisson: 0.1}, count: 3,"
+                 " procs: [2, 4]}\nschedulers: [fcfs]\n")
+    res = CliRunner().invoke(app, ["run", str(p)])
+    assert res.exit_code == 2 and "k > 1 processors" in res.output and "Traceback" not in res.output
+    p.write_text(p.read_text().replace("procs: [2, 4]", "procs: [2, 9]"))
+    res = CliRunner().invoke(app, ["run", str(p)])
+    assert res.exit_code == 2 and "procs" in res.output
+    p.write_text(p.read_text().replace("schedulers: [fcfs]", "schedulers: [heft]").replace("[2, 9]", "[2, 3]"))
+    res = CliRunner().invoke(app, ["run", str(p)])
+    assert res.exit_code == 2 and "static scheduler" in res.output

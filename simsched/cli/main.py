@@ -97,7 +97,9 @@ def run(
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
-    if loaded.workload.form == "batch":  # a cluster log replayed under batch policies
+    from simsched.run.batch import is_batch
+
+    if is_batch(loaded):  # a cluster log (or DAG jobs of rigid tasks) replayed under batch policies
         _run_batch(loaded, scheduler, seed, json_path, gantt, trace)
         return
     progress = Progress()
@@ -187,7 +189,9 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
         typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: autotuning section"
                    + (f" (policies: {', '.join(map(str, policies))})" if isinstance(policies, list) else ""))
         return
-    if loaded.workload.form == "batch":
+    from simsched.run.batch import is_batch
+
+    if is_batch(loaded):
         typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: {loaded.workload.describe()} on "
                    f"{loaded.platform.n_processors} processors; policies: {', '.join(loaded.scheduler_labels)}")
         return

@@ -13,8 +13,8 @@ def print_batch_report(report: Any, console: Any) -> None:
     """Print ``report`` (a :class:`~simsched.run.batch.BatchReport`): wait (mean, p95), bounded
     slowdown (mean, p95), utilisation and lost capacity per policy; the best mean bounded slowdown in
     green."""
-    cfg = report.scenario.workload.options["batch"]
-    table = Table(title=escape(f"{report.scenario.name}: {cfg.describe()} on {report.processors} processors"),
+    what = report.scenario.workload.describe()
+    table = Table(title=escape(f"{report.scenario.name}: {what} on {report.processors} processors"),
                   caption=escape("; ".join([*report.notes, "bsld: bounded slowdown, tau = 10 s"])))
     table.add_column("policy", style="bold")
     for name in ("wait mean", "wait p95", "bsld mean", "bsld p95", "util.", "lost cap."):

@@ -10,6 +10,8 @@ A stream workload draws DAG jobs from any other workload form and sends them ove
         arrivals: {poisson: 0.02}              # or {rates: [[0, 0.01], [500, 0.04]]} or {trace: a.csv}
         count: 200                             # or horizon: 10000
         deadline: {slack: 3.0}                 # optional: arrival + 3 x the job's critical path alone
+        procs: [2, 8]                          # optional: every task is rigid, needing 2-8 processors
+                                               # at once (batch policies; see rigid_tasks)
 
 A cluster log instead is a stream of rigid jobs (``k`` processors at once) replayed under a batch
 policy (``fcfs``, ``sjf``, ``easy-backfill``, ``conservative-backfill``)::
@@ -60,7 +62,7 @@ from simsched.simulator.engine import Disruptions
 from simsched.simulator.jobmetrics import job_critical_paths
 from simsched.simulator.platform import Platform
 from simsched.simulator.problem import Problem, execution_times, spread_over_platform
-from simsched.workloads.importers.swf import RigidTrace
+from simsched.workloads.importers.swf import RigidTrace, make_trace
 from simsched.workloads.jobs import JobStream, merge_jobs, piecewise_arrivals
 from simsched.workloads.taskgraph import TaskGraph
 
@@ -100,6 +102,8 @@ class StreamSection(_Model):
     count: PositiveInt | None = None
     horizon: FiniteRate | None = None
     deadline: DeadlineSpec | None = None
+    procs: tuple[Annotated[StrictInt, Field(ge=1, le=10**6)], Annotated[StrictInt, Field(ge=1, le=10**6)]] | None = None
+    """``[lo, hi]``: every task is rigid and needs k processors at once, k drawn in [lo, hi] (batch policies)."""
 
 
 class BatchTraceSection(_Model):
@@ -256,13 +260,15 @@ class StreamConfig:
     count: int | None = None
     horizon: float | None = None
     slack: float | None = None
+    procs: tuple[int, int] | None = None
 
     def describe(self) -> str:
         size = f"{self.count} jobs" if self.count else (f"horizon {self.horizon:g}" if self.horizon else
                                                        f"{len(self.trace or [])} traced jobs")
         how = (f"Poisson rate {self.poisson:g}" if self.poisson is not None else
                "piecewise rates" if self.rates is not None else "a trace")
-        return f"stream of {size}, {how}, from {len(self.sources)} job source(s)"
+        rigid = f"; every task needs {self.procs[0]}-{self.procs[1]} processors at once" if self.procs else ""
+        return f"stream of {size}, {how}, from {len(self.sources)} job source(s){rigid}"
 
     def draw(self, rng: np.random.Generator, platform: Platform,
              affinity: Mapping[str, Mapping[str, float]] | None = None) -> JobStream:
@@ -410,6 +416,16 @@ def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Prob
     arr = section.arrivals
     cfg = StreamConfig(sources, count=section.count, horizon=section.horizon,
                        slack=section.deadline.slack if section.deadline else None)
+    if section.procs is not None:
+        lo, hi = section.procs
+        if not lo <= hi <= m:
+            problems.add((*top, "procs"), f"procs is [lo, hi] with 1 <= lo <= hi <= the platform's {m} processors, "
+                                          f"got {list(section.procs)}")
+            return None
+        if section.deadline is not None:
+            problems.add((*top, "deadline"), "a stream of rigid tasks (procs) has no deadlines")
+            return None
+        cfg.procs = (int(lo), int(hi))
     if arr.trace is None:
         if (section.count is None) == (section.horizon is None):
             problems.add(top, "give the stream's size: count (jobs) or horizon (time), one of the two")
@@ -512,6 +528,34 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
     if not rows:
         raise SimschedError("the arrival trace has no jobs", file=path)
     return rows
+
+
+def rigid_tasks(stream: JobStream, platform: Platform, affinity: Mapping[str, Mapping[str, float]] | None,
+                procs: tuple[int, int], rng: np.random.Generator) -> tuple[RigidTrace, tuple[np.ndarray, np.ndarray]]:
+    """The tasks of ``stream`` as rigid jobs for the batch engine: task ``t`` needs ``k`` processors
+    at once (``k`` drawn uniformly in ``procs`` from ``rng``) for its mean execution time over the
+    platform's processors, is submitted with its DAG job and may start only once its predecessors
+    have ended (returned as ``after``, the CSR of predecessors, for
+    :func:`~simsched.simulator.batch.simulate_batch`).  Requested times are the run times (perfect
+    estimates).  The platform must have one processor type: :class:`SimschedError` otherwise.
+    Tasks are ordered by submit time (stable: a job's own tasks keep their order).  O(n m + e)."""
+    if len(platform.type_names) != 1:
+        raise SimschedError(f"tasks demanding k > 1 processors (stream.procs) run only on identical processors "
+                            f"under batch policies; this platform has the types {', '.join(platform.type_names)}")
+    g = stream.graph
+    run = Problem(g, platform, affinity).W.mean(axis=1)
+    if not np.all(np.isfinite(run)):
+        raise SimschedError("a rigid task has no finite execution time on this platform (an ineligible kind)")
+    submit = stream.job_arrival[stream.jobs]
+    order = np.argsort(submit, kind="stable")
+    new = np.empty_like(order)
+    new[order] = np.arange(order.size)
+    k = rng.integers(procs[0], procs[1] + 1, size=g.n_tasks)
+    trace = make_trace(submit[order], run[order], k[order], run[order])
+    dst, src = new[g.edge_dst], new[g.edge_src]
+    by = np.argsort(dst, kind="stable")
+    ptr = np.searchsorted(dst[by], np.arange(g.n_tasks + 1))
+    return trace, (ptr, src[by])
 
 
 def build_stream(scenario: Any, seed: int) -> JobStream:
