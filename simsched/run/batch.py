@@ -21,6 +21,7 @@ import numpy as np
 
 from simsched import __version__
 from simsched.errors import SimschedError
+from simsched.run.runner import _select
 from simsched.scenario import Scenario, SchedulerChoice
 from simsched.simulator.batch import BatchResult, simulate_batch
 from simsched.workloads.importers.swf import RigidTrace
@@ -62,27 +63,6 @@ class BatchReport:
     notes: list[str] = field(default_factory=list)
 
 
-def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerChoice]:
-    from simsched.schedulers import registry
-
-    if not names:
-        return list(scenario.schedulers)
-    by = {s.label: s for s in scenario.schedulers} | {s.name: s for s in scenario.schedulers}
-    out = []
-    for name in names:
-        spec = by.get(name)
-        if spec is None:
-            try:
-                registry.check_kind(name, ("batch",))
-                cls = registry.load_class(name)
-            except SimschedError as exc:
-                raise exc.located(field="--scheduler") from None
-            spec = SchedulerChoice(name, {}, name, cls, ("--scheduler",))
-        if spec not in out:
-            out.append(spec)
-    return out
-
-
 def replay(scenario: Scenario, spec: SchedulerChoice | str, *, processors: int | None = None,
            seed: int | None = None) -> BatchResult:
     """One policy (a :class:`SchedulerChoice` or a registered name) on the scenario's cluster log
@@ -112,7 +92,7 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
     notes = list(trace.notes) if after is None else [f"{trace.n} rigid tasks of {scenario.workload.describe()}, "
                                                      f"each after its predecessors; run time = requested time"]
     report = BatchReport(scenario, scenario.platform.n_processors, notes=notes)
-    for spec in _select(scenario, schedulers):
+    for spec in _select(scenario, schedulers, ("batch",)):
         result = replay(scenario, spec, seed=base)
         row: dict[str, Any] = {"scheduler": spec.label, "seed": base, **result.metrics(),
                                "scheduler_time_s": result.policy_time_s, "decisions": result.decisions}
