@@ -256,8 +256,8 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
                                      doc.file.parent if doc.file is not None else Path.cwd(), problems)
     if model.schedulers is not None:
         base_dir = doc.file.parent if doc.file is not None else None
-        batch = workload is not None and (workload.form == "batch" or (  # rigid jobs: batch policies only
-            workload.form == "stream" and workload.options["stream"].procs is not None))
+        raw = model.workload.get("stream") if isinstance(model.workload, dict) else None
+        batch = isinstance(raw, dict) and bool({"swf", "gpu_trace", "procs"} & set(raw))  # rigid jobs: batch policies
         schedulers = _parse_schedulers(model.schedulers, problems, base_dir, construct,
                                        ("batch",) if batch else None)
         try:

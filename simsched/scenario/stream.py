@@ -118,7 +118,7 @@ class BatchTraceSection(_Model):
     limit: Annotated[StrictInt, Field(ge=1, le=10**9)] | None = None
     window: tuple[Annotated[StrictFloat | StrictInt, Field(ge=0, le=1e30)],
                   Annotated[StrictFloat | StrictInt, Field(gt=0, le=1e30)]] | None = None
-    scale: Annotated[StrictFloat | StrictInt, Field(gt=0, le=1e6)] = 1.0
+    scale: Annotated[StrictFloat | StrictInt, Field(ge=1e-6, le=1e6)] = 1.0
     too_wide: Literal["drop", "refuse"] = "drop"
     kill: StrictBool = False
 

@@ -37,8 +37,8 @@ def read_gpu_trace(path: str | Path, *, limit: int | None = None, scale: float =
     jobs.  See the module docstring for the columns and refusals.  O(lines)."""
     p = Path(path)
     if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale)
-            and 0 < scale <= 1e6):
-        raise SimschedError(f"scale must be a number in (0, 1e6], got {scale!r}", field="scale")
+            and 1e-6 <= scale <= 1e6):
+        raise SimschedError(f"scale must be a number in [1e-6, 1e6], got {scale!r}", field="scale")
     if too_wide not in ("drop", "refuse"):
         raise SimschedError(f"too_wide must be 'drop' or 'refuse', got {too_wide!r}", field="too_wide")
     reader = csv.reader(io.StringIO(read_text(p)))
@@ -129,6 +129,8 @@ def read_gpu_trace(path: str | Path, *, limit: int | None = None, scale: float =
         raise SimschedError("no job of the GPU trace fits the machine", file=p)
     sub = np.asarray(submit)[keep]
     sub = (sub - sub[0]) / float(scale)
+    if sub[-1] > limits.MAX_VALUE:
+        raise SimschedError(f"scale {scale:g} stretches the submit times past {limits.MAX_VALUE:g}", field="scale")
     r_ = np.asarray(run, dtype=np.float64)[keep]
     q = np.asarray(req, dtype=np.float64)[keep]
     missing = q < 0

@@ -177,8 +177,8 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
     if too_wide not in ("drop", "refuse"):
         raise SimschedError(f"too_wide must be 'drop' or 'refuse', got {too_wide!r}", field="too_wide")
     if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale)
-            and 0 < scale <= 1e6):
-        raise SimschedError(f"scale must be a number in (0, 1e6], got {scale!r}", field="scale")
+            and 1e-6 <= scale <= 1e6):
+        raise SimschedError(f"scale must be a number in [1e-6, 1e6], got {scale!r}", field="scale")
     text = read_text(p)
     comments: list[str] = []
     comment_line: dict[str, int] = {}
@@ -291,6 +291,8 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
                       + ", ".join(f"{v} {k}" for k, v in dropped.items()), DataRepairWarning, stacklevel=2)
     sub = submit[keep]
     sub = (sub - sub[0]) / float(scale)
+    if sub[-1] > limits.MAX_VALUE:
+        raise SimschedError(f"scale {scale:g} stretches the submit times past {limits.MAX_VALUE:g}", field="scale")
     r, q = run[keep], req_time[keep]
     missing = q < 0
     return RigidTrace(ids[keep].astype(np.int64), sub, r.copy(), np.where(missing, r, q), procs[keep].astype(np.int64),
