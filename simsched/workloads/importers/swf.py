@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from simsched import limits
 from simsched.errors import DataRepairWarning, SimschedError
@@ -115,7 +116,8 @@ class RigidTrace:
                        requested=self.requested[keep], procs=self.procs[keep], user=self.user[keep])
 
 
-def make_trace(submit, run, procs, requested=None, *, ids=None, user=None, max_procs: int | None = None,
+def make_trace(submit: ArrayLike, run: ArrayLike, procs: ArrayLike, requested: ArrayLike | None = None, *,
+               ids: ArrayLike | None = None, user: ArrayLike | None = None, max_procs: int | None = None,
                source: str = "") -> RigidTrace:
     """A :class:`RigidTrace` from plain sequences (requested ``None`` or ``-1``: the run time).
     Checks shapes, finiteness, ``submit >= 0`` sorted, ``run >= 0``, ``procs >= 1`` and unique ids
