@@ -57,6 +57,16 @@ def test_conventions(tmp_path: Path) -> None:
     assert tr.user.tolist() == [3, -1, -1]
 
 
+def test_archive_conventions_drop_rather_than_refuse(tmp_path: Path) -> None:
+    """A cancelled request wider than the machine is dropped, not refused; parts of a checkpointed
+    job (status 2-4) may repeat its number."""
+    p = swf(tmp_path, line(1, 0, 5, 2), line(2, 1, 0, -1, req_procs=64, status=5), line(3, 2, 4, 1, status=2),
+            line(3, 9, 4, 1, status=3), line(4, 10, 1, 1))
+    with pytest.warns(DataRepairWarning, match="3 not completed"):
+        tr = read_swf(p)
+    assert tr.ids.tolist() == [1, 4]
+
+
 def test_slices_and_scale(tmp_path: Path) -> None:
     p = swf(tmp_path, *[line(i, 10 * i, 1, 1) for i in range(1, 11)])
     assert read_swf(p, limit=3).ids.tolist() == [1, 2, 3]
@@ -73,7 +83,7 @@ def test_slices_and_scale(tmp_path: Path) -> None:
     (line(1, 0, -3, 1), 3, "run time"),
     (line(1, 0, 5, 1, req_time=-7), 3, "requested time"),
     (line(1, 0, 5, 9), 3, "MaxProcs"),
-    (line(1, 0, 5, 1, req_procs=12), 3, "MaxProcs"),
+    (line(1, 0, 5, -1, req_procs=12), 3, "MaxProcs"),
     (line(0, 0, 5, 1), 3, "appears twice"),
     (line(5, 0, 5, 1), 3, "sorted"),
     (line(1e20, 0, 5, 1), 3, "whole number"),

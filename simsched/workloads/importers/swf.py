@@ -30,8 +30,10 @@ processors at once for ``run`` seconds — with these conventions, each stated i
 A malformed file is refused with the file and line (:class:`~simsched.errors.SimschedError`): a
 line without 18 fields, a field that is not a finite number, a negative submit time or one before the
 previous line's, a run or requested time below ``-1``, a duplicate job number, a job asking for more
-than the header's ``MaxProcs`` (or ``MaxNodes``).  Dropped jobs are reported in one
-:class:`~simsched.errors.DataRepairWarning` line with their counts.  Parsing is O(lines).
+than the header's ``MaxProcs`` (or ``MaxNodes``) among the jobs kept (a cancelled request larger
+than the machine is only dropped).  Parts of a checkpointed job (status 2-4) may share its number.
+Dropped jobs are reported in one :class:`~simsched.errors.DataRepairWarning` line with their counts.
+Parsing is O(lines).
 
 :func:`write_swf` writes a run's jobs back to SWF (atomic), so other batch simulators can replay
 what simsched simulated.
@@ -246,16 +248,14 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
     refuse(req_time < -1, "the requested time must be >= 0, or -1 when not recorded", "field 9 (requested time)")
     refuse((alloc < -1) | (req_procs < -1), "a processor count must be >= 0, or -1 when not recorded",
            "field 5 (allocated processors)")
-    order = np.argsort(ids, kind="stable")
+    whole = (status < 2) | (status > 4)  # parts of a checkpointed job (status 2-4) share its number
+    order = np.flatnonzero(whole)[np.argsort(ids[whole], kind="stable")]
     dup = np.flatnonzero(np.diff(ids[order]) == 0)
     if dup.size:
         i = int(order[dup[0] + 1])
         raise SimschedError(f"job number {int(ids[i])} appears twice (first on line "
                             f"{int(lines[order[dup[0]]])})", file=p, line=int(lines[i]), field="field 1 (job number)")
     procs = np.where(alloc >= 1, alloc, req_procs)
-    if stated is not None:
-        refuse(np.maximum(alloc, req_procs) > stated, f"the job asks for more processors than the header's "
-               f"MaxProcs/MaxNodes ({stated})", "field 8 (requested processors)")
     dropped: dict[str, int] = {}
     keep = np.ones(len(rows), dtype=bool)
     for why, bad in (("not completed (status 0, 2-5)", (status != 1) & (status != -1)),
@@ -264,6 +264,9 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
         if bad.any():
             dropped[why] = int(bad.sum())
             keep &= ~bad
+    if stated is not None:  # a job that ran wider than the machine the header states: the log contradicts itself
+        refuse(keep & (procs > stated), f"the job ran on more processors than the header's MaxProcs/MaxNodes "
+               f"({stated})", "field 5 (allocated processors)")
     machine = max_procs if max_procs is not None else stated
     if machine is not None:
         wide = keep & (procs > machine)
