@@ -50,6 +50,8 @@ NOT_RUN = {
     "writes (minutes of training)",
     "simsched train rl": "trains agents for minutes (the tiny one runs in the runnable block of rl.md)",
     "simsched bench": "speed benchmarks take minutes and their numbers are machine-dependent",
+    "simsched capacity scenarios/cluster/": "about 18 replays of the 2,000-job log per answer (a minute on a loaded "
+    "machine); tests/test_swf.py runs a capacity search on a slice of the same log",
     "simsched adversary deepsched heft --minutes 9": "a 9-minute search",
     "simsched adversary rl heft --minutes 9": "a 9-minute search",
     "simsched run scenarios/deepsched/try_tiny.yaml": "needs the checkpoint `train deepsched ... tiny.yaml` writes",

@@ -101,8 +101,8 @@ def test_kinds_do_not_mix() -> None:
 
 def test_specs_are_checked_when_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "SPECS", dict(registry.SPECS))
-    with pytest.raises(ValueError, match="kind 'batch'"):
-        SchedulerSpec("x", "m:C", "batch")
+    with pytest.raises(ValueError, match="kind 'gang'"):
+        SchedulerSpec("x", "m:C", "gang")
     with pytest.raises(ValueError, match="not 'module:Class'"):
         SchedulerSpec("x", "m.C", "static")
     with pytest.raises(ValueError, match="already registered"):

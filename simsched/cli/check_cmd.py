@@ -71,6 +71,8 @@ def _check(target: str, examples: int, seed: int, param: list[str] | None, prop:
     spec = registry.spec(target)
     if spec is not None and spec.kind == "autotune":
         from simsched.testing.autotune_contract import check_autotune_policy as check_scheduler
+    elif spec is not None and spec.kind == "batch":
+        from simsched.testing.batch_contract import check_batch_policy as check_scheduler
     else:
         from simsched.testing.contract import check_scheduler
     report = check_scheduler(target, examples=examples, seed=seed, params=parse_params(param),
@@ -90,7 +92,8 @@ def check(
     prop: list[str] | None = typer.Option(None, "--property", "-P",
                                           help="Check only this property (repeatable): valid, bound, "
                                                "determinism, replay, no-mutation, infeasible; for an "
-                                               "autotuning policy complete, conflict-free, determinism."),
+                                               "autotuning policy complete, conflict-free, determinism; "
+                                               "for a batch policy complete, capacity, determinism."),
 ) -> None:
     """Check a scheduler against the contract every built-in meets; exit 1 on a defect."""
     from simsched.cli.common import user_errors

@@ -95,6 +95,11 @@ def run(
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
+    from simsched.run.batch import is_batch
+
+    if is_batch(loaded):  # a cluster log (or DAG jobs of rigid tasks) replayed under batch policies
+        _run_batch(loaded, scheduler, seed, json_path, gantt, trace)
+        return
     _offered_load(loaded, loaded.seed if seed is None else seed)
     progress = Progress()
     with fewer_collections():
@@ -137,6 +142,24 @@ def _offered_load(loaded: Any, seed: int) -> None:
         _warning(warning)
 
 
+def _run_batch(loaded: Any, policies: list[str] | None, seed: int | None, json_path: Path | None,
+               gantt: Path | None, trace: Path | None) -> None:
+    """``run`` for a cluster log (simsched.run.batch): one row per batch policy."""
+    if gantt is not None or trace is not None:
+        raise SimschedError("--gantt and --trace draw task schedules; a cluster log's jobs go to --json",
+                            field="--gantt" if gantt is not None else "--trace")
+    from simsched.report.batch import print_batch_report
+    from simsched.run.batch import batch_document, run_batch_scenario
+
+    report = run_batch_scenario(loaded, schedulers=policies or None, seed=seed)
+    print_batch_report(report, _console())
+    if json_path is not None:
+        from simsched.run.results import write_document
+
+        write_document(batch_document(report), json_path)
+        typer.echo(f"results written to {json_path}")
+
+
 def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, repetitions: int | None,
                     json_path: Path | None, gantt: Path | None, trace: Path | None = None) -> None:
     """``run`` for a scenario with only an ``autotuning:`` section (simsched.run.autotune)."""
@@ -177,6 +200,12 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
         policies = loaded.autotuning.policies if loaded.autotuning is not None else None
         typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: autotuning section"
                    + (f" (policies: {', '.join(map(str, policies))})" if isinstance(policies, list) else ""))
+        return
+    from simsched.run.batch import is_batch
+
+    if is_batch(loaded):
+        typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: {loaded.workload.describe()} on "
+                   f"{loaded.platform.n_processors} processors; policies: {', '.join(loaded.scheduler_labels)}")
         return
     problem = build_problem(loaded)
     kinds: dict[str, int] = {}
@@ -229,7 +258,7 @@ def list_schedulers() -> None:
 @user_errors
 def bench(
     what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, sweep, deepsched, "
-                               "quality, stg, scale, streams, world or all."),
+                               "quality, stg, scale, streams, world, batch or all."),
     quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="stg: only the first N cases."),
     size: str = typer.Option(None, "--size", help="streams only: JOBSxPROCESSORS (e.g. 10000x1000, the issue's "

@@ -586,8 +586,16 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
         default_high = model.cfg.capacity.max_servers
     else:
         res = resource if resource is not None else sec.get("resource")
-        model = TaskGraphModel(doc, res, from_option=resource is not None)
-        default_high = DEFAULT_MAX
+        from simsched.run.batch import BatchCapacityModel, is_batch
+        from simsched.scenario import parse_scenario
+
+        parsed = parse_scenario(doc)
+        if is_batch(parsed):  # a cluster log: the machine's processors, under each batch policy
+            model = BatchCapacityModel(parsed)
+            default_high = max(DEFAULT_MAX, 4 * parsed.platform.n_processors)
+        else:
+            model = TaskGraphModel(doc, res, from_option=resource is not None)
+            default_high = DEFAULT_MAX
     check_objective(obj, model, field=field_, file=doc.file, line=line)
     sec_vars = sec.get("schedulers")
     return CapacityQuestion(

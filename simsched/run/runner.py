@@ -74,9 +74,11 @@ def repetition_streams(seed: int) -> tuple[np.random.Generator, np.random.Genera
     return np.random.default_rng(sched_ss), np.random.default_rng(noise_ss)
 
 
-def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerChoice]:
+def _select(scenario: Scenario, names: Sequence[str] | None,
+            kinds: tuple[str, ...] | None = None) -> list[SchedulerChoice]:
     """The scenario's schedulers, or those named (a name may be a label in the scenario or any
-    registered scheduler, run with its default parameters)."""
+    registered scheduler of the declared ``kinds`` (default: the task-graph kinds), run with its
+    default parameters)."""
     if not names:
         return list(scenario.schedulers)
     from simsched.schedulers import registry
@@ -88,7 +90,7 @@ def _select(scenario: Scenario, names: Sequence[str] | None) -> list[SchedulerCh
         spec = by_label.get(name) or by_name.get(name)
         if spec is None:
             try:  # unknown names, other kinds and plug-ins that cannot load raise here; nothing is constructed
-                registry.check_kind(name)
+                registry.check_kind(name, kinds or registry.TASK_GRAPH_KINDS)
                 cls = registry.load_class(name)
             except SimschedError as exc:
                 raise exc.located(field="--scheduler") from None

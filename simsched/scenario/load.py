@@ -120,7 +120,8 @@ def _checkpoint_relative_to(params: dict[str, Any], base: Path | None) -> dict[s
 
 
 def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | None = None,
-                      construct: Sequence[str] | bool = False) -> tuple[SchedulerChoice, ...]:
+                      construct: Sequence[str] | bool = False,
+                      kinds: tuple[str, ...] | None = None) -> tuple[SchedulerChoice, ...]:
     """Names or ``{name: ..., param: ...}``; each name is resolved to its class and its params checked
     against the constructor's signature, without constructing it.  ``construct``: True, or the names
     and labels of the schedulers to construct once as well, so that what only a constructor can check
@@ -142,7 +143,8 @@ def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | N
             continue
         try:  # unknown names, plug-ins that fail to load and bad parameters all raise here
             cls = registry.load_class(name, folder=base)
-            checked = registry.checked_params(name, cls, _checkpoint_relative_to(params, base))
+            checked = registry.checked_params(name, cls, _checkpoint_relative_to(params, base),
+                                              kinds=kinds or registry.TASK_GRAPH_KINDS)
         except SimschedError as exc:
             problems.add_error(loc, exc)
             continue
@@ -258,7 +260,10 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
                                      doc.file.parent if doc.file is not None else Path.cwd(), problems)
     if model.schedulers is not None:
         base_dir = doc.file.parent if doc.file is not None else None
-        schedulers = _parse_schedulers(model.schedulers, problems, base_dir, construct)
+        raw = model.workload.get("stream") if isinstance(model.workload, dict) else None
+        batch = isinstance(raw, dict) and bool({"swf", "gpu_trace", "procs"} & set(raw))  # rigid jobs: batch policies
+        schedulers = _parse_schedulers(model.schedulers, problems, base_dir, construct,
+                                       ("batch",) if batch else None)
         try:
             limits.check_runs(len(model.schedulers) * model.repetitions)
         except SimschedError as exc:

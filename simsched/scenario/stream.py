@@ -10,6 +10,21 @@ A stream workload draws DAG jobs from any other workload form and sends them ove
         arrivals: {poisson: 0.02}              # or {rates: [[0, 0.01], [500, 0.04]]} or {trace: a.csv}
         count: 200                             # or horizon: 10000
         deadline: {slack: 3.0}                 # optional: arrival + 3 x the job's critical path alone
+        procs: [2, 8]                          # optional: every task is rigid, needing 2-8 processors
+                                               # at once (batch policies; see rigid_tasks)
+
+A cluster log instead is a stream of rigid jobs (``k`` processors at once) replayed under a batch
+policy (``fcfs``, ``sjf``, ``easy-backfill``, ``conservative-backfill``)::
+
+    workload:
+      stream:
+        swf: ../data/traces/lublin_256.swf    # or gpu_trace: jobs.csv
+        limit: 1000                            # optional: the first jobs; window: [start, end] seconds
+        scale: 1.3                             # optional: load factor (submit times divided by it)
+        too_wide: drop                         # or refuse: jobs wider than the platform
+        kill: false                            # true: a job is killed at its requested time
+
+(:class:`BatchTraceSection`; see :mod:`simsched.workloads.importers.swf` for the conventions).
 
 and the failure world is two top-level sections::
 
@@ -36,10 +51,10 @@ import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import numpy as np
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, ValidationError, model_validator
 
 from simsched.errors import SimschedError
 from simsched.fileio import note_read
@@ -56,6 +71,7 @@ from simsched.simulator.engine import Disruptions
 from simsched.simulator.jobmetrics import job_critical_paths
 from simsched.simulator.platform import Platform
 from simsched.simulator.problem import Problem, execution_times, spread_over_platform
+from simsched.workloads.importers.swf import RigidTrace, make_trace
 from simsched.workloads.jobs import JobStream, merge_jobs, piecewise_arrivals
 from simsched.workloads.taskgraph import TaskGraph
 
@@ -95,6 +111,82 @@ class StreamSection(_Model):
     count: PositiveInt | None = None
     horizon: FiniteRate | None = None
     deadline: DeadlineSpec | None = None
+    procs: tuple[Annotated[StrictInt, Field(ge=1, le=10**6)], Annotated[StrictInt, Field(ge=1, le=10**6)]] | None = None
+    """``[lo, hi]``: every task is rigid and needs k processors at once, k drawn in [lo, hi] (batch policies)."""
+
+
+class BatchTraceSection(_Model):
+    """The ``workload.stream`` section of a cluster log: exactly one of ``swf`` (an SWF file) and
+    ``gpu_trace`` (a GPU-cluster CSV), with ``limit`` (first jobs), ``window`` (``[start, end)``
+    seconds after the first submit; SWF only), ``scale`` (load factor: submit times are divided by
+    it), ``too_wide`` (``drop`` or ``refuse`` jobs wider than the platform) and ``kill`` (kill a job
+    at its requested time)."""
+
+    swf: str | None = None
+    gpu_trace: str | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=10**9)] | None = None
+    window: tuple[Annotated[StrictFloat | StrictInt, Field(ge=0, le=1e30)],
+                  Annotated[StrictFloat | StrictInt, Field(gt=0, le=1e30)]] | None = None
+    scale: Annotated[StrictFloat | StrictInt, Field(ge=1e-6, le=1e6)] = 1.0
+    too_wide: Literal["drop", "refuse"] = "drop"
+    kill: StrictBool = False
+
+    @model_validator(mode="after")
+    def _one(self) -> BatchTraceSection:
+        if (self.swf is None) == (self.gpu_trace is None):
+            raise ValueError("give exactly one of swf or gpu_trace")
+        if self.window is not None and (self.gpu_trace is not None or not self.window[0] < self.window[1]):
+            raise ValueError("window is [start, end] with start < end, for an swf trace")
+        return self
+
+
+@dataclass
+class BatchTraceConfig:
+    """A validated cluster-log section: the rigid jobs, read once, and whether jobs are killed at
+    their requested time."""
+
+    trace: RigidTrace
+    kill: bool = False
+
+    def describe(self) -> str:
+        return (f"cluster log of {self.trace.n} rigid jobs ({Path(self.trace.source).name})"
+                + (", killed at their requested time" if self.kill else ""))
+
+
+def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
+    """Validate a ``workload.stream`` section naming ``swf`` or ``gpu_trace`` into a
+    :class:`~simsched.scenario.WorkloadSpec` of form ``batch`` (``options["batch"]``: a
+    :class:`BatchTraceConfig`); the file is read now, its errors located at its own line (or at the
+    field naming it).  Dropped jobs are one warning line with their counts.  O(lines)."""
+    from simsched.scenario.workload import WorkloadSpec
+    from simsched.workloads.importers.gpu_trace import read_gpu_trace
+    from simsched.workloads.importers.swf import read_swf
+
+    top: Loc = ("workload", "stream")
+    try:
+        section = BatchTraceSection.model_validate(raw)
+    except ValidationError as exc:
+        problems.add_validation(top, exc, BatchTraceSection)
+        return None
+    key = "swf" if section.swf is not None else "gpu_trace"
+    name = str(getattr(section, key))
+    path = Path(name) if Path(name).is_absolute() else base / name
+    try:
+        if key == "swf":
+            trace = read_swf(path, limit=section.limit, window=section.window, scale=float(section.scale),
+                             max_procs=m, too_wide=section.too_wide)
+        else:
+            trace = read_gpu_trace(path, limit=section.limit, scale=float(section.scale), max_procs=m,
+                                   too_wide=section.too_wide)
+    except SimschedError as exc:
+        problems.add_error((*top, key), exc)
+        return None
+
+    def build(_m: int, rng: np.random.Generator) -> TaskGraph:
+        raise SimschedError("a cluster log (swf, gpu_trace) is a stream of rigid jobs, not a task graph: "
+                            "`simsched run` replays it under batch policies")
+
+    return WorkloadSpec("batch", {"batch": BatchTraceConfig(trace, section.kill), "path": str(path)}, build, top)
 
 
 # --------------------------------------------------------------------------- the stream
@@ -144,13 +236,15 @@ class StreamConfig:
     count: int | None = None
     horizon: float | None = None
     slack: float | None = None
+    procs: tuple[int, int] | None = None
 
     def describe(self) -> str:
         size = f"{self.count} jobs" if self.count else (f"horizon {self.horizon:g}" if self.horizon else
                                                        f"{len(self.trace or [])} traced jobs")
         how = (f"Poisson rate {self.poisson:g}" if self.poisson is not None else
                "piecewise rates" if self.rates is not None else "a trace")
-        return f"stream of {size}, {how}, from {len(self.sources)} job source(s)"
+        rigid = f"; every task needs {self.procs[0]}-{self.procs[1]} processors at once" if self.procs else ""
+        return f"stream of {size}, {how}, from {len(self.sources)} job source(s){rigid}"
 
     def draw(self, rng: np.random.Generator, platform: Platform,
              affinity: Mapping[str, Mapping[str, float]] | None = None) -> JobStream:
@@ -276,6 +370,8 @@ def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Prob
         return None
     raw = workload["stream"]
     top: Loc = ("workload", "stream")
+    if isinstance(raw, dict) and ("swf" in raw or "gpu_trace" in raw):  # a cluster log of rigid jobs
+        return parse_batch_trace(raw, m, base, problems)
     try:
         section = StreamSection.model_validate(raw)
     except ValidationError as exc:
@@ -296,6 +392,16 @@ def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Prob
     arr = section.arrivals
     cfg = StreamConfig(sources, count=section.count, horizon=section.horizon,
                        slack=section.deadline.slack if section.deadline else None)
+    if section.procs is not None:
+        lo, hi = section.procs
+        if not lo <= hi <= m:
+            problems.add((*top, "procs"), f"procs is [lo, hi] with 1 <= lo <= hi <= the platform's {m} processors, "
+                                          f"got {list(section.procs)}")
+            return None
+        if section.deadline is not None:
+            problems.add((*top, "deadline"), "a stream of rigid tasks (procs) has no deadlines")
+            return None
+        cfg.procs = (int(lo), int(hi))
     if arr.trace is None:
         if (section.count is None) == (section.horizon is None):
             problems.add(top, "give the stream's size: count (jobs) or horizon (time), one of the two")
@@ -400,6 +506,34 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
     if not rows:
         raise SimschedError("the arrival trace has no jobs", file=path)
     return rows
+
+
+def rigid_tasks(stream: JobStream, platform: Platform, affinity: Mapping[str, Mapping[str, float]] | None,
+                procs: tuple[int, int], rng: np.random.Generator) -> tuple[RigidTrace, tuple[np.ndarray, np.ndarray]]:
+    """The tasks of ``stream`` as rigid jobs for the batch engine: task ``t`` needs ``k`` processors
+    at once (``k`` drawn uniformly in ``procs`` from ``rng``) for its mean execution time over the
+    platform's processors, is submitted with its DAG job and may start only once its predecessors
+    have ended (returned as ``after``, the CSR of predecessors, for
+    :func:`~simsched.simulator.batch.simulate_batch`).  Requested times are the run times (perfect
+    estimates).  The platform must have one processor type: :class:`SimschedError` otherwise.
+    Tasks are ordered by submit time (stable: a job's own tasks keep their order).  O(n m + e)."""
+    if len(platform.type_names) != 1:
+        raise SimschedError(f"tasks demanding k > 1 processors (stream.procs) run only on identical processors "
+                            f"under batch policies; this platform has the types {', '.join(platform.type_names)}")
+    g = stream.graph
+    run = Problem(g, platform, affinity).W.mean(axis=1)
+    if not np.all(np.isfinite(run)):
+        raise SimschedError("a rigid task has no finite execution time on this platform (an ineligible kind)")
+    submit = stream.job_arrival[stream.jobs]
+    order = np.argsort(submit, kind="stable")
+    new = np.empty_like(order)
+    new[order] = np.arange(order.size)
+    k = rng.integers(procs[0], procs[1] + 1, size=g.n_tasks)
+    trace = make_trace(submit[order], run[order], k[order], run[order])
+    dst, src = new[g.edge_dst], new[g.edge_src]
+    by = np.argsort(dst, kind="stable")
+    ptr = np.searchsorted(dst[by], np.arange(g.n_tasks + 1))
+    return trace, (ptr, src[by])
 
 
 def build_stream(scenario: Any, seed: int) -> JobStream:

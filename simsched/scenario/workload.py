@@ -43,6 +43,8 @@ class WorkloadSpec:
             return f"generator {self.options['generator']!r}"
         if self.form == "stream":
             return self.options["stream"].describe()
+        if self.form == "batch":
+            return self.options["batch"].describe()
         return f"{self.form} file {self.options.get('path')}"
 
 

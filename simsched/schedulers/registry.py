@@ -41,9 +41,11 @@ def is_import_path(name: str) -> bool:
     return bool(_IMPORT_PATH.match(name))
 
 
-KINDS = ("static", "online", "autotune")
+KINDS = ("static", "online", "autotune", "batch")
 """Declared kinds: a ``static`` planner (``plan``), an ``online`` policy (``reset``/``decide``) of task
-graphs, an ``autotune`` policy (``select``) of autotuning jobs sharing servers."""
+graphs, an ``autotune`` policy (``select``) of autotuning jobs sharing servers, a ``batch`` policy
+(``reset(trace, m)``/``decide(view)``, :class:`~simsched.simulator.batch.BatchPolicy`) of rigid jobs
+from a cluster log."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,10 @@ for _spec in (
     SchedulerSpec("fair-eft", "simsched.schedulers.jobaware:FairShareEFT", "online"),
     SchedulerSpec("rl", "simsched.learned.rl.policy:RLPolicy", "online", extras=("learned",)),
     SchedulerSpec("rl-world", "simsched.learned.rl.policy:RLWorldPolicy", "online", extras=("learned",)),
+    SchedulerSpec("fcfs", "simsched.schedulers.batch_fcfs:FCFS", "batch"),
+    SchedulerSpec("sjf", "simsched.schedulers.batch_sjf:SJF", "batch"),
+    SchedulerSpec("easy-backfill", "simsched.schedulers.batch_easy:EASYBackfill", "batch"),
+    SchedulerSpec("conservative-backfill", "simsched.schedulers.batch_conservative:ConservativeBackfill", "batch"),
     SchedulerSpec("sequential", "simsched.schedulers.loadaware:Sequential", "autotune"),
     SchedulerSpec("uncontrolled", "simsched.schedulers.loadaware:Uncontrolled", "autotune"),
     SchedulerSpec("dedicated", "simsched.schedulers.loadaware:Dedicated", "autotune"),
@@ -434,7 +440,8 @@ def check_kind(name: str, kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> None:
     found = SPECS.get(name)
     if found is not None and found.kind not in kinds:
         what, where = (("an autotuning policy", "an autotuning section's policies") if found.kind == "autotune"
-                       else (f"a {found.kind} scheduler", "a scenario's schedulers"))
+                       else ("a batch policy", "a scenario whose workload is a cluster log (stream: {swf: ...})")
+                       if found.kind == "batch" else (f"a {found.kind} scheduler", "a scenario's schedulers"))
         raise SimschedError(f"{name!r} is {what}: name it in {where}; here {' or '.join(kinds)} ones are "
                             f"expected")
 

@@ -1,0 +1,330 @@
+"""Cluster logs as workloads: the Standard Workload Format (SWF) of the Parallel Workloads Archive.
+
+An SWF file (Chapin et al., "Benchmarks and standards for the evaluation of parallel job
+schedulers", JSSPP 1999; https://www.cs.huji.ac.il/labs/parallel/workload/swf.html) has header
+comments (``; MaxProcs: 128``) and one line per job of 18 whitespace-separated numbers, ``-1`` for
+"not recorded":
+
+ 1 job number, 2 submit time, 3 wait time, 4 run time, 5 allocated processors, 6 average CPU time,
+ 7 used memory, 8 requested processors, 9 requested time, 10 requested memory, 11 status
+ (1 completed, 0 failed, 5 cancelled, 2-4 checkpoint parts), 12 user, 13 group, 14 executable,
+ 15 queue, 16 partition, 17 preceding job, 18 think time.
+
+:func:`read_swf` turns it into a :class:`RigidTrace` — rigid jobs, each needing ``procs``
+processors at once for ``run`` seconds — with these conventions, each stated in the trace's
+:attr:`RigidTrace.notes`:
+
+* processors: the allocated count (field 5), else the requested one (field 8);
+* requested time (field 9): where it is ``-1``, the actual run time ("perfect estimates", the usual
+  convention of batch-scheduling studies); the count of such jobs is kept in ``perfect_estimates``;
+* status: completed (1) and unrecorded (-1) jobs are kept; failed, cancelled and partial ones are
+  dropped and counted, as are jobs without a run time or a processor count;
+* time is rebased so that the first kept job is submitted at 0;
+* a job wider than the machine (``max_procs``, the scenario's processor count) is dropped and
+  counted (``too_wide="drop"``, the archive's cleaned-log convention) or refused
+  (``too_wide="refuse"``);
+* ``window=(a, b)`` keeps the jobs submitted in ``[a, b)`` seconds after the file's first submit,
+  ``limit`` the first ``limit`` of those, and ``scale`` multiplies the load: every submit time is
+  divided by it (``scale: 1.3`` sends the same jobs 1.3x as densely).
+
+A malformed file is refused with the file and line (:class:`~simsched.errors.SimschedError`): a
+line without 18 fields, a field that is not a finite number, a negative submit time or one before the
+previous line's, a run or requested time below ``-1``, a duplicate job number, a job asking for more
+than the header's ``MaxProcs`` (or ``MaxNodes``) among the jobs kept (a cancelled request larger
+than the machine is only dropped).  Parts of a checkpointed job (status 2-4) may share its number.
+Dropped jobs are reported in one :class:`~simsched.errors.DataRepairWarning` line with their counts.
+Parsing is O(lines).
+
+:func:`write_swf` writes a run's jobs back to SWF (atomic), so other batch simulators can replay
+what simsched simulated.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from simsched import limits
+from simsched.errors import DataRepairWarning, SimschedError
+from simsched.fileio import atomic_path
+from simsched.workloads.importers._common import read_text
+
+N_FIELDS = 18
+"""Fields per SWF job line."""
+
+_HEADER = re.compile(r"^\s*;\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class RigidTrace:
+    """Rigid jobs of a cluster log, sorted by submit time (ties kept in file order).
+
+    Arrays of length ``n``: ``ids`` (the log's job numbers), ``submit`` (seconds from the first
+    kept submit), ``run`` (actual run time), ``requested`` (requested time; the run time where the
+    log has none), ``procs`` (processors needed at once, >= 1), ``user`` (-1: unknown).
+    ``max_procs``: the machine size the log states (header ``MaxProcs``/``MaxNodes``), or ``None``.
+    ``dropped``: reason -> count of jobs left out.  ``perfect_estimates``: jobs whose requested time
+    was missing and set to their run time.  ``source``: the file (or ``""``)."""
+
+    ids: np.ndarray
+    submit: np.ndarray
+    run: np.ndarray
+    requested: np.ndarray
+    procs: np.ndarray
+    user: np.ndarray
+    max_procs: int | None = None
+    dropped: dict[str, int] = field(default_factory=dict)
+    perfect_estimates: int = 0
+    source: str = ""
+
+    @property
+    def n(self) -> int:
+        """Number of jobs."""
+        return int(self.ids.size)
+
+    @property
+    def has_users(self) -> bool:
+        """Whether any job names its user."""
+        return bool(np.any(self.user >= 0))
+
+    @property
+    def notes(self) -> list[str]:
+        """The conventions applied to this trace, in words (for reports)."""
+        out = []
+        if self.perfect_estimates:
+            out.append(f"{self.perfect_estimates} of {self.n} jobs have no requested time: their run time is used "
+                       f"(perfect estimates)")
+        if self.dropped:
+            out.append("dropped: " + ", ".join(f"{v} {k}" for k, v in self.dropped.items()))
+        return out
+
+    def offered_load(self, m: int) -> float:
+        """Processor-seconds asked for divided by ``m`` x the span of submits plus the last run
+        (0 for an empty trace).  O(n)."""
+        if not self.n:
+            return 0.0
+        span = float(np.max(self.submit + self.run) - self.submit.min())
+        return float(np.dot(self.procs, self.run)) / (m * span) if span > 0 else float("inf")
+
+    def take(self, keep: np.ndarray) -> RigidTrace:
+        """The jobs selected by the mask or index array ``keep`` (other fields unchanged).  O(n)."""
+        return replace(self, ids=self.ids[keep], submit=self.submit[keep], run=self.run[keep],
+                       requested=self.requested[keep], procs=self.procs[keep], user=self.user[keep])
+
+
+def make_trace(submit: ArrayLike, run: ArrayLike, procs: ArrayLike, requested: ArrayLike | None = None, *,
+               ids: ArrayLike | None = None, user: ArrayLike | None = None, max_procs: int | None = None,
+               source: str = "") -> RigidTrace:
+    """A :class:`RigidTrace` from plain sequences (requested ``None`` or ``-1``: the run time).
+    Checks shapes, finiteness, ``submit >= 0`` sorted, ``run >= 0``, ``procs >= 1`` and unique ids
+    (:class:`SimschedError` otherwise).  O(n)."""
+    submit = np.asarray(submit, dtype=np.float64).ravel()
+    n = submit.size
+    run = np.asarray(run, dtype=np.float64).ravel()
+    procs = np.asarray(procs).ravel()
+    req = np.full(n, -1.0) if requested is None else np.asarray(requested, dtype=np.float64).ravel()
+    ids = np.arange(1, n + 1, dtype=np.int64) if ids is None else np.asarray(ids, dtype=np.int64).ravel()
+    user = np.full(n, -1, dtype=np.int64) if user is None else np.asarray(user, dtype=np.int64).ravel()
+    if not all(a.size == n for a in (run, procs, req, ids, user)):
+        raise SimschedError("a trace's columns must have one value per job")
+    for name, a in (("submit", submit), ("run", run), ("requested", req)):
+        if not np.all(np.isfinite(a)) or np.any(np.abs(a) > limits.MAX_VALUE):
+            raise SimschedError(f"every {name} time must be finite and at most {limits.MAX_VALUE:g}")
+    if np.any(submit < 0) or np.any(np.diff(submit) < 0):
+        raise SimschedError("submit times must be >= 0 and sorted")
+    if np.any(run < 0):
+        raise SimschedError("run times must be >= 0")
+    if procs.dtype.kind not in "iu" or np.any(procs < 1):
+        raise SimschedError("every job needs a whole number of processors >= 1")
+    if np.unique(ids).size != n:
+        raise SimschedError("job ids must be unique")
+    missing = (req < 0)
+    req = np.where(missing, run, req)
+    return RigidTrace(ids, submit, run, req, procs.astype(np.int64), user, max_procs,
+                      perfect_estimates=int(missing.sum()), source=source)
+
+
+def _header(lines: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in lines:
+        m = _HEADER.match(line)
+        if m:
+            out[m.group(1).lower()] = m.group(2)
+    return out
+
+
+def _header_int(head: dict[str, str], key: str, path: Path, line_no: dict[str, int]) -> int | None:
+    if key not in head:
+        return None
+    text = head[key].split()[0] if head[key].split() else ""
+    try:
+        value = int(text)
+    except ValueError:
+        raise SimschedError(f"header {key} must be a whole number, got {head[key]!r}", file=path,
+                            line=line_no[key], field=key) from None
+    return value if value > 0 else None
+
+
+def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float, float] | None = None,
+             scale: float = 1.0, max_procs: int | None = None, too_wide: str = "drop") -> RigidTrace:
+    """The rigid jobs of SWF file ``path`` (see the module docstring for every convention and
+    refusal).  ``max_procs``: the machine's processors (jobs wider are dropped or, with
+    ``too_wide="refuse"``, refused); ``limit``/``window``/``scale`` slice and stretch.  Emits one
+    :class:`DataRepairWarning` with the counts of dropped jobs.  O(lines)."""
+    p = Path(path)
+    if too_wide not in ("drop", "refuse"):
+        raise SimschedError(f"too_wide must be 'drop' or 'refuse', got {too_wide!r}", field="too_wide")
+    if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale)
+            and 1e-6 <= scale <= 1e6):
+        raise SimschedError(f"scale must be a number in [1e-6, 1e6], got {scale!r}", field="scale")
+    text = read_text(p)
+    comments: list[str] = []
+    comment_line: dict[str, int] = {}
+    rows: list[list[str]] = []
+    numbers: list[int] = []
+    cap = limits.current().max_jobs
+    for no, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith(";"):
+            comments.append(s)
+            m = _HEADER.match(s)
+            if m:
+                comment_line.setdefault(m.group(1).lower(), no)
+            continue
+        parts = s.split()
+        if len(rows) >= cap:  # counted while reading: a huge file is refused before it is held as rows
+            raise limits.LimitError(f"the trace has more than max_jobs = {cap} jobs (to allow more, set "
+                                    f"{limits.env_name('max_jobs')}; or take a slice with limit)", file=p, line=no)
+        if len(parts) != N_FIELDS:
+            raise SimschedError(f"an SWF job line has {N_FIELDS} fields, this one has {len(parts)}", file=p, line=no)
+        rows.append(parts)
+        numbers.append(no)
+    head = _header(comments)
+    stated = _header_int(head, "maxprocs", p, comment_line) or _header_int(head, "maxnodes", p, comment_line)
+    if not rows:
+        raise SimschedError("the SWF file has no job lines", file=p)
+    try:
+        data = np.array(rows, dtype=np.float64)
+    except ValueError:
+        data = None
+    if data is None or not np.all(np.isfinite(data)) or np.any(np.abs(data) > limits.MAX_VALUE):
+        for parts, no in zip(rows, numbers):
+            for k, cell in enumerate(parts):
+                try:
+                    v = float(cell)
+                except ValueError:
+                    raise SimschedError(f"field {k + 1} is {cell!r}, not a number", file=p, line=no,
+                                        field=f"field {k + 1}") from None
+                if not math.isfinite(v) or abs(v) > limits.MAX_VALUE:
+                    raise SimschedError(f"field {k + 1} is {cell!r}: must be finite and at most "
+                                        f"{limits.MAX_VALUE:g}", file=p, line=no, field=f"field {k + 1}")
+    assert data is not None
+    lines = np.asarray(numbers)
+    ids, submit, run = data[:, 0], data[:, 1], data[:, 3]
+    alloc, req_procs, req_time, status, user = data[:, 4], data[:, 7], data[:, 8], data[:, 10], data[:, 11]
+
+    def refuse(bad: np.ndarray, message: str, what: str) -> None:
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise SimschedError(message.format(v=data[i]), file=p, line=int(lines[i]), field=what)
+
+    for k, what in ((0, "job number"), (4, "allocated processors"), (7, "requested processors"), (10, "status"),
+                    (11, "user")):
+        col = data[:, k]
+        refuse((col != np.floor(col)) | (np.abs(col) > 2.0**53), f"the {what} must be a whole number below 2**53",
+               f"field {k + 1} ({what})")
+    refuse(submit < 0, "the submit time must be >= 0", "field 2 (submit time)")
+    refuse(np.concatenate([[False], np.diff(submit) < 0]), "submit times must be sorted: this job is "
+           "submitted before the previous line's", "field 2 (submit time)")
+    refuse(run < -1, "the run time must be >= 0, or -1 when not recorded", "field 4 (run time)")
+    refuse(req_time < -1, "the requested time must be >= 0, or -1 when not recorded", "field 9 (requested time)")
+    refuse((alloc < -1) | (req_procs < -1), "a processor count must be >= 0, or -1 when not recorded",
+           "field 5 (allocated processors)")
+    whole = (status < 2) | (status > 4)  # parts of a checkpointed job (status 2-4) share its number
+    order = np.flatnonzero(whole)[np.argsort(ids[whole], kind="stable")]
+    dup = np.flatnonzero(np.diff(ids[order]) == 0)
+    if dup.size:
+        i = int(order[dup[0] + 1])
+        raise SimschedError(f"job number {int(ids[i])} appears twice (first on line "
+                            f"{int(lines[order[dup[0]]])})", file=p, line=int(lines[i]), field="field 1 (job number)")
+    procs = np.where(alloc >= 1, alloc, req_procs)
+    dropped: dict[str, int] = {}
+    keep = np.ones(len(rows), dtype=bool)
+    for why, bad in (("not completed (status 0, 2-5)", (status != 1) & (status != -1)),
+                     ("without a run time", run < 0), ("without a processor count", procs < 1)):
+        bad &= keep
+        if bad.any():
+            dropped[why] = int(bad.sum())
+            keep &= ~bad
+    if stated is not None:  # a job that ran wider than the machine the header states: the log contradicts itself
+        refuse(keep & (procs > stated), f"the job ran on more processors than the header's MaxProcs/MaxNodes "
+               f"({stated})", "field 5 (allocated processors)")
+    machine = max_procs if max_procs is not None else stated
+    if machine is not None:
+        wide = keep & (procs > machine)
+        if wide.any():
+            if too_wide == "refuse":
+                i = int(np.argmax(wide))
+                raise SimschedError(f"the job needs {int(procs[i])} processors, more than the machine's {machine}",
+                                    file=p, line=int(lines[i]), field="field 5 (allocated processors)")
+            dropped[f"wider than the machine's {machine} processors"] = int(wide.sum())
+            keep &= ~wide
+    if window is not None:
+        a, b = window
+        if not (math.isfinite(a) and math.isfinite(b) and 0 <= a < b):
+            raise SimschedError(f"window must be [start, end] with 0 <= start < end, got {list(window)}",
+                                field="window")
+        t = submit - (submit[keep].min() if keep.any() else 0.0)
+        keep &= (t >= a) & (t < b)
+    if limit is not None:
+        if limit < 1:
+            raise SimschedError(f"limit must be >= 1, got {limit}", field="limit")
+        keep &= np.cumsum(keep) <= limit
+    if not keep.any():
+        raise SimschedError("no job of the SWF file is left to run (" + (
+            ", ".join(f"{v} {k}" for k, v in dropped.items()) or "the slice is empty") + ")", file=p)
+    if dropped:
+        warnings.warn(f"{p}: dropped {sum(dropped.values())} of {len(rows)} jobs: "
+                      + ", ".join(f"{v} {k}" for k, v in dropped.items()), DataRepairWarning, stacklevel=2)
+    sub = submit[keep]
+    sub = (sub - sub[0]) / float(scale)
+    if sub[-1] > limits.MAX_VALUE:
+        raise SimschedError(f"scale {scale:g} stretches the submit times past {limits.MAX_VALUE:g}", field="scale")
+    r, q = run[keep], req_time[keep]
+    missing = q < 0
+    return RigidTrace(ids[keep].astype(np.int64), sub, r.copy(), np.where(missing, r, q), procs[keep].astype(np.int64),
+                      user[keep].astype(np.int64), stated, dropped, int(missing.sum()), str(p))
+
+
+def write_swf(path: str | Path, trace: RigidTrace, start: np.ndarray | None = None,
+              finish: np.ndarray | None = None, *, comment: str = "") -> None:
+    """Write ``trace`` as SWF to ``path`` atomically: one line per job with its submit, wait
+    (``start - submit``; ``-1`` without ``start``), run time (``finish - start`` when given, so a
+    killed job shows its shortened run), processors (allocated and requested), requested time,
+    status 1 (or 0 for a job killed before its end), user.  A header names ``MaxProcs``.  O(n)."""
+    n = trace.n
+    wait = np.full(n, -1.0) if start is None else np.asarray(start, dtype=np.float64) - trace.submit
+    run = trace.run if start is None or finish is None else np.asarray(finish) - np.asarray(start)
+    status = np.where(run < trace.run - 1e-9, 0, 1)
+    head = ["; Version: 2.2", "; Computer: simsched", f"; MaxJobs: {n}", f"; MaxRecords: {n}"]
+    if trace.max_procs:
+        head.append(f"; MaxProcs: {trace.max_procs}")
+    if comment:
+        head.append(f"; Note: {comment}")
+
+    def num(x: float) -> str:
+        return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+    body = [" ".join([str(int(trace.ids[i])), num(trace.submit[i]), num(wait[i]), num(run[i]), str(int(trace.procs[i])),
+                      "-1", "-1", str(int(trace.procs[i])), num(trace.requested[i]), "-1", str(int(status[i])),
+                      str(int(trace.user[i])), "-1", "-1", "-1", "-1", "-1", "-1"]) for i in range(n)]
+    with atomic_path(path) as tmp:
+        tmp.write_text("\n".join(head + body) + "\n", encoding="utf-8")
