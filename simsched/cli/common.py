@@ -166,7 +166,8 @@ def print_report(report: RunReport, console: Console) -> None:
         table.add_column(name, justify="right")
     from simsched.run.streams import table_columns
 
-    stream_cols = table_columns(report)  # job-stream columns of a dynamic scenario
+    stream_cols = table_columns(report)  # job-stream columns of a dynamic scenario, energy with a power model
+    dynamic = any(key == "jct_mean" for key, *_ in stream_cols)
     for _key, header, _scale, _unit in stream_cols:
         table.add_column(header, justify="right")
     summary = summarize(report)
@@ -177,7 +178,7 @@ def print_report(report: RunReport, console: Console) -> None:
     if reps > 1 and len(summary) > 1:  # the same seeds for every scheduler: compare them pair by pair
         from simsched.study.stats import format_ratio, paired_comparison
 
-        key, what = ("jct_mean", "mean JCT") if stream_cols else ("makespan", "makespan")  # a stream: jobs count
+        key, what = ("jct_mean", "mean JCT") if dynamic else ("makespan", "makespan")  # a stream: jobs count
         paired = paired_comparison(report.rows, key)
         table.add_column(f"{what} vs best (paired)", justify="right")
         table.caption = escape(f"{table.caption}; green: significantly best {what} (paired 95% interval "
@@ -190,10 +191,10 @@ def print_report(report: RunReport, console: Console) -> None:
     for s, (makespan, turnaround, waiting, utilisation, wall), more in zip(summary, columns, extra):
         gap = s["makespan"][0] / bound - 1 if bound > 0 else float("nan")
         green = s["makespan"][0] <= best * (1 + 1e-12) if paired is None else (paired["best"] == s["scheduler"]
-                                                                             and not stream_cols)
+                                                                             and not dynamic)
         cells = [escape(s["scheduler"]), f"[green]{makespan}[/green]" if green else makespan,
                  turnaround, waiting, utilisation, "-" if gap != gap else f"+{100 * gap:.1f}%", wall, *more]
-        if stream_cols and paired is not None and paired["best"] == s["scheduler"]:
+        if dynamic and paired is not None and paired["best"] == s["scheduler"]:
             cells[7] = f"[green]{cells[7]}[/green]"  # the mean JCT column, which a stream is compared on
         if paired is not None:
             ratio = format_ratio(paired["ratios"].get(s["scheduler"], {}))

@@ -306,6 +306,8 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
             continue
         _check_simulated(spec.label, schedule, problem, exact=not noisy)
         report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
+        if scenario.energy is not None:
+            report.rows[-1].update(scenario.energy.measure(problem, schedule, info.get("pstate"))[0])
         if checkpoint is not None:
             report.rows[-1]["checkpoint"] = checkpoint
         if r == 0:
@@ -373,6 +375,7 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
         row["restarts"] = run.stats.restarts
         row["slowed_tasks"] = run.stats.slowed_tasks
         row["jobs"] = run.metrics.records
+        row.update(run.energy)
         if checkpoint is not None:
             row["checkpoint"] = checkpoint
         report.rows.append(row)

@@ -25,7 +25,7 @@ The fast evaluator is never used here; it refuses disruptions (see
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -141,6 +141,8 @@ class StreamRun:
     stats: OnlineStats
     metrics: StreamMetrics
     scheduler_time_s: float
+    energy: dict[str, float] = field(default_factory=dict)
+    """``energy_j`` (and ``carbon_g``/``cost_usd``) when the scenario has a power model (:func:`energy_fields`)."""
 
 
 def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
@@ -170,24 +172,46 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     metrics = stream_metrics(schedule, problem, stream.jobs, stream.job_arrival, job_deadline=stream.job_deadline,
                              job_priority=stream.job_priority, job_names=stream.job_names, lost_work=lost)
     elapsed = stats.policy_time_s + (follower.planning_s if follower is not None else 0.0)
-    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed))
+    energy = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics) \
+        if scenario.energy is not None else {}
+    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy)
+
+
+def energy_fields(energy: Any, problem: Problem, schedule: Schedule, stats: OnlineStats, stream: JobStream,
+                  metrics: StreamMetrics, pstate: np.ndarray | None = None) -> dict[str, float]:
+    """``energy_j`` (and ``carbon_g``/``cost_usd``) of one stream run, killed attempts and down
+    intervals included (:meth:`~simsched.simulator.power.EnergySetup.measure`), and each job record's
+    ``energy_j``: the busy energy of its tasks' attempts.  O(k log k) for k attempts."""
+    fields, acc = energy.measure(problem, schedule, pstate, stats.log)
+    per_job = np.bincount(stream.jobs, weights=acc.task_energy_j, minlength=stream.n_jobs)
+    for rec, e in zip(metrics.records, per_job.tolist()):
+        rec["energy_j"] = e
+    return fields
 
 
 def table_columns(report: Any) -> list[tuple[str, str, float, str]]:
     """The stream columns ``simsched run`` adds to its table, as ``(key, header, scale, unit)``:
     mean and p95 JCT and mean slowdown for every dynamic run, the deadline-miss rate when jobs have
-    deadlines, lost work when processors fail (the results JSON has every stream metric).  Empty
-    for a static scenario."""
+    deadlines, lost work when processors fail (the results JSON has every stream metric); then, for
+    any scenario with a power model, :func:`energy_columns`."""
     rows = report.rows
     if not rows or "jct_mean" not in rows[0]:
-        return []
+        return energy_columns(report)
     cols = [("jct_mean", "mean JCT", 1.0, ""), ("jct_p95", "p95 JCT", 1.0, ""), ("slowdown_mean", "slowdown", 1.0, "")]
     if any(r["deadline_miss_rate"] == r["deadline_miss_rate"] for r in rows):  # some job has a deadline
         cols.append(("deadline_miss_rate", "deadline miss", 100.0, "%"))
     d = report.scenario.disruptions
     if d is not None and (np.any(np.asarray(d.failure_rate) > 0) or d.down_trace):
         cols.append(("lost_work", "lost work", 1.0, ""))
-    return cols
+    return cols + energy_columns(report)
+
+
+def energy_columns(report: Any) -> list[tuple[str, str, float, str]]:
+    """One short column, energy in kWh, when the scenario has a power model (none otherwise: the
+    results JSON has ``energy_j``, ``carbon_g`` and ``cost_usd``)."""
+    if report.scenario.energy is None or not report.rows or "energy_j" not in report.rows[0]:
+        return []
+    return [("energy_j", "kWh", 1 / 3.6e6, "")]
 
 
 def largest_job_problem(problem: Problem, stream: JobStream) -> Problem:
