@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from simsched import limits
 from simsched.simulator.noise import NoiseKind
 from simsched.simulator.platform import Processor
-from simsched.simulator.power import PState, ProcessorPower
+from simsched.simulator.power import ProcessorPower, PState
 
 Loc = tuple[Any, ...]
 

@@ -264,13 +264,13 @@ def account(tables: PowerTables, iv: Intervals, horizon: float, n_tasks: int = 0
     if proc.size and ((ps < 0) | (ps >= tables.n_pstates[proc])).any():
         raise SimschedError("a task ran at a P-state its processor does not have")
     busy = np.bincount(proc * k + ps, weights=dur, minlength=m * k).reshape(m, k)
-    w_busy = tables.busy_w[proc, ps] if proc.size else np.zeros(0)
+    w_busy = tables.busy_w[proc, ps]
     task_e = np.bincount(task, weights=dur * w_busy * u, minlength=n_tasks) if n_tasks else np.zeros(0)
     # ---- regimes: the idle stretch after each busy interval (and before the first) keeps its P-state
     first = np.ones(proc.size, dtype=bool)
     first[1:] = proc[1:] != proc[:-1]
-    prev_ps = np.where(first, 0, np.roll(ps, 1)) if proc.size else ps
-    prev_end = np.where(first, 0.0, np.roll(be, 1)) if proc.size else be
+    prev_ps = np.where(first, 0, np.roll(ps, 1))
+    prev_end = np.where(first, 0.0, np.roll(be, 1))
     if proc.size and (bs < prev_end - 1e-9 * max(1.0, horizon)).any():
         raise ValueError("busy intervals overlap on a processor")
     # regime r of processor p: [start, stop) with P-state; one per busy interval (before it) + one tail
@@ -286,10 +286,6 @@ def account(tables: PowerTables, iv: Intervals, horizon: float, n_tasks: int = 0
     r_stop = np.concatenate([bs, np.full(m, horizon)])
     r_ps = np.concatenate([prev_ps, tail_ps])
     r_idle_w = tables.idle_w[r_proc, r_ps]
-    # ---- P-state switches: before a busy interval whose P-state differs from the one it follows
-    sw = np.asarray(ps != prev_ps) if proc.size else np.zeros(0, dtype=bool)
-    sw_len = np.where(sw, np.minimum(tables.switch_latency[proc], bs - prev_end), 0.0) if proc.size else dur
-    n_sw = np.bincount(proc[sw], minlength=m)
     # ---- down and off intervals: each lies inside one regime (found by its start)
     down, off = iv.down, iv.off
     d_proc, (d_s, d_e) = down[:, 0].astype(np.int64), _clip(down[:, 1], down[:, 2], horizon)
@@ -297,14 +293,23 @@ def account(tables: PowerTables, iv: Intervals, horizon: float, n_tasks: int = 0
     o_len = o_e - o_s
     o_down = np.minimum(tables.off_delay[o_proc], o_len)
     o_up = np.minimum(tables.on_delay[o_proc], o_len - o_down)
-    o_up_done = off[:, 2] <= horizon
+    o_started = off[:, 1] < horizon
+    o_up_done = (off[:, 2] <= horizon) & o_started
     o_up = np.where(o_up_done, o_up, 0.0)
-    failed = np.bincount(d_proc, weights=d_e - d_s, minlength=m)
-    off_t = np.bincount(o_proc, weights=o_len - o_down - o_up, minlength=m)
-    switching = (np.bincount(proc, weights=sw_len, minlength=m) if proc.size else np.zeros(m)) + \
-        np.bincount(o_proc, weights=o_down + o_up, minlength=m)
     regime_of_d = _regime_of(r_proc, r_start, r_stop, d_proc, d_s)
     regime_of_o = _regime_of(r_proc, r_start, r_stop, o_proc, o_s)
+    # ---- P-state switches: before a busy interval whose P-state differs from the one it follows, in the
+    # idle time between the last other state (busy, failed, off) and its start
+    free_from = np.concatenate([prev_end, tail_start])
+    np.maximum.at(free_from, regime_of_d, d_e)
+    np.maximum.at(free_from, regime_of_o, o_e)
+    sw = np.asarray(ps != prev_ps)
+    sw_len = np.where(sw, np.clip(np.minimum(tables.switch_latency[proc], bs - free_from[:proc.size]), 0.0, None),
+                      0.0)
+    n_sw = np.bincount(proc[sw], minlength=m)
+    failed = np.bincount(d_proc, weights=d_e - d_s, minlength=m)
+    off_t = np.bincount(o_proc, weights=o_len - o_down - o_up, minlength=m)
+    switching = np.bincount(proc, weights=sw_len, minlength=m) + np.bincount(o_proc, weights=o_down + o_up, minlength=m)
     r_len = r_stop - r_start
     idle = np.bincount(r_proc, weights=r_len, minlength=m) - failed - off_t - switching
     tol = 1e-9 * max(1.0, horizon)
@@ -318,7 +323,7 @@ def account(tables: PowerTables, iv: Intervals, horizon: float, n_tasks: int = 0
                              minlength=m)
                + np.bincount(o_proc, weights=o_len * (tables.off_w[o_proc] - r_idle_w[regime_of_o]), minlength=m))
     # a switch draws the old P-state's idle watts (already counted in its regime): only its lump is extra
-    lump_e = (n_sw * tables.switch_energy_j + np.bincount(o_proc, minlength=m) * tables.off_energy_j
+    lump_e = (n_sw * tables.switch_energy_j + np.bincount(o_proc[o_started], minlength=m) * tables.off_energy_j
               + np.bincount(o_proc[o_up_done], minlength=m) * tables.on_energy_j)
     energy = watts_t * u + lump_e
     # ---- the total power as a step function, and the lumps in time
@@ -330,9 +335,9 @@ def account(tables: PowerTables, iv: Intervals, horizon: float, n_tasks: int = 0
                              r_idle_w[regime_of_o] - tables.off_w[o_proc]])
     owners = np.concatenate([proc, proc, r_proc, r_proc, d_proc, d_proc, o_proc, o_proc])
     steps = _steps(times, deltas, horizon)
-    lump_t = np.concatenate([bs[sw] - sw_len[sw] if proc.size else np.zeros(0), o_s, o_e[o_up_done]])
-    lump_j = np.concatenate([tables.switch_energy_j[proc[sw]] if proc.size else np.zeros(0),
-                             tables.off_energy_j[o_proc], tables.on_energy_j[o_proc[o_up_done]]])
+    lump_t = np.concatenate([bs[sw] - sw_len[sw], o_s[o_started], o_e[o_up_done]])
+    lump_j = np.concatenate([tables.switch_energy_j[proc[sw]],
+                             tables.off_energy_j[o_proc[o_started]], tables.on_energy_j[o_proc[o_up_done]]])
     link = float(transfers) * tables.link_j_per_unit
     return EnergyAccount(horizon, busy, idle, off_t, switching, failed, energy, link, task_e, steps,
                          (lump_t, lump_j), (owners, times, deltas))
