@@ -139,7 +139,7 @@ def test_stream_rows_and_job_energy(tmp_path: Path) -> None:
     scenario = load_scenario(ROOT / "scenarios/energy/stream_failures.yaml")
     run = simulate_stream(scenario, "mct", 21)
     assert run.stats.failures > 0
-    assert set(run.energy) == {"energy_j", "carbon_g", "cost_usd"}
+    assert set(run.energy) == {"energy_j", "peak_w", "carbon_g", "cost_usd"}
     jobs = sum(r["energy_j"] for r in run.metrics.records)
     assert 0 < jobs < run.energy["energy_j"]  # jobs are charged their busy energy; idle and failed are not
 

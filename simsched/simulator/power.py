@@ -3,7 +3,7 @@
 A :class:`ProcessorPower` says what one processor draws in each state (watts):
 
 * **busy** at P-state ``k`` (a task runs): ``pstates[k].busy_w``; a task run at P-state ``k`` takes
-  ``1 / pstates[k].speed`` times its nominal duration (P-state 0 is the nominal one, usually speed 1);
+  ``speed_0 / speed_k`` times its nominal duration, the cost model's (P-state 0 is the nominal one);
 * **idle** (switched on, nothing running): ``pstates[k].idle_w`` of the P-state it is in, that is the
   P-state of the last task it ran (P-state 0 before its first task) — a one-core SimGrid host keeps
   its P-state until told otherwise, and so does ours;
@@ -160,12 +160,13 @@ class PowerTables:
         return self.speed.shape[0]
 
     def slowdown(self, processor: np.ndarray, pstate: np.ndarray) -> np.ndarray:
-        """(n,) duration factor ``1 / speed`` of each task's P-state on its processor; raises when a
-        P-state does not exist there."""
+        """(n,) duration factor ``speed_0 / speed_k`` of each task's P-state ``k`` on its processor (the
+        cost model's times are those at the nominal P-state 0); raises when a P-state does not exist
+        there.  O(n)."""
         processor, pstate = np.asarray(processor, dtype=np.int64), np.asarray(pstate, dtype=np.int64)
         if pstate.size and ((pstate < 0) | (pstate >= self.n_pstates[processor])).any():
             raise SimschedError("a task is given a P-state its processor does not have")
-        return 1.0 / self.speed[processor, pstate]
+        return self.speed[processor, 0] / self.speed[processor, pstate]
 
 
 # --------------------------------------------------------------------------- what happened
@@ -498,8 +499,9 @@ class EnergySetup:
 
     def measure(self, problem, schedule, pstate: np.ndarray | None = None, log=None
                 ) -> tuple[dict[str, float], EnergyAccount]:
-        """The results-row fields of one simulated run — ``energy_j``, and ``carbon_g`` / ``cost_usd``
-        when the setup has intensities / prices — and the :class:`EnergyAccount` they come from.
+        """The results-row fields of one simulated run — ``energy_j``, ``peak_w`` (the most watts the
+        platform drew at any instant), and ``carbon_g`` / ``cost_usd`` when the setup has intensities /
+        prices — and the :class:`EnergyAccount` they come from.
         ``pstate``: each task's P-state (default: all nominal); ``log``: the run's
         :class:`~simsched.simulator.engine.DisruptionLog` (killed attempts, down intervals).
         O(k log k + e) for k attempts and e edges."""
@@ -511,7 +513,7 @@ class EnergySetup:
         proc = schedule.processor
         moved = float(g.edge_data[proc[g.edge_src] != proc[g.edge_dst]].sum()) if g.n_edges else 0.0
         acc = account(tables, iv, horizon, problem.n_tasks, moved)
-        row = {"energy_j": acc.total_j}
+        row = {"energy_j": acc.total_j, "peak_w": float(acc.steps[1].max()) if acc.steps[1].size else 0.0}
         if self.carbon is not None:
             per = [self.carbon_by_type.get(p.type) for p in platform.processors]
             row["carbon_g"] = carbon_g(acc, tables, self.carbon, per if any(per) else None)
