@@ -264,9 +264,15 @@ def capacity_command(
             result = answer(question, progress)
         finally:
             progress.close()
-        print_capacity_table(result)
+        if result.get("kind") == "mix":  # capacity.mix: the cheapest mix of processor types
+            from simsched.cli.mix_view import print_mix_table, write_mix_plot
+
+            print_table, write_plot = print_mix_table, write_mix_plot
+        else:
+            print_table, write_plot = print_capacity_table, write_capacity_plot
+        print_table(result)
         if plot is not None:
-            write_capacity_plot(result, plot)
+            write_plot(result, plot)
             typer.echo(f"plot written to {plot}")
         if json_path is not None:
             from simsched.fileio import atomic_write_text

@@ -346,8 +346,19 @@ class TaskGraphModel:
 
         report = run_scenario(self.scenario(capacity), schedulers=[variant], seed=seed, repetitions=1)
         row = report.rows[0]
-        return {k: float(v) for k, v in row.items()
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "seed"}
+        return with_energy_units({k: float(v) for k, v in row.items()
+                                  if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "seed"})
+
+
+def with_energy_units(metrics: dict[str, float]) -> dict[str, float]:
+    """``metrics`` with ``energy_kwh`` (from ``energy_j``) and ``carbon_kg`` (from ``carbon_g``) added
+    where those are present (a scenario with a power model): the units objectives are written in,
+    e.g. ``jct_p95 <= 300 and energy_kwh <= 500 and cost_usd <= 1200``."""
+    if "energy_j" in metrics:
+        metrics["energy_kwh"] = metrics["energy_j"] / 3.6e6
+    if "carbon_g" in metrics:
+        metrics["carbon_kg"] = metrics["carbon_g"] / 1000.0
+    return metrics
 
 
 class AutotuneModel:
@@ -517,9 +528,13 @@ class CapacityQuestion:
     high: int
     variants: list[str] | None
     all_days: bool = False
+    cheapest_by: str | None = None
+    """With a ``capacity.mix`` section (``model`` is then a :class:`~simsched.run.mix.MixModel`): the
+    metric the cheapest passing mix minimises."""
 
 
-_SECTION_FIELDS = {"objective": str, "resource": str, "days": int, "on_days": float, "max": int, "schedulers": list}
+_SECTION_FIELDS = {"objective": str, "resource": str, "days": int, "on_days": float, "max": int, "schedulers": list,
+                   "mix": dict, "cheapest_by": str}
 
 
 def _section(doc: Any) -> dict[str, Any]:
@@ -584,22 +599,36 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
     if autotuning_only:
         model: Any = AutotuneModel(auto, line_of=doc.line_of, quantiles=quantiles)
         default_high = model.cfg.capacity.max_servers
+    elif "mix" in sec:  # the cheapest mix of processor types (simsched.run.mix)
+        from simsched.run.mix import MixModel
+
+        model = MixModel(doc, sec["mix"])
+        default_high = DEFAULT_MAX
     else:
         res = resource if resource is not None else sec.get("resource")
         model = TaskGraphModel(doc, res, from_option=resource is not None)
         default_high = DEFAULT_MAX
-    check_objective(obj, model, field=field_, file=doc.file, line=line)
+    if "mix" not in sec or autotuning_only:
+        check_objective(obj, model, field=field_, file=doc.file, line=line)
     sec_vars = sec.get("schedulers")
     return CapacityQuestion(
         model, obj, int(seed if seed is not None else doc.data.get("seed", 0) or 0),
         int(days if days is not None else sec.get("days", DEFAULT_DAYS)),
         float(on_days if on_days is not None else sec.get("on_days", DEFAULT_ON_DAYS)),
         int(high if high is not None else sec.get("max", default_high)),
-        list(variants) if variants else ([str(v) for v in sec_vars] if sec_vars else None), all_days)
+        list(variants) if variants else ([str(v) for v in sec_vars] if sec_vars else None), all_days,
+        sec.get("cheapest_by"))
 
 
 def answer(question: CapacityQuestion, progress: Progress | None = None) -> dict[str, Any]:
-    """:func:`find_capacity` for a :class:`CapacityQuestion`."""
+    """:func:`find_capacity` for a :class:`CapacityQuestion`, or :func:`~simsched.run.mix.find_mix` for
+    the first chosen scheduler when the question has a ``capacity.mix``."""
+    if hasattr(question.model, "mixes"):
+        from simsched.run.mix import find_mix
+
+        return find_mix(question.model, question.objective, variant=(question.variants or question.model.variants)[0],
+                        seed=question.seed, days=question.days, on_days=question.on_days,
+                        cheapest_by=question.cheapest_by, progress=progress)
     return find_capacity(question.model, question.objective, seed=question.seed, days=question.days,
                          on_days=question.on_days, variants=question.variants, high=question.high,
                          progress=progress, all_days=question.all_days)
