@@ -107,3 +107,59 @@ def test_power_cap_refuses_a_cap_that_cannot_run() -> None:
     policy = PowerCap(cap=0.5)  # no power model: 1 W per working processor
     with pytest.raises(SimschedError, match="cannot run"):
         policy.reset(problem, np.random.default_rng(0))
+
+
+class _HoldUntil:
+    """Holds every ready task until ``t``, asking the engine for a decision point then."""
+
+    name = "hold"
+
+    def __init__(self, t: float) -> None:
+        self.t, self.wake_at = t, None
+
+    def reset(self, problem, rng) -> None:
+        pass
+
+    def decide(self, view):
+        if view.now < self.t:
+            self.wake_at = self.t
+            return []
+        self.wake_at = None
+        return [(int(t), 0) for t in view.ready]
+
+
+def test_engine_timer_wakes_a_holding_policy() -> None:
+    problem = _problem(3, 6, 1)
+    schedule, stats = run_online(problem, _HoldUntil(50.0))
+    assert schedule.start.min() == 50.0
+
+
+def test_carbon_defer_without_trace_is_mct_and_with_one_saves_carbon(tmp_path: Path) -> None:
+    import yaml
+
+    from simsched.run.streams import simulate_stream
+    from simsched.scenario import parse_scenario
+    from simsched.schedulers.carbon import CarbonDefer
+    from simsched.yamlio import load_yaml
+
+    problem = _problem(4, 30, 3)
+    a, _ = run_online(problem, CarbonDefer(), None, np.random.default_rng(0))
+    from simsched.schedulers.online import MCT
+
+    b, _ = run_online(problem, MCT(), None, np.random.default_rng(0))
+    np.testing.assert_array_equal(a.start, b.start)
+    data = yaml.safe_load((ROOT / "scenarios/energy/carbon_defer.yaml").read_text())
+    data["workload"]["stream"]["horizon"] = 43200
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/grid_solar.csv").write_text((ROOT / "scenarios/energy/data/grid_solar.csv").read_text())
+    f = tmp_path / "carbon.yaml"
+    f.write_text(yaml.safe_dump(data))
+    scenario = parse_scenario(load_yaml(f))
+    spec = {s.name: s for s in scenario.schedulers}
+    for day in (5, 6):
+        mct = simulate_stream(scenario, spec["mct"], day)
+        defer = simulate_stream(scenario, spec["carbon-defer"], day)
+        assert defer.energy["carbon_g"] < mct.energy["carbon_g"]
+        g = defer.problem.graph
+        entry = np.diff(g.pred_ptr) == 0
+        assert (defer.schedule.start[entry] >= g.arrival[entry]).all()

@@ -167,8 +167,12 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     follower = None
     if registry.kind(type(scheduler)) == "static":
         scheduler = follower = PlanFollower(scheduler, stream.jobs)
-    elif hasattr(scheduler, "use_power"):  # an energy-aware policy reads the power model (never writes energy)
-        scheduler.use_power(scenario.energy.power.tables(problem.platform) if scenario.energy is not None else None)
+    else:  # an energy-aware policy reads the power model and the carbon trace (it never writes energy)
+        energy = scenario.energy
+        if hasattr(scheduler, "use_power"):
+            scheduler.use_power(energy.power.tables(problem.platform) if energy is not None else None)
+        if hasattr(scheduler, "use_carbon"):
+            scheduler.use_carbon(energy.carbon if energy is not None else None)
     schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng)
     lost = stats.log.lost_work(problem.n_tasks) if stats.log is not None else None
     metrics = stream_metrics(schedule, problem, stream.jobs, stream.job_arrival, job_deadline=stream.job_deadline,
