@@ -79,3 +79,15 @@ def test_mix_cli_table_and_plot(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["capacity", str(f), "--plot", str(png)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "cheapest mix by cost_usd" in result.output and png.stat().st_size > 1000
+
+
+def test_energy_table_pairs_by_day() -> None:
+    from simsched.study.energy_table import energy_table, format_rows
+
+    rows = [{"scheduler": s, "seed": d, "energy_j": 3.6e6 * (2.0 if s == "b" else 1.0) * (d + 1), "carbon_g": 10.0,
+             "makespan": 5.0, "peak_w": 100.0, "cost_usd": 1.0} for s in ("a", "b") for d in range(3)]
+    table = energy_table({"results": rows})
+    e = {r["scheduler"]: r for r in table if r["metric"] == "energy kWh"}
+    assert e["a"]["mean"] == 2.0 and e["b"]["mean"] == 4.0
+    assert e["b"]["ratio"] == 2.0 and e["b"]["days"] == 3
+    assert "x2.000" in format_rows(table)
