@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -88,6 +89,6 @@ def test_energy_table_pairs_by_day() -> None:
              "makespan": 5.0, "peak_w": 100.0, "cost_usd": 1.0} for s in ("a", "b") for d in range(3)]
     table = energy_table({"results": rows})
     e = {r["scheduler"]: r for r in table if r["metric"] == "energy kWh"}
-    assert e["a"]["mean"] == 2.0 and e["b"]["mean"] == 4.0
-    assert e["b"]["ratio"] == 2.0 and e["b"]["days"] == 3
+    assert e["a"]["mean"] == pytest.approx(2.0) and e["b"]["mean"] == pytest.approx(4.0)
+    assert e["b"]["ratio"] == pytest.approx(2.0) and e["b"]["days"] == 3
     assert "x2.000" in format_rows(table)
