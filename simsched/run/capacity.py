@@ -599,7 +599,7 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
     if autotuning_only:
         model: Any = AutotuneModel(auto, line_of=doc.line_of, quantiles=quantiles)
         default_high = model.cfg.capacity.max_servers
-    elif "mix" in sec:  # the cheapest mix of processor types (simsched.run.mix)
+    elif "mix" in sec and resource is None:  # the cheapest mix of processor types; --resource sizes one instead
         from simsched.run.mix import MixModel
 
         model = MixModel(doc, sec["mix"])
@@ -608,7 +608,7 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
         res = resource if resource is not None else sec.get("resource")
         model = TaskGraphModel(doc, res, from_option=resource is not None)
         default_high = DEFAULT_MAX
-    if "mix" not in sec or autotuning_only:
+    if not hasattr(model, "mixes"):
         check_objective(obj, model, field=field_, file=doc.file, line=line)
     sec_vars = sec.get("schedulers")
     return CapacityQuestion(
