@@ -163,3 +163,38 @@ def test_carbon_defer_without_trace_is_mct_and_with_one_saves_carbon(tmp_path: P
         g = defer.problem.graph
         entry = np.diff(g.pred_ptr) == 0
         assert (defer.schedule.start[entry] >= g.arrival[entry]).all()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 40), st.integers(1, 4), st.sampled_from([0.0, 2.0, 10.0]),
+       st.booleans())
+def test_power_off_intervals_never_overlap_work_and_energy_matches_reference(seed: int, n: int, m: int,
+                                                                             timeout: float, failures: bool) -> None:
+    from simsched.schedulers.poweroff import PowerOff
+    from simsched.simulator.power import without_down
+    from simsched.testing.energy_check import reference
+
+    rng = np.random.default_rng(seed)
+    procs = [Processor(f"p{i}") for i in range(m)]
+    g = random_dag(n, ccr=0.3, rng=rng)
+    from simsched.workloads.taskgraph import TaskGraph
+
+    arrival = np.round(rng.uniform(0, 200, n) * (g.level == 0), 1)  # entry tasks arrive over time
+    g = TaskGraph(g.names, np.stack([g.edge_src, g.edge_dst], axis=1), g.edge_data, work=g.work, arrival=arrival)
+    problem = Problem(g, Platform.uniform(procs, bandwidth=2.0))
+    tables = random_tables(m, rng)
+    policy = PowerOff(timeout=timeout)
+    policy.use_power(tables)
+    d = Disruptions(failure_rate=0.01, repair_time=5.0) if failures else None
+    schedule, stats = run_online(problem, policy, None, np.random.default_rng(seed), d, np.random.default_rng(seed))
+    horizon = float(schedule.finish.max())
+    iv = Intervals.of_schedule(schedule, None, stats.log)
+    off = without_down(policy.off_intervals(horizon, schedule), iv.down)
+    for p, a, b in off.tolist():
+        busy = (iv.proc == p) & (iv.start < b - 1e-9) & (iv.end > a + 1e-9)
+        assert not busy.any(), f"processor {p} off on [{a}, {b}] while busy"
+    iv = Intervals(iv.task, iv.proc, iv.start, iv.end, iv.pstate, iv.down, off)
+    acc = account(tables, iv, horizon, n)
+    np.testing.assert_allclose(acc.time_in_states(), horizon, rtol=1e-9, atol=1e-9)
+    ref = reference(tables, iv, horizon)
+    np.testing.assert_allclose(acc.energy_j, ref["energy"], rtol=1e-9, atol=1e-6)

@@ -178,17 +178,22 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     metrics = stream_metrics(schedule, problem, stream.jobs, stream.job_arrival, job_deadline=stream.job_deadline,
                              job_priority=stream.job_priority, job_names=stream.job_names, lost_work=lost)
     elapsed = stats.policy_time_s + (follower.planning_s if follower is not None else 0.0)
-    energy = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics) \
+    off = None
+    if hasattr(scheduler, "off_intervals"):  # a policy that switched processors off says when
+        off = scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule)
+    energy = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, off=off) \
         if scenario.energy is not None else {}
     return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy)
 
 
 def energy_fields(energy: Any, problem: Problem, schedule: Schedule, stats: OnlineStats, stream: JobStream,
-                  metrics: StreamMetrics, pstate: np.ndarray | None = None) -> dict[str, float]:
+                  metrics: StreamMetrics, pstate: np.ndarray | None = None,
+                  off: np.ndarray | None = None) -> dict[str, float]:
     """``energy_j`` (and ``carbon_g``/``cost_usd``) of one stream run, killed attempts and down
     intervals included (:meth:`~simsched.simulator.power.EnergySetup.measure`), and each job record's
-    ``energy_j``: the busy energy of its tasks' attempts.  O(k log k) for k attempts."""
-    fields, acc = energy.measure(problem, schedule, pstate, stats.log)
+    ``energy_j``: the busy energy of its tasks' attempts; ``off``: the intervals a power-off policy
+    switched processors off.  O(k log k) for k attempts."""
+    fields, acc = energy.measure(problem, schedule, pstate, stats.log, off)
     per_job = np.bincount(stream.jobs, weights=acc.task_energy_j, minlength=stream.n_jobs)
     for rec, e in zip(metrics.records, per_job.tolist()):
         rec["energy_j"] = e

@@ -175,6 +175,7 @@ for _spec in (
     SchedulerSpec("fair-eft", "simsched.schedulers.jobaware:FairShareEFT", "online"),
     SchedulerSpec("power-cap", "simsched.schedulers.powercap:PowerCap", "online", check_params={"cap": 2.0}),
     SchedulerSpec("carbon-defer", "simsched.schedulers.carbon:CarbonDefer", "online"),
+    SchedulerSpec("power-off", "simsched.schedulers.poweroff:PowerOff", "online"),
     SchedulerSpec("rl", "simsched.learned.rl.policy:RLPolicy", "online", extras=("learned",)),
     SchedulerSpec("rl-world", "simsched.learned.rl.policy:RLWorldPolicy", "online", extras=("learned",)),
     SchedulerSpec("sequential", "simsched.schedulers.loadaware:Sequential", "autotune"),

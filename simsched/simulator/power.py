@@ -211,6 +211,27 @@ class Intervals:
                    np.asarray(ps, dtype=np.int64), down)
 
 
+def without_down(off: np.ndarray, down: np.ndarray) -> np.ndarray:
+    """Off intervals ``(processor, start, end)`` with the parts a down interval covers cut out (a failure
+    wins over a power state).  O((o + d) log d) plus one pass per cut."""
+    if not off.size or not down.size:
+        return off.reshape(-1, 3)
+    out: list[tuple[float, float, float]] = []
+    by_proc: dict[int, np.ndarray] = {}
+    for p in np.unique(off[:, 0]).astype(np.int64).tolist():
+        d = down[down[:, 0] == p][:, 1:]
+        by_proc[p] = d[np.argsort(d[:, 0])] if d.size else d
+    for p, a, b in off.tolist():
+        d = by_proc[int(p)]
+        for c, e in (d[(d[:, 1] > a) & (d[:, 0] < b)].tolist() if d.size else []):
+            if c > a:
+                out.append((p, a, c))
+            a = max(a, e)
+        if b > a:
+            out.append((p, a, b))
+    return np.array(out, dtype=np.float64).reshape(-1, 3)
+
+
 @dataclass(frozen=True)
 class EnergyAccount:
     """Time in each state per processor (simulated time units) and energy (joules) over ``[0, horizon]``.
@@ -497,17 +518,20 @@ class EnergySetup:
     carbon: IntensityTrace | None = None
     carbon_by_type: Mapping[str, IntensityTrace] = field(default_factory=dict)
 
-    def measure(self, problem, schedule, pstate: np.ndarray | None = None, log=None
-                ) -> tuple[dict[str, float], EnergyAccount]:
+    def measure(self, problem, schedule, pstate: np.ndarray | None = None, log=None,
+                off: np.ndarray | None = None) -> tuple[dict[str, float], EnergyAccount]:
         """The results-row fields of one simulated run — ``energy_j``, ``peak_w`` (the most watts the
         platform drew at any instant), and ``carbon_g`` / ``cost_usd`` when the setup has intensities /
         prices — and the :class:`EnergyAccount` they come from.
         ``pstate``: each task's P-state (default: all nominal); ``log``: the run's
-        :class:`~simsched.simulator.engine.DisruptionLog` (killed attempts, down intervals).
+        :class:`~simsched.simulator.engine.DisruptionLog` (killed attempts, down intervals); ``off``: the
+        ``(processor, start, end)`` intervals a policy powered processors off (cut where they failed).
         O(k log k + e) for k attempts and e edges."""
         platform = problem.platform
         tables = self.power.tables(platform)
         iv = Intervals.of_schedule(schedule, pstate, log)
+        if off is not None and off.size:
+            iv = Intervals(iv.task, iv.proc, iv.start, iv.end, iv.pstate, iv.down, without_down(off, iv.down))
         horizon = float(iv.end.max()) if iv.end.size else 0.0
         g = problem.graph
         proc = schedule.processor
