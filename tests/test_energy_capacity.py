@@ -12,8 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
-from simsched.run.capacity import answer, question_from
-from simsched.run.mix import pareto_front
+from simsched.run.mix import answer_mix, mix_question, pareto_front
 from simsched.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +29,7 @@ def _small(tmp_path: Path, capacity: dict) -> Path:
 
 def test_mix_answer_is_the_cheapest_passing_and_the_front_is_not_dominated(tmp_path: Path) -> None:
     f = _small(tmp_path, {"objective": "jct_p95 <= 200", "mix": {"cpu": [1, 2], "gpu": [0, 1]}, "days": 3})
-    result = answer(question_from(load_yaml(f)))
+    result = answer_mix(mix_question(load_yaml(f)))
     assert result["kind"] == "mix" and len(result["points"]) == 4
     labels = [p["label"] for p in result["points"]]
     assert labels == ["1 cpu + 0 gpu", "1 cpu + 1 gpu", "2 cpu + 0 gpu", "2 cpu + 1 gpu"]

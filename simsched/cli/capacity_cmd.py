@@ -258,10 +258,14 @@ def capacity_command(
 
                 atomic_write_text(json_path, json.dumps(grid, indent=2, default=str))
             return
-        question = ask(doc)
+        from simsched.run.mix import answer_mix, mix_question
+
+        mix = mix_question(doc, objective=objective, resource=resource, days=days, on_days=on_days, seed=seed,
+                           variants=policy or None)  # capacity.mix: the cheapest mix of processor types
+        question = ask(doc) if mix is None else None
         progress = _LiveProgress()
         try:
-            result = answer(question, progress)
+            result = answer(question, progress) if mix is None else answer_mix(mix, progress)
         finally:
             progress.close()
         if result.get("kind") == "mix":  # capacity.mix: the cheapest mix of processor types

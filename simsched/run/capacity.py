@@ -528,13 +528,11 @@ class CapacityQuestion:
     high: int
     variants: list[str] | None
     all_days: bool = False
-    cheapest_by: str | None = None
-    """With a ``capacity.mix`` section (``model`` is then a :class:`~simsched.run.mix.MixModel`): the
-    metric the cheapest passing mix minimises."""
 
 
 _SECTION_FIELDS = {"objective": str, "resource": str, "days": int, "on_days": float, "max": int, "schedulers": list,
                    "mix": dict, "cheapest_by": str}
+"""``mix`` and ``cheapest_by`` ask :mod:`simsched.run.mix`'s question (the cheapest mix of processor types)."""
 
 
 def _section(doc: Any) -> dict[str, Any]:
@@ -599,36 +597,23 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
     if autotuning_only:
         model: Any = AutotuneModel(auto, line_of=doc.line_of, quantiles=quantiles)
         default_high = model.cfg.capacity.max_servers
-    elif "mix" in sec and resource is None:  # the cheapest mix of processor types; --resource sizes one instead
-        from simsched.run.mix import MixModel
-
-        model = MixModel(doc, sec["mix"])
-        default_high = DEFAULT_MAX
     else:
         res = resource if resource is not None else sec.get("resource")
         model = TaskGraphModel(doc, res, from_option=resource is not None)
         default_high = DEFAULT_MAX
-    if not hasattr(model, "mixes"):
-        check_objective(obj, model, field=field_, file=doc.file, line=line)
+    check_objective(obj, model, field=field_, file=doc.file, line=line)
     sec_vars = sec.get("schedulers")
     return CapacityQuestion(
         model, obj, int(seed if seed is not None else doc.data.get("seed", 0) or 0),
         int(days if days is not None else sec.get("days", DEFAULT_DAYS)),
         float(on_days if on_days is not None else sec.get("on_days", DEFAULT_ON_DAYS)),
         int(high if high is not None else sec.get("max", default_high)),
-        list(variants) if variants else ([str(v) for v in sec_vars] if sec_vars else None), all_days,
-        sec.get("cheapest_by"))
+        list(variants) if variants else ([str(v) for v in sec_vars] if sec_vars else None), all_days)
 
 
 def answer(question: CapacityQuestion, progress: Progress | None = None) -> dict[str, Any]:
-    """:func:`find_capacity` for a :class:`CapacityQuestion`, or :func:`~simsched.run.mix.find_mix` for
-    the first chosen scheduler when the question has a ``capacity.mix``."""
-    if hasattr(question.model, "mixes"):
-        from simsched.run.mix import find_mix
-
-        return find_mix(question.model, question.objective, variant=(question.variants or question.model.variants)[0],
-                        seed=question.seed, days=question.days, on_days=question.on_days,
-                        cheapest_by=question.cheapest_by, progress=progress)
+    """:func:`find_capacity` for a :class:`CapacityQuestion` (a ``capacity.mix`` question is
+    :mod:`simsched.run.mix`'s)."""
     return find_capacity(question.model, question.objective, seed=question.seed, days=question.days,
                          on_days=question.on_days, variants=question.variants, high=question.high,
                          progress=progress, all_days=question.all_days)

@@ -26,12 +26,22 @@ import copy
 import itertools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from simsched.errors import SimschedError
-from simsched.run.capacity import Level, Objective, Progress, with_energy_units
+from simsched.run.capacity import (
+    DEFAULT_DAYS,
+    DEFAULT_ON_DAYS,
+    Level,
+    Objective,
+    Progress,
+    _section,
+    parse_objective,
+    with_energy_units,
+)
 
 MAX_MIXES = 400
 
@@ -201,3 +211,50 @@ def mix_statement(result: Mapping[str, Any]) -> str:
     return (f"{result['variant']}: the cheapest mix by {by} meeting {result['objective']} is {p['label']}: "
             f"{p['met_days']}/{p['days']} days ({p['rate']:.0%}; 95% Wilson interval {lo:.0%}–{hi:.0%}), "
             f"{by} mean {c['mean']:.4g} (95% t interval {c['t_low']:.4g}–{c['t_high']:.4g})")
+
+
+@dataclass(frozen=True)
+class MixQuestion:
+    """A scenario's ``capacity.mix`` question with the command line's choices applied."""
+
+    model: MixModel
+    objective: Objective
+    variant: str
+    seed: int
+    days: int
+    on_days: float
+    cheapest_by: str | None
+
+
+def mix_question(doc: Any, *, objective: str | None = None, resource: str | None = None, days: int | None = None,
+                 on_days: float | None = None, seed: int | None = None,
+                 variants: Sequence[str] | None = None) -> MixQuestion | None:
+    """The mix question of a loaded scenario document, or None when it has no ``capacity.mix`` or the
+    command line names one ``--resource`` to size (then it is :func:`~simsched.run.capacity.question_from`'s).
+    The command line's values win over the section's; the scheduler is the first chosen (default: the
+    scenario's first).  Errors name the file, field and line."""
+    if not isinstance(doc.data, dict) or resource is not None:
+        return None
+    sec = _section(doc)
+    if "mix" not in sec:
+        return None
+    text, field, line = objective, "--objective", None
+    if text is None and "objective" in sec:
+        text, field, line = sec["objective"], "capacity.objective", doc.line_of(("capacity", "objective"))
+    if text is None:
+        raise SimschedError("no service objective: give --objective 'METRIC <= NUMBER' or capacity.objective",
+                            field="--objective", file=doc.file)
+    obj = parse_objective(text, field=field, file=doc.file, line=line)
+    model = MixModel(doc, sec["mix"])
+    chosen = list(variants) if variants else [str(v) for v in sec.get("schedulers") or []] or model.variants
+    return MixQuestion(model, obj, chosen[0], int(seed if seed is not None else doc.data.get("seed", 0) or 0),
+                       int(days if days is not None else sec.get("days", DEFAULT_DAYS)),
+                       float(on_days if on_days is not None else sec.get("on_days", DEFAULT_ON_DAYS)),
+                       sec.get("cheapest_by"))
+
+
+def answer_mix(question: MixQuestion, progress: Progress | None = None) -> dict[str, Any]:
+    """:func:`find_mix` for a :class:`MixQuestion`."""
+    return find_mix(question.model, question.objective, variant=question.variant, seed=question.seed,
+                    days=question.days, on_days=question.on_days, cheapest_by=question.cheapest_by,
+                    progress=progress)
