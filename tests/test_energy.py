@@ -228,3 +228,17 @@ def test_setup_resolves_against_any_platform() -> None:
     setup = EnergySetup(PowerModel({"cpu": ProcessorPower.simple(1, 2)}, {"c3": ProcessorPower.simple(5, 9)}))
     tables = setup.power.tables(Platform.uniform([Processor(f"c{i}") for i in range(4)]))
     assert tables.idle_w[:, 0].tolist() == [1, 1, 1, 5]
+
+
+def test_simgrid_k_core_host_with_epsilon_equal_idle() -> None:
+    """docs/energy.md: a 2-core SimGrid host (Idle = 2i, AllCores = 2b, Epsilon = Idle) = 2 processors."""
+    i, b = 10.0, 50.0
+    tables = PowerTables.build([ProcessorPower.simple(i, b)] * 2)
+    iv = Intervals(np.array([0, 1]), np.array([0, 1]), np.array([0.0, 2.0]), np.array([4.0, 6.0]), np.array([0, 0]))
+    idle_h, all_h = 2 * i, 2 * b
+
+    def host(load: float) -> float:
+        return idle_h if load == 0 else idle_h + load * (all_h - idle_h)
+
+    simgrid = host(0.5) * 2 + host(1.0) * 2 + host(0.5) * 2 + host(0.0) * 2  # on [0,2) [2,4) [4,6) [6,8)
+    assert account(tables, iv, 8.0, 2).total_j == pytest.approx(simgrid)
