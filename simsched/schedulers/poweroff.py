@@ -26,6 +26,7 @@ from simsched.errors import SimschedError
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.power import PowerTables
 from simsched.simulator.problem import Problem
+from simsched.simulator.schedule import Schedule
 
 
 class PowerOff:
@@ -114,7 +115,7 @@ class PowerOff:
         self.wake_at = wake if wake < math.inf else None
         return out
 
-    def off_intervals(self, horizon: float, schedule) -> np.ndarray:
+    def off_intervals(self, horizon: float, schedule: Schedule) -> np.ndarray:
         """``(k, 3)`` rows ``(processor, off since, back on)``: every off interval of the finished run
         (``schedule``: its last tasks' finishes), those still off at ``horizon`` open (``inf``).
         O(k + m)."""

@@ -37,10 +37,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simsched.errors import SimschedError
+
+if TYPE_CHECKING:
+    from simsched.simulator.engine import DisruptionLog
+    from simsched.simulator.platform import Platform
+    from simsched.simulator.problem import Problem
+    from simsched.simulator.schedule import Schedule
 
 J_PER_KWH = 3.6e6
 
@@ -115,7 +122,7 @@ class PowerModel:
             raise SimschedError(f"processor {name!r} (type {ptype!r}) has no power entry")
         return entry
 
-    def tables(self, platform) -> PowerTables:
+    def tables(self, platform: Platform) -> PowerTables:
         """The model resolved for ``platform``'s processors (raises when one has no entry).  O(m K)."""
         return PowerTables.build([self.of(p.name, p.type) for p in platform.processors], self.link_j_per_unit,
                                  self.time_unit_s)
@@ -185,7 +192,8 @@ class Intervals:
     off: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
 
     @classmethod
-    def of_schedule(cls, schedule, pstate: np.ndarray | None = None, log=None) -> Intervals:
+    def of_schedule(cls, schedule: Schedule, pstate: np.ndarray | None = None,
+                    log: DisruptionLog | None = None) -> Intervals:
         """From a :class:`~simsched.simulator.schedule.Schedule` (its copies too) and, for a run with
         disruptions, its :class:`~simsched.simulator.engine.DisruptionLog`: the log's attempts replace
         the schedule's records (they include every completed attempt and every killed one)."""
@@ -518,8 +526,9 @@ class EnergySetup:
     carbon: IntensityTrace | None = None
     carbon_by_type: Mapping[str, IntensityTrace] = field(default_factory=dict)
 
-    def measure(self, problem, schedule, pstate: np.ndarray | None = None, log=None,
-                off: np.ndarray | None = None) -> tuple[dict[str, float], EnergyAccount]:
+    def measure(self, problem: Problem, schedule: Schedule, pstate: np.ndarray | None = None,
+                log: DisruptionLog | None = None, off: np.ndarray | None = None
+                ) -> tuple[dict[str, float], EnergyAccount]:
         """The results-row fields of one simulated run — ``energy_j``, ``peak_w`` (the most watts the
         platform drew at any instant), and ``carbon_g`` / ``cost_usd`` when the setup has intensities /
         prices — and the :class:`EnergyAccount` they come from.
