@@ -210,7 +210,8 @@ def mix_statement(result: Mapping[str, Any]) -> str:
     lo, hi = p["wilson"]
     return (f"{result['variant']}: the cheapest mix by {by} meeting {result['objective']} is {p['label']}: "
             f"{p['met_days']}/{p['days']} days ({p['rate']:.0%}; 95% Wilson interval {lo:.0%}–{hi:.0%}), "
-            f"{by} mean {c['mean']:.4g} (95% t interval {c['t_low']:.4g}–{c['t_high']:.4g})")
+            f"{by} mean {c['mean']:.4g}" + (f" (95% t interval {c['t_low']:.4g}–{c['t_high']:.4g})"
+                                            if math.isfinite(c["t_low"]) else ""))
 
 
 @dataclass(frozen=True)
