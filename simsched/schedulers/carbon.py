@@ -28,7 +28,7 @@ from simsched.simulator.problem import Problem
 
 
 class CarbonDefer:
-    """Carbon-aware deferral of whole jobs within a slack (module docstring).
+    """Holds each job, within a slack after its arrival, for the lowest-carbon time; then MCT.
 
     Parameters:
         slack: how long after its arrival a job may be held (time units, >= 0).

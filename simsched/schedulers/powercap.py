@@ -28,7 +28,7 @@ from simsched.simulator.problem import Problem
 
 
 class PowerCap:
-    """Earliest completion under a power cap (module docstring).
+    """Earliest completion on idle processors while the platform's power stays under a cap in watts.
 
     Parameters:
         cap: the most watts the platform may draw at any instant (with a power model; without one,

@@ -30,7 +30,7 @@ from simsched.simulator.schedule import Schedule
 
 
 class PowerOff:
-    """MCT that powers idle processors off after ``timeout`` (module docstring).
+    """MCT that powers processors off after an idle timeout and waits for their wake-up.
 
     Parameters:
         timeout: idle time (time units, >= 0) after which a processor is switched off.

@@ -66,7 +66,7 @@ def reclaim_slack(problem: Problem, plan: Plan, tables: PowerTables) -> Plan:
 
 
 class HEFTSlack:
-    """HEFT, then slack reclamation with DVFS (module docstring): HEFT's makespan, less energy.
+    """HEFT, then slower P-states for tasks with slack (DVFS): HEFT's starts and makespan, less energy.
 
     O(HEFT) + O(n K + e).  Deterministic (``rng`` unused).  The runner hands it the scenario's power
     model through :meth:`use_power`; without one it plans exactly as HEFT.
