@@ -242,3 +242,22 @@ def test_simgrid_k_core_host_with_epsilon_equal_idle() -> None:
 
     simgrid = host(0.5) * 2 + host(1.0) * 2 + host(0.5) * 2 + host(0.0) * 2  # on [0,2) [2,4) [4,6) [6,8)
     assert account(tables, iv, 8.0, 2).total_j == pytest.approx(simgrid)
+
+
+def test_autotuning_rows_report_energy(tmp_path: Path) -> None:
+    from simsched.run.autotune import _interference, plan_jobs, run_autotuning, servers_of
+    from simsched.scenario import load_scenario
+    from simsched.schedulers.registry import AUTOTUNE_POLICIES
+    from simsched.simulator.autotune_engine import simulate
+
+    cfg = load_scenario(ROOT / "scenarios/energy/autotuning_power.yaml").autotuning
+    row = run_autotuning(cfg, seed=1, policies=["sequential"])["results"][0]
+    # one server (60 W + 9 W per busy core) and one GPU (40 W idle, 250 W busy) over the makespan
+    r = simulate(plan_jobs(cfg, 1), servers_of(cfg), AUTOTUNE_POLICIES["sequential"](), _interference(cfg))
+    assert r.gpu_busy_s > 0 and r.core_busy_s > 0
+    assert row["energy_j"] == pytest.approx(r.makespan * (60 + 40) + r.gpu_busy_s * (250 - 40) + r.core_busy_s * 9,
+                                            rel=1e-12)
+    f = tmp_path / "a.yaml"
+    f.write_text((ROOT / "scenarios/energy/autotuning_power.yaml").read_text().replace("gpu_busy: 250", "gpu_busy: 30"))
+    result = CliRunner().invoke(app, ["run", str(f), "--json", str(tmp_path / "o.json")])
+    assert result.exit_code == 2 and "autotuning.power" in result.output and not (tmp_path / "o.json").exists()
