@@ -264,15 +264,25 @@ def capacity_command(
 
                 atomic_write_text(json_path, json.dumps(grid, indent=2, default=str))
             return
-        question = ask(doc)
+        from simsched.run.mix import answer_mix, mix_question
+
+        mix = mix_question(doc, objective=objective, resource=resource, days=days, on_days=on_days, seed=seed,
+                           variants=policy or None)  # capacity.mix: the cheapest mix of processor types
+        question = ask(doc) if mix is None else None
         progress = _LiveProgress()
         try:
-            result = answer(question, progress)
+            result = answer(question, progress) if mix is None else answer_mix(mix, progress)
         finally:
             progress.close()
-        print_capacity_table(result)
+        if result.get("kind") == "mix":  # capacity.mix: the cheapest mix of processor types
+            from simsched.cli.mix_view import print_mix_table, write_mix_plot
+
+            print_table, write_plot = print_mix_table, write_mix_plot
+        else:
+            print_table, write_plot = print_capacity_table, write_capacity_plot
+        print_table(result)
         if plot is not None:
-            write_capacity_plot(result, plot)
+            write_plot(result, plot)
             typer.echo(f"plot written to {plot}")
         if json_path is not None:
             from simsched.fileio import atomic_write_text

@@ -66,6 +66,50 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "links": "Per-pair overrides of the network (both directions).",
         "affinity": "`affinity[kind][type]`: speed multiplier of a task kind on a processor type "
                     "(missing = 1, 0 = may not run there).",
+        "power": "Watts per processor type (and per processor): idle, busy, P-states, powered off, failed; "
+                 "adds `energy_j` to every results row (see [energy.md](energy.md)).",
+        "prices": "Money: `kwh` and per type `hourly`/`billing` or `purchase`/`lifetime_hours`; adds `cost_usd`.",
+        "carbon": "Grid intensity (gCO2/kWh): a constant `intensity` or a CSV `trace`; adds `carbon_g`.",
+    },
+    "PowerSection": {
+        "types": "A power entry per processor type; every processor needs its type's or its own.",
+        "processors": "Per processor name: overrides its type's entry.",
+        "link_energy": "Joules per unit of data moved between two different processors.",
+        "time_unit_s": "Seconds per simulated time unit (watts x seconds = joules).",
+    },
+    "PowerSpec": {
+        "idle": "Watts when on and idle (with `busy`: one P-state of speed 1).",
+        "busy": "Watts when running a task (>= `idle`).",
+        "pstates": "Instead of idle/busy: P-states `{speed, busy, idle}`, the first the nominal one.",
+        "powered_off": "Watts when powered off (not `off`: YAML reads a bare `off` as false).",
+        "failed": "Watts while failed, until repaired (default: `powered_off`).",
+        "switch_latency": "Time a P-state switch takes (in the idle gap before the task).",
+        "switch_energy": "Joules per P-state switch.",
+        "on_delay": "Time to power on (the end of an off interval).",
+        "on_energy": "Joules per power-on.",
+        "off_delay": "Time to power off (the start of an off interval).",
+        "off_energy": "Joules per power-off.",
+    },
+    "PStateSpec": {
+        "speed": "Speed factor (> 0): a task takes `1 / speed` times its nominal time.",
+        "busy": "Watts when busy in this P-state.",
+        "idle": "Watts when idle in this P-state (<= `busy`).",
+    },
+    "PricesSection": {
+        "kwh": "Money per kWh drawn.",
+        "types": "A price per processor type.",
+    },
+    "PriceSpec": {
+        "hourly": "On-demand price per processor-hour, for the whole run.",
+        "billing": "`second` (pro rata) or `hour` (every started hour is billed).",
+        "purchase": "Purchase price, amortised per hour over `lifetime_hours`.",
+        "lifetime_hours": "Hours over which `purchase` is amortised.",
+    },
+    "CarbonSection": {
+        "intensity": "A constant gCO2/kWh (or give `trace`).",
+        "trace": "CSV `time,intensity` (times from 0, increasing), relative to the scenario file.",
+        "interpolation": "`step` (hold each value) or `linear` between rows.",
+        "types": "Per processor type: its own trace file (another site or grid).",
     },
     "ProcessorSpec": {
         "name": "Processor name (with `count`: the prefix, `cpu` -> `cpu0 .. cpu{count-1}`).",
@@ -158,6 +202,14 @@ EXAMPLES: dict[str, str] = {
     "PlatformSpec": "processors:\n  - {name: cpu, type: cpu, speed: 1.0, count: 8}\n"
                     "  - {name: gpu, type: gpu, speed: 4.0, count: 2}\nnetwork: {bandwidth: 10.0, latency: 0.1}\n"
                     "links: [{from: cpu0, to: gpu0, bandwidth: 100}]\naffinity: {conv: {gpu: 10.0}, io: {gpu: 0}}\n",
+    "PowerSection": "types:\n  cpu: {idle: 20, busy: 95, powered_off: 2}\n"
+                    "  gpu: {pstates: [{speed: 1.0, busy: 300, idle: 50}, {speed: 0.6, busy: 140, idle: 40}]}\n"
+                    "processors: {gpu1: {idle: 60, busy: 320}}\nlink_energy: 0.5\n",
+    "PowerSpec": "{idle: 20, busy: 95, powered_off: 2, failed: 0, on_delay: 30, on_energy: 900}\n",
+    "PStateSpec": "{speed: 0.6, busy: 140, idle: 40}\n",
+    "PricesSection": "kwh: 0.25\ntypes: {gpu: {hourly: 2.5, billing: hour}}\n",
+    "PriceSpec": "{purchase: 4000, lifetime_hours: 26280}\n",
+    "CarbonSection": "{intensity: 350}\n",
     "ProcessorSpec": "{name: gpu, type: gpu, speed: 4.0, memory: 16, host: node1, count: 2}\n",
     "NetworkSpec": "{bandwidth: 10.0, latency: 0.1, host_bandwidth: 100.0, host_latency: 0.0}\n",
     "LinkSpec": "{from: node1, to: node2, bandwidth: 1.0, latency: 0.5}\n",

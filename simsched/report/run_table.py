@@ -67,6 +67,10 @@ STREAM = (
 )
 
 
+ENERGY = Column("energy_j", "kWh", "energy of the run: busy, idle, off and switching (platform.power)", 1 / 3.6e6)
+"""Shown whenever the scenario has a power model (the results JSON also has ``carbon_g`` and ``cost_usd``)."""
+
+
 def is_stream(report: RunReport) -> bool:
     """True when the run's rows carry job metrics (a job stream, or failures/stragglers)."""
     return bool(report.rows) and "jct_mean" in report.rows[0]
@@ -81,8 +85,10 @@ def columns(report: RunReport, wide: bool = False) -> list[Column]:
     the deadline column when no job has a deadline and lost work when no processor can fail.  ``wide``:
     every task-graph column, then every stream column.  O(rows)."""
     rows = report.rows
+    energy = [ENERGY] if rows and ENERGY.key in rows[0] and getattr(report.scenario, "energy", None) else []
     if not is_stream(report):
-        return list(STATIC) if wide else [c for c in STATIC if c.key not in ("avg_turnaround", "avg_waiting")]
+        static = list(STATIC) if wide else [c for c in STATIC if c.key not in ("avg_turnaround", "avg_waiting")]
+        return static + energy
 
     def present(c: Column) -> bool:
         if c.key == "deadline_miss_rate":
@@ -96,7 +102,7 @@ def columns(report: RunReport, wide: bool = False) -> list[Column]:
             return bool(np.any(np.asarray(d.failure_rate) > 0) or d.down_trace)
         return c.key in rows[0]
 
-    stream = [c for c in STREAM if present(c)]
+    stream = [c for c in STREAM if present(c)] + energy
     if not wide:
         return stream
     return [*STATIC, *(c for c in stream if c.key != "utilization")]

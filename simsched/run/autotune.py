@@ -127,8 +127,22 @@ def run_autotuning(section: AutotuningSection | dict, *, base_dir: str | Path | 
         plans = plan_jobs(cfg, seed + r)
         for n in names:
             res = simulate(plans, servers, AUTOTUNE_POLICIES[n](), _interference(cfg))
-            results.append({**res.summary(), "seed": seed + r, "wall_s": res.wall_s})
+            row = {**res.summary(), "seed": seed + r, "wall_s": res.wall_s}
+            if cfg.power is not None:
+                row["energy_j"] = autotune_energy_j(cfg, res, servers)
+            results.append(row)
     return {"kind": "autotuning", "policies": names, "results": results, "summary": summarise(results)}
+
+
+def autotune_energy_j(cfg: AutotuningSection, res: AutotuneResult, servers: Sequence[ServerSpec]) -> float:
+    """Joules of one autotuning day under ``cfg.power``: every server and GPU on over the makespan at its
+    idle watts, plus the busy GPUs' and busy cores' extra watts over their busy seconds — the integral of
+    a power linear in the load (SimGrid's ``Idle + load x (AllCores - Idle)``), from the engine's
+    recorded busy times.  O(servers)."""
+    pw = cfg.power
+    gpus = sum(sum(1 for d in s.devices if d == "gpu") for s in servers)
+    return float(res.makespan * (len(servers) * pw.server_idle + gpus * pw.gpu_idle)
+                 + res.gpu_busy_s * (pw.gpu_busy - pw.gpu_idle) + res.core_busy_s * pw.core_busy)
 
 
 SUMMARY_KEYS = ("makespan_h", "mean_completion_h", "device_idle_fraction", "cpu_utilisation",

@@ -346,8 +346,19 @@ class TaskGraphModel:
 
         report = run_scenario(self.scenario(capacity), schedulers=[variant], seed=seed, repetitions=1)
         row = report.rows[0]
-        return {k: float(v) for k, v in row.items()
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "seed"}
+        return with_energy_units({k: float(v) for k, v in row.items()
+                                  if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "seed"})
+
+
+def with_energy_units(metrics: dict[str, float]) -> dict[str, float]:
+    """``metrics`` with ``energy_kwh`` (from ``energy_j``) and ``carbon_kg`` (from ``carbon_g``) added
+    where those are present (a scenario with a power model): the units objectives are written in,
+    e.g. ``jct_p95 <= 300 and energy_kwh <= 500 and cost_usd <= 1200``."""
+    if "energy_j" in metrics:
+        metrics["energy_kwh"] = metrics["energy_j"] / 3.6e6
+    if "carbon_g" in metrics:
+        metrics["carbon_kg"] = metrics["carbon_g"] / 1000.0
+    return metrics
 
 
 class AutotuneModel:
@@ -519,7 +530,9 @@ class CapacityQuestion:
     all_days: bool = False
 
 
-_SECTION_FIELDS = {"objective": str, "resource": str, "days": int, "on_days": float, "max": int, "schedulers": list}
+_SECTION_FIELDS = {"objective": str, "resource": str, "days": int, "on_days": float, "max": int, "schedulers": list,
+                   "mix": dict, "cheapest_by": str}
+"""``mix`` and ``cheapest_by`` ask :mod:`simsched.run.mix`'s question (the cheapest mix of processor types)."""
 
 
 def _section(doc: Any) -> dict[str, Any]:
@@ -607,7 +620,8 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
 
 
 def answer(question: CapacityQuestion, progress: Progress | None = None) -> dict[str, Any]:
-    """:func:`find_capacity` for a :class:`CapacityQuestion`."""
+    """:func:`find_capacity` for a :class:`CapacityQuestion` (a ``capacity.mix`` question is
+    :mod:`simsched.run.mix`'s)."""
     return find_capacity(question.model, question.objective, seed=question.seed, days=question.days,
                          on_days=question.on_days, variants=question.variants, high=question.high,
                          progress=progress, all_days=question.all_days)

@@ -100,15 +100,16 @@ def _select(scenario: Scenario, names: Sequence[str] | None,
     return chosen
 
 
-def prediction_mismatch(problem: Problem, plan: Plan) -> str | None:
+def prediction_mismatch(problem: Problem, plan: Plan, durations: np.ndarray | None = None) -> str | None:
     """The first task whose planned start or finish the simulator (without noise) does not
     reproduce, as ``"task 't3': planned start 10 but simulated 12"``; None when they agree or the plan
-    has no times.  O(n log n + e) through the fast evaluator (equal to the engine's times)."""
+    has no times.  ``durations``: each task's time on its planned processor when not the cost model's
+    (a plan with P-states).  O(n log n + e) through the fast evaluator (equal to the engine's times)."""
     from simsched.simulator.evaluate import evaluate_plan
 
     if plan.start is None and plan.finish is None:
         return None
-    simulated = evaluate_plan(problem, plan)
+    simulated = evaluate_plan(problem, plan, durations)
     tol = 1e-6 * max(1.0, float(np.abs(simulated.finish).max()))
     first: tuple[int, str, float, float] | None = None
     for what in ("start", "finish"):
@@ -126,7 +127,8 @@ def prediction_mismatch(problem: Problem, plan: Plan) -> str | None:
 
 def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None,
              scheduler_rng: np.random.Generator, warn: Callable[[str], None] | None = None,
-             scheduler: Any = None, info: dict[str, Any] | None = None) -> tuple[Schedule, float]:
+             scheduler: Any = None, info: dict[str, Any] | None = None,
+             power: Any = None) -> tuple[Schedule, float]:
     """Run one scheduler once in the simulator; returns the schedule and the scheduler's own wall
     time (planning time of a static planner, time inside ``decide`` of an online policy).
     ``scheduler``: the instance to run (default: a fresh one from ``spec``).  With ``warn``, a static
@@ -139,13 +141,20 @@ def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None
 
     if scheduler is None:
         scheduler = spec.create()
+    if hasattr(scheduler, "use_power"):
+        scheduler.use_power(power)
     if registry.kind(type(scheduler)) == "static":
         t0 = time.perf_counter()
         plan = scheduler.plan(problem, scheduler_rng)
         elapsed = time.perf_counter() - t0
         if info is not None:
             info.update(plan.info)
-        mismatch = prediction_mismatch(problem, plan) if warn is not None else None
+        durations = None
+        if plan.info.get("pstate") is not None and power is not None:
+            slow = power.slowdown(plan.processor, plan.info["pstate"])
+            durations = problem.cost_pairs(np.arange(problem.n_tasks), plan.processor) * slow
+            factors = slow if factors is None else factors * slow
+        mismatch = prediction_mismatch(problem, plan, durations) if warn is not None else None
         if mismatch is not None:
             warn(f"{spec.label}: its plan's predicted times differ from the simulated ones ({mismatch}); "
                  f"the simulated times count, and `simsched check` tests the planner")
@@ -289,6 +298,7 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     problem = build_problem(scenario, base)
     bound = lower_bound(problem)
     noisy = not scenario.noise.deterministic
+    power = scenario.energy.power.tables(problem.platform) if scenario.energy is not None else None
     report = RunReport(scenario, problem, base, reps, [s.label for s in specs], bound)
     if scenario.is_dynamic:  # job streams, failures, stragglers: the online engine, one day per repetition
         _run_dynamic(scenario, specs, base, reps, report, progress)
@@ -299,15 +309,17 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
         info: dict[str, Any] = {}
         try:
             schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
-                                         report.warnings.append if r == 0 else None, scheduler, info)
+                                         report.warnings.append if r == 0 else None, scheduler, info, power)
         except SchedulerDeclined as exc:  # same problem every repetition: declined for all of them
             report.declined[spec.label] = str(exc)
             report.schedulers.remove(spec.label)
             report.rows = [row for row in report.rows if row["scheduler"] != spec.label]
             report.schedules.pop(spec.label, None)
             continue
-        _check_simulated(spec.label, schedule, problem, exact=not noisy)
+        _check_simulated(spec.label, schedule, problem, exact=not noisy and info.get("pstate") is None)
         report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
+        if scenario.energy is not None:
+            report.rows[-1].update(scenario.energy.measure(problem, schedule, info.get("pstate"))[0])
         if checkpoint is not None:
             report.rows[-1]["checkpoint"] = checkpoint
         if r == 0:
@@ -375,6 +387,7 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
         row["restarts"] = run.stats.restarts
         row["slowed_tasks"] = run.stats.slowed_tasks
         row["jobs"] = run.metrics.records
+        row.update(run.energy)
         if checkpoint is not None:
             row["checkpoint"] = checkpoint
         report.rows.append(row)

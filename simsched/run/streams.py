@@ -25,7 +25,7 @@ The fast evaluator is never used here; it refuses disruptions (see
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -141,6 +141,8 @@ class StreamRun:
     stats: OnlineStats
     metrics: StreamMetrics
     scheduler_time_s: float
+    energy: dict[str, float] = field(default_factory=dict)
+    """``energy_j`` (and ``carbon_g``/``cost_usd``) when the scenario has a power model (:func:`energy_fields`)."""
 
 
 def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
@@ -165,12 +167,37 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     follower = None
     if registry.kind(type(scheduler)) == "static":
         scheduler = follower = PlanFollower(scheduler, stream.jobs)
+    else:  # an energy-aware policy reads the power model and the carbon trace (it never writes energy)
+        energy = scenario.energy
+        if hasattr(scheduler, "use_power"):
+            scheduler.use_power(energy.power.tables(problem.platform) if energy is not None else None)
+        if hasattr(scheduler, "use_carbon"):
+            scheduler.use_carbon(energy.carbon if energy is not None else None)
     schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng)
     lost = stats.log.lost_work(problem.n_tasks) if stats.log is not None else None
     metrics = stream_metrics(schedule, problem, stream.jobs, stream.job_arrival, job_deadline=stream.job_deadline,
                              job_priority=stream.job_priority, job_names=stream.job_names, lost_work=lost)
     elapsed = stats.policy_time_s + (follower.planning_s if follower is not None else 0.0)
-    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed))
+    off = None
+    if hasattr(scheduler, "off_intervals"):  # a policy that switched processors off says when
+        off = scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule)
+    energy = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, off=off) \
+        if scenario.energy is not None else {}
+    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy)
+
+
+def energy_fields(energy: Any, problem: Problem, schedule: Schedule, stats: OnlineStats, stream: JobStream,
+                  metrics: StreamMetrics, pstate: np.ndarray | None = None,
+                  off: np.ndarray | None = None) -> dict[str, float]:
+    """``energy_j`` (and ``carbon_g``/``cost_usd``) of one stream run, killed attempts and down
+    intervals included (:meth:`~simsched.simulator.power.EnergySetup.measure`), and each job record's
+    ``energy_j``: the busy energy of its tasks' attempts; ``off``: the intervals a power-off policy
+    switched processors off.  O(k log k) for k attempts."""
+    fields, acc = energy.measure(problem, schedule, pstate, stats.log, off)
+    per_job = np.bincount(stream.jobs, weights=acc.task_energy_j, minlength=stream.n_jobs)
+    for rec, e in zip(metrics.records, per_job.tolist()):
+        rec["energy_j"] = e
+    return fields
 
 
 @dataclass(frozen=True)
@@ -222,23 +249,6 @@ def offered_load_of(scenario: Scenario, seed: int) -> OfferedLoad | None:
     arrival = stream.job_arrival
     rate = (len(arrival) - 1) / float(arrival.max() - arrival.min())
     return OfferedLoad(least, by_type, offered_load(problem, arrival), rate, len(arrival), seed)
-
-
-def table_columns(report: Any) -> list[tuple[str, str, float, str]]:
-    """The stream columns ``simsched run`` adds to its table, as ``(key, header, scale, unit)``:
-    mean and p95 JCT and mean slowdown for every dynamic run, the deadline-miss rate when jobs have
-    deadlines, lost work when processors fail (the results JSON has every stream metric).  Empty
-    for a static scenario."""
-    rows = report.rows
-    if not rows or "jct_mean" not in rows[0]:
-        return []
-    cols = [("jct_mean", "mean JCT", 1.0, ""), ("jct_p95", "p95 JCT", 1.0, ""), ("slowdown_mean", "slowdown", 1.0, "")]
-    if any(r["deadline_miss_rate"] == r["deadline_miss_rate"] for r in rows):  # some job has a deadline
-        cols.append(("deadline_miss_rate", "deadline miss", 100.0, "%"))
-    d = report.scenario.disruptions
-    if d is not None and (np.any(np.asarray(d.failure_rate) > 0) or d.down_trace):
-        cols.append(("lost_work", "lost work", 1.0, ""))
-    return cols
 
 
 def largest_job_problem(problem: Problem, stream: JobStream) -> Problem:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from simsched import limits
 from simsched.errors import SimschedError
+from simsched.scenario.schema import Amount
 from simsched.schedulers.registry import AUTOTUNE_POLICIES
 from simsched.workloads.autotuning import model_tasks
 
@@ -95,6 +96,23 @@ class CapacityModel(_Strict):
     policies: list[str] | None = None
 
 
+class AutotunePowerModel(_Strict):
+    """Watts of the autotuning servers: ``server_idle`` per server (on for the whole day),
+    ``core_busy`` more per busy core, ``gpu_idle`` per GPU and ``gpu_busy`` (>= ``gpu_idle``) while it
+    measures.  Adds ``energy_j`` to every autotuning results row (docs/energy.md)."""
+
+    server_idle: Amount = 0.0
+    core_busy: Amount = 0.0
+    gpu_idle: Amount = 0.0
+    gpu_busy: Amount = 0.0
+
+    @model_validator(mode="after")
+    def _busy_over_idle(self) -> AutotunePowerModel:
+        if self.gpu_busy < self.gpu_idle:
+            raise ValueError(f"gpu_busy {self.gpu_busy:g} W is below gpu_idle {self.gpu_idle:g} W")
+        return self
+
+
 class AutotuningSection(_Strict):
     """The ``autotuning:`` section of a scenario."""
 
@@ -105,6 +123,7 @@ class AutotuningSection(_Strict):
     policies: list[str] = Field(default_factory=lambda: list(AUTOTUNE_POLICIES))
     objective: ObjectiveModel | None = None
     capacity: CapacityModel = Field(default_factory=CapacityModel)
+    power: AutotunePowerModel | None = None
 
     @model_validator(mode="after")
     def _has_jobs(self) -> AutotuningSection:

@@ -16,6 +16,7 @@ from simsched import limits
 from simsched.errors import SimschedError
 from simsched.fileio import check_outputs, note_read
 from simsched.scenario.autotuning import AutotuningSection, validate_section
+from simsched.scenario.energy import parse_energy
 from simsched.scenario.locate import Loc, Problems, _closest, _short, dotted, locate_in
 from simsched.scenario.schema import PlatformSpec, ScenarioModel
 from simsched.scenario.workload import WorkloadSpec, _parse_workload
@@ -65,6 +66,8 @@ class Scenario:
     limits: Mapping[str, Any] = field(default_factory=dict)
     disruptions: Any = None
     """:class:`~simsched.simulator.engine.Disruptions` from the ``failures``/``stragglers`` sections, or None."""
+    energy: Any = None
+    """:class:`~simsched.simulator.power.EnergySetup` from ``platform.power``/``prices``/``carbon``, or None."""
 
     @property
     def is_dynamic(self) -> bool:
@@ -234,7 +237,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
             if getattr(model, key) is None:
                 problems.add((key,), "this field is required")
     autotuning = None if model.autotuning is None else _check_autotuning(model.autotuning, doc, problems)
-    platform = workload = None
+    platform = workload = energy = None
     schedulers: tuple[SchedulerChoice, ...] = ()
     if model.platform is not None:
         m = sum(p.count or 1 for p in model.platform.processors)
@@ -246,6 +249,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
             problems.raise_if_any()
         platform = _build_platform(model.platform, problems)
         base = doc.file.parent if doc.file is not None else Path.cwd()
+        energy = parse_energy(model.platform, platform, base, problems)
         if model.workload is not None and "stream" in model.workload:  # a job stream of workload forms
             from simsched.scenario.stream import parse_stream
 
@@ -283,6 +287,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
         affinity=model.platform.affinity if model.platform is not None else {},
         workload=workload, noise=noise, schedulers=schedulers, autotuning=autotuning,
         file=doc.file, document=doc, limits=model.limits.overrides(), disruptions=disruptions,
+        energy=energy,
     )
 
 

@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from simsched import limits
 from simsched.simulator.noise import NoiseKind
 from simsched.simulator.platform import Processor
+from simsched.simulator.power import ProcessorPower, PState
 
 Loc = tuple[Any, ...]
 
@@ -37,6 +38,17 @@ Positive = Annotated[float, Field(gt=0), AfterValidator(_rate)]
 FiniteRate = Annotated[float, Field(gt=0), AfterValidator(_rate), AfterValidator(_sane)]
 Finite = Annotated[float, AfterValidator(_sane)]
 PositiveInt = Annotated[int, Field(ge=1)]
+
+
+def _not_bool(x: Any) -> Any:
+    if isinstance(x, bool):
+        raise ValueError("must be a number, not true/false")
+    return x
+
+
+Amount = Annotated[float, BeforeValidator(_not_bool), Field(ge=0), AfterValidator(_sane)]
+"""A finite number >= 0 that is not a boolean (watts, joules, delays, prices)."""
+Factor = Annotated[float, BeforeValidator(_not_bool), Field(gt=0), AfterValidator(_rate), AfterValidator(_sane)]
 
 
 # --------------------------------------------------------------------------- schema
@@ -83,13 +95,118 @@ class LinkSpec(_Model):
     latency: NonNegative = 0.0
 
 
+class PStateSpec(_Model):
+    """One P-state: ``speed`` factor (> 0), watts ``busy`` and ``idle`` (busy >= idle)."""
+
+    speed: Factor
+    busy: Amount
+    idle: Amount
+
+    @model_validator(mode="after")
+    def _busy_over_idle(self) -> PStateSpec:
+        if self.busy < self.idle:
+            raise ValueError(f"busy power {self.busy:g} W is below idle power {self.idle:g} W")
+        return self
+
+
+class PowerSpec(_Model):
+    """What one processor type (or one processor) draws, in watts: ``idle`` and ``busy`` (one P-state of
+    speed 1) or ``pstates`` (the first is the nominal one); ``powered_off`` (not ``off``: YAML reads a
+    bare ``off`` as false), ``failed`` (default: ``powered_off``); the
+    cost of a P-state switch and of powering off and on (delays in time units, energies in joules).
+    See docs/energy.md."""
+
+    idle: Amount | None = None
+    busy: Amount | None = None
+    pstates: list[PStateSpec] | None = Field(default=None, min_length=1, max_length=64)
+    powered_off: Amount = 0.0
+    failed: Amount | None = None
+    switch_latency: Amount = 0.0
+    switch_energy: Amount = 0.0
+    on_delay: Amount = 0.0
+    on_energy: Amount = 0.0
+    off_delay: Amount = 0.0
+    off_energy: Amount = 0.0
+
+    @model_validator(mode="after")
+    def _one_form(self) -> PowerSpec:
+        simple = self.idle is not None or self.busy is not None
+        if simple and self.pstates is not None:
+            raise ValueError("give either idle and busy, or pstates, not both")
+        if self.pstates is None and (self.idle is None or self.busy is None):
+            raise ValueError("give idle and busy watts (or a list of pstates)")
+        if simple and self.busy < self.idle:
+            raise ValueError(f"busy power {self.busy:g} W is below idle power {self.idle:g} W")
+        return self
+
+    def build(self) -> ProcessorPower:
+        states = (tuple(PState(s.speed, s.busy, s.idle) for s in self.pstates) if self.pstates is not None
+                  else (PState(1.0, self.busy, self.idle),))
+        return ProcessorPower(states, self.powered_off, self.failed, self.switch_latency, self.switch_energy,
+                              self.on_delay, self.on_energy, self.off_delay, self.off_energy)
+
+
+class PowerSection(_Model):
+    """``platform.power``: a :class:`PowerSpec` per processor ``types`` entry, overridden per processor
+    name in ``processors``; ``link_energy`` joules per unit of data moved between two processors;
+    ``time_unit_s`` seconds per simulated time unit."""
+
+    types: dict[str, PowerSpec] = {}
+    processors: dict[str, PowerSpec] = {}
+    link_energy: Amount = 0.0
+    time_unit_s: Factor = 1.0
+
+
+class PriceSpec(_Model):
+    """The price of one processor type: ``hourly`` per processor-hour (billed per ``second`` or per
+    started ``hour``) and/or ``purchase`` amortised over ``lifetime_hours``."""
+
+    hourly: Amount = 0.0
+    billing: Literal["second", "hour"] = "second"
+    purchase: Amount = 0.0
+    lifetime_hours: Factor | None = None
+
+    @model_validator(mode="after")
+    def _lifetime(self) -> PriceSpec:
+        if self.purchase > 0 and self.lifetime_hours is None:
+            raise ValueError("a purchase price needs lifetime_hours to be amortised over")
+        return self
+
+
+class PricesSection(_Model):
+    """``platform.prices``: ``kwh`` (money per kWh drawn) and a :class:`PriceSpec` per processor type."""
+
+    kwh: Amount = 0.0
+    types: dict[str, PriceSpec] = {}
+
+
+class CarbonSection(_Model):
+    """``platform.carbon``: grid intensity in gCO2/kWh, a constant ``intensity`` or a CSV ``trace``
+    (header ``time,intensity``), with ``interpolation``; ``types`` gives a processor type its own trace."""
+
+    intensity: Amount | None = None
+    trace: str | None = None
+    interpolation: Literal["step", "linear"] = "step"
+    types: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CarbonSection:
+        if (self.intensity is None) == (self.trace is None):
+            raise ValueError("give exactly one of intensity (a constant gCO2/kWh) or trace (a CSV file)")
+        return self
+
+
 class PlatformSpec(_Model):
-    """Processors, the default network, per-pair links and per-kind affinities."""
+    """Processors, the default network, per-pair links and per-kind affinities; optional ``power``,
+    ``prices`` and ``carbon`` (docs/energy.md)."""
 
     processors: list[ProcessorSpec] = Field(min_length=1)
     network: NetworkSpec = NetworkSpec()
     links: list[LinkSpec] = []
     affinity: dict[str, dict[str, NonNegative]] = {}
+    power: PowerSection | None = None
+    prices: PricesSection | None = None
+    carbon: CarbonSection | None = None
 
 
 class NoiseSpec(_Model):

@@ -329,6 +329,10 @@ class AutotuneResult:
     cpu_utilisation: float
     device_hours: float
     wall_s: float = 0.0
+    gpu_busy_s: float = 0.0
+    """GPU-seconds spent measuring (the busy time of every GPU)."""
+    core_busy_s: float = 0.0
+    """Core-seconds of useful CPU work (builds, measurements on CPUs, model updates)."""
 
     @property
     def distorted_measurements(self) -> int:
@@ -544,7 +548,8 @@ class AutotuneEngine:
             makespan=makespan,
             device_idle_fraction=1.0 - busy / dev_time if dev_time > 0 else 0.0,
             cpu_utilisation=self._useful_core_s / core_time if core_time > 0 else 0.0,
-            device_hours=device_hours)
+            device_hours=device_hours, gpu_busy_s=float(sum(d.busy_time for d in self.devices if d.type == "gpu")),
+            core_busy_s=float(self._useful_core_s))
 
 
 def simulate(plans: Sequence[JobPlan], servers: Sequence[ServerSpec], policy: AutotunePolicy,

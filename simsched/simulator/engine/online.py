@@ -186,6 +186,10 @@ def run_online(
     slowdowns (:class:`Disruptions`); the schedule then records each task's last (successful)
     attempt, and ``stats.failures``/``restarts``/``slowed_tasks`` count what happened.  Without
     them the run is exactly the one described above.
+
+    A policy that holds ready tasks back (carbon-aware deferral) sets ``policy.wake_at`` to the time
+    it wants to decide again; after ``decide`` the engine adds a decision point then (trigger
+    ``"timer"``), once per distinct time.  Policies without the attribute see no change.
     """
     run = _OnlineRun(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
                      disruptions, disruption_rng)
@@ -238,6 +242,7 @@ class _OnlineRun:
         self.trigger: str | None = None
         self._ro: tuple[np.ndarray, np.ndarray] | None = None
         self.stepped = policy is None  # OnlineSession: pause at decision points instead of deciding
+        self._timers: set[float] = set()  # pending decision points policies asked for (wake_at)
         self.disruptions = disruptions if disruptions is not None and disruptions.active else None
         self.down = [False] * m
         self.slow = [False] * m
@@ -290,6 +295,11 @@ class _OnlineRun:
             heappush(self._events, (self.env._now, DECISION_PRIORITY, next(self._eid), _Tick(self._decide, None)))
 
     # ------------------------------------------------------------------ callbacks
+    def _on_timer(self, ev: Event) -> None:
+        """A decision point a policy asked for (``policy.wake_at``: e.g. a job held for a low-carbon hour)."""
+        self._timers.discard(ev._value)
+        self._decision_point("timer")
+
     def _on_arrival(self, ev: Event) -> None:
         for v in ev._value:
             self.arrived[v] = True
@@ -401,6 +411,10 @@ class _OnlineRun:
         assignments = self.policy.decide(view)
         self.stats.policy_time_s += time.perf_counter() - t0
         self.stats.decisions += 1
+        wake = getattr(self.policy, "wake_at", None)  # a policy that holds ready tasks asks to decide again later
+        if wake is not None and wake > self.env._now and wake not in self._timers:
+            self._timers.add(wake)
+            heappush(self._events, (wake, NORMAL, next(self._eid), _Tick(self._on_timer, wake)))
         if not assignments:
             self._note_idle_decision()
             return

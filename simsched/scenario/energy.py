@@ -1,0 +1,142 @@
+"""The ``platform.power``, ``platform.prices`` and ``platform.carbon`` sections as one
+:class:`~simsched.simulator.power.EnergySetup` (docs/energy.md)::
+
+    platform:
+      processors: [{name: cpu, type: cpu, count: 4}, {name: gpu, type: gpu, count: 2, speed: 4}]
+      power:
+        types:
+          cpu: {idle: 20, busy: 95, powered_off: 2}
+          gpu:
+            pstates: [{speed: 1.0, busy: 300, idle: 50}, {speed: 0.6, busy: 140, idle: 40}]
+            switch_latency: 0.01
+            switch_energy: 2
+        processors: {gpu1: {idle: 60, busy: 320}}   # one processor overrides its type
+        link_energy: 0.5                            # joules per unit of data moved
+        time_unit_s: 1.0                            # seconds per simulated time unit
+      prices:
+        kwh: 0.25
+        types: {gpu: {hourly: 2.5, billing: hour}, cpu: {purchase: 4000, lifetime_hours: 26280}}
+      carbon: {trace: grid.csv, interpolation: linear, types: {gpu: other_site.csv}}
+
+Every processor needs a power entry (its name's or its type's); prices and carbon need ``power``.
+An intensity trace is a CSV with header ``time,intensity`` (gCO2/kWh), times starting at 0 and
+strictly increasing, every cell a finite number >= 0; each problem is reported with file, field and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simsched import limits
+from simsched.errors import SimschedError
+from simsched.scenario.schema import PlatformSpec
+from simsched.simulator.platform import Platform
+from simsched.simulator.power import EnergySetup, IntensityTrace, PowerModel, Price
+
+if TYPE_CHECKING:
+    from simsched.scenario.locate import Problems
+
+
+def parse_energy(spec: PlatformSpec, platform: Platform | None, base: Path, problems: Problems) -> EnergySetup | None:
+    """The setup of ``spec``'s energy sections (None without ``power``); problems are recorded, located."""
+    if spec.power is None:
+        for key in ("prices", "carbon"):
+            if getattr(spec, key) is not None:
+                problems.add(("platform", key), f"{key} need a power model: add platform.power (docs/energy.md)")
+        return None
+    if platform is None:
+        return None
+    types = sorted(set(platform.type_names))
+    names = set(platform.names)
+    pw = spec.power
+    for t in pw.types:
+        if t not in types:
+            problems.add(("platform", "power", "types", t), f"no processor has type {t!r}; the platform's types: "
+                                                             f"{', '.join(types)}")
+    for n in pw.processors:
+        if n not in names:
+            problems.add(("platform", "power", "processors", n), f"no processor named {n!r}")
+    missing = sorted({p.type for p in platform.processors if p.name not in pw.processors and p.type not in pw.types})
+    if missing:
+        problems.add(("platform", "power", "types"), f"no power entry for processor type {missing[0]!r}: every "
+                                                     f"processor needs one (its type's or its own)")
+    model = PowerModel({t: s.build() for t, s in pw.types.items()},
+                       {n: s.build() for n, s in pw.processors.items()}, pw.link_energy, pw.time_unit_s)
+    prices, kwh = None, 0.0
+    if spec.prices is not None:
+        for t in spec.prices.types:
+            if t not in types:
+                problems.add(("platform", "prices", "types", t), f"no processor has type {t!r}")
+        prices = {t: Price(p.hourly, p.billing, p.purchase, p.lifetime_hours or 0.0)
+                  for t, p in spec.prices.types.items()}
+        kwh = spec.prices.kwh
+    carbon, by_type = None, {}
+    c = spec.carbon
+    if c is not None:
+        for t in c.types:
+            if t not in types:
+                problems.add(("platform", "carbon", "types", t), f"no processor has type {t!r}")
+        try:
+            carbon = (IntensityTrace(np.zeros(1), np.array([c.intensity])) if c.intensity is not None
+                      else read_intensity(_resolve(c.trace, base), c.interpolation))
+        except SimschedError as exc:
+            problems.add_error(("platform", "carbon", "trace"), exc)
+        for t, f in c.types.items():
+            try:
+                by_type[t] = read_intensity(_resolve(f, base), c.interpolation)
+            except SimschedError as exc:
+                problems.add_error(("platform", "carbon", "types", t), exc)
+    return EnergySetup(model, prices, kwh, carbon, by_type)
+
+
+def _resolve(name: str, base: Path) -> Path:
+    p = Path(name)
+    return p if p.is_absolute() else base / p
+
+
+def read_intensity(path: Path, interpolation: str = "step") -> IntensityTrace:
+    """An intensity trace from a CSV with header ``time,intensity``: times from 0, strictly
+    increasing, no empty cell (a gap), intensities finite and >= 0.  Errors name the file, the column
+    and the line.  O(rows); the file is size-capped by :func:`simsched.limits.read_input`."""
+    if not path.is_file():
+        raise SimschedError(f"intensity trace not found: {path}")
+    text = limits.read_input(path).decode("utf-8", errors="replace")
+    reader = csv.DictReader(text.splitlines())
+    header = [h.strip() for h in reader.fieldnames or []]
+    for col in ("time", "intensity"):
+        if col not in header:
+            raise SimschedError(f"the header has no {col!r} column: an intensity trace needs the header "
+                                "time,intensity (gCO2/kWh)", file=path, line=1, field=col)
+    times, values = [], []
+    for rec in reader:
+        line = reader.line_num
+        if None in rec or any(v is None for v in rec.values()):
+            raise SimschedError(f"the row does not have the header's {len(header)} cells", file=path, line=line)
+        rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items()}
+        row = []
+        for col in ("time", "intensity"):
+            if rec[col] == "":
+                raise SimschedError("empty cell: a trace may not have gaps", file=path, line=line, field=col)
+            try:
+                x = float(rec[col])
+            except ValueError:
+                raise SimschedError(f"{rec[col]!r} is not a number", file=path, line=line, field=col) from None
+            if not (math.isfinite(x) and 0 <= x <= limits.MAX_VALUE):
+                raise SimschedError(f"must be a finite number >= 0, got {rec[col]}", file=path, line=line, field=col)
+            row.append(x)
+        if not times and row[0] != 0:
+            raise SimschedError(f"the first time must be 0 (the trace must cover the whole run), got {row[0]:g}",
+                                file=path, line=line, field="time")
+        if times and row[0] <= times[-1]:
+            raise SimschedError(f"times must increase: {row[0]:g} comes after {times[-1]:g}", file=path, line=line,
+                                field="time")
+        times.append(row[0])
+        values.append(row[1])
+    if not times:
+        raise SimschedError("the trace has no rows", file=path, line=1)
+    return IntensityTrace(np.array(times), np.array(values), interpolation)
