@@ -4,7 +4,9 @@ shared/reference, so the suite does not depend on a checkout layout)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,3 +34,69 @@ def topcuoglu() -> tuple[Problem, dict]:
 @pytest.fixture
 def peft_example() -> tuple[Problem, dict]:
     return reference_problem("arabnejad2014_peft")
+
+
+# --------------------------------------------------------------------------- markers, progress
+SLOW: frozenset[str] = frozenset()
+"""Tests (``file::name``, parametrised ones by their function name) that take more than ~10 s on an idle
+2-core machine: marked ``slow``, so ``pytest -q -m "not slow"`` is the fast part of the suite."""
+
+SMOKE_FILES = frozenset({
+    "test_fresh_machine.py", "test_heft_cpop.py", "test_scenario.py", "test_engine.py", "test_taskgraph.py",
+})
+"""Files marked ``smoke``: the cross-section CI also runs with the lowest versions we declare."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        file = item.path.name
+        if file in SMOKE_FILES:
+            item.add_marker(pytest.mark.smoke)
+        name = getattr(item, "originalname", None) or item.name
+        if f"{file}::{name}" in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+
+class _FileProgress:
+    """With ``-q``, one line per finished test file: its tests, their time, and the time so far, so a
+    long run shows where it is and what takes the time (pytest's dots alone say neither)."""
+
+    def __init__(self, reporter: Any) -> None:
+        self.reporter = reporter
+        self.start = self.file_start = time.monotonic()
+        self.file: str | None = None
+        self.count = 0
+
+    def finish(self, nodeid: str | None) -> None:
+        file = nodeid.split("::")[0] if nodeid else None
+        if file == self.file:
+            self.count += 1
+            return
+        now = time.monotonic()
+        if self.file is not None:
+            total = int(now - self.start)
+            self.reporter.line("")  # end the line of dots
+            self.reporter.write_line(f"{self.file}: {self.count} test{'s' * (self.count != 1)} in "
+                                     f"{now - self.file_start:.1f} s ({total // 60}:{total % 60:02d} so far)")
+        self.file, self.count, self.file_start = file, 1, now
+
+
+_progress: list[_FileProgress] = []
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
+def pytest_configure(config: pytest.Config) -> None:
+    reporter = config.pluginmanager.getplugin("terminalreporter")
+    if reporter is not None and config.get_verbosity() < 0 and not hasattr(config, "workerinput"):
+        _progress.append(_FileProgress(reporter))
+
+
+def pytest_runtest_logfinish(nodeid: str) -> None:
+    for progress in _progress:
+        progress.finish(nodeid)
+
+
+def pytest_sessionfinish() -> None:
+    for progress in _progress:
+        progress.finish(None)
+    _progress.clear()

@@ -17,13 +17,14 @@ from typing import Any
 import typer
 
 from simsched import __version__
-from simsched.cli.common import Progress, fewer_collections, print_report, user_errors
+from simsched.cli.common import OneLineUsageErrors, Progress, fewer_collections, print_report, user_errors
 from simsched.cli.common import console as _console
 from simsched.cli.common import print_error as _error
 from simsched.cli.common import warning_line as _warning
 from simsched.errors import SimschedError
 
 app = typer.Typer(
+    cls=OneLineUsageErrors,
     name="simsched",
     help="simsched: a discrete-event testbed for scheduling on heterogeneous systems.",
     add_completion=False,
