@@ -3,13 +3,19 @@ shared/reference, so the suite does not depend on a checkout layout)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import importlib.util
 import json
+import re
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from simsched.errors import SimschedError
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.workloads.taskgraph import TaskGraph
@@ -45,6 +51,47 @@ SMOKE_FILES = frozenset({
     "test_fresh_machine.py", "test_heft_cpop.py", "test_scenario.py", "test_engine.py", "test_taskgraph.py",
 })
 """Files marked ``smoke``: the cross-section CI also runs with the lowest versions we declare."""
+
+
+EXTRA_TEST_MODULES: dict[str, tuple[str, ...]] = {
+    "learned": ("torch",), "rl": ("torch", "gymnasium"), "exact": ("ortools",), "workflows": ("wfcommons",),
+    "onnx": ("onnx",), "dot": ("pydot",), "study": ("dask.distributed",), "fast": ("numba",),
+    "docs": ("mkdocs", "mkdocstrings"),
+}
+"""The modules a test marked ``@pytest.mark.extra("name")`` needs: the extras of pyproject.toml."""
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``extra("workflows")`` is skipped, with the reason and the install command, when
+    that extra is not installed (the core install, CI's lowest-versions lane), instead of failing."""
+    for mark in item.iter_markers("extra"):
+        for extra in mark.args:
+            for module in EXTRA_TEST_MODULES[extra]:
+                try:
+                    importlib.import_module(module)
+                except ImportError:
+                    from simsched.extras import install_hint
+
+                    pytest.skip(f"needs the {extra!r} extra ({module} is not installed): {install_hint(extra)}")
+
+
+@contextlib.contextmanager
+def _skip_on_missing_extra() -> Iterator[None]:
+    try:
+        yield
+    except SimschedError as exc:
+        found = re.search(r"needs the optional package '([\w.]+)'", str(exc))
+        if found is None or importlib.util.find_spec(found.group(1).split(".")[0]) is not None:
+            raise
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
+def skip_on_missing_extra() -> Callable[[], contextlib.AbstractContextManager[None]]:
+    """``with skip_on_missing_extra(): ...``: a block that stops on simsched's "needs the optional package X"
+    error, X not installed, skips the test with that line as the reason (for tests that loop over files,
+    some of which need an extra)."""
+    return _skip_on_missing_extra
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

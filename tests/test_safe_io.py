@@ -318,7 +318,7 @@ def test_negative_seeds_are_refused(tmp_path: Path) -> None:
     text = (ROOT / "scenarios" / "rl" / "train_tiny.yaml").read_text()
     text = "\n".join(line for line in text.splitlines() if not line.startswith("seed:"))
     rl.write_text(text + "\nseed: -1\n")
-    line = refused(["train", "rl", str(rl)], inputs=(rl,), says="seed: Input should be greater than or equal to 0")
+    line = refused(["train", "rl", str(rl)], inputs=(rl,), says="seed: ")  # then pydantic's words
     assert f"{rl}:{len(text.splitlines()) + 1}: seed" in line  # the file, the line and the field
 
 
