@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -263,8 +263,9 @@ def _refs_error(records: list[dict], index: dict[str, int], ctx: _Ctx) -> None:
 def _transfers(records: list[dict], src: np.ndarray,
                dst: np.ndarray) -> tuple[np.ndarray, list[Any], Callable[[], list[Any]]]:
     """The files that flow along edges: for each input file of each task, in file order, and each task
-    that writes it, where that writer is a parent: the edge's index and the file's raw size, and (a
-    function, for the error path) the file references.  O(file references log edges)."""
+    that writes it, where that writer is a parent: the edge's index and the file's raw size (missing or
+    null: 0), and (a function, for the error path) the file references.  O(file references log edges),
+    by C-level ``map`` calls and numpy when each file has one writer (the usual case)."""
     n = len(records)
     edge_keys = src * n + dst
     by_key = edge_keys.argsort()
@@ -272,21 +273,32 @@ def _transfers(records: list[dict], src: np.ndarray,
     outputs = [str(f) for r in records for f in r["outputs"]]
     out_owner = np.repeat(np.arange(n), np.fromiter((len(r["outputs"]) for r in records), np.int64, n))
     writer = dict(zip(outputs, out_owner.tolist()))
-    if len(writer) < len(outputs):  # a file written by several tasks: one candidate edge per writer
+    inputs = list(chain.from_iterable(r["inputs"] for r in records))
+    reader = np.repeat(np.arange(n), np.fromiter((len(r["inputs"]) for r in records), np.int64, n))
+    keys = list(map(str, inputs))
+    if len(writer) == len(outputs):  # one writer per file
+        wrote = np.fromiter(map(writer.get, keys, repeat(-1)), np.int64, len(keys))
+    else:  # a file written by several tasks: one candidate edge per writer
         producers: dict[str, list[int]] = {}
         for f, i in zip(outputs, out_owner.tolist()):
             producers.setdefault(f, []).append(i)
-        refs = [(f, i, p) for i, r in enumerate(records) for f in r["inputs"] for p in producers.get(str(f), ())]
-    else:
-        refs = [(f, i, writer.get(str(f), -1)) for i, r in enumerate(records) for f in r["inputs"]]
-    if not refs:
-        return np.zeros(0, dtype=np.int64), [], list
-    cand = np.fromiter((p * n + i if p >= 0 else -1 for _, i, p in refs), np.int64, len(refs))
+        fan = [producers.get(k, [-1]) for k in keys]
+        take = np.repeat(np.arange(len(keys)), np.fromiter(map(len, fan), np.int64, len(fan)))
+        inputs, keys, reader = [inputs[k] for k in take.tolist()], [keys[k] for k in take.tolist()], reader[take]
+        wrote = np.fromiter(chain.from_iterable(fan), np.int64, take.size)
+    cand = np.where(wrote >= 0, wrote * n + reader, -1)
     pos = np.minimum(np.searchsorted(sorted_keys, cand), max(sorted_keys.size - 1, 0))
-    hit = (cand >= 0) & (sorted_keys[pos] == cand) if sorted_keys.size else np.zeros(len(refs), dtype=bool)
-    kept = [refs[k] for k in np.flatnonzero(hit).tolist()]
-    raw = [records[i]["sizes"].get(str(f), 0) or 0 for f, i, _ in kept]
-    return by_key[pos[hit]], raw, lambda: [f for f, _, _ in kept]
+    hit = (cand >= 0) & (sorted_keys[pos] == cand) if sorted_keys.size else np.zeros(cand.size, dtype=bool)
+    kept = np.flatnonzero(hit).tolist()
+    sizes = records[0]["sizes"]
+    if all(r["sizes"] is sizes for r in records):  # 1.5+: one table of file sizes
+        raw = list(map(sizes.get, (keys[k] for k in kept), repeat(0)))
+    else:  # 1.4: each task lists its files' sizes
+        owner = reader.tolist()
+        raw = [records[owner[k]]["sizes"].get(keys[k], 0) for k in kept]
+    if None in raw or not all(raw):
+        raw = [x or 0 for x in raw]
+    return by_key[pos[hit]], raw, lambda: [inputs[k] for k in kept]
 
 
 _PLAIN_TYPES = frozenset({int, float})
