@@ -95,7 +95,17 @@ def skip_on_missing_extra() -> Callable[[], contextlib.AbstractContextManager[No
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks ``smoke`` and ``slow`` from the lists above; a test parametrised by a scheduler ``name`` gets
+    ``extra(...)`` with the extras that scheduler declares in the registry (``optimal``: exact, the learned
+    ones: learned), so the contract and campaign tests skip it, with the reason, where the extra is missing."""
+    from simsched.schedulers import registry
+
     for item in items:
+        callspec = getattr(item, "callspec", None)
+        name = callspec.params.get("name") if callspec is not None else None
+        found = registry.spec(name) if isinstance(name, str) else None
+        if found is not None and found.extras:
+            item.add_marker(pytest.mark.extra(*found.extras))
         file = item.path.name
         if file in SMOKE_FILES:
             item.add_marker(pytest.mark.smoke)
