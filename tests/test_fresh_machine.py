@@ -158,3 +158,16 @@ def test_ci_runs_the_readme_command_verbatim_in_its_own_venv() -> None:
     command = "pip install torch==2.13.0 && pip install -e '.[dev]' && pytest -q"
     assert f"\n{command}\n" in readme and f"  {command}\n" in ci
     assert "-m venv" in ci and "lowest_constraints.py" in ci and "-m smoke" in ci
+
+
+def test_slow_and_smoke_lists_name_tests_that_exist() -> None:
+    from conftest import SLOW, SMOKE_FILES
+
+    tests = ROOT / "tests"
+    for entry in SLOW:
+        file, name = entry.split("::")
+        tree = ast.parse((tests / file).read_text(encoding="utf-8"))
+        assert name in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}, entry
+    assert all((tests / f).is_file() for f in SMOKE_FILES)
+    pyproject_markers = " ".join(PYPROJECT["tool"]["pytest"]["ini_options"]["markers"])
+    assert all(f"{m}:" in pyproject_markers or f"{m}(" in pyproject_markers for m in ("slow", "smoke", "extra"))
