@@ -136,22 +136,26 @@ class _FileProgress:
 
     def __init__(self, reporter: Any) -> None:
         self.reporter = reporter
-        self.start = self.file_start = time.monotonic()
+        self.start = self.last = time.monotonic()
         self.file: str | None = None
+        self.file_start = self.last
         self.count = 0
 
+    def collected(self) -> None:
+        self.last = time.monotonic()  # the first file's time starts after collection
+
     def finish(self, nodeid: str | None) -> None:
+        """Called after each test (``None`` at the end of the session).  O(1)."""
         file = nodeid.split("::")[0] if nodeid else None
-        if file == self.file:
-            self.count += 1
-            return
-        now = time.monotonic()
-        if self.file is not None:
-            total = int(now - self.start)
-            self.reporter.line("")  # end the line of dots
-            self.reporter.write_line(f"{self.file}: {self.count} test{'s' * (self.count != 1)} in "
-                                     f"{now - self.file_start:.1f} s ({total // 60}:{total % 60:02d} so far)")
-        self.file, self.count, self.file_start = file, 1, now
+        if file != self.file:
+            if self.file is not None:
+                total = int(self.last - self.start)
+                self.reporter.line("")  # end the line of dots
+                self.reporter.write_line(f"{self.file}: {self.count} test{'s' * (self.count != 1)} in "
+                                         f"{self.last - self.file_start:.1f} s ({total // 60}:{total % 60:02d} so far)")
+            self.file, self.count, self.file_start = file, 0, self.last
+        self.count += 1
+        self.last = time.monotonic()
 
 
 _progress: list[_FileProgress] = []
@@ -162,6 +166,11 @@ def pytest_configure(config: pytest.Config) -> None:
     reporter = config.pluginmanager.getplugin("terminalreporter")
     if reporter is not None and config.get_verbosity() < 0 and not hasattr(config, "workerinput"):
         _progress.append(_FileProgress(reporter))
+
+
+def pytest_collection_finish() -> None:
+    for progress in _progress:
+        progress.collected()
 
 
 def pytest_runtest_logfinish(nodeid: str) -> None:

@@ -270,7 +270,7 @@ def _transfers(records: list[dict], src: np.ndarray,
     edge_keys = src * n + dst
     by_key = edge_keys.argsort()
     sorted_keys = edge_keys[by_key]
-    outputs = [str(f) for r in records for f in r["outputs"]]
+    outputs = list(map(str, chain.from_iterable(r["outputs"] for r in records)))
     out_owner = np.repeat(np.arange(n), np.fromiter((len(r["outputs"]) for r in records), np.int64, n))
     writer = dict(zip(outputs, out_owner.tolist()))
     inputs = list(chain.from_iterable(r["inputs"] for r in records))
@@ -292,7 +292,7 @@ def _transfers(records: list[dict], src: np.ndarray,
     kept = np.flatnonzero(hit).tolist()
     sizes = records[0]["sizes"]
     if all(r["sizes"] is sizes for r in records):  # 1.5+: one table of file sizes
-        raw = list(map(sizes.get, (keys[k] for k in kept), repeat(0)))
+        raw = list(map(sizes.get, keys if len(kept) == len(keys) else (keys[k] for k in kept), repeat(0)))
     else:  # 1.4: each task lists its files' sizes
         owner = reader.tolist()
         raw = [records[owner[k]]["sizes"].get(keys[k], 0) for k in kept]
