@@ -56,6 +56,22 @@ def test_data_depth_is_the_nesting_depth(value: object, limit: int) -> None:
     assert data_depth(value, limit) == (depth if depth <= limit else limit + 1)
 
 
+_text = st.text(alphabet='ab"\\[]{}é\n', max_size=6)
+_json_strings = st.recursive(_scalars | _text, lambda inner: st.lists(inner, max_size=4)
+                             | st.dictionaries(_text, inner, max_size=4), max_leaves=25)
+
+
+@settings(max_examples=120, deadline=None)
+@given(_json_strings, st.sampled_from([None, 1]))
+def test_json_depth_of_the_text_is_the_depth_of_the_data(value: object, indent: int | None) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=False)  # strings holding quotes, brackets, backslashes
+    assert _common.json_depth(text) == _reference_depth(value)
+
+
+def test_json_depth_edge_cases() -> None:
+    assert [_common.json_depth(t) for t in ('1', '"[{"', '[]', '[[], [[]]]', '{"a\\\\": ["\\"]"]}')] == [0, 0, 1, 3, 2]
+
+
 def _graph(n: int = 60, seed: int = 3):
     return layered_dag(n, layers=6, out_degree=2.5, rng=np.random.default_rng(seed))
 
