@@ -171,3 +171,30 @@ def test_slow_and_smoke_lists_name_tests_that_exist() -> None:
     assert all((tests / f).is_file() for f in SMOKE_FILES)
     pyproject_markers = " ".join(PYPROJECT["tool"]["pytest"]["ini_options"]["markers"])
     assert all(f"{m}:" in pyproject_markers or f"{m}(" in pyproject_markers for m in ("slow", "smoke", "extra"))
+
+
+IMPORT_NAMES = {"yaml": "pyyaml", "distributed": "dask", "importlinter": "import-linter"}
+"""Import names whose distribution on the registry is called otherwise."""
+
+
+def test_every_package_simsched_imports_is_declared() -> None:
+    """An import of a package pyproject.toml does not declare works only where something else brought it
+    (``click``, which typer 0.2x no longer installs, broke ``simsched explain cpop`` on a fresh venv)."""
+    project = PYPROJECT["project"]
+    declared = {re.split(r"[\[<>=!~ ;]", r, maxsplit=1)[0].lower()
+                for r in project["dependencies"] + [r for rs in project["optional-dependencies"].values() for r in rs]}
+    undeclared = set()
+    for f in sorted((ROOT / "simsched").rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top != "simsched" and top not in sys.stdlib_module_names \
+                        and IMPORT_NAMES.get(top, top).lower() not in declared:
+                    undeclared.add(f"{f.relative_to(ROOT)}: {top}")
+    assert not undeclared, sorted(undeclared)

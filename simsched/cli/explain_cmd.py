@@ -37,13 +37,13 @@ class _ExplainGroup(typer.core.TyperGroup):
         found = super().get_command(ctx, cmd_name)
         if found is not None:
             return found
-        import click
 
         def describe() -> None:
             user_errors(describe_scheduler)(cmd_name, sorted(self.commands))
 
-        return click.Command(cmd_name, callback=describe, help=f"What scheduler {cmd_name!r} does.",
-                             context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+        # typer's own command class: typer 0.2x ships its own copy of click, and `click` need not be installed
+        return typer.core.TyperCommand(cmd_name, callback=describe, help=f"What scheduler {cmd_name!r} does.",
+                                       context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 
 
 def describe_scheduler(name: str, covered: list[str]) -> None:
