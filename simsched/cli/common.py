@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import sys
 import time
 import warnings
@@ -20,6 +19,7 @@ import typer
 import typer.core
 
 from simsched.errors import DataRepairWarning, SimschedError
+from simsched.limits import GC_FIRST_GENERATION, fewer_collections  # noqa: F401  (the commands import them here)
 from simsched.outputs import release_outputs
 
 if TYPE_CHECKING:
@@ -30,23 +30,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-GC_FIRST_GENERATION = 50_000
-"""Allocations between first-generation collections while a big run works (CPython's default: 700)."""
 
-
-@contextlib.contextmanager
-def fewer_collections() -> Any:
-    """Run the block with the cyclic garbage collector's first threshold at
-    :data:`GC_FIRST_GENERATION`, restoring the thresholds after.  A run builds millions of small
-    objects without cycles (SimPy events, result records, edge lists); at the default threshold the
-    collector re-walks the ones alive hundreds of times, ~15% of ``simsched run``'s CPU at 100k tasks.
-    Garbage in cycles is still collected, only less often.  O(1)."""
-    before = gc.get_threshold()
-    gc.set_threshold(GC_FIRST_GENERATION, 20, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def print_error(message: str) -> None:

@@ -25,6 +25,7 @@ so that edge data survives a round trip.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -65,6 +66,7 @@ class _Ctx:
 _ID_SUFFIX = re.compile(r"^(.+?)[_-]+(?:ID)?\d+$")
 
 
+@functools.lru_cache(maxsize=4096)  # a workflow repeats a few names (or kinds) thousands of times
 def kind_of_name(name: str) -> str:
     """The program a WfCommons task name stands for: the name without its trailing instance id
     (``mProject_ID0000001`` → ``mProject``, ``split_fasta_00000002`` → ``split_fasta``); a name without an id
@@ -82,9 +84,10 @@ def read_wfformat(path: str | Path, *, data_unit: float = 1e6, default_runtime: 
     """Load a WfFormat instance (see the module docstring).  ``default_runtime`` fills tasks that have
     no runtime (otherwise a missing runtime is an error); ``strict`` refuses negative runtimes and file sizes
     instead of repairing them.  O(tasks + file references)."""
-    doc, text = load_json(path)
-    return parse_wfformat(doc, file=path, text=text, data_unit=data_unit, default_runtime=default_runtime,
-                          strict=strict)
+    with limits.fewer_collections():  # ~a million objects without cycles: the collector would re-walk them
+        doc, text = load_json(path)
+        return parse_wfformat(doc, file=path, text=text, data_unit=data_unit, default_runtime=default_runtime,
+                              strict=strict)
 
 
 def _obj(value: Any, what: str, ctx: _Ctx, field: str, kind: type = dict) -> Any:
@@ -174,12 +177,12 @@ def _records_15(wf: Mapping, ctx: _Ctx) -> list[dict]:
             raise ctx.fail("task has no id", field)
         tid = str(t["id"])
         ex = ex_tasks.get(tid, {})
-        out.append(dict(name=tid, kind=t.get("category") or kind_of_name(str(t.get("name") or tid)),
-                        parents=t.get("parents", []) or [], children=t.get("children", []) or [],
-                        runtime=ex.get("runtimeInSeconds"), cores=ex.get("coreCount"),
-                        memory=ex.get("memoryInBytes"), inputs=t.get("inputFiles", []) or [],
-                        outputs=t.get("outputFiles", []) or [], sizes=sizes, field=field,
-                        runtime_field=f"workflow.execution.tasks[id={tid}].runtimeInSeconds"))
+        out.append({"name": tid, "kind": t.get("category") or kind_of_name(str(t.get("name") or tid)),
+                    "parents": t.get("parents", []) or [], "children": t.get("children", []) or [],
+                    "runtime": ex.get("runtimeInSeconds"), "cores": ex.get("coreCount"),
+                    "memory": ex.get("memoryInBytes"), "inputs": t.get("inputFiles", []) or [],
+                    "outputs": t.get("outputFiles", []) or [], "sizes": sizes, "field": field,
+                    "runtime_field": f"workflow.execution.tasks[id={tid}].runtimeInSeconds"})
     return out
 
 
