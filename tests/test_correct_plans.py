@@ -58,6 +58,18 @@ def _has_torch() -> bool:
     return True
 
 
+def _installed(name: str) -> bool:
+    """Whether every extra the scheduler declares is installed (``optimal`` needs OR-Tools, the learned
+    ones PyTorch): a core install runs the campaign through the others."""
+    import importlib.util
+
+    from simsched.extras import EXTRA_MODULES
+
+    found = registry.spec(name)
+    return found is None or all(importlib.util.find_spec(EXTRA_MODULES[e]) is not None
+                                for e in found.extras if e in EXTRA_MODULES)
+
+
 # --------------------------------------------------------------------------- regression cases
 @pytest.mark.parametrize("name", _planners())
 def test_two_zero_cost_tasks_with_edge_t1_to_t0_on_one_processor(name: str) -> None:
@@ -207,7 +219,7 @@ def test_ci_campaign_every_registered_scheduler() -> None:
     """CI-sized campaign: 40 random problems through every registered scheduler (the learned ones
     when PyTorch is installed), each run checked by the independent validator and replayed:
     0 violations.  The nightly size is documented in docs/testing.md."""
-    names = [n for n in registry.names() if not _learned(n) or _has_torch()]
+    names = [n for n in registry.names() if _installed(n)]
     tallies = run_campaign(40, seed=2024, names=names)
     bad = {n: dict(t.violations) for n, t in tallies.items() if t.violations}
     assert not bad, {n: tallies[n].examples for n in bad}

@@ -231,6 +231,7 @@ def test_batched_plans_equal_single_plans_and_bench_rows() -> None:
     assert all(r["unit"] == "inst/s" and r["measured"] > 0 and r["baseline"] > 0 for r in rows)
 
 
+@pytest.mark.extra("workflows")  # general.yaml's unseen families include WfCommons recipes
 def test_order_ablation_rank_alone_is_heft_and_rows_are_consistent() -> None:
     from simsched.learned.deepsched.diagnose import ORDERS, ablation_rows, ablation_table
 

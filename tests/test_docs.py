@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -214,7 +215,9 @@ def test_there_are_runnable_blocks() -> None:
 
 @pytest.mark.parametrize("label,env,body,printed", BLOCKS, ids=[b[0] for b in BLOCKS])
 def test_runnable_block(label: str, env: dict[str, str], body: str, printed: str | None, scratch: Path) -> None:
-    run_env = {**os.environ, "COLUMNS": "120", **env}
+    # the `simsched` of the Python running the tests, also when its venv is not activated (`venv/bin/pytest`)
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    run_env = {**os.environ, "COLUMNS": "120", "PATH": path, **env}
     before = _files(scratch)
     done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", body], cwd=scratch, env=run_env,
                           capture_output=True, text=True, timeout=300)

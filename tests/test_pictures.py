@@ -40,6 +40,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def pipeline_report():
+    pytest.importorskip("pydot", reason="scenarios/dot_pipeline.yaml reads a DOT file: the 'dot' extra")
     return run_scenario(load_scenario(PIPELINE), schedulers=["heft", "mct"], repetitions=1)
 
 
@@ -204,6 +205,7 @@ def test_study_report_options_are_checked(sweep_csv: Path, tmp_path: Path) -> No
 
 
 # ----------------------------------------------------------------------------- run report (HTML)
+@pytest.mark.extra("dot")  # scenarios/dot_pipeline.yaml reads a DOT file
 def test_run_report_colours_by_kind_with_a_legend(tmp_path: Path) -> None:
     from simsched.report.html import report_html
 

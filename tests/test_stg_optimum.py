@@ -240,6 +240,7 @@ def test_unknown_selection_is_a_user_error():
         stg_cases("easy")
 
 
+@pytest.mark.extra("exact")  # the optimal scheduler: OR-Tools
 def test_bench_stg_command_runs_a_slice():
     from typer.testing import CliRunner
 

@@ -42,6 +42,7 @@ def test_info_on_scenario(tmp_path):
     assert json.loads(r.output)["tasks"] == 3 * 4 + 1
 
 
+@pytest.mark.extra("dot")  # the source is a DOT file
 def test_convert_between_formats(tmp_path):
     src = tmp_path / "g.dot"
     save(GENERATORS["fft"](4, rng=__import__("numpy").random.default_rng(0)), src)

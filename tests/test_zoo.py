@@ -164,6 +164,7 @@ def test_fcp_and_flb_try_only_the_enabling_and_the_idle_processor():
     assert [_makespan(n, peft) for n in ("fcp", "flb", "bil", "hoft")] == [127, 122, 128, 140]
 
 
+@pytest.mark.extra("exact")  # the optima come from the optimal scheduler: OR-Tools
 def test_quality_benchmark_gaps_and_optima():
     from simsched.bench.quality import quality_rows, run_quality
 
@@ -179,6 +180,7 @@ def test_quality_benchmark_gaps_and_optima():
     assert sum(int(r["best on"].split("/")[0]) for r in rows.values()) >= n - small
 
 
+@pytest.mark.extra("exact")
 def test_bench_quality_command(monkeypatch):
     from typer.testing import CliRunner
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import sys
 import time
 import warnings
@@ -17,9 +16,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
+import typer.core
 
 from simsched.errors import DataRepairWarning, SimschedError
 from simsched.fileio import reading
+from simsched.limits import GC_FIRST_GENERATION, fewer_collections  # noqa: F401  (the commands import them here)
 from simsched.outputs import release_outputs
 
 if TYPE_CHECKING:
@@ -30,23 +31,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-GC_FIRST_GENERATION = 50_000
-"""Allocations between first-generation collections while a big run works (CPython's default: 700)."""
 
-
-@contextlib.contextmanager
-def fewer_collections() -> Any:
-    """Run the block with the cyclic garbage collector's first threshold at
-    :data:`GC_FIRST_GENERATION`, restoring the thresholds after.  A run builds millions of small
-    objects without cycles (SimPy events, result records, edge lists); at the default threshold the
-    collector re-walks the ones alive hundreds of times, ~15% of ``simsched run``'s CPU at 100k tasks.
-    Garbage in cycles is still collected, only less often.  O(1)."""
-    before = gc.get_threshold()
-    gc.set_threshold(GC_FIRST_GENERATION, 20, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def print_error(message: str) -> None:
@@ -206,22 +191,47 @@ class Progress:
             self.bar = None
 
 
-def _no_type_on_flags() -> None:
-    """``--help`` shows a value type (``<int>``, ``<path>``) only for options that take a value: a
-    plain flag (``--report``, ``--help``) gets none, rather than typer's ``<bool>``."""
-    import typer.core
+class OneLineUsageErrors(typer.core.TyperGroup):
+    """The top-level command group, with the promised error format for usage mistakes too: an unknown
+    option, a missing argument or a bad value ends as ONE line ``error: run: No such option:
+    --bogus (see `simsched run --help`)`` on stderr and exit code 2, not typer's boxed panel.  Built on click's
+    public extension points (a group class given to ``typer.Typer(cls=...)`` that overrides
+    ``make_context`` and ``invoke``), so no third-party attribute is replaced.  A group called without
+    arguments still prints its help (click's ``NoArgsIsHelpError`` passes through).  O(1)."""
 
-    show = typer.core.TyperOption.display_type_rich
-    if getattr(show, "_simsched_flags", False):
-        return
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().make_context(info_name, args, parent=parent, **extra)
 
-    def display_type_rich(self: Any, ctx: Any) -> str | None:
-        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
-            return None
-        return show(self, ctx)
-
-    display_type_rich._simsched_flags = True  # type: ignore[attr-defined]
-    typer.core.TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().invoke(ctx)
 
 
-_no_type_on_flags()
+@contextlib.contextmanager
+def _one_line_usage_errors() -> Any:
+    try:
+        yield
+    except Exception as e:
+        if not _is_usage_error(e):
+            raise
+        print_error(usage_line(e))
+        raise typer.Exit(2) from None
+
+
+def usage_line(exc: Any) -> str:
+    """The one line a click exception (a usage mistake, a bad value) becomes: ``COMMAND: message (see
+    `simsched COMMAND --help`)``, the command path without the program name.  O(1)."""
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", None) or "simsched"
+    where = f"{path.removeprefix('simsched').strip()}: " if path != "simsched" else ""
+    hint = f" (see `{path} --help`)" if ctx is not None else ""
+    return f"{where}{exc.format_message()}{hint}"
+
+
+def _is_usage_error(e: BaseException) -> bool:
+    """Whether ``e`` is click's ``UsageError`` (exit code 2, ``format_message``), other than the "no
+    arguments: show the help" one.  Matched by what it carries, not by class: typer from 0.2x ships its own
+    copy of click, whose exception classes are not the ``click`` package's."""
+    return (getattr(e, "exit_code", None) == 2 and callable(getattr(e, "format_message", None))
+            and type(e).__name__ != "NoArgsIsHelpError")

@@ -37,21 +37,23 @@ class _ExplainGroup(typer.core.TyperGroup):
         found = super().get_command(ctx, cmd_name)
         if found is not None:
             return found
-        import click
 
-        def describe() -> None:
-            extra = click.get_current_context().args
-            if extra:  # e.g. `explain mct SCENARIO`: there is no step-by-step view to give it to
-                from simsched.cli.common import print_error
+        group = self
 
-                print_error(f"explain {cmd_name}: there is no step-by-step view of {cmd_name}, so "
-                            f"{' '.join(extra)!r} is not used; `simsched explain {cmd_name}` says what it does, "
-                            f"and {', '.join(STEP_BY_STEP)} go step by step on a scenario")
-                raise typer.Exit(2)
-            user_errors(describe_scheduler)(cmd_name, sorted(self.commands))
+        class Describe(typer.core.TyperCommand):  # typer's own command class: `click` need not be installed
+            def invoke(self, sub_ctx):  # noqa: ANN001, ANN201 - click's signature
+                extra = sub_ctx.args
+                if extra:  # e.g. `explain mct SCENARIO`: there is no step-by-step view to give it to
+                    from simsched.cli.common import print_error
 
-        return click.Command(cmd_name, callback=describe, help=f"What scheduler {cmd_name!r} does.",
-                             context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+                    print_error(f"explain {cmd_name}: there is no step-by-step view of {cmd_name}, so "
+                                f"{' '.join(extra)!r} is not used; `simsched explain {cmd_name}` says what it "
+                                f"does, and {', '.join(STEP_BY_STEP)} go step by step on a scenario")
+                    raise typer.Exit(2)
+                user_errors(describe_scheduler)(cmd_name, sorted(group.commands))
+
+        return Describe(cmd_name, callback=None, help=f"What scheduler {cmd_name!r} does.",
+                        context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 
 
 def describe_scheduler(name: str, covered: list[str]) -> None:

@@ -17,13 +17,14 @@ from typing import Any
 import typer
 
 from simsched import __version__
-from simsched.cli.common import Progress, fewer_collections, print_report, user_errors
+from simsched.cli.common import OneLineUsageErrors, Progress, fewer_collections, print_report, usage_line, user_errors
 from simsched.cli.common import console as _console
 from simsched.cli.common import print_error as _error
 from simsched.cli.common import warning_line as _warning
 from simsched.errors import SimschedError
 
 app = typer.Typer(
+    cls=OneLineUsageErrors,
     name="simsched",
     help="simsched: a discrete-event testbed for scheduling on heterogeneous systems.",
     add_completion=False,
@@ -331,11 +332,7 @@ def main(args: list[str] | None = None) -> None:
     except Exception as exc:  # click's ClickException family, recognised by what every one of them has
         if not (callable(getattr(exc, "format_message", None)) and isinstance(getattr(exc, "exit_code", None), int)):
             raise
-        ctx = getattr(exc, "ctx", None)
-        path = getattr(ctx, "command_path", None) or "simsched"
-        where = f"{path.removeprefix('simsched').strip()}: " if path != "simsched" else ""
-        hint = f" (see `{path} --help`)" if ctx is not None else ""
-        _error(f"{where}{exc.format_message()}{hint}")
+        _error(usage_line(exc))
         sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from simsched.errors import SimschedError
-from simsched.workloads.importers._common import NegativeRepairs, atomic_write_text, line_of, located, read_text
+from simsched.workloads.importers._common import Lines, NegativeRepairs, atomic_write_text, located, read_text
 from simsched.workloads.taskgraph import TaskGraph
 
 
@@ -42,6 +42,7 @@ def read_dax(path: str | Path, *, data_unit: float = 1e6, default_runtime: float
     """
     text = read_text(path)
     repairs = NegativeRepairs(path, strict=strict)
+    lines = Lines(text)  # built only if an error needs a line
     try:
         root = ET.fromstring(text)
     except ET.ParseError as e:
@@ -62,28 +63,29 @@ def read_dax(path: str | Path, *, data_unit: float = 1e6, default_runtime: float
         if tag == "job":
             jid = el.get("id")
             if not jid:
-                raise SimschedError("a <job> has no id", file=path, line=line_of(text, "<job"))
+                raise SimschedError("a <job> has no id", file=path, line=lines.of("<job"))
             if jid in index:
-                raise SimschedError(f"duplicate job id {jid!r}", file=path, line=line_of(text, f'"{jid}"'))
-            where = dict(file=path, line=line_of(text, f'id="{jid}"'))
+                raise SimschedError(f"duplicate job id {jid!r}", file=path, line=lines.of(f'"{jid}"'))
             rt = el.get("runtime")
             if rt is None:
                 if default_runtime is None:
-                    raise SimschedError(f"job {jid!r} has no runtime", **where)
+                    raise SimschedError(f"job {jid!r} has no runtime", file=path, line=lines.of(f'id="{jid}"'))
                 rt = default_runtime
             index[jid] = len(names)
             names.append(jid)
             kinds.append(el.get("name") or "compute")
-            work.append(repairs.value(rt, f"job {jid!r}: runtime", "runtimes", line=where["line"]))
             i_files: dict[str, float] = {}
             o_files: dict[str, float] = {}
-            for u in el:
-                if _local(u.tag) != "uses":
-                    continue
-                fname = u.get("file") or u.get("name") or ""
-                size = repairs.value(u.get("size", 0), f"job {jid!r}: size of file {fname!r}", "file sizes",
-                                     line=where["line"])
-                (i_files if (u.get("link") or "").lower() == "input" else o_files)[fname] = size
+            try:  # a bad value is located at its job's line, looked up on this path only
+                work.append(repairs.value(rt, f"job {jid!r}: runtime", "runtimes"))
+                for u in el:
+                    if _local(u.tag) != "uses":
+                        continue
+                    fname = u.get("file") or u.get("name") or ""
+                    size = repairs.value(u.get("size", 0), f"job {jid!r}: size of file {fname!r}", "file sizes")
+                    (i_files if (u.get("link") or "").lower() == "input" else o_files)[fname] = size
+            except SimschedError as e:
+                raise e.located(file=path, line=lines.of(f'id="{jid}"')) from None
             ins.append(i_files)
             outs.append(o_files)
         elif tag == "child":
@@ -98,7 +100,7 @@ def read_dax(path: str | Path, *, data_unit: float = 1e6, default_runtime: float
         for ref, role in ((p, "parent"), (c, "child")):
             if ref not in index:
                 raise SimschedError(f"dependency names {role} job {ref!r}, which does not exist",
-                                    file=path, line=line_of(text, f'ref="{ref}"'))
+                                    file=path, line=lines.of(f'ref="{ref}"'))
         i, j = index[p], index[c]
         pairs.append((i, j))
         shared = outs[i].keys() & ins[j].keys()

@@ -25,19 +25,24 @@ so that edge data survives a round trip.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.workloads.importers._common import (
+    Lines,
     NegativeRepairs,
     atomic_write_text,
-    line_of,
     load_json,
     located,
     number,
@@ -50,16 +55,18 @@ SUPPORTED_VERSIONS = ("1.4", "1.5", "1.6")
 class _Ctx:
     def __init__(self, file: Path | str | None, text: str | None) -> None:
         self.file, self.text = file, text
+        self.lines = Lines(text)  # built only if an error needs a line
         self.repairs = NegativeRepairs(file if file is not None else "(WfFormat data)")
 
     def fail(self, message: str, field: str, needle: str | None = None) -> SimschedError:
-        line = line_of(self.text, needle) if needle else None
+        line = self.lines.of(needle) if needle else None
         return SimschedError(message, file=self.file, line=line, field=field)
 
 
 _ID_SUFFIX = re.compile(r"^(.+?)[_-]+(?:ID)?\d+$")
 
 
+@functools.lru_cache(maxsize=4096)  # a workflow repeats a few names (or kinds) thousands of times
 def kind_of_name(name: str) -> str:
     """The program a WfCommons task name stands for: the name without its trailing instance id
     (``mProject_ID0000001`` → ``mProject``, ``split_fasta_00000002`` → ``split_fasta``); a name without an id
@@ -77,9 +84,10 @@ def read_wfformat(path: str | Path, *, data_unit: float = 1e6, default_runtime: 
     """Load a WfFormat instance (see the module docstring).  ``default_runtime`` fills tasks that have
     no runtime (otherwise a missing runtime is an error); ``strict`` refuses negative runtimes and file sizes
     instead of repairing them.  O(tasks + file references)."""
-    doc, text = load_json(path)
-    return parse_wfformat(doc, file=path, text=text, data_unit=data_unit, default_runtime=default_runtime,
-                          strict=strict)
+    with limits.fewer_collections():  # ~a million objects without cycles: the collector would re-walk them
+        doc, text = load_json(path)
+        return parse_wfformat(doc, file=path, text=text, data_unit=data_unit, default_runtime=default_runtime,
+                              strict=strict)
 
 
 def _obj(value: Any, what: str, ctx: _Ctx, field: str, kind: type = dict) -> Any:
@@ -133,24 +141,34 @@ def _records_14(wf: Mapping, ctx: _Ctx) -> list[dict]:
     return out
 
 
+def _by_id(items: Any, ctx: _Ctx, what: str, field: str, noun: str, where: str = "") -> dict[str, dict]:
+    """Objects of the list ``items`` by their ``id`` (as a string).  A second entry for one id would silently
+    replace the first (a file's size, a task's runtime), so it is refused, located.  O(len(items))."""
+    _obj(items, field, ctx, field, list)
+    if set(map(type, items)) <= {dict}:
+        out = {str(item.get("id")): item for item in items}
+        if len(out) == len(items):
+            return out
+    out = {}
+    for j, item in enumerate(items):
+        _obj(item, what, ctx, f"{field}[{j}]")
+        key = str(item.get("id"))
+        if key in out:
+            raise ctx.fail(f"duplicate {noun} id {key!r}{where}; give each {noun} one entry", f"{field}[{j}]",
+                           f'"{item.get("id")}"')
+        out[key] = item
+    return out
+
+
 def _records_15(wf: Mapping, ctx: _Ctx) -> list[dict]:
     spec = _obj(wf.get("specification"), "workflow.specification", ctx, "workflow.specification")
     tasks = _obj(spec.get("tasks"), "workflow.specification.tasks", ctx, "workflow.specification.tasks", list)
-    sizes: dict[str, Any] = {}
-    for j, f in enumerate(spec.get("files", []) or []):
-        _obj(f, "a file", ctx, f"workflow.specification.files[{j}]")
-        if str(f.get("id")) in sizes:  # a second size for one file would silently replace the first
-            raise ctx.fail(f"duplicate file id {str(f.get('id'))!r}; give each file one entry",
-                           f"workflow.specification.files[{j}]", f'"{f.get("id")}"')
-        sizes[str(f.get("id"))] = f.get("sizeInBytes", 0)
-    execution = wf.get("execution") or {}
-    ex_tasks = {}
-    for j, e in enumerate(_obj(execution, "workflow.execution", ctx, "workflow.execution").get("tasks", []) or []):
-        _obj(e, "an execution task", ctx, f"workflow.execution.tasks[{j}]")
-        if str(e.get("id")) in ex_tasks:  # the second runtime would silently replace the first
-            raise ctx.fail(f"duplicate task id {str(e.get('id'))!r} in the execution section; give each task one "
-                           f"entry", f"workflow.execution.tasks[{j}]", f'"{e.get("id")}"')
-        ex_tasks[str(e.get("id"))] = e
+    files = spec.get("files", []) or []
+    sizes = _by_id(files, ctx, "a file", "workflow.specification.files", "file")
+    sizes = {k: f.get("sizeInBytes", 0) for k, f in sizes.items()}
+    execution = _obj(wf.get("execution") or {}, "workflow.execution", ctx, "workflow.execution")
+    ex_tasks = _by_id(execution.get("tasks", []) or [], ctx, "an execution task", "workflow.execution.tasks",
+                      "task", " in the execution section")
     out = []
     for i, t in enumerate(tasks):
         field = f"workflow.specification.tasks[{i}]"
@@ -159,74 +177,182 @@ def _records_15(wf: Mapping, ctx: _Ctx) -> list[dict]:
             raise ctx.fail("task has no id", field)
         tid = str(t["id"])
         ex = ex_tasks.get(tid, {})
-        out.append(dict(name=tid, kind=t.get("category") or kind_of_name(str(t.get("name") or tid)),
-                        parents=t.get("parents", []) or [], children=t.get("children", []) or [],
-                        runtime=ex.get("runtimeInSeconds"), cores=ex.get("coreCount"),
-                        memory=ex.get("memoryInBytes"), inputs=t.get("inputFiles", []) or [],
-                        outputs=t.get("outputFiles", []) or [], sizes=sizes, field=field,
-                        runtime_field=f"workflow.execution.tasks[id={tid}].runtimeInSeconds"))
+        out.append({"name": tid, "kind": t.get("category") or kind_of_name(str(t.get("name") or tid)),
+                    "parents": t.get("parents", []) or [], "children": t.get("children", []) or [],
+                    "runtime": ex.get("runtimeInSeconds"), "cores": ex.get("coreCount"),
+                    "memory": ex.get("memoryInBytes"), "inputs": t.get("inputFiles", []) or [],
+                    "outputs": t.get("outputFiles", []) or [], "sizes": sizes, "field": field,
+                    "runtime_field": f"workflow.execution.tasks[id={tid}].runtimeInSeconds"})
     return out
 
 
 def _build(records: list[dict], ctx: _Ctx, data_unit: float, default_runtime: float | None) -> TaskGraph:
+    """The graph of ``records``.  O(tasks + file references) with Python work only in C-level
+    ``map``/``dict.update`` calls and numpy: every value is checked at once (:func:`_plain`), and the
+    per-value loops that name the offending task, file and line run only when that check fails."""
     if not records:
         raise ctx.fail("the workflow has no tasks", "tasks")
-    index: dict[str, int] = {}
-    for i, r in enumerate(records):
-        if r["name"] in index:
-            raise ctx.fail(f"duplicate task {r['name']!r}", r["field"], f'"{r["name"]}"')
-        index[r["name"]] = i
-    work, cores, memory = [], [], []
+    names = [r["name"] for r in records]
+    index = dict(zip(names, range(len(names))))
+    if len(index) < len(names):
+        seen: set[str] = set()
+        for r in records:
+            if r["name"] in seen:
+                raise ctx.fail(f"duplicate task {r['name']!r}", r["field"], f'"{r["name"]}"')
+            seen.add(r["name"])
+    raw_work = [r["runtime"] if r["runtime"] is not None else default_runtime for r in records]
+    work = _plain(raw_work)
+    cores = _plain([r["cores"] if r["cores"] is not None else 1 for r in records])
+    memory = _plain([r["memory"] if r["memory"] is not None else 0 for r in records])
+    if work is None or cores is None or memory is None or cores.max() > _MAX_CORES:
+        work, core_list, memory_list = _task_values(records, ctx, default_runtime)
+        cores, memory = core_list, np.asarray(memory_list, dtype=float) / data_unit
+    else:
+        cores = np.maximum(1, np.ceil(cores)).astype(np.int64)
+        memory = memory / data_unit
+    src, dst = _edges(records, index, ctx)
+    ids, raw_sizes, files = _transfers(records, src, dst)
+    size = _plain(raw_sizes)
+    if size is None:
+        size = np.empty(len(raw_sizes))
+        for k, (raw, f) in enumerate(zip(raw_sizes, files())):
+            try:
+                size[k] = ctx.repairs.value(raw, f"file {f!r}: sizeInBytes", "file sizes")
+            except SimschedError as e:  # the line is looked up on this path only
+                raise e.located(line=ctx.lines.of(f'"{f}"')) from None
+    data = np.zeros(src.size)
+    np.add.at(data, ids, size / data_unit)  # in file order, as a running sum
+    with located(ctx.file):
+        return TaskGraph(names, np.stack([src, dst], axis=1), data, work=work, kind=[str(r["kind"]) for r in records],
+                         cores=cores, memory=memory)
+
+
+def _edges(records: list[dict], index: dict[str, int], ctx: _Ctx) -> tuple[np.ndarray, np.ndarray]:
+    """Sources and targets of the dependencies the tasks list (as parents or as children; a pair listed
+    twice is one edge), in the order they are first listed: task by task, parents before children.
+    O(references log references), the references resolved by C-level ``map`` calls."""
+    n = len(records)
+    lists = {rel: [r[rel] for r in records] for rel in ("parents", "children")}
+    ends = {}
+    if all(set(map(type, v)) <= {list} for v in lists.values()):
+        ends = {rel: list(map(index.get, map(str, chain.from_iterable(v)))) for rel, v in lists.items()}
+    if not ends or any(None in e for e in ends.values()):
+        _refs_error(records, index, ctx)
+    owner = {rel: np.repeat(np.arange(n), np.fromiter(map(len, v), np.int64, n)) for rel, v in lists.items()}
+    src = np.concatenate([np.asarray(ends["parents"], dtype=np.int64), owner["children"]])
+    dst = np.concatenate([owner["parents"], np.asarray(ends["children"], dtype=np.int64)])
+    listed = np.concatenate([owner["parents"] * 2, owner["children"] * 2 + 1]).argsort(kind="stable")
+    src, dst = src[listed], dst[listed]
+    first = np.unique(src * n + dst, return_index=True)[1]
+    first.sort()
+    return src[first], dst[first]
+
+
+def _refs_error(records: list[dict], index: dict[str, int], ctx: _Ctx) -> None:
+    """Raise the first bad dependency list or reference, in file order, with its line."""
+    for r in records:
+        for rel in ("parents", "children"):
+            refs = r[rel]
+            if not isinstance(refs, list):
+                raise ctx.fail(f"{rel} must be a list", f"{r['field']}.{rel}")
+            for ref in refs:
+                if str(ref) not in index:
+                    what = "parent" if rel == "parents" else "child"
+                    raise ctx.fail(f"task {r['name']!r} names {what} {str(ref)!r}, which does not exist",
+                                   f"{r['field']}.{rel}", f'"{ref}"')
+    raise AssertionError("no bad reference found")  # pragma: no cover
+
+
+def _transfers(records: list[dict], src: np.ndarray,
+               dst: np.ndarray) -> tuple[np.ndarray, list[Any], Callable[[], list[Any]]]:
+    """The files that flow along edges: for each input file of each task, in file order, and each task
+    that writes it, where that writer is a parent: the edge's index and the file's raw size (missing or
+    null: 0), and (a function, for the error path) the file references.  O(file references log edges),
+    by C-level ``map`` calls and numpy when each file has one writer (the usual case)."""
+    n = len(records)
+    edge_keys = src * n + dst
+    by_key = edge_keys.argsort()
+    sorted_keys = edge_keys[by_key]
+    outputs = list(map(str, chain.from_iterable(r["outputs"] for r in records)))
+    out_owner = np.repeat(np.arange(n), np.fromiter((len(r["outputs"]) for r in records), np.int64, n))
+    writer = dict(zip(outputs, out_owner.tolist()))
+    inputs = list(chain.from_iterable(r["inputs"] for r in records))
+    reader = np.repeat(np.arange(n), np.fromiter((len(r["inputs"]) for r in records), np.int64, n))
+    keys = list(map(str, inputs))
+    if len(writer) == len(outputs):  # one writer per file
+        wrote = np.fromiter(map(writer.get, keys, repeat(-1)), np.int64, len(keys))
+    else:  # a file written by several tasks: one candidate edge per writer
+        producers: dict[str, list[int]] = {}
+        for f, i in zip(outputs, out_owner.tolist()):
+            producers.setdefault(f, []).append(i)
+        fan = [producers.get(k, [-1]) for k in keys]
+        take = np.repeat(np.arange(len(keys)), np.fromiter(map(len, fan), np.int64, len(fan)))
+        inputs, keys, reader = [inputs[k] for k in take.tolist()], [keys[k] for k in take.tolist()], reader[take]
+        wrote = np.fromiter(chain.from_iterable(fan), np.int64, take.size)
+    cand = np.where(wrote >= 0, wrote * n + reader, -1)
+    pos = np.minimum(np.searchsorted(sorted_keys, cand), max(sorted_keys.size - 1, 0))
+    hit = (cand >= 0) & (sorted_keys[pos] == cand) if sorted_keys.size else np.zeros(cand.size, dtype=bool)
+    kept = np.flatnonzero(hit).tolist()
+    sizes = records[0]["sizes"]
+    if all(r["sizes"] is sizes for r in records):  # 1.5+: one table of file sizes
+        raw = list(map(sizes.get, keys if len(kept) == len(keys) else (keys[k] for k in kept), repeat(0)))
+    else:  # 1.4: each task lists its files' sizes
+        owner = reader.tolist()
+        raw = [records[owner[k]]["sizes"].get(keys[k], 0) for k in kept]
+    if None in raw or not all(raw):
+        raw = [x or 0 for x in raw]
+    return by_key[pos[hit]], raw, lambda: [inputs[k] for k in kept]
+
+
+_PLAIN_TYPES = frozenset({int, float})
+_MAX_CORES = 2**31  # above it the all-at-once path would overflow int64 casts: leave it to the task-by-task one
+
+
+def _plain(values: list[Any]) -> np.ndarray | None:
+    """``values`` as floats when every one is a plain finite number in ``[0, MAX_VALUE]``, else ``None``
+    (the caller then goes value by value, to repair negatives and name the bad one).  O(len)."""
+    if not set(map(type, values)) <= _PLAIN_TYPES:
+        return None
+    try:
+        a = np.array(values, dtype=float)
+    except OverflowError:
+        return None
+    if a.size and not (np.isfinite(a).all() and a.min() >= 0 and a.max() <= limits.MAX_VALUE):
+        return None
+    return a
+
+
+def _task_values(records: list[dict], ctx: _Ctx,
+                 default_runtime: float | None) -> tuple[list[float], list[int], list[float]]:
+    """Work, cores and memory (in bytes) task by task, in file order: repairs negative runtimes and names the first
+    value that is not a number, with its field and line.  The path :func:`_build` takes when its
+    all-at-once check fails."""
+    work: list[float] = []
+    cores: list[int] = []
+    memory: list[float] = []
     for r in records:
         rt_field = r.get("runtime_field", r["field"] + ".runtimeInSeconds")
-        needle = f'"{r["name"]}"'
         if r["runtime"] is None:
             if default_runtime is None:
-                raise ctx.fail(f"task {r['name']!r} has no runtimeInSeconds", rt_field, needle)
+                raise ctx.fail(f"task {r['name']!r} has no runtimeInSeconds", rt_field, f'"{r["name"]}"')
             work.append(float(default_runtime))
         else:
             try:
                 work.append(ctx.repairs.value(r["runtime"], f"task {r['name']!r}: runtimeInSeconds", "runtimes",
                                               field=rt_field))
             except SimschedError as e:
-                raise e.located(file=ctx.file, line=_runtime_line(ctx.text, r["name"])) from None
+                raise e.located(file=ctx.file, line=_runtime_line(ctx.lines, r["name"])) from None
         c = r["cores"]
         cores.append(1 if c is None else max(1, math.ceil(number(c, "coreCount", file=ctx.file, field=r["field"]))))
         m = r["memory"]
-        memory.append(0.0 if m is None else number(m, "memoryInBytes", file=ctx.file, field=r["field"]) / data_unit)
-    producers: dict[str, list[int]] = {}
-    for i, r in enumerate(records):
-        for f in r["outputs"]:
-            producers.setdefault(str(f), []).append(i)
-    edges: dict[tuple[int, int], float] = {}
-    for i, r in enumerate(records):
-        for rel, refs in (("parents", r["parents"]), ("children", r["children"])):
-            if not isinstance(refs, list):
-                raise ctx.fail(f"{rel} must be a list", f"{r['field']}.{rel}")
-            for ref in refs:
-                j = index.get(str(ref))
-                if j is None:
-                    what = "parent" if rel == "parents" else "child"
-                    raise ctx.fail(f"task {r['name']!r} names {what} {str(ref)!r}, which does not exist",
-                                   f"{r['field']}.{rel}", f'"{ref}"')
-                edges.setdefault((j, i) if rel == "parents" else (i, j), 0.0)
-    for i, r in enumerate(records):
-        for f in r["inputs"]:
-            for p in producers.get(str(f), ()):
-                if (p, i) in edges:
-                    raw = r["sizes"].get(str(f), 0) or 0
-                    size = ctx.repairs.value(raw, f"file {f!r}: sizeInBytes", "file sizes",
-                                             line=line_of(ctx.text, f'"{f}"'))
-                    edges[(p, i)] += size / data_unit
-    pairs = list(edges)
-    with located(ctx.file):
-        return TaskGraph([r["name"] for r in records], pairs, list(edges.values()), work=work,
-                         kind=[str(r["kind"]) for r in records], cores=cores, memory=memory)
+        memory.append(0.0 if m is None else number(m, "memoryInBytes", file=ctx.file, field=r["field"]))
+    return work, cores, memory
 
 
-def _runtime_line(text: str | None, name: str) -> int | None:
+def _runtime_line(lines: Lines, name: str) -> int | None:
     """Line of the ``runtimeInSeconds`` that follows the last ``"id"``/``"name"`` entry equal to ``name``
     (1.5+: the execution entry comes after the specification entry).  Only used on the error path."""
+    text = lines.text
     if not text:
         return None
     hits = list(re.finditer(r'"(?:id|name)"\s*:\s*' + re.escape(json.dumps(name)), text))
@@ -235,7 +361,7 @@ def _runtime_line(text: str | None, name: str) -> int | None:
     start = hits[-1].start()
     k = text.find('"runtimeInSeconds"', start)
     nxt = text.find("}", start)
-    return text.count("\n", 0, k if 0 <= k < nxt else start) + 1
+    return lines.at(k if 0 <= k < nxt else start)
 
 
 def machines(path: str | Path) -> list[dict[str, Any]]:
