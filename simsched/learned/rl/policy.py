@@ -90,6 +90,12 @@ class _Agent(OneByOne, RangeChecked):
             torch.set_num_threads(self.threads)
         self.model = _load(self.kind, self.checkpoint)
         self.info = StaticInfo.of(problem, arrived_only=self.arrived_only)
+        self.n_seen = problem.n_tasks
+
+    def grow(self, problem: Problem) -> None:
+        """Tasks arrived (the view's problem has only arrived tasks): the static features again,
+        over the arrived tasks.  O(n m + e) per arrival."""
+        self.info = StaticInfo.of(problem, arrived_only=self.arrived_only)
 
     def training_range(self):  # -> simsched.learned.training_range.TrainingRange
         """What the checkpoint was trained on: its config's task range and scenario family."""
@@ -153,6 +159,15 @@ class RLPolicy(_Agent):
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         super().reset(problem, rng)
+        self._rollout_tables(problem)
+
+    def grow(self, problem: Problem) -> None:
+        super().grow(problem)
+        self._rollout_tables(problem)
+
+    def _rollout_tables(self, problem: Problem) -> None:
+        """Job ids, costs, priorities and arrivals of the arrived tasks for the rollout's forward
+        model.  O(n)."""
         if self.rollout:
             from simsched.workloads.jobs import job_ids
 
