@@ -64,6 +64,11 @@ def run(
         False, "--transfers", help="Draw data transfers between processors as arrows on the --gantt chart."),
     trace: Path | None = typer.Option(
         None, "--trace", help="Write a Chrome/Perfetto trace (.json) of the first repetition."),
+    seed_space: str | None = typer.Option(
+        None, "--seed-space", help="Draw the days from this seed space (train, select, evaluate, fresh), "
+                                   "derived from --seed or the scenario's seed; see docs/evaluation.md."),
+    fresh: bool = typer.Option(
+        False, "--fresh", help="Evaluate on fresh days nobody tuned on: a random seed of the fresh space, printed."),
 ) -> None:
     """Run every scheduler of SCENARIO in the simulator and print a comparison table."""
     from simsched.outputs import check_output
@@ -85,6 +90,14 @@ def run(
     check_seed(seed)
     if repetitions is not None and repetitions < 1:
         raise SimschedError(f"--repetitions must be >= 1, got {repetitions}")
+    if fresh:
+        from simsched.run.seedspace import fresh_seed
+
+        if seed_space not in (None, "fresh") or seed is not None:
+            raise SimschedError("--fresh draws its own seed: give it without --seed and --seed-space "
+                                "(to repeat a fresh run: --seed-space fresh --seed S)")
+        seed_space, seed = "fresh", fresh_seed()
+        typer.echo(f"fresh days from seed {seed} (repeat with --seed-space fresh --seed {seed})")
 
     from simsched.run.runner import run_scenario
     from simsched.scenario import load_scenario
@@ -94,6 +107,13 @@ def run(
     for option, out in (("--json", json_path), ("--gantt", gantt), ("--trace", trace)):
         if out is not None and workload_file:  # the scenario's own data file is an input too
             check_output(out, option=option, inputs=[workload_file], lock=False)
+    if seed_space is not None:
+        from simsched.run.seedspace import space_seeds
+
+        days = space_seeds(loaded.seed if seed is None else seed, seed_space,
+                           loaded.repetitions if repetitions is None else repetitions)
+        seed = days[0]
+        typer.echo(f"seed space {seed_space}: days {days[0]} ... {days[-1]}")
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
