@@ -292,6 +292,11 @@ from simsched.cli import adversary_cmd  # noqa: E402  (light: the search loads i
 
 app.command("adversary")(adversary_cmd.adversary)
 
+# --------------------------------------------------------------------------- generalisation matrix
+from simsched.cli import generalise_cmd  # noqa: E402  (light: the matrix loads inside the command)
+
+app.command("generalise")(generalise_cmd.generalise)
+
 
 def main() -> None:
     """Console-script entry point (``simsched``)."""
