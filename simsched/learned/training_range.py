@@ -181,19 +181,29 @@ def speed_ratio(platform) -> float:  # platform: simsched.simulator.platform.Pla
     return float(speed.max() / speed.min())
 
 
+def prefix_loads(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray) -> np.ndarray:
+    """The offered load a policy observes after each arrival, from the :data:`LOAD_MIN_JOBS`-th job
+    on: for the first ``J`` jobs in arrival order, their total mean work (HEFT's mean execution
+    times) over what the processors can do while ``J`` jobs arrive at the observed rate,
+    ``m x (a_J - a_1) x J / (J - 1)``.  Empty with fewer jobs or no time between arrivals.  O(n + J log J)."""
+    arrival = np.asarray(job_arrival, dtype=np.float64)
+    work = np.bincount(jobs, weights=np.nan_to_num(problem.mean_cost, posinf=0.0), minlength=arrival.size)
+    ok = np.isfinite(arrival)
+    order = np.argsort(arrival[ok], kind="stable")
+    a, w = arrival[ok][order], work[ok][order]
+    if a.size < LOAD_MIN_JOBS:
+        return np.zeros(0)
+    j = np.arange(1, a.size + 1)[LOAD_MIN_JOBS - 1:]
+    span = (a - a[0])[LOAD_MIN_JOBS - 1:]
+    load = np.cumsum(w)[LOAD_MIN_JOBS - 1:] / (problem.n_processors * np.maximum(span, 1e-300) * j / (j - 1))
+    return load[span > 0]
+
+
 def offered_load(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray) -> float | None:
-    """The offered load of a stream so far: the arrived jobs' total mean work (HEFT's mean execution
-    times) over what the processors can do while ``J`` jobs arrive at the observed rate
-    (``m x (last - first arrival) x J / (J - 1)``); None with fewer than :data:`LOAD_MIN_JOBS` jobs
-    or no time between arrivals.  O(n)."""
-    arrivals = np.sort(np.asarray(job_arrival, dtype=np.float64))
-    arrivals = arrivals[np.isfinite(arrivals)]
-    j = arrivals.size
-    if j < LOAD_MIN_JOBS or arrivals[-1] <= arrivals[0]:
-        return None
-    period = (arrivals[-1] - arrivals[0]) * j / (j - 1)
-    work = float(np.nan_to_num(problem.mean_cost, posinf=0.0).sum())
-    return work / (problem.n_processors * period)
+    """The offered load of a stream so far (:func:`prefix_loads` with every job), or None with fewer
+    than :data:`LOAD_MIN_JOBS` jobs or no time between arrivals.  O(n + J log J)."""
+    loads = prefix_loads(problem, jobs, job_arrival)
+    return float(loads[-1]) if loads.size else None  # spans never shrink: the last one is every job's
 
 
 def workload_family(options: dict, form: str) -> str:

@@ -50,22 +50,23 @@ def _dag_range(checkpoint: str, scenario: str | None, tasks: tuple[int, int] | N
     return scenario_range(checkpoint, scenario, tasks, (search,))
 
 
-RANGE_DRAWS = 16
+RANGE_DRAWS = 48
 """Training episodes drawn to measure a stream checkpoint's range (job sizes, offered load)."""
 
-LOAD_WIDEN = 1.5
+LOAD_WIDEN = 2.0
 """The offered-load span of the training streams is widened by this factor each way."""
 
 
 @functools.lru_cache(maxsize=8)
 def _stream_range(checkpoint: str, scenario: Path):  # -> TrainingRange
     """The range of a checkpoint trained in a stream scenario's world: the job sizes (tasks per job),
-    processor count, speed ratio and offered load (widened by :data:`LOAD_WIDEN`) of
+    processor count, speed ratio and offered load after every arrival (:func:`~simsched.learned.
+    training_range.prefix_loads`, widened by :data:`LOAD_WIDEN`) of
     :data:`RANGE_DRAWS` of its training episodes; unknown if the scenario cannot be read.
     O(RANGE_DRAWS draws), cached per checkpoint."""
     from simsched.errors import SimschedError
     from simsched.learned.rl.family import StreamFamily
-    from simsched.learned.training_range import TrainingRange, checkpoint_id, offered_load, speed_ratio
+    from simsched.learned.training_range import TrainingRange, checkpoint_id, prefix_loads, speed_ratio
 
     ident = checkpoint_id(checkpoint)
     try:
@@ -74,9 +75,10 @@ def _stream_range(checkpoint: str, scenario: Path):  # -> TrainingRange
         return TrainingRange(ident)
     episodes = [fam.draw(s) for s in range(RANGE_DRAWS)]
     sizes = np.concatenate([np.bincount(ep.jobs) for ep in episodes])
-    loads = [x for ep in episodes if (x := offered_load(ep.problem, ep.jobs, ep.job_arrival)) is not None]
+    # what the guard observes during a day: the load after every arrival from the 8th job on
+    loads = np.concatenate([prefix_loads(ep.problem, ep.jobs, ep.job_arrival) for ep in episodes])
     m = fam.platform.n_processors
-    load = (min(loads) / LOAD_WIDEN, max(loads) * LOAD_WIDEN) if loads else None
+    load = (float(loads.min()) / LOAD_WIDEN, float(loads.max()) * LOAD_WIDEN) if loads.size else None
     r = speed_ratio(fam.platform)
     return TrainingRange(ident, (int(sizes.min()), int(sizes.max())), (m, m), speed_ratio=(r, r), load=load)
 
@@ -163,8 +165,8 @@ class _Agent(OneByOne, RangeChecked):
         # what is outside, without this day's numbers: the same line on every day, shown once
         kinds = sorted({" ".join(w for w in r.split() if not any(c.isdigit() for c in w)) for r in reasons})
         warnings.warn(GuardWarning(
-            f"{self.name} (checkpoint {self._range().checkpoint}) falls back to srjf-eft: this world's "
-            f"{', '.join(kinds)} lie outside what it was trained on ({self._range().describe()})"), stacklevel=2)
+            f"{self.name} (checkpoint {self._range().checkpoint}) falls back to srjf-eft: {', '.join(kinds)} "
+            f"outside what it was trained on ({self._range().describe()})"), stacklevel=2)
 
     def decide(self, view: DecisionView):
         if view.problem.n_tasks != self.n_seen:
