@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 from simsched.errors import SimschedError  # noqa: E402
 from simsched.learned.rl.dynamic import shifted  # noqa: E402
 from simsched.learned.rl.policy import GuardWarning, RLPolicy  # noqa: E402
-from simsched.learned.training_range import LOAD_MIN_JOBS, TrainingRange, offered_load  # noqa: E402
+from simsched.learned.training_range import LOAD_MIN_JOBS, TrainingRange, offered_load, prefix_loads  # noqa: E402
 from simsched.run.streams import simulate_stream, stream_of  # noqa: E402
 from simsched.schedulers import registry  # noqa: E402
 from simsched.simulator.platform import Platform, Processor  # noqa: E402
@@ -95,7 +95,10 @@ def test_offered_load_and_the_stream_range() -> None:
     prob = Problem(js.graph, plat)
     period = 10.0 * (n_jobs - 1) * n_jobs / (n_jobs - 1)
     assert offered_load(prob, js.jobs, js.job_arrival) == pytest.approx(prob.mean_cost.sum() / (2 * period))
-    assert offered_load(prob, js.jobs, js.job_arrival[:3]) is None  # too few jobs to estimate a rate
+    few = merge_jobs([random_dag(4, rng=np.random.default_rng(i)) for i in range(3)], [0.0, 5.0, 9.0])
+    assert offered_load(Problem(few.graph, plat), few.jobs, few.job_arrival) is None  # too few jobs for a rate
+    loads = prefix_loads(prob, js.jobs, js.job_arrival)
+    assert loads.size == 1 and loads[-1] == offered_load(prob, js.jobs, js.job_arrival)
     rng = TrainingRange("x", (4, 4), (2, 2), speed_ratio=(2.0, 2.0), load=(0.0, 1e9))
     assert rng.outside_stream(prob, js.jobs, js.job_arrival) == []
     tight = TrainingRange("x", (10, 20), (3, 3), speed_ratio=(5.0, 5.0), load=(1e6, 1e9))
