@@ -230,6 +230,8 @@ class RLPolicy(_Agent):
     ``horizon``: placements simulated per candidate (0: all arrived work).
     ``margin``: the best candidate replaces the base action only if its simulated cost is lower by
     more than this fraction (model error makes small simulated gains unreliable).
+    ``guard``: hand every decision to srjf-eft once the world lies outside the checkpoint's training
+    range (platform, job sizes, offered load; docs/evaluation.md); default true.
     """
 
     name = "rl"
@@ -327,6 +329,8 @@ class RLWorldPolicy(_Agent):
     World Models (Ha & Schmidhuber 2018) over the GNN latent state; actions are (task slot by upward
     rank, processor slot by expected finish).  One GNN forward and one LSTM step per placement.
     ``checkpoint``: path of a ``simsched train rl`` world-model checkpoint.
+    ``guard``: hand every decision to srjf-eft once the world lies outside the checkpoint's training
+    range (docs/evaluation.md); default true.
     """
 
     name = "rl-world"
