@@ -231,7 +231,7 @@ class RLPolicy(_Agent):
     ``margin``: the best candidate replaces the base action only if its simulated cost is lower by
     more than this fraction (model error makes small simulated gains unreliable).
     ``guard``: hand every decision to srjf-eft once the world lies outside the checkpoint's training
-    range (platform, job sizes, offered load; docs/evaluation.md); default true.
+    range (platform, job sizes, offered load; see the evaluation guide); default true.
     """
 
     name = "rl"
@@ -330,7 +330,7 @@ class RLWorldPolicy(_Agent):
     rank, processor slot by expected finish).  One GNN forward and one LSTM step per placement.
     ``checkpoint``: path of a ``simsched train rl`` world-model checkpoint.
     ``guard``: hand every decision to srjf-eft once the world lies outside the checkpoint's training
-    range (docs/evaluation.md); default true.
+    range (see the evaluation guide); default true.
     """
 
     name = "rl-world"
