@@ -37,6 +37,11 @@ def print_matrix(doc: dict[str, Any]) -> None:
         table.add_row(escape(r["cell"]), escape(r["world"]), escape(r["best_rule"]), f"{r['ratio']:.3f}",
                       f"[{r['low']:.3f}, {r['high']:.3f}]", f"{r['wins']}/{r['days']}", verdict)
     console().print(table)
+    from simsched.cli.common import warning_line
+
+    for r in doc["rows"]:
+        for line in r.get("warnings", ()):
+            warning_line(f"{r['cell']}: {line}")
 
 
 @user_errors

@@ -139,11 +139,13 @@ def cell_scenario(path: str | Path, cell: str):  # -> (Scenario | None, str)
 def matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Sequence[str] = CELLS,
            rules: Sequence[str] = RULES, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """One row per cell (see the module docstring): ``{cell, world, days, scheduler, jct, best_rule,
-    best_jct, ratio, low, high, verdict, wins, per_day}`` or ``{cell, world, skipped: reason}``.
+    best_jct, ratio, low, high, verdict, wins, warnings, per_day}`` or ``{cell, world, skipped:
+    reason}``; ``warnings``: a learned scheduler's training-range warning for the cell's world (the
+    line ``simsched run`` prints; it says when the agent falls back to srjf-eft).
     ``scheduler`` is a registry name with ``:key=value`` parameters (``rl:checkpoint=rl_dynamic``).
     O(cells x days x (1 + rules)) engine runs."""
     from simsched.learned.rl.dynamic import parse_spec
-    from simsched.run.streams import simulate_stream, stream_of
+    from simsched.run.streams import largest_job_problem, simulate_stream, stream_of
     from simsched.schedulers import registry
     from simsched.stats import paired_ratio
 
@@ -157,12 +159,20 @@ def matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Sequenc
             rows.append({"cell": cell, "world": world, "skipped": world})
             continue
         jct: dict[str, dict[int, float]] = {lab: {} for lab in labels}
+        warnings: list[str] = []
         for day in days:
             if progress is not None:
                 progress(f"{cell}: day {day}")
             stream = stream_of(sc, int(day))
             for lab, (n, p) in zip(labels, specs):
-                run = simulate_stream(sc, n, int(day), stream, registry.create(n, **p))
+                instance = registry.create(n, **p)
+                hook = getattr(instance, "range_warning", None)  # a learned scheduler: its range, as `run` says it
+                if hook is not None and not warnings:
+                    from simsched.simulator.problem import Problem
+
+                    probe = largest_job_problem(Problem(stream.graph, sc.platform, sc.affinity), stream)
+                    warnings.append(hook(probe, lab) or "")
+                run = simulate_stream(sc, n, int(day), stream, instance)
                 jct[lab][int(day)] = float(run.metrics.summary["jct_mean"])
         best = min(labels[1:], key=lambda lab: (float(np.mean(list(jct[lab].values()))), lab))
         pr = paired_ratio(jct[scheduler], jct[best])
@@ -172,6 +182,7 @@ def matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Sequenc
                      "best_jct": float(np.mean(list(jct[best].values()))), "ratio": pr.estimate, "low": pr.low,
                      "high": pr.high, "verdict": verdict,
                      "wins": int(sum(jct[scheduler][d] < jct[best][d] for d in jct[best])),
+                     "warnings": [w for w in warnings if w],
                      "per_day": {lab: {str(d): v for d, v in vals.items()} for lab, vals in jct.items()}})
     return rows
 
