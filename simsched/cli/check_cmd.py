@@ -89,7 +89,7 @@ def check(
                                            help="Scheduler parameter NAME=VALUE (repeatable)."),
     prop: list[str] | None = typer.Option(None, "--property", "-P",
                                           help="Check only this property (repeatable): valid, bound, "
-                                               "determinism, replay, no-mutation, infeasible; for an "
+                                               "determinism, replay, no-mutation, infeasible, no-future; for an "
                                                "autotuning policy complete, conflict-free, determinism."),
 ) -> None:
     """Check a scheduler against the contract every built-in meets; exit 1 on a defect."""
