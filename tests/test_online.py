@@ -73,7 +73,7 @@ class OneAtATimeMCT:
         t = int(view.ready[0])
         ct = view.completion_times(view.ready[:1])[0]
         p = int(np.argmin(ct))
-        self.predicted[t] = ct[p]
+        self.predicted[view.problem.graph.names[t]] = ct[p]  # the view numbers tasks in arrival order
         return [(t, p)]
 
 
@@ -82,8 +82,8 @@ class OneAtATimeMCT:
 def test_view_predicts_deterministic_completion_exactly(problem):
     policy = OneAtATimeMCT()
     s, _ = run_online(problem, policy)
-    for t, predicted in policy.predicted.items():
-        assert s.finish[t] == predicted
+    for name, predicted in policy.predicted.items():
+        assert s.finish[problem.graph.index(name)] == predicted
 
 
 def test_mct_hand_example():

@@ -14,6 +14,12 @@ shipped checkpoint already loaded, one warm-up call and torch on one CPU thread 
   whole plan in the same run, and HEFT's compiled placement loop when numba is installed (full run
   only: its JIT compilation takes tens of seconds on a busy machine).
 
+* **direct decode** (:func:`direct_rows`): at 1,000, 10,000 and
+  84,654 tasks (the seed paper's largest instance size) on 188 processors, the seconds and the
+  makespan of DeepSched with the direct decode (network processor and order, fast-evaluator times)
+  and with the EFT decode, of HEFT's numpy loop and of its compiled loop, all in one run; ratio =
+  HEFT (numpy) / the row's, for time and for makespan quality (> 1: better than HEFT).
+
 ``ok`` says whether DeepSched (or the stage) was the faster one.
 """
 
@@ -70,7 +76,8 @@ def bench_deepsched(quick: bool = False) -> list[dict]:
                          target="faster than HEFT", ok=bool(r["deepsched_faster"])))
     return rows + stage_rows(max(QUICK_SIZES if quick else FULL_SIZES), PROCESSORS, repeat=1 if quick else 2,
                              compiled=not quick) + batch_rows(QUICK_BATCHES if quick else FULL_BATCHES,
-                                                              repeat=1 if quick else 2)
+                                                              repeat=1 if quick else 2) + \
+        direct_rows(QUICK_DIRECT_SIZES if quick else DIRECT_SIZES)
 
 
 def stage_rows(n: int, m: int, repeat: int = 2, compiled: bool = True) -> list[dict]:
@@ -83,3 +90,48 @@ def stage_rows(n: int, m: int, repeat: int = 2, compiled: bool = True) -> list[d
     return [dict(what=name if name.startswith(("HEFT", "DeepSched")) else f"DeepSched stage: {name.strip()}",
                  size=f"{n:,} x {m}", measured=s, baseline=heft, ratio=heft / s,
                  target="-", ok=None) for name, s in times.items()]
+
+
+DIRECT_SIZES = (1_000, 10_000, 84_654)
+QUICK_DIRECT_SIZES = (1_000,)
+
+
+def direct_rows(sizes: tuple[int, ...] = DIRECT_SIZES, m: int = PROCESSORS, eft_up_to: int = 10_000) -> list[dict]:
+    """Per size, one warm single plan of each of: HEFT's numpy loop (the baseline), HEFT's compiled
+    loop (numba, when installed; JIT excluded), DeepSched with the direct decode and with the EFT
+    decode (up to ``eft_up_to`` tasks: its per-task earliest-finish search dominates above).  Two
+    rows per planner: seconds, and makespan (every plan's times from the fast evaluator).  Torch on
+    one thread, checkpoint loaded beforehand."""
+    from simsched.learned.deepsched.checkpoint import load_checkpoint
+    from simsched.learned.deepsched.evaluate import timing_problem
+    from simsched.learned.deepsched.scheduler import plans
+    from simsched.schedulers.heft import heft_schedule
+    from simsched.schedulers.timeline import compiled_available
+    from simsched.simulator.evaluate import evaluate_plan
+
+    load_checkpoint(None)
+    plans([timing_problem(100, m)], threads=1, decoder="direct")  # warm-up: torch, caches
+    rows = []
+    for n in sizes:
+        problem = timing_problem(n, m)
+        planners = [("HEFT (numpy loop)", lambda p=problem: heft_schedule(p, compiled=False))]
+        if compiled_available():
+            heft_schedule(timing_problem(100, m), compiled=True)  # JIT compilation, not timed
+            planners.append(("HEFT (compiled loop)", lambda p=problem: heft_schedule(p, compiled=True)))
+        planners.append(("DeepSched direct decode", lambda p=problem: plans([p], threads=1, decoder="direct")[0]))
+        if n <= eft_up_to:
+            planners.append(("DeepSched EFT decode", lambda p=problem: plans([p], threads=1)[0]))
+        base_s = base_ms = None
+        for name, run in planners:
+            t0 = time.perf_counter()
+            plan = run()
+            seconds = time.perf_counter() - t0
+            makespan = float(evaluate_plan(problem, plan).finish.max())
+            if base_s is None:
+                base_s, base_ms = seconds, makespan
+            size = f"{n:,} x {m}"
+            rows.append(dict(what=f"{name}: seconds", size=size, measured=seconds, baseline=base_s,
+                             ratio=base_s / seconds, target="faster than HEFT (numpy)", ok=bool(seconds < base_s)))
+            rows.append(dict(what=f"{name}: makespan", size=size, measured=makespan, baseline=base_ms,
+                             ratio=base_ms / makespan, target="-", ok=None))
+    return rows

@@ -91,8 +91,8 @@ def check(
                                            help="Scheduler parameter NAME=VALUE (repeatable)."),
     prop: list[str] | None = typer.Option(None, "--property", "-P",
                                           help="Check only this property (repeatable): valid, bound, "
-                                               "determinism, replay, no-mutation, infeasible; for an "
-                                               "autotuning policy complete, conflict-free, determinism; "
+                                               "determinism, replay, no-mutation, infeasible, no-future; for "
+                                               "an autotuning policy complete, conflict-free, determinism; "
                                                "for a batch policy complete, capacity, determinism."),
 ) -> None:
     """Check a scheduler against the contract every built-in meets; exit 1 on a defect."""

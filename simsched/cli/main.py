@@ -67,6 +67,11 @@ def run(
         None, "--trace", help="Write a Chrome/Perfetto trace (.json) of the first repetition."),
     wide: bool = typer.Option(
         False, "--wide", help="Every column with ± std (the default table fits 100 columns)."),
+    seed_space: str | None = typer.Option(
+        None, "--seed-space", help="Draw the days from this seed space (train, select, evaluate, fresh), "
+                                   "derived from --seed or the scenario's seed; see docs/evaluation.md."),
+    fresh: bool = typer.Option(
+        False, "--fresh", help="Evaluate on fresh days nobody tuned on: a random seed of the fresh space, printed."),
 ) -> None:
     """Run every scheduler of SCENARIO in the simulator and print a comparison table."""
     from simsched.outputs import check_output
@@ -88,11 +93,26 @@ def run(
     check_seed(seed)
     if repetitions is not None and repetitions < 1:
         raise SimschedError(f"--repetitions must be >= 1, got {repetitions}")
+    if fresh:
+        from simsched.run.seedspace import fresh_seed
+
+        if seed_space not in (None, "fresh") or seed is not None:
+            raise SimschedError("--fresh draws its own seed: give it without --seed and --seed-space "
+                                "(to repeat a fresh run: --seed-space fresh --seed S)")
+        seed_space, seed = "fresh", fresh_seed()
+        typer.echo(f"fresh days from seed {seed} (repeat with --seed-space fresh --seed {seed})")
 
     from simsched.run.runner import run_scenario
     from simsched.scenario import load_scenario
 
     loaded = load_scenario(scenario)  # refuses an output that is a file it reads (simsched.fileio's read set)
+    if seed_space is not None:
+        from simsched.run.seedspace import space_seeds
+
+        days = space_seeds(loaded.seed if seed is None else seed, seed_space,
+                           loaded.repetitions if repetitions is None else repetitions)
+        seed = days[0]
+        typer.echo(f"seed space {seed_space}: days {days[0]} ... {days[-1]}")
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
@@ -315,6 +335,11 @@ app.command("report")(report_cmd.report)
 from simsched.cli import adversary_cmd  # noqa: E402  (light: the search loads inside the command)
 
 app.command("adversary")(adversary_cmd.adversary)
+
+# --------------------------------------------------------------------------- generalisation matrix
+from simsched.cli import generalise_cmd  # noqa: E402  (light: the matrix loads inside the command)
+
+app.command("generalise")(generalise_cmd.generalise)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -80,6 +80,10 @@ class TrainingRange:
     families: tuple[str, ...] | None = None
     ccr: tuple[float, float] | None = None
     structure: tuple[tuple[str, float, float], ...] | None = None
+    speed_ratio: tuple[float, float] | None = None
+    """Fastest over slowest processor speed of the training platforms."""
+    load: tuple[float, float] | None = None
+    """Offered load of the training streams (:func:`offered_load`), already widened."""
 
     @classmethod
     def from_dict(cls, checkpoint: str, doc: object) -> TrainingRange:
@@ -107,20 +111,22 @@ class TrainingRange:
             parts.append(f"CCR {_span(self.ccr, '{:.3g}')}")
         for name, lo, hi in self.structure or ():
             parts.append(f"{name} {_span((lo, hi), '{:.3g}')}")
+        if self.speed_ratio:
+            parts.append(f"speed ratio {_span(self.speed_ratio, '{:.3g}')}")
+        if self.load:
+            parts.append(f"load {_span(self.load, '{:.2f}')}")
         if self.families:
             parts.append("families " + ", ".join(self.families))
         return "; ".join(parts) or "an unrecorded range"
 
     def outside(self, problem: Problem) -> list[str]:
-        """What of ``problem``'s shape lies outside the range: its task or processor count, its CCR,
-        or a structure statistic beyond the trained span widened by 25% each way.  Never its
-        family's name.  O(n m + e)."""
+        """What of ``problem``'s shape lies outside the range: its task count, its CCR, a structure
+        statistic beyond the trained span widened by 25% each way, its platform
+        (:meth:`outside_platform`).  Never its family's name.  O(n m + e)."""
         out = []
-        n, m = problem.n_tasks, problem.n_processors
+        n = problem.n_tasks
         if self.tasks and not self.tasks[0] <= n <= self.tasks[1]:
             out.append(f"{n} tasks")
-        if self.processors and not self.processors[0] <= m <= self.processors[1]:
-            out.append(f"{m} processors")
         if self.ccr:
             c = instance_ccr(problem)
             if not self.ccr[0] * 0.999 <= c <= self.ccr[1] * 1.001:
@@ -130,7 +136,74 @@ class TrainingRange:
             for name, lo, hi in self.structure:
                 if not lo / _WIDEN - 1e-12 <= have[name] <= hi * _WIDEN + 1e-12:
                     out.append(f"{name} {have[name]:.3g}")
+        out.extend(self.outside_platform(problem.platform))
         return out
+
+    def outside_platform(self, platform) -> list[str]:  # platform: simsched.simulator.platform.Platform
+        """What of a platform lies outside the range: its processor count, or its fastest / slowest
+        speed ratio beyond the trained span widened by 25% each way.  O(m)."""
+        out = []
+        m = platform.n_processors
+        if self.processors and not self.processors[0] <= m <= self.processors[1]:
+            out.append(f"{m} processors")
+        if self.speed_ratio:
+            r = speed_ratio(platform)
+            if not self.speed_ratio[0] / _WIDEN - 1e-12 <= r <= self.speed_ratio[1] * _WIDEN + 1e-12:
+                out.append(f"speed ratio {r:.3g}")
+        return out
+
+    def outside_stream(self, problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray) -> list[str]:
+        """What of a job stream seen so far (``problem`` holds the arrived tasks, ``jobs`` their job
+        ids, ``job_arrival`` each job's arrival) lies outside the range: the platform
+        (:meth:`outside_platform`), a job size outside ``tasks`` (widened by 25% each way), the
+        offered load (:func:`offered_load`, from :data:`LOAD_MIN_JOBS` arrived jobs on).  O(n + m)."""
+        out = self.outside_platform(problem.platform)
+        sizes = np.bincount(jobs) if jobs.size else np.zeros(0, dtype=np.int64)
+        sizes = sizes[sizes > 0]
+        if self.tasks and sizes.size:
+            lo, hi = int(sizes.min()), int(sizes.max())
+            if lo < self.tasks[0] / _WIDEN or hi > self.tasks[1] * _WIDEN:
+                out.append(f"job sizes {lo}-{hi} tasks")
+        if self.load:
+            load = offered_load(problem, jobs, job_arrival)
+            if load is not None and not self.load[0] <= load <= self.load[1]:
+                out.append(f"offered load {load:.2f}")
+        return out
+
+
+LOAD_MIN_JOBS = 8
+"""Arrived jobs needed before the offered load is estimated (fewer give too noisy a rate)."""
+
+
+def speed_ratio(platform) -> float:  # platform: simsched.simulator.platform.Platform
+    """Fastest over slowest processor speed.  O(m)."""
+    speed = platform.speed
+    return float(speed.max() / speed.min())
+
+
+def prefix_loads(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray) -> np.ndarray:
+    """The offered load a policy observes after each arrival, from the :data:`LOAD_MIN_JOBS`-th job
+    on: for the first ``J`` jobs in arrival order, their total mean work (HEFT's mean execution
+    times) over what the processors can do while ``J`` jobs arrive at the observed rate,
+    ``m x (a_J - a_1) x J / (J - 1)``.  Empty with fewer jobs or no time between arrivals.  O(n + J log J)."""
+    arrival = np.asarray(job_arrival, dtype=np.float64)
+    work = np.bincount(jobs, weights=np.nan_to_num(problem.mean_cost, posinf=0.0), minlength=arrival.size)
+    ok = np.isfinite(arrival)
+    order = np.argsort(arrival[ok], kind="stable")
+    a, w = arrival[ok][order], work[ok][order]
+    if a.size < LOAD_MIN_JOBS:
+        return np.zeros(0)
+    j = np.arange(1, a.size + 1)[LOAD_MIN_JOBS - 1:]
+    span = (a - a[0])[LOAD_MIN_JOBS - 1:]
+    load = np.cumsum(w)[LOAD_MIN_JOBS - 1:] / (problem.n_processors * np.maximum(span, 1e-300) * j / (j - 1))
+    return load[span > 0]
+
+
+def offered_load(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray) -> float | None:
+    """The offered load of a stream so far (:func:`prefix_loads` with every job), or None with fewer
+    than :data:`LOAD_MIN_JOBS` jobs or no time between arrivals.  O(n + J log J)."""
+    loads = prefix_loads(problem, jobs, job_arrival)
+    return float(loads[-1]) if loads.size else None  # spans never shrink: the last one is every job's
 
 
 def workload_family(options: dict, form: str) -> str:
@@ -218,4 +291,4 @@ def scenario_range(checkpoint: str | Path, scenario: str | Path | None, tasks: t
     shape = TrainingRange.from_dict(ident, {"structure": structure_span(graphs)}).structure
     return TrainingRange(ident, (lo, hi), (m, m), (workload_family({"generator": fam.generator, **fam.options},
                                                                     "generator"),),
-                         (min(ccr) * 0.8, max(ccr) * 1.25), shape)
+                         (min(ccr) * 0.8, max(ccr) * 1.25), shape, (speed_ratio(fam.platform),) * 2)

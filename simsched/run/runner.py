@@ -27,6 +27,7 @@ import numpy as np
 
 from simsched import limits
 from simsched.errors import SchedulerDeclined, SimschedError
+from simsched.run.seedspace import space_of
 from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.problem import Problem
@@ -266,7 +267,7 @@ def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, sche
     exact scheduler's ``optimal``, or ``search``'s ``proven_by_bound``) adds ``proven_optimal`` and
     ``makespan_bound`` (the solver's bound on the planned makespan, never below ``bound``)."""
     metrics = schedule.metrics(problem)
-    row: dict[str, Any] = {"scheduler": label, "seed": int(seed)}
+    row: dict[str, Any] = {"scheduler": label, "seed": int(seed), "seed_space": space_of(seed)}
     row.update({k: v for k, v in metrics.as_dict().items() if k != "utilization_per_processor"})
     row["lower_bound"] = bound
     row["gap_to_lower_bound"] = metrics.makespan / bound - 1.0 if bound > 0 else float("nan")

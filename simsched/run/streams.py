@@ -32,6 +32,7 @@ import numpy as np
 
 from simsched.errors import SimschedError
 from simsched.scenario import Scenario, SchedulerChoice, build_problem
+from simsched.simulator.arrived import arrival_order
 from simsched.simulator.engine import OnlineStats, run_online
 from simsched.simulator.jobmetrics import StreamMetrics, stream_metrics
 from simsched.simulator.policy import DecisionView
@@ -66,40 +67,57 @@ def job_subgraph(problem: Problem, tasks: np.ndarray) -> TaskGraph:
 class PlanFollower:
     """A static planner run job by job in a dynamic world (see the module docstring).
 
-    ``reset`` plans every job alone (its sub-problem: the job's tasks with their costs on this
-    platform); ``decide`` places each ready task on its planned processor once every task of its
-    job planned before it there is placed, and a task handed back by a failure on its
-    earliest-finish processor.  Planning time counts as scheduler time.  O(k log k) per decision
-    for k waiting tasks, plus the planner's own cost per job."""
+    Each job is planned alone (its sub-problem: the job's tasks with their costs on this platform)
+    once all its tasks have arrived — the planner sees the engine's arrived-only view like any
+    online policy (:mod:`simsched.simulator.arrived`); ``decide`` places each ready task on its
+    planned processor once every task of its job planned before it there is placed, and a task
+    handed back by a failure on its earliest-finish processor.  Planning time counts as scheduler
+    time (:attr:`planning_s` holds the planning done in ``reset``, for the jobs there at time 0;
+    later planning happens inside ``decide`` and is counted with it).  ``jobs``: the job of each
+    task in the engine's visible numbering (:func:`~simsched.simulator.arrived.arrival_order`;
+    the task index for every stream simsched builds).  O(k log k) per decision for k waiting tasks,
+    plus the planner's own cost per job."""
 
     def __init__(self, planner: Any, jobs: np.ndarray) -> None:
         self.planner, self.jobs = planner, np.asarray(jobs, dtype=np.int64)
         self.name = getattr(planner, "name", type(planner).__name__)
         self.planning_s = 0.0
+        n_jobs = int(self.jobs.max()) + 1 if self.jobs.size else 0
+        self.job_size = np.bincount(self.jobs, minlength=n_jobs)
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
-        n = problem.n_tasks
+        n = self.jobs.size
+        self.rng = rng
         self.proc = np.full(n, -1, dtype=np.int64)
         self.slot = np.zeros(n, dtype=np.int64)  # position in its job's sequence on its processor
         self.next: dict[tuple[int, int], int] = {}
-        order = np.argsort(self.jobs, kind="stable")
-        bounds = np.searchsorted(self.jobs[order], np.arange(int(self.jobs.max()) + 2 if n else 1))
+        self.planned = np.zeros(self.job_size.size, dtype=bool)
+        self.seen = 0
+        self.placed = np.zeros(n, dtype=bool)
+        self.waiting: set[int] = set()
         t0 = time.perf_counter()
-        for k in range(bounds.size - 1):
-            tasks = np.sort(order[bounds[k]:bounds[k + 1]])
-            if not tasks.size:
-                continue
+        self._plan_arrived(problem)
+        self.planning_s = time.perf_counter() - t0
+
+    def _plan_arrived(self, problem: Problem) -> None:
+        """Plan every job whose tasks have all arrived (the visible problem's first tasks), in job
+        order.  O(arrived) plus the planner's cost per new job."""
+        k = problem.n_tasks
+        self.seen = k
+        complete = (np.bincount(self.jobs[:k], minlength=self.job_size.size) == self.job_size) & ~self.planned
+        for j in np.flatnonzero(complete).tolist():
+            tasks = np.flatnonzero(self.jobs[:k] == j)
             sub = Problem(job_subgraph(problem, tasks), problem.platform)
-            plan: Plan = self.planner.plan(sub, rng)
+            plan: Plan = self.planner.plan(sub, self.rng)
             self.proc[tasks] = plan.processor
             seq = np.lexsort((np.arange(tasks.size), plan.order, plan.processor))
             first = np.searchsorted(plan.processor[seq], plan.processor[seq], side="left")
             self.slot[tasks[seq]] = np.arange(tasks.size) - first
-        self.planning_s = time.perf_counter() - t0
-        self.placed = np.zeros(n, dtype=bool)
-        self.waiting: set[int] = set()
+            self.planned[j] = True
 
     def decide(self, view: DecisionView) -> list[tuple[int, int]]:
+        if view.problem.n_tasks != self.seen:
+            self._plan_arrived(view.problem)
         out: list[tuple[int, int]] = []
         fresh = [int(t) for t in view.ready if not self.placed[t]]
         for t in (int(t) for t in view.ready if self.placed[t]):  # handed back by a failure
@@ -109,6 +127,8 @@ class PlanFollower:
         while progress:
             progress = False
             for t in sorted(self.waiting, key=lambda v: (self.jobs[v], self.slot[v])):
+                if not self.planned[self.jobs[t]]:  # some of its job's tasks have not arrived
+                    continue
                 key = (int(self.jobs[t]), int(self.proc[t]))
                 if self.slot[t] == self.next.get(key, 0):
                     out.append((t, int(self.proc[t])))
@@ -166,7 +186,8 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
     follower = None
     if registry.kind(type(scheduler)) == "static":
-        scheduler = follower = PlanFollower(scheduler, stream.jobs)
+        order = arrival_order(problem)  # the engine's visible numbering of the tasks
+        scheduler = follower = PlanFollower(scheduler, stream.jobs if order is None else stream.jobs[order])
     else:  # an energy-aware policy reads the power model and the carbon trace (it never writes energy)
         energy = scenario.energy
         if hasattr(scheduler, "use_power"):

@@ -28,10 +28,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from simsched.simulator.arrived import grown
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
 
 Assignments = list[tuple[int, int]]
+
+
+def _rank(problem: Problem) -> np.ndarray:
+    """(n,) upward rank (HEFT's, Topcuoglu et al. 2002), ``nan``/``inf`` read as 0.  O(n m + e)."""
+    from simsched.schedulers.heft import upward_rank
+
+    return np.nan_to_num(upward_rank(problem), nan=0.0, posinf=0.0)
 
 
 def assume_assigned(view: DecisionView, task: int, processor: int) -> DecisionView:
@@ -64,12 +72,23 @@ class OneByOne:
 
     name = ""
 
-    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
-        from simsched.schedulers.heft import upward_rank
+    n_seen = 0
+    """Tasks of the visible problem the per-task tables cover (set by ``reset`` and :meth:`grow`)."""
 
-        self.rank = np.nan_to_num(upward_rank(problem), nan=0.0, posinf=0.0)
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        self.rank = _rank(problem)
+        self.n_seen = problem.n_tasks
+
+    def grow(self, problem: Problem) -> None:
+        """Tasks arrived: ``problem`` (the view's, :mod:`simsched.simulator.arrived`) has more tasks
+        than the tables; extend them.  Upward ranks of the new tasks are computed on their own block
+        when no edge joins it to the old tasks (a job stream), so O(new tasks x m) per arrival."""
+        self.rank = grown(self.rank, problem, _rank)
 
     def decide(self, view: DecisionView) -> Assignments:
+        if view.problem.n_tasks != self.n_seen:
+            self.grow(view.problem)
+            self.n_seen = view.problem.n_tasks
         ready = view.ready
         if type(self).choose is OneByOne.choose:
             return self._decide_by_task(view)
@@ -152,11 +171,11 @@ class _JobAware(OneByOne):
     same floats — for the jobs of the ready tasks: O(size of those jobs) per placement instead of
     O(n)."""
 
-    def _reset_jobs(self, problem: Problem, rng: np.random.Generator) -> None:
-        from simsched.workloads.jobs import job_ids
+    def _job_tables(self, problem: Problem) -> None:
+        """Job ids and per-job tables of the visible (arrived) problem.  O(n log n + jobs)."""
+        from simsched.workloads.jobs import dense_job_ids, job_ids
 
-        super().reset(problem, rng)
-        self.jobs = job_ids(problem.graph)
+        self.jobs = dense_job_ids(self._keys) if self._keys is not None else job_ids(problem.graph)
         self.n_jobs = int(self.jobs.max()) + 1 if self.jobs.size else 0
         self.cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
         self.job_priority = np.full(self.n_jobs, -np.inf)
@@ -164,16 +183,33 @@ class _JobAware(OneByOne):
         order = np.argsort(self.jobs, kind="stable")  # each job's tasks, ascending
         bounds = np.searchsorted(self.jobs[order], np.arange(self.n_jobs + 1))
         self.job_tasks = [order[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        self._sums = np.zeros(self.n_jobs)  # per job, valid where _valid (inside fast-path decisions)
+        self._valid = np.zeros(self.n_jobs, dtype=bool)
 
     served = False
     """What :meth:`job_sums` adds up: ``False`` the work not yet assigned, ``True`` the work assigned."""
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
-        self._reset_jobs(problem, rng)
-        self._sums = np.zeros(self.n_jobs)  # per job, valid where _valid (inside fast-path decisions)
-        self._valid = np.zeros(self.n_jobs, dtype=bool)
+        from simsched.workloads.jobs import stream_job_keys
+
+        super().reset(problem, rng)
+        self._keys = stream_job_keys(problem.graph.names)  # j<k>. prefixes, parsed once per task
         self._mine = np.zeros(problem.n_tasks, dtype=bool)
         self._caching = False
+        self._job_tables(problem)
+
+    def grow(self, problem: Problem) -> None:
+        """Tasks arrived: extend the ranks, parse the new names' job prefixes only, and rebuild the
+        per-job tables (numpy over the arrived tasks).  O(new names + n log n) per arrival."""
+        from simsched.workloads.jobs import stream_job_keys
+
+        seen = self.rank.shape[0]
+        super().grow(problem)
+        if self._keys is not None:
+            more = stream_job_keys(problem.graph.names[seen:])
+            self._keys = None if more is None else np.concatenate([self._keys, more])
+        self._mine = np.concatenate([self._mine, np.zeros(problem.n_tasks - seen, dtype=bool)])
+        self._job_tables(problem)
 
     def _begin_decision(self, view: DecisionView, ready: np.ndarray) -> None:
         # a job's sum changes only when one of its tasks is assigned (here) or handed back after a
@@ -244,8 +280,8 @@ class FairShareEFT(_JobAware):
             raise SimschedError(f"fair-eft: alpha must be a number in [-10, 10], got {alpha!r}")
         self.alpha = float(alpha)
 
-    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
-        super().reset(problem, rng)
+    def _job_tables(self, problem: Problem) -> None:
+        super()._job_tables(problem)
         self.weight = 1.0 + np.maximum(self.job_priority, 0.0)
         if self.alpha != 0.0:  # a job's total work is known once it has arrived
             work = np.bincount(self.jobs, weights=self.cost, minlength=self.n_jobs)

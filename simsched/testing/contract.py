@@ -19,6 +19,11 @@ Properties (``static``: planners; ``online``: policies):
 * ``no-mutation`` — the input problem is unchanged afterwards (array contents and flags, attributes).
 * ``infeasible`` — on a problem with a task no processor may run, the run ends in a
   :class:`~simsched.errors.SimschedError`, not another exception.
+* ``no-future`` (online) — a policy's decisions before time ``t`` do not depend on anything that
+  arrives at ``t`` or later: the run is repeated with every such task's costs, priority and input
+  data replaced and two more tasks arriving after ``t``, and the decisions made before ``t`` must
+  be identical.  The engine's arrived-only view (:mod:`simsched.simulator.arrived`) is what makes
+  this hold for every policy; the check is the evidence.
 
 Each property is one hypothesis search of ``examples`` examples (fewer for slow schedulers, see
 the ``check`` hints of the scheduler's :class:`~simsched.schedulers.registry.SchedulerSpec`);
@@ -58,8 +63,10 @@ PROPERTIES: dict[str, str] = {
     "replay": "SimPy replay of the plan = fast evaluator = the planner's own times",
     "no-mutation": "the input problem is not modified",
     "infeasible": "an infeasible problem ends in a SimschedError, not a crash",
+    "no-future": "decisions before t are unchanged when everything arriving from t on is replaced",
 }
 STATIC_ONLY = {"replay"}
+ONLINE_ONLY = {"no-future"}
 TOL = 1e-9
 
 _VALIDATION_CATEGORIES = (
@@ -250,7 +257,7 @@ class _Guard:
         if out is None:
             return out
         out = list(out)
-        prob = self.problem
+        prob = view.problem  # the arrived tasks only: assignments are in its numbering
         names, n, m = prob.graph.names, prob.n_tasks, prob.n_processors
         ready = set(view.ready.tolist())
         seen: set[int] = set()
@@ -436,6 +443,80 @@ def _prop_infeasible(subject: _Subject, problem: Problem, seed: int, task: int) 
                                            f"without a SimschedError", bad)
 
 
+class _Recorder:
+    """Wraps an online policy; records every assignment as ``(time, task name, processor)``, the
+    name read from the view's own (arrived-only) problem."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy, self.log = policy, []
+        self.name = getattr(policy, "name", None) or type(policy).__name__
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        self.policy.reset(problem, rng)
+
+    def decide(self, view: Any) -> Any:
+        out = list(self.policy.decide(view) or ())
+        names = view.problem.graph.names
+        self.log.extend((float(view.now), names[int(t)], int(p)) for t, p in out)
+        return out
+
+
+def future_replaced(problem: Problem, t: float, rng: np.random.Generator) -> Problem:
+    """``problem`` with everything arriving at ``t`` or later replaced: those tasks' work, explicit
+    costs (finite ones) and priorities redrawn, the data of every edge into them redrawn, and two
+    isolated tasks arriving at ``t`` and ``t + 1`` added.  Tasks arriving before ``t`` and the edges
+    among them are unchanged.  O(n m + e)."""
+    from simsched.workloads.taskgraph import TaskGraph
+
+    g = problem.graph
+    late = g.arrival >= t
+    k = int(late.sum())
+    work = g.work.copy()
+    work[late] = rng.uniform(0.0, 20.0, k)
+    prio = g.priority.copy()
+    prio[late] = rng.integers(-3, 4, k)
+    data = g.edge_data.copy()
+    into = late[g.edge_dst]
+    data[into] = rng.uniform(0.0, 20.0, int(into.sum()))
+    cost = None
+    if g.cost is not None:
+        cost = g.cost.copy()
+        rows = cost[late]
+        cost[late] = np.where(np.isfinite(rows), rng.uniform(0.0, 20.0, rows.shape), np.inf)
+        cost = np.vstack([cost, np.ones((2, cost.shape[1]))])
+    names = list(g.names) + ["~late0", "~late1"]
+    return Problem(TaskGraph(names, np.stack([g.edge_src, g.edge_dst], axis=1), data,
+                     work=np.concatenate([work, [5.0, 7.0]]),
+                     kind=[g.kind_of(i) for i in range(g.n_tasks)] + [g.kind_of(0)] * 2,
+                     arrival=np.concatenate([g.arrival, [t, t + 1.0]]), priority=np.concatenate([prio, [2.0, -1.0]]),
+                     memory=np.concatenate([g.memory, [0.0, 0.0]]), cores=np.concatenate([g.cores, [1, 1]]),
+                     cost=cost), problem.platform, problem.affinity)
+
+
+def _prop_no_future(subject: _Subject, problem: Problem, seed: int) -> None:
+    from simsched.simulator.engine import run_online
+
+    times = np.unique(problem.graph.arrival[problem.graph.arrival > 0])
+    if not times.size:
+        return
+    t = float(times[seed % times.size])
+    other = future_replaced(problem, t, np.random.default_rng(seed))
+    logs = []
+    for prob in (problem, other):
+        rec = _Recorder(subject.fresh())
+        try:
+            run_online(prob, rec, None, np.random.default_rng(seed))
+        except SimschedError:
+            pass  # a stall or rejection is the ``valid`` property's to report; compare what was decided
+        logs.append([d for d in rec.log if d[0] < t])
+    if logs[0] != logs[1]:
+        i = next((i for i, (a, b) in enumerate(zip(*logs)) if a != b), min(len(logs[0]), len(logs[1])))
+        a = logs[0][i] if i < len(logs[0]) else None
+        b = logs[1][i] if i < len(logs[1]) else None
+        raise violation("sees-the-future", f"decision {i} before t={t:g} changed when everything arriving from "
+                                           f"t on was replaced: {a} became {b}")
+
+
 def _where(exc: BaseException) -> str:
     tb = traceback.extract_tb(exc.__traceback__)
     if not tb:
@@ -555,7 +636,8 @@ def check_scheduler(
     drawn = problems(space) if given_space is not None else problems(space) | problems(clip(DEGENERATE))
     examples = max(1, min(examples, hints.get("examples", examples)))
     wanted = [p for p in PROPERTIES if (properties is None or p in properties)
-              and not (p in STATIC_ONLY and subject.kind != "static")]
+              and not (p in STATIC_ONLY and subject.kind != "static")
+              and not (p in ONLINE_ONLY and subject.kind != "online")]
     unknown = set(properties or ()) - set(PROPERTIES)
     if unknown:
         raise SimschedError(f"unknown contract properties {sorted(unknown)}; choose from {list(PROPERTIES)}")
@@ -563,7 +645,7 @@ def check_scheduler(
     seeds = st.integers(0, 2**32 - 1)
     checks: dict[str, Callable[..., None]] = {
         "valid": _prop_valid, "bound": _prop_bound, "determinism": _prop_determinism,
-        "replay": _prop_replay, "no-mutation": _prop_no_mutation,
+        "replay": _prop_replay, "no-mutation": _prop_no_mutation, "no-future": _prop_no_future,
     }
     for name in wanted:
         if name in checks and name != "valid" and "valid" in wanted:

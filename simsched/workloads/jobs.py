@@ -139,21 +139,33 @@ def job_ids(graph: TaskGraph) -> np.ndarray:
     return rank[labels]
 
 
-def stream_job_ids(graph: TaskGraph) -> np.ndarray | None:
-    """Job index per task from the ``j<k>.`` prefixes of a merged stream's task names (renumbered
-    densely in order of first appearance), or None when some task has none.  O(n)."""
+def stream_job_keys(names: Sequence[str]) -> np.ndarray | None:
+    """The ``k`` of each name's ``j<k>.`` prefix (as :func:`merge_jobs` writes them), or None when
+    some name has none (or there are no names).  O(len(names))."""
     keys = []
-    for name in graph.names:
+    for name in names:
         head, dot, _ = name.partition(".")
         if not dot or len(head) < 2 or head[0] != "j" or not head[1:].isdigit():
             return None
         keys.append(int(head[1:]))
-    if not keys:
-        return None
-    _, first, inverse = np.unique(np.asarray(keys), return_index=True, return_inverse=True)
+    return np.asarray(keys, dtype=np.int64) if keys else None
+
+
+def dense_job_ids(keys: np.ndarray) -> np.ndarray:
+    """``keys`` renumbered densely in order of first appearance.  O(n log n)."""
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     rank = np.empty(first.size, dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-    return rank[inverse]
+    return rank[inverse.reshape(-1)]
+
+
+def stream_job_ids(graph: TaskGraph) -> np.ndarray | None:
+    """Job index per task from the ``j<k>.`` prefixes of a merged stream's task names (renumbered
+    densely in order of first appearance), or None when some task has none.  O(n)."""
+    keys = stream_job_keys(graph.names)
+    if keys is None:
+        return None
+    return dense_job_ids(keys)
 
 
 # --------------------------------------------------------------------------- arrival processes

@@ -100,3 +100,25 @@ def decode(problems: list[Problem], outputs: list[tuple[np.ndarray, np.ndarray]]
     seqs = sequences(problems, [key for _, key in outputs])
     masks = [top_k_mask(p, s, top_k) for p, (s, _) in zip(problems, outputs)]
     return eft_decode(problems, seqs, masks, expert)
+
+
+def direct_decode(problem: Problem, scores: np.ndarray, start_key: np.ndarray, sequence: np.ndarray | None = None):
+    """The network's plan taken as it is (no search): each task on its best-scored eligible
+    processor, each processor running its tasks in the network's order (predicted starts made
+    topological, :func:`sequences`), times from the fast evaluator
+    (:func:`~simsched.simulator.evaluate.evaluate_plan`).  Returns a :class:`~simsched.simulator.
+    schedule.Plan` with those times.  O(n m) for the argmax, then O(n log n + e) — no earliest-finish
+    search over processors, which is what the EFT decode (:func:`decode`) spends its time on.  The
+    DeepSched paper's decode (Sun et al.): classifier processor, regressor order."""
+    from simsched.simulator.evaluate import evaluate_plan
+    from simsched.simulator.schedule import Plan
+
+    n = problem.n_tasks
+    s = np.where(problem.eligible_rows(np.arange(n)), np.nan_to_num(scores, nan=-1e300, neginf=-1e300,
+                                                                   posinf=1e300), -np.inf)
+    proc = np.argmax(s, axis=1)
+    seq = sequences([problem], [start_key])[0] if sequence is None else sequence
+    order = np.empty(n)
+    order[seq] = np.arange(n)
+    sched = evaluate_plan(problem, Plan(proc, order))
+    return Plan(proc, order, sched.start, sched.finish)

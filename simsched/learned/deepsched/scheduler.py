@@ -30,22 +30,34 @@ from simsched.simulator.schedule import Plan
 
 
 def plans(problems: list[Problem], checkpoint: str | None = None, device: str = "cpu",
-          top_k: int | None = None, threads: int | None = None) -> list[Plan]:
+          top_k: int | None = None, threads: int | None = None, decoder: str = "eft") -> list[Plan]:
     """DeepSched's plans for many problems in one batched forward pass and one batched decode;
     each plan's times from the fast evaluator.  ``device``: cpu, cuda or auto (cuda when present);
     ``threads``: torch CPU threads during inference (None: ``$SIMSCHED_TORCH_THREADS``, else 1 —
-    see :mod:`simsched.learned.runtime`); torch's previous count is restored after."""
+    see :mod:`simsched.learned.runtime`); torch's previous count is restored after.  ``decoder``:
+    ``eft`` (each task on whichever of its ``top_k`` best-scored processors finishes it first) or
+    ``direct`` (:func:`~simsched.learned.deepsched.infer.direct_decode`: the network's processor and
+    order as they are, O(n + e) after the forward pass)."""
     from simsched.learned.deepsched.checkpoint import load_checkpoint
-    from simsched.learned.deepsched.infer import decode, forward
+    from simsched.learned.deepsched.infer import decode, direct_decode, forward, sequences
     from simsched.learned.runtime import inference_threads, resolve_device, torch_threads
 
     if not problems:
         return []
+    if decoder not in DECODERS:
+        raise ValueError(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
     device = resolve_device(device)
     with torch_threads(inference_threads(threads)):
         net, _ = load_checkpoint(checkpoint, device)
+        if decoder == "direct":
+            outputs = forward(net, problems, device)
+            seqs = sequences(problems, [key for _, key in outputs])
+            return [direct_decode(p, s, key, seq) for p, (s, key), seq in zip(problems, outputs, seqs)]
         k = top_k or max(p.n_processors for p in problems)
         return [to_plan(p, d) for p, d in zip(problems, decode(problems, forward(net, problems, device), k))]
+
+
+DECODERS = ("eft", "direct")
 
 
 def to_plan(problem: Problem, decoded: Decoded) -> Plan:
@@ -82,22 +94,31 @@ class DeepSched(RangeChecked):
             ``deepsched-general.pt``).
         device: ``cpu``, ``cuda`` or ``auto`` (cuda when torch sees a GPU, else cpu).
         threads: torch CPU threads for inference (default: ``$SIMSCHED_TORCH_THREADS``, else 1 —
-X
+            see :mod:`simsched.learned.runtime`).
         top_k: processors considered per task: 1 takes the classifier's choice as is (the paper);
             k > 1 places each task, in predicted-start order, on whichever of its k best-scored
             processors finishes it first; unset (default): every eligible processor — the network
             then orders the tasks and earliest finish places them (the most accurate decode).
+        decoder: ``eft`` (default; the decode above) or ``direct``: the network's processor and
+            order taken as they are, times from the fast evaluator, O(n + e) after the forward pass
+            (:func:`~simsched.learned.deepsched.infer.direct_decode`).
     """
 
     name = "deepsched"
     check_hints = {"examples": 6}
 
     def __init__(self, *, checkpoint: str | None = None, device: str = "cpu", top_k: int | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, decoder: str = "eft") -> None:
         from simsched.learned.runtime import check_device, inference_threads
 
         if top_k is not None and top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
+        if decoder not in DECODERS:
+            raise ValueError(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
+        if decoder == "direct" and top_k is not None:
+            raise ValueError("top_k chooses among processors in the eft decoder; the direct decoder takes the "
+                             "network's processor as it is")
+        self.decoder = decoder
         self.checkpoint = checkpoint
         self.device = check_device(device)
         self.top_k = top_k
@@ -124,5 +145,6 @@ X
         stuck = np.flatnonzero(~problem.eligible.any(axis=1))
         if stuck.size:
             raise InfeasibleError(f"no processor may run task {problem.graph.names[int(stuck[0])]!r}")
-        plan = plans([problem], self.checkpoint, self._device(), self.top_k, self.threads)[0]
-        return Plan(plan.processor, plan.order, plan.start, plan.finish, {"model": "deepsched", "top_k": self.top_k})
+        plan = plans([problem], self.checkpoint, self._device(), self.top_k, self.threads, self.decoder)[0]
+        return Plan(plan.processor, plan.order, plan.start, plan.finish,
+                    {"model": "deepsched", "top_k": self.top_k, "decoder": self.decoder})

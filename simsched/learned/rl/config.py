@@ -100,12 +100,29 @@ class WorldConfig(_M):
         return self
 
 
+def _training_seed(v: int | None, what: str) -> int | None:
+    """``v`` unless it lies in the evaluate or fresh seed space (a ValueError, located by pydantic)."""
+    from simsched.run.seedspace import training_refusal
+
+    why = training_refusal(v)
+    if why is not None:
+        raise ValueError(why)
+    return v
+
+
 class EvalConfig(_M):
     every: int = Field(10, ge=1)
     seeds: int = Field(20, ge=1)
     final_seeds: int = Field(100, ge=1)
-    seed_offset: int = Field(1_000_000_000, ge=0)
-    """Evaluation seeds start here: never drawn in training (training seeds are < 2**31 - offset)."""
+    seed_offset: int = Field(1_000_000_000, ge=0, le=2**63 - 1)
+    """Evaluation seeds start here: never drawn in training (training seeds are < 2**31 - offset).
+    The first ``seeds`` of them select the checkpoint, so they may not lie in the tool's evaluate or
+    fresh seed space (:mod:`simsched.run.seedspace`)."""
+
+    @field_validator("seed_offset")
+    @classmethod
+    def _selection_not_evaluation(cls, v: int) -> int:
+        return _training_seed(v, "seed_offset")
 
 
 class DisruptionConfig(_M):
@@ -147,6 +164,11 @@ class TrainConfig(_M):
     world: WorldConfig = WorldConfig()
     eval: EvalConfig = EvalConfig()
     base: str = Field(".", exclude=True)
+
+    @field_validator("seed", "fixed_seed")
+    @classmethod
+    def _not_evaluation(cls, v: int | None, info) -> int | None:
+        return _training_seed(v, info.field_name)
 
     @field_validator("sigma")
     @classmethod

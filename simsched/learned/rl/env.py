@@ -49,6 +49,7 @@ from simsched.learned.rl.features import (
     StaticInfo,
     observe,
 )
+from simsched.simulator.arrived import arrival_order
 from simsched.simulator.engine import OnlineSession, execute_plan
 from simsched.simulator.jobmetrics import job_completion, jobs_in_system
 from simsched.simulator.policy import DecisionView
@@ -147,6 +148,8 @@ class SchedulingEnv(gym.Env):
                                 f"edges, {len(ep.job_arrival)} jobs; max {self.N}, {self.E}, {self.J})")
         self.episode = ep
         self.info_static = StaticInfo.of(ep.problem, ep.jobs, arrived_only=self.arrived_only)
+        order = arrival_order(ep.problem)  # the engine's visible numbering (None: the task index)
+        self._visible_jobs = ep.jobs if order is None else ep.jobs[order]
         self.baseline = heft_makespan(ep)
         if self.reward_kind == "jobs":
             from simsched.learned.rl.baselines import heft_static_jct
@@ -232,6 +235,9 @@ class SchedulingEnv(gym.Env):
         return r
 
     def _observation(self) -> dict:
+        if self.view.problem is not self.info_static.problem:  # tasks arrived: the agent sees them now
+            self.info_static = StaticInfo.of(self.view.problem, self._visible_jobs[:self.view.problem.n_tasks],
+                                             arrived_only=self.arrived_only)
         self.obs = observe(self.info_static, self.view)
         return self.pad(self.obs)
 

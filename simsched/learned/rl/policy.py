@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simsched.errors import DataRepairWarning
 from simsched.learned.rl.features import StaticInfo, observe
 from simsched.learned.training_range import RangeChecked
 from simsched.schedulers.jobaware import OneByOne
@@ -40,22 +41,51 @@ def _load(kind: str, path: str):
     return WorldAgent.from_checkpoint(ck, path)
 
 
+@functools.lru_cache(maxsize=8)
+def _dag_range(checkpoint: str, scenario: str | None, tasks: tuple[int, int] | None, search: Path):
+    """:func:`~simsched.learned.training_range.scenario_range`, cached per checkpoint (every
+    repetition's fresh instance asks for it)."""
+    from simsched.learned.training_range import scenario_range
+
+    return scenario_range(checkpoint, scenario, tasks, (search,))
+
+
+RANGE_DRAWS = 48
+"""Training episodes drawn to measure a stream checkpoint's range (job sizes, offered load)."""
+
+LOAD_WIDEN = 2.0
+"""The offered-load span of the training streams is widened by this factor each way."""
+
+
+@functools.lru_cache(maxsize=8)
 def _stream_range(checkpoint: str, scenario: Path):  # -> TrainingRange
-    """The range of a checkpoint trained in a stream scenario's world: the job sizes (tasks per job)
-    and processor count of 4 of its training episodes; unknown if the scenario cannot be read.
-    O(4 draws)."""
+    """The range of a checkpoint trained in a stream scenario's world: the job sizes (tasks per job),
+    processor count, speed ratio and offered load after every arrival (:func:`~simsched.learned.
+    training_range.prefix_loads`, widened by :data:`LOAD_WIDEN`) of
+    :data:`RANGE_DRAWS` of its training episodes; unknown if the scenario cannot be read.
+    O(RANGE_DRAWS draws), cached per checkpoint."""
     from simsched.errors import SimschedError
     from simsched.learned.rl.family import StreamFamily
-    from simsched.learned.training_range import TrainingRange, checkpoint_id
+    from simsched.learned.training_range import TrainingRange, checkpoint_id, prefix_loads, speed_ratio
 
     ident = checkpoint_id(checkpoint)
     try:
         fam = StreamFamily.from_scenario(scenario)
     except (SimschedError, OSError):
         return TrainingRange(ident)
-    sizes = np.concatenate([np.bincount(fam.draw(s).jobs) for s in range(4)])
+    episodes = [fam.draw(s) for s in range(RANGE_DRAWS)]
+    sizes = np.concatenate([np.bincount(ep.jobs) for ep in episodes])
+    # what the guard observes during a day: the load after every arrival from the 8th job on
+    loads = np.concatenate([prefix_loads(ep.problem, ep.jobs, ep.job_arrival) for ep in episodes])
     m = fam.platform.n_processors
-    return TrainingRange(ident, (int(sizes.min()), int(sizes.max())), (m, m))
+    load = (float(loads.min()) / LOAD_WIDEN, float(loads.max()) * LOAD_WIDEN) if loads.size else None
+    r = speed_ratio(fam.platform)
+    return TrainingRange(ident, (int(sizes.min()), int(sizes.max())), (m, m), speed_ratio=(r, r), load=load)
+
+
+class GuardWarning(DataRepairWarning):
+    """A learned agent met a world outside its training range and handed its decisions to the rule
+    (printed by the command line as one plain ``warning:`` line, like an importer's repairs)."""
 
 
 class _Agent(OneByOne, RangeChecked):
@@ -64,9 +94,14 @@ class _Agent(OneByOne, RangeChecked):
     name = ""
     kind = ""
 
-    def __init__(self, *, checkpoint: str | None = None, threads: int | None = None) -> None:
+    def __init__(self, *, checkpoint: str | None = None, threads: int | None = None, guard: bool = True) -> None:
+        from simsched.errors import SimschedError
         from simsched.learned.rl.checkpoint import shipped_path
         from simsched.learned.runtime import inference_threads
+
+        if not isinstance(guard, bool):
+            raise SimschedError(f"{self.name}: guard must be true or false, got {guard!r}")
+        self.guard = guard
 
         self.threads = inference_threads(threads)  # default 1: $SIMSCHED_TORCH_THREADS, else one thread
 
@@ -90,19 +125,83 @@ class _Agent(OneByOne, RangeChecked):
             torch.set_num_threads(self.threads)
         self.model = _load(self.kind, self.checkpoint)
         self.info = StaticInfo.of(problem, arrived_only=self.arrived_only)
+        self.n_seen = problem.n_tasks
+        self.rule = None  # the fallback rule, once the world is found outside the training range
+        self.rng = rng
+        self._guard(problem)
+
+    def grow(self, problem: Problem) -> None:
+        """Tasks arrived (the view's problem has only arrived tasks): the static features again,
+        over the arrived tasks, and the world checked again.  O(n m + e) per arrival."""
+        self.info = StaticInfo.of(problem, arrived_only=self.arrived_only)
+        self._guard(problem)
+
+    def _guard(self, problem: Problem) -> None:
+        """The guard for worlds outside the training range: when the world seen so far (platform,
+        job sizes, offered load: :meth:`TrainingRange.outside_stream`) lies outside the checkpoint's
+        range, hand every later decision to the best rule, ``srjf-eft``, so the agent degrades to the
+        rule and not below it; one :class:`GuardWarning` says so.  O(n + m)."""
+        if not self.guard or self.rule is not None:
+            return
+        reasons = self._range().outside_stream(problem, self.info.jobs, self.info.job_arrival)
+        cfg = self._config()
+        streams = int(cfg.get("jobs") or 1) > 1 or bool(cfg.get("stream_scenario"))
+        if not streams and self.info.n_jobs > 1:
+            reasons.append("job streams (trained on single DAGs)")
+        if streams and not cfg.get("arrived_only"):
+            reasons.append("a checkpoint trained on observations of jobs not yet arrived (withdrawn)")
+        if not reasons:
+            return
+        import warnings
+
+        from simsched.schedulers.jobaware import ShortestJobEFT
+
+        self.rule = ShortestJobEFT()
+        self.rule.reset(problem, self.rng)
+        self.fallback_reasons = reasons
+        reasons = [r for r in reasons if r not in self._range().outside_platform(problem.platform)]
+        if not reasons:  # the platform alone: the run's range warning already says so (range_warning)
+            return
+        # what is outside, without this day's numbers: the same line on every day, shown once
+        kinds = sorted({" ".join(w for w in r.split() if not any(c.isdigit() for c in w)) for r in reasons})
+        warnings.warn(GuardWarning(
+            f"{self.name} (checkpoint {self._range().checkpoint}) falls back to srjf-eft: {', '.join(kinds)} "
+            f"outside what it was trained on ({self._range().describe()})"), stacklevel=2)
+
+    def decide(self, view: DecisionView):
+        if view.problem.n_tasks != self.n_seen:
+            self.grow(view.problem)
+            self.n_seen = view.problem.n_tasks
+        if self.rule is not None:
+            return self.rule.decide(view)
+        return super().decide(view)
+
+    def range_warning(self, problem: Problem, label: str, workload: tuple[dict, str] | None = None) -> str | None:
+        """The runner's one range warning (:class:`RangeChecked`), saying that the agent falls back
+        to srjf-eft when its platform lies outside the range (the guard then decides nothing else to
+        warn about).  O(n m + e)."""
+        line = super().range_warning(problem, label, workload)
+        if line and self.guard and self._range().outside_platform(problem.platform):
+            line = line.replace("its plans may be poor", "it falls back to srjf-eft")
+        return line
+
+    def _config(self) -> dict:
+        """The checkpoint's training config (cached per instance)."""
+        if "_config_cache" not in self.__dict__:
+            from simsched.learned.rl import checkpoint
+
+            self.__dict__["_config_cache"] = checkpoint.load(self.checkpoint, self.kind).get("config") or {}
+        return self.__dict__["_config_cache"]
 
     def training_range(self):  # -> simsched.learned.training_range.TrainingRange
         """What the checkpoint was trained on: its config's task range and scenario family."""
-        from simsched.learned.rl import checkpoint
-        from simsched.learned.training_range import scenario_range
-
-        cfg = checkpoint.load(self.checkpoint, self.kind).get("config") or {}
+        cfg = self._config()
         scenarios = Path(__file__).resolve().parents[3] / "scenarios" / "rl"
         if cfg.get("stream_scenario"):
             return _stream_range(self.checkpoint, scenarios / cfg["stream_scenario"])
         tasks = cfg.get("tasks")
-        return scenario_range(self.checkpoint, cfg.get("scenario"),
-                              (int(tasks[0]), int(tasks[1])) if tasks else None, (scenarios,))
+        return _dag_range(self.checkpoint, cfg.get("scenario"), (int(tasks[0]), int(tasks[1])) if tasks else None,
+                          scenarios)
 
     def choose(self, view: DecisionView) -> tuple[int, int]:
         raise NotImplementedError
@@ -131,16 +230,18 @@ class RLPolicy(_Agent):
     ``horizon``: placements simulated per candidate (0: all arrived work).
     ``margin``: the best candidate replaces the base action only if its simulated cost is lower by
     more than this fraction (model error makes small simulated gains unreliable).
+    ``guard``: hand every decision to srjf-eft once the world lies outside the checkpoint's training
+    range (platform, job sizes, offered load; see the evaluation guide); default true.
     """
 
     name = "rl"
     kind = "rl"
 
     def __init__(self, *, checkpoint: str | None = None, threads: int | None = None, rollout: int = 0,
-                 base: str = "srjf", horizon: int = 0, margin: float = 0.0) -> None:
+                 base: str = "srjf", horizon: int = 0, margin: float = 0.0, guard: bool = True) -> None:
         from simsched.errors import SimschedError
 
-        super().__init__(checkpoint=checkpoint, threads=threads)
+        super().__init__(checkpoint=checkpoint, threads=threads, guard=guard)
         if not (isinstance(rollout, int) and 0 <= rollout <= 64):
             raise SimschedError(f"rl: rollout must be an integer from 0 to 64 (candidate tasks), got {rollout!r}")
         if base not in ("srjf", "network"):
@@ -153,6 +254,15 @@ class RLPolicy(_Agent):
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         super().reset(problem, rng)
+        self._rollout_tables(problem)
+
+    def grow(self, problem: Problem) -> None:
+        super().grow(problem)
+        self._rollout_tables(problem)
+
+    def _rollout_tables(self, problem: Problem) -> None:
+        """Job ids, costs, priorities and arrivals of the arrived tasks for the rollout's forward
+        model.  O(n)."""
         if self.rollout:
             from simsched.workloads.jobs import job_ids
 
@@ -219,6 +329,8 @@ class RLWorldPolicy(_Agent):
     World Models (Ha & Schmidhuber 2018) over the GNN latent state; actions are (task slot by upward
     rank, processor slot by expected finish).  One GNN forward and one LSTM step per placement.
     ``checkpoint``: path of a ``simsched train rl`` world-model checkpoint.
+    ``guard``: hand every decision to srjf-eft once the world lies outside the checkpoint's training
+    range (see the evaluation guide); default true.
     """
 
     name = "rl-world"

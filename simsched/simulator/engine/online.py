@@ -15,6 +15,7 @@ from simpy.core import StopSimulation
 from simpy.events import NORMAL, Event, Timeout
 
 from simsched.errors import SimschedError
+from simsched.simulator.arrived import ArrivedProblems
 from simsched.simulator.engine.common import DECISION_PRIORITY
 from simsched.simulator.engine.common import gc_paused as _gc_paused
 from simsched.simulator.noise import check_factors
@@ -162,7 +163,14 @@ def run_online(
 ) -> tuple[Schedule, OnlineStats]:
     """Run ``policy`` on ``problem`` in the SimPy model; return the schedule and :class:`OnlineStats`.
 
-    ``policy.reset(problem, rng)`` is called first (``rng`` defaults to ``default_rng(0)``).  Decision
+    **The policy sees only what has arrived.**  ``policy.reset(visible, rng)`` is called first
+    (``rng`` defaults to ``default_rng(0)``), or at the first arrival when no task arrives at time 0,
+    and every view's ``problem`` is the problem restricted to the tasks that have arrived by then
+    (:mod:`simsched.simulator.arrived`: the induced sub-problem, numbered in stable arrival order,
+    which is the task index itself whenever arrival never decreases with the index — every job
+    stream — and the full problem once everything has arrived); ``view.processor``/``view.finish``
+    cover the same tasks, and the assignments a policy returns are in that numbering.  A policy
+    that keeps per-task tables extends them when ``view.problem.n_tasks`` grows.  Decision
     points are the instants when a task arrives, a task becomes ready (it has arrived and all its
     predecessors have finished) or a processor becomes idle (finished a task, empty queue).
     Everything that happens at one simulated instant is batched: ``policy.decide`` is called once,
@@ -226,6 +234,9 @@ class _OnlineRun:
             self.inv_bandwidth = problem.inv_bandwidth.tolist()
         self.npred = np.diff(g.pred_ptr).tolist()
         self.arrived = (g.arrival <= 0).tolist()
+        self.arrivals = ArrivedProblems(problem)  # what a policy may see: the arrived tasks only
+        self.n_arrived = int((g.arrival <= 0).sum())
+        self.policy_ready = False
         self.processor = np.full(n, -1, dtype=np.int64)
         self.proc_of = [-1] * n  # mirror of ``processor``
         self.cost = [0.0] * n  # execution time of an assigned task on its processor (problem.cost_at)
@@ -257,7 +268,8 @@ class _OnlineRun:
 
     # ------------------------------------------------------------------ driver
     def run(self) -> tuple[Schedule, OnlineStats]:
-        self.policy.reset(self.problem, self.rng)
+        if self.n_arrived:
+            self._reset_policy()
         self.begin()
         with _gc_paused():
             self.env.run()
@@ -274,6 +286,12 @@ class _OnlineRun:
                 heappush(self._events, (env._now + t, NORMAL, next(self._eid), _Tick(self._on_arrival, tasks.tolist())))
         if self.ready:
             self._decision_point("arrival")
+
+    def _reset_policy(self) -> None:
+        """``policy.reset`` on the visible problem: before the run when tasks arrive at 0, else at
+        the first decision point (nothing is visible before the first arrival)."""
+        self.policy_ready = True
+        self.policy.reset(self.arrivals.visible(self.n_arrived), self.rng)
 
     def result(self) -> tuple[Schedule, OnlineStats]:
         """The schedule of a finished run; :class:`SimschedError` if tasks did not run."""
@@ -301,6 +319,7 @@ class _OnlineRun:
         self._decision_point("timer")
 
     def _on_arrival(self, ev: Event) -> None:
+        self.n_arrived += len(ev._value)
         for v in ev._value:
             self.arrived[v] = True
             if self.npred[v] == 0:
@@ -385,17 +404,44 @@ class _OnlineRun:
 
     # ------------------------------------------------------------------ decisions
     def view(self, trigger: str = "ready") -> DecisionView:
-        """The :class:`DecisionView` of the current state (read-only views of the arrays)."""
+        """The :class:`DecisionView` of the current state: the visible (arrived) problem and
+        read-only views of the arrays over its tasks (slices of the live arrays when the visible
+        numbering is the task index, gathered copies otherwise).  O(k) for k ready tasks, plus
+        O(arrived) when the numbering is not the task index."""
         now = self.env._now
-        if self._ro is None:  # read-only views of the live arrays, made once
-            self._ro = (self.processor.view(), self.finish.view())
-            for a in self._ro:
+        k, arrivals = self.n_arrived, self.arrivals
+        if self._ro is None or self._ro[2] != k:  # read-only views over the arrived tasks, made per arrival
+            if arrivals.order is None:
+                ro = (self.processor[:k], self.finish[:k])
+            else:
+                ro = (self.processor[arrivals.order[:k]], self.finish[arrivals.order[:k]])
+            for a in ro:
                 a.setflags(write=False)
+            self._ro = (ro[0], ro[1], k)
+        elif arrivals.order is not None:  # gathered copies go stale: refresh them
+            ro = (self.processor[arrivals.order[:k]], self.finish[arrivals.order[:k]])
+            for a in ro:
+                a.setflags(write=False)
+            self._ro = (ro[0], ro[1], k)
         ready = self.ready
+        if arrivals.order is None:
+            tasks = np.array(sorted(ready) if len(ready) > 1 else list(ready), dtype=np.int64)
+        else:
+            tasks = np.sort(arrivals.local[np.fromiter(ready, dtype=np.int64, count=len(ready))])
         # positional: a dataclass's keyword call costs about as much as the arrays below
-        return DecisionView(self.problem, now,
-                            np.array(sorted(ready) if len(ready) > 1 else list(ready), dtype=np.int64),
+        return DecisionView(arrivals.visible(k), now, tasks,
                             self._ro[0], self._ro[1], np.maximum(self.expected_end, now), self.idle.copy(), trigger)
+
+    def assign_visible(self, task: int, proc: int) -> None:
+        """:meth:`_assign` of a task given by its visible index (see :meth:`view`); an index outside
+        the arrived tasks is refused like a task that does not exist.  O(1) on top."""
+        order = self.arrivals.order
+        if order is not None:
+            if not 0 <= task < self.n_arrived:
+                raise SimschedError(f"policy {self.policy_name!r} assigned task index {task}, which does not "
+                                    f"exist among the {self.n_arrived} arrived tasks")
+            task = int(order[task])
+        self._assign(task, proc)
 
     def _decide(self, ev: Event) -> None:
         trigger, self.trigger = self.trigger, None
@@ -406,6 +452,8 @@ class _OnlineRun:
                 self.stats.decisions += 1
                 raise StopSimulation(self.view(trigger or "ready"))
             return
+        if not self.policy_ready:
+            self._reset_policy()
         view = self.view(trigger or "ready")
         t0 = time.perf_counter()
         assignments = self.policy.decide(view)
@@ -419,7 +467,7 @@ class _OnlineRun:
             self._note_idle_decision()
             return
         self.idle_decisions = 0
-        assign = self._assign
+        assign = self._assign if self.arrivals.order is None else self.assign_visible
         for item in assignments:
             try:
                 task, proc = item

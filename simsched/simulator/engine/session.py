@@ -61,7 +61,7 @@ class OnlineSession:
         if self.view is None:
             raise SimschedError("the online session has ended: every task has finished")
         run = self._run
-        run._assign(int(task), int(processor))
+        run.assign_visible(int(task), int(processor))
         if run.ready and run.idle.any():
             run.stats.decisions += 1
             self.view = run.view("ready")

@@ -1,0 +1,304 @@
+"""What an online policy may see: the problem restricted to the tasks that have arrived.
+
+The online engine (:mod:`simsched.simulator.engine.online`) hands a policy a
+:class:`~simsched.simulator.policy.DecisionView` whose ``problem`` is built here: the **induced
+sub-problem of the arrived tasks**, numbered in arrival order.  Nothing of a task that has not
+arrived is reachable from it — no row of a cost matrix, no name, no edge to it, no count, no kind
+name, no cached mean over all tasks — because the arrays are restricted, not guarded.  This is the
+boundary that makes "an online policy sees only what has arrived" a property of the engine rather
+than of each policy's good manners.
+
+Numbering (the **visible index**): task ``i`` of the visible problem is the ``i``-th task of the
+full problem in stable order of arrival time (``np.argsort(arrival, kind="stable")``).  When
+arrival times never decrease with the task index — every job stream simsched builds, and every
+graph whose tasks all arrive at 0 — the visible index *is* the task index and the visible problem
+is a prefix of the full one (its arrays are slices of the full arrays, built in O(1) per array).
+The arrived tasks are always a prefix of that order, because the engine releases tasks in arrival
+order.  :func:`arrival_order` gives the order (``None`` when it is the identity).
+
+With every task arrived the full problem itself is returned, so static DAG workloads (all tasks at
+time 0) see exactly what they saw before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+import numpy as np
+
+from simsched.simulator.problem import Problem
+from simsched.workloads.csr import build_csr, kahn_levels
+from simsched.workloads.taskgraph import TaskGraph
+
+GRAPH_SLOTS_HANDLED = frozenset({"names", "_index", "kind_names", "edge_src", "edge_dst", "edge_data", "succ_ptr",
+                                 "succ_edges", "pred_ptr", "pred_edges", "level", "topo_order"})
+"""TaskGraph slots restricted by name; every other slot holding an (n, ...) array is taken per task,
+anything else shared.  A test holds this list and the TaskGraph slots together."""
+
+PROBLEM_PER_TASK = ("_W", "_eligible", "_work", "_kind", "_memory", "_big", "_mean_cost", "_min_cost")
+PROBLEM_PER_EDGE = ("_mean_transfer",)
+PROBLEM_DROPPED = ("_scalar_terms",)
+PROBLEM_SHARED = ("graph", "platform", "affinity", "structured", "_rate", "_full", "_rows_contiguous",
+                  "_columns_contiguous", "latency", "inv_bandwidth")
+"""How each :class:`Problem` slot is restricted (a test checks that these cover ``Problem.__slots__``,
+so a slot added later is classified here before it can leak)."""
+
+
+def arrival_order(problem: Problem) -> np.ndarray | None:
+    """Stable order of the tasks by arrival time, or ``None`` when that is ``0, 1, ..., n-1`` (arrival
+    never decreases with the index).  O(n) when sorted, O(n log n) otherwise."""
+    a = problem.graph.arrival
+    if a.size < 2 or bool((a[1:] >= a[:-1]).all()):
+        return None
+    return np.argsort(a, kind="stable").astype(np.int64)
+
+
+class _VisibleIndex(Mapping):
+    """``name -> visible index`` for the visible tasks only (a name of a task that has not arrived
+    is a ``KeyError``, as for a name that does not exist).  O(1) per lookup."""
+
+    __slots__ = ("_full", "_local")
+
+    def __init__(self, full: Mapping, local: np.ndarray | int) -> None:
+        self._full, self._local = full, local
+
+    def __getitem__(self, name: str) -> int:
+        i = self._full[name]
+        if isinstance(self._local, int):
+            if i < self._local:
+                return i
+        elif self._local[i] >= 0:
+            return int(self._local[i])
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in self._full if name in self)
+
+    def __len__(self) -> int:
+        return self._local if isinstance(self._local, int) else int((self._local >= 0).sum())
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            self[name]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+
+def _take(a: np.ndarray, keep: np.ndarray | slice) -> np.ndarray:
+    out = a[keep]
+    if out.flags.writeable and out.base is None:
+        out.setflags(write=False)
+    elif out.flags.writeable:
+        out = out.copy()
+        out.setflags(write=False)
+    return out
+
+
+def restrict_graph(graph: TaskGraph, keep: np.ndarray | int) -> TaskGraph:
+    """The sub-graph induced by ``keep``: see :func:`_restrict_graph`."""
+    return _restrict_graph(graph, keep)[0]
+
+
+class PrefixIndex:
+    """What every prefix of a graph needs, computed once in O(n + e): for each ``k``, whether the
+    first ``k`` tasks are closed (no edge joins them to a later task) and their edges are the edge
+    ids ``0 .. count-1``, and which kinds they have.  Lets :func:`restrict` cut a closed prefix in
+    O(k) for the topological order and O(1) for everything else, instead of O(n + e) passes, when
+    the engine cuts one per arrival."""
+
+    def __init__(self, graph: TaskGraph) -> None:
+        n = graph.n_tasks
+        lo = np.minimum(graph.edge_src, graph.edge_dst)
+        hi = np.maximum(graph.edge_src, graph.edge_dst)
+        cross = np.zeros(n + 2, dtype=np.int64)  # edges with lo < k <= hi, for every k
+        np.add.at(cross, lo + 1, 1)
+        np.add.at(cross, hi + 1, -1)
+        self.crossing = np.cumsum(cross)[: n + 1]
+        # the edges inside the first k tasks (hi < k) are the ids 0 .. c-1 exactly when as many
+        # edges have a running maximum of hi below k: both counts by binary search
+        self.hi_sorted = np.sort(hi)
+        self.hi_running = np.maximum.accumulate(hi) if hi.size else hi
+        kinds = len(graph.kind_names)
+        self.first_of_kind = np.full(kinds, n, dtype=np.int64)
+        np.minimum.at(self.first_of_kind, graph.kind, np.arange(n))
+
+    def closed(self, k: int) -> tuple[bool, int]:
+        """``(closed with its edges first, number of its edges)`` of the first ``k`` tasks.  O(log e)."""
+        if self.crossing[k]:
+            return False, 0
+        inside = int(np.searchsorted(self.hi_sorted, k, side="left"))
+        return inside == int(np.searchsorted(self.hi_running, k, side="left")), inside
+
+
+def _restrict_graph(graph: TaskGraph, keep: np.ndarray | int,
+                    index: PrefixIndex | None = None) -> tuple[TaskGraph, np.ndarray | slice]:
+    """``(sub-graph, kept edge ids)``: the sub-graph induced by the tasks ``keep`` (global indices,
+    in the order they get as local indices ``0..len-1``; an ``int`` k means the first k tasks), with
+    the edges among them.
+
+    Per-task arrays are taken row-wise (slices when ``keep`` is a prefix), names and the name index
+    are restricted, the names of kinds no kept task has are hidden, and the CSR lists, levels and
+    topological order are those of the induced sub-graph (sliced from the full graph's when the kept
+    tasks form a prefix closed under predecessors and successors, else rebuilt).  Edge ids are
+    renumbered in increasing order of the full graph's ids (unchanged for a closed prefix whose
+    edges come first).  O(1) array work per array for a closed prefix, O(n + e) otherwise.
+    """
+    n = graph.n_tasks
+    prefix = isinstance(keep, (int, np.integer))
+    if prefix:
+        k = int(keep)
+        if k == n:
+            return graph, slice(None)
+        rows: np.ndarray | slice = slice(0, k)
+        local = k
+        vis = None
+    else:
+        keep = np.asarray(keep, dtype=np.int64)
+        k = int(keep.size)
+        rows = keep
+        vis = np.full(n, -1, dtype=np.int64)
+        vis[keep] = np.arange(k)
+        local = vis
+    src, dst = graph.edge_src, graph.edge_dst
+    hint = index.closed(k) if prefix and index is not None else (False, 0)
+    if hint[0]:
+        closed = edge_prefix = True
+        n_in = hint[1]
+        inside = None
+    else:
+        if prefix:
+            src_in, dst_in = src < k, dst < k
+        else:
+            src_in, dst_in = vis[src] >= 0, vis[dst] >= 0
+        inside = src_in & dst_in
+        closed = not bool((src_in ^ dst_in).any())  # no edge between a kept and a dropped task
+        n_in = int(inside.sum())
+        edge_prefix = prefix and bool(inside[:n_in].all())  # the kept edges are ids 0..n_in-1
+    new = object.__new__(TaskGraph)
+    for slot in TaskGraph.__slots__:
+        if slot in GRAPH_SLOTS_HANDLED:
+            continue
+        v = getattr(graph, slot)
+        if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == n:
+            v = _take(v, rows)
+        object.__setattr__(new, slot, v)
+    new.names = graph.names[:k] if prefix else tuple(graph.names[i] for i in keep.tolist())
+    new._index = _VisibleIndex(graph._index, local)
+    present = (index.first_of_kind < k if prefix and index is not None
+               else np.bincount(new.kind, minlength=len(graph.kind_names)) > 0)
+    new.kind_names = tuple(name if present[i] else f"<kind {i}: not arrived>"
+                           for i, name in enumerate(graph.kind_names))
+    if edge_prefix and closed:
+        eids: np.ndarray | slice = slice(0, n_in)
+        new.edge_src, new.edge_dst = _take(src, eids), _take(dst, eids)
+        new.edge_data = _take(graph.edge_data, eids)
+        new.succ_ptr, new.pred_ptr = _take(graph.succ_ptr, slice(0, k + 1)), _take(graph.pred_ptr, slice(0, k + 1))
+        new.succ_edges, new.pred_edges = _take(graph.succ_edges, eids), _take(graph.pred_edges, eids)
+        new.level = _take(graph.level, rows)
+        topo = graph.topo_order
+        new.topo_order = topo[topo < k]
+        new.topo_order.setflags(write=False)
+        return new, eids
+    eids = np.flatnonzero(inside)
+    if prefix:
+        s, d = src[eids], dst[eids]
+    else:
+        s, d = vis[src[eids]], vis[dst[eids]]
+    new.edge_src, new.edge_dst = _take(s, slice(None)), _take(d, slice(None))
+    new.edge_data = _take(graph.edge_data, eids)
+    sp, se = build_csr(k, s)
+    pp, pe = build_csr(k, d)
+    new.succ_ptr, new.succ_edges, new.pred_ptr, new.pred_edges = (_take(a, slice(None)) for a in (sp, se, pp, pe))
+    level, order = kahn_levels(k, s, d)  # an induced sub-graph of a DAG is a DAG
+    new.level, new.topo_order = _take(level, slice(None)), _take(order, slice(None))
+    return new, eids
+
+
+def restrict(problem: Problem, keep: np.ndarray | int, index: PrefixIndex | None = None) -> Problem:
+    """The problem restricted to the tasks ``keep`` (see :func:`restrict_graph`): the same platform
+    and cost model, every per-task array (cost matrix rows, work, kinds, memory, cached mean and
+    minimum costs) and per-edge array (cached mean transfers) restricted, caches over all tasks
+    dropped.  ``keep == n`` returns ``problem`` itself.  Costs read through the restricted problem
+    are the same floats as through the full one (the same rows of the same arrays).  ``index``: the
+    graph's :class:`PrefixIndex`, for cutting many prefixes.  O(1) per array for a closed prefix
+    (plus O(n + e) without ``index``), O(n + e) otherwise."""
+    if isinstance(keep, (int, np.integer)) and int(keep) == problem.n_tasks:
+        return problem
+    graph, eids = _restrict_graph(problem.graph, keep, index)
+    rows = slice(0, int(keep)) if isinstance(keep, (int, np.integer)) else np.asarray(keep, dtype=np.int64)
+    n = problem.n_tasks
+    new = object.__new__(Problem)
+    for slot in Problem.__slots__:
+        v = getattr(problem, slot)
+        if slot == "graph":
+            v = graph
+        elif slot in PROBLEM_DROPPED:
+            v = None
+        elif slot in PROBLEM_PER_EDGE:
+            v = None if v is None else _take(v, eids)
+        elif slot in PROBLEM_PER_TASK or (slot not in PROBLEM_SHARED and isinstance(v, np.ndarray)
+                                          and v.ndim >= 1 and v.shape[0] == n):
+            v = None if v is None else _take(v, rows)
+        object.__setattr__(new, slot, v)
+    return new
+
+
+class ArrivedProblems:
+    """The visible problem of each number of arrived tasks, built on demand and cached for the
+    current count (the engine asks at every decision; arrivals between two decisions cost one
+    build).  ``order`` is :func:`arrival_order`'s; :meth:`to_global`/:meth:`to_local` map task
+    indices across the boundary (the identity when ``order`` is None).  O(n) once, then
+    :func:`restrict`'s cost per distinct count."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.order = arrival_order(problem)
+        if self.order is not None:
+            self.local = np.empty(problem.n_tasks, dtype=np.int64)
+            self.local[self.order] = np.arange(problem.n_tasks)
+        self._k = -1
+        self._visible: Problem | None = None
+        self._index: PrefixIndex | None = None  # built at the first cut of a prefix
+
+    def visible(self, k: int) -> Problem:
+        """The problem of the first ``k`` tasks in arrival order.  O(1) when cached."""
+        if k != self._k:
+            if self.order is None and k < self.problem.n_tasks and self._index is None:
+                self._index = PrefixIndex(self.problem.graph)
+            self._visible = restrict(self.problem, k if self.order is None else self.order[:k], self._index)
+            self._k = k
+        return self._visible
+
+    def to_global(self, task: int) -> int:
+        return task if self.order is None else int(self.order[task])
+
+    def to_local(self, tasks: np.ndarray) -> np.ndarray:
+        return tasks if self.order is None else self.local[tasks]
+
+
+def new_block(problem: Problem, seen: int) -> Problem | None:
+    """The tasks ``seen..n-1`` of a visible problem that grew from ``seen`` tasks, as a problem of
+    their own (local index ``i`` is task ``seen + i``), when no edge joins them to the first
+    ``seen`` tasks — then anything computed per connected part (upward ranks, job sums) of the old
+    tasks is unchanged and only the block needs computing.  ``None`` when an edge crosses (compute
+    over the whole visible problem again).  O(n + e) numpy."""
+    g = problem.graph
+    if bool(((g.edge_src < seen) != (g.edge_dst < seen)).any()):
+        return None
+    return restrict(problem, np.arange(seen, problem.n_tasks, dtype=np.int64))
+
+
+def grown(table: np.ndarray, problem: Problem, compute) -> np.ndarray:
+    """``table`` (a per-task array computed by ``compute(problem) -> (n,) array`` over the first
+    ``len(table)`` tasks) extended to every task of ``problem``: ``compute`` of the new block
+    appended when the block is not joined to the old tasks (:func:`new_block`), else ``compute``
+    of the whole problem.  For the per-task tables online policies keep (upward ranks).  O(block)
+    plus ``compute``'s cost on the block."""
+    seen = table.shape[0]
+    if seen == problem.n_tasks:
+        return table
+    block = new_block(problem, seen) if seen else None
+    if block is None:
+        return compute(problem)
+    return np.concatenate([table, compute(block)])

@@ -1,0 +1,106 @@
+"""The guard of learned schedulers: a world outside the checkpoint's training range (platform, job
+sizes, offered load, single-DAG checkpoints on streams, checkpoints that saw future jobs) hands every
+decision to srjf-eft, with one warning; inside the range the network decides."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from simsched.errors import SimschedError  # noqa: E402
+from simsched.learned.rl.dynamic import shifted  # noqa: E402
+from simsched.learned.rl.policy import GuardWarning, RLPolicy  # noqa: E402
+from simsched.learned.training_range import LOAD_MIN_JOBS, TrainingRange, offered_load, prefix_loads  # noqa: E402
+from simsched.run.streams import simulate_stream, stream_of  # noqa: E402
+from simsched.schedulers import registry  # noqa: E402
+from simsched.simulator.platform import Platform, Processor  # noqa: E402
+from simsched.simulator.problem import Problem  # noqa: E402
+from simsched.workloads.generators import random_dag  # noqa: E402
+from simsched.workloads.jobs import merge_jobs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BAR = str(ROOT / "scenarios" / "streams" / "rl_dynamic.yaml")
+
+
+def _run(scenario, name, params, seed=3):
+    spec = registry.create(name, **params)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = simulate_stream(scenario, name, seed, stream_of(scenario, seed), spec)
+    return run, spec, [w for w in caught if issubclass(w.category, GuardWarning)]
+
+
+def test_outside_the_platform_range_rl_is_exactly_srjf_eft_with_one_warning() -> None:
+    sc = shifted(BAR, "2x processors")  # 12 CPUs + 4 GPUs: trained on 6 + 2
+    rl, agent, warned = _run(sc, "rl", {"checkpoint": "rl_dynamic"})
+    rule, _, _ = _run(sc, "srjf-eft", {})
+    assert agent.rule is not None and any("processors" in r for r in agent.fallback_reasons)
+    # the platform is the world's description: the run's one range warning says it, not the guard again
+    assert warned == []
+    line = agent.range_warning(rl.problem, "rl")
+    assert "16 processors" in line and line.endswith("it falls back to srjf-eft")
+    np.testing.assert_array_equal(rl.schedule.processor, rule.schedule.processor)
+    np.testing.assert_array_equal(rl.schedule.start, rule.schedule.start)
+    assert rl.metrics.summary["jct_mean"] == rule.metrics.summary["jct_mean"]
+
+
+def test_a_checkpoint_that_saw_future_jobs_is_withdrawn_to_the_rule() -> None:
+    sc = shifted(str(ROOT / "scenarios" / "streams" / "rl_online.yaml"), None)
+    rl, agent, warned = _run(sc, "rl", {"checkpoint": "rl_online"})
+    rule, _, _ = _run(sc, "srjf-eft", {})
+    assert any("withdrawn" in r for r in agent.fallback_reasons) and len(warned) == 1
+    assert rl.metrics.summary["jct_mean"] == rule.metrics.summary["jct_mean"]
+
+
+def test_the_single_dag_checkpoint_falls_back_on_streams_and_guard_false_keeps_the_network() -> None:
+    plat = Platform.uniform([Processor(f"p{i}") for i in range(4)], bandwidth=1.0, latency=0.0)
+    rng = np.random.default_rng(0)
+    js = merge_jobs([random_dag(30, processors=4, rng=rng) for _ in range(3)], [0.0, 5.0, 9.0])
+    prob = Problem(js.graph, plat)
+    from simsched.simulator.engine import run_online
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agent = RLPolicy()
+        run_online(prob, agent)
+    assert agent.rule is not None and any("single DAGs" in r for r in agent.fallback_reasons)
+    assert sum(issubclass(w.category, GuardWarning) for w in caught) == 1
+    free = RLPolicy(guard=False)
+    run_online(prob, free)
+    assert free.rule is None
+    with pytest.raises(SimschedError, match="guard"):
+        RLPolicy(guard="yes")
+
+
+def test_inside_its_world_the_network_decides() -> None:
+    from simsched.learned.rl.dynamic import shifted as load
+
+    sc = load(BAR, None)
+    agent = registry.create("rl", checkpoint="rl_dynamic")
+    problem = Problem(stream_of(sc, 20000).graph, sc.platform, sc.affinity)
+    agent.reset(problem, np.random.default_rng(0))  # every job of the day arrived: the whole world at once
+    assert agent.rule is None
+
+
+def test_offered_load_and_the_stream_range() -> None:
+    plat = Platform.uniform([Processor("a"), Processor("b", speed=2.0)], bandwidth=1.0, latency=0.0)
+    n_jobs = LOAD_MIN_JOBS
+    js = merge_jobs([random_dag(4, rng=np.random.default_rng(i)) for i in range(n_jobs)],
+                    [10.0 * i for i in range(n_jobs)])
+    prob = Problem(js.graph, plat)
+    period = 10.0 * (n_jobs - 1) * n_jobs / (n_jobs - 1)
+    assert offered_load(prob, js.jobs, js.job_arrival) == pytest.approx(prob.mean_cost.sum() / (2 * period))
+    few = merge_jobs([random_dag(4, rng=np.random.default_rng(i)) for i in range(3)], [0.0, 5.0, 9.0])
+    assert offered_load(Problem(few.graph, plat), few.jobs, few.job_arrival) is None  # too few jobs for a rate
+    loads = prefix_loads(prob, js.jobs, js.job_arrival)
+    assert loads.size == 1 and loads[-1] == offered_load(prob, js.jobs, js.job_arrival)
+    rng = TrainingRange("x", (4, 4), (2, 2), speed_ratio=(2.0, 2.0), load=(0.0, 1e9))
+    assert rng.outside_stream(prob, js.jobs, js.job_arrival) == []
+    tight = TrainingRange("x", (10, 20), (3, 3), speed_ratio=(5.0, 5.0), load=(1e6, 1e9))
+    out = tight.outside_stream(prob, js.jobs, js.job_arrival)
+    assert [o.split()[0] for o in out] == ["2", "speed", "job", "offered"]
