@@ -93,7 +93,7 @@ def test_capacity_refuses_its_trace_as_output(stream: Path) -> None:
         target = stream.parent / ("arrivals.csv" if option == "--json" else "down.png")
         if option == "--plot":
             os.link(stream.parent / "down.csv", target)
-        refused(["capacity", str(stream), "-o", "makespan <= 1000", "--days", "1", option, str(target)],
+        refused(["capacity", str(stream), "--objective", "makespan <= 1000", "--days", "1", option, str(target)],
                 inputs=(*inputs_of(stream), target), says=option)
 
 

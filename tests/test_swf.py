@@ -208,7 +208,7 @@ def test_capacity_on_a_cluster_log(tmp_path: Path) -> None:
     p.write_text(f"platform:\n  processors: [{{name: n, count: 256}}]\n"
                  f"workload:\n  stream: {{swf: {LUBLIN}, limit: 300}}\nschedulers: [easy-backfill]\n")
     out = tmp_path / "cap.json"
-    res = CliRunner().invoke(app, ["capacity", str(p), "-o", "bsld_mean <= 10", "--days", "1", "--max", "1024",
+    res = CliRunner().invoke(app, ["capacity", str(p), "--objective", "bsld_mean <= 10", "--days", "1", "--max", "1024",
                                    "--json", str(out)])
     assert res.exit_code == 0, res.output
     answer = json.loads(out.read_text())["variants"][0]

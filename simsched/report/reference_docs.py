@@ -181,6 +181,17 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "count": "Number of jobs (give `count` or `horizon`; neither with a `trace`).",
         "horizon": "Jobs arrive until this time.",
         "deadline": "Optional deadline of every job (see `DeadlineSpec`).",
+        "procs": "`[lo, hi]`: every task is rigid and needs k processors of one type at once, k drawn in "
+                 "[lo, hi]; such streams run under the batch policies (see [cluster-traces.md](cluster-traces.md)).",
+    },
+    "BatchTraceSection": {
+        "swf": "A Standard Workload Format file (Parallel Workloads Archive), relative to the scenario file.",
+        "gpu_trace": "A GPU-cluster CSV `job,submit,gpus,duration[,user][,requested]`, relative to the scenario.",
+        "limit": "Keep only the first `limit` jobs (after dropping those the archive's conventions drop).",
+        "window": "`[start, end)` seconds after the first submit (SWF only).",
+        "scale": "Load factor: submit times are divided by it (1.3 = 30% more load).",
+        "too_wide": "`drop` (with a count) or `refuse` jobs wider than the platform.",
+        "kill": "Kill a job at its requested time, as resource managers do.",
     },
     "ArrivalsSpec": {
         "poisson": "Jobs per unit of time, exponential gaps; the offered load `simsched validate` prints "
@@ -228,6 +239,7 @@ EXAMPLES: dict[str, str] = {
                      "arrivals: {poisson: 0.02}\ncount: 200\ndeadline: {slack: 3.0}\n",
     "ArrivalsSpec": "{rates: [[0, 0.01], [500, 0.04]]}\n",
     "DeadlineSpec": "{slack: 3.0}\n",
+    "BatchTraceSection": "{swf: data/lublin_256.swf, limit: 2000, scale: 1.3}\n",
 }
 """A YAML example per model (``tests/test_docs.py`` validates each against its model)."""
 
@@ -397,6 +409,15 @@ def scenario_reference() -> str:
         out.append(_doc_first(model) + "\n")
         out.append(model_table(model, FIELD_DOCS[model.__name__]) + "\n")
         out.append("Example:\n\n```yaml\n" + EXAMPLES[model.__name__] + "```\n")
+    from simsched.scenario.stream import BatchTraceSection
+
+    out.append("## Workload: `stream` of a cluster log (rigid jobs)\n")
+    out.append("`workload: {stream: {swf: ...}}` or `{stream: {gpu_trace: ...}}` replays a cluster's log as rigid "
+               "jobs under the batch policies. See [cluster-traces.md](cluster-traces.md).\n")
+    out.append(f"### `{BatchTraceSection.__name__}`\n")
+    out.append(_doc_first(BatchTraceSection) + "\n")
+    out.append(model_table(BatchTraceSection, FIELD_DOCS[BatchTraceSection.__name__]) + "\n")
+    out.append("Example:\n\n```yaml\n" + EXAMPLES[BatchTraceSection.__name__] + "```\n")
     out.append("## Workload: `generator: NAME`\n")
     out.append("Every generator is drawn from the scenario seed. `processors` (for those that take it) is "
                "filled in from the platform: the generator then draws a cost matrix that spreads each "
