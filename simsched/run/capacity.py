@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from simsched.errors import SimschedError
+from simsched.scenario.schema import not_a_number_check
 from simsched.stats import bootstrap_interval, clopper_pearson_interval, t_interval, wilson_interval
 
 DEFAULT_DAYS = 20
@@ -522,6 +523,12 @@ class CapacityQuestion:
 _SECTION_FIELDS = {"objective": str, "resource": str, "days": int, "on_days": float, "max": int, "schedulers": list}
 
 
+def _short(value: Any, k: int = 60) -> str:
+    """``repr(value)`` cut to ``k`` characters (a 1 MB string is not echoed whole)."""
+    text = repr(value)
+    return text if len(text) <= k else text[:k] + f"... ({len(text):,} characters)"
+
+
 def _section(doc: Any) -> dict[str, Any]:
     """The top-level ``capacity:`` section, checked field by field (located errors)."""
     raw = doc.data.get("capacity") or {}
@@ -535,7 +542,12 @@ def _section(doc: Any) -> dict[str, Any]:
             raise SimschedError(f"unknown field; known: {', '.join(_SECTION_FIELDS)}", **where)
         ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
         if not ok or isinstance(value, bool):
-            raise SimschedError(f"must be {kind.__name__}, got {value!r}", **where)
+            raise SimschedError(f"must be {kind.__name__}, got {_short(value)}", **where)
+        if kind in (int, float):
+            try:
+                not_a_number_check(value, integer=kind is int)
+            except ValueError as exc:
+                raise SimschedError(str(exc), **where) from None
         if key in ("days", "max") and value < 1:
             raise SimschedError(f"must be >= 1, got {value}", **where)
         if key == "on_days" and not 0 < value <= 1:
