@@ -27,7 +27,7 @@ limit                default     what it bounds
                                  one repetition, checked before they are sampled
 ``max_time_limit_s`` 3,600       a scheduler's wall-time budget (``time_limit_s`` of search,
                                  optimal, ga, ...): an infinite one never ends
-``max_events``       50,000,000  expected disruption episodes (failures, stragglers) of one run,
+``max_events``       5,000,000   expected disruption episodes (failures, stragglers) of one run,
                                  and expected restarts of its tasks, checked before it starts
 ``max_objective``    4,096       characters of a capacity objective expression
 ``max_csv_field``    65,536      characters of one CSV cell (traces, task lists)
@@ -96,7 +96,7 @@ class Limits:
     max_jobs: int = 100_000
     max_trials: int = 20_000_000
     max_time_limit_s: float = 3600.0
-    max_events: int = 50_000_000
+    max_events: int = 5_000_000
     max_objective: int = 4096
     max_csv_field: int = 65_536
 

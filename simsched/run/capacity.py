@@ -47,8 +47,11 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": lambda v, t: v <= t * (1 + 1e-12) + 1e-12, "<": lambda v, t: v < t,
     ">=": lambda v, t: v >= t * (1 - 1e-12) - 1e-12, ">": lambda v, t: v > t,
 }
-_CLAUSE = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_ .\-]*?)\s*(?P<op><=|>=|<|>|≤|≥|=<|=>)\s*"
-                     r"(?P<num>[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z%]*)\s*$")
+_TOKEN = re.compile(r"(?P<space>\s+)|(?P<num>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+                    r"|(?P<op><=|>=|=<|=>|≤|≥|<|>)|(?P<sep>&&|&|,)|(?P<word>[A-Za-z_][A-Za-z0-9_.\-]*|%)|(?P<bad>.)",
+                    re.DOTALL)
+"""The objective's tokens.  Every alternative is a run of one character class (no nested repetition),
+tried at the current position only, so tokenizing is linear in the text whatever it holds."""
 _ALIASES = {"deadline_miss": "deadline_miss_rate", "miss_rate": "deadline_miss_rate",
             "utilisation": "utilization", "turnaround": "avg_turnaround", "waiting": "avg_waiting"}
 
@@ -97,25 +100,53 @@ def _normal_name(name: str) -> str:
 def parse_objective(text: Any, *, field: str = "--objective", file: Any = None, line: int | None = None) -> Objective:
     """Parse ``"METRIC OP NUMBER[unit] [and ...]"`` (see the module doc).  Metric names are
     lower-cased with spaces and dashes as ``_`` (``"p95 JCT"`` reads as ``jct_p95``).  Raises
-    :class:`SimschedError` (exit 2) naming ``field``, ``file`` and ``line`` for anything else.  O(len)."""
+    :class:`SimschedError` (exit 2) naming ``field``, ``file`` and ``line`` for anything else, and
+    :class:`~simsched.limits.LimitError` for a text over ``max_objective`` characters.  O(len): one
+    pass of a tokenizer without backtracking (:data:`_TOKEN`), then one pass over the tokens."""
     def bad(why: str) -> SimschedError:
-        return SimschedError(f"bad objective {text!r}: {why}", field=field, file=file, line=line)
+        return SimschedError(f"bad objective {_short(text)}: {why}", field=field, file=file, line=line)
 
     if not isinstance(text, str) or not text.strip():
         raise bad("write it as METRIC OP NUMBER, e.g. 'jct_p95 <= 6h' or 'makespan <= 120'")
+    from simsched import limits
+
+    cap = limits.current().max_objective
+    if len(text) > cap:
+        raise limits.LimitError(f"the objective is {len(text):,} characters long, more than the limit of {cap:,} "
+                                f"(max_objective; to allow more, set SIMSCHED_MAX_OBJECTIVE); write it as "
+                                f"METRIC OP NUMBER[unit] [and ...]", field=field, file=file, line=line)
+    tokens = [(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text) if m.lastgroup != "space"]
+    for kind, tok, at, _ in tokens:
+        if kind == "bad":
+            raise bad(f"unexpected character {tok!r} at position {at + 1}")
+    # clauses: the tokens between separators ('and', '&', '&&', ',')
+    groups: list[list[tuple[str, str, int, int]]] = [[]]
+    for t in tokens:
+        if t[0] == "sep" or (t[0] == "word" and t[1] == "and"):
+            groups.append([])
+        else:
+            groups[-1].append(t)
     clauses = []
-    for part in re.split(r"\s+and\s+|\s*&&?\s*|\s*,\s*", text.strip()):
-        m = _CLAUSE.match(part)
-        if m is None:
-            raise bad(f"{part!r} is not METRIC OP NUMBER[unit] (OP one of <=, <, >=, >)")
-        op = {"≤": "<=", "=<": "<=", "≥": ">=", "=>": ">="}.get(m["op"], m["op"])
-        unit = m["unit"].lower()
+    for group in groups:
+        part = text[group[0][2]:group[-1][3]] if group else ""
+        ops = [k for k, t in enumerate(group) if t[0] == "op"]
+        shape = (len(ops) == 1 and ops[0] >= 1 and group[0][0] == "word" and group[0][1] != "%"
+                 and all(t[0] in ("word", "num") for t in group[:ops[0]])
+                 and len(group) - ops[0] in (2, 3) and group[ops[0] + 1][0] == "num"
+                 and (len(group) - ops[0] == 2 or group[-1][0] == "word"))
+        if not shape:
+            raise bad(f"{_short(part)} is not METRIC OP NUMBER[unit] (OP one of <=, <, >=, >)")
+        k = ops[0]
+        name = text[group[0][2]:group[k - 1][3]]
+        op = {"≤": "<=", "=<": "<=", "≥": ">=", "=>": ">="}.get(group[k][1], group[k][1])
+        unit_text = group[-1][1] if len(group) - k == 3 else ""
+        unit = unit_text.lower()
         if unit not in _UNITS:
-            raise bad(f"unknown unit {m['unit']!r} in {part!r}; use s, min, h, d or %")
-        value = float(m["num"]) * _UNITS[unit]
-        if not math.isfinite(value):
-            raise bad(f"the threshold in {part!r} is not finite")
-        clauses.append(Clause(_normal_name(m["name"]), op, value, part.strip()))
+            raise bad(f"unknown unit {unit_text!r} in {part!r}; use s, min, h, d or %")
+        value = float(group[k + 1][1]) * _UNITS[unit]
+        if not limits.finite_value(value):
+            raise bad(f"the threshold in {part!r} is not finite (or above {limits.MAX_VALUE:g})")
+        clauses.append(Clause(_normal_name(name), op, value, part.strip()))
     return Objective(tuple(clauses), text.strip())
 
 
