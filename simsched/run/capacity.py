@@ -34,8 +34,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from simsched import limits
 from simsched.errors import SimschedError
-from simsched.scenario.schema import not_a_number_check
+from simsched.limits import not_a_number_check
 from simsched.stats import bootstrap_interval, clopper_pearson_interval, t_interval, wilson_interval
 
 DEFAULT_DAYS = 20
@@ -108,8 +109,6 @@ def parse_objective(text: Any, *, field: str = "--objective", file: Any = None, 
 
     if not isinstance(text, str) or not text.strip():
         raise bad("write it as METRIC OP NUMBER, e.g. 'jct_p95 <= 6h' or 'makespan <= 120'")
-    from simsched import limits
-
     cap = limits.current().max_objective
     if len(text) > cap:
         raise limits.LimitError(f"the objective is {len(text):,} characters long, more than the limit of {cap:,} "
@@ -633,12 +632,28 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
         default_high = DEFAULT_MAX
     check_objective(obj, model, field=field_, file=doc.file, line=line)
     sec_vars = sec.get("schedulers")
-    return CapacityQuestion(
+    question = CapacityQuestion(
         model, obj, int(seed if seed is not None else doc.data.get("seed", 0) or 0),
         int(days if days is not None else sec.get("days", DEFAULT_DAYS)),
         float(on_days if on_days is not None else sec.get("on_days", DEFAULT_ON_DAYS)),
         int(high if high is not None else sec.get("max", default_high)),
         list(variants) if variants else ([str(v) for v in sec_vars] if sec_vars else None), all_days)
+    days_where = ({"field": "--days"} if days is not None else
+                  {"field": "capacity.days", "file": doc.file, "line": doc.line_of(("capacity", "days"))})
+    try:
+        limits.check_amount(simulations_bound(question), "max_runs",
+                            what="the simulations of this capacity search (schedulers x days x 2 log2(max) + 2)")
+    except SimschedError as exc:
+        raise exc.located(**days_where) from None
+    return question
+
+
+def simulations_bound(question: CapacityQuestion) -> float:
+    """An upper bound on the simulated days of :func:`answer`: per variant, doubling then bisection
+    evaluate at most ``2 ceil(log2 max) + 2`` capacities of ``days`` days each.  O(1)."""
+    variants = len(question.variants) if question.variants else len(question.model.variants)
+    steps = 2 * math.ceil(math.log2(max(question.high, 2))) + 2
+    return float(variants) * float(question.days) * steps
 
 
 def answer(question: CapacityQuestion, progress: Progress | None = None) -> dict[str, Any]:
