@@ -11,6 +11,7 @@ matplotlib and (above all) torch are imported inside the commands that need them
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -273,9 +274,20 @@ from simsched.cli import adversary_cmd  # noqa: E402  (light: the search loads i
 app.command("adversary")(adversary_cmd.adversary)
 
 
-def main() -> None:
-    """Console-script entry point (``simsched``)."""
-    app()
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point (``simsched``): the app, with click's usage errors (an unknown
+    option, a value that is not an integer, a missing argument) printed as ONE ``error:`` line naming
+    the command and the option, exit code 2, like every other bad input."""
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except Exception as exc:
+        if not (hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)):
+            raise  # not a click error: a programming error keeps its traceback
+        ctx = getattr(exc, "ctx", None)
+        where = f"{ctx.command_path}: " if ctx is not None else ""
+        _error(where + str(exc.format_message()))
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
