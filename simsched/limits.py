@@ -382,6 +382,8 @@ def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: t
         first = next(reader, None)
         if first is None or not any(c.strip() for c in first):
             first_col = required[0] if required else None
+            if not required:
+                raise SimschedError(f"the file is empty: {what} needs a header row", file=path, line=1)
             raise SimschedError(f"the file is empty (no {first_col!r} column): {what} needs the header "
                                 f"{','.join(required)}", file=path, line=1, field=first_col)
         header = [c.strip() for c in first]
@@ -406,9 +408,11 @@ def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: t
                 continue
             if len(cells) != len(header):
                 if len(cells) > len(header):
-                    raise SimschedError(f"the row has more cells than the header's {len(header)} columns",
+                    raise SimschedError(f"the row has {len(cells)} fields: more cells than the header's "
+                                        f"{len(header)} columns",
                                         file=path, line=line, field=header[-1])
-                raise SimschedError(f"the row has no cell for this column (the header has {len(header)} columns)",
+                raise SimschedError(f"the row has {len(cells)} fields: no cell for this column (the header has "
+                                    f"{len(header)} columns)",
                                     file=path, line=line, field=header[len(cells)])
             rows.append((line, {h: c.strip() for h, c in zip(header, cells)}))
     except csv.Error as exc:

@@ -117,7 +117,8 @@ def parse_objective(text: Any, *, field: str = "--objective", file: Any = None, 
     tokens = [(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text) if m.lastgroup != "space"]
     for kind, tok, at, _ in tokens:
         if kind == "bad":
-            raise bad(f"unexpected character {tok!r} at position {at + 1}")
+            raise bad(f"unexpected character {tok!r} at position {at + 1}; write METRIC OP NUMBER[unit] "
+                      f"(OP one of <=, <, >=, >), clauses joined by 'and'")
     # clauses: the tokens between separators ('and', '&', '&&', ',')
     groups: list[list[tuple[str, str, int, int]]] = [[]]
     for t in tokens:

@@ -57,7 +57,7 @@ from simsched import limits
 TIME_S = 10.0
 """CPU-time bound of one case (user + system seconds of its child): a slower case is a hang."""
 
-WALL_S = 45.0
+WALL_S = 120.0
 """Wall-clock bound of one case: the child is killed after it (a machine shared with other work may
 stretch wall time, so the verdict is on CPU time; this bound catches a child that blocks)."""
 
@@ -224,12 +224,13 @@ def _get(doc: Any, path: Sequence[Any]) -> Any:
     return node
 
 
-def walk_schema() -> list[FieldTarget]:
-    """Every field of every model reachable from the scenario and study files, each at a place of a
-    base document where the rest is valid.  O(fields)."""
+def walk_schema(roots: Sequence[tuple[type[BaseModel], str]] = ()) -> list[FieldTarget]:
+    """Every field of every model reachable from the scenario file and from ``roots`` (more top-level
+    models with their base, e.g. the study file's :class:`~simsched.study.spec.StudyModel` and
+    ``"study"``: the caller passes what lives on this floor), each at a place of a base document where
+    the rest is valid.  O(fields)."""
     from simsched.run.capacity import _SECTION_FIELDS
     from simsched.scenario.schema import ScenarioModel
-    from simsched.study.spec import StudyModel
 
     sections = SECTIONS()
     out: list[FieldTarget] = []
@@ -262,7 +263,8 @@ def walk_schema() -> list[FieldTarget]:
     walk(ScenarioModel, (), "graph", (ScenarioModel,))
     for name, kind in _SECTION_FIELDS.items():
         out.append(FieldTarget("CapacitySection", name, ("capacity", name), kind, "capacity"))
-    walk(StudyModel, (), "study", (StudyModel,))
+    for model, base in roots:
+        walk(model, (), base, (model,))
     # the traced stream's fields are attacked again on a base with a trace
     for t in list(out):
         if t.model == "ArrivalsSpec" and t.name == "trace":
@@ -270,15 +272,14 @@ def walk_schema() -> list[FieldTarget]:
     return out
 
 
-def unreached_models() -> list[str]:
-    """Input models (subclasses of :class:`~simsched.scenario.schema.NumbersChecked`) that the walk
-    does not reach: a section added as a plain mapping and not named in :data:`SECTIONS`."""
+def unreached_models(roots: Sequence[tuple[type[BaseModel], str]] = ()) -> list[str]:
+    """Input models (subclasses of :class:`~simsched.scenario.schema.NumbersChecked` imported so far)
+    that the walk does not reach: a section added as a plain mapping and not named in :data:`SECTIONS`."""
     import simsched.scenario.autotuning  # noqa: F401  (their models register as subclasses)
     import simsched.scenario.stream  # noqa: F401
-    import simsched.study.spec  # noqa: F401
     from simsched.scenario.schema import NumbersChecked
 
-    reached = {t.model for t in walk_schema()}
+    reached = {t.model for t in walk_schema(roots)}
     found: list[str] = []
     stack = list(NumbersChecked.__subclasses__())
     while stack:
@@ -565,7 +566,8 @@ def walk_commands(app: Any) -> list[OptionTarget]:
 COMMAND_BASES: dict[str, list[str]] = {
     "run": ["run", "s.yaml"], "validate": ["validate", "s.yaml"], "capacity": ["capacity", "c.yaml"],
     "sweep": ["sweep", "study.yaml", "--output", "out.csv"], "summarize": ["summarize", "results.csv"],
-    "plot": ["plot", "results.csv", "--x", "seed", "--y", "makespan", "--output", "p.png"], "report": ["report", "results.csv", "--output", "r.html"],
+    "plot": ["plot", "results.csv", "--x", "seed", "--y", "makespan", "--output", "p.png"],
+    "report": ["report", "results.csv", "--output", "r.html"],
     "bench": ["bench", "streams", "--size", "2x2"], "check": ["check", "heft", "--examples", "2"],
     "adversary": ["adversary", "heft", "cpop", "--tasks", "4", "--iterations", "2", "--out", "adv"],
     "baseline record": ["baseline", "record", "s.yaml", "--output", "b.json"],
@@ -685,22 +687,25 @@ def _option_files() -> dict[str, bytes]:
 
 
 # --------------------------------------------------------------------------- all cases
-def all_targets(app: Any) -> tuple[list[FieldTarget], list[OptionTarget]]:
-    return walk_schema(), walk_commands(app)
+Roots = Sequence[tuple[type[BaseModel], str]]
 
 
-def all_cases(app: Any) -> list[Case]:
+def all_targets(app: Any, roots: Roots = ()) -> tuple[list[FieldTarget], list[OptionTarget]]:
+    return walk_schema(roots), walk_commands(app)
+
+
+def all_cases(app: Any, roots: Roots = ()) -> list[Case]:
     """Every case of the campaign, in a fixed order."""
-    fields, options = all_targets(app)
+    fields, options = all_targets(app, roots)
     cases = [c for t in fields for c in field_cases(t)]
     cases += document_cases()
     cases += [c for t in options for c in option_cases(t, options)]
     return cases
 
 
-def coverage(app: Any, cases: Sequence[Case]) -> dict[str, Any]:
+def coverage(app: Any, cases: Sequence[Case], roots: Roots = ()) -> dict[str, Any]:
     """Fields and options and whether each has a case; models the walk does not reach."""
-    fields, options = all_targets(app)
+    fields, options = all_targets(app, roots)
     attacked = {c.target for c in cases}
     field_keys = sorted({t.key for t in fields})
     missing_fields = sorted({t.key for t in fields} - {t.key for t in fields
@@ -708,7 +713,7 @@ def coverage(app: Any, cases: Sequence[Case]) -> dict[str, Any]:
     missing_options = sorted(t.key for t in options if f"option:{t.key}" not in attacked)
     return {"fields": len(field_keys), "field_places": len(fields), "options": len(options),
             "missing_fields": missing_fields, "missing_options": missing_options,
-            "unreached_models": unreached_models()}
+            "unreached_models": unreached_models(roots)}
 
 
 def sample(cases: Sequence[Case], n: int, seed: int = 0) -> list[Case]:
@@ -817,41 +822,60 @@ def _address_space() -> int:
     return 2 * 2**30
 
 
-def run_case(case: Case, entry: Callable[[list[str]], Any], workdir: Path) -> Outcome:
-    """Run ``case`` in a forked child under the time and memory bounds and judge it."""
+@dataclass
+class _Running:
+    case: Case
+    pid: int
+    root: Path
+    out: Path
+    before: dict[str, str]
+    start: float
+
+
+def _start(case: Case, entry: Callable[[list[str]], Any], workdir: Path) -> _Running:
     root = Path(tempfile.mkdtemp(prefix="case-", dir=workdir))
     out = Path(tempfile.mkdtemp(prefix="out-", dir=workdir))
     _materialise(case, root)
     before = _hashes(root)
-    start = time.perf_counter()
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         _child(entry, case.argv, root, out)
-    status, hung, cpu = 0, False, 0.0
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            cpu = usage.ru_utime + usage.ru_stime
-            break
-        if time.perf_counter() - start > WALL_S:
-            hung = True
-            os.kill(pid, signal.SIGKILL)
-            _, status, usage = os.wait4(pid, 0)
-            cpu = usage.ru_utime + usage.ru_stime
-            break
-        time.sleep(0.01)
+    return _Running(case, pid, root, out, before, time.perf_counter())
+
+
+def _poll(r: _Running, block: bool = False) -> Outcome | None:
+    """The outcome of a running case once its child has ended (killed past :data:`WALL_S`), else None."""
+    done, status, usage = os.wait4(r.pid, 0 if block else os.WNOHANG)
+    hung = False
+    if not done:
+        if time.perf_counter() - r.start <= WALL_S:
+            return None
+        hung = True
+        os.kill(r.pid, signal.SIGKILL)
+        _, status, usage = os.wait4(r.pid, 0)
+    cpu = usage.ru_utime + usage.ru_stime
     hung = hung or cpu > TIME_S
-    seconds = cpu
+    out = r.out
     stdout = (out / "stdout").read_text(encoding="utf-8", errors="replace") if (out / "stdout").exists() else ""
     stderr = (out / "stderr").read_text(encoding="utf-8", errors="replace") if (out / "stderr").exists() else ""
-    after = _hashes(root)
+    after = _hashes(r.root)
     code = None if hung or os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-    verdict, line = _judge(case, code, hung, status, stdout, stderr, before, after)
-    _remove(root)
-    _remove(out)
-    return Outcome(case, verdict, code, seconds, line)
+    verdict, line = _judge(r.case, code, hung, status, stdout, stderr, r.before, after)
+    _remove(r.root)
+    _remove(r.out)
+    return Outcome(r.case, verdict, code, cpu, line)
+
+
+def run_case(case: Case, entry: Callable[[list[str]], Any], workdir: Path) -> Outcome:
+    """Run ``case`` in a forked child under the time and memory bounds and judge it."""
+    r = _start(case, entry, workdir)
+    while True:
+        o = _poll(r)
+        if o is not None:
+            return o
+        time.sleep(0.01)
 
 
 def _remove(path: Path) -> None:
@@ -890,7 +914,9 @@ def _judge(case: Case, code: int | None, hung: bool, status: int, stdout: str, s
     new = sorted(set(after) - set(before))
     if new:
         return "wrote on error", new[0]
-    if len(lines) != 1 or not line.startswith("error: "):
+    if case.argv[:1] == ["validate"] and lines and all(x.startswith("error: ") for x in lines):
+        pass  # validate lists every problem, one line each
+    elif len(lines) != 1 or not line.startswith("error: "):
         return "not one line", " | ".join(lines)[:300]
     if case.needles and not any(n and n in line for n in case.needles):
         return "not located", line[:300]
@@ -898,17 +924,26 @@ def _judge(case: Case, code: int | None, hung: bool, status: int, stdout: str, s
 
 
 # --------------------------------------------------------------------------- the campaign
-def run_campaign(cases: Sequence[Case], entry: Callable[[list[str]], Any], *,
+def run_campaign(cases: Sequence[Case], entry: Callable[[list[str]], Any], *, jobs: int = 2,
                  progress: Callable[[int, int, Outcome], None] | None = None) -> list[Outcome]:
-    """Run ``cases`` one after the other (each in its own forked child)."""
-    outcomes = []
+    """Run ``cases``, each in its own forked child, ``jobs`` at a time; outcomes in the cases' order."""
+    outcomes: dict[int, Outcome] = {}
     with tempfile.TemporaryDirectory(prefix="simsched-hostile-") as tmp:
-        for i, case in enumerate(cases):
-            o = run_case(case, entry, Path(tmp))
-            outcomes.append(o)
-            if progress is not None:
-                progress(i + 1, len(cases), o)
-    return outcomes
+        running: dict[int, _Running] = {}
+        todo = list(enumerate(cases))
+        while todo or running:
+            while todo and len(running) < max(1, jobs):
+                i, case = todo.pop(0)
+                running[i] = _start(case, entry, Path(tmp))
+            for i, r in list(running.items()):
+                o = _poll(r)
+                if o is not None:
+                    del running[i]
+                    outcomes[i] = o
+                    if progress is not None:
+                        progress(len(outcomes), len(cases), o)
+            time.sleep(0.005)
+    return [outcomes[i] for i in range(len(cases))]
 
 
 def summary(outcomes: Sequence[Outcome], cover: dict[str, Any] | None = None) -> str:
@@ -940,7 +975,8 @@ def summary(outcomes: Sequence[Outcome], cover: dict[str, Any] | None = None) ->
     return "\n".join(text)
 
 
-def main(app: Any, entry: Callable[[list[str]], Any], argv: Sequence[str] | None = None) -> int:
+def main(app: Any, entry: Callable[[list[str]], Any], argv: Sequence[str] | None = None, *, roots: Roots = (),
+         warm: Callable[[], None] | None = None) -> int:
     """``python -m simsched.cli.hostile [--all | --sample N] [--match TEXT] [--list]``: exit 0 when every case
     is clean (expected failures aside) and every field and option was attacked, else 1."""
     import argparse
@@ -951,9 +987,10 @@ def main(app: Any, entry: Callable[[list[str]], Any], argv: Sequence[str] | None
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     parser.add_argument("--match", default="", help="only cases whose target or value contains this text")
     parser.add_argument("--list", action="store_true", help="list the cases, run nothing")
+    parser.add_argument("--jobs", type=int, default=2, help="cases run at once (default 2)")
     args = parser.parse_args(argv)
-    cases = all_cases(app)
-    cover = coverage(app, cases)
+    cases = all_cases(app, roots)
+    cover = coverage(app, cases, roots)
     chosen = [c for c in cases if args.match in c.name]
     if not args.all:
         chosen = sample(chosen, args.sample, args.seed)
@@ -969,15 +1006,17 @@ def main(app: Any, entry: Callable[[list[str]], Any], argv: Sequence[str] | None
         elif i % 50 == 0:
             print(f"[{i}/{n}] ...", file=sys.stderr, flush=True)
 
-    outcomes = run_campaign(chosen, entry, progress=show)
+    if warm is not None:
+        warm()  # modules the commands import lazily, imported once here instead of in every child
+    outcomes = run_campaign(chosen, entry, jobs=args.jobs, progress=show)
     print(summary(outcomes, cover))
     bad = [o for o in outcomes if not o.clean and o.case.expected_failure is None]
     missing = cover["missing_fields"] or cover["missing_options"] or cover["unreached_models"]
     return 1 if bad or missing else 0
 
 
-def iter_targets(app: Any) -> Iterator[str]:
+def iter_targets(app: Any, roots: Roots = ()) -> Iterator[str]:
     """The names of every field and option the campaign attacks (for listing)."""
-    fields, options = all_targets(app)
+    fields, options = all_targets(app, roots)
     yield from (f"field {t.base}:{t.dotted}" for t in fields)
     yield from (f"option {t.key}" for t in options)
