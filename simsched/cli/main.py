@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> None:
     option, a value that is not an integer, a missing argument) printed as ONE ``error:`` line naming
     the command and the option, exit code 2, like every other bad input."""
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=argv, prog_name="simsched", standalone_mode=False)
     except Exception as exc:
         if not (hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)):
             raise  # not a click error: a programming error keeps its traceback

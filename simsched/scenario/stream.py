@@ -406,7 +406,10 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
     rows: list[TraceRow] = []
     _, records = limits.read_csv_records(path, required=("time", "job"), optional=("deadline", "priority"),
                                          what="an arrival trace")
-    limits.check_amount(len(records), "max_jobs", what="the jobs of the arrival trace (one per row)")
+    try:
+        limits.check_amount(len(records), "max_jobs", what="the jobs of the arrival trace (one per row)")
+    except SimschedError as exc:
+        raise exc.located(file=path, line=records[-1][0]) from None
     last = 0.0
     for line, rec in records:
         def number(key: str, rec: dict[str, str] = rec, line: int = line) -> float | None:
