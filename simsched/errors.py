@@ -96,12 +96,15 @@ def did_you_mean(name: str, options: Iterable[str]) -> str:
 
     Closest = the smallest edit distance (:func:`edit_distance`, case-insensitive); ties go to the option that
     shares the longest common prefix, then to the first given.  An option is close when its distance is at most
-    half the longer of the two names (at least 1).  O(k x len^2) for k options.
+    half the longer of the two names (at least 1); a name over 100 characters gets none.  O(k x len^2) for k
+    options, len at most 100.
 
     >>> did_you_mean("hfet", ["heft", "hlfet", "cpop"]), did_you_mean("zzzz", ["heft"])
     (" (did you mean 'hlfet'?)", '')
     """
     key = str(name).lower()
+    if len(key) > 100:  # no name is that long: no suggestion, and no O(len^2) distance for a 1 MB typo
+        return ""
     best: tuple[int, int, int] | None = None
     choice = ""
     for k, option in enumerate(options):
