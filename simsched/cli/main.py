@@ -247,7 +247,7 @@ app.add_typer(baseline_cmd.app, name="baseline")
 from simsched.cli import capacity_cmd, workload_cmd  # noqa: E402  (light: heavy imports inside commands)
 
 app.add_typer(workload_cmd.app, name="workload")
-app.command("capacity")(capacity_cmd.capacity_command)
+app.command("capacity")(user_errors(capacity_cmd.capacity_command))  # numbers checked first
 
 # --------------------------------------------------------------------------- learned schedulers
 from simsched.cli import train_cmd  # noqa: E402  (light: torch loads inside the commands)
