@@ -683,7 +683,8 @@ def option_cases(t: OptionTarget, targets: Sequence[OptionTarget]) -> list[Case]
                 del argv[i:i + 2]
             argv += [opt, text]
         case = Case(f"option:{t.key}", what, argv, _option_files, expect="refuse" if refuse else "either",
-                    needles=(*t.opts, t.name, t.name.replace("_", "-"), repr(text[:20])[1:-1] or "''"))
+                    needles=(*t.opts, t.name, t.name.replace("_", "-"), repr(text[:20])[1:-1] or "''",
+                             *(a + ":" for a in base if a in OPTION_FILES)))
         if kind == "path":
             if what == "a file the scenario reads indirectly":
                 is_output = any(h in t.name.lower() for h in OUTPUT_HINTS) and not t.argument
@@ -699,6 +700,9 @@ def option_cases(t: OptionTarget, targets: Sequence[OptionTarget]) -> list[Case]
         cases.append(case)
     return cases
 
+
+OPTION_FILES = ("s.yaml", "c.yaml", "study.yaml", "graph.s.yaml", "results.csv", "w.json", "b.json")
+"""The input files of the option bases: an error located in one of them is located."""
 
 _PREPARED: dict[str, bytes] = {}
 """Files only a run can make (a sweep's results), made once by :func:`prepare` before the cases run."""
