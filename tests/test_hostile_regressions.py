@@ -107,9 +107,32 @@ def test_stream_count_ten_million_refused_before_work(tmp_path: Path) -> None:
 def test_failures_mtbf_far_below_task_lengths_refused(tmp_path: Path) -> None:
     doc = {"platform": {"processors": [{"name": "cpu", "count": 2}]},
            "workload": {"generator": "random", "tasks": 20}, "failures": {"mtbf": 5, "mttr": 1}, "schedulers": ["mct"]}
-    line = refused("run", write(tmp_path / "s.yaml", doc), needle="MTBF 5 is far below the task lengths",
-                   where=("s.yaml:", "failures"))
-    assert "attempts" in line
+    s = write(tmp_path / "s.yaml", doc)
+    for command in ("run", "validate"):  # validate says what the run would refuse
+        line = refused(command, s, needle="MTBF 5 is far below the task lengths", where=("s.yaml:", "failures"))
+        assert "attempts" in line
+
+
+def test_the_progress_guard_ends_a_run_stuck_in_restarts() -> None:
+    import numpy as np
+
+    from simsched.errors import SimschedError
+    from simsched.schedulers.registry import create
+    from simsched.simulator.engine import Disruptions, online, run_online
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.simulator.problem import Problem
+    from simsched.workloads.taskgraph import TaskGraph
+
+    graph = TaskGraph(names=["t"], work=[80.0])  # e^16 attempts expected
+    problem = Problem(graph, Platform.uniform([Processor(name="p")], 1.0, 0.0))
+    d = Disruptions(failure_rate=1 / 5, repair_time=0.01)
+    saved = online.MAX_EXPECTED_ATTEMPTS
+    online.MAX_EXPECTED_ATTEMPTS = 10**9  # past the check before the run: only the guard can stop it
+    try:
+        with pytest.raises(SimschedError, match="after 10,000 restarts task 't'.*MTBF 5"):
+            run_online(problem, create("mct"), None, np.random.default_rng(0), d, np.random.default_rng(1))
+    finally:
+        online.MAX_EXPECTED_ATTEMPTS = saved
 
 
 def test_straggler_storm_refused(tmp_path: Path) -> None:
