@@ -280,13 +280,11 @@ def test_bench_streams_size_superscript_refused() -> None:
     refused("bench", "streams", "--size", "²x³", needle="ASCII digits", where=("--size",))
 
 
-@pytest.mark.xfail(strict=False, reason=RESULTS)
 def test_report_on_results_missing_a_key_refused(tmp_path: Path) -> None:
     (tmp_path / "r.json").write_text('{"scenario": "s", "results": [{"scheduler": "mct", "jobs": [{"job": 0}]}]}')
     refused("report", tmp_path / "r.json", "--output", tmp_path / "r.html", where=("r.json",))
 
 
-@pytest.mark.xfail(strict=False, reason=RESULTS)
 def test_report_on_results_with_a_text_value_refused(tmp_path: Path) -> None:
     (tmp_path / "r.json").write_text('{"scenario": "s", "results": [{"scheduler": "mct", "makespan": "fast"}]}')
     refused("report", tmp_path / "r.json", "--output", tmp_path / "r.html", where=("r.json",))
