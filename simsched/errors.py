@@ -75,6 +75,13 @@ class DataRepairWarning(UserWarning):
     line prints it as ``warning: <message>``.  Importers refuse the same file with ``strict: true``."""
 
 
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, with the full length (a 1 MB value is not echoed
+    into a one-line error).  O(len(repr))."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
 def edit_distance(a: str, b: str) -> int:
     """Levenshtein distance (insertions, deletions, substitutions, each 1) between ``a`` and ``b``.
     O(len(a) x len(b)) time, O(len(b)) memory (Wagner & Fischer 1974).

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from simsched import limits
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, shown
 from simsched.limits import not_a_number_check
 from simsched.stats import bootstrap_interval, clopper_pearson_interval, t_interval, wilson_interval
 
@@ -105,7 +105,7 @@ def parse_objective(text: Any, *, field: str = "--objective", file: Any = None, 
     :class:`~simsched.limits.LimitError` for a text over ``max_objective`` characters.  O(len): one
     pass of a tokenizer without backtracking (:data:`_TOKEN`), then one pass over the tokens."""
     def bad(why: str) -> SimschedError:
-        return SimschedError(f"bad objective {_short(text)}: {why}", field=field, file=file, line=line)
+        return SimschedError(f"bad objective {shown(text)}: {why}", field=field, file=file, line=line)
 
     if not isinstance(text, str) or not text.strip():
         raise bad("write it as METRIC OP NUMBER, e.g. 'jct_p95 <= 6h' or 'makespan <= 120'")
@@ -135,7 +135,7 @@ def parse_objective(text: Any, *, field: str = "--objective", file: Any = None, 
                  and len(group) - ops[0] in (2, 3) and group[ops[0] + 1][0] == "num"
                  and (len(group) - ops[0] == 2 or group[-1][0] == "word"))
         if not shape:
-            raise bad(f"{_short(part)} is not METRIC OP NUMBER[unit] (OP one of <=, <, >=, >)")
+            raise bad(f"{shown(part)} is not METRIC OP NUMBER[unit] (OP one of <=, <, >=, >)")
         k = ops[0]
         name = text[group[0][2]:group[k - 1][3]]
         op = {"≤": "<=", "=<": "<=", "≥": ">=", "=>": ">="}.get(group[k][1], group[k][1])
@@ -554,12 +554,6 @@ class CapacityQuestion:
 _SECTION_FIELDS = {"objective": str, "resource": str, "days": int, "on_days": float, "max": int, "schedulers": list}
 
 
-def _short(value: Any, k: int = 60) -> str:
-    """``repr(value)`` cut to ``k`` characters (a 1 MB string is not echoed whole)."""
-    text = repr(value)
-    return text if len(text) <= k else text[:k] + f"... ({len(text):,} characters)"
-
-
 def _section(doc: Any) -> dict[str, Any]:
     """The top-level ``capacity:`` section, checked field by field (located errors)."""
     raw = doc.data.get("capacity") or {}
@@ -573,7 +567,7 @@ def _section(doc: Any) -> dict[str, Any]:
             raise SimschedError(f"unknown field; known: {', '.join(_SECTION_FIELDS)}", **where)
         ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
         if not ok or isinstance(value, bool):
-            raise SimschedError(f"must be {kind.__name__}, got {_short(value)}", **where)
+            raise SimschedError(f"must be {kind.__name__}, got {shown(value)}", **where)
         if kind in (int, float):
             try:
                 not_a_number_check(value, integer=kind is int)

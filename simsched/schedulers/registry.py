@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simsched import limits
-from simsched.errors import SimschedError, did_you_mean
+from simsched.errors import SimschedError, did_you_mean, shown
 
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -406,11 +406,6 @@ def check_kind(name: str, kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> None:
                             f"expected")
 
 
-def _short(value: Any, k: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= k else text[:k] + f"... ({len(text):,} characters)"
-
-
 def _check_param_number(name: str, key: str, raw: Any, value: Any) -> None:
     """The shared number rule (:func:`simsched.limits.not_a_number_check`) for a scheduler parameter
     whose annotation took a number: no bools standing for numbers, no NaN or infinity, magnitudes
@@ -421,7 +416,7 @@ def _check_param_number(name: str, key: str, raw: Any, value: Any) -> None:
     try:
         limits.not_a_number_check(raw if isinstance(raw, (int, float)) else value, integer=isinstance(value, int))
     except ValueError as exc:
-        raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {exc} (got {_short(raw)})") from None
+        raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {exc} (got {shown(raw)})") from None
     if key.endswith("time_limit_s"):
         cap = limits.current().max_time_limit_s
         if not 0 < value <= cap:
@@ -459,7 +454,7 @@ def checked_params(name: str, cls: type, params: dict[str, Any], *,
             checked[key] = TypeAdapter(ann).validate_python(value)
         except ValidationError as exc:
             msg = exc.errors()[0]["msg"]
-            raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {_short(value)})") from None
+            raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {shown(value)})") from None
         _check_param_number(name, key, value, checked[key])
     return checked
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, shown
 from simsched.study.overrides import apply_overrides, parse_path
 
 
@@ -49,11 +49,6 @@ def parse_over(text: str) -> tuple[str, list[Any]]:
     return name, values
 
 
-def _short(value: Any, k: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= k else text[:k] + f"... ({len(text):,} characters)"
-
-
 def answer_over(doc: Any, field: str, values: Sequence[Any], question: Callable[[Any], Any],
                 progress: Any = None) -> dict[str, Any]:
     """For each value of ``field``: the capacity answer of the scenario ``doc`` (a
@@ -73,7 +68,7 @@ def answer_over(doc: Any, field: str, values: Sequence[Any], question: Callable[
             questions.append(question(YamlDocument(data, doc.lines, doc.file)))
         except SimschedError as exc:
             where = f"{exc.field}: " if exc.field and exc.field != field else ""
-            raise SimschedError(f"{field}={_short(value)}: {where}{exc.message}", field="--over",
+            raise SimschedError(f"{field}={shown(value)}: {where}{exc.message}", field="--over",
                                 file=doc.file) from None
         if len(questions) == 1:  # the first value's search, times the values: refused before the others are built
             limits.check_amount(simulations_bound(questions[0]) * len(values), "max_runs",
