@@ -75,6 +75,13 @@ def user_errors(func: F) -> F:
             except KeyboardInterrupt:
                 print_error("interrupted")
                 raise typer.Exit(130) from None
+            except OSError as exc:  # a file the user named that the system refuses (name too long, a loop, ...)
+                if exc.filename is None:
+                    raise
+                name = str(exc.filename)
+                name = name if len(name) <= 80 else f"{name[:80]}... ({len(name):,} characters)"
+                print_error(f"{name}: {exc.strerror or exc}")
+                raise typer.Exit(2) from None
             except BaseException:
                 _replay(caught)
                 raise

@@ -416,6 +416,7 @@ class Case:
     # "run": only exit 0 is right (a base)
     expected_failure: str | None = None
     needles: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()  # files the command may replace when it runs (exit 0)
 
     @property
     def name(self) -> str:
@@ -686,17 +687,19 @@ def option_cases(t: OptionTarget, targets: Sequence[OptionTarget]) -> list[Case]
                     needles=(*t.opts, t.name, t.name.replace("_", "-"), repr(text[:20])[1:-1] or "''",
                              *(a + ":" for a in base if a in OPTION_FILES)))
         if kind == "path":
+            is_output = any(h in t.name.lower() for h in OUTPUT_HINTS) and not t.argument
+            inputs = [a for a in base if a in OPTION_FILES]
             if what == "a file the scenario reads indirectly":
-                is_output = any(h in t.name.lower() for h in OUTPUT_HINTS) and not t.argument
-                if not is_output:
-                    continue  # an input option reading down.csv is legitimate input, not an attack
+                if not is_output or "s.yaml" not in inputs:
+                    continue  # only the stream scenario s.yaml reads down.csv
                 case.expected_failure = READ_SET_REASON
             if what == "the scenario itself":
-                is_output = any(h in t.name.lower() for h in OUTPUT_HINTS) and not t.argument
-                if not is_output:
+                if not is_output or not inputs:
                     continue
-            if t.argument and what in ("the scenario itself",):
-                continue
+                case.argv[-1] = inputs[0]  # the command's own input file, as its output
+            if is_output and what in ("missing", "directory", "binary"):
+                case.expect = "either"  # an output directory may be created or reused; a file replaced
+                case.outputs = (text,)
         cases.append(case)
     return cases
 
@@ -958,7 +961,8 @@ def _judge(case: Case, code: int | None, hung: bool, status: int, stdout: str, s
         return "hang", f"more than {TIME_S:g} s of CPU (or {WALL_S:g} s of wall time)"
     if code is None:
         return "killed", f"signal {os.WTERMSIG(status)}"
-    changed = [k for k, h in before.items() if after.get(k) != h]
+    changed = [k for k, h in before.items() if after.get(k) != h
+               and not (code == 0 and any(k == o or k.startswith(o.rstrip("/") + "/") for o in case.outputs))]
     if changed:
         return "input modified", f"{changed[0]} changed or removed"
     if "MemoryError" in stderr or "MemoryError" in stdout:
