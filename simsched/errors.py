@@ -75,6 +75,13 @@ class DataRepairWarning(UserWarning):
     line prints it as ``warning: <message>``.  Importers refuse the same file with ``strict: true``."""
 
 
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, with the full length (a 1 MB value is not echoed
+    into a one-line error).  O(len(repr))."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
 def edit_distance(a: str, b: str) -> int:
     """Levenshtein distance (insertions, deletions, substitutions, each 1) between ``a`` and ``b``.
     O(len(a) x len(b)) time, O(len(b)) memory (Wagner & Fischer 1974).
@@ -96,12 +103,15 @@ def did_you_mean(name: str, options: Iterable[str]) -> str:
 
     Closest = the smallest edit distance (:func:`edit_distance`, case-insensitive); ties go to the option that
     shares the longest common prefix, then to the first given.  An option is close when its distance is at most
-    half the longer of the two names (at least 1).  O(k x len^2) for k options.
+    half the longer of the two names (at least 1); a name over 100 characters gets none.  O(k x len^2) for k
+    options, len at most 100.
 
     >>> did_you_mean("hfet", ["heft", "hlfet", "cpop"]), did_you_mean("zzzz", ["heft"])
     (" (did you mean 'hlfet'?)", '')
     """
     key = str(name).lower()
+    if len(key) > 100:  # no name is that long: no suggestion, and no O(len^2) distance for a 1 MB typo
+        return ""
     best: tuple[int, int, int] | None = None
     choice = ""
     for k, option in enumerate(options):

@@ -25,6 +25,12 @@ limit                default     what it bounds
                                  arrivals), checked before arrivals are sampled
 ``max_trials``       20,000,000  autotuning trial slots (rounds x batch size, over all jobs) of
                                  one repetition, checked before they are sampled
+``max_time_limit_s`` 3,600       a scheduler's wall-time budget (``time_limit_s`` of search,
+                                 optimal, ga, ...): an infinite one never ends
+``max_events``       5,000,000   expected disruption episodes (failures, stragglers) of one run,
+                                 and expected restarts of its tasks, checked before it starts
+``max_objective``    4,096       characters of a capacity objective expression
+``max_csv_field``    65,536      characters of one CSV cell (traces, task lists)
 ===================  ==========  ============================================================
 
 Every input file is also checked to be a *regular* file before it is opened: a FIFO would block
@@ -43,8 +49,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import csv
 import dataclasses
 import gc
+import io
 import math
 import os
 from collections.abc import Iterator, Mapping
@@ -88,6 +96,10 @@ class Limits:
     max_seed: int = 2**63 - 1
     max_jobs: int = 100_000
     max_trials: int = 20_000_000
+    max_time_limit_s: float = 3600.0
+    max_events: int = 5_000_000
+    max_objective: int = 4096
+    max_csv_field: int = 65_536
 
     SCENARIO_FIELDS = ("max_tasks", "max_processors", "max_memory_mb")
     """The limits a scenario's ``limits:`` section may raise (or lower)."""
@@ -221,7 +233,8 @@ def check_amount(value: float, field: str, *, what: str, where: str | None = Non
     that would allocate or simulate it starts; ``where`` is the input field that drives it."""
     limit = getattr(current(), field)
     if value > limit:
-        raise LimitError(f"{what}: about {value:,.0f}, more than the limit of {limit:,} ({_hint(field, False)}); "
+        shown = f"{value:,.0f}" if value < 1e15 else f"{value:.3g}"
+        raise LimitError(f"{what}: about {shown}, more than the limit of {limit:,} ({_hint(field, False)}); "
                          f"make the input smaller", field=where, line=line)
 
 
@@ -342,3 +355,98 @@ def fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
+
+
+MAX_INT = 2**63 - 1
+"""Largest integer any field takes (numpy's int64): larger ones are refused where they are read."""
+
+
+def not_a_number_check(value: Any, *, integer: bool = False, allow_inf: bool = False) -> None:
+    """The shared number rule of every input number: a bool is not a number (YAML ``true`` is not 1);
+    NaN is never a value; an infinity only where ``allow_inf``; a finite magnitude at most
+    :data:`MAX_VALUE` (:data:`MAX_INT` for integers).  Raises ``ValueError`` with the
+    reason (pydantic turns it into a located error).  O(1)."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number, not {str(value).lower()} (a boolean)")
+    if isinstance(value, int) and abs(value) > (MAX_INT if integer else MAX_VALUE):
+        raise ValueError(f"must be at most {f'{MAX_INT:,}' if integer else f'{MAX_VALUE:g}'} in magnitude")
+    if isinstance(value, float):
+        if math.isnan(value):
+            raise ValueError("must be a number, not NaN")
+        if math.isinf(value) and not allow_inf:
+            raise ValueError("must be finite, not infinite")
+        if math.isfinite(value) and abs(value) > MAX_VALUE:
+            raise ValueError(f"must be a finite number no larger than {MAX_VALUE:g}")
+
+
+def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: tuple[str, ...] = (), what: str,
+                     delimiter: str = ",", extra_ok: bool = False
+                     ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The one capped CSV reader of input tables (arrival traces, down-interval traces, task lists):
+    ``(header, [(line, {column: stripped cell}), ...])``.  Refused with a :class:`SimschedError` naming
+    the file, the line and the column: not a regular file or over ``max_file_mb`` (:func:`read_input`),
+    bytes that are not UTF-8 or a NUL (a binary file), a cell over ``max_csv_field`` characters, an
+    empty file, a column twice in the header, a ``required`` column missing, a column neither
+    ``required`` nor ``optional`` (unless ``extra_ok``), a row with more or fewer cells than the header.
+    Blank lines are skipped.  O(size of the file), whatever its content (the csv module is linear)."""
+    raw = read_input(path)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SimschedError(f"not UTF-8 text (byte {exc.start}): {what} is a UTF-8 CSV file", file=path,
+                            line=raw[: exc.start].count(b"\n") + 1) from None
+    if "\x00" in text:
+        at = text.index("\x00")
+        raise SimschedError(f"a NUL byte: this is a binary file, not {what} (a CSV text file)", file=path,
+                            line=text.count("\n", 0, at) + 1)
+    cap = current().max_csv_field
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    old_cap = csv.field_size_limit()
+    csv.field_size_limit(cap)
+    rows: list[tuple[int, dict[str, str]]] = []
+    try:
+        first = next(reader, None)
+        if first is None or not any(c.strip() for c in first):
+            first_col = required[0] if required else None
+            if not required:
+                raise SimschedError(f"the file is empty: {what} needs a header row", file=path, line=1)
+            raise SimschedError(f"the file is empty (no {first_col!r} column): {what} needs the header "
+                                f"{','.join(required)}", file=path, line=1, field=first_col)
+        header = [c.strip() for c in first]
+        for k, column in enumerate(header):
+            if column in header[:k]:
+                raise SimschedError(f"the column {column!r} appears twice in the header", file=path, line=1,
+                                    field=column)
+        missing = [c for c in required if c not in header]
+        if missing:
+            also = f" (and optionally {', '.join(optional)})" if optional else ""
+            raise SimschedError(f"the header has no {missing[0]!r} column: {what} needs the columns "
+                                f"{','.join(required)}{also}", file=path, line=1, field=missing[0])
+        if not extra_ok:
+            known = (*required, *optional)
+            unknown = [c for c in header if c not in known]
+            if unknown:
+                raise SimschedError(f"unknown column {unknown[0][:40]!r}; {what} has the columns {', '.join(known)}",
+                                    file=path, line=1, field=unknown[0][:40])
+        for cells in reader:
+            line = reader.line_num
+            if not cells or (len(cells) == 1 and not cells[0].strip()):
+                continue
+            if len(cells) != len(header):
+                if len(cells) > len(header):
+                    raise SimschedError(f"the row has {len(cells)} fields: more cells than the header's "
+                                        f"{len(header)} columns",
+                                        file=path, line=line, field=header[-1])
+                raise SimschedError(f"the row has {len(cells)} fields: no cell for this column (the header has "
+                                    f"{len(header)} columns)",
+                                    file=path, line=line, field=header[len(cells)])
+            rows.append((line, {h: c.strip() for h, c in zip(header, cells)}))
+    except csv.Error as exc:
+        line = reader.line_num + (0 if "field larger" not in str(exc) else 1)
+        if "field larger" in str(exc):
+            raise LimitError(f"a cell is longer than {cap:,} characters ({_hint('max_csv_field', False)})",
+                             file=path, line=line) from None
+        raise SimschedError(f"malformed CSV ({exc})", file=path, line=line) from None
+    finally:
+        csv.field_size_limit(old_cap)
+    return header, rows

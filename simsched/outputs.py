@@ -74,6 +74,11 @@ def check_output(path: str | Path, *, option: str, suffixes: Sequence[str] | Non
         raise SimschedError(f"{option} {p}: the directory {parent} does not exist; create it first")
     if p.is_dir():
         raise SimschedError(f"{option} {p}: is a directory; give a file name inside it")
+    try:
+        p.resolve()
+    except (RuntimeError, OSError):  # a symbolic link that leads back to itself
+        raise SimschedError(f"{option} {p}: is a symbolic link that never reaches a file (a loop); "
+                            f"give a regular file name") from None
     with contextlib.suppress(OSError):
         kind = special_kind(os.stat(p).st_mode)
         if kind is not None:

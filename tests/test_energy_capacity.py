@@ -56,7 +56,8 @@ def test_energy_objective_in_a_capacity_search(tmp_path: Path) -> None:
     f = tmp_path / "cap.yaml"
     f.write_text(yaml.safe_dump(data))
     out = tmp_path / "cap.json"
-    result = CliRunner().invoke(app, ["capacity", str(f), "--objective", "jct_p95 <= 400 and energy_kwh <= 1", "--resource", "cpu",
+    result = CliRunner().invoke(app, ["capacity", str(f), "--objective", "jct_p95 <= 400 and energy_kwh <= 1",
+                                      "--resource", "cpu",
                                       "--days", "3", "--max", "8", "--json", str(out)])
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())

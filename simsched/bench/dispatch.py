@@ -194,6 +194,8 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
     chosen = list(groups) if what == "all" else [what]
     if size is not None and what != "streams":
         raise SimschedError(f"--size sets the streams benchmark's size; {what!r} takes none")
+    if limit is not None and what != "stg":
+        raise SimschedError(f"--limit takes the first N cases of the stg benchmark; {what!r} takes none")
     for name in chosen:
         if name not in groups:
             raise SimschedError(f"unknown benchmark {name!r}; choose from {', '.join(groups)} or all")

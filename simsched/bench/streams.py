@@ -50,10 +50,18 @@ def parse_size(size: str | None, quick: bool) -> tuple[int, int]:
         return SIZES["quick" if quick else "default"]
     if size in SIZES:
         return SIZES[size]
+    from simsched import limits
+
     parts = size.lower().replace(",", "").replace("_", "").split("x")
-    if len(parts) == 2 and all(p.isdigit() and int(p) > 0 for p in parts):
-        return int(parts[0]), int(parts[1])
-    raise SimschedError(f"--size: {size!r} is not JOBSxPROCESSORS (e.g. 10000x1000) nor one of {', '.join(SIZES)}")
+    if len(parts) == 2 and all(p.isascii() and p.isdigit() and 0 < len(p) <= 12 and int(p) > 0 for p in parts):
+        jobs, processors = int(parts[0]), int(parts[1])
+        limits.check_amount(jobs, "max_jobs", what="the jobs of --size", where="--size")
+        limits.check_processors(processors, field="--size")
+        limits.check_tasks(jobs * 100, field="--size")  # ~100 tasks a job (see TARGET_TASKS)
+        return jobs, processors
+    shown = size if len(size) <= 40 else size[:40] + f"... ({len(size):,} characters)"
+    raise SimschedError(f"--size: {shown!r} is not JOBSxPROCESSORS with ASCII digits (e.g. 10000x1000) nor one of "
+                        f"{', '.join(SIZES)}")
 
 
 def _target(limit: str, tasks: int, ok: bool) -> dict:

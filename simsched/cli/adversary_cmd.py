@@ -44,8 +44,8 @@ def adversary(
     processors: int = typer.Option(3, "--processors", help="Processors per instance."),
     minutes: float | None = typer.Option(None, "--minutes", help="Time budget (default 1 minute "
                                          "unless --iterations is given)."),
-    iterations: int | None = typer.Option(None, "--iterations", help="Iteration budget (reproducible "
-                                           "for a given --seed)."),
+    iterations: int | None = typer.Option(None, "--iterations", min=1, max=1_000_000,
+                                          help="Iteration budget (reproducible for a given --seed)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the search and of the schedulers' random streams."),
     out: Path | None = typer.Option(None, "--output", "-o", "--out",
                                    help="Output directory (default out/adversary-A-vs-B)."),

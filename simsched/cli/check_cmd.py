@@ -85,7 +85,7 @@ def _check(target: str, examples: int, seed: int, param: list[str] | None, prop:
 def check(
     target: str = typer.Argument(..., help="A registered scheduler name or an import path module:Class.",
                                  show_default=False),
-    examples: int = typer.Option(50, "--examples", "-n", help="Examples per property."),
+    examples: int = typer.Option(50, "--examples", "-n", min=1, max=100_000, help="Examples per property."),
     seed: int = typer.Option(0, "--seed", help="Seed of the example search (reproducible runs)."),
     param: list[str] | None = typer.Option(None, "--param", "-p",
                                            help="Scheduler parameter NAME=VALUE (repeatable)."),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import sys
 import time
 import warnings
@@ -101,6 +102,7 @@ def user_errors(func: F) -> F:
             warnings.simplefilter("always", RuntimeWarning)
             warnings.simplefilter("always", DataRepairWarning)
             try:
+                _check_numbers(func, args, kwargs)
                 result = func(*args, **kwargs)
             except SimschedError as exc:  # numeric noise from the bad input must not precede the error line
                 print_error(str(exc))
@@ -108,6 +110,13 @@ def user_errors(func: F) -> F:
             except KeyboardInterrupt:
                 print_error("interrupted")
                 raise typer.Exit(130) from None
+            except OSError as exc:  # a file the user named that the system refuses (name too long, a loop, ...)
+                if exc.filename is None:
+                    raise
+                name = str(exc.filename)
+                name = name if len(name) <= 80 else f"{name[:80]}... ({len(name):,} characters)"
+                print_error(f"{name}: {exc.strerror or exc}")
+                raise typer.Exit(2) from None
             except BaseException:
                 _replay(caught)
                 raise
@@ -117,6 +126,35 @@ def user_errors(func: F) -> F:
         return result
 
     return wrapper  # type: ignore[return-value]
+
+
+def _option_name(func: Callable[..., Any], name: str) -> str:
+    """The command-line spelling of ``func``'s parameter ``name`` (``max_capacity`` -> ``--max``)."""
+    try:
+        default = inspect.signature(func).parameters[name].default
+    except (KeyError, TypeError, ValueError):
+        default = None
+    decls = [d for d in (getattr(default, "param_decls", None) or ()) if isinstance(d, str) and d.startswith("--")]
+    return decls[0] if decls else "--" + name.replace("_", "-")
+
+
+def _check_numbers(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The shared number rule for every command's numeric options, before the command runs: no NaN,
+    no infinity (an infinite budget never ends), magnitudes within :data:`simsched.limits.MAX_VALUE`
+    (integers within int64).  :class:`SimschedError` naming the option.  O(options)."""
+    from simsched import limits
+
+    try:
+        given = inspect.signature(func).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        given = dict(kwargs)
+    for name, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        try:
+            limits.not_a_number_check(value, integer=isinstance(value, int))
+        except ValueError as exc:
+            raise SimschedError(f"{_option_name(func, name)}: {exc}, got {value!r}") from None
 
 
 def _replay(caught: list[warnings.WarningMessage]) -> None:

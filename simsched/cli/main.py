@@ -11,6 +11,7 @@ matplotlib and (above all) torch are imported inside the commands that need them
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -310,7 +311,7 @@ app.add_typer(baseline_cmd.app, name="baseline")
 from simsched.cli import capacity_cmd, workload_cmd  # noqa: E402  (light: heavy imports inside commands)
 
 app.add_typer(workload_cmd.app, name="workload")
-app.command("capacity")(capacity_cmd.capacity_command)
+app.command("capacity")(user_errors(capacity_cmd.capacity_command))  # numbers checked first
 
 # --------------------------------------------------------------------------- learned schedulers
 from simsched.cli import train_cmd  # noqa: E402  (light: torch loads inside the commands)
@@ -347,7 +348,6 @@ def main(args: list[str] | None = None) -> None:
     a value of the wrong type) ends like every other user error: one ``error: COMMAND: ...`` line naming
     the ``--help`` to read, exit code 2, instead of a boxed panel (click's own exceptions are caught here,
     through the public ``standalone_mode=False``)."""
-    import sys
 
     try:
         code = app(args=args, prog_name="simsched", standalone_mode=False)

@@ -34,7 +34,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from simsched.errors import SimschedError
+from simsched import limits
+from simsched.errors import SimschedError, shown
+from simsched.limits import not_a_number_check
 from simsched.stats import bootstrap_interval, clopper_pearson_interval, t_interval, wilson_interval
 
 DEFAULT_DAYS = 20
@@ -46,8 +48,11 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": lambda v, t: v <= t * (1 + 1e-12) + 1e-12, "<": lambda v, t: v < t,
     ">=": lambda v, t: v >= t * (1 - 1e-12) - 1e-12, ">": lambda v, t: v > t,
 }
-_CLAUSE = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_ .\-]*?)\s*(?P<op><=|>=|<|>|≤|≥|=<|=>)\s*"
-                     r"(?P<num>[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z%]*)\s*$")
+_TOKEN = re.compile(r"(?P<space>\s+)|(?P<num>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+                    r"|(?P<op><=|>=|=<|=>|≤|≥|<|>)|(?P<sep>&&|&|,)|(?P<word>[A-Za-z_][A-Za-z0-9_.\-]*|%)|(?P<bad>.)",
+                    re.DOTALL)
+"""The objective's tokens.  Every alternative is a run of one character class (no nested repetition),
+tried at the current position only, so tokenizing is linear in the text whatever it holds."""
 _ALIASES = {"deadline_miss": "deadline_miss_rate", "miss_rate": "deadline_miss_rate",
             "utilisation": "utilization", "turnaround": "avg_turnaround", "waiting": "avg_waiting"}
 
@@ -96,25 +101,52 @@ def _normal_name(name: str) -> str:
 def parse_objective(text: Any, *, field: str = "--objective", file: Any = None, line: int | None = None) -> Objective:
     """Parse ``"METRIC OP NUMBER[unit] [and ...]"`` (see the module doc).  Metric names are
     lower-cased with spaces and dashes as ``_`` (``"p95 JCT"`` reads as ``jct_p95``).  Raises
-    :class:`SimschedError` (exit 2) naming ``field``, ``file`` and ``line`` for anything else.  O(len)."""
+    :class:`SimschedError` (exit 2) naming ``field``, ``file`` and ``line`` for anything else, and
+    :class:`~simsched.limits.LimitError` for a text over ``max_objective`` characters.  O(len): one
+    pass of a tokenizer without backtracking (:data:`_TOKEN`), then one pass over the tokens."""
     def bad(why: str) -> SimschedError:
-        return SimschedError(f"bad objective {text!r}: {why}", field=field, file=file, line=line)
+        return SimschedError(f"bad objective {shown(text)}: {why}", field=field, file=file, line=line)
 
     if not isinstance(text, str) or not text.strip():
         raise bad("write it as METRIC OP NUMBER, e.g. 'jct_p95 <= 6h' or 'makespan <= 120'")
+    cap = limits.current().max_objective
+    if len(text) > cap:
+        raise limits.LimitError(f"the objective is {len(text):,} characters long, more than the limit of {cap:,} "
+                                f"(max_objective; to allow more, set SIMSCHED_MAX_OBJECTIVE); write it as "
+                                f"METRIC OP NUMBER[unit] [and ...]", field=field, file=file, line=line)
+    tokens = [(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text) if m.lastgroup != "space"]
+    for kind, tok, at, _ in tokens:
+        if kind == "bad":
+            raise bad(f"unexpected character {tok!r} at position {at + 1}; write METRIC OP NUMBER[unit] "
+                      f"(OP one of <=, <, >=, >), clauses joined by 'and'")
+    # clauses: the tokens between separators ('and', '&', '&&', ',')
+    groups: list[list[tuple[str, str, int, int]]] = [[]]
+    for t in tokens:
+        if t[0] == "sep" or (t[0] == "word" and t[1] == "and"):
+            groups.append([])
+        else:
+            groups[-1].append(t)
     clauses = []
-    for part in re.split(r"\s+and\s+|\s*&&?\s*|\s*,\s*", text.strip()):
-        m = _CLAUSE.match(part)
-        if m is None:
-            raise bad(f"{part!r} is not METRIC OP NUMBER[unit] (OP one of <=, <, >=, >)")
-        op = {"≤": "<=", "=<": "<=", "≥": ">=", "=>": ">="}.get(m["op"], m["op"])
-        unit = m["unit"].lower()
+    for group in groups:
+        part = text[group[0][2]:group[-1][3]] if group else ""
+        ops = [k for k, t in enumerate(group) if t[0] == "op"]
+        shape = (len(ops) == 1 and ops[0] >= 1 and group[0][0] == "word" and group[0][1] != "%"
+                 and all(t[0] in ("word", "num") for t in group[:ops[0]])
+                 and len(group) - ops[0] in (2, 3) and group[ops[0] + 1][0] == "num"
+                 and (len(group) - ops[0] == 2 or group[-1][0] == "word"))
+        if not shape:
+            raise bad(f"{shown(part)} is not METRIC OP NUMBER[unit] (OP one of <=, <, >=, >)")
+        k = ops[0]
+        name = text[group[0][2]:group[k - 1][3]]
+        op = {"≤": "<=", "=<": "<=", "≥": ">=", "=>": ">="}.get(group[k][1], group[k][1])
+        unit_text = group[-1][1] if len(group) - k == 3 else ""
+        unit = unit_text.lower()
         if unit not in _UNITS:
-            raise bad(f"unknown unit {m['unit']!r} in {part!r}; use s, min, h, d or %")
-        value = float(m["num"]) * _UNITS[unit]
-        if not math.isfinite(value):
-            raise bad(f"the threshold in {part!r} is not finite")
-        clauses.append(Clause(_normal_name(m["name"]), op, value, part.strip()))
+            raise bad(f"unknown unit {unit_text!r} in {part!r}; use s, min, h, d or %")
+        value = float(group[k + 1][1]) * _UNITS[unit]
+        if not limits.finite_value(value):
+            raise bad(f"the threshold in {part!r} is not finite (or above {limits.MAX_VALUE:g})")
+        clauses.append(Clause(_normal_name(name), op, value, part.strip()))
     return Objective(tuple(clauses), text.strip())
 
 
@@ -548,7 +580,12 @@ def _section(doc: Any) -> dict[str, Any]:
             raise SimschedError(f"unknown field; known: {', '.join(_SECTION_FIELDS)}", **where)
         ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
         if not ok or isinstance(value, bool):
-            raise SimschedError(f"must be {kind.__name__}, got {value!r}", **where)
+            raise SimschedError(f"must be {kind.__name__}, got {shown(value)}", **where)
+        if kind in (int, float):
+            try:
+                not_a_number_check(value, integer=kind is int)
+            except ValueError as exc:
+                raise SimschedError(str(exc), **where) from None
         if key in ("days", "max") and value < 1:
             raise SimschedError(f"must be >= 1, got {value}", **where)
         if key == "on_days" and not 0 < value <= 1:
@@ -611,12 +648,28 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
             default_high = DEFAULT_MAX
     check_objective(obj, model, field=field_, file=doc.file, line=line)
     sec_vars = sec.get("schedulers")
-    return CapacityQuestion(
+    question = CapacityQuestion(
         model, obj, int(seed if seed is not None else doc.data.get("seed", 0) or 0),
         int(days if days is not None else sec.get("days", DEFAULT_DAYS)),
         float(on_days if on_days is not None else sec.get("on_days", DEFAULT_ON_DAYS)),
         int(high if high is not None else sec.get("max", default_high)),
         list(variants) if variants else ([str(v) for v in sec_vars] if sec_vars else None), all_days)
+    days_where = ({"field": "--days"} if days is not None else
+                  {"field": "capacity.days", "file": doc.file, "line": doc.line_of(("capacity", "days"))})
+    try:
+        limits.check_amount(simulations_bound(question), "max_runs",
+                            what="the simulations of this capacity search (schedulers x days x 2 log2(max) + 2)")
+    except SimschedError as exc:
+        raise exc.located(**days_where) from None
+    return question
+
+
+def simulations_bound(question: CapacityQuestion) -> float:
+    """An upper bound on the simulated days of :func:`answer`: per variant, doubling then bisection
+    evaluate at most ``2 ceil(log2 max) + 2`` capacities of ``days`` days each.  O(1)."""
+    variants = len(question.variants) if question.variants else len(question.model.variants)
+    steps = 2 * math.ceil(math.log2(max(question.high, 2))) + 2
+    return float(variants) * float(question.days) * steps
 
 
 def answer(question: CapacityQuestion, progress: Progress | None = None) -> dict[str, Any]:

@@ -379,7 +379,12 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
     for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, probe, base, reps, report, progress):
         if seed_r not in drawn:
             drawn[seed_r] = stream_of(scenario, seed_r)
-        run = simulate_stream(scenario, spec, seed_r, drawn[seed_r], scheduler)
+        try:
+            run = simulate_stream(scenario, spec, seed_r, drawn[seed_r], scheduler)
+        except SimschedError as exc:  # the engine's refusals of failures/stragglers, located in the scenario
+            if exc.field in ("failures", "stragglers") and exc.file is None:
+                raise scenario.locate(exc, (exc.field,)) from None
+            raise
         _check_simulated(spec.label, run.schedule, run.problem, exact=exact)
         bound = report.lower_bound if r == 0 else lower_bound(run.problem)
         row = result_row(run.problem, spec.label, seed_r, run.schedule, run.scheduler_time_s, bound)

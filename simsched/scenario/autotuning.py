@@ -10,18 +10,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.scenario.schema import Amount
+from simsched.scenario.schema import Amount, NumbersChecked
 from simsched.schedulers.registry import AUTOTUNE_POLICIES
 from simsched.workloads.autotuning import model_tasks
 
 LineOf = Callable[[tuple], "int | None"]
 
 
-class _Strict(BaseModel):
+class _Strict(NumbersChecked):
     model_config = ConfigDict(extra="forbid")
 
 

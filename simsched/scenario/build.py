@@ -97,6 +97,14 @@ def build_problem(scenario: Scenario, seed: int | None = None) -> Problem:
     try:
         with limits.using(scenario.limits):
             limits.check_matrix(graph.n_tasks, scenario.platform.n_processors, structured=graph.cost is None)
-        return Problem(graph, scenario.platform, scenario.affinity)
+        problem = Problem(graph, scenario.platform, scenario.affinity)
     except SimschedError as exc:
         raise scenario.locate(exc, _graph_error_loc(scenario, exc.message)) from None
+    if getattr(scenario, "disruptions", None) is not None:  # validate says what the run would refuse
+        from simsched.simulator.engine.online import check_disruptions_end
+
+        try:
+            check_disruptions_end(problem, scenario.disruptions)
+        except SimschedError as exc:
+            raise scenario.locate(exc, (exc.field,) if exc.field else ("failures",)) from None
+    return problem

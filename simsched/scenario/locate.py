@@ -109,8 +109,16 @@ class Problems:
     def add_error(self, loc: Loc, error: SimschedError) -> None:
         self.items.append(locate_in(error, self.doc.file, self.doc.line_of(loc), dotted(loc)))
 
+    MAX_LISTED = 1000
+    """Problems of one validation listed one by one; the rest are counted in one more line (a list of
+    200,000 bad entries is reported in a second, not in 200,000 lines)."""
+
     def add_validation(self, prefix: Loc, exc: ValidationError, model: type[BaseModel] | None = None) -> None:
-        for err in exc.errors():
+        total = exc.error_count()
+        for k, err in enumerate(exc.errors(include_url=False)):
+            if k == self.MAX_LISTED:
+                self.add(prefix, f"and {total - k:,} more problems in this section, not listed")
+                break
             loc = prefix + tuple(err["loc"])
             kind = err["type"]
             if kind == "extra_forbidden":

@@ -4,9 +4,20 @@
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from simsched import limits
 from simsched.simulator.noise import NoiseKind
@@ -32,27 +43,73 @@ def _rate(x: float) -> float:
     return x
 
 
-NonNegative = Annotated[float, Field(ge=0), AfterValidator(_sane)]
-NonNegativeOrInf = Annotated[float, Field(ge=0), AfterValidator(_sane_or_inf)]
-Positive = Annotated[float, Field(gt=0), AfterValidator(_rate)]
-FiniteRate = Annotated[float, Field(gt=0), AfterValidator(_rate), AfterValidator(_sane)]
-Finite = Annotated[float, AfterValidator(_sane)]
-PositiveInt = Annotated[int, Field(ge=1)]
+MAX_INT = limits.MAX_INT
+not_a_number_check = limits.not_a_number_check
 
 
-def _not_bool(x: Any) -> Any:
-    if isinstance(x, bool):
-        raise ValueError("must be a number, not true/false")
-    return x
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number, not {str(value).lower()} (a boolean)")
+    return value
 
 
-Amount = Annotated[float, BeforeValidator(_not_bool), Field(ge=0), AfterValidator(_sane)]
+def _int_in_range(value: Any) -> Any:
+    not_a_number_check(value, integer=True, allow_inf=True)  # inf/NaN floats are refused by int itself
+    return value
+
+
+_NotBool = BeforeValidator(_no_bool)
+NonNegative = Annotated[float, _NotBool, Field(ge=0), AfterValidator(_sane)]
+NonNegativeOrInf = Annotated[float, _NotBool, Field(ge=0), AfterValidator(_sane_or_inf)]
+Positive = Annotated[float, _NotBool, Field(gt=0), AfterValidator(_rate)]
+FiniteRate = Annotated[float, _NotBool, Field(gt=0), AfterValidator(_rate), AfterValidator(_sane)]
+Finite = Annotated[float, _NotBool, AfterValidator(_sane)]
+PositiveInt = Annotated[int, BeforeValidator(_int_in_range), Field(ge=1)]
+
+
+def _number_kind(annotation: Any) -> str | None:
+    """``"int"``/``"float"`` when a field's annotation (through ``Optional``/``Annotated``/unions) takes
+    a plain number and no bool; else None.  O(size of the annotation)."""
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _number_kind(args[0])
+    if origin in (typing.Union, types.UnionType):
+        kinds = {_number_kind(a) for a in args} - {None}
+        return "float" if "float" in kinds else (kinds.pop() if kinds else None)
+    if annotation is float:
+        return "float"
+    if annotation is int:
+        return "int"
+    return None
+
+
+class NumbersChecked(BaseModel):
+    """Base of every input model (scenario sections, autotuning, studies): each top-level numeric
+    field gets :func:`not_a_number_check` before pydantic's own coercion, so a field added later is
+    covered without a line written for it.  Infinities pass only where the field's own validators
+    accept them (``.inf`` memory, bandwidth); plain ``float`` fields refuse them."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or "")
+        kind = _number_kind(field.annotation) if field is not None else None
+        if kind is not None and value is not None:
+            allows_inf = any(getattr(m, "func", None) in (_sane_or_inf, _rate) for m in field.metadata) or any(
+                getattr(m, "func", None) in (_sane_or_inf, _rate)
+                for a in typing.get_args(field.annotation) for m in getattr(a, "__metadata__", ()))
+            not_a_number_check(value, integer=kind == "int", allow_inf=allows_inf)
+        return value
+
+
+Amount = Annotated[float, _NotBool, Field(ge=0), AfterValidator(_sane)]
 """A finite number >= 0 that is not a boolean (watts, joules, delays, prices)."""
-Factor = Annotated[float, BeforeValidator(_not_bool), Field(gt=0), AfterValidator(_rate), AfterValidator(_sane)]
+Factor = Annotated[float, _NotBool, Field(gt=0), AfterValidator(_rate), AfterValidator(_sane)]
 
 
 # --------------------------------------------------------------------------- schema
-class _Model(BaseModel):
+class _Model(NumbersChecked):
     """Every scenario section rejects unknown fields and is immutable once read."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -47,7 +47,6 @@ one :class:`~simsched.simulator.engine.Disruptions`.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +55,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 import numpy as np
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, ValidationError, model_validator
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.fileio import note_read
 from simsched.scenario.schema import (  # noqa: F401  (the failure models are documented here too)
@@ -265,9 +265,12 @@ class StreamConfig:
             weights = np.array([s.weight for s in self.sources])
             which = rng.choice(len(self.sources), size=arrivals.size, p=weights / weights.sum())
         graphs = []
+        total = 0
         for k in which.tolist():
             src = self.sources[k]
             g = src.graph(rng, m)
+            total += g.n_tasks
+            limits.check_tasks(total, field="workload.stream")  # file jobs: their size is known only now
             if src.spec.form == "generator":
                 g = spread_over_platform(g, platform, affinity)
             graphs.append(g)
@@ -332,10 +335,11 @@ def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) ->
         return None
     form = {k: v for k, v in raw.items() if k not in _SOURCE_KEYS}
     extras: dict[str, Any] = {}
-    for key, kind in (("weight", "a number > 0"), ("priority", "a finite number")):
+    for key, kind in (("weight", f"a number > 0 and <= {limits.MAX_VALUE:g}"),
+                      ("priority", f"a finite number of magnitude <= {limits.MAX_VALUE:g}")):
         if key in raw:
             v = raw[key]
-            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and (
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and limits.finite_value(v) and (
                 key != "weight" or v > 0)
             if not ok:
                 problems.add((*loc, key), f"{key} must be {kind} (got {v!r})")
@@ -415,6 +419,8 @@ def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Prob
             except SimschedError as exc:
                 problems.add_error((*top, "arrivals", "rates"), exc)
                 return None
+        if not _size_ok(section, cfg, m, top, problems):
+            return None
     else:
         if section.count is not None or section.horizon is not None:
             problems.add((*top, "count" if section.count is not None else "horizon"),
@@ -433,6 +439,41 @@ def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Prob
     return WorkloadSpec("stream", {"stream": cfg}, build, top)
 
 
+def expected_jobs(cfg: StreamConfig) -> float:
+    """The number of jobs a count- or horizon-sized stream sends: ``count``, or the integral of the
+    arrival rate up to the horizon (its mean; the draw is Poisson around it).  O(pieces)."""
+    if cfg.count is not None:
+        return float(cfg.count)
+    pieces = cfg.rates or [(0.0, float(cfg.poisson or 0.0))]
+    horizon, total = float(cfg.horizon or 0.0), 0.0
+    for i, (t, r) in enumerate(pieces):
+        end = pieces[i + 1][0] if i + 1 < len(pieces) else horizon
+        if t >= horizon:
+            break
+        total += (min(end, horizon) - t) * r
+    return total
+
+
+def _size_ok(section: StreamSection, cfg: StreamConfig, m: int, top: Loc, problems: Problems) -> bool:
+    """Refuse, before any arrival is drawn, a stream whose jobs (``count``, or ``horizon`` x rate)
+    exceed ``max_jobs``, or whose jobs x largest generated job exceed ``max_tasks`` or the
+    ``max_memory_mb`` of the (tasks x processors) matrices.  Located at ``count`` or ``horizon``.  O(sources)."""
+    where = (*top, "count" if section.count is not None else "horizon")
+    jobs = expected_jobs(cfg)
+    largest = max((int(s.tasks[1]) if s.tasks is not None else int(s.spec.options.get("tasks", 1))
+                   if s.spec.form == "generator" and isinstance(s.spec.options.get("tasks", 1), int) else 1)
+                  for s in cfg.sources)
+    try:
+        limits.check_amount(jobs, "max_jobs", what="the jobs this stream sends (count, or horizon x rate)")
+        limits.check_tasks(int(min(jobs * largest, 1e18)), field=".".join(map(str, where)))
+        limits.check_matrix(int(min(jobs * largest, 1e18)), m, structured=True)
+    except SimschedError as exc:
+        exc.field = None
+        problems.add_error(where, exc)
+        return False
+    return True
+
+
 def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[TraceRow]:
     """Rows of an arrival trace CSV (header ``time,job[,deadline][,priority]``).  A ``job`` naming
     a file adds a source for it (form from the suffix, path relative to the CSV).  Errors name the
@@ -441,68 +482,53 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
     from simsched.scenario.workload import WorkloadSpec
     from simsched.workloads.importers import IMPORTERS, detect_form
 
-    if not path.is_file():
-        raise SimschedError(f"arrival trace not found: {path}")
+    if not _exists(path):
+        raise SimschedError(f"arrival trace not found: {_short_text(str(path))}")
     by_name = {s.name: i for i, s in enumerate(sources)}
     rows: list[TraceRow] = []
-    note_read(path)
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in reader.fieldnames or []]
-        if "time" not in header or "job" not in header:
-            missing = "time" if "time" not in header else "job"
-            raise SimschedError(f"the header has no {missing!r} column: an arrival trace needs the columns "
-                                "time,job (and optionally deadline, priority)", file=path, line=1, field=missing)
-        last = 0.0
-        for rec in reader:
-            line = reader.line_num
-            _check_cells(rec, header, path, line)
-            rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items()}
+    _, records = limits.read_csv_records(path, required=("time", "job"), optional=("deadline", "priority"),
+                                         what="an arrival trace")
+    try:
+        limits.check_amount(len(records), "max_jobs", what="the jobs of the arrival trace (one per row)")
+    except SimschedError as exc:
+        raise exc.located(file=path, line=records[-1][0]) from None
+    last = 0.0
+    for line, rec in records:
+        def number(key: str, rec: dict[str, str] = rec, line: int = line) -> float | None:
+            return _cell_number(rec.get(key, ""), path, line, key)
 
-            def number(key: str, rec: dict[str, str] = rec, line: int = line) -> float | None:
-                text = rec.get(key, "")
-                if not text:
-                    return None
-                try:
-                    value = float(text)
-                except ValueError:
-                    raise SimschedError(f"{text!r} is not a number", file=path, line=line, field=key) from None
-                if not np.isfinite(value):
-                    raise SimschedError(f"must be finite, got {text}", file=path, line=line, field=key)
-                return value
-
-            t = number("time")
-            if t is None or t < 0:
-                raise SimschedError("must be a number >= 0", file=path, line=line, field="time")
-            if t < last:
-                raise SimschedError(f"times must be sorted: {t:g} comes after {last:g}", file=path, line=line,
-                                    field="time")
-            last = t
-            job = rec["job"]
-            if not job:
-                raise SimschedError("the cell is empty: give a workflow file or the name of a jobs entry",
-                                    file=path, line=line, field="job")
-            if job in by_name:
-                k = by_name[job]
-            else:
-                file = Path(job) if Path(job).is_absolute() else path.parent / job
-                if not file.is_file():
-                    raise SimschedError(f"job file not found: {file} (nor a jobs entry named {job!r})",
-                                        file=path, line=line, field="job")
-                try:
-                    form = detect_form(file)
-                except SimschedError as exc:
-                    raise SimschedError(exc.message, file=path, line=line, field="job") from None
-                func = IMPORTERS[form]
-                note_read(file)  # imported when the stream is drawn
-                spec = WorkloadSpec(form, {"path": str(file)}, lambda _m, _r, f=func, p=file: f(p), ())
-                sources.append(JobSource(spec, 0.0, 0.0, file.name))
-                k = by_name[job] = len(sources) - 1
-            deadline = number("deadline")
-            if deadline is not None and deadline <= t:
-                raise SimschedError(f"deadline {deadline:g} is not after the arrival {t:g}", file=path, line=line,
-                                    field="deadline")
-            rows.append(TraceRow(t, k, deadline, number("priority")))
+        t = number("time")
+        if t is None or t < 0:
+            raise SimschedError("must be a number >= 0", file=path, line=line, field="time")
+        if t < last:
+            raise SimschedError(f"times must be sorted: {t:g} comes after {last:g}", file=path, line=line,
+                                field="time")
+        last = t
+        job = rec["job"]
+        if not job:
+            raise SimschedError("the cell is empty: give a workflow file or the name of a jobs entry",
+                                file=path, line=line, field="job")
+        if job in by_name:
+            k = by_name[job]
+        else:
+            file = Path(job) if Path(job).is_absolute() else path.parent / job
+            if not _is_file(file):
+                raise SimschedError(f"job file not found: {_short_text(str(file))} (nor a jobs entry named "
+                                    f"{_short_text(job)!r})", file=path, line=line, field="job")
+            try:
+                form = detect_form(file)
+            except SimschedError as exc:
+                raise SimschedError(exc.message, file=path, line=line, field="job") from None
+            func = IMPORTERS[form]
+            note_read(file)  # imported when the stream is drawn
+            spec = WorkloadSpec(form, {"path": str(file)}, lambda _m, _r, f=func, p=file: f(p), ())
+            sources.append(JobSource(spec, 0.0, 0.0, file.name))
+            k = by_name[job] = len(sources) - 1
+        deadline = number("deadline")
+        if deadline is not None and deadline <= t:
+            raise SimschedError(f"deadline {deadline:g} is not after the arrival {t:g}", file=path, line=line,
+                                field="deadline")
+        rows.append(TraceRow(t, k, deadline, number("priority")))
     if not rows:
         raise SimschedError("the arrival trace has no jobs", file=path)
     return rows
@@ -536,11 +562,47 @@ def rigid_tasks(stream: JobStream, platform: Platform, affinity: Mapping[str, Ma
     return trace, (ptr, src[by])
 
 
+def _short_text(text: str, k: int = 80) -> str:
+    return text if len(text) <= k else text[:k] + f"... ({len(text):,} characters)"
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()`` (without following a last symlink loop), False for a name too long."""
+    try:
+        return path.exists() or path.is_symlink()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False (not an exception) for a name too long or a symlink loop."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _cell_number(text: str, path: Path, line: int, key: str, *, required: bool = False) -> float | None:
+    """A CSV cell as a number under the shared number rule (finite, magnitude <= MAX_VALUE); None for an
+    empty cell (an error when ``required``).  Errors name the file, line and column.  O(len(text))."""
+    if not text:
+        if required:
+            raise SimschedError("the cell is empty: give a number", file=path, line=line, field=key)
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise SimschedError(f"{_short_text(text, 40)!r} is not a number", file=path, line=line, field=key) from None
+    if not limits.finite_value(value):
+        raise SimschedError(f"must be finite and at most {limits.MAX_VALUE:g} in magnitude, got "
+                            f"{_short_text(text, 40)}", file=path, line=line, field=key)
+    return value
+
+
 def build_stream(scenario: Any, seed: int) -> JobStream:
     """The scenario's job stream for ``seed`` (``numpy.random.default_rng(seed)``), its errors
     located in the scenario file (a :class:`~simsched.scenario.Scenario`).  :class:`SimschedError` if
     the workload is not a stream."""
-    from simsched import limits
 
     spec = scenario.workload
     if spec is None or spec.form != "stream" or scenario.platform is None:
@@ -603,18 +665,6 @@ def parse_dynamics(failures: Any, stragglers: Any, platform: Platform | None, ba
     return Disruptions(failure_rate=rate, repair_time=mttr, down_trace=trace, **kw)
 
 
-def _check_cells(rec: Mapping[Any, Any], header: Sequence[str], path: Path, line: int) -> None:
-    """:class:`SimschedError` at ``line`` of CSV ``path`` when a :class:`csv.DictReader` row has fewer
-    or more cells than the header (a cut or shifted line), naming the first column without a cell.  O(row)."""
-    if None in rec:  # more cells than columns
-        raise SimschedError(f"the row has more cells than the header's {len(header)} columns", file=path,
-                            line=line, field=header[-1] if header else None)
-    short = [k for k, v in rec.items() if v is None]
-    if short:
-        raise SimschedError(f"the row has no cell for this column (the header has {len(header)} columns)",
-                            file=path, line=line, field=str(short[0]).strip())
-
-
 def _some(names: Sequence[str], k: int = 8) -> str:
     """``a, b, c`` (the first ``k`` names, then ``... (N in all)``)."""
     return ", ".join(names[:k]) + (f", ... ({len(names)} in all)" if len(names) > k else "")
@@ -623,39 +673,24 @@ def _some(names: Sequence[str], k: int = 8) -> str:
 def read_down_trace(path: Path, names: Sequence[str]) -> tuple[tuple[int, float, float], ...]:
     """``(processor index, start, end)`` rows of a CSV with header ``processor,start,end``; errors
     name the file and line (unknown processor, ``start >= end``, unsorted starts).  O(rows)."""
-    if not path.is_file():
-        raise SimschedError(f"down-interval trace not found: {path}")
+    if not _exists(path):
+        raise SimschedError(f"down-interval trace not found: {_short_text(str(path))}")
     index = {n: i for i, n in enumerate(names)}
     out = []
-    note_read(path)
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in reader.fieldnames or []]
-        missing = [c for c in ("processor", "start", "end") if c not in header]
-        if missing:
-            raise SimschedError(f"the header has no {missing[0]!r} column: a down-interval trace needs the header "
-                                "processor,start,end", file=path, line=1, field=missing[0])
-        last = 0.0
-        for rec in reader:
-            line = reader.line_num
-            _check_cells(rec, header, path, line)
-            rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items()}
-            if rec["processor"] not in index:
-                raise SimschedError(f"no processor named {rec['processor']!r}; the platform's: "
-                                    f"{_some(names)}", file=path, line=line, field="processor")
-            bounds = []
-            for key in ("start", "end"):
-                try:
-                    bounds.append(float(rec[key]))
-                except ValueError:
-                    raise SimschedError(f"{rec[key]!r} is not a number", file=path, line=line, field=key) from None
-            a, b = bounds
-            if not (0 <= a < b and np.isfinite(b)):
-                raise SimschedError(f"a down interval needs 0 <= start < end, got [{a:g}, {b:g}]", file=path,
-                                    line=line, field="start" if not 0 <= a else "end")
-            if a < last:
-                raise SimschedError(f"start times must be sorted: {a:g} comes after {last:g}", file=path, line=line,
-                                    field="start")
-            last = a
-            out.append((index[rec["processor"]], a, b))
+    _, records = limits.read_csv_records(path, required=("processor", "start", "end"), what="a down-interval trace")
+    last = 0.0
+    for line, rec in records:
+        if rec["processor"] not in index:
+            raise SimschedError(f"no processor named {_short_text(rec['processor'], 40)!r}; the platform's: "
+                                f"{_some(names)}", file=path, line=line, field="processor")
+        a, b = (_cell_number(rec[key], path, line, key, required=True) for key in ("start", "end"))
+        assert a is not None and b is not None
+        if not 0 <= a < b:
+            raise SimschedError(f"a down interval needs 0 <= start < end, got [{a:g}, {b:g}]", file=path,
+                                line=line, field="start" if not 0 <= a else "end")
+        if a < last:
+            raise SimschedError(f"start times must be sorted: {a:g} comes after {last:g}", file=path, line=line,
+                                field="start")
+        last = a
+        out.append((index[rec["processor"]], a, b))
     return tuple(out)

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simsched.errors import SimschedError, did_you_mean
+from simsched import limits
+from simsched.errors import SimschedError, did_you_mean, shown
 
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -450,6 +451,25 @@ def check_kind(name: str, kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> None:
                             f"expected")
 
 
+def _check_param_number(name: str, key: str, raw: Any, value: Any) -> None:
+    """The shared number rule (:func:`simsched.limits.not_a_number_check`) for a scheduler parameter
+    whose annotation took a number: no bools standing for numbers, no NaN or infinity, magnitudes
+    within :data:`simsched.limits.MAX_VALUE`; a wall-time budget (a parameter named ``*time_limit_s``)
+    at most ``max_time_limit_s`` (an infinite search never ends).  O(1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return  # a bool parameter, a string, a list: not a number
+    try:
+        limits.not_a_number_check(raw if isinstance(raw, (int, float)) else value, integer=isinstance(value, int))
+    except ValueError as exc:
+        raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {exc} (got {shown(raw)})") from None
+    if key.endswith("time_limit_s"):
+        cap = limits.current().max_time_limit_s
+        if not 0 < value <= cap:
+            raise limits.LimitError(f"scheduler {name!r}, parameter {key!r}: a time limit must be > 0 and at most "
+                                    f"{cap:g} s (max_time_limit_s; to allow more, set SIMSCHED_MAX_TIME_LIMIT_S), "
+                                    f"got {value:g}")
+
+
 def checked_params(name: str, cls: type, params: dict[str, Any], *,
                    kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> dict[str, Any]:
     """``params`` checked against the constructor of ``cls`` (the class ``name`` resolved to), without
@@ -479,7 +499,8 @@ def checked_params(name: str, cls: type, params: dict[str, Any], *,
             checked[key] = TypeAdapter(ann).validate_python(value)
         except ValidationError as exc:
             msg = exc.errors()[0]["msg"]
-            raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {value!r})") from None
+            raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {shown(value)})") from None
+        _check_param_number(name, key, value, checked[key])
     return checked
 
 

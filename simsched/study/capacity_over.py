@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, shown
 from simsched.study.overrides import apply_overrides, parse_path
 
 
@@ -56,9 +56,11 @@ def answer_over(doc: Any, field: str, values: Sequence[Any], question: Callable[
     :class:`~simsched.run.capacity.CapacityQuestion` (the command line's options).  Every question
     is built (validated) before any search.  Returns ``{"kind": "capacity-over", "field", "values",
     "cells": [{"value", "result"}]}`` with each ``result`` as :func:`simsched.run.capacity.answer`'s."""
-    from simsched.run.capacity import answer
+    from simsched import limits
+    from simsched.run.capacity import answer, simulations_bound
     from simsched.yamlio import YamlDocument
 
+    limits.check_amount(len(values), "max_grid_points", what="the values of --over", where="--over")
     questions = []
     for value in values:
         try:
@@ -66,7 +68,12 @@ def answer_over(doc: Any, field: str, values: Sequence[Any], question: Callable[
             questions.append(question(YamlDocument(data, doc.lines, doc.file)))
         except SimschedError as exc:
             where = f"{exc.field}: " if exc.field and exc.field != field else ""
-            raise SimschedError(f"{field}={value!r}: {where}{exc.message}", field="--over", file=doc.file) from None
+            raise SimschedError(f"{field}={shown(value)}: {where}{exc.message}", field="--over",
+                                file=doc.file) from None
+        if len(questions) == 1:  # the first value's search, times the values: refused before the others are built
+            limits.check_amount(simulations_bound(questions[0]) * len(values), "max_runs",
+                                what="the simulations of the --over searches (values x schedulers x days x "
+                                     "2 log2(max) + 2)", where="--over")
     cells = []
     for value, q in zip(values, questions):
         def tagged(text: str, sims: int, done: bool, value: Any = value) -> None:

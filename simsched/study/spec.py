@@ -34,11 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from simsched import limits
 from simsched.errors import SimschedError
 from simsched.scenario import Problems, Scenario, ScenarioError, dotted, parse_scenario
+from simsched.scenario.schema import NumbersChecked
 from simsched.study.overrides import parse_path
 from simsched.yamlio import YamlDocument, load_yaml
 
@@ -46,7 +47,7 @@ RESERVED = ("seed", "repetitions", "schedulers")
 """Scenario fields a study sets through its own ``seeds``/``repetitions``/``schedulers`` fields."""
 
 
-class StudyModel(BaseModel):
+class StudyModel(NumbersChecked):
     """The top level of a study file."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

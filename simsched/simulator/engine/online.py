@@ -115,6 +115,67 @@ class Disruptions:
                     or (self.slowdown_rate > 0 and self.slowdown > 1))
 
 
+MAX_RESTARTS = 10_000
+"""Restarts of one task after which a run with failures is ended as endless (the progress guard)."""
+
+MAX_EXPECTED_ATTEMPTS = 100
+"""Refused before the run: a task whose best processor needs more attempts than this on average
+(``e^(length / MTBF)``) — such a world spends its time restarting, and the run may take hours."""
+
+
+def check_disruptions_end(problem: Problem, d: Disruptions) -> None:
+    """Refuse, before a run starts, disruptions under which it would not end in reasonable time:
+
+    * failures: a task of length ``L`` restarted from scratch on a processor failing at rate ``1/MTBF``
+      needs ``e^(L/MTBF)`` attempts on average (the chance of a failure-free stretch of ``L``); when even
+      the task's best processor needs more than :data:`MAX_EXPECTED_ATTEMPTS`, the run is refused
+      (and :data:`MAX_RESTARTS` hand-backs of one task end a run that gets there anyway);
+    * episodes: about ``m x (failure + straggler rate) x T`` failure and slowdown episodes happen over a
+      run of length ``T`` >= ``max(total fastest work / m, last arrival)``; more than ``max_events``
+      (:mod:`simsched.limits`) would keep the engine busy for hours.
+
+    :class:`~simsched.limits.LimitError` naming ``failures`` or ``stragglers``, the reason and the limit.
+    O(n x m) for the failure check (vectorised), O(n) for the episode estimate."""
+    from simsched import limits
+
+    n, m = problem.n_tasks, problem.n_processors
+    if n == 0:
+        return
+    rate = _per_processor(d.failure_rate, m, "failure_rate")
+    if (rate > 0).any():
+        rows = np.arange(n)
+        worst, where = 0.0, (0, 0)
+        step = max(1, 1_000_000 // max(m, 1))
+        for lo in range(0, n, step):
+            cost = problem.cost_rows(rows[lo:lo + step])
+            with np.errstate(invalid="ignore"):
+                exposure = np.where(np.isfinite(cost), cost * rate[None, :], np.inf)
+            best = exposure.min(axis=1)
+            k = int(np.argmax(best))
+            if best[k] > worst:
+                worst, where = float(best[k]), (lo + k, int(np.argmin(exposure[k])))
+        if worst > np.log(MAX_EXPECTED_ATTEMPTS):
+            v, p = where
+            length = problem.cost_at(v, p)
+            raise limits.LimitError(
+                f"task {problem.graph.names[v]!r} (length ~{length:g} even on its best processor "
+                f"{problem.platform.names[p]!r}) would need about e^{worst:.0f} attempts: MTBF {1 / rate[p]:g} is "
+                f"far below the task lengths (more than {MAX_EXPECTED_ATTEMPTS:,} attempts expected); raise the MTBF",
+                field="failures")
+    per_unit = float(rate.sum()) + (m * d.slowdown_rate if d.slowdown_rate > 0 and d.slowdown > 1 else 0.0)
+    if per_unit > 0:
+        arrival = problem.graph.arrival
+        span = max(float(problem.min_cost.sum()) / m, float(arrival.max()) if arrival is not None else 0.0)
+        events = per_unit * span
+        limit = limits.current().max_events
+        if events > limit:
+            what = "stragglers" if d.slowdown_rate * m >= rate.sum() else "failures"
+            raise limits.LimitError(
+                f"about {events:.3g} failure and slowdown episodes over a run of at least {span:g} time units, "
+                f"more than the limit of {limit:,} (max_events; to allow more, set SIMSCHED_MAX_EVENTS); "
+                f"lower the {'rate' if what == 'stragglers' else 'failure rate (raise the MTBF)'}", field=what)
+
+
 @dataclass
 class DisruptionLog:
     """What happened in a run with disruptions: every task attempt ``(task, processor, start, end,
@@ -584,6 +645,7 @@ class _OnlineRun:
         d, m = self.disruptions, self.problem.n_processors
         self.fail_rate = _per_processor(d.failure_rate, m, "failure_rate").tolist()
         self.mttr = _per_processor(d.repair_time, m, "repair_time").tolist()
+        check_disruptions_end(self.problem, d)
         # one child stream per processor and kind: timelines independent of the schedule
         children = np.random.SeedSequence(int(self.drng.integers(2**63))).spawn(2 * m)
         self.fail_rng = [np.random.default_rng(c) for c in children[:m]]
@@ -640,6 +702,8 @@ class _OnlineRun:
         self.queue[p].clear()
         if v >= 0:  # the running attempt is lost
             self.stats.restarts += 1
+            if self.attempt[v] >= MAX_RESTARTS:
+                self._endless(v, p)
             self.stats.lost_work += now - float(self.start[v])
             self.stats.log.attempts.append((v, p, float(self.start[v]), now, False))
             self.running[p] = -1
@@ -656,6 +720,15 @@ class _OnlineRun:
         Timeout(env, length, (p, "fail")).callbacks.append(self._on_episode_end)
         if handed_back:
             self._decision_point("failure")
+
+    def _endless(self, v: int, p: int) -> None:
+        """The progress guard: task ``v`` has been restarted :data:`MAX_RESTARTS` times."""
+        g = self.problem.graph
+        job = f" of job {int(g.job[v])}" if getattr(g, "job", None) is not None else ""
+        mtbf = 1.0 / self.fail_rate[p] if self.fail_rate[p] > 0 else float("inf")
+        raise SimschedError(f"after {MAX_RESTARTS:,} restarts task {g.names[v]!r}{job} has not finished: MTBF "
+                            f"{mtbf:g} of {self.problem.platform.names[p]!r} is far below the task's length "
+                            f"~{self.problem.cost_at(v, p):g}; raise failures.mtbf", field="failures")
 
     def _on_episode_end(self, ev: Event) -> None:
         p, what = ev._value

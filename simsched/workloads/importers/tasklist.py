@@ -18,11 +18,10 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import Any
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.workloads.importers._common import atomic_write_text, line_of, load_json, read_text
+from simsched.workloads.importers._common import atomic_write_text, line_of, load_json
 from simsched.workloads.importers.records import graph_to_records, records_to_graph
 from simsched.workloads.taskgraph import TaskGraph
 
@@ -52,28 +51,14 @@ def read_tasklist(path: str | Path) -> TaskGraph:
 
 
 def _read_csv(p: Path) -> TaskGraph:
-    text = read_text(p)
-    limits.check_tasks(text.count("\n") - 1, field="rows", file=p)  # before any row is parsed
+    """The rows of a CSV/TSV task list through the one capped CSV reader
+    (:func:`simsched.limits.read_csv_records`: UTF-8, cell size, duplicated columns, cut rows), the
+    row count checked against ``max_tasks`` before any row becomes a task.  O(size)."""
     delim = "\t" if p.suffix.lower() == ".tsv" else ","
-    reader = csv.DictReader(io.StringIO(text), delimiter=delim)
-    if not reader.fieldnames:
-        raise SimschedError("the CSV file is empty: expected a header row", file=p, line=1)
-    header = [h.strip() for h in reader.fieldnames]
-    reader.fieldnames = header
-    rows: list[dict[str, Any]] = []
-    lines: list[int] = []
-    try:
-        for row in reader:
-            if None in row:
-                raise SimschedError(f"row has {len(header) + len(row[None])} fields, the header {len(header)}",
-                                    file=p, line=reader.line_num)
-            if any(v is None for v in row.values()):
-                raise SimschedError(f"row has fewer fields than the header ({len(header)})",
-                                    file=p, line=reader.line_num)
-            rows.append({k: v.strip() for k, v in row.items()})
-            lines.append(reader.line_num)
-    except csv.Error as e:
-        raise SimschedError(f"invalid CSV: {e}", file=p, line=reader.line_num) from None
+    _, records = limits.read_csv_records(p, required=(), what="a task list", delimiter=delim, extra_ok=True)
+    limits.check_tasks(len(records), field="rows", file=p)
+    rows = [rec for _, rec in records]
+    lines = [line for line, _ in records]
     return records_to_graph(rows, (), file=p, locate=lambda s, i, k: lines[i] if i < len(lines) else None)
 
 
