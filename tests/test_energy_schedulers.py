@@ -189,7 +189,9 @@ def test_power_off_intervals_never_overlap_work_and_energy_matches_reference(see
     schedule, stats = run_online(problem, policy, None, np.random.default_rng(seed), d, np.random.default_rng(seed))
     horizon = float(schedule.finish.max())
     iv = Intervals.of_schedule(schedule, None, stats.log)
-    off = without_down(policy.off_intervals(horizon, schedule), iv.down)
+    from simsched.simulator.arrived import arrival_order
+
+    off = without_down(policy.off_intervals(horizon, schedule, arrival_order(problem)), iv.down)
     for p, a, b in off.tolist():
         busy = (iv.proc == p) & (iv.start < b - 1e-9) & (iv.end > a + 1e-9)
         assert not busy.any(), f"processor {p} off on [{a}, {b}] while busy"

@@ -201,7 +201,8 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     elapsed = stats.policy_time_s + (follower.planning_s if follower is not None else 0.0)
     off = None
     if hasattr(scheduler, "off_intervals"):  # a policy that switched processors off says when
-        off = scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule)
+        off = scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule,
+                                      arrival_order(problem))
     energy = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, off=off) \
         if scenario.energy is not None else {}
     return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy)

@@ -51,9 +51,6 @@ class CarbonDefer:
         self.trace = trace
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
-        g = problem.graph
-        self.entry = np.diff(g.pred_ptr) == 0
-        self.arrival = g.arrival
         self.wake_at = None
 
     def _lowest(self, now: float, until: float) -> tuple[float, float]:
@@ -72,9 +69,10 @@ class CarbonDefer:
         out: list[tuple[int, int]] = []
         wake = math.inf
         here = float(self.trace.at(np.array([now]))[0]) if self.trace is not None else 0.0
+        g = view.problem.graph  # the arrived tasks only (simsched.simulator.arrived): read per ready task
         for t in view.ready.tolist():
-            if self.trace is not None and self.entry[t]:
-                until = float(self.arrival[t]) + self.slack
+            if self.trace is not None and g.pred_ptr[t + 1] == g.pred_ptr[t]:  # an entry task: its job not started
+                until = float(g.arrival[t]) + self.slack
                 if until > now:
                     when, low = self._lowest(now, until)
                     if here > low * (1 + self.tolerance) + 1e-12 and when > now:

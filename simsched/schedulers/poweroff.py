@@ -115,14 +115,16 @@ class PowerOff:
         self.wake_at = wake if wake < math.inf else None
         return out
 
-    def off_intervals(self, horizon: float, schedule: Schedule) -> np.ndarray:
+    def off_intervals(self, horizon: float, schedule: Schedule, order: np.ndarray | None = None) -> np.ndarray:
         """``(k, 3)`` rows ``(processor, off since, back on)``: every off interval of the finished run
         (``schedule``: its last tasks' finishes), those still off at ``horizon`` open (``inf``).
-        O(k + m)."""
+        ``order``: the engine's visible numbering (:func:`simsched.simulator.arrived.arrival_order`;
+        None when it is the task index), since the policy knew tasks by their visible index.  O(k + m)."""
         rows = list(self.offs)
         for p in range(len(self.on_at)):
             v, idle_from = self.last_task[p], self.idle_from[p]
             if v >= 0:
+                v = int(order[v]) if order is not None else v
                 if int(schedule.processor[v]) != p:  # handed back by a failure: no credit
                     continue
                 idle_from = float(schedule.finish[v])
