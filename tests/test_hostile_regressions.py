@@ -1,8 +1,7 @@
 """Issue #33's table of hostile inputs, one named test per row: each is now exit 2 with ONE located
 line, nothing written and the inputs unchanged (or, for legal input, a run that ends).  The rows
-about outputs onto files read indirectly and about `report` on bad results documents belong to
-robust-io's part of the issue (the read set, results validation): they are xfail(strict=False)
-here with that reason, and pass once that branch is merged."""
+about outputs onto files read indirectly rest on the read set (simsched.fileio), those about `report`
+on bad results documents on the results validation (simsched.run.document)."""
 
 from __future__ import annotations
 
@@ -19,8 +18,6 @@ from simsched.cli.main import app
 from simsched.run.capacity import parse_objective
 
 ROOT = Path(__file__).resolve().parent.parent
-READ_SET = "needs read set (robust-io)"
-RESULTS = "needs results validation (robust-io)"
 
 PLATFORM = {"processors": [{"name": "cpu", "type": "cpu", "count": 2}, {"name": "gpu", "type": "gpu", "speed": 3.0}],
             "network": {"bandwidth": 10.0}}
@@ -70,27 +67,23 @@ def refused(*args: Any, needle: str = "", where: tuple[str, ...] = ()) -> str:
 
 
 # --------------------------------------------------------------------------- a user's input overwritten
-@pytest.mark.xfail(strict=False, reason=READ_SET)
 def test_run_json_onto_a_stream_job_file_refused(tmp_path: Path) -> None:
     (tmp_path / "jobs.json").write_text('{"tasks": [{"name": "a", "work": 1}], "edges": []}')
     s = write(tmp_path / "s.yaml", stream(jobs={"tasklist": "jobs.json"}))
     refused("run", s, "--json", tmp_path / "jobs.json")
 
 
-@pytest.mark.xfail(strict=False, reason=READ_SET)
 def test_run_json_onto_the_arrival_trace_refused(tmp_path: Path) -> None:
     s = traced("time,job\n0,j\n", tmp_path)
     refused("run", s, "--json", tmp_path / "t.csv")
 
 
-@pytest.mark.xfail(strict=False, reason=READ_SET)
 def test_run_json_onto_the_down_interval_trace_refused(tmp_path: Path) -> None:
     (tmp_path / "down.csv").write_text("processor,start,end\ncpu0,1,2\n")
     s = write(tmp_path / "s.yaml", {**stream(), "failures": {"trace": "down.csv"}})
     refused("run", s, "--json", tmp_path / "down.csv")
 
 
-@pytest.mark.xfail(strict=False, reason=READ_SET)
 def test_capacity_json_onto_the_trace_refused(tmp_path: Path) -> None:
     s = traced("time,job\n0,j\n", tmp_path, capacity={"objective": "makespan <= 1000", "resource": "gpu", "days": 1,
                                                       "max": 2})
@@ -331,7 +324,6 @@ def test_time_limit_nan_refused_by_check() -> None:
     refused("check", "search", "--param", "time_limit_s=.nan", "--examples", "1", needle="time_limit_s")
 
 
-@pytest.mark.xfail(strict=False, reason=RESULTS)
 @pytest.mark.parametrize("value", ["-1", "null", '"x"', "NaN"])
 def test_report_on_bad_metrics_refused(tmp_path: Path, value: str) -> None:
     (tmp_path / "r.json").write_text('{"scenario": "s", "simsched_version": "0", "results": [{"scheduler": "heft", '
@@ -350,7 +342,7 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["run", "--seed", "x", "s.yaml"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("error: simsched run: ") and "--seed" in err[0]
+    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("error: run: ") and "--seed" in err[0]
 
 
 def test_a_scheduler_parameter_bool_is_not_a_number(tmp_path: Path) -> None:

@@ -262,8 +262,11 @@ def offered_load_of(scenario: Scenario, seed: int) -> OfferedLoad | None:
 
     if scenario.workload is None or scenario.workload.form != "stream":
         return None
+    from simsched.scenario.build import check_world_ends
+
     stream = stream_of(scenario, seed)
     problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+    check_world_ends(scenario, problem)  # an endless world is refused before its load is printed
     by_type = offered_load_by_type(problem, stream.job_arrival)
     if not by_type:
         return None

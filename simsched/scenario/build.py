@@ -100,11 +100,19 @@ def build_problem(scenario: Scenario, seed: int | None = None) -> Problem:
         problem = Problem(graph, scenario.platform, scenario.affinity)
     except SimschedError as exc:
         raise scenario.locate(exc, _graph_error_loc(scenario, exc.message)) from None
-    if getattr(scenario, "disruptions", None) is not None:  # validate says what the run would refuse
-        from simsched.simulator.engine.online import check_disruptions_end
-
-        try:
-            check_disruptions_end(problem, scenario.disruptions)
-        except SimschedError as exc:
-            raise scenario.locate(exc, (exc.field,) if exc.field else ("failures",)) from None
+    check_world_ends(scenario, problem)  # validate says what the run would refuse
     return problem
+
+
+def check_world_ends(scenario: Scenario, problem: Problem) -> None:
+    """Refuse, located at the scenario's ``failures``/``stragglers`` line, disruptions under which a run
+    on ``problem`` would not end (:func:`~simsched.simulator.engine.online.check_disruptions_end`).
+    Nothing to check without disruptions.  O(n x m)."""
+    if getattr(scenario, "disruptions", None) is None:
+        return
+    from simsched.simulator.engine.online import check_disruptions_end
+
+    try:
+        check_disruptions_end(problem, scenario.disruptions)
+    except SimschedError as exc:
+        raise scenario.locate(exc, (exc.field,) if exc.field else ("failures",)) from None
