@@ -110,6 +110,12 @@ def _traced() -> dict[str, Any]:
     return doc
 
 
+def _cluster() -> dict[str, Any]:
+    return {"platform": {"processors": [{"name": "node", "type": "cpu", "count": 4}]},
+            "workload": {"stream": {"swf": "jobs.swf", "limit": 3, "scale": 1.0}},
+            "schedulers": ["easy-backfill"]}
+
+
 def _autotuning() -> dict[str, Any]:
     params = {"compile_mean_s": 1.0, "compile_sigma": 0.1, "measure_overhead_s": 0.1, "number": 1, "repeat": 1,
               "min_repeat_ms": 0.0, "kernel_time_s": 0.001, "kernel_sigma": 0.1, "update_base_s": 0.1,
@@ -140,12 +146,17 @@ def _study() -> dict[str, Any]:
 
 
 DOWN_CSV = "processor,start,end\nP0,5,6\n"
+JOBS_SWF = ("; MaxProcs: 4\n"
+            "1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+            "2 1 0 5 4 -1 -1 4 5 -1 1 1 1 -1 -1 -1 -1 -1\n"
+            "3 2 0 3 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n")
 ARRIVALS_CSV = "time,job,deadline,priority\n0,j,100,1\n1,j,,\n"
 
 BASES: dict[str, tuple[Callable[[], dict[str, Any]], list[str]]] = {
     "graph": (_graph, ["run", "s.yaml"]),
     "stream": (_stream, ["run", "s.yaml"]),
     "traced": (_traced, ["run", "s.yaml"]),
+    "cluster": (_cluster, ["run", "s.yaml"]),
     "autotuning": (_autotuning, ["validate", "s.yaml"]),
     "capacity": (_capacity, ["capacity", "s.yaml"]),
     "study": (_study, ["sweep", "study.yaml", "--output", "out.csv"]),
@@ -178,9 +189,10 @@ class FieldTarget:
 def _sections() -> dict[str, tuple[type[BaseModel], str]]:
     from simsched.scenario.autotuning import AutotuningSection
     from simsched.scenario.schema import InlineWorkload
-    from simsched.scenario.stream import FailuresSection, StragglersSection, StreamSection
+    from simsched.scenario.stream import BatchTraceSection, FailuresSection, StragglersSection, StreamSection
 
     return {"workload": (InlineWorkload, "graph"), "workload.stream": (StreamSection, "stream"),
+            "workload.stream (cluster log)": (BatchTraceSection, "cluster"),
             "failures": (FailuresSection, "stream"), "stragglers": (StragglersSection, "stream"),
             "autotuning": (AutotuningSection, "autotuning")}
 
@@ -192,6 +204,9 @@ SECTIONS = _sections
 FIELD_KINDS: dict[str, str] = {
     "ArrivalsSpec.trace": "csv-arrivals",
     "FailuresSection.trace": "csv-down",
+    "BatchTraceSection.swf": "csv-swf",
+    "BatchTraceSection.gpu_trace": "csv-gpu",
+    "CarbonSection.trace": "csv-carbon",
     "StudyModel.scenario": "path",
 }
 """Kinds the annotation cannot tell: strings that are paths to files of a given shape."""
@@ -257,9 +272,10 @@ def walk_schema(roots: Sequence[tuple[type[BaseModel], str]] = ()) -> list[Field
             if dotted in sections:
                 sub, sub_base = sections[dotted]
                 walk(sub, here, sub_base, (*seen, sub))
-                if dotted == "workload":  # the stream form lives under workload too
-                    sub, sub_base = sections["workload.stream"]
-                    walk(sub, (*here, "stream"), sub_base, (*seen, sub))
+                if dotted == "workload":  # the stream forms live under workload too
+                    for form in ("workload.stream", "workload.stream (cluster log)"):
+                        sub, sub_base = sections[form]
+                        walk(sub, (*here, "stream"), sub_base, (*seen, sub))
 
     walk(ScenarioModel, (), "graph", (ScenarioModel,))
     for name, kind in _SECTION_FIELDS.items():
@@ -366,6 +382,32 @@ CSV_CASES = {
                  "1e300 end": b"processor,start,end\nP0,0,1e300\n",
                  "empty": b"", "inf end": b"processor,start,end\nP0,0,inf\n"},
 }
+CSV_CASES["csv-swf"] = {
+    "binary": b"\x00\x01\x02 1 0 0 10 2\n", "non-UTF-8": b"1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 \xff\n",
+    "empty": b"", "only comments": b"; MaxProcs: 4\n",
+    "wrong field count": b"1 0 0 10 2\n", "text field": b"1 0 0 ten 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n",
+    "negative submit": b"1 -5 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n",
+    "unsorted submits": b"1 9 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n2 1 0 5 1 -1 -1 1 5 -1 1 1 1 -1 -1 -1 -1 -1\n",
+    "duplicate ids": b"1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n1 1 0 5 1 -1 -1 1 5 -1 1 1 1 -1 -1 -1 -1 -1\n",
+    "MaxProcs below a request": b"; MaxProcs: 2\n1 0 0 10 4 -1 -1 4 20 -1 1 1 1 -1 -1 -1 -1 -1\n",
+    "1e300 run time": b"1 0 0 1e300 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n",
+    "huge field": b"1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 " + b"9" * 200_000 + b"\n",
+    "200k rows": b"".join(b"%d %d 0 1 1 -1 -1 1 1 -1 1 1 1 -1 -1 -1 -1 -1\n" % (i + 1, i) for i in range(200_000)),
+}
+CSV_CASES["csv-gpu"] = {
+    "binary": b"\x00\x01job,submit,gpus,duration\n", "non-UTF-8": b"job,submit,gpus,duration\n1,0,\xff,1\n",
+    "empty": b"", "duplicated header": b"job,submit,gpus,duration,gpus\n1,0,1,1,1\n",
+    "extra column": b"job,submit,gpus,duration,colour\n1,0,1,1,red\n",
+    "unsorted rows": b"job,submit,gpus,duration\n1,5,1,1\n2,1,1,1\n",
+    "1e300 duration": b"job,submit,gpus,duration\n1,0,1,1e300\n", "text gpus": b"job,submit,gpus,duration\n1,0,x,1\n",
+    "huge field": b"job,submit,gpus,duration\n" + b"1" * 200_000 + b",0,1,1\n",
+}
+CSV_CASES["csv-carbon"] = {
+    "binary": b"\x00\x01time,intensity\n", "non-UTF-8": b"time,intensity\n0,\xff\n", "empty": b"",
+    "unsorted rows": b"time,intensity\n5,100\n1,100\n", "negative": b"time,intensity\n0,-1\n",
+    "NaN": b"time,intensity\n0,nan\n", "huge field": b"time,intensity\n0," + b"1" * 200_000 + b"\n",
+    "duplicated header": b"time,intensity,time\n0,1,0\n",
+}
 """CSV contents per CSV kind (each also gets the :data:`PATH_CASES`)."""
 
 
@@ -444,7 +486,7 @@ def _set(doc: Any, path: Sequence[Any], value: Any) -> None:
 
 
 def _common_files() -> dict[str, bytes]:
-    return {"down.csv": DOWN_CSV.encode(), "arrivals.csv": ARRIVALS_CSV.encode(),
+    return {"down.csv": DOWN_CSV.encode(), "arrivals.csv": ARRIVALS_CSV.encode(), "jobs.swf": JOBS_SWF.encode(),
             "graph.s.yaml": _dump(_graph())}
 
 
