@@ -82,6 +82,12 @@ def shown(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
 
 
+def cut(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters, with its full length (a 1 MB scenario name or processor
+    type is not echoed into a table title).  O(limit)."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
 def edit_distance(a: str, b: str) -> int:
     """Levenshtein distance (insertions, deletions, substitutions, each 1) between ``a`` and ``b``.
     O(len(a) x len(b)) time, O(len(b)) memory (Wagner & Fischer 1974).

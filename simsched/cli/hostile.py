@@ -31,8 +31,8 @@ def warm() -> None:
 
 
 def entry(argv: list[str]) -> None:
-    """One ``simsched ARGV`` run, exactly as the console script does it."""
-    sys.argv = ["simsched", *argv]
+    """One ``simsched ARGV`` run, exactly as the console script does it (``main`` names the program
+    itself, so ``sys.argv`` is not needed)."""
     main(argv)
 
 

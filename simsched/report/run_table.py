@@ -148,13 +148,14 @@ def run_table(report: RunReport, wide: bool = False, drop: tuple[str, ...] = ())
     from rich.markup import escape
     from rich.table import Table
 
+    from simsched.errors import cut
     from simsched.run.runner import summarize
 
     problem, scenario, reps = report.problem, report.scenario, report.repetitions
     kinds: dict[str, int] = {}
     for p in problem.platform.processors:
         kinds[p.type] = kinds.get(p.type, 0) + 1
-    platform = ", ".join(f"{k} {t}" for t, k in kinds.items())
+    platform = ", ".join(f"{k} {cut(t, 24)}" for t, k in kinds.items())
     noise = scenario.noise
     noise_text = "no noise" if noise.deterministic else f"{noise.model} noise (sigma {noise.sigma:g})"
     cols = [c for c in columns(report, wide) if c.key not in drop]
@@ -168,7 +169,7 @@ def run_table(report: RunReport, wide: bool = False, drop: tuple[str, ...] = ())
 
         paired = paired_comparison(report.rows, key)
 
-    table = Table(title=escape(f"{scenario.name}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges on "
+    table = Table(title=escape(f"{cut(scenario.name)}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges on "
                                f"{problem.n_processors} processors ({platform})"), title_justify="left")
     longest = max((len(s["scheduler"]) for s in summary), default=9)
     table.add_column("scheduler", style="bold", overflow="fold", min_width=min(max(9, longest), 24))
@@ -243,7 +244,7 @@ def print_run_table(report: RunReport, console: Console, wide: bool = False) -> 
     title, caption = table.title, table.caption  # printed outside, unwrapped by a narrow table
     table.title = table.caption = None
     width = min(console.width, 100)
-    console.print(title, width=width)
+    console.print(title, width=width, highlight=False)
     needed = _needs(console, table) if wide else 0
     if needed > console.width:  # --wide: every cell whole at the table's natural width (the terminal wraps)
         from rich.console import Console
@@ -252,7 +253,7 @@ def print_run_table(report: RunReport, console: Console, wide: bool = False) -> 
                 force_terminal=console.is_terminal, no_color=console.no_color).print(table)
     else:
         console.print(table)
-    console.print(caption, width=width)
+    console.print(caption, width=width, highlight=False)
     console.print(escape(legend(report, wide, drop)), width=min(console.width, 100), style="dim")
     for label, reason in report.declined.items():
         console.print(escape(f"{label} declined: {reason}"))
