@@ -645,7 +645,7 @@ COMMAND_BASES: dict[str, list[str]] = {
     "train deepsched": ["train", "deepsched", "s.yaml"], "train rl": ["train", "rl", "s.yaml"],
     "explain greedy-gap": ["explain", "greedy-gap", "--tasks", "4", "--processors", "2", "--tries", "2"],
     "docs generate": ["docs", "generate", "--check"],
-    "generalise": ["generalise", "s.yaml", "-s", "mct", "--cell", "fresh", "--days", "2"],
+    "generalise": ["generalise", "s.yaml", "-s", "mct", "--cell", "fresh days", "--days", "2"],
     "explain gantt": ["explain", "gantt", "graph.s.yaml", "--out", "g.html"],
     "explain graph": ["explain", "graph", "graph.s.yaml", "--out", "g.png"],
 }
