@@ -30,6 +30,7 @@ Cost: one fork per case (about 0.05-0.5 s each for the small bases used); the wh
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import hashlib
@@ -893,8 +894,12 @@ def _child(entry: Callable[[list[str]], Any], argv: list[str], root: Path, out: 
         os.dup2(fd_in, 0)
         os.dup2(fd_out, 1)
         os.dup2(fd_err, 2)
-        for stream in (sys.stdout, sys.stderr):  # fds 1 and 2 now point at the files; text never fails
-            stream.reconfigure(encoding="utf-8", errors="backslashreplace")
+        # Python's streams onto fds 1 and 2 (now the files), whatever stood in for them (pytest's capture)
+        redirect = contextlib.ExitStack()
+        redirect.enter_context(contextlib.redirect_stdout(
+            open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)))  # noqa: SIM115
+        redirect.enter_context(contextlib.redirect_stderr(
+            open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)))  # noqa: SIM115
         size = _address_space()
         resource.setrlimit(resource.RLIMIT_AS, (size + MEMORY_MB * 2**20, resource.RLIM_INFINITY))
         resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 2**20, resource.RLIM_INFINITY))
