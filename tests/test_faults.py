@@ -43,7 +43,7 @@ def _wait_for(predicate, seconds: float = 120.0) -> bool:  # noqa: ANN001 - a ca
 
 def _capacity(tmp_path: Path, *outputs: str, days: int = 200) -> subprocess.Popen:
     """A long ``simsched capacity`` run writing ``outputs`` (``--json x.json``, ``--plot x.png``)."""
-    args = [*CLI, "capacity", str(CAPACITY), "-o", "jct_p95 <= 600", "-r", "gpu", "--days", str(days),
+    args = [*CLI, "capacity", str(CAPACITY), "--objective", "jct_p95 <= 600", "--resource", "gpu", "--days", str(days),
             "--all-days"]
     for out in outputs:
         args += ["--json" if out.endswith(".json") else "--plot", str(tmp_path / out)]
@@ -71,8 +71,9 @@ def test_locks_of_a_killed_capacity_run_never_block_and_are_removed(tmp_path: Pa
     assert left == [".out.json.lock", ".out.png.lock"]  # what kill -9 leaves: recognisably dead
     assert f"pid={proc.pid}" in (tmp_path / ".out.json.lock").read_text()
     assert owner_dead(tmp_path / ".out.json.lock")
-    again = subprocess.run([*CLI, "capacity", str(CAPACITY), "-o", "jct_p95 <= 600", "-r", "gpu", "--days", "2",
-                            "--json", str(tmp_path / "out.json")], capture_output=True, text=True, timeout=300)
+    again = subprocess.run([*CLI, "capacity", str(CAPACITY), "--objective", "jct_p95 <= 600", "--resource", "gpu",
+                            "--days", "2", "--json", str(tmp_path / "out.json")],
+                           capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "out.json").is_file()
     assert not list(tmp_path.glob(".*.lock")), "a stale lock was left (the --plot one included)"
