@@ -378,6 +378,13 @@ def signature_table(func: Callable[..., Any], skip: tuple[str, ...] = ("rng",)) 
 
 
 # --------------------------------------------------------------------------- scenario reference
+def _model_section(model: type) -> str:
+    """A ``###`` section of one model: its first docstring paragraph, its field table, its example."""
+    name = model.__name__
+    return (f"### `{name}`\n\n{_doc_first(model)}\n\n{model_table(model, FIELD_DOCS[name])}\n\n"
+            f"Example:\n\n```yaml\n{EXAMPLES[name]}```\n")
+
+
 def scenario_reference() -> str:
     """The text of ``docs/scenario-reference.md``."""
     from simsched.scenario import InlineWorkload, ScenarioModel
@@ -399,25 +406,16 @@ def scenario_reference() -> str:
         out.append(_doc_first(model) + "\n")
         out.append(model_table(model, FIELD_DOCS[title]) + "\n")
         out.append("Example:\n\n```yaml\n" + EXAMPLES[title] + "```\n")
-    from simsched.scenario.stream import StreamSection
+    from simsched.scenario.stream import BatchTraceSection, StreamSection
 
     out.append("## Workload: `stream` (jobs arriving over time)\n")
     out.append("`workload: {stream: ...}` sends DAG jobs drawn from other workload forms over time; "
                "`simsched validate` and `simsched run` print its offered load. See [streams.md](streams.md).\n")
-    for model in _models_under(StreamSection):
-        out.append(f"### `{model.__name__}`\n")
-        out.append(_doc_first(model) + "\n")
-        out.append(model_table(model, FIELD_DOCS[model.__name__]) + "\n")
-        out.append("Example:\n\n```yaml\n" + EXAMPLES[model.__name__] + "```\n")
-    from simsched.scenario.stream import BatchTraceSection
-
+    out.extend(_model_section(model) for model in _models_under(StreamSection))
     out.append("## Workload: `stream` of a cluster log (rigid jobs)\n")
     out.append("`workload: {stream: {swf: ...}}` or `{stream: {gpu_trace: ...}}` replays a cluster's log as rigid "
                "jobs under the batch policies. See [cluster-traces.md](cluster-traces.md).\n")
-    out.append(f"### `{BatchTraceSection.__name__}`\n")
-    out.append(_doc_first(BatchTraceSection) + "\n")
-    out.append(model_table(BatchTraceSection, FIELD_DOCS[BatchTraceSection.__name__]) + "\n")
-    out.append("Example:\n\n```yaml\n" + EXAMPLES[BatchTraceSection.__name__] + "```\n")
+    out.append(_model_section(BatchTraceSection))
     out.append("## Workload: `generator: NAME`\n")
     out.append("Every generator is drawn from the scenario seed. `processors` (for those that take it) is "
                "filled in from the platform: the generator then draws a cost matrix that spreads each "
