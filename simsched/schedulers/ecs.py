@@ -105,9 +105,9 @@ def ecs_phase_one(problem: Problem, tables: PowerTables) -> Plan:
         dur = w[:, None] * slow  # (m, K)
         with np.errstate(invalid="ignore"):
             dur = np.where(np.isfinite(dur), dur, np.inf)
+            energy = busy_w * dur  # inf x 0 W on a pair that cannot run: NaN, never chosen (EFT inf)
         est = np.column_stack([tl.earliest_start(ready, dur[:, k]) for k in range(K)])
         eft = est + dur
-        energy = busy_w * dur
         cand = np.flatnonzero(np.isfinite(eft).ravel())  # row-major: processor by processor
         e_l, s_l, f_l = energy.ravel().tolist(), est.ravel().tolist(), eft.ravel().tolist()
         best = int(cand[0])
