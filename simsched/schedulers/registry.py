@@ -146,7 +146,7 @@ for _spec in (
     SchedulerSpec("hlfet", "simsched.schedulers.parametric:HLFET", "static", bench=_TIMED),
     SchedulerSpec("heft-dup", "simsched.schedulers.duplication:HEFTDuplication", "static"),
     SchedulerSpec("heft-slack", "simsched.schedulers.slack:HEFTSlack", "static", bench=_TIMED),
-    SchedulerSpec("ecs", "simsched.schedulers.ecs:ECS", "static", bench=BenchSpec(sizes=(100, 300), quick_sizes=(100,))),
+    SchedulerSpec("ecs", "simsched.schedulers.ecs:ECS", "static", bench=BenchSpec(sizes=(100, 200), quick_sizes=(50,))),
     SchedulerSpec("ga", "simsched.schedulers.ga:GA", "static",
                   check={"max_tasks": 8, "max_processors": 3, "examples": 4},
                   check_params={"population": 16, "generations": 15},
