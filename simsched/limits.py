@@ -67,6 +67,10 @@ MAX_VALUE = 1e30
 """Largest magnitude of a finite number in any input (times, work, data, speeds, ...).  Far from
 float overflow (1.8e308) even after sums over millions of tasks and ratios of two such numbers."""
 
+MAX_POWER_BINS = 10_000
+"""Most slices of a power-over-time profile a results document may carry per processor type (a run
+writes :data:`simsched.simulator.power.PROFILE_BINS`)."""
+
 MAX_SIGMA = 10.0
 """Largest noise ``sigma`` (lognormal and normal): at 10 the lognormal median factor is already
 e^-50 of the nominal time; beyond it every duration is noise, and factors start to overflow."""

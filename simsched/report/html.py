@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.outputs import atomic_write
+from simsched.report.power_plot import power_section
 from simsched.run.document import first_runs, processors_of, transfers_of, utilisation
 
 _COLUMNS = (("scheduler", "scheduler"), ("seed", "seed"), ("makespan", "makespan"),
@@ -402,7 +403,7 @@ def report_html(doc: Mapping[str, Any], transfers: bool = False) -> str:
         f"simsched report</title><style>{_CSS}</style></head><body>"
         f"<h1>{html.escape(name)}</h1><p class=\"meta\">{html.escape('; '.join(meta))}</p>"
         f"<h2>Metrics</h2>{_metrics_table(doc)}{paired_section(doc['results'])}{_stream_table(doc)}"
-        f"{_job_timelines(runs)}"
+        f"{_job_timelines(runs)}{power_section(doc, runs)}"
         f"<h2>Gantt charts</h2><p class=\"meta\">First run of each scheduler; hover a task for its times.</p>"
         f"{_legend(colours)}{toggle}{charts}<h2>Utilisation per processor</h2>{_utilisation_table(runs, processors)}"
         f"<div id=\"tip\"></div><script type=\"application/json\" id=\"simsched-data\">{data}</script>"

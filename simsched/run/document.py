@@ -28,7 +28,7 @@ SIGNED_METRICS = frozenset({"gap_to_lower_bound"})
 """Metrics that may be negative (a noisy run can beat the deterministic lower bound)."""
 
 _ROW_OTHER = {"scheduler": str, "seed": int, "schedule": list, "jobs": list, "checkpoint": str,
-              "proven_optimal": bool, "warning": str, "seed_space": str}
+              "proven_optimal": bool, "warning": str, "seed_space": str, "power": dict}
 """Keys of a result row that are not metrics, and their types; every other key is a metric: a
 finite number, at least 0 unless in :data:`SIGNED_METRICS`, or null (a metric a run leaves
 undefined, written as null)."""
@@ -128,12 +128,58 @@ def check_row(row: Any, i: int) -> None:
             _number(rec[k], (*where, k))
         if rec["finish"] < rec["start"]:
             raise _Bad((*where, "finish"), f"finish {rec['finish']!r} is before start {rec['start']!r}")
+    if "power" in row:
+        _check_power(row["power"], (*at, "power"))
     for j, job in enumerate(row.get("jobs") or ()):
         where = (*at, "jobs", j)
         if not isinstance(job, dict):
             raise _Bad(where, f"a job record must be an object, got {_shown(job)}")
         _record(job, where, "the job record", ("job", "tasks", *_JOB_NUMBERS), _JOB_OTHER,
                 (*_JOB_NUMBERS, "deadline"), ("priority",))
+
+
+def _check_power(power: dict[str, Any], at: tuple[Any, ...]) -> None:
+    """A row's power profile (:func:`~simsched.simulator.power.power_profile`): ``horizon`` a number at
+    least 0, ``time_unit_s`` one above 0, ``watts`` an object of processor type -> a list of numbers at
+    least 0, every list as long as the first and at most ``limits.MAX_POWER_BINS``; optional ``extra_j`` a
+    number at least 0 and ``processors`` an object of processor -> ``{"t": times, "w": watts}`` (times
+    not decreasing, one more than watts, watts at least 0).  O(types x bins + steps)."""
+    for key in ("horizon", "time_unit_s", "watts"):
+        if key not in power:
+            raise _Bad(at, f"a power profile needs {key!r}; give the JSON written by `simsched run --json`")
+    _number(power["horizon"], (*at, "horizon"))
+    _number(power["time_unit_s"], (*at, "time_unit_s"))
+    if not power["time_unit_s"] > 0:
+        raise _Bad((*at, "time_unit_s"), f"must be above 0, got {_shown(power['time_unit_s'])}")
+    watts = power["watts"]
+    if not isinstance(watts, dict):
+        raise _Bad((*at, "watts"), f"must be an object of processor type -> watts, got {_shown(watts)}")
+    if "extra_j" in power:
+        _number(power["extra_j"], (*at, "extra_j"))
+    steps = power.get("processors", {})
+    if not isinstance(steps, dict):
+        raise _Bad((*at, "processors"), f"must be an object of processor -> steps, got {_shown(steps)}")
+    for name, step in steps.items():
+        where = (*at, "processors", name)
+        if not (isinstance(step, dict) and isinstance(step.get("t"), list) and isinstance(step.get("w"), list)
+                and len(step["t"]) == len(step["w"]) + 1):
+            raise _Bad(where, "must be {\"t\": [times..., horizon], \"w\": [watts per step]} with one time more")
+        for j, t in enumerate(step["t"]):
+            _number(t, (*where, "t", j))
+            if j and t < step["t"][j - 1]:
+                raise _Bad((*where, "t", j), f"times must not decrease, got {t!r} after {step['t'][j - 1]!r}")
+        for j, w in enumerate(step["w"]):
+            _number(w, (*where, "w", j))
+    size = None
+    for kind, series in watts.items():
+        where = (*at, "watts", kind)
+        if not isinstance(series, list) or not 0 < len(series) <= limits.MAX_POWER_BINS:
+            raise _Bad(where, f"must be a list of 1 to {limits.MAX_POWER_BINS} numbers, got {_shown(series)}")
+        if size is not None and len(series) != size:
+            raise _Bad(where, f"has {len(series)} values where the first type has {size}")
+        size = len(series)
+        for j, w in enumerate(series):
+            _number(w, (*where, j))
 
 
 def check_document(doc: Any) -> None:

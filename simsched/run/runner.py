@@ -30,6 +30,7 @@ from simsched.errors import SchedulerDeclined, SimschedError
 from simsched.run.seedspace import space_of
 from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.bounds import lower_bound
+from simsched.simulator.power import power_profile
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, validate_schedule
 
@@ -320,7 +321,11 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
         _check_simulated(spec.label, schedule, problem, exact=not noisy and info.get("pstate") is None)
         report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
         if scenario.energy is not None:
-            report.rows[-1].update(scenario.energy.measure(problem, schedule, info.get("pstate"))[0])
+            fields, acc = scenario.energy.measure(problem, schedule, info.get("pstate"))
+            report.rows[-1].update(fields)
+            if r == 0:  # the report's power-over-time plot: first run of each scheduler
+                report.rows[-1]["power"] = power_profile(acc, problem.platform,
+                                                         scenario.energy.power.time_unit_s)
         if checkpoint is not None:
             report.rows[-1]["checkpoint"] = checkpoint
         if r == 0:
@@ -400,6 +405,8 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
         if r == 0:
             report.schedules[spec.label] = run.schedule
             report.job_records[spec.label] = run.metrics.records
+            if run.power is not None:
+                row["power"] = run.power
 
 
 def summarize(report: RunReport, keys: Sequence[str] = ("makespan", "avg_turnaround", "avg_waiting",

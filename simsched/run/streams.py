@@ -36,6 +36,7 @@ from simsched.simulator.arrived import arrival_order
 from simsched.simulator.engine import OnlineStats, run_online
 from simsched.simulator.jobmetrics import StreamMetrics, stream_metrics
 from simsched.simulator.policy import DecisionView
+from simsched.simulator.power import EnergyAccount, power_profile
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule
 from simsched.workloads.jobs import JobStream
@@ -163,6 +164,8 @@ class StreamRun:
     scheduler_time_s: float
     energy: dict[str, float] = field(default_factory=dict)
     """``energy_j`` (and ``carbon_g``/``cost_usd``) when the scenario has a power model (:func:`energy_fields`)."""
+    power: dict[str, Any] | None = None
+    """The power over time per processor type (:func:`~simsched.simulator.power.power_profile`), with a power model."""
 
 
 def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
@@ -203,23 +206,26 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     if hasattr(scheduler, "off_intervals"):  # a policy that switched processors off says when
         off = scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule,
                                       arrival_order(problem))
-    energy = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, off=off) \
-        if scenario.energy is not None else {}
-    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy)
+    energy, power = {}, None
+    if scenario.energy is not None:
+        energy, acc = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, off=off)
+        power = power_profile(acc, problem.platform, scenario.energy.power.time_unit_s)
+    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy, power)
 
 
 def energy_fields(energy: Any, problem: Problem, schedule: Schedule, stats: OnlineStats, stream: JobStream,
                   metrics: StreamMetrics, pstate: np.ndarray | None = None,
-                  off: np.ndarray | None = None) -> dict[str, float]:
+                  off: np.ndarray | None = None) -> tuple[dict[str, float], EnergyAccount]:
     """``energy_j`` (and ``carbon_g``/``cost_usd``) of one stream run, killed attempts and down
     intervals included (:meth:`~simsched.simulator.power.EnergySetup.measure`), and each job record's
     ``energy_j``: the busy energy of its tasks' attempts; ``off``: the intervals a power-off policy
-    switched processors off.  O(k log k) for k attempts."""
+    switched processors off; with the :class:`~simsched.simulator.power.EnergyAccount` they come from.
+    O(k log k) for k attempts."""
     fields, acc = energy.measure(problem, schedule, pstate, stats.log, off)
     per_job = np.bincount(stream.jobs, weights=acc.task_energy_j, minlength=stream.n_jobs)
     for rec, e in zip(metrics.records, per_job.tolist()):
         rec["energy_j"] = e
-    return fields
+    return fields, acc
 
 
 @dataclass(frozen=True)
