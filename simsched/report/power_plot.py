@@ -74,20 +74,27 @@ def _ticks(top: float, count: int = 5) -> list[float]:
     return [i * step for i in range(int(math.ceil(top / step - 1e-9)) + 1)]
 
 
-def power_svg(run: Mapping[str, Any], width: int = 1000, height: int = 230) -> str:
+def _total(run: Mapping[str, Any]) -> list[float]:
+    series = [[float(w) for w in v] for v in run["power"]["watts"].values()]
+    return [sum(col) for col in zip(*series)]
+
+
+def power_svg(run: Mapping[str, Any], width: int = 1000, height: int = 230, top_w: float = 0.0,
+              end: float = 0.0) -> str:
     """One run's power over time, a step line per processor type (and their total, dashed), as SVG:
-    ``<path data-type=... data-energy-j=...>`` per line.  O(types x slices)."""
+    ``<path data-type=... data-energy-j=...>`` per line; the axes reach at least ``top_w`` watts and
+    time ``end`` (shared scales let runs be compared by eye).  O(types x slices)."""
     prof = run["power"]
     horizon, unit = float(prof["horizon"]), float(prof["time_unit_s"])
     series = {str(k): [float(w) for w in v] for k, v in prof["watts"].items()}
     if not series:
         return ""
     bins = len(next(iter(series.values())))
-    total = [sum(v[i] for v in series.values()) for i in range(bins)]
+    total = _total(run)
     lines = list(series.items()) + ([("total", total)] if len(series) > 1 else [])
     left, right, top, bottom = 60, 110, 12, 34
-    yt = _ticks(max(total) if total else 0.0)
-    xt = _ticks(horizon if horizon > 0 else 1.0)
+    yt = _ticks(max([top_w, *total]))
+    xt = _ticks(max(horizon, end) or 1.0)
     xmax, ymax = (xt[-1] or 1.0), (yt[-1] or 1.0)
     sx = (width - left - right) / xmax
     sy = (height - top - bottom) / ymax
@@ -161,12 +168,15 @@ def power_section(doc: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> 
     out = [f"<style>{CSS}</style><h2>Power and energy</h2><p class=\"meta\">Mean over each scheduler's runs. "
            "Energy = the integral of the platform's power (busy, idle, off, failed, switching) over the run, "
            "plus P-state switch, power-up/-down and link energy.</p>", energy_table(doc)]
+    drawn = [r for r in runs if isinstance(r.get("power"), Mapping) and r["power"].get("watts")]
+    top_w = max((max(_total(r), default=0.0) for r in drawn), default=0.0)
+    end = max((float(r["power"]["horizon"]) for r in drawn), default=0.0)
     for r in runs:
         name = html.escape(f"{r['scheduler']} (seed {r.get('seed')})")
-        if isinstance(r.get("power"), Mapping):
+        if r in drawn:
             out.append(f"<div class=\"power\"><h3>{name}: power over time per processor type "
                        f"(mean watts over {len(next(iter(r['power']['watts'].values()), []))} equal slices; "
-                       f"hover a line for its energy)</h3>{power_svg(r)}</div>")
+                       f"hover a line for its energy)</h3>{power_svg(r, top_w=top_w, end=end)}</div>")
         bars = job_energy_svg(r)
         if bars:
             energies = [float(j["energy_j"]) for j in r["jobs"] if isinstance(j.get("energy_j"), (int, float))]
