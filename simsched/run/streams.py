@@ -191,13 +191,16 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     if registry.kind(type(scheduler)) == "static":
         order = arrival_order(problem)  # the engine's visible numbering of the tasks
         scheduler = follower = PlanFollower(scheduler, stream.jobs if order is None else stream.jobs[order])
-    else:  # an energy-aware policy reads the power model and the carbon trace (it never writes energy)
-        energy = scenario.energy
+    tables = scenario.energy.power.tables(problem.platform) if scenario.energy is not None else None
+    if follower is None:  # an energy-aware policy reads the power model and the carbon trace (it never writes energy)
         if hasattr(scheduler, "use_power"):
-            scheduler.use_power(energy.power.tables(problem.platform) if energy is not None else None)
+            scheduler.use_power(tables)
         if hasattr(scheduler, "use_carbon"):
-            scheduler.use_carbon(energy.carbon if energy is not None else None)
-    schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng)
+            scheduler.use_carbon(scenario.energy.carbon if scenario.energy is not None else None)
+    # the engine runs a task at the P-state its policy names, stretched by the platform's speed factors
+    slowdown = tables.speed[:, :1] / tables.speed if tables is not None else None
+    schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng,
+                                 slowdown)
     lost = stats.log.lost_work(problem.n_tasks) if stats.log is not None else None
     metrics = stream_metrics(schedule, problem, stream.jobs, stream.job_arrival, job_deadline=stream.job_deadline,
                              job_priority=stream.job_priority, job_names=stream.job_names, lost_work=lost)
@@ -208,7 +211,7 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
                                       arrival_order(problem))
     energy, power = {}, None
     if scenario.energy is not None:
-        energy, acc = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, off=off)
+        energy, acc = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, stats.pstate, off)
         power = power_profile(acc, problem.platform, scenario.energy.power.time_unit_s)
     return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy, power)
 

@@ -49,6 +49,7 @@ import numpy as np
 from simsched.errors import InfeasibleError
 from simsched.schedulers.heft import priority_order, upward_rank
 from simsched.schedulers.timeline import Timelines, data_ready
+from simsched.simulator.policy import DecisionView
 from simsched.simulator.power import Intervals, PowerTables, ProcessorPower, account
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
@@ -69,6 +70,32 @@ def relative_superiority(e_new: float, est_new: float, eft_new: float,
     else:
         dt = 0.0 if eft_new >= eft_old else -math.inf
     return -(de + dt)
+
+
+def superior_pair(energy: np.ndarray, est: np.ndarray, eft: np.ndarray) -> int:
+    """The flat index (``p x K + k``) of the (processor, P-state) pair ECS picks among (m, K) candidates:
+    from the first that can run (finite EFT), scanned processor by processor, P-state by P-state, each
+    pair of positive :func:`relative_superiority` over the incumbent replaces it.  The scan is a fold
+    (each pair is compared with the incumbent of its turn), so it stays a loop over the m K pairs:
+    O(m K), on plain floats."""
+    cand = np.flatnonzero(np.isfinite(eft).ravel())
+    e_l, s_l, f_l = energy.ravel().tolist(), est.ravel().tolist(), eft.ravel().tolist()
+    best = int(cand[0])
+    for c in cand[1:].tolist():
+        if relative_superiority(e_l[c], s_l[c], f_l[c], e_l[best], s_l[best], f_l[best]) > 0:
+            best = c
+    return best
+
+
+def _candidates(w: np.ndarray, slow: np.ndarray, busy_w: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(m, K) durations ``w x slowdown`` (``inf`` where a pair cannot run) and energies ``busy_w x
+    duration`` of one task with nominal times ``w`` (m,).  O(m K)."""
+    with np.errstate(invalid="ignore"):
+        dur = w[:, None] * slow
+        dur = np.where(np.isfinite(dur), dur, np.inf)
+        energy = busy_w * dur  # inf x 0 W on a pair that cannot run: NaN, never chosen (EFT inf)
+    return dur, energy
 
 
 def unit_tables(m: int) -> PowerTables:
@@ -100,23 +127,13 @@ def ecs_phase_one(problem: Problem, tables: PowerTables) -> Plan:
     finish = np.full(n, np.nan)
     placed: list[int] = []
     for t in priority_order(problem, upward_rank(problem)).tolist():
-        w = problem.cost_row(t)
         ready = data_ready(problem, t, proc, finish)
-        dur = w[:, None] * slow  # (m, K)
-        with np.errstate(invalid="ignore"):
-            dur = np.where(np.isfinite(dur), dur, np.inf)
-            energy = busy_w * dur  # inf x 0 W on a pair that cannot run: NaN, never chosen (EFT inf)
+        dur, energy = _candidates(problem.cost_row(t), slow, busy_w)
         est = np.column_stack([tl.earliest_start(ready, dur[:, k]) for k in range(K)])
         eft = est + dur
-        cand = np.flatnonzero(np.isfinite(eft).ravel())  # row-major: processor by processor
-        e_l, s_l, f_l = energy.ravel().tolist(), est.ravel().tolist(), eft.ravel().tolist()
-        best = int(cand[0])
-        for c in cand[1:].tolist():
-            if relative_superiority(e_l[c], s_l[c], f_l[c], e_l[best], s_l[best], f_l[best]) > 0:
-                best = c
-        q, k = divmod(best, K)
-        proc[t], pstate[t], start[t], finish[t] = q, k, s_l[best], f_l[best]
-        tl.reserve(q, s_l[best], f_l[best])
+        q, k = divmod(superior_pair(energy, est, eft), K)
+        proc[t], pstate[t], start[t], finish[t] = q, k, float(est[q, k]), float(eft[q, k])
+        tl.reserve(q, start[t], finish[t])
         placed.append(t)
     return Plan.from_times(proc, start, finish, {"pstate": pstate}, placed=placed)
 
@@ -236,3 +253,48 @@ class ECS:
         if self.mcer and problem.n_tasks:
             plan = mcer_pass(problem, plan, tables)
         return plan
+
+
+class OnlineECS:
+    """ECS's relative superiority as an online policy for job streams: each ready task (index order,
+    immediate mode as MCT) takes the (processor, P-state) pair :func:`superior_pair` picks, with
+    ``EST = max(processor available, data ready)`` from the engine's view, ``EFT = EST + W x
+    speed_0 / speed_k`` and ``E = busy watts x duration``; the engine runs it at that P-state
+    (``(task, processor, k)``) and the accounting charges it.  Lee & Zomaya, IEEE TPDS 22(8), 2011,
+    phase one, applied at each decision point (MCER needs the whole schedule, which an online policy
+    does not have).
+
+    O(k m K) per decision for k ready tasks.  Deterministic.  Without a power model every processor
+    draws 1 W busy at one P-state (energy = busy time), and it returns plain pairs.
+    """
+
+    name = "ecs-online"
+
+    def __init__(self) -> None:
+        self.tables: PowerTables | None = None
+
+    def use_power(self, tables: PowerTables | None) -> None:
+        """The scenario's power model resolved for the platform (or None)."""
+        self.tables = tables
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        m = problem.n_processors
+        tables = self.tables if self.tables is not None and self.tables.m == m else unit_tables(m)
+        self._slow = _slowdowns(tables)
+        self._busy = np.nan_to_num(tables.busy_w, nan=0.0)
+
+    def decide(self, view: DecisionView) -> list[tuple[int, ...]]:
+        available = np.array(view.available, dtype=np.float64)
+        K = self._slow.shape[1]
+        out: list[tuple[int, ...]] = []
+        for t in view.ready.tolist():
+            est = np.maximum(available, view.data_ready_row(t))
+            dur, energy = _candidates(view.problem.cost_row(t), self._slow, self._busy)
+            est2 = np.broadcast_to(est[:, None], dur.shape)
+            eft = est2 + dur
+            if not np.isfinite(eft).any():
+                raise InfeasibleError(f"no processor may run task {view.problem.graph.names[t]!r}")
+            q, k = divmod(superior_pair(energy, est2, eft), K)
+            out.append((t, q, k) if k else (t, q))
+            available[q] = eft[q, k]
+        return out

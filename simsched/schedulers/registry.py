@@ -170,6 +170,7 @@ for _spec in (
     SchedulerSpec("random", "simsched.schedulers.online:RandomPolicy", "online"),
     SchedulerSpec("round-robin", "simsched.schedulers.online:RoundRobin", "online"),
     SchedulerSpec("olb", "simsched.schedulers.online:OLB", "online"),
+    SchedulerSpec("ecs-online", "simsched.schedulers.ecs:OnlineECS", "online"),
     SchedulerSpec("met", "simsched.schedulers.online:MET", "online"),
     SchedulerSpec("mct", "simsched.schedulers.online:MCT", "online"),
     SchedulerSpec("minmin", "simsched.schedulers.online:MinMin", "online"),

@@ -196,12 +196,16 @@ class Intervals:
                     log: DisruptionLog | None = None) -> Intervals:
         """From a :class:`~simsched.simulator.schedule.Schedule` (its copies too) and, for a run with
         disruptions, its :class:`~simsched.simulator.engine.DisruptionLog`: the log's attempts replace
-        the schedule's records (they include every completed attempt and every killed one)."""
+        the schedule's records (they include every completed attempt and every killed one), each at
+        the P-state the engine recorded for it (``log.pstates``), else at its task's ``pstate``."""
         if log is not None and log.attempts:
             a = np.array([(v, p, s, e) for v, p, s, e, _ in log.attempts], dtype=np.float64)
             task, proc = a[:, 0].astype(np.int64), a[:, 1].astype(np.int64)
             start, end = a[:, 2], a[:, 3]
-            ps = np.zeros(task.size, dtype=np.int64) if pstate is None else np.asarray(pstate)[task]
+            if log.pstates and len(log.pstates) == len(log.attempts):  # each attempt's P-state, as it ran
+                ps = np.array(log.pstates, dtype=np.int64)
+            else:
+                ps = np.zeros(task.size, dtype=np.int64) if pstate is None else np.asarray(pstate)[task]
         else:
             task = np.arange(schedule.processor.size)
             proc, start, end = schedule.processor, schedule.start, schedule.finish

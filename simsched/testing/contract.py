@@ -263,10 +263,13 @@ class _Guard:
         seen: set[int] = set()
         for item in out:
             try:
-                t, p = (int(x) for x in item)
+                values = [int(x) for x in item]
+                if len(values) not in (2, 3):  # a triple also names a P-state (DVFS; the engine checks it)
+                    raise ValueError
+                t, p = values[:2]
             except (TypeError, ValueError):
-                raise violation("assignment", f"decide() returned {item!r}; an assignment is a "
-                                              f"(task, processor) pair of integers") from None
+                raise violation("assignment", f"decide() returned {item!r}; an assignment is a (task, processor) "
+                                              f"pair of integers, or a (task, processor, P-state) triple") from None
             label = repr(names[t]) if 0 <= t < n else f"index {t}"
             if t in seen:
                 raise violation("assignment", f"at time {view.now:g} decide() assigned task {label} twice")

@@ -4,9 +4,12 @@
 every elementary segment between two recorded instants gets its state by asking which interval
 covers its midpoint — and shares nothing with :func:`~simsched.simulator.power.account` but the
 model's semantics (docs/energy.md).  :func:`check` draws one random case from a seed — a random plan
-replayed by the SimPy engine with random P-states, or an online run on a stream with failures — puts
-random power-off intervals into idle gaps, and compares energy, time in each state, conservation
-(``busy + idle + off + switching + failed == horizon``) and carbon.
+replayed by the SimPy engine with random P-states, or an online run on a stream with failures whose
+policy picks a random P-state for each task it places (the engine stretches the attempt and records
+its P-state) — puts random power-off intervals into idle gaps, and compares energy, time in each
+state, conservation (``busy + idle + off + switching + failed == horizon``) and carbon; it also
+checks that every attempt the engine ran lasted ``W x speed_0 / speed_k`` of its P-state (longer
+only under a straggler).
 
 Run ``python -m simsched.testing.energy_check --cases 5000`` (docs/energy.md); it prints the number of
 cases and of mismatches, and exits 1 on any mismatch.
@@ -161,23 +164,45 @@ def _add_offs(iv: Intervals, horizon: float, m: int, rng: np.random.Generator) -
 
 
 class _Greedy:
-    """Online policy for the checks: each ready task to its earliest-completion processor."""
+    """Online policy for the checks: each ready task to its earliest-completion processor, at a random
+    P-state of that processor (through the engine: ``(task, processor, k)``) when given ``n_pstates``."""
 
     name = "greedy"
+
+    def __init__(self, n_pstates: np.ndarray | None = None, rng: np.random.Generator | None = None) -> None:
+        self.n_pstates, self.prng = n_pstates, rng
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         pass
 
-    def decide(self, view) -> list[tuple[int, int]]:
-        out = []
+    def decide(self, view) -> list[tuple[int, ...]]:
+        out: list[tuple[int, ...]] = []
         for t in view.ready:
-            out.append((int(t), int(np.argmin(view.completion_times(np.array([t]))[0]))))
+            p = int(np.argmin(view.completion_times(np.array([t]))[0]))
+            if self.n_pstates is None:
+                out.append((int(t), p))
+            else:
+                out.append((int(t), p, int(self.prng.integers(0, self.n_pstates[p]))))
         return out
 
 
-def random_case(seed: int) -> tuple[PowerTables, Intervals, float, int, IntensityTrace]:
+def stretch_mismatches(problem: Problem, tables: PowerTables, iv: Intervals, completed: np.ndarray,
+                       slowed: int) -> list[str]:
+    """Completed attempts whose engine duration is not ``W x speed_0 / speed_k`` of the P-state they
+    ran at (longer is allowed only when stragglers slowed some task: ``slowed > 0``).  O(attempts)."""
+    want = problem.cost_pairs(iv.task[completed], iv.proc[completed]) * tables.slowdown(iv.proc[completed],
+                                                                                          iv.pstate[completed])
+    got = (iv.end - iv.start)[completed]
+    tol = 1e-9 * np.maximum(1.0, want)
+    bad = got < want - tol if slowed else np.abs(got - want) > tol
+    return [f"attempt of task {int(t)} lasted {g!r}, not {w!r} at P-state {int(k)}"
+            for t, g, w, k in zip(iv.task[completed][bad], got[bad], want[bad], iv.pstate[completed][bad])][:3]
+
+
+def random_case(seed: int) -> tuple[PowerTables, Intervals, float, int, IntensityTrace, list[str]]:
     """One random case: power tables, the intervals a real engine run recorded (plus random off
-    intervals), the horizon, the number of tasks and an intensity trace."""
+    intervals), the horizon, the number of tasks, an intensity trace, and the engine's attempts whose
+    duration is not the one their P-state gives (:func:`stretch_mismatches`; empty when right)."""
     rng = np.random.default_rng(seed)
     m = int(rng.integers(1, 5))
     n = int(rng.integers(1, 25))
@@ -191,32 +216,34 @@ def random_case(seed: int) -> tuple[PowerTables, Intervals, float, int, Intensit
         pstate = np.minimum(rng.integers(0, 3, n), tables.n_pstates[plan.processor] - 1)
         schedule = execute_plan(problem, plan, tables.slowdown(plan.processor, pstate))
         iv = Intervals.of_schedule(schedule, pstate)
-    else:  # an online run with failures (random and traced) and stragglers
+        engine_bad = stretch_mismatches(problem, tables, iv, np.ones(iv.task.size, dtype=bool), 0)
+    else:  # an online run with failures (random and traced) and stragglers; the policy picks P-states
         arrival_graph = random_dag(n, ccr=0.3, rng=rng)
         problem = Problem(arrival_graph, platform)
         d = Disruptions(failure_rate=float(rng.uniform(0.0, 0.05)), repair_time=float(rng.uniform(0.5, 10)),
                         slowdown_rate=float(rng.uniform(0, 0.02)),
                         down_trace=((0, float(rng.uniform(0, 5)), float(rng.uniform(6, 12))),))
-        schedule, stats = run_online(problem, _Greedy(), None, np.random.default_rng(seed), d,
-                                     np.random.default_rng(seed + 1))
-        pstate = np.minimum(rng.integers(0, 3, n), tables.n_pstates.min() - 1)  # attempts move between processors
-        iv = Intervals.of_schedule(schedule, pstate, stats.log)
+        schedule, stats = run_online(problem, _Greedy(tables.n_pstates, rng), None, np.random.default_rng(seed), d,
+                                     np.random.default_rng(seed + 1), tables.speed[:, :1] / tables.speed)
+        iv = Intervals.of_schedule(schedule, stats.pstate, stats.log)  # each attempt at the P-state it ran at
+        completed = np.array([ok for *_, ok in stats.log.attempts], dtype=bool)
+        engine_bad = stretch_mismatches(problem, tables, iv, completed, stats.slowed_tasks)
     horizon = float(iv.end.max()) * float(rng.choice([1.0, 1.0, 1.3]))
     iv = _add_offs(iv, horizon, m, rng)
     knots = np.concatenate([[0.0], np.sort(rng.uniform(0, horizon * 1.2, int(rng.integers(0, 6))))])
     knots = np.unique(knots)
     trace = IntensityTrace(knots, rng.uniform(0, 800, knots.size), "step" if rng.random() < 0.5 else "linear")
-    return tables, iv, horizon, problem.n_tasks, trace
+    return tables, iv, horizon, problem.n_tasks, trace, engine_bad
 
 
 def check(seed: int) -> list[str]:
     """The mismatches of case ``seed`` between :func:`~simsched.simulator.power.account` and
     :func:`reference` (empty when they agree): energy, every state's time, conservation, the power
     step function's integral and carbon, each to a relative 1e-9."""
-    tables, iv, horizon, n, trace = random_case(seed)
+    tables, iv, horizon, n, trace, engine_bad = random_case(seed)
     acc: EnergyAccount = account(tables, iv, horizon, n)
     ref = reference(tables, iv, horizon)
-    bad = []
+    bad = [f"seed {seed}: {line}" for line in engine_bad]
     tol = 1e-9 * max(1.0, horizon)
 
     def close(a: np.ndarray, b: np.ndarray, scale: float) -> bool:

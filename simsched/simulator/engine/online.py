@@ -184,6 +184,8 @@ class DisruptionLog:
 
     attempts: list[tuple[int, int, float, float, bool]] = field(default_factory=list)
     down: list[tuple[int, float, float]] = field(default_factory=list)
+    pstates: list[int] = field(default_factory=list)
+    """The P-state of each attempt (parallel to ``attempts``) in runs with P-states; empty otherwise."""
 
     def lost_work(self, n_tasks: int) -> np.ndarray:
         """(n,) processor time spent on attempts a failure killed, per task.  O(attempts)."""
@@ -212,6 +214,8 @@ class OnlineStats:
     """Processor time spent on task attempts that a failure killed."""
     log: DisruptionLog | None = None
     """Every attempt and down interval, in runs with disruptions."""
+    pstate: np.ndarray | None = None
+    """(n,) the P-state each task (its last attempt) ran at, when the run had P-states (``pstate_slowdown``)."""
 
 
 def run_online(
@@ -221,6 +225,7 @@ def run_online(
     rng: np.random.Generator | None = None,
     disruptions: Disruptions | None = None,
     disruption_rng: np.random.Generator | None = None,
+    pstate_slowdown: np.ndarray | None = None,
 ) -> tuple[Schedule, OnlineStats]:
     """Run ``policy`` on ``problem`` in the SimPy model; return the schedule and :class:`OnlineStats`.
 
@@ -259,9 +264,17 @@ def run_online(
     A policy that holds ready tasks back (carbon-aware deferral) sets ``policy.wake_at`` to the time
     it wants to decide again; after ``decide`` the engine adds a decision point then (trigger
     ``"timer"``), once per distinct time.  Policies without the attribute see no change.
+
+    **P-states (DVFS).**  With ``pstate_slowdown`` ((m, K): ``speed_0 / speed_k`` of each processor's
+    P-state ``k``, ``inf`` or NaN where it has none; :class:`~simsched.simulator.power.PowerTables`),
+    a policy may return ``(task, processor, k)`` triples: the task then takes ``W x slowdown[p, k]``
+    (before noise and stragglers), ``view.available`` counts it so, and ``stats.pstate`` (and, with
+    disruptions, ``stats.log.pstates`` per attempt) records what ran, for the energy accounting.
+    Pairs mean P-state 0.  A triple without the table, or naming a P-state the processor lacks, is
+    refused with a :class:`SimschedError`.
     """
     run = _OnlineRun(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
-                     disruptions, disruption_rng)
+                     disruptions, disruption_rng, pstate_slowdown)
     return run.run()
 
 
@@ -270,7 +283,8 @@ class _OnlineRun:
 
     def __init__(self, problem: Problem, policy: OnlinePolicy | None, factors: np.ndarray | None,
                  rng: np.random.Generator, disruptions: Disruptions | None = None,
-                 disruption_rng: np.random.Generator | None = None) -> None:
+                 disruption_rng: np.random.Generator | None = None,
+                 pstate_slowdown: np.ndarray | None = None) -> None:
         g = problem.graph
         n, m = problem.n_tasks, problem.n_processors
         self.problem, self.policy, self.rng = problem, policy, rng
@@ -301,6 +315,13 @@ class _OnlineRun:
         self.processor = np.full(n, -1, dtype=np.int64)
         self.proc_of = [-1] * n  # mirror of ``processor``
         self.cost = [0.0] * n  # execution time of an assigned task on its processor (problem.cost_at)
+        self.pstate = [0] * n  # the P-state an assigned task runs at
+        self.pslow = None
+        if pstate_slowdown is not None:
+            slow = np.asarray(pstate_slowdown, dtype=np.float64)
+            if slow.ndim != 2 or slow.shape[0] != m:
+                raise SimschedError(f"pstate_slowdown must be (processors, P-states), got shape {slow.shape}")
+            self.pslow = np.where(np.isnan(slow), np.inf, slow).tolist()
         self.start = [np.nan] * n
         self.finish = np.full(n, np.nan)
         self.data_time = [0.0] * n  # when an assigned task's inputs are (were) on its processor
@@ -366,6 +387,8 @@ class _OnlineRun:
                     f"{env.now:g}: every processor is idle and nothing else can happen "
                     f"({left} tasks did not run)")
             raise SimschedError(f"online run ended with {left} tasks not run (policy {self.policy_name!r})")
+        if self.pslow is not None:
+            self.stats.pstate = np.array(self.pstate, dtype=np.int64)
         return Schedule(self.processor, np.array(self.start, dtype=np.float64), self.finish), self.stats
 
     def _decision_point(self, trigger: str) -> None:
@@ -407,6 +430,8 @@ class _OnlineRun:
         self.remaining -= 1
         p = self.proc_of[v]
         self.stats.log.attempts.append((v, p, float(self.start[v]), self.env._now, True))
+        if self.pslow is not None:
+            self.stats.log.pstates.append(self.pstate[v])
         ev._value = v
         self._on_finish(ev)
 
@@ -493,7 +518,7 @@ class _OnlineRun:
         return DecisionView(arrivals.visible(k), now, tasks,
                             self._ro[0], self._ro[1], np.maximum(self.expected_end, now), self.idle.copy(), trigger)
 
-    def assign_visible(self, task: int, proc: int) -> None:
+    def assign_visible(self, task: int, proc: int, k: int = 0) -> None:
         """:meth:`_assign` of a task given by its visible index (see :meth:`view`); an index outside
         the arrived tasks is refused like a task that does not exist.  O(1) on top."""
         order = self.arrivals.order
@@ -502,7 +527,7 @@ class _OnlineRun:
                 raise SimschedError(f"policy {self.policy_name!r} assigned task index {task}, which does not "
                                     f"exist among the {self.n_arrived} arrived tasks")
             task = int(order[task])
-        self._assign(task, proc)
+        self._assign(task, proc, k)
 
     def _decide(self, ev: Event) -> None:
         trigger, self.trigger = self.trigger, None
@@ -530,14 +555,24 @@ class _OnlineRun:
         self.idle_decisions = 0
         assign = self._assign if self.arrivals.order is None else self.assign_visible
         for item in assignments:
+            k = 0
             try:
-                task, proc = item
+                if len(item) == 3:
+                    task, proc, k = item
+                    k = int(k) if not isinstance(k, bool) else None
+                else:
+                    task, proc = item
                 if type(task) is not int or type(proc) is not int:
                     task, proc = int(task), int(proc)
+                if k is None:
+                    raise TypeError
             except (TypeError, ValueError):
-                raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; "
-                                    f"an assignment is a (task, processor) pair of integers") from None
-            assign(task, proc)
+                raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; an assignment is a (task, "
+                                    f"processor) pair of integers, or a (task, processor, P-state) triple") from None
+            if k:
+                assign(task, proc, k)
+            else:
+                assign(task, proc)
 
     MAX_IDLE_DECISIONS = 10_000
     """Consecutive decision points at which the policy assigns nothing while every processor is idle
@@ -557,8 +592,9 @@ class _OnlineRun:
                 f"it assigned nothing at {self.MAX_IDLE_DECISIONS:,} decision points in a row while every processor "
                 f"was idle ({left} tasks did not run)")
 
-    def _assign(self, v: int, p: int) -> None:
-        """Append ready task ``v`` to processor ``p``'s queue and send its inputs there.
+    def _assign(self, v: int, p: int, k: int = 0) -> None:
+        """Append ready task ``v`` to processor ``p``'s queue, to run at P-state ``k`` (:func:`run_online`),
+        and send its inputs there.
 
         The inputs are there ``max`` over its in-edges of ``Problem.transfer_time`` (latency plus data
         over bandwidth; zero on the same processor) after now: one data-ready timeout per task, not
@@ -579,6 +615,15 @@ class _OnlineRun:
         if not w < _INF:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to "
                                 f"{prob.platform.names[p]!r}, which may not run it")
+        if k or self.pstate[v]:
+            if k:
+                slow = self.pslow[p][k] if self.pslow is not None and 0 < k < len(self.pslow[p]) else _INF
+                if not slow < _INF:
+                    raise SimschedError(f"policy {self.policy_name!r} ran task {prob.graph.names[v]!r} at P-state {k} "
+                                        f"on {prob.platform.names[p]!r}, which has no such P-state"
+                                        + ("" if self.pslow is not None else " (the platform has no power model)"))
+                w = w * slow
+            self.pstate[v] = k
         now = self.env._now
         ready.discard(v)
         self.processor[v] = p
@@ -706,6 +751,8 @@ class _OnlineRun:
                 self._endless(v, p)
             self.stats.lost_work += now - float(self.start[v])
             self.stats.log.attempts.append((v, p, float(self.start[v]), now, False))
+            if self.pslow is not None:
+                self.stats.log.pstates.append(self.pstate[v])
             self.running[p] = -1
             self.start[v] = np.nan
             handed_back.insert(0, v)
