@@ -6,8 +6,9 @@ planned start.  A task may finish as late as its *latest finish*: the earliest o
 planned start minus the transfer to it (zero on the same processor), the planned start of the next
 task on its processor, and the makespan.  Among its processor's P-states no faster than the nominal
 one whose stretched duration ``W x speed_0 / speed_k`` fits before that, it takes the one with the
-least energy over the window it owns — ``busy_w x duration + idle_w x (latest finish - finish)``,
-both of that P-state — the static slack-reclamation step of
+least energy over the stretch it decides — ``busy_w x duration + idle_w x (next start on its
+processor - finish)``, both of that P-state, since the processor idles at the P-state of the last
+task it ran — the static slack-reclamation step of
 Zhu, Melhem & Childers, "Scheduling with Dynamic Voltage/Speed Adjustment Using Slack Reclamation in
 Multiprocessor Real-Time Systems", IEEE TPDS 14(7), 2003, and of the MCER phase of Lee & Zomaya's ECS
 (IEEE TPDS 22(8), 2011), here on a finished HEFT schedule.
@@ -32,32 +33,41 @@ def latest_finish(problem: Problem, plan: Plan) -> np.ndarray:
     or the makespan: min over successors of ``start - transfer``, the next start on its processor, the
     makespan.  Vectorised over edges and processors: O(n log n + e)."""
     g = problem.graph
-    start, finish, proc = plan.start, plan.finish, plan.processor
-    n = start.size
-    makespan = float(finish.max()) if n else 0.0
-    lft = np.full(n, makespan)
+    lft = idle_until(plan)  # the next start on its processor, or the makespan
     if g.n_edges:
-        delay = problem.edge_delays(proc)
-        np.minimum.at(lft, g.edge_src, start[g.edge_dst] - delay)
+        delay = problem.edge_delays(plan.processor)
+        np.minimum.at(lft, g.edge_src, plan.start[g.edge_dst] - delay)
+    return np.maximum(lft, plan.finish)
+
+
+def idle_until(plan: Plan) -> np.ndarray:
+    """(n,) when the processor of each task of a timed ``plan`` next starts a task (the makespan after
+    its last one): the end of the idle stretch that follows the task, drawn at the idle watts of the
+    task's P-state.  O(n log n)."""
+    start, finish, proc = plan.start, plan.finish, plan.processor
+    out = np.full(start.size, float(finish.max()) if start.size else 0.0)
     seq = np.lexsort((finish, start, proc))
     same = proc[seq][1:] == proc[seq][:-1]
-    np.minimum.at(lft, seq[:-1][same], start[seq][1:][same])
-    return np.maximum(lft, finish)
+    out[seq[:-1][same]] = start[seq][1:][same]
+    return out
 
 
 def reclaim_slack(problem: Problem, plan: Plan, tables: PowerTables) -> Plan:
     """``plan`` (with planned times) with a P-state per task (``info["pstate"]``) and finishes stretched
-    to ``start + W x speed_0 / speed_k``, each the least-energy P-state that fits before :func:`latest_finish`.
-    O(n K + e) with K P-states, all numpy."""
+    to ``start + W x speed_0 / speed_k``, each the P-state that fits before :func:`latest_finish` with
+    the least energy over the stretch the task decides — its run and the idle time after it until its
+    processor's next task (:func:`idle_until`), which draws that P-state's idle watts.  Those stretches
+    tile each processor's time after its first task, so the choices add up to the least energy of
+    the plan (P-state switch costs aside).  O(n log n + n K + e) with K P-states, all numpy."""
     proc = plan.processor
     lft = latest_finish(problem, plan)
+    until = idle_until(plan)
     w = plan.finish - plan.start
     dur = w[:, None] * (tables.speed[proc, :1] / tables.speed[proc])  # (n, K); NaN: no such P-state
     # slower P-states only (a faster one would let successors start earlier than planned), within the slack
     fits = (dur <= (lft - plan.start)[:, None] * (1 + 1e-12) + 1e-12) & (dur >= w[:, None])
     fits[:, 0] = True  # the nominal P-state always fits (its duration is the planned one)
-    energy = tables.busy_w[proc] * dur + tables.idle_w[proc] * (lft - plan.start)[:, None] - \
-        tables.idle_w[proc] * dur
+    energy = tables.busy_w[proc] * dur + tables.idle_w[proc] * ((until - plan.start)[:, None] - dur)
     energy = np.where(fits & ~np.isnan(dur), energy, np.inf)
     pstate = np.argmin(energy, axis=1)
     finish = plan.start + np.take_along_axis(dur, pstate[:, None], axis=1)[:, 0]
