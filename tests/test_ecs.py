@@ -211,3 +211,14 @@ def test_dvfs_stream_online_ecs_uses_pstates_and_saves_energy() -> None:
     assert ecs.energy["energy_j"] < mct.energy["energy_j"]
     log = ecs.stats.log
     assert len(log.pstates) == len(log.attempts)
+
+
+def test_online_ecs_on_the_golden_task_graph_matches_the_hand_computation() -> None:
+    """Both tasks ready at 0, a then b: the same RS scans as phase one by hand (docs/energy.md), so
+    a on p1 and b on p0, both at half speed: 8 s, 380 J; the engine ran them stretched."""
+    report = run_scenario(load_scenario(ROOT / "scenarios/energy/ecs_golden.yaml"), schedulers=["ecs-online"])
+    row = report.rows_of("ecs-online")[0]
+    assert (row["makespan"], row["energy_j"]) == (8, pytest.approx(380))
+    schedule = report.schedules["ecs-online"]
+    assert schedule.processor.tolist() == [1, 0]
+    np.testing.assert_array_equal(schedule.finish, [8.0, 4.0])

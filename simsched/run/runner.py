@@ -161,7 +161,10 @@ def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None
             warn(f"{spec.label}: its plan's predicted times differ from the simulated ones ({mismatch}); "
                  f"the simulated times count, and `simsched check` tests the planner")
         return execute_plan(problem, plan, factors), elapsed
-    schedule, stats = run_online(problem, scheduler, factors, scheduler_rng)
+    slowdown = power.speed[:, :1] / power.speed if power is not None else None  # P-states an online policy may name
+    schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, pstate_slowdown=slowdown)
+    if info is not None and stats.pstate is not None and stats.pstate.any():
+        info["pstate"] = stats.pstate  # what the engine ran, for the energy accounting
     return schedule, float(stats.policy_time_s)
 
 
