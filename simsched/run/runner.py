@@ -408,8 +408,9 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
         if r == 0:
             report.schedules[spec.label] = run.schedule
             report.job_records[spec.label] = run.metrics.records
-            if run.power is not None:
-                row["power"] = run.power
+            power = run.power()
+            if power is not None:
+                row["power"] = power
 
 
 def summarize(report: RunReport, keys: Sequence[str] = ("makespan", "avg_turnaround", "avg_waiting",

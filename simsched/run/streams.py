@@ -164,8 +164,16 @@ class StreamRun:
     scheduler_time_s: float
     energy: dict[str, float] = field(default_factory=dict)
     """``energy_j`` (and ``carbon_g``/``cost_usd``) when the scenario has a power model (:func:`energy_fields`)."""
-    power: dict[str, Any] | None = None
-    """The power over time per processor type (:func:`~simsched.simulator.power.power_profile`), with a power model."""
+    account: EnergyAccount | None = None
+    """What the energy fields come from (time in each state, the power as steps), with a power model."""
+    time_unit_s: float = 1.0
+
+    def power(self) -> dict[str, Any] | None:
+        """The run's power over time (:func:`~simsched.simulator.power.power_profile`), or None without a
+        power model: made on demand, since only a report's first run of each scheduler draws it."""
+        if self.account is None:
+            return None
+        return power_profile(self.account, self.problem.platform, self.time_unit_s)
 
 
 def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
@@ -209,11 +217,11 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     if hasattr(scheduler, "off_intervals"):  # a policy that switched processors off says when
         off = scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule,
                                       arrival_order(problem))
-    energy, power = {}, None
+    energy, acc, unit = {}, None, 1.0
     if scenario.energy is not None:
         energy, acc = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, stats.pstate, off)
-        power = power_profile(acc, problem.platform, scenario.energy.power.time_unit_s)
-    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy, power)
+        unit = scenario.energy.power.time_unit_s
+    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy, acc, unit)
 
 
 def energy_fields(energy: Any, problem: Problem, schedule: Schedule, stats: OnlineStats, stream: JobStream,
