@@ -128,7 +128,7 @@ def test_one_processor_one_pstate_is_the_topological_chain() -> None:
 def test_dvfs_scenario_ecs_row() -> None:
     """On the bundled DVFS scenario (a measured fact of this graph, not a promise of the paper) ECS
     draws less energy than HEFT at a longer makespan; its planned times are the simulated ones."""
-    report = run_scenario(load_scenario(ROOT / "scenarios/energy/dvfs.yaml"))
+    report = run_scenario(load_scenario(ROOT / "scenarios/energy/dvfs.yaml"), schedulers=["heft", "ecs"])
     heft, ecs = (report.rows_of(label)[0] for label in ("heft", "ecs"))
     assert ecs["energy_j"] < heft["energy_j"]
     assert not report.warnings
