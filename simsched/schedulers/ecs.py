@@ -17,25 +17,26 @@ under Different Operating Conditions", IEEE TPDS 22(8):1374-1381, 2011.  Two pha
    Degenerate denominators: a pair of zero energy against one of positive energy saves "everything"
    (RS = +inf), and a zero-length window compares finish times only by sign.
 
-2. **MCER, makespan-conservative energy reduction.**  For each task (in the order phase 1 placed
-   them) and each other (processor, P-state) pair, the schedule with only that task moved — it keeps
+2. **MCER, makespan-conservative energy reduction.**  For each task (in start order) and each
+   other (processor, P-state) pair, the schedule with only that task moved — it keeps
    its place in the global start order, every other task keeps its processor, P-state and order — is
    re-timed as soon as possible; the move is kept when the makespan does not grow and the energy of
    the whole schedule falls.  The energy is simsched's own accounting
    (:func:`simsched.simulator.power.account`: busy, idle at the current P-state, switching, links),
    so MCER minimises what ``simsched run`` reports.
 
-What the paper promises, and the tests check: MCER never lengthens phase 1's makespan and never raises
+What MCER guarantees by its acceptance rule, and the tests check: it never lengthens phase 1's makespan and never raises
 its energy; every plan is a valid schedule that the SimPy engine replays at the planned times
 (durations stretched by the P-states).  ECS is *not* promised to use less energy than HEFT: phase 1
-trades finish time against energy task by task.  The paper publishes no worked example with numbers
-that we could reproduce (its evaluation uses random and application DAGs); ``docs/energy.md`` has a
-hand-computed golden case instead.
+trades finish time against energy task by task.  We found no worked example of ECS with numbers to
+reproduce (the paper's text was not in the reference corpora we could search), so ``docs/energy.md``
+has a hand-computed golden case instead.
 
 Complexity: phase 1 O(n m K (log g) + e m) with a sequential scan of the m K pairs per task (the RS
 rule compares each pair with the incumbent, so the scan is a fold and stays sequential); MCER
-re-times the schedule (O(n log n + e) numpy, :func:`~simsched.simulator.evaluate.earliest_times`)
-and re-accounts its energy (O(n log n)) for each of the n (m K - 1) moves: O(n^2 m K log n).
+replays the schedule from the moved task on (O(n + e) over plain lists, stopping at the first task
+that would end after the makespan) and re-accounts the energy (O(n log n)) of each of the
+n (m K - 1) moves that keep the makespan: O(n^2 m K log n) at worst.
 Deterministic (``rng`` unused).  Without a power model (``simsched check``'s random problems) every
 processor has one P-state drawing 1 W busy and 0 W idle, so energy is busy time.
 """
