@@ -196,6 +196,9 @@ def test_doubling_buffers_hold_only_what_arrived() -> None:
         caps.append(buf.shape[0])
         assert (buf[k:] == 0).all()  # nothing past the arrived rows
     assert caps == [1024, 1024, 1024, 2048, 4096, 8192]  # powers of two of k, never sized from n
+    other = -full  # another problem's array on the same graph: its own rows, not the buffer's
+    np.testing.assert_array_equal(index.prefix_copy("x", other, 3000), other[:3000])
+    np.testing.assert_array_equal(index.prefix_copy("x", full, 10), full[:10])
 
 
 def test_bench_replay_is_the_recorded_run() -> None:

@@ -124,7 +124,7 @@ class PrefixIndex:
         kinds = len(graph.kind_names)
         self.first_of_kind = np.full(kinds, n, dtype=np.int64)
         np.minimum.at(self.first_of_kind, graph.kind, np.arange(n))
-        self._buffers: dict[str, tuple[np.ndarray, int]] = {}
+        self._buffers: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
 
     def prefix_copy(self, key: str, a: np.ndarray, k: int) -> np.ndarray:
         """A read-only array equal to ``a[:k]`` that does not share ``a``'s memory (so no write to it
@@ -132,18 +132,18 @@ class PrefixIndex:
         ``key``, whose capacity doubles as ``k`` grows (a power of two >= k, never sized from
         ``a``, so it tells nothing of the tasks to come; rows past those copied are zeros).
         Amortised O(1) per row over growing ``k``; O(1) otherwise."""
-        buf, filled = self._buffers.get(key, (None, 0))
-        if buf is None or buf.shape[0] < k or buf.dtype != a.dtype or buf.shape[1:] != a.shape[1:]:
+        source, buf, filled = self._buffers.get(key, (None, None, 0))
+        if source is not a:  # another array under this key (another problem on the same graph): start over
+            buf, filled = None, 0
+        if buf is None or buf.shape[0] < k:
             grown = np.zeros((max(1024, 1 << max(k - 1, 0).bit_length()),) + a.shape[1:], dtype=a.dtype)
-            if buf is not None and buf.dtype == a.dtype and buf.shape[1:] == a.shape[1:]:
+            if buf is not None:
                 grown[:filled] = buf[:filled]
-            else:
-                filled = 0
             buf = grown
         if k > filled:
             buf[filled:k] = a[filled:k]
             filled = k
-        self._buffers[key] = (buf, filled)
+        self._buffers[key] = (a, buf, filled)
         out = buf[:k]
         out.setflags(write=False)
         return out
