@@ -3,9 +3,9 @@
 * the shipped stream scenarios and ``bench streams`` problems give the schedules whose digests were
   computed on main before the change (``tests/data/stream_schedule_digests.json``);
 * on random streams (hypothesis: jobs crossing, arrivals out of index order, noise) the engine with
-  its O(1) prefix cut and its one-loop drain equals the reference path — the plain copying cut
-  (:func:`simsched.simulator.arrived.restrict` without an index) and SimPy's own ``env.run()`` —
-  decision for decision, and every visible problem a policy sees is the same, array for array;
+  its O(1) prefix cut equals the reference path — the plain copying cut
+  (:func:`simsched.simulator.arrived.restrict` without an index), with the engine's plain two-event
+  start — decision for decision, and every visible problem a policy sees is the same, array for array;
 * the doubling buffers hold only arrived rows and are read-only to a policy;
 * ``bench streams`` times the engine on a replay whose schedule is the recorded run's.
 """
@@ -33,7 +33,7 @@ from simsched.workloads.taskgraph import TaskGraph
 DIGESTS = json.loads((Path(__file__).parent / "data" / "stream_schedule_digests.json").read_text())
 PLATFORM = Platform.uniform([Processor(f"c{i}") for i in range(3)] + [Processor("g0", type="gpu", speed=3.0)],
                             bandwidth=4.0, latency=0.1)
-FAR = Disruptions(down_trace=((0, 1e12, 1e12 + 1.0),))  # never happens; forces env.run() and the two-event path
+FAR = Disruptions(down_trace=((0, 1e12, 1e12 + 1.0),))  # never happens; forces the plain two-event path
 POLICIES = ["mct", "srjf-eft", "minmin", "fair-eft", "online-heft", "olb"]
 
 

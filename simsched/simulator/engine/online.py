@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from heapq import heappop, heappush
+from heapq import heappush
 
 import numpy as np
 import simpy
@@ -333,24 +333,8 @@ class _OnlineRun:
             self._reset_policy()
         self.begin()
         with _gc_paused():
-            if self.disruptions is None:
-                self._drain()
-            else:
-                self.env.run()
+            self.env.run()
         return self.result()
-
-    def _drain(self) -> None:
-        """``env.run()`` for a run without disruptions, in one loop: pop the earliest
-        ``(time, priority, eid, event)`` entry of SimPy's queue, set ``env.now``, call the event's
-        callbacks, until the queue is empty.  The same entries in the same order as
-        ``Environment.step`` (the heap decides), without its per-event call and failure check —
-        every event here is a :class:`_Tick` or a ``Timeout``, which never fail.  O(log q) per event."""
-        env, queue = self.env, self._events
-        while queue:
-            env._now, _, _, ev = heappop(queue)
-            callbacks, ev.callbacks = ev.callbacks, None
-            for callback in callbacks:
-                callback(ev)
 
     def begin(self) -> None:
         """Schedule the arrivals and the first decision point."""
