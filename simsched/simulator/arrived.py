@@ -104,8 +104,10 @@ class PrefixIndex:
     """What every prefix of a graph needs, computed once in O(n + e): for each ``k``, whether the
     first ``k`` tasks are closed (no edge joins them to a later task) and their edges are the edge
     ids ``0 .. count-1``, and which kinds they have.  Lets :func:`restrict` cut a closed prefix in
-    O(k) for the topological order and O(1) for everything else, instead of O(n + e) passes, when
-    the engine cuts one per arrival."""
+    O(1) per array (amortised), instead of O(n + e) passes, when the engine cuts one per arrival:
+    read-only arrays are sliced, writeable ones are copied into append-only buffers grown by
+    doubling (:meth:`prefix_copy`), and the names and topological order are taken on first use
+    (:class:`_PrefixGraph`)."""
 
     def __init__(self, graph: TaskGraph) -> None:
         n = graph.n_tasks
@@ -122,6 +124,29 @@ class PrefixIndex:
         kinds = len(graph.kind_names)
         self.first_of_kind = np.full(kinds, n, dtype=np.int64)
         np.minimum.at(self.first_of_kind, graph.kind, np.arange(n))
+        self._buffers: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+
+    def prefix_copy(self, key: str, a: np.ndarray, k: int) -> np.ndarray:
+        """A read-only array equal to ``a[:k]`` that does not share ``a``'s memory (so no write to it
+        reaches ``a``), for a writeable ``a``: the rows are copied once into a buffer kept under
+        ``key``, whose capacity doubles as ``k`` grows (a power of two >= k, never sized from
+        ``a``, so it tells nothing of the tasks to come; rows past those copied are zeros).
+        Amortised O(1) per row over growing ``k``; O(1) otherwise."""
+        source, buf, filled = self._buffers.get(key, (None, None, 0))
+        if source is not a:  # another array under this key (another problem on the same graph): start over
+            buf, filled = None, 0
+        if buf is None or buf.shape[0] < k:
+            grown = np.zeros((max(1024, 1 << max(k - 1, 0).bit_length()),) + a.shape[1:], dtype=a.dtype)
+            if buf is not None:
+                grown[:filled] = buf[:filled]
+            buf = grown
+        if k > filled:
+            buf[filled:k] = a[filled:k]
+            filled = k
+        self._buffers[key] = (a, buf, filled)
+        out = buf[:k]
+        out.setflags(write=False)
+        return out
 
     def closed(self, k: int) -> tuple[bool, int]:
         """``(closed with its edges first, number of its edges)`` of the first ``k`` tasks.  O(log e)."""
@@ -129,6 +154,50 @@ class PrefixIndex:
             return False, 0
         inside = int(np.searchsorted(self.hi_sorted, k, side="left"))
         return inside == int(np.searchsorted(self.hi_running, k, side="left")), inside
+
+
+_NAMES = TaskGraph.__dict__["names"]
+_TOPO = TaskGraph.__dict__["topo_order"]
+
+
+class _PrefixGraph(TaskGraph):
+    """The first ``k`` tasks of a graph cut by the engine (:func:`_restrict_graph` with a
+    :class:`PrefixIndex`): a :class:`TaskGraph` in every respect, but its ``names`` (a tuple of
+    ``k``) and ``topo_order`` (the full order filtered to the prefix, O(n)) are built on first use
+    and kept, so that cutting one prefix per arrival costs O(1) rather than O(n) when the policy
+    never reads them.  Its private ``_source`` is the full graph (as ``_index``'s is its name index:
+    reflection reaches past any boundary; the contract's no-future check is what catches a policy
+    that uses it).  O(1) per attribute read after the first."""
+
+    __slots__ = ("_k", "_source")
+
+    @property  # type: ignore[override]
+    def n_tasks(self) -> int:
+        return self._k
+
+    def __len__(self) -> int:
+        return self._k
+
+    def _get_names(self) -> tuple[str, ...]:
+        try:
+            return _NAMES.__get__(self, TaskGraph)
+        except AttributeError:
+            names = self._source.names[: self._k]
+            _NAMES.__set__(self, names)
+            return names
+
+    def _get_topo(self) -> np.ndarray:
+        try:
+            return _TOPO.__get__(self, TaskGraph)
+        except AttributeError:
+            topo = self._source.topo_order
+            order = topo[topo < self._k]
+            order.setflags(write=False)
+            _TOPO.__set__(self, order)
+            return order
+
+    names = property(_get_names, _NAMES.__set__)  # type: ignore[assignment]
+    topo_order = property(_get_topo, _TOPO.__set__)  # type: ignore[assignment]
 
 
 def _restrict_graph(graph: TaskGraph, keep: np.ndarray | int,
@@ -175,15 +244,19 @@ def _restrict_graph(graph: TaskGraph, keep: np.ndarray | int,
         closed = not bool((src_in ^ dst_in).any())  # no edge between a kept and a dropped task
         n_in = int(inside.sum())
         edge_prefix = prefix and bool(inside[:n_in].all())  # the kept edges are ids 0..n_in-1
-    new = object.__new__(TaskGraph)
+    lazy = prefix and index is not None and type(graph) is TaskGraph  # the engine's cut: see _PrefixGraph
+    new = object.__new__(_PrefixGraph if lazy else TaskGraph)
     for slot in TaskGraph.__slots__:
         if slot in GRAPH_SLOTS_HANDLED:
             continue
         v = getattr(graph, slot)
         if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == n:
-            v = _take(v, rows)
+            v = index.prefix_copy("graph." + slot, v, k) if lazy and v.flags.writeable else _take(v, rows)
         object.__setattr__(new, slot, v)
-    new.names = graph.names[:k] if prefix else tuple(graph.names[i] for i in keep.tolist())
+    if lazy:
+        new._k, new._source = k, graph
+    else:
+        new.names = graph.names[:k] if prefix else tuple(graph.names[i] for i in keep.tolist())
     new._index = _VisibleIndex(graph._index, local)
     present = (index.first_of_kind < k if prefix and index is not None
                else np.bincount(new.kind, minlength=len(graph.kind_names)) > 0)
@@ -196,9 +269,10 @@ def _restrict_graph(graph: TaskGraph, keep: np.ndarray | int,
         new.succ_ptr, new.pred_ptr = _take(graph.succ_ptr, slice(0, k + 1)), _take(graph.pred_ptr, slice(0, k + 1))
         new.succ_edges, new.pred_edges = _take(graph.succ_edges, eids), _take(graph.pred_edges, eids)
         new.level = _take(graph.level, rows)
-        topo = graph.topo_order
-        new.topo_order = topo[topo < k]
-        new.topo_order.setflags(write=False)
+        if not lazy:
+            topo = graph.topo_order
+            new.topo_order = topo[topo < k]
+            new.topo_order.setflags(write=False)
         return new, eids
     eids = np.flatnonzero(inside)
     if prefix:
@@ -227,6 +301,7 @@ def restrict(problem: Problem, keep: np.ndarray | int, index: PrefixIndex | None
         return problem
     graph, eids = _restrict_graph(problem.graph, keep, index)
     rows = slice(0, int(keep)) if isinstance(keep, (int, np.integer)) else np.asarray(keep, dtype=np.int64)
+    buffered = index is not None and isinstance(rows, slice)  # writeable arrays: grown buffers, not copies
     n = problem.n_tasks
     new = object.__new__(Problem)
     for slot in Problem.__slots__:
@@ -239,7 +314,8 @@ def restrict(problem: Problem, keep: np.ndarray | int, index: PrefixIndex | None
             v = None if v is None else _take(v, eids)
         elif slot in PROBLEM_PER_TASK or (slot not in PROBLEM_SHARED and isinstance(v, np.ndarray)
                                           and v.ndim >= 1 and v.shape[0] == n):
-            v = None if v is None else _take(v, rows)
+            if v is not None:
+                v = index.prefix_copy(slot, v, rows.stop) if buffered and v.flags.writeable else _take(v, rows)
         object.__setattr__(new, slot, v)
     return new
 
