@@ -65,10 +65,12 @@ def reference(submit, run, req, procs, m: int, policy: str, kill: bool = False) 
             need = procs[waiting[0]]
             shadow, extra, avail = None, 0, free
             for end, j in sorted((max(e, now), j) for j, e in running.items()):
-                avail += procs[j]
-                if avail >= need:
-                    shadow, extra = end, avail - need
+                if shadow is not None and end > shadow:
                     break
+                avail += procs[j]
+                if shadow is None and avail >= need:
+                    shadow = end
+                extra = avail - need  # every processor free at the shadow time beyond the head's need
             for j in list(waiting[1:]):
                 if procs[j] > free:
                     continue
