@@ -6,8 +6,10 @@ platform's processors, all identical (a rigid job needs ``k`` of them at once; s
 applied: a log's run times were measured on its own machine).  A replay is deterministic, so
 every policy runs once (repetitions would repeat the same numbers).  One row per policy: the
 metrics of :meth:`~simsched.simulator.batch.BatchResult.metrics` (``wait_mean``, ``wait_p95``,
-``bsld_mean``, ``bsld_p95``, ``utilisation``, ``lost_capacity``, ...), the policy's own time and the
-per-job records under ``jobs``.  Cost: one engine run per policy.
+``bsld_mean``, ``bsld_p95``, ``utilisation``, ``lost_capacity``, ...), the policy's own time, the
+per-job records under ``jobs`` and the machine's state after every decision point under
+``timeline`` (``t``, ``busy``, ``queued``, and ``up`` with failures: the HTML report's plots).
+Cost: one engine run per policy.
 
 A ``failures`` section (MTBF/MTTR per processor, a down-interval trace) makes processors fail and
 recover on the batch engine too (:func:`~simsched.simulator.batch.simulate_batch`): the job running
@@ -127,6 +129,8 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
         result = replay(scenario, spec, seed=base)
         row: dict[str, Any] = {"scheduler": spec.label, "seed": base, **result.metrics(),
                                "scheduler_time_s": result.policy_time_s, "decisions": result.decisions}
+        row["timeline"] = {"t": result.t.tolist(), "busy": result.busy.tolist(), "queued": result.queued.tolist(),
+                           **({"up": result.up.tolist()} if result.up is not None else {})}
         tr = result.trace
         lost = result.lost.tolist() if result.lost is not None else [False] * tr.n
         row["jobs"] = [{"job": int(i), "submit": float(s), "start": float(a), "end": float(b), "procs": int(p),
