@@ -143,6 +143,19 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
     return report
 
 
+def write_run_swf(report: BatchReport, path: str | Path) -> None:
+    """The jobs of the report's (first) policy as they ran, written to SWF at ``path`` atomically
+    (:func:`~simsched.workloads.importers.swf.write_swf`: wait = start - submit, the run as it
+    ran, status 0 for a job killed at its requested time or lost to a failure; a requeued job's
+    last run, its wait counting the runs a failure cut).  O(jobs)."""
+    from simsched.workloads.importers.swf import write_swf
+
+    label, result = next(iter(report.runs.items()))
+    write_swf(path, result.trace, result.start, result.end,
+              comment=f"simsched {__version__}: {report.scenario.name}, jobs as {label} ran them on "
+                      f"{result.m} processors")
+
+
 def batch_document(report: BatchReport) -> dict[str, Any]:
     """The results document of a batch run (the ``--json`` file)."""
     wl = report.scenario.workload
