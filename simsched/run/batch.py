@@ -145,13 +145,17 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
 
 def write_run_swf(report: BatchReport, path: str | Path) -> None:
     """The jobs of the report's (first) policy as they ran, written to SWF at ``path`` atomically
-    (:func:`~simsched.workloads.importers.swf.write_swf`: wait = start - submit, the run as it
-    ran, status 0 for a job killed at its requested time or lost to a failure; a requeued job's
-    last run, its wait counting the runs a failure cut).  O(jobs)."""
+    (:func:`~simsched.workloads.importers.swf.write_swf`: ``MaxProcs`` the simulated machine's
+    processors, wait = start - submit, the run as it ran, status 0 for a job killed at its
+    requested time or lost to a failure; a requeued job's last run, its wait counting the runs a
+    failure cut).  O(jobs)."""
+    from dataclasses import replace
+
     from simsched.workloads.importers.swf import write_swf
 
     label, result = next(iter(report.runs.items()))
-    write_swf(path, result.trace, result.start, result.end,
+    trace = replace(result.trace, max_procs=result.m)  # MaxProcs: the machine the jobs ran on
+    write_swf(path, trace, result.start, result.end,
               comment=f"simsched {__version__}: {report.scenario.name}, jobs as {label} ran them on "
                       f"{result.m} processors")
 
