@@ -13,15 +13,15 @@ policies stay readable on one axis.
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from rich.markup import escape
 from rich.table import Table
+
+from simsched.report.plots import png_base64
 
 BINS = 120
 """Bins of the plotted time-weighted means."""
@@ -124,30 +124,17 @@ def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int) -> Any:
     return fig
 
 
-def write_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, path: Any) -> None:
+def write_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, path: Any) -> Any:
     """:func:`draw_batch_plots` written to ``path`` (``.png`` or ``.svg``) atomically."""
     import matplotlib.pyplot as plt
 
-    from simsched.outputs import atomic_write
-
-    fig = draw_batch_plots(rows, processors)
-    fmt = str(path).rsplit(".", 1)[-1].lower()
-    try:
-        atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=100))
-    finally:
-        plt.close(fig)
-
-
-def _png(rows: Sequence[Mapping[str, Any]], processors: int) -> str:
-    import matplotlib.pyplot as plt
+    from simsched.fileio import save_figure
 
     fig = draw_batch_plots(rows, processors)
     try:
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=100)
+        return save_figure(fig, path, dpi=100)
     finally:
         plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 # --------------------------------------------------------------------------- the HTML page
@@ -183,8 +170,9 @@ def batch_report_html(doc: Mapping[str, Any], css: str = "") -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     plots = ""
     if any(isinstance(r.get("timeline"), Mapping) for r in rows):
+        png = png_base64(draw_batch_plots(rows, processors))
         plots = (f"<h2>Utilisation and queue length over time</h2><figure><img id=\"batch-timeline\" alt=\"utilisation "
-                 f"and queue length over time per policy\" src=\"data:image/png;base64,{_png(rows, processors)}\">"
+                 f"and queue length over time per policy\" src=\"data:image/png;base64,{png}\">"
                  f"<figcaption>Time-weighted means over {BINS} equal bins of the engine's state after every "
                  f"decision point: processors in use over the machine's {processors} (top) and jobs waiting "
                  f"(bottom), one line per policy.</figcaption></figure>")
