@@ -124,15 +124,15 @@ def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int) -> Any:
     return fig
 
 
-def write_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, path: Any) -> Any:
-    """:func:`draw_batch_plots` written to ``path`` (``.png`` or ``.svg``) atomically."""
+def write_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, path: Any, dpi: int = 100) -> Any:
+    """:func:`draw_batch_plots` written to ``path`` (``.png`` or ``.svg``, ``dpi`` dots per inch) atomically."""
     import matplotlib.pyplot as plt
 
     from simsched.fileio import save_figure
 
     fig = draw_batch_plots(rows, processors)
     try:
-        return save_figure(fig, path, dpi=100)
+        return save_figure(fig, path, dpi=dpi)
     finally:
         plt.close(fig)
 
