@@ -6,6 +6,8 @@ failures, and the scenario/CLI path (``failures`` + ``on_failure``, bad inputs: 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -207,3 +209,22 @@ def test_bad_failure_sections_exit_2_with_the_field(tmp_path, extra, stream, exp
     res = CliRunner().invoke(app, ["run", _scenario(tmp_path, extra, stream), "--json", str(out)])
     assert res.exit_code == 2 and expect in res.output and "Traceback" not in res.output, res.output
     assert not out.exists()
+
+
+def test_capacity_with_failures_draws_a_timeline_per_day(tmp_path) -> None:
+    """With failures a cluster log's days differ (one failure timeline per seed), and the machine can
+    be sized only when every processor shares one MTBF/MTTR."""
+    from simsched.run.batch import BatchCapacityModel
+    from simsched.scenario import load_scenario
+
+    path = _scenario(tmp_path, "failures: {mtbf: 200000, mttr: 600}\n", "    limit: 120\n")
+    model = BatchCapacityModel(load_scenario(path))
+    assert model.describe_days([0, 1]) is None  # not "one day is enough"
+    days = [model("easy-backfill", 48, seed)["wasted_work"] for seed in (0, 1, 2)]
+    assert len(set(days)) > 1
+    text = Path(path).read_text().replace("failures: {mtbf: 200000, mttr: 600}",
+                                          "failures: {mtbf: 200000, mttr: 600, processors: {gpu0: {mtbf: 9000, "
+                                          "mttr: 60}}}")
+    Path(path).write_text(text + "capacity: {objective: bsld_mean <= 5, days: 1, max: 128}\n")
+    res = CliRunner().invoke(app, ["capacity", path])
+    assert res.exit_code == 2 and "one MTBF/MTTR" in res.output and "Traceback" not in res.output, res.output
