@@ -12,8 +12,8 @@ generator process per job costs twice the time at 100,000 jobs and decides nothi
 
 **Decision points.**  The policy is asked once per instant at which jobs arrived or finished, after
 every arrival and completion of that instant (a SimPy event of lower priority than them), again
-after a zero-length job it started completes at the same instant, and at times it asked for
-(:meth:`BatchView.wake_at`).  It sees a
+after a zero-length job it started completes at the same instant, after every processor failure
+and repair (with failures), and at times it asked for (:meth:`BatchView.wake_at`).  It sees a
 :class:`BatchView` — the waiting jobs in submit order, the free processors, each running job's
 *estimated* end ``max(now, start + requested)`` — and returns the jobs to start now.  It never sees
 actual run times: only requested times.  The engine refuses a decision that starts a job not
