@@ -330,7 +330,13 @@ def test_importer_form_resolves_path_and_checks_options(tmp_path: Path, fake_imp
     assert info.value.field == "workload.chain" and info.value.line == 2
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "scenarios").rglob("*.yaml")), ids=lambda p: p.name)
+HEAVY_SCENARIOS = {"ricc_2010.yaml": "8,192 processors: the platform's dense network matrices take ~2.3 GB and "
+                                    "~20 s to build"}
+"""Shipped scenarios whose loading is slow (marked ``slow``), with the reason."""
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in HEAVY_SCENARIOS else p
+                                  for p in sorted((ROOT / "scenarios").rglob("*.yaml"))], ids=lambda p: p.name)
 def test_shipped_scenarios_load(path: Path, skip_on_missing_extra) -> None:
     data = load_yaml(path).data
     if "data" in path.parts or not isinstance(data, dict) or not {"platform", "workload"} <= set(data):

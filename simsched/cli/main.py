@@ -73,6 +73,9 @@ def run(
                                    "derived from --seed or the scenario's seed; see docs/evaluation.md."),
     fresh: bool = typer.Option(
         False, "--fresh", help="Evaluate on fresh days nobody tuned on: a random seed of the fresh space, printed."),
+    swf: Path | None = typer.Option(
+        None, "--swf", help="Cluster logs: write the jobs as one policy ran them (choose it with -s) to this "
+                            "SWF file, for other batch simulators."),
 ) -> None:
     """Run every scheduler of SCENARIO in the simulator and print a comparison table."""
     from simsched.outputs import check_output
@@ -86,9 +89,11 @@ def run(
         raise SimschedError("--transfers draws on the Gantt chart: add --gantt FILE.png")
     if trace is not None:
         check_output(trace, option="--trace", suffixes=(".json",), inputs=[scenario])
-    outputs = [p.resolve() for p in (json_path, gantt, trace) if p is not None]
+    if swf is not None:
+        check_output(swf, option="--swf", suffixes=(".swf",), inputs=[scenario])
+    outputs = [p.resolve() for p in (json_path, gantt, trace, swf) if p is not None]
     if len(set(outputs)) < len(outputs):
-        raise SimschedError("--json, --gantt and --trace must name different files")
+        raise SimschedError("--json, --gantt, --trace and --swf must name different files")
     from simsched.limits import check_seed
 
     check_seed(seed)
@@ -114,13 +119,16 @@ def run(
                            loaded.repetitions if repetitions is None else repetitions)
         seed = days[0]
         typer.echo(f"seed space {seed_space}: days {days[0]} ... {days[-1]}")
+    from simsched.run.batch import is_batch
+
+    if swf is not None and not (loaded.has_task_graph and is_batch(loaded)):
+        raise SimschedError("writes a cluster log's jobs as they ran (workload: {stream: {swf: ...}}); "
+                            "this scenario has none", field="--swf")
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
-    from simsched.run.batch import is_batch
-
     if is_batch(loaded):  # a cluster log (or DAG jobs of rigid tasks) replayed under batch policies
-        _run_batch(loaded, scheduler, seed, json_path, gantt, trace)
+        _run_batch(loaded, scheduler, seed, json_path, gantt, trace, swf)
         return
     _offered_load(loaded, loaded.seed if seed is None else seed)
     progress = Progress()
@@ -165,14 +173,19 @@ def _offered_load(loaded: Any, seed: int) -> None:
 
 
 def _run_batch(loaded: Any, policies: list[str] | None, seed: int | None, json_path: Path | None,
-               gantt: Path | None, trace: Path | None) -> None:
-    """``run`` for a cluster log (simsched.run.batch): one row per batch policy."""
+               gantt: Path | None, trace: Path | None, swf: Path | None = None) -> None:
+    """``run`` for a cluster log (simsched.run.batch): one row per batch policy; ``--swf``: the
+    jobs as the one chosen policy ran them, written back to SWF."""
     if gantt is not None or trace is not None:
         raise SimschedError("--gantt and --trace draw task schedules; a cluster log's jobs go to --json",
                             field="--gantt" if gantt is not None else "--trace")
     from simsched.report.batch import print_batch_report
-    from simsched.run.batch import batch_document, run_batch_scenario
+    from simsched.run.batch import batch_document, run_batch_scenario, write_run_swf
 
+    chosen = policies or loaded.scheduler_labels
+    if swf is not None and len(chosen) != 1:
+        raise SimschedError(f"writes the jobs as one policy ran them: choose it with -s (this run has "
+                            f"{len(chosen)}: {', '.join(chosen)})", field="--swf")
     report = run_batch_scenario(loaded, schedulers=policies or None, seed=seed)
     print_batch_report(report, _console())
     if json_path is not None:
@@ -180,6 +193,9 @@ def _run_batch(loaded: Any, policies: list[str] | None, seed: int | None, json_p
 
         write_document(batch_document(report), json_path)
         typer.echo(f"results written to {json_path}")
+    if swf is not None:
+        write_run_swf(report, swf)
+        typer.echo(f"jobs as {report.rows[0]['scheduler']} ran them written to {swf} (SWF)")
 
 
 def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, repetitions: int | None,

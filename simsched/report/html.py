@@ -367,7 +367,12 @@ def _job_timelines(runs: list[dict[str, Any]]) -> str:
 
 def report_html(doc: Mapping[str, Any], transfers: bool = False) -> str:
     """The report page for a checked results document (see the module docstring); ``transfers``
-    shows the data transfers when the page opens (a check box toggles them).  O(size of doc)."""
+    shows the data transfers when the page opens (a check box toggles them).  A cluster log's
+    document (``"workload": "batch"``) gets its own page (:mod:`simsched.report.batch`).  O(size of doc)."""
+    if doc.get("workload") == "batch":
+        from simsched.report.batch import batch_report_html
+
+        return batch_report_html(doc, BASE_CSS)
     runs = first_runs(doc)
     processors = processors_of(doc)
     name = str(doc.get("scenario", "simsched run"))

@@ -130,6 +130,22 @@ def draw_plot(rows: Sequence[dict[str, Any]], x: str, y: str, kind: str = "line"
     return fig
 
 
+def png_base64(fig: Any, dpi: int = 100) -> str:
+    """``fig`` rendered as PNG, base64 text for a ``data:image/png;base64,`` URI in a self-contained
+    page; the figure is closed.  O(pixels)."""
+    import base64
+    import io
+
+    import matplotlib.pyplot as plt
+
+    try:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=dpi)
+    finally:
+        plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
 def write_plot(rows: Sequence[dict[str, Any]], x: str, y: str, path: str | Path, kind: str = "line") -> Path:
     """Draw :func:`draw_plot` and write it to ``path`` atomically (format from the suffix).  O(rows)."""
     fig = draw_plot(rows, x, y, kind)

@@ -192,6 +192,9 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "scale": "Load factor: submit times are divided by it (1.3 = 30% more load).",
         "too_wide": "`drop` (with a count) or `refuse` jobs wider than the platform.",
         "kill": "Kill a job at its requested time, as resource managers do.",
+        "on_failure": "With a `failures` section: `requeue` (start again, in its submit-order place) or "
+                      "`lost` (never completes) a job whose processor fails (see "
+                      "[cluster-traces.md](cluster-traces.md#failures)).",
     },
     "ArrivalsSpec": {
         "poisson": "Jobs per unit of time, exponential gaps; the offered load `simsched validate` prints "

@@ -14,9 +14,7 @@ the plots' rendering.
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,17 +38,9 @@ table.wtl{margin:8px 0 16px} table.wtl caption{text-align:left;color:#555}
 
 def _png(rows: Sequence[dict[str, Any]], x: str, y: str, kind: str) -> str:
     """The plot of ``simsched plot`` as a base64 PNG."""
-    import matplotlib.pyplot as plt
+    from simsched.report.plots import draw_plot, png_base64
 
-    from simsched.report.plots import draw_plot
-
-    fig = draw_plot(rows, x, y, kind)
-    try:
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=100)
-    finally:
-        plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return png_base64(draw_plot(rows, x, y, kind))
 
 
 def _comparisons(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> dict[tuple[Any, str], dict[str, Any]]:

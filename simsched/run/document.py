@@ -182,12 +182,63 @@ def _check_power(power: dict[str, Any], at: tuple[Any, ...]) -> None:
             _number(w, (*where, j))
 
 
+BATCH_METRICS = ("wait_mean", "wait_p95", "bsld_mean", "bsld_p95", "utilisation", "lost_capacity")
+"""The metrics every row of a cluster log's results document has (null where no job completed)."""
+_BATCH_JOB = ("job", "submit", "start", "end", "procs")
+_TIMELINE = ("t", "busy", "queued", "up")
+
+
+def check_batch_row(row: Any, i: int) -> None:
+    """One row of a cluster log's results (``"workload": "batch"``): a scheduler, the
+    :data:`BATCH_METRICS` (numbers, or null), ``jobs`` records with ``job``, ``submit``, ``start``,
+    ``end`` and ``procs`` (numbers >= 0; ``start`` may be null for a job lost to a failure) and an
+    optional ``timeline`` (``t``, ``busy``, ``queued`` and optionally ``up``: lists of numbers >= 0 of
+    one length, ``t`` not decreasing).  :class:`_Bad` with the path of the first misfit.  O(jobs + points)."""
+    at = ("results", i)
+    if not isinstance(row, dict) or "scheduler" not in row:
+        raise _Bad(at, f"a result must be an object with a scheduler, metrics and jobs, got {_shown(row)}")
+    for key in BATCH_METRICS:
+        if key not in row:
+            raise _Bad(at, f"the result has no {key!r}; give the JSON written by `simsched run --json`")
+        _number(row[key], (*at, key), null=True)
+    jobs = row.get("jobs")
+    if not isinstance(jobs, list):
+        raise _Bad((*at, "jobs"), f"must be the list of job records, got {_shown(jobs)}")
+    for j, job in enumerate(jobs):
+        where = (*at, "jobs", j)
+        if not isinstance(job, dict) or any(k not in job for k in _BATCH_JOB):
+            raise _Bad(where, f"a job record needs {', '.join(_BATCH_JOB)}")
+        for k in _BATCH_JOB[1:]:
+            _number(job[k], (*where, k), null=k in ("start", "end"))
+    timeline = row.get("timeline")
+    if timeline is None:
+        return
+    if not isinstance(timeline, dict) or not all(isinstance(timeline.get(k), list) for k in _TIMELINE[:3]):
+        raise _Bad((*at, "timeline"), "must be an object of lists t, busy and queued (and optionally up)")
+    size = len(timeline["t"])
+    for k in _TIMELINE:
+        values = timeline.get(k)
+        if values is None and k == "up":
+            continue
+        if not isinstance(values, list) or len(values) != size:
+            raise _Bad((*at, "timeline", k), f"must be a list of {size} numbers, as long as t")
+        for idx, v in enumerate(values):
+            _number(v, (*at, "timeline", k, idx))
+    if any(b < a for a, b in zip(timeline["t"], timeline["t"][1:])):
+        raise _Bad((*at, "timeline", "t"), "times must not decrease")
+
+
 def check_document(doc: Any) -> None:
-    """The shape and values a report needs (see :func:`check_row`); :class:`_Bad` otherwise."""
+    """The shape and values a report needs (see :func:`check_row`, and :func:`check_batch_row` for a
+    cluster log's document); :class:`_Bad` otherwise."""
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise _Bad((), "not a results document: expected {\"results\": [...]} as written by `simsched run --json`")
     if not doc["results"]:
         raise _Bad(("results",), "the results document has no results")
+    if doc.get("workload") == "batch":
+        for i, row in enumerate(doc["results"]):
+            check_batch_row(row, i)
+        return
     for key in ("lower_bound",):
         if key in doc:
             _number(doc[key], (key,), null=True)

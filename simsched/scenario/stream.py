@@ -119,8 +119,9 @@ class BatchTraceSection(_Model):
     """The ``workload.stream`` section of a cluster log: exactly one of ``swf`` (an SWF file) and
     ``gpu_trace`` (a GPU-cluster CSV), with ``limit`` (first jobs), ``window`` (``[start, end)``
     seconds after the first submit; SWF only), ``scale`` (load factor: submit times are divided by
-    it), ``too_wide`` (``drop`` or ``refuse`` jobs wider than the platform) and ``kill`` (kill a job
-    at its requested time)."""
+    it), ``too_wide`` (``drop`` or ``refuse`` jobs wider than the platform), ``kill`` (kill a job
+    at its requested time) and ``on_failure`` (with a ``failures`` section: a job whose processor
+    fails is ``requeue``-d, the default, or ``lost``)."""
 
     swf: str | None = None
     gpu_trace: str | None = None
@@ -130,6 +131,7 @@ class BatchTraceSection(_Model):
     scale: Annotated[StrictFloat | StrictInt, Field(ge=1e-6, le=1e6)] = 1.0
     too_wide: Literal["drop", "refuse"] = "drop"
     kill: StrictBool = False
+    on_failure: Literal["requeue", "lost"] = "requeue"
 
     @model_validator(mode="after")
     def _one(self) -> BatchTraceSection:
@@ -142,11 +144,12 @@ class BatchTraceSection(_Model):
 
 @dataclass
 class BatchTraceConfig:
-    """A validated cluster-log section: the rigid jobs, read once, and whether jobs are killed at
-    their requested time."""
+    """A validated cluster-log section: the rigid jobs, read once, whether jobs are killed at
+    their requested time, and what a processor failure does to the job running there."""
 
     trace: RigidTrace
     kill: bool = False
+    on_failure: str = "requeue"
 
     def describe(self) -> str:
         return (f"cluster log of {self.trace.n} rigid jobs ({Path(self.trace.source).name})"
@@ -186,7 +189,8 @@ def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> Workl
         raise SimschedError("a cluster log (swf, gpu_trace) is a stream of rigid jobs, not a task graph: "
                             "`simsched run` replays it under batch policies")
 
-    return WorkloadSpec("batch", {"batch": BatchTraceConfig(trace, section.kill), "path": str(path)}, build, top)
+    config = BatchTraceConfig(trace, section.kill, section.on_failure)
+    return WorkloadSpec("batch", {"batch": config, "path": str(path)}, build, top)
 
 
 # --------------------------------------------------------------------------- the stream

@@ -24,10 +24,13 @@ from simsched.workloads.importers.swf import RigidTrace
 
 def shadow(ends: np.ndarray, procs: np.ndarray, free: int, need: int) -> tuple[float, int]:
     """``(shadow time, extra processors)`` for a job needing ``need`` processors, ``free`` of them
-    free now, running jobs releasing ``procs`` at ``ends`` (sorted).  O(r)."""
+    free now, running jobs releasing ``procs`` at ``ends`` (sorted).  The extra processors are all
+    those free at the shadow time beyond ``need``, counting every job that ends at that instant
+    (not only those up to the one that first makes room).  O(r)."""
     avail = free + np.cumsum(procs)
     k = int(np.argmax(avail >= need))
-    return float(ends[k]), int(avail[k] - need)
+    last = int(np.searchsorted(ends, ends[k], side="right")) - 1  # every release at the shadow instant
+    return float(ends[k]), int(avail[last] - need)
 
 
 def easy_backfill(view: BatchView, procs: list[int], requested: np.ndarray, procs_arr: np.ndarray) -> list[int]:

@@ -12,8 +12,8 @@ generator process per job costs twice the time at 100,000 jobs and decides nothi
 
 **Decision points.**  The policy is asked once per instant at which jobs arrived or finished, after
 every arrival and completion of that instant (a SimPy event of lower priority than them), again
-after a zero-length job it started completes at the same instant, and at times it asked for
-(:meth:`BatchView.wake_at`).  It sees a
+after a zero-length job it started completes at the same instant, after every processor failure
+and repair (with failures), and at times it asked for (:meth:`BatchView.wake_at`).  It sees a
 :class:`BatchView` — the waiting jobs in submit order, the free processors, each running job's
 *estimated* end ``max(now, start + requested)`` — and returns the jobs to start now.  It never sees
 actual run times: only requested times.  The engine refuses a decision that starts a job not
@@ -22,6 +22,20 @@ waiting or starts more processors than are free (:class:`BatchEngineError`, a si
 The policies (``fcfs``, ``sjf``, ``easy-backfill``, ``conservative-backfill``) live in
 :mod:`simsched.schedulers`; :class:`Profile` is the availability profile (free processors over
 future time) the backfilling ones reserve in.
+
+**Failures** (``failures=``, the stream engine's :class:`~simsched.simulator.engine.Disruptions`:
+per processor an exponential MTBF/MTTR on/off process and explicit down intervals).  With
+failures the engine tracks which processors each job holds (the lowest-numbered idle ones that
+are up).  When a processor fails, an idle one simply leaves the pool; the job running on it is
+killed at once, all its other processors are freed, and it is either **requeued** (``requeue=True``,
+the default, as Slurm's ``--requeue``: it waits again in its original submit-order place and
+restarts from scratch, its run time again in full) or **lost** (it never completes; counted in
+``lost_jobs``).  A down processor starts nothing until it is repaired.  Policies see it as held
+until its *estimated* return (``failure time + MTTR`` for a random failure, the interval's end for
+a scheduled one), like a running job's requested end — never the drawn repair time.  Each
+processor draws its failures from its own seeded child stream, lazily while jobs remain, so the
+timeline does not depend on the schedule: every policy meets the same failures.  (Failure model as
+in the stream engine; MTBF/MTTR as in WRENCH/WorkflowSim; requeue semantics as Slurm's.)
 
 Measured from the run (:meth:`BatchResult.metrics`), from each job's release (its submit time, or
 for a task of a DAG job the end of its last predecessor): wait, response, bounded slowdown
@@ -44,7 +58,7 @@ from simpy.core import NORMAL
 
 from simsched.errors import SimschedError
 from simsched.simulator.engine.common import DECISION_PRIORITY, gc_paused
-from simsched.simulator.engine.online import _Tick
+from simsched.simulator.engine.online import MAX_EXPECTED_ATTEMPTS, MAX_RESTARTS, Disruptions, _per_processor, _Tick
 from simsched.workloads.importers.swf import RigidTrace
 
 TAU = 10.0
@@ -78,6 +92,9 @@ class BatchView:
     finished: list[int]
     trace: RigidTrace
     wake: Any = None
+    down_until: np.ndarray | None = None
+    """Estimated return time of every processor that is down now (failures only; ``None`` or empty
+    without): they count as held until then in :meth:`running_ends`."""
 
     @property
     def queue(self) -> list[int]:
@@ -94,11 +111,16 @@ class BatchView:
 
     def running_ends(self) -> tuple[np.ndarray, np.ndarray]:
         """``(ends, procs)`` of the running jobs sorted by estimated end (``max(now, start +
-        requested)``; ties in start order).  O(r log r)."""
+        requested)``; ties in start order), with every down processor as one more entry of one
+        processor held until its estimated return (after the jobs).  O(r log r)."""
         run = np.fromiter(self.running, dtype=np.int64, count=len(self.running))
         ends = np.maximum(self.est_end[run], self.now)
+        procs = self.trace.procs[run]
+        if self.down_until is not None and self.down_until.size:
+            ends = np.concatenate([ends, np.maximum(self.down_until, self.now)])
+            procs = np.concatenate([procs, np.ones(self.down_until.size, dtype=procs.dtype)])
         order = np.argsort(ends, kind="stable")
-        return ends[order], self.trace.procs[run[order]]
+        return ends[order], procs[order]
 
 
 @runtime_checkable
@@ -194,25 +216,41 @@ class BatchResult:
     extra: dict[str, Any] = field(default_factory=dict)
     released: np.ndarray | None = None
     """When each job joined the queue: its submit time, or when its last predecessor ended."""
+    up: np.ndarray | None = None
+    """Processors up after every decision point (``None``: no failures, all ``m``)."""
+    lost: np.ndarray | None = None
+    """Jobs killed by a failure and not requeued (``None``: none could be)."""
+    attempts: list[tuple[int, float, float, tuple[int, ...], bool]] = field(default_factory=list)
+    """With failures: every run of a job, ``(job, start, end, processors, completed)``."""
+    down: list[tuple[int, float, float]] = field(default_factory=list)
+    """With failures: every down interval ``(processor, start, end)`` that began before the run ended."""
 
     def metrics(self, tau: float = TAU) -> dict[str, Any]:
         """``wait_mean``, ``wait_p95``, ``response_mean``, ``response_p95``, ``bsld_mean``,
         ``bsld_p95``, ``utilisation`` (also as ``utilization``, the task-graph rows' key, so one
         capacity objective reads both), ``lost_capacity``, ``makespan``, ``jobs``, ``killed_jobs``,
-        and ``per_user`` (user -> ``{jobs, wait_mean, bsld_mean}``) when the trace names users.  O(n log n)."""
+        and ``per_user`` (user -> ``{jobs, wait_mean, bsld_mean}``) when the trace names users.
+        With failures also ``failures`` (processor failures), ``requeues``, ``lost_jobs`` (their
+        waits and slowdowns are left out of the means), ``wasted_work`` (processor-seconds of runs
+        cut by a failure) and ``down_capacity`` (processor-seconds down), both over ``m`` x the
+        span; ``lost_capacity`` then counts only processors that are up.  O(n log n)."""
         tr = self.trace
         since = tr.submit if self.released is None else self.released  # in the queue from its release
-        wait = self.start - since
-        resp = self.end - since
-        ran = self.end - self.start
+        done = np.ones(tr.n, dtype=bool) if self.lost is None else ~self.lost
+        wait = (self.start - since)[done]
+        resp = (self.end - since)[done]
+        ran = (self.end - self.start)[done]
         bsld = np.maximum(1.0, resp / np.maximum(ran, tau))
         first, last = float(tr.submit.min()), float(self.end.max())
         span = last - first
-        used = float(np.dot(tr.procs, ran))
-        # lost capacity: idle processors while some job waits, integrated between decision points
+        used = float(np.dot(tr.procs[done], ran))
+        # lost capacity: idle processors (up ones) while some job waits, integrated between decision points
         dt = np.diff(np.append(self.t, last))
-        idle = (self.m - self.busy) * (self.queued > 0)
+        up = self.m if self.up is None else self.up
+        idle = (up - self.busy) * (self.queued > 0)
         lost = float(np.dot(idle, dt))
+        if not done.any():  # every job lost to failures: no wait or slowdown to average
+            wait = resp = bsld = np.full(1, np.nan)
         out: dict[str, Any] = {
             "jobs": tr.n, "wait_mean": float(wait.mean()), "wait_p95": float(np.percentile(wait, 95)),
             "response_mean": float(resp.mean()), "response_p95": float(np.percentile(resp, 95)),
@@ -222,11 +260,19 @@ class BatchResult:
             "lost_capacity": lost / (self.m * span) if span > 0 else 0.0,
             "makespan": span, "killed_jobs": int(self.killed.sum()),
         }
+        if self.up is not None:
+            wasted = sum(len(p) * (b - a) for _j, a, b, p, ok in self.attempts if not ok)
+            down = sum(min(b, last) - a for _p, a, b in self.down if a < last)
+            scale = self.m * span if span > 0 else float("inf")
+            out.update(failures=len(self.down), requeues=sum(1 for a in self.attempts if not a[4]) - int(
+                (~done).sum()), lost_jobs=int((~done).sum()), wasted_work=wasted / scale, down_capacity=down / scale)
         if tr.has_users:
             users = np.unique(tr.user)
+            user = tr.user[done] if done.any() else tr.user[:1]
             out["per_user"] = {int(u): {"jobs": int((tr.user == u).sum()),
-                                        "wait_mean": float(wait[tr.user == u].mean()),
-                                        "bsld_mean": float(bsld[tr.user == u].mean())} for u in users.tolist()}
+                                        "wait_mean": float(wait[user == u].mean()) if (user == u).any() else None,
+                                        "bsld_mean": float(bsld[user == u].mean()) if (user == u).any() else None}
+                               for u in users.tolist()}
         return out
 
 
@@ -238,18 +284,67 @@ def check_trace_fits(trace: RigidTrace, m: int) -> None:
                             f"drop wider jobs (too_wide: drop) or give the platform more processors")
 
 
+def check_batch_failures(trace: RigidTrace, m: int, failures: Disruptions, kill: bool = False) -> None:
+    """Refuse, before a run, failures under which the batch engine cannot model or finish it:
+    stragglers (not modelled here); a down interval of a processor the machine lacks; a job whose
+    ``k`` processors fail so often that a run of its length needs more than
+    :data:`~simsched.simulator.engine.online.MAX_EXPECTED_ATTEMPTS` tries on average
+    (``e^(length x sum of the k smallest failure rates)``); more failure episodes than ``max_events``
+    (:mod:`simsched.limits`) over the run.  :class:`~simsched.limits.LimitError` or
+    :class:`SimschedError` naming ``failures``/``stragglers``.  O(n + m log m)."""
+    from simsched import limits
+
+    if failures.slowdown_rate > 0 and failures.slowdown > 1:
+        raise SimschedError("stragglers are not modelled by the batch engine (a rigid job's run time comes "
+                            "from its log); remove the stragglers section", field="stragglers")
+    for p, _a, _b in failures.down_trace:
+        if not 0 <= p < m:
+            raise SimschedError(f"a down interval names processor {p}; the machine has {m} (0..{m - 1})",
+                                field="failures")
+    rate = _per_processor(failures.failure_rate, m, "failure_rate")
+    if trace.n == 0 or not (rate > 0).any():
+        return
+    dur = np.minimum(trace.run, trace.requested) if kill else trace.run
+    best = np.concatenate([[0.0], np.cumsum(np.sort(rate))])  # the k most reliable processors' rate sum
+    exposure = dur * best[np.minimum(trace.procs, m)]
+    j = int(np.argmax(exposure))
+    if exposure[j] > np.log(MAX_EXPECTED_ATTEMPTS):
+        raise limits.LimitError(
+            f"job {int(trace.ids[j])} ({int(trace.procs[j])} processors for {float(dur[j]):g} s) would need about "
+            f"e^{float(exposure[j]):.0f} attempts: the MTBF is far below its length on {int(trace.procs[j])} "
+            f"processors (more than {MAX_EXPECTED_ATTEMPTS:,} attempts expected); raise the MTBF", field="failures")
+    span = max(float(trace.submit.max()), float(np.dot(trace.procs, dur)) / m)
+    events = float(rate.sum()) * span
+    if events > limits.current().max_events:
+        raise limits.LimitError(
+            f"about {events:.3g} failures over a run of at least {span:g} s, more than the limit of "
+            f"{limits.current().max_events:,} (max_events; to allow more, set SIMSCHED_MAX_EVENTS); raise the MTBF",
+            field="failures")
+
+
 def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool = False,
-                   after: tuple[np.ndarray, np.ndarray] | None = None) -> BatchResult:
+                   after: tuple[np.ndarray, np.ndarray] | None = None, failures: Disruptions | None = None,
+                   requeue: bool = True, seed: int = 0) -> BatchResult:
     """Run ``trace`` on ``m`` processors under ``policy`` in SimPy (see the module docstring).
     ``kill``: a job still running at ``start + requested`` is killed then.  ``after = (ptr, pred)``:
     job ``j`` joins the queue only once its submit time has come and every job of
     ``pred[ptr[j]:ptr[j + 1]]`` has ended (the tasks of DAG jobs as rigid jobs; a job whose
     predecessors end at its submit instant joins in that instant's arrivals, others in the order
-    they are released).  Deterministic.  O((n + edges) log n) events plus the policy's cost per
-    decision point."""
+    they are released).  ``failures``: processor failures and repairs (checked first by
+    :func:`check_batch_failures`), drawn from ``seed``; a job killed by one is requeued
+    (``requeue``) or lost (not with ``after``: its successors could never run).  Deterministic for
+    one seed.  O((n + edges + failures) log n) events plus the policy's cost per decision point;
+    with failures also O(m) per start and per failure."""
     import time
 
     check_trace_fits(trace, m)
+    fail_on = failures is not None and (bool(failures.down_trace)
+                                        or bool(np.any(np.asarray(failures.failure_rate) > 0)))
+    if failures is not None:
+        check_batch_failures(trace, m, failures, kill)
+        if after is not None and not requeue:
+            raise SimschedError("tasks of DAG jobs are requeued after a failure (a lost task would block its "
+                                "successors for ever)", field="failures")
     n = trace.n
     env = simpy.Environment()
     submit, procs, req = trace.submit, trace.procs, trace.requested
@@ -258,7 +353,7 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
     end = np.full(n, np.nan)
     queued_at = np.full(n, np.nan)
     est_end = np.full(n, np.inf)
-    state = {"free": m, "pending": False, "decisions": 0, "policy_s": 0.0}
+    state = {"free": m, "pending": False, "decisions": 0, "policy_s": 0.0, "left": n}
     qa = np.zeros(0, dtype=np.int64)  # the waiting jobs, in submit order
     waiting = np.zeros(n, dtype=bool)
     running: set[int] = set()
@@ -267,7 +362,22 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
     log_t: list[float] = []
     log_busy: list[int] = []
     log_q: list[int] = []
+    log_up: list[int] = []
     submit_l, dur_l, procs_l, req_l = submit.tolist(), dur.tolist(), procs.tolist(), req.tolist()
+    # failures: which processors each job holds, which are down and until when (estimated)
+    idle_up = np.ones(m, dtype=bool)
+    holder = np.full(m, -1, dtype=np.int64)
+    held: dict[int, np.ndarray] = {}
+    down_est: dict[int, float] = {}  # down processor -> its estimated return (what policies see)
+    repair_at = np.full(m, -np.inf)
+    down_since = np.zeros(m)
+    token = [0] * n  # a run's finish event is stale once its job was killed
+    tries = [0] * n
+    lost = np.zeros(n, dtype=bool)
+    rank = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)  # order of first release: a requeued job's place
+    nrank = [0]
+    attempts: list[tuple[int, float, float, tuple[int, ...], bool]] = []
+    down_log: list[tuple[int, float, float]] = []
 
     def decide(_event: Any) -> None:
         nonlocal qa
@@ -275,7 +385,9 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
         now = env._now
         if arrived:
             qa = np.concatenate([qa, np.asarray(arrived, dtype=np.int64)])
-        view = BatchView(now, m, state["free"], qa, running, est_end, list(arrived), list(finished), trace, wake_at)
+        down_until = np.fromiter(down_est.values(), dtype=np.float64, count=len(down_est)) if fail_on else None
+        view = BatchView(now, m, state["free"], qa, running, est_end, list(arrived), list(finished), trace, wake_at,
+                         down_until)
         arrived.clear()
         finished.clear()
         t0 = time.perf_counter()
@@ -294,15 +406,27 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
                 start[j] = now
                 est_end[j] = now + req_l[j]
                 running.add(j)
-                heappush(queue_, (now + dur_l[j], NORMAL, next(eid), _Tick(finish, j)))
+                if fail_on:
+                    mine = np.flatnonzero(idle_up)[:procs_l[j]]
+                    idle_up[mine] = False
+                    holder[mine] = j
+                    held[j] = mine
+                    heappush(queue_, (now + dur_l[j], NORMAL, next(eid), _Tick(finish_run, (j, token[j]))))
+                else:
+                    heappush(queue_, (now + dur_l[j], NORMAL, next(eid), _Tick(finish, j)))
             k = len(chosen)
             qa = qa[k:] if qa[:k].tolist() == list(chosen) else qa[waiting[qa]]  # a prefix costs O(1)
+        busy = m - state["free"] - len(down_est)
         if log_t and log_t[-1] == now:
-            log_busy[-1], log_q[-1] = m - state["free"], qa.size
+            log_busy[-1], log_q[-1] = busy, qa.size
+            if fail_on:
+                log_up[-1] = m - len(down_est)
         else:
             log_t.append(now)
-            log_busy.append(m - state["free"])
+            log_busy.append(busy)
             log_q.append(qa.size)
+            if fail_on:
+                log_up.append(m - len(down_est))
 
     queue_, eid = env._queue, env._eid  # events pushed as SimPy's own entries (time, priority, eid, event)
 
@@ -339,6 +463,9 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
         queued_at[i] = env._now
         waiting[i] = True
         arrived.append(i)
+        if fail_on:
+            rank[i] = nrank[0]
+            nrank[0] += 1
 
     def arrive(event: Any) -> None:  # every job submitted at this instant, in submit order
         i = event._value
@@ -358,21 +485,131 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
         running.discard(j)
         state["free"] += procs_l[j]
         finished.append(j)
+        state["left"] -= 1
         for k in succ[sptr[j]:sptr[j + 1]]:
             remaining[k] -= 1
             if not remaining[k] and submitted[k]:
                 release(k)
         wake()
 
+    # ------------------------------------------------------------------ failures
+    def finish_run(event: Any) -> None:
+        j, tok = event._value
+        if tok != token[j]:
+            return  # this run was killed by a failure
+        mine = held.pop(j)
+        idle_up[mine] = True
+        holder[mine] = -1
+        attempts.append((j, float(start[j]), env._now, tuple(mine.tolist()), True))
+        event._value = j
+        finish(event)
+
+    def fail(p: int, now: float, until: float, estimate: float) -> None:
+        """Processor ``p`` goes down now until ``until`` (policies are told ``estimate``)."""
+        nonlocal qa
+        if p in down_est:  # already down: a longer interval extends the repair
+            if until > repair_at[p]:
+                repair_at[p] = until
+                down_est[p] = max(down_est[p], estimate)
+                heappush(queue_, (until, NORMAL, next(eid), _Tick(repair, p)))
+            return
+        down_est[p] = estimate
+        repair_at[p] = until
+        down_since[p] = now
+        heappush(queue_, (until, NORMAL, next(eid), _Tick(repair, p)))
+        j = int(holder[p])
+        if j < 0:  # idle: it just leaves the pool
+            idle_up[p] = False
+            state["free"] -= 1
+            wake()
+            return
+        mine = held.pop(j)  # the job running there is killed; its other processors are freed
+        attempts.append((j, float(start[j]), now, tuple(mine.tolist()), False))
+        holder[mine] = -1
+        idle_up[mine] = True
+        idle_up[p] = False
+        state["free"] += len(mine) - 1
+        token[j] += 1
+        running.discard(j)
+        finished.append(j)  # capacity came back before its estimated end
+        tries[j] += 1
+        if tries[j] > MAX_RESTARTS:
+            raise SimschedError(f"after {MAX_RESTARTS:,} restarts job {int(trace.ids[j])} has not finished; "
+                                f"raise failures.mtbf", field="failures")
+        if requeue:
+            start[j] = np.nan
+            est_end[j] = np.inf
+            waiting[j] = True
+            qa = np.insert(qa, int(np.searchsorted(rank[qa], rank[j])), j)
+        else:
+            lost[j] = True
+            end[j] = now
+            est_end[j] = np.inf
+            state["left"] -= 1
+        wake()
+
+    def repair(event: Any) -> None:
+        p = event._value
+        now = env._now
+        if p not in down_est or now < repair_at[p]:
+            return  # a later interval extended this repair
+        del down_est[p]
+        down_log.append((p, float(down_since[p]), now))
+        idle_up[p] = True
+        state["free"] += 1
+        if state["left"] <= 0:
+            return  # after the last job: no decision point (the run's span ends with the last job)
+        wake()
+        if rate[p] > 0:
+            next_failure(p)
+
+    def random_failure(event: Any) -> None:
+        p = event._value
+        if state["left"] <= 0:
+            return
+        now = env._now
+        if p in down_est:  # down from a scheduled interval: this failure is skipped
+            next_failure(p)
+            return
+        length = float(fail_rng[p].exponential(mttr[p])) if mttr[p] > 0 else 0.0
+        fail(p, now, now + length, now + mttr[p])
+
+    def scheduled_failure(event: Any) -> None:
+        p, b = event._value
+        if state["left"] > 0:
+            fail(p, env._now, b, b)
+
+    def next_failure(p: int) -> None:
+        if state["left"] > 0:
+            gap = float(fail_rng[p].exponential(1.0 / rate[p]))
+            heappush(queue_, (env._now + gap, NORMAL, next(eid), _Tick(random_failure, p)))
+
     policy.reset(trace, m)
+    if fail_on:
+        assert failures is not None
+        rate = _per_processor(failures.failure_rate, m, "failure_rate").tolist()
+        mttr = _per_processor(failures.repair_time, m, "repair_time").tolist()
+        # a seed space of its own ([seed, 31]), apart from the children of ``seed`` that draw a stream's jobs
+        fail_rng = [np.random.default_rng(c) for c in np.random.SeedSequence([int(seed), 31]).spawn(m)]
+        for p in range(m):
+            if rate[p] > 0:
+                next_failure(p)
+        for p, a, b in failures.down_trace:
+            heappush(queue_, (float(a), NORMAL, next(eid), _Tick(scheduled_failure, (int(p), float(b)))))
     if n:
         heappush(queue_, (submit_l[0], NORMAL, next(eid), _Tick(arrive, 0)))
     with gc_paused():
         env.run()
-    if np.isnan(start).any():
-        j = int(np.flatnonzero(np.isnan(start))[0])
+    unstarted = np.isnan(start) & ~lost
+    if unstarted.any():
+        j = int(np.flatnonzero(unstarted)[0])
         raise BatchEngineError(f"{policy.name}: job {j} was never started (the policy left it waiting for ever)")
-    killed = (dur < trace.run) if kill else np.zeros(n, dtype=bool)
+    killed = (dur < trace.run) & ~lost if kill else np.zeros(n, dtype=bool)
+    if fail_on:
+        last = float(np.nanmax(end)) if n else 0.0
+        down_log.extend((p, float(down_since[p]), max(float(repair_at[p]), last)) for p in down_est)
+        down_log.sort(key=lambda x: (x[1], x[0]))
     return BatchResult(trace, m, start, end, killed, np.asarray(log_t), np.asarray(log_busy, dtype=np.int64),
                        np.asarray(log_q, dtype=np.int64), state["decisions"], state["policy_s"],
-                       released=queued_at)
+                       released=queued_at, up=np.asarray(log_up, dtype=np.int64) if fail_on else None,
+                       lost=lost if fail_on else None, attempts=attempts, down=down_log)
