@@ -293,7 +293,7 @@ def capacity_command(
                                   "scheduler address tcp://HOST:PORT."),
     results: Path = typer.Option(None, "--results",
                                  help="Save every simulated day in this results store (.csv or .parquet) as it "
-                                      "finishes, as sweep -o does; a killed search continues with --resume."),
+                                      "finishes, like a sweep's results; a killed search continues with --resume."),
     resume: bool = typer.Option(False, "--resume",
                                 help="Continue a killed search: reuse the days saved in --results, simulate the rest."),
     _old_o: str | None = retired("capacity", "-o", lambda v: f"give the objective with --objective {quoted(v)}"),
