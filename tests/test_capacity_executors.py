@@ -312,3 +312,29 @@ def test_resume_reuses_the_store_for_another_objective(tmp_path: Path) -> None:
                                     "--objective", "makespan <= 1e9", "--json", str(tmp_path / "a.json")])
     assert r.exit_code == 0, r.output
     assert "0 simulated, 2 reused" in r.output  # capacity 1 meets any makespan bound: its 2 days were stored
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_gives_the_serial_answer(tmp_path: Path) -> None:
+    """The same days on a Dask LocalCluster (threads in this process): the same answer, through the store."""
+    pytest.importorskip("distributed")
+    from simsched.run.capacity import answer, question_from
+    from simsched.study.capacity_days import ExecutorDays
+    from simsched.study.executors import DaskExecutor
+    from simsched.yamlio import YamlDocument
+
+    def question():
+        return question_from(YamlDocument({**TASK_GRAPH, "capacity": {**TASK_GRAPH["capacity"], "days": 4}}, {},
+                                          tmp_path / "s.yaml"))
+
+    serial = answer(question())
+    stored = StoredDays(ExecutorDays(DaskExecutor("local", 2, processes=False)), tmp_path / "days.csv",
+                        resume=False, name="tg")
+    try:
+        with stored.inner:
+            dask = answer(question(), runner=stored)
+        stored.finish()
+    finally:
+        stored.close()
+    assert _without_wall(serial) == _without_wall(dask)
+    assert stored.ran >= sum(e["simulations"] for e in serial["variants"])  # and days a decided level no longer used
