@@ -171,6 +171,8 @@ class _LiveProgress:
         self.live: Any = None
         self.task: Any = None
         self.t0 = time.perf_counter()
+        self.where = ""
+        """Where the days run (`` on 2 local processes``), shown after the count; empty: here."""
 
     def __call__(self, text: str, sims: int, level_done: bool) -> None:
         if not self.console.is_terminal:
@@ -181,10 +183,10 @@ class _LiveProgress:
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self.live = Progress(SpinnerColumn(), TextColumn("{task.description}"),
-                                 TextColumn("[dim]{task.completed} simulations"), TimeElapsedColumn(),
-                                 console=self.console, transient=True)
+                                 TextColumn("[dim]{task.completed} simulations{task.fields[where]}"),
+                                 TimeElapsedColumn(), console=self.console, transient=True)
             self.live.start()
-            self.task = self.live.add_task(text, total=None)
+            self.task = self.live.add_task(text, total=None, where=self.where)
         self.live.update(self.task, description=text, completed=sims)
 
     def close(self) -> None:
@@ -241,6 +243,8 @@ def _runner(executor: Any, results: Path | None, resume: bool, name: str, progre
             stored = StoredDays(runner, results, resume=resume, name=name)
             stack.callback(stored.close)
             runner = stored
+        if executor is not None:
+            progress.where = f" on {runner.description}"
         t0 = time.perf_counter()
         try:
             yield runner
