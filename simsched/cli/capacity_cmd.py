@@ -4,7 +4,9 @@ A thin command over :mod:`simsched.run.capacity`: reads the scenario (task-graph
 autotuning), the objective (``--objective`` or the scenario's ``capacity.objective``), searches over
 ``--days`` simulated days with live progress on stderr, prints a table with the confidence of each
 answer, and optionally writes a plot (``--plot``, PNG, atomic; matplotlib imported only then) and
-the answer as JSON (``--json``).  Bad input: exit 2 with one located line.
+the answer as JSON (``--json``).  The days run here, or on the sweep's executors (``--workers N``,
+``--dask``) and in a sweep's results store (``--results``, ``--resume`` after a kill): see
+:mod:`simsched.study.capacity_days`; the answer is the same.  Bad input: exit 2 with one located line.
 """
 
 from __future__ import annotations
