@@ -217,25 +217,47 @@ def _parts(path: Path) -> list[Path]:
     return sorted(path.with_name(path.name + ".parts").glob("part-*.csv"))
 
 
+def _session(sid: int) -> set[int]:
+    """The live processes of session ``sid`` (from /proc; zombies have ended)."""
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z" and int(fields[3]) == sid:
+                out.add(int(entry))
+    return out
+
+
 @pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_capacity_command_resumes_with_fewer_simulations(tmp_path: Path) -> None:
+    """``kill -9`` of the main process of a search on 2 workers: no worker survives it, and the same
+    command with ``--resume`` (here in one process) reuses the saved days and gives the fresh answer."""
     scen = tmp_path / "s.yaml"
     scen.write_text(yaml.safe_dump({**TASK_GRAPH, "capacity": {**TASK_GRAPH["capacity"], "days": 12}}))
     store = tmp_path / "days.csv"
     args = [*CLI, "capacity", str(scen), "--all-days", "--results", str(store)]
-    proc = subprocess.Popen([*args, "--json", str(tmp_path / "killed.json")], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen([*args, "--workers", "2", "--json", str(tmp_path / "killed.json")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + 240
         while not _parts(store) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert _parts(store) and proc.poll() is None, "the search finished (or saved nothing) before the kill"
-        os.killpg(proc.pid, signal.SIGKILL)
+        proc.send_signal(signal.SIGKILL)  # the main process only: its workers must follow it
         proc.wait()
+        deadline = time.monotonic() + 10
+        while _session(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _session(proc.pid), "a worker outlived the killed search"
     finally:
-        if proc.poll() is None:
+        if _session(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        proc.wait()
     assert not store.exists() and not (tmp_path / "killed.json").exists()
     again = subprocess.run([*args, "--json", str(tmp_path / "again.json")], capture_output=True, text=True,
                            timeout=300)
