@@ -140,6 +140,12 @@ def test_a_process_pool_gives_the_serial_json(tmp_path: Path, scenario: dict) ->
     a, b = json.loads(serial.read_text()), json.loads(pool.read_text())
     assert _without_wall(a) == _without_wall(b)
     assert (tmp_path / "days.csv").is_file() and not (tmp_path / "days.csv.parts").exists()
+    # the same command again, resumed in one process: every day comes from the store
+    again = tmp_path / "again.json"
+    r = CliRunner().invoke(_app(), [str(scen), "--json", str(again), "--results", str(tmp_path / "days.csv"),
+                                    "--resume"])
+    assert r.exit_code == 0, r.output
+    assert " 0 simulated, " in r.output and _without_wall(json.loads(again.read_text())) == _without_wall(a)
 
 
 # ------------------------------------------------------------------ resume after an interruption
