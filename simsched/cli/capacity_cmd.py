@@ -4,15 +4,18 @@ A thin command over :mod:`simsched.run.capacity`: reads the scenario (task-graph
 autotuning), the objective (``--objective`` or the scenario's ``capacity.objective``), searches over
 ``--days`` simulated days with live progress on stderr, prints a table with the confidence of each
 answer, and optionally writes a plot (``--plot``, PNG, atomic; matplotlib imported only then) and
-the answer as JSON (``--json``).  Bad input: exit 2 with one located line.
+the answer as JSON (``--json``).  The days run here, or on the sweep's executors (``--workers N``,
+``--dask``) and in a sweep's results store (``--results``, ``--resume`` after a kill): see
+:mod:`simsched.study.capacity_days`; the answer is the same.  Bad input: exit 2 with one located line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +173,8 @@ class _LiveProgress:
         self.live: Any = None
         self.task: Any = None
         self.t0 = time.perf_counter()
+        self.where = ""
+        """Where the days run (`` on 2 local processes``), shown after the count; empty: here."""
 
     def __call__(self, text: str, sims: int, level_done: bool) -> None:
         if not self.console.is_terminal:
@@ -180,15 +185,87 @@ class _LiveProgress:
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self.live = Progress(SpinnerColumn(), TextColumn("{task.description}"),
-                                 TextColumn("[dim]{task.completed} simulations"), TimeElapsedColumn(),
-                                 console=self.console, transient=True)
+                                 TextColumn("[dim]{task.completed} simulations{task.fields[where]}"),
+                                 TimeElapsedColumn(), console=self.console, transient=True)
             self.live.start()
-            self.task = self.live.add_task(text, total=None)
+            self.task = self.live.add_task(text, total=None, where=self.where)
         self.live.update(self.task, description=text, completed=sims)
 
     def close(self) -> None:
         if self.live is not None:
             self.live.stop()
+
+
+def _check_runner_options(scenario: Path, workers: int | None, dask: str | None, results: Path | None,
+                          resume: bool, outputs: tuple[Path | None, ...]) -> Any:
+    """Check ``--workers``, ``--dask``, ``--results`` and ``--resume`` before anything runs; the
+    executor they ask for (not started), or None for days simulated here."""
+    from simsched.outputs import check_output
+
+    if resume and results is None:
+        raise SimschedError("--resume continues the search saved by --results PATH: give --results", field="--resume")
+    if results is not None:
+        from simsched.study.tables import SUFFIXES, pyarrow_module, table_format
+
+        check_output(results, option="--results", suffixes=SUFFIXES, inputs=[scenario])
+        if any(o is not None and o.resolve() == results.resolve() for o in outputs):
+            raise SimschedError("--results must name a file of its own, not the --json or --plot output",
+                                field="--results")
+        if table_format(results) == "parquet":
+            pyarrow_module()
+    if workers is None and dask is None:
+        return None
+    from simsched.study.executors import executor_for, require_distributed
+
+    executor = executor_for(workers, dask)
+    if dask is not None:
+        require_distributed()
+    return executor
+
+
+@contextlib.contextmanager
+def _runner(executor: Any, results: Path | None, resume: bool, name: str, progress: _LiveProgress) -> Iterator[Any]:
+    """Where the search's days run (:mod:`simsched.study.capacity_days`): here, or on ``executor``,
+    through the results store ``results`` when given; a line on stderr says where and what was reused.
+    A lost worker or Ctrl-C keeps the days that finished (exit 2 / 130, naming ``--resume``)."""
+    from simsched.run.capacity import IN_PROCESS
+    from simsched.study.executors import WorkerLost
+
+    keep = f"; the days that finished are saved in {results}: continue with --resume" if results else ""
+    with contextlib.ExitStack() as stack:
+        runner: Any = IN_PROCESS
+        stored = None
+        if executor is not None:
+            from simsched.study.capacity_days import ExecutorDays
+
+            runner = stack.enter_context(ExecutorDays(executor))
+        if results is not None:
+            from simsched.study.capacity_days import StoredDays
+
+            stored = StoredDays(runner, results, resume=resume, name=name)
+            stack.callback(stored.close)
+            runner = stored
+        if executor is not None:
+            progress.where = f" on {runner.description}"
+        t0 = time.perf_counter()
+        try:
+            yield runner
+            if stored is not None:
+                stored.finish()
+        except WorkerLost as exc:
+            raise SimschedError(f"{exc.message}{keep}") from None
+        except KeyboardInterrupt:
+            progress.close()
+            from simsched.cli.common import print_error
+
+            print_error(f"interrupted{keep}")
+            raise typer.Exit(130) from None
+        finally:
+            progress.close()
+        if executor is not None or stored is not None:
+            where = getattr(runner, "description", "this process")
+            note = (f"; {stored.ran} simulated, {stored.reused} reused from {results}" if stored is not None else "")
+            print(f"days simulated on {where} in {time.perf_counter() - t0:.1f} s{note}", file=sys.stderr)
 
 
 @recorded_reads
@@ -214,6 +291,17 @@ def capacity_command(
     over: str = typer.Option(None, "--over",
                              help="Search once per value of a scenario field, e.g. "
                                   "workload.stream.arrivals.poisson=0.01,0.015,0.02 (same days for each)."),
+    workers: int = typer.Option(None, "--workers", "-w", "--jobs", "-j",
+                                help="Simulate the days on N local worker processes, as sweep does (default: "
+                                     "in this process, one after another); the answer is the same."),
+    dask: str = typer.Option(None, "--dask",
+                             help="Simulate the days on Dask: 'local' (a LocalCluster of --workers) or a "
+                                  "scheduler address tcp://HOST:PORT."),
+    results: Path = typer.Option(None, "--results",
+                                 help="Save every simulated day in this results store (.csv or .parquet) as it "
+                                      "finishes, like a sweep's results; a killed search continues with --resume."),
+    resume: bool = typer.Option(False, "--resume",
+                                help="Continue a killed search: reuse the days saved in --results, simulate the rest."),
     _old_o: str | None = retired("capacity", "-o", lambda v: f"give the objective with --objective {quoted(v)}"),
     _old_r: str | None = retired("capacity", "-r", lambda v: f"give the resource with --resource {quoted(v)}"),
     _old_p: str | None = retired("capacity", "-p", lambda v: f"give the scheduler with -s/--scheduler {quoted(v)}"),
@@ -229,6 +317,7 @@ def capacity_command(
     progress = None
     try:
         check_seed(seed)
+        executor = _check_runner_options(scenario, workers, dask, results, resume, (plot, json_path))
         if plot is not None:
             check_output(plot, option="--plot", suffixes=(".png", ".svg", ".pdf"), inputs=[scenario])
         if json_path is not None:
@@ -252,12 +341,11 @@ def capacity_command(
             return question_from(d, objective=objective, resource=resource, days=days, on_days=on_days,
                                  seed=seed, high=max_capacity, variants=policy or None, all_days=all_days)
 
+        name = str(doc.data.get("name") or scenario.stem) if isinstance(doc.data, dict) else scenario.stem
         if over is not None:
             progress = _LiveProgress()
-            try:
-                grid = answer_over(doc, field, values, ask, progress)
-            finally:
-                progress.close()
+            with _runner(executor, results, resume, name, progress) as runner:
+                grid = answer_over(doc, field, values, ask, progress, runner)
             print_over_table(grid)
             if json_path is not None:
                 from simsched.fileio import atomic_write_text
@@ -270,10 +358,8 @@ def capacity_command(
                            variants=policy or None)  # capacity.mix: the cheapest mix of processor types
         question = ask(doc) if mix is None else None
         progress = _LiveProgress()
-        try:
-            result = answer(question, progress) if mix is None else answer_mix(mix, progress)
-        finally:
-            progress.close()
+        with _runner(executor, results, resume, name, progress) as runner:
+            result = answer(question, progress, runner) if mix is None else answer_mix(mix, progress, runner)
         if result.get("kind") == "mix":  # capacity.mix: the cheapest mix of processor types
             from simsched.cli.mix_view import print_mix_table, write_mix_plot
 

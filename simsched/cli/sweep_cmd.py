@@ -61,21 +61,6 @@ class _Bar:
             self.bar = None
 
 
-def _executor(workers: int | None, dask: str | None) -> Any:
-    from simsched.study.executors import DaskExecutor, PoolExecutor
-
-    if workers is not None and workers < 1:
-        raise SimschedError(f"--workers must be >= 1, got {workers}")
-    if dask is None:
-        return PoolExecutor(workers)
-    if dask != "local" and workers is not None:
-        raise SimschedError("--workers sets the local pool or a --dask local cluster; a remote cluster has "
-                            "its own workers")
-    if dask != "local" and "://" not in dask:
-        raise SimschedError(f"--dask {dask}: give 'local' or a scheduler address like tcp://host:8786")
-    return DaskExecutor(dask, workers)
-
-
 def _sweep(study: Path, workers: int | None, dask: str | None, resume: bool, output: Path | None) -> None:
     from simsched.outputs import check_output
     from simsched.study.executors import WorkerLost
@@ -87,7 +72,9 @@ def _sweep(study: Path, workers: int | None, dask: str | None, resume: bool, out
     check_output(output, option="-o", suffixes=SUFFIXES)
     if table_format(output) == "parquet":
         pyarrow_module()
-    executor = _executor(workers, dask)
+    from simsched.study.executors import executor_for
+
+    executor = executor_for(workers, dask)
     if dask is not None:
         from simsched.study.executors import require_distributed
 

@@ -17,6 +17,12 @@ capacity and every scheduler sees the same ``days`` draws (common random numbers
   ``low`` until the rate reaches ``on_days``, then bisects between the last failure and the first
   success — O(days · log(answer)) simulations; the answer ``n`` is always simulated together with
   ``n - 1`` (which fails) unless ``n`` is the lowest capacity.
+* Where the days run is a :class:`DayRunner`: here, one after another (:data:`IN_PROCESS`, the
+  default), or on a sweep's executor with a results store (:mod:`simsched.study.capacity_days`).
+  The searches of all variants advance in lockstep, so each *round* hands the runner every day of
+  the capacities the variants ask for next (variants x days simulations that can run at once).
+  Days come back in any order and are folded into each level in seed order, so the early stop and
+  every number of the answer are the same whatever the runner.
 * The confidence statement per evaluated capacity: days met ``k`` of ``days``, the Wilson 95% interval
   of the day success rate (Wilson 1927; Clopper–Pearson 1934 alongside), and for each clause's metric
   the mean over days with Student's t interval and its bootstrap interval (Efron & Tibshirani 1993),
@@ -28,8 +34,9 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -221,30 +228,117 @@ Progress = Callable[[str, int, bool], None]
 day was a capacity's last)."""
 
 
+Request = tuple[str, Any, int]
+"""One simulated day: ``(variant, capacity, seed)``; the capacity is a count, or a mix's counts."""
+
+
+class DayRunner(Protocol):
+    """Where a search's days are simulated."""
+
+    def run(self, model: Any, requests: Sequence[Request],
+            skip: Callable[[int], bool]) -> Iterator[tuple[int, dict[str, float]]]:
+        """Yield ``(index into requests, the day's metrics)`` for every request, in any order, except
+        those for which ``skip(index)`` has become true (no longer wanted); the caller may stop
+        iterating (and close the iterator) once it has what it needs."""
+        ...
+
+
+class InProcess:
+    """Days simulated in this process, one after another in request order (lazily: a request no
+    longer wanted when its turn comes is not simulated)."""
+
+    description = "this process"
+
+    def run(self, model: Any, requests: Sequence[Request],
+            skip: Callable[[int], bool]) -> Iterator[tuple[int, dict[str, float]]]:
+        for i, (variant, capacity, seed) in enumerate(requests):
+            if not skip(i):
+                yield i, model(variant, capacity, seed)
+
+
+IN_PROCESS = InProcess()
+
+
+class _Fold:
+    """One capacity level being filled: days arrive in any order and are folded in seed order;
+    with ``on_days`` the level is *decided* once more days have missed than ``on_days`` allows."""
+
+    def __init__(self, capacity: Any, objective: Objective, n_days: int, on_days: float | None) -> None:
+        self.capacity, self.objective, self.n = capacity, objective, n_days
+        self.values: dict[str, list[float]] = {m: [] for m in objective.metrics}
+        self.met: list[bool] = []
+        self.waiting: dict[int, Mapping[str, float]] = {}
+        self.allowed = math.inf if on_days is None else n_days - math.ceil(on_days * n_days - 1e-9)
+        self.decided = False
+
+    def add(self, k: int, day: Mapping[str, float]) -> list[tuple[int, bool]]:
+        """Day ``k``'s metrics; returns ``(day index, stopped)`` for each day folded now."""
+        self.waiting[k] = day
+        folded = []
+        while not self.decided and len(self.met) in self.waiting:
+            i = len(self.met)
+            d = self.waiting.pop(i)
+            for m in self.values:
+                self.values[m].append(float(d[m]))
+            self.met.append(self.objective.met(d))
+            stop = len(self.met) - sum(self.met) > self.allowed
+            self.decided = stop or len(self.met) == self.n
+            folded.append((i, stop))
+        return folded
+
+    def level(self) -> Level:
+        return Level(self.capacity, self.values, self.met, self.n)
+
+
+def evaluate_levels(model: CapacityModel, wanted: Sequence[tuple[str, Any]], objective: Objective,
+                    seeds: Sequence[int], progress: Progress | None = None, counter: list[int] | None = None,
+                    on_days: float | None = None, runner: DayRunner | None = None) -> list[Level]:
+    """Simulate each ``(variant, capacity)`` of ``wanted`` on the seeds: all their days are handed to
+    ``runner`` at once (:data:`IN_PROCESS` by default) and folded in seed order; with ``on_days`` a
+    level stops at the day it can no longer pass (the days after it are skipped, or cancelled on an
+    executor) and holds the days up to it.  The levels are the same whatever the runner and the
+    order days finish in.  O(len(wanted) · days) simulations at most."""
+    runner = runner or IN_PROCESS
+    n = len(seeds)
+    folds = [_Fold(c, objective, n, on_days) for _v, c in wanted]
+    requests = [(v, c, s) for v, c in wanted for s in seeds]
+    open_levels = len(folds)
+    days = runner.run(model, requests, lambda i: folds[i // n].decided)
+    try:
+        for i, day in days:
+            f = folds[i // n]
+            if f.decided:
+                continue
+            variant = wanted[i // n][0]
+            for k, stop in f.add(i % n, day):
+                if counter is not None:
+                    counter[0] += 1
+                if progress is not None:
+                    ok = sum(f.met)
+                    progress(f"{variant}: {f.capacity} {model.unit}, day {k + 1}/{n} ({ok} met"
+                             + (", cannot pass: stopped)" if stop and k + 1 < n else ")"),
+                             counter[0] if counter else k + 1, f.decided)
+            if f.decided:
+                open_levels -= 1
+                if open_levels == 0:
+                    break
+    finally:
+        close = getattr(days, "close", None)
+        if close is not None:
+            close()
+    if open_levels:
+        raise SimschedError(f"{open_levels} capacity level(s) got fewer days than asked for from "
+                            f"{getattr(runner, 'description', 'the runner')}")
+    return [f.level() for f in folds]
+
+
 def evaluate(model: CapacityModel, variant: str, capacity: int, objective: Objective, seeds: Sequence[int],
              progress: Progress | None = None, counter: list[int] | None = None,
-             on_days: float | None = None) -> Level:
+             on_days: float | None = None, runner: DayRunner | None = None) -> Level:
     """Simulate ``variant`` at ``capacity`` on the seeds in order; O(days) simulations.  With
     ``on_days``, stop as soon as more days have missed the objective than ``on_days`` allows (the
     level cannot pass any more): the level then holds the days simulated so far."""
-    values: dict[str, list[float]] = {m: [] for m in objective.metrics}
-    met: list[bool] = []
-    allowed = math.inf if on_days is None else len(seeds) - math.ceil(on_days * len(seeds) - 1e-9)
-    for i, s in enumerate(seeds):
-        day = model(variant, capacity, s)
-        for m in values:
-            values[m].append(float(day[m]))
-        met.append(objective.met(day))
-        if counter is not None:
-            counter[0] += 1
-        stop = len(met) - sum(met) > allowed
-        if progress is not None:
-            progress(f"{variant}: {capacity} {model.unit}, day {i + 1}/{len(seeds)} ({sum(met)} met"
-                     + (", cannot pass: stopped)" if stop and i + 1 < len(seeds) else ")"),
-                     counter[0] if counter else i + 1, stop or i + 1 == len(seeds))
-        if stop:
-            break
-    return Level(capacity, values, met, len(seeds))
+    return evaluate_levels(model, [(variant, capacity)], objective, seeds, progress, counter, on_days, runner)[0]
 
 
 @dataclass
@@ -257,14 +351,37 @@ class Answer:
     wall_s: float = 0.0
 
 
-def search_capacity(model: CapacityModel, variant: str, objective: Objective, seeds: Sequence[int], *,
-                    on_days: float = DEFAULT_ON_DAYS, low: int = 1, high: int = DEFAULT_MAX,
-                    progress: Progress | None = None, counter: list[int] | None = None,
-                    all_days: bool = False) -> Answer:
-    """Fewest capacity in ``[low, high]`` whose day success rate is ``>= on_days`` (doubling, then
-    bisection; see the module doc).  ``capacity`` is ``None`` when even ``high`` fails.  A capacity
-    stops simulating days once it cannot pass (:func:`evaluate`) unless ``all_days``.
-    O(days · log(answer)) simulations."""
+def _bisect(low: int, high: int) -> Iterator[int]:
+    """The doubling-then-bisection of :func:`search_capacity` as a coroutine: yields each capacity to
+    evaluate, is sent whether it passes, and returns the answer (``None``: even ``high`` fails)."""
+    lo, n = low - 1, low
+    if low == 0:
+        if (yield 0):
+            return 0
+        lo, n = 0, 1
+    while not (yield n):
+        lo = n
+        if n >= high:
+            return None
+        n = min(2 * n, high)
+    hi = n
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if (yield mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def search_many(model: CapacityModel, variants: Sequence[str], objective: Objective, seeds: Sequence[int], *,
+                on_days: float = DEFAULT_ON_DAYS, low: int = 1, high: int = DEFAULT_MAX,
+                progress: Progress | None = None, counter: list[int] | None = None,
+                all_days: bool = False, runner: DayRunner | None = None) -> list[Answer]:
+    """:func:`search_capacity` for every variant, the searches advancing in lockstep: each round
+    evaluates the next capacity of every unfinished search together (:func:`evaluate_levels`), so
+    a parallel ``runner`` has variants x days simulations at a time.  Each answer's ``wall_s`` is the
+    time until it was known.  O(variants · days · log(answer)) simulations."""
     if not seeds:
         raise SimschedError("at least one day is needed", field="--days")
     if not 0 < on_days <= 1:
@@ -273,35 +390,36 @@ def search_capacity(model: CapacityModel, variant: str, objective: Objective, se
         raise SimschedError(f"need 0 <= low <= high and high >= 1, got {low}..{high}", field="capacity.max")
     t0 = time.perf_counter()
     counter = counter if counter is not None else [0]
-    answer = Answer(variant, None)
+    answers = {v: Answer(v, None) for v in variants}
+    steps = {v: _bisect(low, high) for v in answers}
+    want = {v: next(step) for v, step in steps.items()}
+    while want:
+        todo = [(v, n) for v, n in want.items() if n not in answers[v].levels]
+        if todo:
+            levels = evaluate_levels(model, todo, objective, seeds, progress, counter,
+                                     None if all_days else on_days, runner)
+            for (v, n), level in zip(todo, levels):
+                answers[v].levels[n] = level
+        following = {}
+        for v, n in want.items():
+            try:
+                following[v] = steps[v].send(answers[v].levels[n].passes(on_days))
+            except StopIteration as done:
+                answers[v].capacity, answers[v].wall_s = done.value, time.perf_counter() - t0
+        want = following
+    return list(answers.values())
 
-    def ok(n: int) -> bool:
-        if n not in answer.levels:
-            answer.levels[n] = evaluate(model, variant, n, objective, seeds, progress, counter,
-                                        None if all_days else on_days)
-        return answer.levels[n].passes(on_days)
 
-    lo, n = low - 1, low
-    if low == 0:
-        if ok(0):
-            answer.capacity, answer.wall_s = 0, time.perf_counter() - t0
-            return answer
-        lo, n = 0, 1
-    while not ok(n):
-        lo = n
-        if n >= high:
-            answer.wall_s = time.perf_counter() - t0
-            return answer
-        n = min(2 * n, high)
-    hi = n
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    answer.capacity, answer.wall_s = hi, time.perf_counter() - t0
-    return answer
+def search_capacity(model: CapacityModel, variant: str, objective: Objective, seeds: Sequence[int], *,
+                    on_days: float = DEFAULT_ON_DAYS, low: int = 1, high: int = DEFAULT_MAX,
+                    progress: Progress | None = None, counter: list[int] | None = None,
+                    all_days: bool = False, runner: DayRunner | None = None) -> Answer:
+    """Fewest capacity in ``[low, high]`` whose day success rate is ``>= on_days`` (doubling, then
+    bisection; see the module doc).  ``capacity`` is ``None`` when even ``high`` fails.  A capacity
+    stops simulating days once it cannot pass (:func:`evaluate`) unless ``all_days``.
+    O(days · log(answer)) simulations."""
+    return search_many(model, [variant], objective, seeds, on_days=on_days, low=low, high=high, progress=progress,
+                       counter=counter, all_days=all_days, runner=runner)[0]
 
 
 # ------------------------------------------------------------------ models
@@ -350,10 +468,16 @@ class TaskGraphModel:
             raise SimschedError("this scenario has no platform and workload to size", file=doc.file)
         self.base = base
         self.variants = list(base.scheduler_labels)
-        self.metrics = self._metric_names()
+        self._metrics: list[str] | None = None
+        self.source = model_source("task-graph", doc, resource=resource)
 
-    def _metric_names(self) -> list[str]:
-        return sorted(k for k, v in self(self.variants[0], self._base_count(), self.base.seed).items())
+    @property
+    def metrics(self) -> list[str]:
+        """The metric names a day reports, learned from one run of the scenario as written (on first
+        use: a worker process that rebuilds the model never needs them)."""
+        if self._metrics is None:
+            self._metrics = sorted(k for k, v in self(self.variants[0], self._base_count(), self.base.seed).items())
+        return self._metrics
 
     def _base_count(self) -> int:
         return int(self.doc.data["platform"]["processors"][self.index].get("count") or 1)
@@ -380,6 +504,16 @@ class TaskGraphModel:
         row = report.rows[0]
         return with_energy_units({k: float(v) for k, v in row.items()
                                   if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "seed"})
+
+
+def model_source(kind: str, doc: Any, **extra: Any) -> dict[str, Any]:
+    """What rebuilds a capacity model in another process (plain data, picklable and JSON-able; see
+    :func:`simsched.study.capacity_days.rebuild_model`): its ``kind``, the scenario data without its
+    ``capacity:`` section (which changes no simulation, so a results store serves any objective),
+    the absolute path of the file (relative workload paths resolve against it) and ``extra``."""
+    data = {k: v for k, v in doc.data.items() if k != "capacity"} if isinstance(doc.data, dict) else doc.data
+    file = str(Path(doc.file).resolve()) if getattr(doc, "file", None) is not None else None
+    return {"kind": kind, "data": data, "file": file, **extra}
 
 
 def with_energy_units(metrics: dict[str, float]) -> dict[str, float]:
@@ -409,6 +543,7 @@ class AutotuneModel:
         from simsched.scenario.autotuning import validate_section
 
         self.cfg = validate_section(section, line_of=line_of)
+        self.source = {"kind": "autotuning", "section": section, "quantiles": [float(q) for q in quantiles]}
         self.variants = list(self.cfg.capacity.policies or self.cfg.policies)
         self.unit = f"servers ({self.cfg.servers[0].name})"
         self.quantiles = sorted(set(self.QUANTILES) | {float(q) for q in quantiles})
@@ -468,10 +603,12 @@ def _peak_concurrency(jobs: Sequence[Any]) -> int:
 # ------------------------------------------------------------------ the whole question
 def find_capacity(model: CapacityModel, objective: Objective, *, seed: int = 0, days: int = DEFAULT_DAYS,
                   on_days: float = DEFAULT_ON_DAYS, variants: Sequence[str] | None = None, low: int = 1,
-                  high: int = DEFAULT_MAX, progress: Progress | None = None, all_days: bool = False) -> dict[str, Any]:
+                  high: int = DEFAULT_MAX, progress: Progress | None = None, all_days: bool = False,
+                  runner: DayRunner | None = None) -> dict[str, Any]:
     """For each variant (default: all of the model's), the fewest capacity meeting ``objective`` on at
     least ``on_days`` of the ``days`` seeds ``seed .. seed + days - 1``; JSON-ready with every
-    evaluated capacity's confidence summary (:meth:`Level.summary`).  O(variants · days · log answer)."""
+    evaluated capacity's confidence summary (:meth:`Level.summary`), the same whatever ``runner``
+    simulates the days (apart from ``wall_s``).  O(variants · days · log answer)."""
     if days < 1:
         raise SimschedError(f"must be >= 1, got {days}", field="--days")
     names = list(variants or model.variants)
@@ -480,11 +617,10 @@ def find_capacity(model: CapacityModel, objective: Objective, *, seed: int = 0, 
             raise SimschedError(f"unknown scheduler {v!r} here; choose from {', '.join(model.variants)}",
                                 field="--scheduler")
     seeds = list(range(seed, seed + days))
-    counter = [0]
     out = []
-    for v in names:
-        ans = search_capacity(model, v, objective, seeds, on_days=on_days, low=low, high=high,
-                              progress=progress, counter=counter, all_days=all_days)
+    for ans in search_many(model, names, objective, seeds, on_days=on_days, low=low, high=high,
+                           progress=progress, all_days=all_days, runner=runner):
+        v = ans.variant
         levels = [ans.levels[k].summary(seed) for k in sorted(ans.levels)]
         out.append({"variant": v, "capacity": ans.capacity, "levels": levels,
                     "simulations": sum(lv["days"] for lv in levels),
@@ -642,6 +778,7 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
         parsed = parse_scenario(doc)
         if is_batch(parsed):  # a cluster log: the machine's processors, under each batch policy
             model = BatchCapacityModel(parsed)
+            model.source = model_source("batch", doc)
             default_high = max(DEFAULT_MAX, 4 * parsed.platform.n_processors)
         else:
             model = TaskGraphModel(doc, res, from_option=resource is not None)
@@ -672,9 +809,10 @@ def simulations_bound(question: CapacityQuestion) -> float:
     return float(variants) * float(question.days) * steps
 
 
-def answer(question: CapacityQuestion, progress: Progress | None = None) -> dict[str, Any]:
+def answer(question: CapacityQuestion, progress: Progress | None = None,
+           runner: DayRunner | None = None) -> dict[str, Any]:
     """:func:`find_capacity` for a :class:`CapacityQuestion` (a ``capacity.mix`` question is
-    :mod:`simsched.run.mix`'s)."""
+    :mod:`simsched.run.mix`'s), its days simulated by ``runner`` (default: here, in order)."""
     return find_capacity(question.model, question.objective, seed=question.seed, days=question.days,
                          on_days=question.on_days, variants=question.variants, high=question.high,
-                         progress=progress, all_days=question.all_days)
+                         progress=progress, all_days=question.all_days, runner=runner)

@@ -35,10 +35,13 @@ from simsched.errors import SimschedError
 from simsched.run.capacity import (
     DEFAULT_DAYS,
     DEFAULT_ON_DAYS,
+    IN_PROCESS,
+    DayRunner,
     Level,
     Objective,
     Progress,
     _section,
+    model_source,
     parse_objective,
     with_energy_units,
 )
@@ -96,6 +99,7 @@ class MixModel:
         self.base = parse_scenario(doc)
         self.variants = list(self.base.scheduler_labels)
         self._scenarios: dict[tuple[int, ...], Any] = {}
+        self.source = model_source("mix", doc, mix=dict(mix), field=field)
 
     def label(self, counts: Sequence[int]) -> str:
         return " + ".join(f"{c} {key}" for (key, *_), c in zip(self.entries, counts))
@@ -147,11 +151,13 @@ def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def find_mix(model: MixModel, objective: Objective, *, variant: str, seed: int = 0, days: int = 20,
-             on_days: float = 0.95, cheapest_by: str | None = None, progress: Progress | None = None
-             ) -> dict[str, Any]:
+             on_days: float = 0.95, cheapest_by: str | None = None, progress: Progress | None = None,
+             runner: DayRunner | None = None) -> dict[str, Any]:
     """Every mix of ``model`` simulated on days ``seed .. seed + days - 1`` with ``variant``; the
     cheapest passing mix by mean ``cheapest_by`` and the front of the objective's first metric against
-    it (module docstring).  JSON-ready.  O(mixes x days) simulations."""
+    it (module docstring).  JSON-ready.  The first day of the first mix runs here (it checks the
+    metrics exist); the others on ``runner`` (default: here, in order), all at once, and the answer is
+    the same whatever the runner.  O(mixes x days) simulations."""
     if variant not in model.variants:
         raise SimschedError(f"unknown scheduler {variant!r} here; choose from {', '.join(model.variants)}",
                             field="--scheduler")
@@ -167,19 +173,27 @@ def find_mix(model: MixModel, objective: Objective, *, variant: str, seed: int =
                             f"carbon_kg) or prices (cost_usd)", field="capacity.cheapest_by")
     service = objective.clauses[0].metric
     names = list(dict.fromkeys([*objective.metrics, by]))
+    requests = [(variant, counts, s) for counts in model.mixes for s in seeds]
+    got: dict[int, Mapping[str, float]] = {}
+
+    def arrived(i: int, day: Mapping[str, float]) -> None:
+        got[i] = day
+        if progress is not None:
+            counts, s = requests[i][1], requests[i][2]
+            progress(f"{variant}: {model.label(counts)}, day {s - seed + 1}/{days}", len(got), s == seeds[-1])
+
+    arrived(0, probe)
+    for j, day in (runner or IN_PROCESS).run(model, requests[1:], lambda j: False):
+        arrived(j + 1, day)
     points = []
-    done = 0
-    for counts in model.mixes:
+    for k, counts in enumerate(model.mixes):
         values: dict[str, list[float]] = {m: [] for m in names}
         met = []
-        for s in seeds:
-            day = probe if (counts == model.mixes[0] and s == seeds[0]) else model(variant, counts, s)
+        for d in range(days):
+            day = got[k * days + d]
             for m in names:
                 values[m].append(float(day.get(m, math.nan)))
             met.append(objective.met(day))
-            done += 1
-            if progress is not None:
-                progress(f"{variant}: {model.label(counts)}, day {s - seed + 1}/{days}", done, s == seeds[-1])
         level = Level(0, values, met, days)
         summary = level.summary(seed)
         summary.pop("capacity")
@@ -254,8 +268,9 @@ def mix_question(doc: Any, *, objective: str | None = None, resource: str | None
                        sec.get("cheapest_by"))
 
 
-def answer_mix(question: MixQuestion, progress: Progress | None = None) -> dict[str, Any]:
-    """:func:`find_mix` for a :class:`MixQuestion`."""
+def answer_mix(question: MixQuestion, progress: Progress | None = None,
+               runner: DayRunner | None = None) -> dict[str, Any]:
+    """:func:`find_mix` for a :class:`MixQuestion`, its days simulated by ``runner``."""
     return find_mix(question.model, question.objective, variant=question.variant, seed=question.seed,
                     days=question.days, on_days=question.on_days, cheapest_by=question.cheapest_by,
-                    progress=progress)
+                    progress=progress, runner=runner)

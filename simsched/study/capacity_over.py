@@ -50,12 +50,13 @@ def parse_over(text: str) -> tuple[str, list[Any]]:
 
 
 def answer_over(doc: Any, field: str, values: Sequence[Any], question: Callable[[Any], Any],
-                progress: Any = None) -> dict[str, Any]:
+                progress: Any = None, runner: Any = None) -> dict[str, Any]:
     """For each value of ``field``: the capacity answer of the scenario ``doc`` (a
     :class:`~simsched.yamlio.YamlDocument`) with that value, ``question(doc)`` building the
     :class:`~simsched.run.capacity.CapacityQuestion` (the command line's options).  Every question
     is built (validated) before any search.  Returns ``{"kind": "capacity-over", "field", "values",
-    "cells": [{"value", "result"}]}`` with each ``result`` as :func:`simsched.run.capacity.answer`'s."""
+    "cells": [{"value", "result"}]}`` with each ``result`` as :func:`simsched.run.capacity.answer`'s, its
+    days simulated by ``runner`` (a :class:`~simsched.run.capacity.DayRunner`; default: here)."""
     from simsched import limits
     from simsched.run.capacity import answer, simulations_bound
     from simsched.yamlio import YamlDocument
@@ -79,5 +80,5 @@ def answer_over(doc: Any, field: str, values: Sequence[Any], question: Callable[
         def tagged(text: str, sims: int, done: bool, value: Any = value) -> None:
             if progress is not None:
                 progress(f"{field}={value}: {text}", sims, done)
-        cells.append({"value": value, "result": answer(q, tagged)})
+        cells.append({"value": value, "result": answer(q, tagged, runner)})
     return {"kind": "capacity-over", "field": field, "values": list(values), "cells": cells}

@@ -1,7 +1,12 @@
 """Where chunks of runs execute: a local process pool, or a Dask distributed cluster.
 
 Both are context managers with one method, :meth:`results`, that submits every chunk and yields
-``(chunk, rows)`` as chunks finish, in completion order.  Scheduling is the engine's own
+``(chunk, rows)`` as chunks finish, in completion order.  The work of a chunk is ``fn(chunk)``: a
+sweep's :func:`~simsched.study.work.run_chunk` by default, a capacity search's days
+(:func:`simsched.study.capacity_days.run_days`) otherwise; ``fn`` must be a module-level function
+(it is pickled by reference).  ``skip(chunk)`` says a chunk is no longer wanted: it is cancelled if
+it has not started (a capacity level decided by its first days); closing the iterator early cancels
+every chunk not yet started.  Scheduling is the engine's own
 (:class:`concurrent.futures.ProcessPoolExecutor`, or Dask's scheduler through ``client.map`` and
 ``distributed.as_completed``).  A chunk's runs never raise (failures are rows); if the
 infrastructure fails — a worker process dies, a Dask worker is lost — :class:`WorkerLost` is raised
@@ -25,7 +30,7 @@ import logging
 import multiprocessing as mp
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -35,6 +40,8 @@ from simsched.study.lifeline import die_with_parent, lifeline
 from simsched.study.work import run_chunk
 
 Result = tuple[dict[str, Any], list[dict[str, Any]]]
+Work = Callable[[Any], list[dict[str, Any]]]
+Skip = Callable[[Any], bool]
 _UNSET = object()
 
 
@@ -90,15 +97,28 @@ class PoolExecutor:
                                         initializer=_worker_init, initargs=(os.getpid(),))
         return self
 
-    def results(self, chunks: Sequence[dict[str, Any]]) -> Iterator[Result]:
+    def results(self, chunks: Sequence[Any], fn: Work = run_chunk, skip: Skip | None = None) -> Iterator[Result]:
+        """``(chunk, fn(chunk))`` as chunks finish (module docstring).  O(chunks) per finished chunk
+        with ``skip``, O(1) without."""
         assert self.pool is not None
-        futures = {self.pool.submit(run_chunk, c): c for c in chunks}
-        for future in as_completed(futures):
-            try:
-                rows = future.result()
-            except Exception as exc:
-                raise WorkerLost(f"a worker process failed ({type(exc).__name__}: {exc})") from None
-            yield futures[future], rows
+        futures = {self.pool.submit(fn, c): c for c in chunks}
+        pending = set(futures)
+        try:
+            for future in as_completed(futures):
+                pending.discard(future)
+                if future.cancelled():
+                    continue
+                try:
+                    rows = future.result()
+                except Exception as exc:
+                    raise WorkerLost(f"a worker process failed ({type(exc).__name__}: {exc})") from None
+                yield futures[future], rows
+                if skip is not None:
+                    for f in [f for f in pending if skip(futures[f])]:
+                        f.cancel()
+        finally:
+            for f in pending:
+                f.cancel()
 
     def __exit__(self, *exc: object) -> None:
         if self.pool is not None:
@@ -160,16 +180,32 @@ class DaskExecutor:
             self.description = f"{self.description} ({self.workers} worker threads)"
         return self
 
-    def results(self, chunks: Sequence[dict[str, Any]]) -> Iterator[Result]:
+    def results(self, chunks: Sequence[Any], fn: Work = run_chunk, skip: Skip | None = None) -> Iterator[Result]:
+        """``(chunk, fn(chunk))`` as chunks finish (module docstring); Dask's ``as_completed``.
+        O(chunks) per finished chunk with ``skip``."""
         distributed = require_distributed()
-        futures = self.client.map(run_chunk, list(chunks), pure=False)
+        futures = self.client.map(fn, list(chunks), pure=False)
         by_key = {f.key: c for f, c in zip(futures, chunks)}
-        for future in distributed.as_completed(futures):
-            try:
-                rows = future.result()
-            except Exception as exc:
-                raise WorkerLost(f"a Dask task failed ({type(exc).__name__}: {exc})") from None
-            yield by_key[future.key], rows
+        pending = {f.key: f for f in futures}
+        try:
+            for future in distributed.as_completed(futures):
+                pending.pop(future.key, None)
+                if future.cancelled():
+                    continue
+                try:
+                    rows = future.result()
+                except Exception as exc:
+                    raise WorkerLost(f"a Dask task failed ({type(exc).__name__}: {exc})") from None
+                yield by_key[future.key], rows
+                if skip is not None:
+                    drop = [f for k, f in pending.items() if skip(by_key[k])]
+                    if drop:
+                        self.client.cancel(drop)
+                        for f in drop:
+                            pending.pop(f.key, None)
+        finally:
+            if pending:
+                self.client.cancel(list(pending.values()))
 
     def __exit__(self, *exc: object) -> None:
         if self._own_client and self.client is not None:
@@ -185,3 +221,25 @@ class DaskExecutor:
                 os.environ[SWEEP_PID] = self._environ
             self._environ = _UNSET
         self._lifeline.close()
+
+
+MAX_LOCAL_WORKERS = 512
+"""Most local worker processes ``--workers`` may ask for (a typo such as ``--workers 1000000000``
+would otherwise fork one process per chunk)."""
+
+
+def executor_for(workers: int | None, dask: str | None) -> PoolExecutor | DaskExecutor:
+    """The executor the command line asks for (``--workers N``, ``--dask local|tcp://HOST:PORT``), shared
+    by ``sweep`` and ``capacity``: a local pool by default, a Dask ``LocalCluster`` or a remote cluster.
+    :class:`SimschedError` (exit 2) for ``--workers`` outside ``1..MAX_LOCAL_WORKERS``, ``--workers`` with
+    a remote cluster, or an address that is neither ``local`` nor ``SCHEME://HOST:PORT``.  O(1)."""
+    if workers is not None and not 1 <= workers <= MAX_LOCAL_WORKERS:
+        raise SimschedError(f"--workers must be between 1 and {MAX_LOCAL_WORKERS} local processes, got {workers}")
+    if dask is None:
+        return PoolExecutor(workers)
+    if dask != "local" and workers is not None:
+        raise SimschedError("--workers sets the local pool or a --dask local cluster; a remote cluster has "
+                            "its own workers")
+    if dask != "local" and "://" not in dask:
+        raise SimschedError(f"--dask {dask}: give 'local' or a scheduler address like tcp://host:8786")
+    return DaskExecutor(dask, workers)

@@ -39,10 +39,14 @@ from simsched.study.tables import columns_of, read_table, table_format, write_ta
 
 
 class ResultsStore:
-    """Rows of one study, kept at ``path`` (see the module docstring)."""
+    """Rows of one study, kept at ``path`` (see the module docstring).  ``option`` is the command-line
+    option that named the path (in messages); ``checked=False`` reads rows without the sweep's metric
+    checks (a capacity search's rows, whose metrics travel in their own column:
+    :mod:`simsched.study.capacity_days`)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, option: str = "-o", checked: bool = True) -> None:
         self.path = Path(path)
+        self.option, self.checked = option, checked
         self.format = table_format(self.path)
         self.parts = self.path.with_name(self.path.name + ".parts")
         self.identity_file = self.path.with_name(self.path.name + ".study.json")
@@ -63,7 +67,7 @@ class ResultsStore:
         """Every completed row, once each (compacted file first, then parts).  O(rows).  The store's
         own files: read to be rewritten, so not recorded as inputs (:func:`simsched.fileio.unrecorded`)."""
         with unrecorded():
-            return load_rows(self.path)
+            return load_rows(self.path, checked=self.checked)
 
     # ------------------------------------------------------------------ writing
     def check_identity(self, identity: Mapping[str, Any]) -> None:
@@ -85,7 +89,8 @@ class ResultsStore:
                 other = "another study (none of its rows is a point of this one)"
         if other:
             raise SimschedError(f"--resume: these results belong to {other}, not to study {identity['study']!r}; "
-                                f"resuming would mix two studies' rows: choose another -o", file=self.path)
+                                f"resuming would mix two studies' rows: choose another {self.option}",
+                                file=self.path)
 
     def open(self, *, resume: bool, identity: Mapping[str, Any] | None = None) -> None:
         """Take the lock and check the store may be written: without ``resume`` there must be no
@@ -93,15 +98,15 @@ class ResultsStore:
         (:meth:`check_identity`), whose identity is then recorded.  Removes temporary files a killed
         sweep left behind."""
         if self.path.is_dir():
-            raise SimschedError(f"-o {self.path}: is a directory")
+            raise SimschedError(f"{self.option} {self.path}: is a directory")
         if not self.path.parent.is_dir():
-            raise SimschedError(f"-o {self.path}: the directory {self.path.parent} does not exist")
+            raise SimschedError(f"{self.option} {self.path}: the directory {self.path.parent} does not exist")
         try:
             self.parts.mkdir(exist_ok=True)
         except OSError as exc:
             what = "is a file, not a directory" if self.parts.exists() else f"cannot be created ({exc.strerror})"
-            raise SimschedError(f"-o {self.path}: {self.parts} {what}; a sweep keeps its unsaved rows there: "
-                                "move it away or choose another -o") from None
+            raise SimschedError(f"{self.option} {self.path}: {self.parts} {what}; a sweep keeps its unsaved rows "
+                                f"there: move it away or choose another {self.option}") from None
         self._lock = open(self.parts / ".lock", "a+")  # noqa: SIM115 - held until close()
         try:
             import fcntl
@@ -112,11 +117,13 @@ class ResultsStore:
         except OSError:
             self._lock.close()
             self._lock = None
-            raise SimschedError(f"{self.path}: another sweep is writing these results") from None
+            what = "sweep" if self.option == "-o" else "command"
+            raise SimschedError(f"{self.path}: another {what} is writing these results (it holds the lock "
+                                f"{self.parts / '.lock'})") from None
         if not resume and self.exists():
             self.close()
             raise SimschedError(f"{self.path} already holds results; pass --resume to continue that study, "
-                                f"or choose another -o")
+                                f"or choose another {self.option}")
         if identity is not None:
             try:
                 if resume:
@@ -167,10 +174,10 @@ class ResultsStore:
                 shutil.rmtree(self.parts, ignore_errors=True)
 
 
-def load_rows(path: str | Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
+def load_rows(path: str | Path, need: Sequence[str] = (), *, checked: bool = True) -> list[dict[str, Any]]:
     """The completed rows of results ``path``: its compacted file and any parts of a sweep that is
-    running or was interrupted, de-duplicated by ``task_id``.  :class:`SimschedError` when there is
-    neither."""
+    running or was interrupted, de-duplicated by ``task_id`` (``checked``: see
+    :func:`~simsched.study.tables.read_table`).  :class:`SimschedError` when there is neither."""
     p = Path(path)
     store = ResultsStore(p)
     files = ([p] if p.exists() else []) + store.part_files()  # a FIFO or folder: read_table says what it is
@@ -179,7 +186,7 @@ def load_rows(path: str | Path, need: Sequence[str] = ()) -> list[dict[str, Any]
     seen: set[str] = set()
     out = []
     for f in files:
-        for row in read_table(f, need):
+        for row in read_table(f, need, checked=checked):
             if row["task_id"] not in seen:
                 seen.add(row["task_id"])
                 out.append(row)

@@ -173,8 +173,8 @@ def check_metrics(values: dict[str, Any], p: Path, line: int | None, *, row: int
                             field="makespan", file=p, line=line)
 
 
-def _missing(header: Sequence[str], need: Sequence[str], p: Path, line: int | None) -> None:
-    missing = [c for c in dict.fromkeys([*KEY_COLUMNS, *need]) if c not in header]
+def _missing(header: Sequence[str], need: Sequence[str], p: Path, line: int | None, checked: bool = True) -> None:
+    missing = [c for c in dict.fromkeys([*(KEY_COLUMNS if checked else _REQUIRED_CELLS), *need]) if c not in header]
     if missing:
         first = "not a simsched results file: " if "task_id" in missing else ""
         raise SimschedError(f"{first}the header has no {missing[0]!r} column"
@@ -183,7 +183,7 @@ def _missing(header: Sequence[str], need: Sequence[str], p: Path, line: int | No
                             file=p, line=line, field=missing[0])
 
 
-def _read_csv(p: Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
+def _read_csv(p: Path, need: Sequence[str] = (), checked: bool = True) -> list[dict[str, Any]]:
     """Rows of results CSV ``p``, every field a reader needs checked first: the header holds the
     :data:`KEY_COLUMNS` and the ``need`` columns, each row has exactly the header's number of cells
     (a truncated file ends mid-row), ids, scheduler, point and seed are filled, and each cell parses
@@ -200,7 +200,7 @@ def _read_csv(p: Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
         if header is None:
             raise SimschedError("the results file has no rows (it is empty); give the results file a sweep wrote",
                                 file=p)
-        _missing(header, need, p, 1)
+        _missing(header, need, p, 1, checked)
         if len(set(header)) < len(header):
             dup = next(c for c in header if header.count(c) > 1)
             raise SimschedError(f"the column {dup!r} appears twice in the header", file=p, line=1, field=dup)
@@ -225,17 +225,20 @@ def _read_csv(p: Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
                 except ValueError:
                     want = "a number" if column in METRICS else "an integer"
                     raise SimschedError(f"{cell[:40]!r} is not {want}", file=p, line=line, field=column) from None
-            check_metrics(row, p, line, columns=metric_columns)
+            if checked:
+                check_metrics(row, p, line, columns=metric_columns)
             rows.append(row)
     except csv.Error as exc:
         raise SimschedError(f"malformed CSV ({exc})", file=p, line=reader.line_num) from None
     return rows
 
 
-def read_table(path: str | Path, need: Sequence[str] = ()) -> list[dict[str, Any]]:
+def read_table(path: str | Path, need: Sequence[str] = (), *, checked: bool = True) -> list[dict[str, Any]]:
     """The rows of a CSV or Parquet results file (NaN for metrics of failed runs).  :class:`SimschedError`
     for an unreadable or malformed file, or one without the :data:`KEY_COLUMNS` or the ``need``
-    columns, naming the line and column where it can (see :func:`_read_csv`)."""
+    columns, naming the line and column where it can (see :func:`_read_csv`).  ``checked=False``
+    (a capacity search's store, whose days may measure ``inf``) needs only the ids, scheduler and
+    seed columns and leaves the metric cells as they parse."""
     p = Path(path)
     fmt = table_format(p)
     if not p.exists():
@@ -245,12 +248,13 @@ def read_table(path: str | Path, need: Sequence[str] = ()) -> list[dict[str, Any
             pa = pyarrow_module()
             limits.check_file_size(p)
             table = pa.parquet.read_table(p)
-            _missing(table.column_names, need, p, None)
+            _missing(table.column_names, need, p, None, checked)
             rows = table.to_pylist()
             for k, row in enumerate(rows):
-                check_metrics(row, p, None, row=k)
+                if checked:
+                    check_metrics(row, p, None, row=k)
         else:
-            rows = _read_csv(p, need)
+            rows = _read_csv(p, need, checked)
     except SimschedError:
         raise
     except Exception as exc:
