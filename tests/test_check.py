@@ -3,6 +3,9 @@ and rejects plug-ins that cannot be loaded (exit 2)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,3 +98,15 @@ def test_an_import_path_is_accepted_where_names_are() -> None:
     assert "simsched.schedulers.heft:HEFT" not in registry.names()  # accepted, but not listed
     assert registry.origin("simsched.schedulers.heft:HEFT") == "import path"
     assert registry.create("simsched.schedulers.heft:HEFT", insertion=False).insertion is False
+
+
+def test_check_writes_nothing_into_the_current_folder(tmp_path: Path) -> None:
+    """hypothesis caches the constants of the modules it searches in ``./.hypothesis`` unless told
+    otherwise; ``simsched check`` (a fresh process: no cache in memory yet) must leave the user's
+    current folder as it found it, for a planner and an autotuning policy."""
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    for target in ("heft", "load-aware"):
+        done = subprocess.run([sys.executable, "-m", "simsched.cli.main", "check", target, "-n", "2"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert list(tmp_path.iterdir()) == [], target

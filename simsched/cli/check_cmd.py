@@ -75,8 +75,11 @@ def _check(target: str, examples: int, seed: int, param: list[str] | None, prop:
         from simsched.testing.batch_contract import check_batch_policy as check_scheduler
     else:
         from simsched.testing.contract import check_scheduler
-    report = check_scheduler(target, examples=examples, seed=seed, params=parse_params(param),
-                             properties=prop or None)
+    from simsched.testing.contract import hypothesis_home_outside_cwd
+
+    with hypothesis_home_outside_cwd():  # nothing written into the user's current folder
+        report = check_scheduler(target, examples=examples, seed=seed, params=parse_params(param),
+                                 properties=prop or None)
     print_contract_report(report, _console())
     if not report.passed:
         raise typer.Exit(1)

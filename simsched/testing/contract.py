@@ -33,12 +33,15 @@ shrinking when a defect is found.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
+import os
+import tempfile
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -526,6 +529,27 @@ def _where(exc: BaseException) -> str:
 
 
 # --------------------------------------------------------------------------- search
+@contextlib.contextmanager
+def hypothesis_home_outside_cwd() -> Iterator[None]:
+    """Inside the block, hypothesis keeps its files (the cache of constants it reads from the modules
+    under test; :func:`_search` keeps no example database) in a temporary folder removed afterwards,
+    instead of ``.hypothesis/`` in the current folder; a ``HYPOTHESIS_STORAGE_DIRECTORY`` the user set
+    is left in charge.  For the command line (``simsched check``); test suites keep their own folder.
+    The previous home is restored on exit.  O(1) plus the removal of what hypothesis wrote."""
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    previous = storage_directory(intent_to_write=False).home_directory
+    with tempfile.TemporaryDirectory(prefix="simsched-hypothesis-") as home:
+        set_hypothesis_home_dir(home)
+        try:
+            yield
+        finally:
+            set_hypothesis_home_dir(previous)
+
+
 def _flatten(exc: BaseException) -> list[BaseException]:
     inner = getattr(exc, "exceptions", None)  # an ExceptionGroup (a backport on Python 3.10)
     if isinstance(inner, (tuple, list)):
