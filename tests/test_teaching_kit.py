@@ -128,7 +128,7 @@ def test_traces_end_in_the_schedulers_own_plans(k: int) -> None:
 
 def test_explain_cpop_peft_minmin_on_topcuoglu() -> None:
     cpop = _invoke("explain", "cpop", str(TOPCUOGLU)).output
-    assert "Critical path 1 - 2 - 9 - 10" in cpop and "critical-path processor P2" in cpop
+    assert "Critical path 1 - 2 - 9 - 10 (priority 108): critical-path processor P2" in cpop
     assert "CPOP makespan: 86" in cpop  # the paper's Fig. 3(b)
     peft = _invoke("explain", "peft", str(TOPCUOGLU)).output
     assert "OCT P1" in peft and "EST/EFT/O_EFT P2" in peft and "PEFT makespan: 85" in peft

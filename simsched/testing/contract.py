@@ -62,13 +62,13 @@ from simsched.testing.fingerprint import changes, fingerprint
 from simsched.testing.strategies import DEGENERATE, ProblemSpace, describe_problem, problems
 
 PROPERTIES: dict[str, str] = {
-    "valid": "valid schedules; policies assign only ready tasks to eligible processors",
+    "valid": "valid schedules; a policy assigns ready tasks only",
     "bound": "makespan >= lower bound",
     "determinism": "same seed => same plan / schedule",
-    "replay": "SimPy replay of the plan = fast evaluator = the planner's own times",
+    "replay": "SimPy replay = fast evaluator = the planner's own times",
     "no-mutation": "the input problem is not modified",
-    "infeasible": "an infeasible problem ends in a SimschedError, not a crash",
-    "no-future": "decisions before t are unchanged when everything arriving from t on is replaced",
+    "infeasible": "an infeasible problem: a SimschedError, not a crash",
+    "no-future": "decisions before t ignore all that arrives from t on",
 }
 STATIC_ONLY = {"replay"}
 ONLINE_ONLY = {"no-future"}
@@ -242,10 +242,9 @@ def _check_bound(s: Schedule, problem: Problem, who: str) -> None:
     lb = finish_bound(problem)
     end = float(s.finish.max())
     if end < lb * (1 - TOL) - TOL:
-        raise violation("below-lower-bound", f"{who} ends at time {end:g}, before {lb:g}, the earliest any "
-                                              f"schedule can end (first arrival + critical path / total work, "
-                                              f"or a task's arrival + its fastest chain): some times are "
-                                              f"impossible")
+        raise violation("below-lower-bound", f"{who} ends at time {end:g}, before {lb:g}, the earliest possible "
+                                              f"end (first arrival + critical path or total work; a task's "
+                                              f"arrival + its fastest chain)")
 
 
 class _Guard:
