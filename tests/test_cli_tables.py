@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import SMALL_STREAM  # tests/ is on sys.path (rootdir-less test modules)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -22,25 +23,6 @@ from simsched.study.stats import paired_comparison
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
-STREAM = """\
-name: small-stream
-seed: 4
-repetitions: 2
-platform:
-  processors: [{name: cpu, count: 3}, {name: gpu, type: gpu, speed: 2}]
-  network: {bandwidth: 5.0, latency: 0.1}
-workload:
-  stream:
-    jobs:
-      - {weight: 2, generator: random, tasks: [3, 12], ccr: 0.3}
-      - {weight: 1, generator: fork_join, priority: 1}
-    arrivals: {poisson: 0.05}
-    count: 8
-    deadline: {slack: 3}
-noise: {model: lognormal, sigma: 0.2}
-failures: {mtbf: 150, mttr: 10}
-schedulers: [mct, srjf-eft, fair-eft]
-"""
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +33,7 @@ def static_report():
 @pytest.fixture(scope="module")
 def stream_report(tmp_path_factory: pytest.TempPathFactory):
     path = tmp_path_factory.mktemp("stream") / "s.yaml"
-    path.write_text(STREAM)
+    path.write_text(SMALL_STREAM)
     return run_scenario(load_scenario(path))
 
 
