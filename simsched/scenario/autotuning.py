@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.scenario.schema import Amount, NumbersChecked
+from simsched.scenario.schema import Amount, NumbersChecked, busy_not_below_idle
 from simsched.schedulers.registry import AUTOTUNE_POLICIES
 from simsched.workloads.autotuning import model_tasks
 
@@ -108,8 +108,7 @@ class AutotunePowerModel(_Strict):
 
     @model_validator(mode="after")
     def _busy_over_idle(self) -> AutotunePowerModel:
-        if self.gpu_busy < self.gpu_idle:
-            raise ValueError(f"gpu_busy {self.gpu_busy:g} W is below gpu_idle {self.gpu_idle:g} W")
+        busy_not_below_idle(self.gpu_busy, self.gpu_idle, "gpu_busy", "gpu_idle")
         return self
 
 
