@@ -152,6 +152,17 @@ class LinkSpec(_Model):
     latency: NonNegative = 0.0
 
 
+def exactly_one(section: object, *fields: str, hints: dict[str, str] | None = None) -> None:
+    """The rule of a section whose source has alternatives (a constant or a trace, a model or a task
+    list, one of several arrival processes): exactly one of ``fields`` of ``section`` is given (not
+    None), or a ``ValueError`` "give exactly one of A, B or C", each name followed by its ``hints``
+    entry in parentheses where there is one; pydantic locates it at the section's line.  O(fields)."""
+    if sum(getattr(section, name) is not None for name in fields) == 1:
+        return
+    named = [f"{name} ({hints[name]})" if hints and name in hints else name for name in fields]
+    raise ValueError(f"give exactly one of {', '.join(named[:-1])} or {named[-1]}")
+
+
 def busy_not_below_idle(busy: float, idle: float, busy_name: str = "busy power",
                         idle_name: str = "idle power") -> None:
     """The one rule of every power table (a P-state, a processor type, the autotuning servers' GPUs): a
@@ -256,8 +267,7 @@ class CarbonSection(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> CarbonSection:
-        if (self.intensity is None) == (self.trace is None):
-            raise ValueError("give exactly one of intensity (a constant gCO2/kWh) or trace (a CSV file)")
+        exactly_one(self, "intensity", "trace", hints={"intensity": "a constant gCO2/kWh", "trace": "a CSV file"})
         return self
 
 
