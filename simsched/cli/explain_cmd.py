@@ -267,7 +267,11 @@ def explain_cpop(
 
     _, problem = _problem_of(scenario, seed, "cpop", 200)
     trace = trace_cpop(problem)
-    names, procs = problem.graph.names, problem.platform.names
+    from simsched.outputs import printable
+
+    cells, _ = _printable_names(problem)  # the table's task names: escaped for rich
+    names = [printable(n) for n in problem.graph.names]  # the prose's: plain text
+    procs = [printable(p) for p in problem.platform.names]
     _say("1. Priorities: rank_u(i) = mean cost + max over successors (mean transfer + rank_u); rank_d(i) = max "
          "over predecessors (rank_d + mean cost + mean transfer); priority = rank_u + rank_d.")
     table = Table()
@@ -275,7 +279,7 @@ def explain_cpop(
         table.add_column(col, justify="right")
     cp = set(trace.critical_path)
     for t in _by_priority(trace.priority):
-        table.add_row(names[t], *(_num(x) for x in trace.table[t]), "yes" if t in cp else "")
+        table.add_row(cells[t], *(_num(x) for x in trace.table[t]), "yes" if t in cp else "")
     _console().print(table)
     cost = problem.W[list(trace.critical_path)].sum(axis=0)
     _say(f"2. Critical path {' - '.join(names[t] for t in trace.critical_path)} (priority "
