@@ -58,6 +58,7 @@ SLOW = frozenset({
     "test_rl.py::test_tiny_ppo_learns_on_a_fixed_problem",
     "test_rl.py::test_registered_agents_run_online_and_corrupt_checkpoints_are_user_errors",
     "test_rl_world_numpy.py::test_bench_world_rows_put_each_world_model_step_beside_a_real_step",
+    "test_cli_tables.py::test_every_bundled_scenario_explains_within_100_columns",  # ~50 s CPU: 70 explains
 })
 """Tests (``file::name``, parametrised ones by their function name) that take more than ~10 s on an idle
 2-core machine: marked ``slow``, so ``pytest -q -m "not slow"`` is the fast part of the suite.  Found with

@@ -3,15 +3,25 @@ and rejects plug-ins that cannot be loaded (exit 2)."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
 from simsched.errors import SimschedError
 from simsched.schedulers import registry
+from simsched.simulator.bounds import finish_bound, lower_bound
+from simsched.simulator.evaluate import evaluate_plan
+from simsched.simulator.problem import Problem
+from simsched.simulator.schedule import Plan
 from simsched.testing import check_scheduler
+from simsched.testing.strategies import problems_and_plans
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -95,3 +105,40 @@ def test_an_import_path_is_accepted_where_names_are() -> None:
     assert "simsched.schedulers.heft:HEFT" not in registry.names()  # accepted, but not listed
     assert registry.origin("simsched.schedulers.heft:HEFT") == "import path"
     assert registry.create("simsched.schedulers.heft:HEFT", insertion=False).insertion is False
+
+
+def test_check_writes_nothing_into_the_current_folder(tmp_path: Path) -> None:
+    """hypothesis caches the constants of the modules it searches in ``./.hypothesis`` unless told
+    otherwise; ``simsched check`` (a fresh process: no cache in memory yet) must leave the user's
+    current folder as it found it, for a planner and an autotuning policy."""
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    for target in ("heft", "load-aware"):
+        done = subprocess.run([sys.executable, "-m", "simsched.cli.main", "check", target, "-n", "2"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert list(tmp_path.iterdir()) == [], target
+
+
+def test_a_schedule_ending_before_its_first_arrival_is_reported_as_a_time_not_a_negative_makespan(
+        broken: str) -> None:
+    """The shrunk example is one zero-cost task arriving at 1, planned at 0: the bound and the end are
+    both read on the clock (origin 0), so the report says it ends at 0, before 1 (it once said
+    "makespan -1 below the lower bound 0": the makespan from the first arrival against a bound on it)."""
+    code, out = check(f"{broken}:StartsAtZero", 6, "bound")
+    assert code == 1
+    assert "bound / below-lower-bound: the planned schedule ends at time 0, before 1, the earliest" in out
+    assert "t0: 0 | 1" in out  # cost 0 on p0, arrival 1
+    assert re.search(r"makespan -|ends at time -|before -", out) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems_and_plans(max_tasks=8, eligibility=0.3, arrivals=10.0, zero_costs=True))
+def test_every_valid_schedule_ends_no_earlier_than_the_finish_bound(pair: tuple[Problem, Plan]) -> None:
+    """``finish_bound`` is a bound on the clock: any valid plan's end is at or after it, and with every
+    task arriving at 0 it is the makespan bound ``lower_bound`` itself."""
+    problem, plan = pair
+    end = float(evaluate_plan(problem, plan).finish.max())
+    assert finish_bound(problem) <= end * (1 + 1e-12) + 1e-9
+    assert finish_bound(problem) >= float(problem.graph.arrival.min()) + lower_bound(problem) - 1e-9
+    if not problem.graph.arrival.any():
+        assert finish_bound(problem) == lower_bound(problem)

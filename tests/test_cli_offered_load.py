@@ -98,3 +98,25 @@ def test_validate_and_run_print_the_load_and_warn_above_one(tmp_path: Path) -> N
     assert len(lines) == 1 and lines[0].startswith("warning: offered load ") and "grow without bound" in lines[0]
     result = CliRunner().invoke(app, ["run", str(busy), "-s", "mct"])
     assert result.exit_code == 0 and "offered load" in result.stdout and "grow without bound" in result.stderr
+
+
+def test_validate_draws_the_day_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``validate`` builds the problem and prints the offered load from one drawing of the day's stream
+    (it once drew the same day twice: for the problem, then again for the load)."""
+    from simsched.scenario import stream as stream_module
+
+    calls: list[int] = []
+    real = stream_module.build_stream
+
+    def counting(scenario, seed):  # noqa: ANN001, ANN202
+        calls.append(seed)
+        return real(scenario, seed)
+
+    monkeypatch.setattr(stream_module, "build_stream", counting)
+    result = CliRunner().invoke(app, ["validate", str(_write(tmp_path, 0.05))])
+    assert result.exit_code == 0, result.output
+    assert "offered load" in result.output
+    assert calls == [3]  # the scenario's seed, once
+    # the load printed is the one of that day, as offered_load_of draws it on its own
+    alone = offered_load_of(load_scenario(tmp_path / "s.yaml"), 3)
+    assert alone is not None and alone.line() in result.output

@@ -5,9 +5,11 @@ for everything, and the paired column's reference chosen on the same (geometric)
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
+from helpers import SMALL_STREAM  # tests/ is on sys.path (rootdir-less test modules)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -21,25 +23,6 @@ from simsched.study.stats import paired_comparison
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
-STREAM = """\
-name: small-stream
-seed: 4
-repetitions: 2
-platform:
-  processors: [{name: cpu, count: 3}, {name: gpu, type: gpu, speed: 2}]
-  network: {bandwidth: 5.0, latency: 0.1}
-workload:
-  stream:
-    jobs:
-      - {weight: 2, generator: random, tasks: [3, 12], ccr: 0.3}
-      - {weight: 1, generator: fork_join, priority: 1}
-    arrivals: {poisson: 0.05}
-    count: 8
-    deadline: {slack: 3}
-noise: {model: lognormal, sigma: 0.2}
-failures: {mtbf: 150, mttr: 10}
-schedulers: [mct, srjf-eft, fair-eft]
-"""
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +33,7 @@ def static_report():
 @pytest.fixture(scope="module")
 def stream_report(tmp_path_factory: pytest.TempPathFactory):
     path = tmp_path_factory.mktemp("stream") / "s.yaml"
-    path.write_text(STREAM)
+    path.write_text(SMALL_STREAM)
     return run_scenario(load_scenario(path))
 
 
@@ -141,3 +124,67 @@ def test_no_row_is_below_its_reference(seeds: list[list[float]], _c: list[float]
     comp = paired_comparison(_rows(values), "makespan")
     for entry in comp["ratios"].values():
         assert entry["ratio"] >= 1 - 1e-9 or math.isnan(entry["ratio"])
+
+
+# --------------------------------------------------------------------------- explain and check within 100 columns
+STEP_BY_STEP = ("heft", "cpop", "peft", "minmin")
+
+
+def _widest(output: str) -> int:
+    """The widest printed line (CliRunner's console is 200 wide: only the command keeps it narrower)."""
+    return max((len(line) for line in output.splitlines()), default=0)
+
+
+def _explained(scenario: Path, name: str, *more: str) -> str:
+    result = CliRunner().invoke(app, ["explain", name, str(scenario), *more])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("name", STEP_BY_STEP)
+def test_explain_fits_100_columns_splitting_processors_into_parts(name: str) -> None:
+    """Topcuoglu's three processors fit whole; the quick start's ten do not, so each table is printed in
+    parts of consecutive processors, every processor in exactly one part; ``--wide`` prints it whole."""
+    small = _explained(ROOT / "scenarios" / "topcuoglu2002.yaml", name)
+    assert _widest(small) <= 100 and "part 1 of" not in small
+    assert "EST/EFT P3" in small or "EST/EFT/O_EFT P3" in small or "CT P3" in small
+    quick = ROOT / "scenarios" / "quickstart.yaml"
+    out = _explained(quick, name)
+    assert _widest(out) <= 100
+    k = int(re.search(r"part 1 of (\d+)\)", out).group(1))
+    assert k >= 2 and f"part {k} of {k})" in out
+    headers = [line for line in out.splitlines() if line.startswith("┃") and "task" in line]
+    # the processors' columns: every one of the ten in some part, none twice in one table
+    for proc in [f"cpu{i}" for i in range(8)] + ["gpu0", "gpu1"]:
+        assert any(f" {proc} " in h for h in headers), proc
+        assert all(h.count(f" {proc} ") <= 1 for h in headers)
+    assert " gpu1 " not in next(h for h in headers if " cpu0 " in h)  # the first part stops before the last
+    wide = _explained(quick, name, "--wide")
+    assert _widest(wide) > 100 and "part 1 of" not in wide
+
+
+@pytest.mark.parametrize("target, prop", [("heft", None), ("mct", "no-future"), ("load-aware", None),
+                                          ("fcfs", None)])
+def test_check_fits_100_columns(target: str, prop: str | None) -> None:
+    """A planner's, an online policy's, an autotuning policy's and a batch policy's contract tables: each
+    property on one row within 100 columns (only the description may wrap, and here none does)."""
+    args = ["check", target, "-n", "2"] + (["-P", "valid", "-P", prop] if prop else [])
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert _widest(result.output) <= 100
+    rows = [line for line in result.output.splitlines() if line.startswith("│")]
+    assert rows and all(line.split("│")[1].strip() for line in rows)  # a wrapped row has an empty first cell
+
+
+@pytest.mark.slow
+def test_every_bundled_scenario_explains_within_100_columns() -> None:
+    """``explain heft|cpop|peft|minmin`` on every bundled scenario of the top folder: within 100 columns,
+    or refused in one line where it has more tasks than the step-by-step view shows."""
+    for scenario in sorted((ROOT / "scenarios").glob("*.yaml")):
+        for name in STEP_BY_STEP:
+            result = CliRunner().invoke(app, ["explain", name, str(scenario)])
+            if result.exit_code == 2:
+                assert "shows every task, so it is limited to" in result.output, (scenario, result.output)
+                continue
+            assert result.exit_code == 0, (scenario, name, result.output[-500:])
+            assert _widest(result.output) <= 100, (scenario.name, name)

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_safe_io import refused  # tests/ is on sys.path (rootdir-less test modules)
+from helpers import refused  # tests/ is on sys.path (rootdir-less test modules)
 from typer.testing import CliRunner
 
 from simsched.cli.main import app

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_safe_io import refused  # tests/ is on sys.path (rootdir-less test modules)
+from helpers import refused  # tests/ is on sys.path (rootdir-less test modules)
 from typer.testing import CliRunner
 
 from simsched.cli.main import app

@@ -7,14 +7,13 @@ byte-identical afterwards, no output written, and a bounded time.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import refused  # tests/ is on sys.path (rootdir-less test modules)
 from typer.testing import CliRunner
 
 from simsched import limits
@@ -36,34 +35,6 @@ scenario:
   schedulers: [heft]
 seeds: [0, 1]
 """
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def refused(args: list[str], *, inputs: tuple[Path, ...] = (), absent: tuple[Path, ...] = (),
-            says: str = "", seconds: float = 120.0) -> str:
-    """Run ``simsched ARGS``; assert exit 2, one located error line, inputs unchanged, ``absent``
-    not created.  ``seconds`` is a liveness bound, not a speed target: reading a FIFO or /dev/zero, or
-    building a 10^9-job day, would never end, so a refusal that is not up front shows as a hang
-    (like the sweep-kill test's bound); it is generous so a loaded machine does not fail it.
-    Returns the error line."""
-    before = {p: digest(p) for p in inputs}
-    t0 = time.perf_counter()
-    result = CliRunner().invoke(app, args)
-    took = time.perf_counter() - t0
-    assert result.exit_code == 2, (args, result.exit_code, result.output[-1500:])
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), (args, result.stderr)
-    assert says in lines[0], (says, lines[0])
-    assert took < seconds, (args, took)
-    for p, d in before.items():
-        assert digest(p) == d, f"{p} changed"
-    for p in absent:
-        assert not p.exists(), f"{p} was written"
-    return lines[0]
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import SMALL_STREAM as SMALL  # tests/ is on sys.path (rootdir-less test modules)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -30,26 +31,6 @@ from simsched.workloads.jobs import merge_jobs, piecewise_arrivals, poisson_arri
 ROOT = Path(__file__).resolve().parents[1]
 STREAMS = ROOT / "scenarios" / "streams"
 
-SMALL = """\
-name: small-stream
-seed: 4
-repetitions: 2
-platform:
-  processors: [{name: cpu, count: 3}, {name: gpu, type: gpu, speed: 2}]
-  network: {bandwidth: 5.0, latency: 0.1}
-workload:
-  stream:
-    jobs:
-      - {weight: 2, generator: random, tasks: [3, 12], ccr: 0.3}
-      - {weight: 1, generator: fork_join, priority: 1}
-    arrivals: {poisson: 0.05}
-    count: 6
-    deadline: {slack: 3}
-noise: {model: lognormal, sigma: 0.2}
-failures: {mtbf: 150, mttr: 10, types: {gpu: {mtbf: 80, mttr: 20}}}
-stragglers: {rate: 0.01, duration: 20, slowdown: 3}
-schedulers: [mct, srjf-eft, fair-eft, heft]
-"""
 
 
 def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:

@@ -128,7 +128,7 @@ def test_traces_end_in_the_schedulers_own_plans(k: int) -> None:
 
 def test_explain_cpop_peft_minmin_on_topcuoglu() -> None:
     cpop = _invoke("explain", "cpop", str(TOPCUOGLU)).output
-    assert "Critical path 1 - 2 - 9 - 10" in cpop and "critical-path processor P2" in cpop
+    assert "Critical path 1 - 2 - 9 - 10 (priority 108): critical-path processor P2" in cpop
     assert "CPOP makespan: 86" in cpop  # the paper's Fig. 3(b)
     peft = _invoke("explain", "peft", str(TOPCUOGLU)).output
     assert "OCT P1" in peft and "EST/EFT/O_EFT P2" in peft and "PEFT makespan: 85" in peft
@@ -228,3 +228,27 @@ def test_step_gantt_in_headless_chromium_grows_frame_by_frame(tmp_path: Path) ->
     (ink1, red1), (ink10, red10) = shots[1], shots[10]
     assert red1 > 50 and red10 > red1  # the critical path grows from task 1 to 1-2-9-10
     assert ink10 > ink1 * 2
+
+
+def test_explain_cpop_prints_markup_in_task_names_as_text(tmp_path: Path) -> None:
+    """Task names come from the user's file: rich markup in one is printed, not interpreted (the CPOP
+    priority table once passed names to rich as they were, so ``[red]`` vanished from the output)."""
+    path = tmp_path / "names.yaml"
+    path.write_text("""\
+name: names
+platform:
+  processors: [{name: P1}, {name: P2}]
+  network: {bandwidth: 1.0, latency: 0.0}
+workload:
+  tasks:
+    - {name: "[red]a", cost: [2, 3]}
+    - {name: "b[/]", cost: [4, 1]}
+  edges:
+    - {from: "[red]a", to: "b[/]", data: 1}
+schedulers: [cpop]
+""")
+    result = _invoke("explain", "cpop", str(path))
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("│")]
+    assert any("[red]a" in row for row in rows[:2]) and any("b[/]" in row for row in rows[:2])
+    assert "Critical path [red]a - b[/]" in result.output

@@ -173,7 +173,7 @@ def trace_cpop(problem: Problem) -> ListTrace:
     >>> g = TaskGraph(["a", "b"], [(0, 1)], [1.0], cost=[[1.0, 2.0], [3.0, 1.0]])
     >>> trace = trace_cpop(Problem(g, Platform.uniform([Processor("p"), Processor("q")])))
     >>> trace.critical_path, trace.cp_processor, [s.why for s in trace.steps]
-    ((0, 1), 1, ['critical path: on its processor', 'critical path: on its processor'])
+    ((0, 1), 1, ['CP task -> CP processor', 'CP task -> CP processor'])
     """
     g = problem.graph
     rank_u = upward_rank(problem)
@@ -186,7 +186,7 @@ def trace_cpop(problem: Problem) -> ListTrace:
 
     def place(t: int, ready: np.ndarray, est: np.ndarray, eft: np.ndarray) -> tuple[int, np.ndarray, str]:
         if on_cp[t] and np.isfinite(problem.W[t, cp_proc]):
-            return cp_proc, eft, "critical path: on its processor"
+            return cp_proc, eft, "CP task -> CP processor"
         return int(np.argmin(eft)), eft, "earliest finish"
 
     steps = _ready_list(problem, _key(priority), np.arange(g.n_tasks), place)

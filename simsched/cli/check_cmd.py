@@ -35,20 +35,26 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
 
 
 def print_contract_report(report: ContractReport, console: Console) -> None:
-    """The report as rich text: a table of properties, then every defect with its example."""
+    """The report as rich text: a title line and a table of properties within 100 columns
+    (:func:`simsched.report.fit.fit_width`; only the "what it checks" column may wrap), then every
+    defect with its example, one line each as the terminal allows (so that a pipe can grep them)."""
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=escape(f"contract of {report.scheduler}: {report.kind} scheduler ({report.origin}), "
-                               f"seed {report.seed}, {report.scope}"))
-    table.add_column("property", style="bold")
-    table.add_column("result")
-    table.add_column("runs", justify="right")
+    from simsched.report.fit import fit_width
+
+    width = fit_width(console)
+    console.print(escape(f"contract of {report.scheduler}: {report.kind} scheduler ({report.origin}), "
+                         f"seed {report.seed}, {report.scope}"), width=width, highlight=False)
+    table = Table()
+    table.add_column("property", style="bold", no_wrap=True)
+    table.add_column("result", no_wrap=True)
+    table.add_column("runs", justify="right", no_wrap=True)
     table.add_column("what it checks")
     for p in report.properties:
         table.add_row(p.name, "[green]ok[/green]" if p.passed else f"[red]{len(p.defects)} defect(s)[/red]",
                       str(p.examples), escape(p.description))
-    console.print(table)
+    console.print(table, width=width)
     for i, d in enumerate(report.defects, 1):
         console.print(f"[bold red]defect {i}[/bold red] [bold]{escape(d.property)}[/bold] / {escape(d.category)}: "
                       f"{escape(d.message)}" + (" [yellow](not reproducible on every run: nondeterministic)"
@@ -75,8 +81,11 @@ def _check(target: str, examples: int, seed: int, param: list[str] | None, prop:
         from simsched.testing.batch_contract import check_batch_policy as check_scheduler
     else:
         from simsched.testing.contract import check_scheduler
-    report = check_scheduler(target, examples=examples, seed=seed, params=parse_params(param),
-                             properties=prop or None)
+    from simsched.testing.contract import hypothesis_home_outside_cwd
+
+    with hypothesis_home_outside_cwd():  # nothing written into the user's current folder
+        report = check_scheduler(target, examples=examples, seed=seed, params=parse_params(param),
+                                 properties=prop or None)
     print_contract_report(report, _console())
     if not report.passed:
         raise typer.Exit(1)

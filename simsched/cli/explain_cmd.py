@@ -27,7 +27,10 @@ from simsched.cli.common import user_errors
 from simsched.errors import SimschedError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy as np
+    from rich.table import Table
 
 
 class _ExplainGroup(typer.core.TyperGroup):
@@ -90,6 +93,19 @@ def _num(x: float) -> str:
     return "-" if x == float("inf") else f"{x:.6g}"
 
 
+WIDE_HELP = ("Every processor's column in one table, however wide (default: tables within 100 columns, "
+             "split into parts of consecutive processors).")
+
+
+def _say(text: str, indent: str = "   ") -> None:
+    """One paragraph of prose, wrapped at 100 columns (continuation lines indented by ``indent``)."""
+    import textwrap
+
+    from simsched.report.fit import MAX_COLUMNS
+
+    typer.echo(textwrap.fill(text, MAX_COLUMNS, subsequent_indent=indent, break_on_hyphens=False))
+
+
 @app.command("heft")
 @user_errors
 def explain_heft(
@@ -97,6 +113,7 @@ def explain_heft(
                                            show_default=False),
     seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
     no_insertion: bool = typer.Option(False, "--no-insertion", help="Always append (no gap filling)."),
+    wide: bool = typer.Option(False, "--wide", help=WIDE_HELP),
 ) -> None:
     """Print HEFT's upward ranks and, step by step, each task's EST/EFT on every processor."""
     if _scenario_or_describe("heft", scenario):
@@ -104,6 +121,7 @@ def explain_heft(
     from rich.table import Table
 
     from simsched.analysis.teaching import trace_heft
+    from simsched.report.fit import print_in_parts
 
     _, problem = _problem_of(scenario, seed, "heft", 200)
     trace = trace_heft(problem, insertion=not no_insertion)
@@ -116,9 +134,8 @@ def explain_heft(
     procs = [escape(printable(p)) for p in problem.platform.names]
     console = _console()
 
-    typer.echo("1. Upward ranks, rank_u(i) = mean cost of i + max over successors j of "
-               "(mean transfer i->j + rank_u(j));")
-    typer.echo("   tasks are placed in decreasing rank_u.")
+    _say("1. Upward ranks, rank_u(i) = mean cost of i + max over successors j of (mean transfer i->j + "
+         "rank_u(j)); tasks are placed in decreasing rank_u.")
     ranks = Table()
     for col in ("order", "task", "mean cost", "rank_u"):
         ranks.add_column(col, justify="right")
@@ -126,21 +143,24 @@ def explain_heft(
         ranks.add_row(str(k + 1), names[t], _num(problem.mean_cost[t]), _num(trace.rank[t]))
     console.print(ranks)
 
-    typer.echo("2. Placement: each task on the processor where it finishes earliest (EST/EFT: earliest start/finish,")
     gaps = "always appended after the last task (--no-insertion)" if no_insertion else "idle gaps may be filled"
-    typer.echo(f"   {gaps}; ready: when its inputs are on the chosen processor; *: chosen).")
-    steps = Table()
-    steps.add_column("step", justify="right")
-    steps.add_column("task")
-    steps.add_column("ready", justify="right")
-    for p in procs:
-        steps.add_column(f"EST/EFT {p}", justify="right")
-    steps.add_column("chosen")
-    for k, s in enumerate(trace.steps):
-        cells = [f"{_num(s.est[q])}/{_num(s.eft[q])}" + (" *" if q == s.chosen else "") for q in range(len(procs))]
-        ready = s.ready[s.chosen]
-        steps.add_row(str(k + 1), names[s.task], _num(ready), *cells, procs[s.chosen])
-    console.print(steps)
+    _say(f"2. Placement: each task on the processor where it finishes earliest (EST/EFT: earliest start/finish, "
+         f"{gaps}; ready: when its inputs are on the chosen processor; *: chosen).")
+
+    def steps(cols: Sequence[int]) -> Table:
+        table = Table()
+        table.add_column("step", justify="right", no_wrap=True)
+        table.add_column("task", no_wrap=True)
+        table.add_column("ready", justify="right", no_wrap=True)
+        for q in cols:
+            table.add_column(f"EST/EFT {procs[q]}", justify="right", no_wrap=True)
+        table.add_column("chosen", no_wrap=True)
+        for k, s in enumerate(trace.steps):
+            cells = [f"{_num(s.est[q])}/{_num(s.eft[q])}" + (" *" if q == s.chosen else "") for q in cols]
+            table.add_row(str(k + 1), names[s.task], _num(s.ready[s.chosen]), *cells, procs[s.chosen])
+        return table
+
+    print_in_parts(console, steps, procs, first=3, wide=wide)
     assert trace.plan is not None and trace.plan.finish is not None
     typer.echo(f"HEFT makespan: {_num(float(trace.plan.finish.max()))}")
 
@@ -162,32 +182,50 @@ def _problem_of(scenario: Path, seed: int | None, what: str, limit: int):
     return loaded, problem
 
 
-def _steps_table(problem, steps, score_name: str | None):  # noqa: ANN001, ANN202 - rich table
-    """Step table: task, ready, EST/EFT per processor (and the score the processor is chosen by), chosen."""
+def _printable_names(problem) -> tuple[list[str], list[str]]:  # noqa: ANN001 - a Problem
+    """Task and processor names as they may be printed: they come from the user's files, so no terminal
+    escape sequences and no rich markup."""
     from rich.markup import escape
-    from rich.table import Table
 
     from simsched.outputs import printable
 
-    # names come from the user's files: no terminal escape sequences, no rich markup
-    names = [escape(printable(n)) for n in problem.graph.names]
-    procs = [escape(printable(p)) for p in problem.platform.names]
-    table = Table()
-    for col in ("step", "task", "ready"):
-        table.add_column(col, justify="right" if col != "task" else "left")
-    for q in procs:
-        table.add_column(f"EST/EFT {q}" if score_name is None else f"EST/EFT/{score_name} {q}", justify="right")
-    table.add_column("chosen")
-    table.add_column("why")
-    for k, st in enumerate(steps):
-        cells = []
-        for q in range(len(procs)):
-            cell = f"{_num(st.est[q])}/{_num(st.eft[q])}"
-            if score_name is not None:
-                cell += f"/{_num(st.score[q])}"
-            cells.append(cell + (" *" if q == st.chosen else ""))
-        table.add_row(str(k + 1), names[st.task], _num(st.ready[st.chosen]), *cells, procs[st.chosen], st.why)
-    return table
+    return ([escape(printable(n)) for n in problem.graph.names],
+            [escape(printable(p)) for p in problem.platform.names])
+
+
+def _print_steps(problem, steps, score_name: str | None, wide: bool) -> None:  # noqa: ANN001
+    """Step table: task, ready, EST/EFT per processor (and the score the processor is chosen by), chosen,
+    why (left out when every step has the same reason: the prose above says it); within 100 columns
+    unless ``wide`` (:func:`simsched.report.fit.print_in_parts`)."""
+    from rich.table import Table
+
+    from simsched.report.fit import print_in_parts
+
+    names, procs = _printable_names(problem)
+    show_why = len({st.why for st in steps}) > 1
+
+    def build(cols: Sequence[int]) -> Table:
+        table = Table()
+        for col in ("step", "task", "ready"):
+            table.add_column(col, justify="right" if col != "task" else "left", no_wrap=True)
+        for q in cols:
+            table.add_column(f"EST/EFT {procs[q]}" if score_name is None else f"EST/EFT/{score_name} {procs[q]}",
+                             justify="right", no_wrap=True)
+        table.add_column("chosen", no_wrap=True)
+        if show_why:
+            table.add_column("why")  # the one column that may wrap (at its spaces)
+        for k, st in enumerate(steps):
+            cells = []
+            for q in cols:
+                cell = f"{_num(st.est[q])}/{_num(st.eft[q])}"
+                if score_name is not None:
+                    cell += f"/{_num(st.score[q])}"
+                cells.append(cell + (" *" if q == st.chosen else ""))
+            why = [st.why] if show_why else []
+            table.add_row(str(k + 1), names[st.task], _num(st.ready[st.chosen]), *cells, procs[st.chosen], *why)
+        return table
+
+    print_in_parts(_console(), build, procs, first=3, wide=wide)
 
 
 def _by_priority(priority: np.ndarray) -> list[int]:
@@ -218,6 +256,7 @@ def explain_cpop(
     scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what CPOP does).",
                                            show_default=False),
     seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+    wide: bool = typer.Option(False, "--wide", help=WIDE_HELP),
 ) -> None:
     """Print CPOP's priorities, critical path and processor, then each step's EST/EFT on every processor."""
     if _scenario_or_describe("cpop", scenario):
@@ -228,24 +267,27 @@ def explain_cpop(
 
     _, problem = _problem_of(scenario, seed, "cpop", 200)
     trace = trace_cpop(problem)
-    names, procs = problem.graph.names, problem.platform.names
-    typer.echo("1. Priorities: rank_u(i) = mean cost + max over successors (mean transfer + rank_u);")
-    typer.echo("   rank_d(i) = max over predecessors (rank_d + mean cost + mean transfer); priority = rank_u + rank_d.")
+    from simsched.outputs import printable
+
+    cells, _ = _printable_names(problem)  # the table's task names: escaped for rich
+    names = [printable(n) for n in problem.graph.names]  # the prose's: plain text
+    procs = [printable(p) for p in problem.platform.names]
+    _say("1. Priorities: rank_u(i) = mean cost + max over successors (mean transfer + rank_u); rank_d(i) = max "
+         "over predecessors (rank_d + mean cost + mean transfer); priority = rank_u + rank_d.")
     table = Table()
     for col in ("task", *trace.columns, "critical path"):
         table.add_column(col, justify="right")
     cp = set(trace.critical_path)
     for t in _by_priority(trace.priority):
-        table.add_row(names[t], *(_num(x) for x in trace.table[t]), "yes" if t in cp else "")
+        table.add_row(cells[t], *(_num(x) for x in trace.table[t]), "yes" if t in cp else "")
     _console().print(table)
     cost = problem.W[list(trace.critical_path)].sum(axis=0)
-    typer.echo(f"2. Critical path {' - '.join(names[t] for t in trace.critical_path)} (priority "
-               f"{_num(trace.priority[trace.critical_path[0]])}); its cost on "
-               + ", ".join(f"{q} {_num(c)}" for q, c in zip(procs, cost))
-               + f": critical-path processor {procs[trace.cp_processor]}.")
-    typer.echo("3. Ready tasks by highest priority; a critical-path task goes to the critical-path processor, any "
-               "other to its earliest finish (*: chosen).")
-    _console().print(_steps_table(problem, trace.steps, None))
+    _say(f"2. Critical path {' - '.join(names[t] for t in trace.critical_path)} (priority "
+         f"{_num(trace.priority[trace.critical_path[0]])}): critical-path processor {procs[trace.cp_processor]}, "
+         "where it costs least (" + ", ".join(f"{q} {_num(c)}" for q, c in zip(procs, cost)) + ").")
+    _say("3. Ready tasks by highest priority; a critical-path task goes to the critical-path processor (CP task "
+         "-> CP processor), any other to its earliest finish (*: chosen).")
+    _print_steps(problem, trace.steps, None, wide)
     typer.echo(f"CPOP makespan: {_num(float(trace.plan.finish.max()))}")
 
 
@@ -255,6 +297,7 @@ def explain_peft(
     scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what PEFT does).",
                                            show_default=False),
     seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+    wide: bool = typer.Option(False, "--wide", help=WIDE_HELP),
 ) -> None:
     """Print PEFT's optimistic cost table and rank_oct, then each step's EST/EFT/O_EFT on every processor."""
     if _scenario_or_describe("peft", scenario):
@@ -262,22 +305,29 @@ def explain_peft(
     from rich.table import Table
 
     from simsched.analysis.teaching import trace_peft
+    from simsched.report.fit import print_in_parts
 
     _, problem = _problem_of(scenario, seed, "peft", 200)
     trace = trace_peft(problem)
-    names, procs = problem.graph.names, problem.platform.names
-    typer.echo("1. Optimistic cost table: OCT(t, p) = max over successors s of min over processors q of")
-    typer.echo("   (OCT(s, q) + cost(s, q) + mean transfer t->s if q != p); rank_oct(t) = mean of OCT(t, .).")
-    table = Table()
-    for col in ("task", *(f"OCT {q}" for q in procs), "rank_oct"):
-        table.add_column(col, justify="right")
-    assert trace.oct is not None
-    for t in _by_priority(trace.priority):
-        table.add_row(names[t], *(_num(x) for x in trace.oct[t]), _num(trace.priority[t]))
-    _console().print(table)
-    typer.echo("2. Ready tasks by highest rank_oct, each on the processor with the smallest O_EFT = EFT + OCT,")
-    typer.echo("   looking one step ahead at what its successors will still cost (*: chosen).")
-    _console().print(_steps_table(problem, trace.steps, "O_EFT"))
+    names, procs = _printable_names(problem)
+    _say("1. Optimistic cost table: OCT(t, p) = max over successors s of min over processors q of (OCT(s, q) + "
+         "cost(s, q) + mean transfer t->s if q != p); rank_oct(t) = mean of OCT(t, .).")
+    oct_table = trace.oct
+    assert oct_table is not None
+    ranked = _by_priority(trace.priority)
+
+    def octs(cols: Sequence[int]) -> Table:
+        table = Table()
+        for col in ("task", *(f"OCT {procs[q]}" for q in cols), "rank_oct"):
+            table.add_column(col, justify="right", no_wrap=True)
+        for t in ranked:
+            table.add_row(names[t], *(_num(oct_table[t, q]) for q in cols), _num(trace.priority[t]))
+        return table
+
+    print_in_parts(_console(), octs, procs, first=1, wide=wide)
+    _say("2. Ready tasks by highest rank_oct, each on the processor with the smallest O_EFT = EFT + OCT, "
+         "looking one step ahead at what its successors will still cost (*: chosen).")
+    _print_steps(problem, trace.steps, "O_EFT", wide)
     typer.echo(f"PEFT makespan: {_num(float(trace.plan.finish.max()))}")
 
 
@@ -287,6 +337,7 @@ def explain_minmin(
     scenario: Path | None = typer.Argument(None, help="Scenario YAML (without it: what Min-Min does).",
                                            show_default=False),
     seed: int | None = typer.Option(None, "--seed", help="Seed for a generated workload (default: the scenario's)."),
+    wide: bool = typer.Option(False, "--wide", help=WIDE_HELP),
 ) -> None:
     """Print every Min-Min decision point: the ready tasks' completion times and the order they are mapped."""
     if _scenario_or_describe("minmin", scenario):
@@ -295,28 +346,36 @@ def explain_minmin(
     from rich.table import Table
 
     from simsched.analysis.teaching import trace_minmin
+    from simsched.report.fit import print_in_parts
 
     _, problem = _problem_of(scenario, seed, "minmin", 200)
     trace = trace_minmin(problem)
-    names, procs = problem.graph.names, problem.platform.names
-    typer.echo("At each decision point Min-Min takes the ready task whose minimum expected completion time (CT)")
-    typer.echo("is smallest, maps it there, updates that processor's availability, and repeats (*: its minimum).")
+    names, procs = _printable_names(problem)
+    _say("At each decision point Min-Min takes the ready task whose minimum expected completion time (CT) is "
+         "smallest, maps it there, updates that processor's availability, and repeats (*: its minimum).", "")
+    console = _console()
     for k, d in enumerate(trace.decisions):
         order = {t: i + 1 for i, (t, _) in enumerate(d.mapped)}
         where = dict(d.mapped)
-        table = Table(title=f"decision {k + 1} at time {_num(d.time)}: {d.tasks.size} ready", title_justify="left")
-        table.add_column("task")
-        for q in procs:
-            table.add_column(f"CT {q}", justify="right")
-        table.add_column("min CT", justify="right")
-        table.add_column("mapped", justify="right")
-        table.add_column("to")
-        for i in np.argsort(d.completion.min(axis=1), kind="stable").tolist():
-            t = int(d.tasks[i])
-            best = int(np.argmin(d.completion[i]))
-            cells = [_num(d.completion[i, q]) + (" *" if q == best else "") for q in range(len(procs))]
-            table.add_row(names[t], *cells, _num(d.completion[i, best]), str(order[t]), procs[where[t]])
-        _console().print(table)
+        title = f"decision {k + 1} at time {_num(d.time)}: {d.tasks.size} ready"
+        rows = np.argsort(d.completion.min(axis=1), kind="stable").tolist()
+
+        def decision(cols: Sequence[int], d=d, order=order, where=where, title=title, rows=rows) -> Table:  # noqa: ANN001
+            table = Table(title=title, title_justify="left")
+            table.add_column("task", no_wrap=True)
+            for q in cols:
+                table.add_column(f"CT {procs[q]}", justify="right", no_wrap=True)
+            table.add_column("min CT", justify="right", no_wrap=True)
+            table.add_column("mapped", justify="right", no_wrap=True)
+            table.add_column("to", no_wrap=True)
+            for i in rows:
+                t = int(d.tasks[i])
+                best = int(np.argmin(d.completion[i]))
+                cells = [_num(d.completion[i, q]) + (" *" if q == best else "") for q in cols]
+                table.add_row(names[t], *cells, _num(d.completion[i, best]), str(order[t]), procs[where[t]])
+            return table
+
+        print_in_parts(console, decision, procs, first=1, wide=wide)
     typer.echo(f"Min-Min makespan (measured by the simulator): {_num(float(trace.schedule.makespan))}")
 
 

@@ -159,11 +159,12 @@ def run(
         typer.echo(f"trace written to {trace}")
 
 
-def _offered_load(loaded: Any, seed: int) -> None:
-    """For a job stream: print its offered load per processor type, and warn above 1."""
+def _offered_load(loaded: Any, seed: int, stream: Any = None, problem: Any = None) -> None:
+    """For a job stream: print its offered load per processor type, and warn above 1 (``stream`` and
+    ``problem``: that day's, when the caller has drawn them already)."""
     from simsched.run.streams import offered_load_of
 
-    load = offered_load_of(loaded, seed)
+    load = offered_load_of(loaded, seed, stream, problem)
     if load is None:
         return
     typer.echo(load.line())
@@ -245,7 +246,12 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
         typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: {loaded.workload.describe()} on "
                    f"{loaded.platform.n_processors} processors; policies: {', '.join(loaded.scheduler_labels)}")
         return
-    problem = build_problem(loaded)
+    stream = None
+    if loaded.workload.form == "stream":  # draw the day once: for the problem and for the offered load
+        from simsched.run.streams import stream_of
+
+        stream = stream_of(loaded, loaded.seed)
+    problem = build_problem(loaded, graph=None if stream is None else stream.graph)
     kinds: dict[str, int] = {}
     for p in problem.platform.processors:
         kinds[p.type] = kinds.get(p.type, 0) + 1
@@ -259,7 +265,7 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
         f"noise: {'none' if noise.deterministic else f'{noise.model} (sigma {noise.sigma:g})'}"
         + ("; autotuning section present" if loaded.autotuning is not None else "")
     )
-    _offered_load(loaded, loaded.seed)
+    _offered_load(loaded, loaded.seed, stream, problem)
 
 
 # --------------------------------------------------------------------------- list

@@ -223,37 +223,28 @@ def legend(report: RunReport, wide: bool = False, drop: tuple[str, ...] = ()) ->
     return "; ".join(parts) + ("." if wide else ". --wide: every column with ± std.")
 
 
-def _needs(console: Console, table: Table) -> int:
-    """Columns ``table`` needs to show every cell on one line."""
-    from rich.measure import Measurement
-
-    return Measurement.get(console, console.options.update_width(10_000), table).maximum
-
-
 def print_run_table(report: RunReport, console: Console, wide: bool = False) -> None:
     """Print :func:`run_table` and one line per declined scheduler with its reason."""
     from rich.markup import escape
+
+    from simsched.report.fit import fit_width, print_natural, table_width
 
     table, drop = run_table(report, wide), ()
     if not wide:  # a terminal narrower than the table: leave out the least telling columns, not wrap cells
         present = {c.key for c in columns(report, wide)}
         candidates = [k for k in NARROW_DROPS if k in present]
-        while candidates and _needs(console, table) > console.width:
+        while candidates and table_width(console, table) > console.width:
             drop = (*drop, candidates.pop(0))
             table = run_table(report, wide, drop)
     title, caption = table.title, table.caption  # printed outside, unwrapped by a narrow table
     table.title = table.caption = None
-    width = min(console.width, 100)
+    width = fit_width(console)
     console.print(title, width=width, highlight=False)
-    needed = _needs(console, table) if wide else 0
-    if needed > console.width:  # --wide: every cell whole at the table's natural width (the terminal wraps)
-        from rich.console import Console
-
-        Console(file=console.file, width=needed, color_system=console.color_system,
-                force_terminal=console.is_terminal, no_color=console.no_color).print(table)
+    if wide:  # every cell whole at the table's natural width (the terminal wraps)
+        print_natural(console, table)
     else:
         console.print(table)
     console.print(caption, width=width, highlight=False)
-    console.print(escape(legend(report, wide, drop)), width=min(console.width, 100), style="dim")
+    console.print(escape(legend(report, wide, drop)), width=width, style="dim")
     for label, reason in report.declined.items():
         console.print(escape(f"{label} declined: {reason}"))

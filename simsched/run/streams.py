@@ -271,19 +271,25 @@ class OfferedLoad:
                 f"\"Choosing an arrival rate\")")
 
 
-def offered_load_of(scenario: Scenario, seed: int) -> OfferedLoad | None:
+def offered_load_of(scenario: Scenario, seed: int, stream: JobStream | None = None,
+                    problem: Problem | None = None) -> OfferedLoad | None:
     """The offered load of day ``seed`` of a job-stream scenario
     (:func:`~simsched.simulator.jobmetrics.offered_load_by_type`); None for any other scenario, or a
-    stream of one job or of simultaneous arrivals (no rate).  Draws the day's stream: O(n m) by blocks."""
+    stream of one job or of simultaneous arrivals (no rate).  Draws the day's stream unless the caller
+    gives it (``stream``, from :func:`stream_of` for that seed) with, optionally, its ``problem``
+    (from :func:`~simsched.scenario.build_problem`, which has checked that the world ends): O(n m) by
+    blocks."""
     from simsched.simulator.jobmetrics import offered_load, offered_load_by_type
 
     if scenario.workload is None or scenario.workload.form != "stream":
         return None
     from simsched.scenario.build import check_world_ends
 
-    stream = stream_of(scenario, seed)
-    problem = Problem(stream.graph, scenario.platform, scenario.affinity)
-    check_world_ends(scenario, problem)  # an endless world is refused before its load is printed
+    if stream is None:
+        stream = stream_of(scenario, seed)
+    if problem is None:
+        problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+        check_world_ends(scenario, problem)  # an endless world is refused before its load is printed
     by_type = offered_load_by_type(problem, stream.job_arrival)
     if not by_type:
         return None

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.scenario.schema import Amount, NumbersChecked
+from simsched.scenario.schema import Amount, NumbersChecked, busy_not_below_idle, exactly_one
 from simsched.schedulers.registry import AUTOTUNE_POLICIES
 from simsched.workloads.autotuning import model_tasks
 
@@ -70,8 +70,7 @@ class JobModel(_Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> JobModel:
-        if (self.model is None) == (self.tasks is None):
-            raise ValueError("give exactly one of 'model' (a DL model name) or 'tasks' (a list)")
+        exactly_one(self, "model", "tasks", hints={"model": "a DL model name", "tasks": "a list"})
         return self
 
 
@@ -108,8 +107,7 @@ class AutotunePowerModel(_Strict):
 
     @model_validator(mode="after")
     def _busy_over_idle(self) -> AutotunePowerModel:
-        if self.gpu_busy < self.gpu_idle:
-            raise ValueError(f"gpu_busy {self.gpu_busy:g} W is below gpu_idle {self.gpu_idle:g} W")
+        busy_not_below_idle(self.gpu_busy, self.gpu_idle, "gpu_busy", "gpu_idle")
         return self
 
 

@@ -88,11 +88,14 @@ def _check_platform_fields_used(scenario: Scenario, graph: TaskGraph) -> None:
             ("platform", "processors", at[0], "speed") if at else ("platform", "processors"))
 
 
-def build_problem(scenario: Scenario, seed: int | None = None) -> Problem:
+def build_problem(scenario: Scenario, seed: int | None = None, *, graph: TaskGraph | None = None) -> Problem:
     """The :class:`Problem` (graph on platform, with the cost model applied) for ``seed`` (default:
-    the scenario's).  A cycle, a negative cost, an empty graph or a task no processor may run raise a
-    :class:`SimschedError` naming the file, the field and the line."""
-    graph = build_graph(scenario, scenario.seed if seed is None else seed)
+    the scenario's).  ``graph``: that seed's graph when the caller has drawn it already (a job
+    stream's day, whose jobs the caller keeps), so that it is not drawn twice.  A cycle, a negative
+    cost, an empty graph or a task no processor may run raise a :class:`SimschedError` naming the
+    file, the field and the line."""
+    if graph is None:
+        graph = build_graph(scenario, scenario.seed if seed is None else seed)
     _check_platform_fields_used(scenario, graph)
     try:
         with limits.using(scenario.limits):

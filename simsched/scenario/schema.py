@@ -152,6 +152,26 @@ class LinkSpec(_Model):
     latency: NonNegative = 0.0
 
 
+def exactly_one(section: object, *fields: str, hints: dict[str, str] | None = None) -> None:
+    """The rule of a section whose source has alternatives (a constant or a trace, a model or a task
+    list, one of several arrival processes): exactly one of ``fields`` of ``section`` is given (not
+    None), or a ``ValueError`` "give exactly one of A, B or C", each name followed by its ``hints``
+    entry in parentheses where there is one; pydantic locates it at the section's line.  O(fields)."""
+    if sum(getattr(section, name) is not None for name in fields) == 1:
+        return
+    named = [f"{name} ({hints[name]})" if hints and name in hints else name for name in fields]
+    raise ValueError(f"give exactly one of {', '.join(named[:-1])} or {named[-1]}")
+
+
+def busy_not_below_idle(busy: float, idle: float, busy_name: str = "busy power",
+                        idle_name: str = "idle power") -> None:
+    """The one rule of every power table (a P-state, a processor type, the autotuning servers' GPUs): a
+    busy draw at least the idle one, or a ``ValueError`` naming both in watts, which pydantic locates at
+    the section's line.  O(1)."""
+    if busy < idle:
+        raise ValueError(f"{busy_name} {busy:g} W is below {idle_name} {idle:g} W")
+
+
 class PStateSpec(_Model):
     """One P-state: ``speed`` factor (> 0), watts ``busy`` and ``idle`` (busy >= idle)."""
 
@@ -161,8 +181,7 @@ class PStateSpec(_Model):
 
     @model_validator(mode="after")
     def _busy_over_idle(self) -> PStateSpec:
-        if self.busy < self.idle:
-            raise ValueError(f"busy power {self.busy:g} W is below idle power {self.idle:g} W")
+        busy_not_below_idle(self.busy, self.idle)
         return self
 
 
@@ -192,8 +211,8 @@ class PowerSpec(_Model):
             raise ValueError("give either idle and busy, or pstates, not both")
         if self.pstates is None and (self.idle is None or self.busy is None):
             raise ValueError("give idle and busy watts (or a list of pstates)")
-        if simple and self.busy < self.idle:
-            raise ValueError(f"busy power {self.busy:g} W is below idle power {self.idle:g} W")
+        if simple:
+            busy_not_below_idle(self.busy, self.idle)
         return self
 
     def build(self) -> ProcessorPower:
@@ -248,8 +267,7 @@ class CarbonSection(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> CarbonSection:
-        if (self.intensity is None) == (self.trace is None):
-            raise ValueError("give exactly one of intensity (a constant gCO2/kWh) or trace (a CSV file)")
+        exactly_one(self, "intensity", "trace", hints={"intensity": "a constant gCO2/kWh", "trace": "a CSV file"})
         return self
 
 

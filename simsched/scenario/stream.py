@@ -66,6 +66,7 @@ from simsched.scenario.schema import (  # noqa: F401  (the failure models are do
     PositiveInt,
     StragglersSection,
     _Model,
+    exactly_one,
 )
 from simsched.simulator.engine import Disruptions
 from simsched.simulator.jobmetrics import job_critical_paths
@@ -91,9 +92,7 @@ class ArrivalsSpec(_Model):
 
     @model_validator(mode="after")
     def _one(self) -> ArrivalsSpec:
-        given = [k for k in ("poisson", "rates", "trace") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("give exactly one of poisson, rates or trace")
+        exactly_one(self, "poisson", "rates", "trace")
         return self
 
 
@@ -135,8 +134,7 @@ class BatchTraceSection(_Model):
 
     @model_validator(mode="after")
     def _one(self) -> BatchTraceSection:
-        if (self.swf is None) == (self.gpu_trace is None):
-            raise ValueError("give exactly one of swf or gpu_trace")
+        exactly_one(self, "swf", "gpu_trace")
         if self.window is not None and (self.gpu_trace is not None or not self.window[0] < self.window[1]):
             raise ValueError("window is [start, end] with start < end, for an swf trace")
         return self

@@ -12,12 +12,10 @@ Ties in priority are broken by the lowest task index, ties in finish time by the
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from simsched.schedulers.heft import upward_rank
-from simsched.schedulers.timeline import Timelines, data_ready
+from simsched.schedulers.timeline import Timelines, ready_list_schedule
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 from simsched.workloads.paths import longest_path_to
@@ -45,7 +43,7 @@ def critical_path(problem: Problem, priority: np.ndarray) -> np.ndarray:
 def cpop_schedule(problem: Problem, insertion: bool = True) -> Plan:
     """The CPOP plan with planned start/finish times.  O(n log n + (e + n) m)."""
     g = problem.graph
-    n, m = g.n_tasks, problem.n_processors
+    n = g.n_tasks
     priority = upward_rank(problem) + longest_path_to(problem.graph, problem.mean_cost, problem.mean_transfer)
     cp = critical_path(problem, priority)
     on_cp = np.zeros(n, dtype=bool)
@@ -54,36 +52,20 @@ def cpop_schedule(problem: Problem, insertion: bool = True) -> Plan:
     cp_proc = int(np.argmin(cp_cost))
 
     W = problem.W
-    tl = Timelines(m, insertion=insertion)
-    proc = np.full(n, -1, dtype=np.int64)
-    start = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
-    waiting = g.in_degree.copy()
     scale = float(np.abs(priority).max()) or 1.0
-    key = np.round(priority / scale, 12)
-    heap = [(-key[t], int(t)) for t in g.entry_tasks]
-    heapq.heapify(heap)
-    while heap:
-        _, t = heapq.heappop(heap)
+
+    def place(t: int, ready: np.ndarray, tl: Timelines) -> tuple[int, float]:
         w = W[t]
-        ready = data_ready(problem, t, proc, finish)
         if on_cp[t] and np.isfinite(w[cp_proc]):
-            q = cp_proc
-            s = tl.earliest_start_on(q, float(ready[q]), float(w[q]))
-        else:
-            est = tl.earliest_start(ready, w, prune=True)
-            q = int(np.argmin(est + w))
-            s = float(est[q])
-        start[t], finish[t], proc[t] = s, s + w[q], q
-        placed.append(t)
-        tl.reserve(q, s, s + float(w[q]))
-        for j in g.successors(t):
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                heapq.heappush(heap, (-key[j], int(j)))
-    return Plan.from_times(proc, start, finish, placed=placed, info={"critical_path": [g.names[i] for i in cp],
-                                                      "critical_path_processor": problem.platform.names[cp_proc]})
+            return cp_proc, tl.earliest_start_on(cp_proc, float(ready[cp_proc]), float(w[cp_proc]))
+        est = tl.earliest_start(ready, w, prune=True)
+        q = int(np.argmin(est + w))
+        return q, float(est[q])
+
+    plan = ready_list_schedule(problem, -np.round(priority / scale, 12), place, insertion=insertion, by_level=False)
+    plan.info.update({"critical_path": [g.names[i] for i in cp],
+                      "critical_path_processor": problem.platform.names[cp_proc]})
+    return plan
 
 
 class CPOP:

@@ -27,8 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from simsched.schedulers.heft import priority_order
-from simsched.schedulers.parametric import ready_list_schedule
-from simsched.schedulers.timeline import Timelines
+from simsched.schedulers.timeline import Timelines, ready_list_schedule
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 from simsched.workloads.paths import longest_path_from

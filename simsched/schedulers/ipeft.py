@@ -20,8 +20,7 @@ import numpy as np
 
 from simsched.schedulers.costtables import successor_cost_table
 from simsched.schedulers.heft import upward_rank
-from simsched.schedulers.parametric import ready_list_schedule
-from simsched.schedulers.timeline import Timelines
+from simsched.schedulers.timeline import Timelines, ready_list_schedule
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 from simsched.workloads.paths import longest_path_to

@@ -29,6 +29,15 @@ def _free_device(view: EngineView, req: Request, h: int) -> int | None:
     return devs[0].index if devs else None
 
 
+def _grant(view: EngineView, req: Request, h: int) -> Grant | None:
+    """``req`` granted on host ``h``: a measurement on a free device of its job's target (None while
+    there is none), any other stage on the host's cores.  O(devices of h)."""
+    if req.kind != "measure":
+        return Grant(req, h)
+    d = _free_device(view, req, h)
+    return None if d is None else Grant(req, h, d)
+
+
 def _admits(view: EngineView, req: Request, h: int, max_jobs: int | None) -> bool:
     host = view.hosts[h]
     if max_jobs is None:
@@ -81,11 +90,9 @@ def _conflict_free(view: EngineView, key: Callable[[EngineView, Request], tuple]
         if req.kind != "measure":
             continue
         h = view.jobs[req.job].host
-        if view.hosts[h].heavy:
-            continue
-        d = _free_device(view, req, h)
-        if d is not None:
-            return Grant(req, h, d)
+        grant = None if view.hosts[h].heavy else _grant(view, req, h)
+        if grant is not None:
+            return grant
     return None
 
 
@@ -113,12 +120,9 @@ class Sequential:
                 h = free[0]
             else:
                 h = job.host
-            if req.kind == "measure":
-                d = _free_device(view, req, h)
-                if d is None:
-                    continue
-                return Grant(req, h, d)
-            return Grant(req, h)
+            grant = _grant(view, req, h)
+            if grant is not None:
+                return grant
         return None
 
 
@@ -134,13 +138,9 @@ class Dedicated(Sequential):
 
     def select(self, view: EngineView) -> Grant | None:
         for req in view.pending:
-            h = req.job  # server j is job j's own
-            if req.kind == "measure":
-                d = _free_device(view, req, h)
-                if d is None:
-                    continue
-                return Grant(req, h, d)
-            return Grant(req, h)
+            grant = _grant(view, req, req.job)  # server j is job j's own
+            if grant is not None:
+                return grant
         return None
 
 

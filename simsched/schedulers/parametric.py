@@ -32,8 +32,6 @@ of :mod:`~simsched.schedulers.timeline`.  Cost: O(n log n + (e + n) m) numpy wor
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -41,7 +39,7 @@ import numpy as np
 from simsched.schedulers.cpop import critical_path
 from simsched.schedulers.heft import upward_rank
 from simsched.schedulers.peft import optimistic_cost_table
-from simsched.schedulers.timeline import Timelines, data_ready
+from simsched.schedulers.timeline import Timelines, ready_list_schedule
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 from simsched.workloads.paths import longest_path_from, longest_path_to
@@ -128,44 +126,6 @@ def list_schedule(problem: Problem, *, priority: str = "upward", insertion: bool
         return q, float(est[q])
 
     return ready_list_schedule(problem, key, place, insertion=insertion, by_level=by_level)
-
-
-Place = Callable[[int, np.ndarray, Timelines], tuple[int, float]]
-"""``place(task, data_ready_row, timelines) -> (processor, start)`` of a list scheduler."""
-
-
-def ready_list_schedule(problem: Problem, key: np.ndarray, place: Place, *, insertion: bool = True,
-                        by_level: bool = True) -> Plan:
-    """The list-scheduling skeleton: take the ready task of smallest ``key`` (ties: level when
-    ``by_level``, then index), ask ``place(task, data_ready_row, timelines)`` for its processor and
-    start, reserve that slot.  A static order is the key of its positions.  O(n log n + e m) plus
-    what ``place`` costs."""
-    g = problem.graph
-    n = g.n_tasks
-    W = problem.W
-
-    def entry(t: int) -> tuple:
-        return (key[t], int(g.level[t]), t) if by_level else (key[t], t)
-
-    tl = Timelines(problem.n_processors, insertion=insertion)
-    proc = np.full(n, -1, dtype=np.int64)
-    start = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
-    waiting = g.in_degree.copy()
-    heap = [entry(int(t)) for t in g.entry_tasks]
-    heapq.heapify(heap)
-    while heap:
-        t = heapq.heappop(heap)[-1]
-        q, s = place(t, data_ready(problem, t, proc, finish), tl)
-        start[t], finish[t], proc[t] = s, s + W[t, q], q
-        placed.append(t)
-        tl.reserve(q, s, float(finish[t]))
-        for j in g.successors(t):
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                heapq.heappush(heap, entry(int(j)))
-    return Plan.from_times(proc, start, finish, placed=placed)
 
 
 class ListScheduler:

@@ -14,12 +14,10 @@
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from simsched.schedulers.costtables import successor_cost_table
-from simsched.schedulers.timeline import Timelines, data_ready
+from simsched.schedulers.timeline import Timelines, ready_list_schedule
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan
 
@@ -35,37 +33,18 @@ def optimistic_cost_table(problem: Problem) -> np.ndarray:
 
 def peft_schedule(problem: Problem, insertion: bool = True) -> Plan:
     """The PEFT plan with planned start/finish times.  O((n + e) m + n log n) plus gap searches."""
-    g = problem.graph
-    n, m = g.n_tasks, problem.n_processors
     oct_ = optimistic_cost_table(problem)
     elig = problem.eligible
     rank = np.where(elig, oct_, 0.0).sum(axis=1) / elig.sum(axis=1)
     scale = float(np.abs(rank).max()) or 1.0
-    key = np.round(rank / scale, 12)
-
     W = problem.W
-    tl = Timelines(m, insertion=insertion)
-    proc = np.full(n, -1, dtype=np.int64)
-    start = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    placed: list[int] = []  # tasks in placement order: the tie-break of equal planned times
-    waiting = g.in_degree.copy()
-    heap = [(-key[t], int(g.level[t]), int(t)) for t in g.entry_tasks]
-    heapq.heapify(heap)
-    while heap:
-        t = heapq.heappop(heap)[2]
-        w = W[t]
-        ready = data_ready(problem, t, proc, finish)
-        est = tl.earliest_start(ready, w, prune=False)
-        q = int(np.argmin(est + w + oct_[t]))
-        start[t], finish[t], proc[t] = est[q], est[q] + w[q], q
-        placed.append(t)
-        tl.reserve(q, float(start[t]), float(finish[t]))
-        for j in g.successors(t):
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                heapq.heappush(heap, (-key[j], int(g.level[j]), int(j)))
-    return Plan.from_times(proc, start, finish, placed=placed)
+
+    def place(t: int, ready: np.ndarray, tl: Timelines) -> tuple[int, float]:
+        est = tl.earliest_start(ready, W[t], prune=False)
+        q = int(np.argmin(est + W[t] + oct_[t]))
+        return q, float(est[q])
+
+    return ready_list_schedule(problem, -np.round(rank / scale, 12), place, insertion=insertion)
 
 
 class PEFT:

@@ -5,7 +5,9 @@
 * total minimum work over processors: all processors together cannot do the work faster than
   ``sum_i min_p W[i, p] / m``.
 
-Both are valid for any eligible assignment; their maximum is reported as ``lower_bound``.  The
+Both are valid for any eligible assignment; their maximum is reported as ``lower_bound``, a bound
+on the makespan measured from the first arrival.  :func:`finish_bound` is the same knowledge on the
+clock (origin 0, where arrivals and a schedule's times are measured), with each task's own arrival.  The
 minimum-cost critical path is also the denominator of the schedule length ratio (SLR) of
 Topcuoglu et al. 2002.
 """
@@ -30,3 +32,21 @@ def lower_bound(problem: Problem) -> float:
     """``max(critical_path_min_cost, work_bound)``; valid for makespans measured from the first
     arrival, since nothing can run before it.  O(n m + e)."""
     return max(critical_path_min_cost(problem), work_bound(problem))
+
+
+
+def finish_bound(problem: Problem) -> float:
+    """A lower bound on the time at which the last task of any valid schedule finishes, on the clock
+    (origin 0: the origin of arrivals and of a schedule's start and finish times), so that it compares
+    with ``schedule.finish.max()`` directly, with no subtraction that could make a makespan negative.
+
+    No task starts before it arrives, so the end is at least the first arrival plus
+    :func:`lower_bound`, and at least every task's arrival plus its chain of fastest costs to an exit
+    task (:func:`~simsched.workloads.paths.longest_path_from` of the minimum costs).  Equal to
+    :func:`lower_bound` when every task arrives at 0.  O(n m + e).
+    """
+    arrival = problem.graph.arrival
+    if not arrival.size:
+        return 0.0
+    chains = float((arrival + longest_path_from(problem.graph, problem.min_cost)).max())
+    return max(float(arrival.min()) + lower_bound(problem), chains)

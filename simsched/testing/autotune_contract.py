@@ -33,8 +33,8 @@ from simsched.testing.strategies import ProblemSpace
 from simsched.workloads.autotuning import PRESETS, JobPlan, JobSpec, TuningTask, plan_job
 
 AUTOTUNE_PROPERTIES: dict[str, str] = {
-    "complete": "every job runs all its rounds (build, measure, update) on one server, after it arrives",
-    "conflict-free": "no shared device, no measurement beside CPU work on its host",
+    "complete": "each job: all its rounds on one server, after it arrives",
+    "conflict-free": "no shared device; no measuring beside CPU work",
     "determinism": "same jobs => same stages",
 }
 TOL = 1e-9

@@ -30,7 +30,7 @@ from simsched.testing.strategies import ProblemSpace
 from simsched.workloads.importers.swf import RigidTrace, make_trace
 
 BATCH_PROPERTIES: dict[str, str] = {
-    "complete": "every job starts, after its submit time, and runs its time (cut at its request when killed)",
+    "complete": "each job starts after submit, runs its time (or request)",
     "capacity": "never more processors in use than exist",
     "determinism": "same log => same start times",
 }
