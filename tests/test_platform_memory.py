@@ -115,3 +115,11 @@ def test_a_batch_replay_on_8192_cores_never_builds_the_network(tmp_path) -> None
     report = run_batch_scenario(scenario)
     assert report.processors == 8192 and [r["scheduler"] for r in report.rows] == ["fcfs", "easy-backfill"]
     assert not scenario.platform.expanded
+
+
+def test_the_bench_rows_measure_the_lazy_build_against_the_dense_one() -> None:
+    from simsched.bench.batch import measure_platform
+
+    r = measure_platform(512)
+    # lazy: O(m) columns; dense: two 512 x 512 float64 matrices (4 MiB) on top
+    assert r["lazy_untouched"] and r["lazy_mb"] < 1.0 < 4.0 <= r["dense_mb"]
