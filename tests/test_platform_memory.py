@@ -72,7 +72,7 @@ def test_lazy_matrices_equal_the_pairwise_definition(case) -> None:
     assert plat.host_index.tolist() == [hosts[p.host] for p in procs]
 
 
-def test_8192_processors_cost_kilobytes_until_the_matrices_are_read() -> None:
+def test_8192_processors_cost_about_a_megabyte_until_the_matrices_are_read() -> None:
     procs = [Processor(f"core{i}", host=f"node{i // 8}") for i in range(8192)]
     tracemalloc.start()
     try:
