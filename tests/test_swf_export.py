@@ -34,7 +34,7 @@ def _waits(path: Path) -> np.ndarray:
 
 
 @pytest.mark.filterwarnings("ignore::simsched.errors.DataRepairWarning")
-@pytest.mark.parametrize(("trace", "m"), [(LUBLIN, 256), (RICC, 2048)], ids=["lublin", "ricc"])
+@pytest.mark.parametrize(("trace", "m"), [(LUBLIN, 256), (RICC, 8192)], ids=["lublin", "ricc"])
 def test_export_then_import_gives_the_same_jobs(tmp_path, trace, m) -> None:
     out, results = tmp_path / "out.swf", tmp_path / "r.json"
     res = CliRunner().invoke(app, ["run", str(_scenario(tmp_path, trace, m)), "--swf", str(out), "--json",
@@ -54,7 +54,7 @@ def test_export_then_import_gives_the_same_jobs(tmp_path, trace, m) -> None:
 @pytest.mark.filterwarnings("ignore::simsched.errors.DataRepairWarning")  # the real log's unfinished jobs
 def test_killed_jobs_are_exported_with_status_0_and_their_cut_run(tmp_path) -> None:
     out = tmp_path / "out.swf"
-    scenario = _scenario(tmp_path, RICC, 2048, extra="    kill: true\n")
+    scenario = _scenario(tmp_path, RICC, 8192, extra="    kill: true\n")
     res = CliRunner().invoke(app, ["run", str(scenario), "--swf", str(out)])
     assert res.exit_code == 0, res.output
     rows = [line.split() for line in out.read_text().splitlines() if not line.startswith(";")]

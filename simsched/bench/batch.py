@@ -1,6 +1,9 @@
 """``simsched bench batch``: a cluster log of rigid jobs replayed end to end (SWF file read, SimPy batch
 engine, metrics) under EASY backfilling and FCFS, beside a plain ``heapq`` FCFS event loop over the
-same jobs, all timed in CPU seconds in one fresh interpreter.
+same jobs, all timed in CPU seconds in one fresh interpreter; and the platform such a log runs on
+(8,192 cores, the RICC machine) built as the batch path builds it (network kept as host codes and
+scalars) beside the same platform with its dense (m, m) network matrices expanded (what every build
+did before they became lazy): CPU seconds and tracemalloc peak.
 
 The trace is synthetic (seeded): ``n`` rigid jobs on ``m`` processors, widths powers of two (30% serial),
 log-normal run times, requested times 1-3x the run time, Poisson arrivals at offered load 0.85.  The
@@ -21,6 +24,9 @@ import numpy as np
 
 TARGET = (100_000, 1_024)
 """Jobs and processors of the issue's speed target."""
+
+PLATFORM_SIZE = 8_192
+"""Processors of the platform rows (the RICC-2010 machine's cores)."""
 
 
 def synthetic_trace(n: int, m: int, load: float = 0.85, seed: int = 0):
@@ -97,12 +103,37 @@ def measure_batch(n: int, m: int) -> dict:
     return out
 
 
+def measure_platform(m: int) -> dict:
+    """CPU seconds and tracemalloc peak (MB) of ``Platform.uniform`` over ``m`` single-processor
+    hosts (as ``{name: core, count: m}`` builds them), then of the same build with its dense latency
+    and bandwidth matrices read (expanded: O(m^2)); whether the expansion happened only on the read."""
+    import tracemalloc
+
+    from simsched.simulator.platform import Platform, Processor
+
+    procs = [Processor(f"core{i}") for i in range(m)]
+    out: dict = {}
+    for name, dense in (("lazy", False), ("dense", True)):
+        tracemalloc.start()
+        t0 = time.process_time()
+        plat = Platform.uniform(procs, 1.0, 0.0)
+        out["lazy_untouched"] = out.get("lazy_untouched", True) and not plat.expanded
+        if dense:
+            plat.latency, plat.bandwidth  # noqa: B018 - the read expands them
+        out[f"{name}_s"] = time.process_time() - t0
+        out[f"{name}_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
+        del plat
+    return out
+
+
 def bench_batch(quick: bool = False) -> list[dict]:
     """Rows ``{what, size, measured, baseline, ratio, target, ok}`` for ``simsched bench batch``
     (``quick``: 10,000 jobs; the target is compared only at 100,000 jobs on 1,024 processors)."""
     n, m = (10_000, TARGET[1]) if quick else TARGET
     with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:  # a fresh interpreter
         r = pool.submit(measure_batch, n, m).result()
+        plat = pool.submit(measure_platform, PLATFORM_SIZE).result()
     size = f"{n:,} jobs x {m:,} processors, load {r['offered_load']:.2f}"
     at_target = (n, m) == TARGET
     target = "<= 20 s CPU" + ("" if at_target else " at 100,000 jobs (not compared)")
@@ -114,4 +145,10 @@ def bench_batch(quick: bool = False) -> list[dict]:
              measured=r["fcfs_s"], baseline=r["heapq_s"], ratio=r["heapq_s"] / r["fcfs_s"], target="-", ok=None),
         dict(what="plain heapq FCFS loop, same jobs (CPU)", size=size, measured=r["heapq_s"], baseline=None,
              ratio=None, target="start times equal the engine's FCFS", ok=r["identical"]),
+        dict(what="platform build: network as host codes + scalars vs dense (m, m) (CPU)",
+             size=f"{PLATFORM_SIZE:,} processors", measured=plat["lazy_s"], baseline=plat["dense_s"],
+             ratio=plat["dense_s"] / plat["lazy_s"], target="-", ok=None),
+        dict(what="platform build, peak memory (tracemalloc), same two", size=f"{PLATFORM_SIZE:,} processors",
+             measured=plat["lazy_mb"], baseline=plat["dense_mb"], ratio=plat["dense_mb"] / plat["lazy_mb"],
+             unit="MB", target="matrices built only when read", ok=plat["lazy_untouched"]),
     ]

@@ -2,9 +2,15 @@
 
 A :class:`Processor` is one schedulable execution slot (a CPU core group or a GPU) with a type, a
 speed, a number of cores, memory and the host it sits in.  A :class:`Platform` holds the processors
-and two (m, m) matrices, ``latency`` and ``bandwidth``: moving ``d`` units of data from processor p
-to q takes ``latency[p, q] + d / bandwidth[p, q]``, and nothing when ``p == q``.  Processors on the
-same host use the host's internal link (by default free: zero latency, infinite bandwidth).
+and the network: moving ``d`` units of data from processor p to q takes
+``latency[p, q] + d / bandwidth[p, q]``, and nothing when ``p == q``.  Processors on the same host use
+the host's internal link (by default free: zero latency, infinite bandwidth).
+
+A platform built by :meth:`Platform.uniform` stores its network as a :class:`UniformNetwork` (hosts as
+integer codes, four scalars and the link overrides' end selections): O(m + links * m) memory.  The
+(m, m) ``latency`` and ``bandwidth`` matrices are expanded from it on first read, in numpy, and kept;
+a consumer that never reads them (a batch replay of a cluster log on 8,192 identical cores) never
+pays their O(m^2) bytes.
 """
 
 from __future__ import annotations
@@ -50,44 +56,112 @@ class Link:
     latency: float = 0.0
 
 
+@dataclass(frozen=True, eq=False)
+class UniformNetwork:
+    """A network that is uniform but for named overrides, stored without any (m, m) array.
+
+    ``host`` holds each processor's host code (hosts numbered in order of first appearance); pairs on
+    different hosts are joined by ``latency``/``bandwidth``, pairs on one host by
+    ``host_latency``/``host_bandwidth``; each of ``links`` is ``(a, b, latency, bandwidth)`` with ``a``
+    and ``b`` boolean (m,) selections of its two ends, applied in order, both directions.
+    O(m + len(links) * m) memory.
+    """
+
+    host: np.ndarray
+    latency: float
+    bandwidth: float
+    host_latency: float
+    host_bandwidth: float
+    links: tuple[tuple[np.ndarray, np.ndarray, float, float], ...] = ()
+
+    def values(self) -> tuple[list[float], list[float]]:
+        """The latencies and bandwidths that occur in :meth:`dense` before its diagonal is set (the
+        host values always: every processor shares its own host; the cross-host ones when there are
+        two hosts or more; every link's).  O(m + links)."""
+        lat, bw = [self.host_latency], [self.host_bandwidth]
+        if self.host.size and int(self.host.max()) > 0:
+            lat.append(self.latency)
+            bw.append(self.bandwidth)
+        for _, _, link_lat, link_bw in self.links:
+            lat.append(link_lat)
+            bw.append(link_bw)
+        return lat, bw
+
+    def dense(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (m, m) float64 ``latency`` and ``bandwidth`` matrices, the diagonal not yet cleared.
+        O(m^2) time and memory, in numpy (integer host codes compared, one fancy-indexed assignment
+        per link)."""
+        same = self.host[:, None] == self.host[None, :]
+        lat = np.where(same, np.float64(self.host_latency), np.float64(self.latency))
+        bw = np.where(same, np.float64(self.host_bandwidth), np.float64(self.bandwidth))
+        del same
+        for a, b, link_lat, link_bw in self.links:
+            ia, ib = np.flatnonzero(a), np.flatnonzero(b)
+            for rows, cols in ((ia, ib), (ib, ia)):
+                lat[np.ix_(rows, cols)] = link_lat
+                bw[np.ix_(rows, cols)] = link_bw
+        return lat, bw
+
+
+def _check_network(latencies: Sequence[float] | np.ndarray, bandwidths: Sequence[float] | np.ndarray) -> None:
+    lat, bw = np.asarray(latencies, dtype=np.float64), np.asarray(bandwidths, dtype=np.float64)
+    if (lat < 0).any() or np.isnan(lat).any():
+        raise SimschedError("latency must be >= 0")
+    if not (bw > 0).all():
+        raise SimschedError("bandwidth must be > 0")
+
+
 class Platform:
     """Processors and the network between them.
 
     Build with :meth:`uniform` (one bandwidth and latency for every pair of hosts, optional
-    per-pair :class:`Link` overrides).  ``latency`` and ``bandwidth`` are read-only (m, m) arrays
-    with zero latency and infinite bandwidth on the diagonal.
+    per-pair :class:`Link` overrides), or from explicit (m, m) matrices.  ``latency`` and
+    ``bandwidth`` are read-only (m, m) arrays with zero latency and infinite bandwidth on the
+    diagonal; a uniform platform expands them on first read (O(m^2), once) and until then holds
+    O(m) numbers, so per-processor queries never cost O(m^2).
     """
 
-    __slots__ = ("processors", "latency", "bandwidth", "_index", "_speed", "_cores", "_memory")
+    __slots__ = ("processors", "_index", "_speed", "_cores", "_memory", "_host", "_network", "_latency",
+                 "_bandwidth")
 
     def __init__(self, processors: Sequence[Processor], latency: np.ndarray, bandwidth: np.ndarray) -> None:
-        if not processors:
-            raise SimschedError("the platform has no processors")
-        self.processors = tuple(processors)
+        self._gather(processors)
         m = len(self.processors)
-        index: dict[str, int] = {}
-        for i, p in enumerate(self.processors):
-            if p.name in index:
-                raise SimschedError(f"duplicate processor name {p.name!r}")
-            index[p.name] = i
-        self._index = index
-        # per-processor columns, gathered once (processors are frozen): hot paths read them per call
-        self._speed = np.array([p.speed for p in self.processors], dtype=np.float64)
-        self._cores = np.array([p.cores for p in self.processors], dtype=np.int64)
-        self._memory = np.array([p.memory for p in self.processors], dtype=np.float64)
         lat = np.array(latency, dtype=np.float64)
         bw = np.array(bandwidth, dtype=np.float64)
         if lat.shape != (m, m) or bw.shape != (m, m):
             raise SimschedError(f"latency and bandwidth must be {m}x{m} matrices")
-        if (lat < 0).any() or np.isnan(lat).any():
-            raise SimschedError("latency must be >= 0")
-        if not (bw > 0).all():
-            raise SimschedError("bandwidth must be > 0")
+        _check_network(lat, bw)
+        self._network: UniformNetwork | None = None
+        self._latency, self._bandwidth = self._seal(lat, bw)
+
+    def _gather(self, processors: Sequence[Processor]) -> None:
+        """Per-processor columns and host codes, gathered once (processors are frozen).  O(m)."""
+        if not processors:
+            raise SimschedError("the platform has no processors")
+        self.processors = tuple(processors)
+        index: dict[str, int] = {}
+        hosts: dict[str, int] = {}
+        codes = np.empty(len(self.processors), dtype=np.int64)
+        for i, p in enumerate(self.processors):
+            if p.name in index:
+                raise SimschedError(f"duplicate processor name {p.name!r}")
+            index[p.name] = i
+            codes[i] = hosts.setdefault(p.host, len(hosts))
+        self._index = index
+        codes.setflags(write=False)
+        self._host = codes
+        self._speed = np.array([p.speed for p in self.processors], dtype=np.float64)
+        self._cores = np.array([p.cores for p in self.processors], dtype=np.int64)
+        self._memory = np.array([p.memory for p in self.processors], dtype=np.float64)
+
+    @staticmethod
+    def _seal(lat: np.ndarray, bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         np.fill_diagonal(lat, 0.0)
         np.fill_diagonal(bw, np.inf)
         lat.setflags(write=False)
         bw.setflags(write=False)
-        self.latency, self.bandwidth = lat, bw
+        return lat, bw
 
     @classmethod
     def uniform(
@@ -102,25 +176,62 @@ class Platform:
     ) -> Platform:
         """Every pair of processors on different hosts is joined by ``bandwidth``/``latency``; pairs
         on the same host by ``host_bandwidth``/``host_latency``; ``links`` override single pairs
-        (named by processor or by host, both directions).  O(m^2)."""
-        m = len(processors)
-        hosts = np.array([p.host or p.name for p in processors], dtype=object)
-        same_host = hosts[:, None] == hosts[None, :]
-        lat = np.where(same_host, host_latency, latency).astype(np.float64)
-        bw = np.where(same_host, host_bandwidth, bandwidth).astype(np.float64)
-        names = [p.name for p in processors]
+        (named by processor or by host, both directions, later links winning).  Stored as a
+        :class:`UniformNetwork`: O(m + len(links) * m) time and memory; the dense matrices are
+        built on first read of :attr:`latency` or :attr:`bandwidth` and equal, bit for bit, those
+        of the explicit constructor given the same pairs."""
+        self = cls.__new__(cls)
+        self._gather(processors)
+        m = len(self.processors)
+        host_of = {p.host: int(c) for p, c in zip(self.processors, self._host)}
+        ends = []
         for link in links:
-            ends = []
+            sel = []
             for end in (link.a, link.b):
-                sel = np.array([n == end for n in names]) | (hosts == end)
-                if not sel.any():
+                s = np.zeros(m, dtype=bool)
+                if end in self._index:
+                    s[self._index[end]] = True
+                if end in host_of:
+                    s |= self._host == host_of[end]
+                if not s.any():
                     raise SimschedError(f"link {link.a!r} - {link.b!r}: no processor or host named {end!r}")
-                ends.append(sel)
-            mask = np.outer(ends[0], ends[1])
-            mask |= mask.T
-            lat[mask] = link.latency
-            bw[mask] = link.bandwidth
-        return cls(processors, lat.reshape(m, m), bw.reshape(m, m))
+                sel.append(s)
+            ends.append((sel[0], sel[1], float(link.latency), float(link.bandwidth)))
+        network = UniformNetwork(self._host, float(latency), float(bandwidth), float(host_latency),
+                                 float(host_bandwidth), tuple(ends))
+        _check_network(*network.values())
+        self._network = network
+        self._latency = self._bandwidth = None
+        return self
+
+    # ----------------------------------------------------------------- network
+    @property
+    def network(self) -> UniformNetwork | None:
+        """The uniform link model this platform was built from (None for explicit matrices)."""
+        return self._network
+
+    @property
+    def latency(self) -> np.ndarray:
+        """(m, m) read-only latencies, 0 on the diagonal (expanded on first read: O(m^2) once)."""
+        if self._latency is None:
+            self._expand()
+        return self._latency
+
+    @property
+    def bandwidth(self) -> np.ndarray:
+        """(m, m) read-only bandwidths, inf on the diagonal (expanded on first read: O(m^2) once)."""
+        if self._bandwidth is None:
+            self._expand()
+        return self._bandwidth
+
+    @property
+    def expanded(self) -> bool:
+        """Whether the dense (m, m) matrices exist (always, for explicit matrices)."""
+        return self._latency is not None
+
+    def _expand(self) -> None:
+        assert self._network is not None
+        self._latency, self._bandwidth = self._seal(*self._network.dense())
 
     # ----------------------------------------------------------------- queries
     @property
@@ -171,6 +282,6 @@ class Platform:
 
     @property
     def host_index(self) -> np.ndarray:
-        """(m,) index of each processor's host (hosts numbered in order of first appearance)."""
-        lookup: dict[str, int] = {}
-        return np.array([lookup.setdefault(p.host, len(lookup)) for p in self.processors], dtype=np.int64)
+        """(m,) index of each processor's host (hosts numbered in order of first appearance), a fresh
+        array per call (O(m) copy of the codes gathered at construction)."""
+        return self._host.copy()
