@@ -202,8 +202,11 @@ class ScheduleRecords(Sequence[dict[str, Any]]):
     def _record(self, i: int) -> dict[str, Any]:
         s, n = self._schedule, self._schedule.processor.size
         if i < n:
-            return {"task": self._names[i], "processor": self._procs[int(s.processor[i])],
-                    "start": float(s.start[i]), "finish": float(s.finish[i])}
+            rec = {"task": self._names[i], "processor": self._procs[int(s.processor[i])],
+                   "start": float(s.start[i]), "finish": float(s.finish[i])}
+            if s.gang is not None and s.gang.ptr[i + 1] - s.gang.ptr[i] > 1:  # a multi-processor task
+                rec["processors"] = [self._procs[q] for q in s.gang.of(i).tolist()]
+            return rec
         c, k = s.copies, i - n
         return {"task": self._names[int(c.task[k])], "processor": self._procs[int(c.processor[k])],
                 "start": float(c.start[k]), "finish": float(c.finish[k]), "copy": True}
@@ -231,6 +234,13 @@ class ScheduleRecords(Sequence[dict[str, Any]]):
             return [repr(v) if math.isfinite(v) else "null" for v in values.tolist()]
 
         s = self._schedule
+        if s.gang is not None:  # records with a "processors" list: written one by one
+            yield "["
+            for lo in range(0, len(self), chunk):
+                yield "".join(f'{"" if lo == 0 and j == 0 else ","}\n  {json.dumps(r)}'
+                              for j, r in enumerate(self[lo:lo + chunk]))
+            yield "]"
+            return
         procs = [json.dumps(p) for p in self._procs]
         parts = [(np.arange(s.processor.size), s.processor, s.start, s.finish, "")]
         if s.copies is not None:
