@@ -353,6 +353,8 @@ def _repetitions(scenario: Scenario, specs: Sequence[SchedulerChoice], probe: Pr
     total, done = len(specs) * reps, 0
     first = [_construct(scenario, spec) for spec in specs]
     for spec, instance in zip(specs, first):
+        _check_gang_support(scenario, probe, spec, instance)
+    for spec, instance in zip(specs, first):
         checkpoint = learned_check(scenario, probe, spec, report.warnings, instance)
         for r in range(reps):
             if spec.label in report.declined:
@@ -364,6 +366,22 @@ def _repetitions(scenario: Scenario, specs: Sequence[SchedulerChoice], probe: Pr
             done += 1
     if progress is not None:
         progress(total, total, "done")
+
+
+def _check_gang_support(scenario: Scenario, problem: Problem, spec: SchedulerChoice, scheduler: Any) -> None:
+    """Refuse, at the scheduler's entry, a scheduler that places every task on one processor when
+    some task needs more (``procs_min > 1``); such schedulers declare ``multiprocessor_tasks =
+    True`` (:mod:`simsched.simulator.gang`).  Moldable tasks that may run on one processor run
+    under any scheduler, at k = 1.  O(n) once per scheduler."""
+    g = problem.graph
+    if not g.gang or g.procs_min.max() <= 1 or getattr(scheduler, "multiprocessor_tasks", False):
+        return
+    i = int(np.argmax(g.procs_min > 1))
+    error = SimschedError(f"scheduler {spec.label!r} places every task on one processor, but task {g.names[i]!r} "
+                          f"needs {g.procs_min[i]} at once; use a gang-aware scheduler (heft, srjf-eft)")
+    if spec.loc and spec.loc[0] == "--scheduler":
+        raise error.located(field="--scheduler")
+    raise scenario.locate(error, spec.loc)
 
 
 def _check_simulated(label: str, schedule: Schedule, problem: Problem, *, exact: bool) -> None:

@@ -135,6 +135,7 @@ class HEFT:
     """
 
     name = "heft"
+    multiprocessor_tasks = True  # places gang tasks (simsched.simulator.gang)
 
     def __init__(self, *, insertion: bool = True) -> None:
         self.insertion = insertion

@@ -106,17 +106,22 @@ def single(processor: np.ndarray) -> Gang:
     return Gang(np.arange(n + 1), processor)
 
 
-def check_gang(problem: Problem, processor: np.ndarray, gang: Gang | None) -> None:
+def check_gang(problem: Problem, processor: np.ndarray, gang: Gang | None,
+               tasks: np.ndarray | None = None) -> None:
     """Raise :class:`PlanError` unless every task has between ``procs_min`` and ``procs_max``
-    distinct processors of one type, led by ``processor``.  ``gang=None``: each task has one."""
-    g, names, pnames = problem.graph, problem.graph.names, problem.platform.names
-    n, m = problem.n_tasks, problem.n_processors
+    distinct processors of one type, led by ``processor``.  ``gang=None``: each task has one.
+    ``tasks``: the task of each of the gang's rows (default: all, in order)."""
+    g, pnames = problem.graph, problem.platform.names
+    tasks = np.arange(problem.n_tasks) if tasks is None else np.asarray(tasks, dtype=np.int64)
+    names = [g.names[t] for t in tasks.tolist()] if tasks.size < problem.n_tasks else g.names
+    n, m = tasks.size, problem.n_processors
+    procs_min, procs_max = g.procs_min[tasks], g.procs_max[tasks]
     if gang is None:
-        bad = np.flatnonzero(g.procs_min > 1)
+        bad = np.flatnonzero(procs_min > 1)
         if bad.size:
             i = int(bad[0])
-            raise PlanError(f"task {names[i]!r} needs {g.procs_min[i]} processors at once but the plan gives it "
-                            f"one; schedule multi-processor tasks with a gang-aware scheduler (heft-gang)")
+            raise PlanError(f"task {names[i]!r} needs {procs_min[i]} processors at once but the plan gives it "
+                            f"one; schedule multi-processor tasks with a gang-aware scheduler (heft)")
         return
     if gang.ptr.shape != (n + 1,) or gang.ptr[0] != 0 or (np.diff(gang.ptr) < 1).any() \
             or gang.ptr[-1] != gang.members.size:
@@ -127,11 +132,10 @@ def check_gang(problem: Problem, processor: np.ndarray, gang: Gang | None) -> No
         i = int(np.flatnonzero(gang.lead != processor)[0])
         raise PlanError(f"task {names[i]!r}: its first gang member must be its processor")
     k = gang.k
-    bad = np.flatnonzero((k < g.procs_min) | (k > g.procs_max))
+    bad = np.flatnonzero((k < procs_min) | (k > procs_max))
     if bad.size:
         i = int(bad[0])
-        want = (f"{g.procs_min[i]}" if g.procs_min[i] == g.procs_max[i]
-                else f"{g.procs_min[i]} to {g.procs_max[i]}")
+        want = f"{procs_min[i]}" if procs_min[i] == procs_max[i] else f"{procs_min[i]} to {procs_max[i]}"
         raise PlanError(f"task {names[i]!r} runs on {k[i]} processors but needs {want}")
     owner = gang.owner()
     tp = problem.platform.type_index
@@ -147,19 +151,20 @@ def check_gang(problem: Problem, processor: np.ndarray, gang: Gang | None) -> No
         raise PlanError(f"task {names[i]!r} names processor {pnames[q]!r} twice")
 
 
-def gang_durations(problem: Problem, processor: np.ndarray, gang: Gang | None) -> np.ndarray:
+def gang_durations(problem: Problem, processor: np.ndarray, gang: Gang | None,
+                   tasks: np.ndarray | None = None) -> np.ndarray:
     """(n,) duration of each task on its processors (module docstring: the slowest member's cost
     times the moldable factor); ``inf`` where some member may not run the task.  ``gang=None``: the
     cost on ``processor``, scaled for moldable tasks run at k = 1 above their ``k_min`` (never: see
-    :func:`check_gang`), i.e. exactly ``cost_pairs``.  O(n + sum k)."""
-    n = problem.n_tasks
+    :func:`check_gang`), i.e. exactly ``cost_pairs``.  ``tasks``: the task of each row (default:
+    all, in order).  O(n + sum k)."""
+    tasks = np.arange(problem.n_tasks) if tasks is None else np.asarray(tasks, dtype=np.int64)
     if gang is None:
-        return problem.cost_pairs(np.arange(n), processor)
-    owner = gang.owner()
-    cost = problem.cost_pairs(owner, gang.members)
-    base = np.maximum.reduceat(cost, gang.ptr[:-1]) if cost.size else np.zeros(n)
+        return problem.cost_pairs(tasks, processor)
+    cost = problem.cost_pairs(tasks[gang.owner()], gang.members)
+    base = np.maximum.reduceat(cost, gang.ptr[:-1]) if cost.size else np.zeros(tasks.size)
     g = problem.graph
-    return base * moldable_factor(gang.k, g.procs_min, g.serial) if g.gang else base
+    return base * moldable_factor(gang.k, g.procs_min[tasks], g.serial[tasks]) if g.gang else base
 
 
 def member_sequences(processor: np.ndarray, order: np.ndarray, gang: Gang,

@@ -315,6 +315,8 @@ class _OnlineRun:
         self._ro: tuple[np.ndarray, np.ndarray] | None = None
         self.stepped = policy is None  # OnlineSession: pause at decision points instead of deciding
         self._timers: set[float] = set()  # pending decision points policies asked for (wake_at)
+        self.gangs: dict[int, tuple[int, ...]] = {}  # assigned multi-processor tasks -> members, lead first
+        self.members_of: dict[int, tuple[int, ...]] = {}  # every gang a task ran on (the schedule's record)
         self.disruptions = disruptions if disruptions is not None and disruptions.active else None
         self.down = [False] * m
         self.slow = [False] * m
@@ -366,7 +368,12 @@ class _OnlineRun:
                     f"{env.now:g}: every processor is idle and nothing else can happen "
                     f"({left} tasks did not run)")
             raise SimschedError(f"online run ended with {left} tasks not run (policy {self.policy_name!r})")
-        return Schedule(self.processor, np.array(self.start, dtype=np.float64), self.finish), self.stats
+        gang = None
+        if self.members_of:
+            from simsched.simulator.gang import Gang
+
+            gang = Gang.from_lists([self.members_of.get(v, (p,)) for v, p in enumerate(self.processor.tolist())])
+        return Schedule(self.processor, np.array(self.start, dtype=np.float64), self.finish, gang=gang), self.stats
 
     def _decision_point(self, trigger: str) -> None:
         if self.trigger is None:
@@ -443,6 +450,9 @@ class _OnlineRun:
         """Start the head of processor ``p``'s queue now; refresh ``p``'s expected end from it."""
         env, cost = self.env, self.cost
         q = self.queue[p]
+        if self.gangs and q[0] in self.gangs:  # a multi-processor task starts on all its members at once
+            self._start_gang(q[0])
+            return
         v = q.popleft()
         now = env._now
         self.running[p] = v
@@ -533,11 +543,18 @@ class _OnlineRun:
             try:
                 task, proc = item
                 if type(task) is not int or type(proc) is not int:
-                    task, proc = int(task), int(proc)
+                    if isinstance(proc, (tuple, list, np.ndarray)):  # (task, (lead, ...)): a gang
+                        proc = tuple(int(q) for q in proc)
+                        proc = proc[0] if len(proc) == 1 else proc
+                    task, proc = int(task), proc if type(proc) is tuple else int(proc)
             except (TypeError, ValueError):
-                raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; "
-                                    f"an assignment is a (task, processor) pair of integers") from None
-            assign(task, proc)
+                raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; an assignment is a (task, "
+                                    f"processor) pair of integers, or (task, processors) for a multi-processor "
+                                    f"task") from None
+            if type(proc) is tuple:
+                self._assign_gang(task if self.arrivals.order is None else self._global(task), proc)
+            else:
+                assign(task, proc)
 
     MAX_IDLE_DECISIONS = 10_000
     """Consecutive decision points at which the policy assigns nothing while every processor is idle
@@ -640,6 +657,142 @@ class _OnlineRun:
         self.idle[p] = False
         heappush(self._events, (ready_at + d, NORMAL, next(self._eid), _Tick(self._on_finish, v)))
 
+    # ------------------------------------------------------------------ multi-processor tasks
+    def _global(self, task: int) -> int:
+        """The task index of visible index ``task`` (refused like :meth:`assign_visible`)."""
+        if not 0 <= task < self.n_arrived:
+            raise SimschedError(f"policy {self.policy_name!r} assigned task index {task}, which does not "
+                                f"exist among the {self.n_arrived} arrived tasks")
+        return int(self.arrivals.order[task])
+
+    def _assign_gang(self, v: int, members: tuple[int, ...]) -> None:
+        """Append ready task ``v`` to the queue of every processor in ``members`` (lead first) and send
+        its inputs to the lead.  It starts when it heads every member's queue, every member is free
+        and its data is there (:meth:`_start_gang`); its duration is
+        :func:`~simsched.simulator.gang.gang_durations` on the members.  O(in-degree + k)."""
+        from simsched.errors import PlanError
+        from simsched.simulator.gang import Gang, check_gang, gang_durations
+
+        prob = self.problem
+        if v not in self.ready or not 0 <= v < prob.n_tasks:
+            self._assign(v, members[0])  # raises the not-ready / does-not-exist error
+        lead = members[0]
+        if not all(0 <= q < self.n_processors for q in members):
+            raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to processor "
+                                f"indices {list(members)}, some of which do not exist")
+        one, gang = np.array([v]), Gang(np.array([0, len(members)]), np.array(members))
+        try:
+            check_gang(prob, np.array([lead]), gang, one)
+        except PlanError as exc:
+            raise SimschedError(f"policy {self.policy_name!r}: {exc}") from None
+        w = float(gang_durations(prob, np.array([lead]), gang, one)[0])
+        if not w < _INF:
+            raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to processors "
+                                f"{[prob.platform.names[q] for q in members]}, not all of which may run it")
+        now = self.env._now
+        self.ready.discard(v)
+        self.processor[v] = lead
+        self.proc_of[v] = lead
+        self.cost[v] = w
+        self.gangs[v] = self.members_of[v] = members
+        self.stats.assignments += 1
+        g = prob.graph
+        edges = g.pred_edges[g.pred_ptr[v]:g.pred_ptr[v + 1]]
+        delay = float(prob.transfer_time(edges, self.processor[g.edge_src[edges]], lead).max()) if edges.size else 0.0
+        tag = v if self.disruptions is None else (v, self.attempt[v])
+        if delay > 0.0:
+            self.data_time[v] = now + delay
+            heappush(self._events, (now + delay, NORMAL, next(self._eid), _Tick(self._on_data, tag)))
+        else:
+            self.data_ok[v] = True
+            self.data_time[v] = now
+        ee = self.expected_end
+        begin = max(max(ee.item(q) for q in members), self.data_time[v])
+        for q in members:
+            ee[q] = begin + w
+            self.idle[q] = False
+            self.queue[q].append(v)
+        if self.data_ok[v]:
+            self._start_gang(v)
+
+    def _start_gang(self, v: int) -> None:
+        """Start gang task ``v`` now if it heads the queue of every member, none runs anything or is
+        down, and its data is there; otherwise do nothing (the last of these to happen calls again).
+        O(k + queue lengths)."""
+        members = self.gangs[v]
+        running, queue, down = self.running, self.queue, self.down
+        if not self.data_ok[v] or not all(running[q] < 0 and queue[q] and queue[q][0] == v and not down[q]
+                                          for q in members):
+            return
+        now = self.env._now
+        self.start[v] = now
+        w = self.cost[v]
+        for q in members:
+            queue[q].popleft()
+            running[q] = v
+            self.expected_end[q] = self._queue_end(q, now + w)
+        d = w if self.factors is None else w * self.factors[v]
+        if self.disruptions is None:
+            heappush(self._events, (now + d, NORMAL, next(self._eid), _Tick(self._on_gang_finish, v)))
+        else:
+            if any(self.slow[q] for q in members):
+                d = d * self.disruptions.slowdown
+                self.stats.slowed_tasks += 1
+            Timeout(self.env, d, (v, self.attempt[v])).callbacks.append(self._on_gang_finish)
+
+    def _on_gang_finish(self, ev: Event) -> None:
+        """All members of gang task ``v`` are released together: the others here, the lead (and the
+        task's successors) by the ordinary finish."""
+        v = ev._value
+        if self.disruptions is not None:
+            v, attempt = v
+            if attempt != self.attempt[v]:
+                return
+            self.remaining -= 1
+            self.stats.log.attempts.append((v, self.proc_of[v], float(self.start[v]), self.env._now, True))
+            ev._value = v
+        members = self.gangs.pop(v)
+        for q in members[1:]:
+            self._release(q)
+        self._on_finish(ev)
+
+    def _release(self, p: int) -> None:
+        """Processor ``p`` has ended what it ran: start its next task, or mark it idle.  O(1)."""
+        now = self.env._now
+        self.running[p] = -1
+        q = self.queue[p]
+        if q:
+            if self.data_ok[q[0]] and not self.down[p]:
+                self._start_next(p)
+        elif self.down[p]:
+            self.expected_end[p] = max(now, self.repair_at[p])
+        else:
+            self.idle[p] = True
+            self.expected_end[p] = now
+            self._decision_point("idle")
+
+    def _drop_gangs(self, tasks: list[int], failed: int) -> None:
+        """Tasks handed back by the failure of processor ``failed``: take every gang task among them
+        off its other members (running or queued), which then go on with their queues.  O(k x queue)."""
+        for v in tasks:
+            members = self.gangs.pop(v, None)
+            if members is None:
+                continue
+            self.members_of.pop(v, None)
+            for q in members:
+                if q == failed:
+                    continue
+                if self.running[q] == v:
+                    self._release(q)
+                elif v in self.queue[q]:
+                    self.queue[q].remove(v)
+                    if self.running[q] < 0 and not self.down[q]:
+                        if self.queue[q]:
+                            if self.data_ok[self.queue[q][0]]:
+                                self._start_next(q)
+                        else:
+                            self._release(q)
+
     # ------------------------------------------------------------------ disruptions
     def _start_disruptions(self) -> None:
         d, m = self.disruptions, self.problem.n_processors
@@ -709,6 +862,8 @@ class _OnlineRun:
             self.running[p] = -1
             self.start[v] = np.nan
             handed_back.insert(0, v)
+        if self.gangs:  # a gang task lets go of its other members too
+            self._drop_gangs(handed_back, p)
         for u in handed_back:  # back to the scheduler, to be placed anew
             self.attempt[u] += 1
             self.processor[u] = -1
