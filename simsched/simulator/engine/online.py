@@ -315,6 +315,7 @@ class _OnlineRun:
         self._ro: tuple[np.ndarray, np.ndarray] | None = None
         self.stepped = policy is None  # OnlineSession: pause at decision points instead of deciding
         self._timers: set[float] = set()  # pending decision points policies asked for (wake_at)
+        self.min_k = g.procs_min.tolist() if g.gang else None  # processors each task needs at least
         self.gangs: dict[int, tuple[int, ...]] = {}  # assigned multi-processor tasks -> members, lead first
         self.members_of: dict[int, tuple[int, ...]] = {}  # every gang a task ran on (the schedule's record)
         self.disruptions = disruptions if disruptions is not None and disruptions.active else None
@@ -592,6 +593,9 @@ class _OnlineRun:
         if not 0 <= p < self.n_processors:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to processor "
                                 f"index {p}, which does not exist")
+        if self.min_k is not None and self.min_k[v] > 1:
+            raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to one processor "
+                                f"but it needs {self.min_k[v]} at once: assign (task, (processor, ...))")
         w = prob.cost_at(v, p)
         if not w < _INF:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to "
