@@ -261,3 +261,22 @@ def test_failure_of_one_member_hands_the_gang_task_back():
     assert s.start[0] == 2.0 and s.finish[0] == 7.0
     assert s.gang is not None and sorted(s.gang.of(0).tolist()) == [0, 1]
     assert s.validate(problem) == []
+
+
+# --------------------------------------------------------------------------- contract and scenarios
+def test_contract_holds_gang_schedulers_to_gang_problems():
+    from simsched.testing.contract import check_scheduler
+    from simsched.testing.strategies import ProblemSpace
+
+    space = ProblemSpace(max_tasks=6, max_processors=4, gang=True, zero_costs=True)
+    check_scheduler("heft", examples=15, space=space, properties=["valid", "replay", "bound"]).raise_if_failed()
+    check_scheduler("srjf-eft", examples=10, space=space, properties=["valid", "bound"]).raise_if_failed()
+
+    class OneEach:  # claims gang support but gives every task a single processor
+        name = "one-each"
+        multiprocessor_tasks = True
+
+        def plan(self, problem, rng):
+            return Plan(np.zeros(problem.n_tasks, dtype=np.int64), problem.graph.level.astype(float))
+
+    assert not check_scheduler(OneEach, examples=15, space=space, properties=["valid"]).passed

@@ -301,7 +301,10 @@ def offered_load_of(scenario: Scenario, seed: int) -> OfferedLoad | None:
     from simsched.scenario.build import check_world_ends
 
     stream = stream_of(scenario, seed)
-    problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+    try:
+        problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+    except SimschedError as exc:  # e.g. a task wider than any processor type: at the stream's line
+        raise scenario.locate(exc, ("workload", "stream")) from None
     check_world_ends(scenario, problem)  # an endless world is refused before its load is printed
     by_type = offered_load_by_type(problem, stream.job_arrival)
     if not by_type:
