@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from simsched.errors import InfeasibleError
 from simsched.schedulers.gang_eft import gang_choice
 from simsched.schedulers.timeline import COMPILED_MIN_WORK, Timelines, compiled_available, data_ready, place_eft
-from simsched.errors import InfeasibleError
 from simsched.simulator.gang import Gang
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan

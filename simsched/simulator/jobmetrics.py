@@ -175,8 +175,9 @@ def stream_metrics(schedule: Schedule, problem: Problem, jobs: np.ndarray, job_a
 
 def offered_load(problem: Problem, job_arrival: np.ndarray) -> float:
     """The stream's offered load: mean work per job (each task at its mean execution time over the
-    processors that may run it, times ``k_min`` for a multi-processor task) times the arrival rate, over the number of processors — the
-    utilisation a perfect balancer would reach; near or above 1 the stream saturates the platform.
+    processors that may run it, times ``k_min`` for a multi-processor task) times the arrival rate,
+    over the number of processors — the utilisation a perfect balancer would reach; near or above 1
+    the stream saturates the platform.
     The rate is estimated as (jobs - 1) / (last arrival - first arrival); ``nan`` for one job or
     simultaneous arrivals.  O(n m)."""
     k = len(job_arrival)

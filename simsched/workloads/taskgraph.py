@@ -70,7 +70,8 @@ class TaskGraph:
 
     __slots__ = (
         "names", "work", "kind", "kind_names", "arrival", "priority", "memory", "cores", "cost",
-        "procs_min", "procs_max", "serial", "gang", "edge_src", "edge_dst", "edge_data", "succ_ptr", "succ_edges", "pred_ptr", "pred_edges",
+        "procs_min", "procs_max", "serial", "gang", "edge_src", "edge_dst", "edge_data", "succ_ptr", "succ_edges",
+        "pred_ptr", "pred_edges",
         "level", "topo_order", "_index",
     )
 
