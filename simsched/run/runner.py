@@ -378,7 +378,8 @@ def _check_gang_support(scenario: Scenario, problem: Problem, spec: SchedulerCho
         return
     i = int(np.argmax(g.procs_min > 1))
     error = SimschedError(f"scheduler {spec.label!r} places every task on one processor, but task {g.names[i]!r} "
-                          f"needs {g.procs_min[i]} at once; use a gang-aware scheduler (heft, srjf-eft)")
+                          f"needs {g.procs_min[i]} at once; use a gang-aware scheduler (heft, online-heft, srjf-eft, "
+                          f"fair-eft)")
     if spec.loc and spec.loc[0] == "--scheduler":
         raise error.located(field="--scheduler")
     raise scenario.locate(error, spec.loc)
