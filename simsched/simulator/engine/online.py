@@ -761,7 +761,9 @@ class _OnlineRun:
         self._on_finish(ev)
 
     def _release(self, p: int) -> None:
-        """Processor ``p`` has ended what it ran: start its next task, or mark it idle.  O(1)."""
+        """Processor ``p`` has ended what it ran: start its next task, or mark it idle.  O(1).  (The
+        tail of :meth:`_on_finish`, which keeps its own inlined copy: a call there would cost every
+        single-processor task a method call on the engine's hottest path.)"""
         now = self.env._now
         self.running[p] = -1
         q = self.queue[p]
