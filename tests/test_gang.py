@@ -261,6 +261,19 @@ def test_failure_of_one_member_hands_the_gang_task_back():
     assert s.start[0] == 2.0 and s.finish[0] == 7.0
     assert s.gang is not None and sorted(s.gang.of(0).tolist()) == [0, 1]
     assert s.validate(problem) == []
+    assert stats.lost_work == 2.0  # [0, 1) on both gpus
+    done = sorted((p, a, b) for v, p, a, b, ok in stats.log.attempts if v == 0 and ok)
+    assert done == [(0, 2.0, 7.0), (1, 2.0, 7.0)]  # energy counts every processor held
+
+
+def test_energy_and_utilisation_count_every_member():
+    from simsched.simulator.power import Intervals
+
+    problem = Problem(TaskGraph(["a"], work=[3.0], procs=[3]), gpus(4))
+    s = evaluate_plan(problem, heft_schedule(problem))
+    iv = Intervals.of_schedule(s)
+    assert sorted(iv.proc.tolist()) == [0, 1, 2] and (iv.end - iv.start == 3.0).all()
+    assert s.metrics(problem).utilization == 0.75
 
 
 # --------------------------------------------------------------------------- contract and scenarios

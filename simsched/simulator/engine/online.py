@@ -753,7 +753,8 @@ class _OnlineRun:
             if attempt != self.attempt[v]:
                 return
             self.remaining -= 1
-            self.stats.log.attempts.append((v, self.proc_of[v], float(self.start[v]), self.env._now, True))
+            for q in self.gangs[v]:  # one attempt per processor held (energy counts each)
+                self.stats.log.attempts.append((v, q, float(self.start[v]), self.env._now, True))
             ev._value = v
         members = self.gangs.pop(v)
         for q in members[1:]:
@@ -785,10 +786,14 @@ class _OnlineRun:
             if members is None:
                 continue
             self.members_of.pop(v, None)
+            log = self.stats.log.attempts
             for q in members:
                 if q == failed:
                     continue
-                if self.running[q] == v:
+                if self.running[q] == v:  # its time here is lost too (the failed member's is logged)
+                    started = log[-1][2] if log and log[-1][0] == v and not log[-1][4] else self.env._now
+                    log.append((v, q, started, self.env._now, False))
+                    self.stats.lost_work += self.env._now - started
                     self._release(q)
                 elif v in self.queue[q]:
                     self.queue[q].remove(v)
