@@ -293,3 +293,21 @@ def test_contract_holds_gang_schedulers_to_gang_problems():
             return Plan(np.zeros(problem.n_tasks, dtype=np.int64), problem.graph.level.astype(float))
 
     assert not check_scheduler(OneEach, examples=15, space=space, properties=["valid"]).passed
+
+
+def test_cli_refuses_a_single_processor_scheduler_on_gang_tasks(tmp_path):
+    from typer.testing import CliRunner
+
+    from simsched.cli.main import app
+
+    scenario = "scenarios/cluster/gang_pipeline.yaml"
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(app, ["run", scenario, "-s", "cpop", "--json", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert "'cpop' places every task on one processor, but task 'train' needs 8" in result.output
+    result = CliRunner().invoke(app, ["run", scenario, "-s", "heft", "--json", str(out)])
+    assert result.exit_code == 0
+    import json
+
+    train = json.loads(out.read_text())["results"][0]["schedule"][1]
+    assert train["task"] == "train" and train["processors"] == [f"gpu{i}" for i in range(8)]
