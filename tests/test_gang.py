@@ -282,8 +282,8 @@ def test_contract_holds_gang_schedulers_to_gang_problems():
     from simsched.testing.strategies import ProblemSpace
 
     space = ProblemSpace(max_tasks=6, max_processors=4, gang=True, zero_costs=True)
-    check_scheduler("heft", examples=15, space=space, properties=["valid", "replay", "bound"]).raise_if_failed()
-    check_scheduler("srjf-eft", examples=10, space=space, properties=["valid", "bound"]).raise_if_failed()
+    check_scheduler("heft", examples=8, space=space, properties=["valid", "replay", "bound"]).raise_if_failed()
+    check_scheduler("srjf-eft", examples=6, space=space, properties=["valid", "bound"]).raise_if_failed()
 
     class OneEach:  # claims gang support but gives every task a single processor
         name = "one-each"
@@ -292,7 +292,7 @@ def test_contract_holds_gang_schedulers_to_gang_problems():
         def plan(self, problem, rng):
             return Plan(np.zeros(problem.n_tasks, dtype=np.int64), problem.graph.level.astype(float))
 
-    assert not check_scheduler(OneEach, examples=15, space=space, properties=["valid"]).passed
+    assert not check_scheduler(OneEach, examples=10, space=space, properties=["valid"]).passed
 
 
 def test_cli_refuses_a_single_processor_scheduler_on_gang_tasks(tmp_path):
