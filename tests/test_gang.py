@@ -311,3 +311,12 @@ def test_cli_refuses_a_single_processor_scheduler_on_gang_tasks(tmp_path):
 
     train = json.loads(out.read_text())["results"][0]["schedule"][1]
     assert train["task"] == "train" and train["processors"] == [f"gpu{i}" for i in range(8)]
+
+
+def test_stream_metrics_count_every_member():
+    from simsched.simulator.jobmetrics import stream_metrics
+
+    problem = Problem(TaskGraph(["a"], work=[3.0], procs=[2]), gpus(2))
+    s = evaluate_plan(problem, heft_schedule(problem))
+    summary = stream_metrics(s, problem, np.zeros(1, dtype=np.int64), np.zeros(1)).summary
+    assert summary["utilization_gpu"] == 1.0

@@ -159,6 +159,8 @@ def stream_metrics(schedule: Schedule, problem: Problem, jobs: np.ndarray, job_a
     span = float(np.nanmax(completion) - arrival.min()) if k else 0.0
     summary["throughput"] = k / span if span > 0 else float("nan")
     busy = schedule.finish - schedule.start
+    if schedule.gang is not None:  # a multi-processor task is busy on each of its k (one-type) processors
+        busy = busy * schedule.gang.k
     types = problem.platform.type_index
     for t, tname in enumerate(problem.platform.type_names):
         on_type = types[schedule.processor] == t
