@@ -101,13 +101,14 @@ def draw_gantt(report: RunReport, *, transfers: bool = False) -> Any:
     drawn = 0
     for ax, label in zip(axes[:, 0], labels):
         s = report.schedules[label]
-        task, proc, start, finish = s.instances()  # copies (task duplication) drawn hatched
-        order = np.argsort(proc, kind="stable")
+        task, proc, start, finish = s.busy_intervals()  # copies (task duplication) drawn hatched; a gang on
+        copied = np.arange(task.size) >= g.n_tasks if s.copies is not None else np.zeros(task.size, dtype=bool)
+        order = np.argsort(proc, kind="stable")  # every processor it holds
         per_proc = np.split(order, np.cumsum(np.bincount(proc, minlength=m))[:-1])
         for p, runs in enumerate(per_proc):
             bars = [(float(start[i]), float(finish[i] - start[i])) for i in runs]
             for copy in (False, True):
-                pick = [k for k, i in enumerate(runs) if (i >= g.n_tasks) == copy]
+                pick = [k for k, i in enumerate(runs) if copied[i] == copy]
                 if pick:
                     ax.broken_barh([bars[k] for k in pick], (p - 0.4, 0.8), edgecolor="black", linewidth=0.4,
                                    facecolors=[colours[g.kind_of(task[runs[k]])] for k in pick],

@@ -150,6 +150,10 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "priority": "Priority (used by some policies).",
         "memory": "Memory needed; processors with less may not run it.",
         "cores": "Cores needed (recorded).",
+        "procs": "Processors of one type it needs at once: `k` (rigid; `cost`/`work` is its time on k) or "
+                 "`[k_min, k_max]` (moldable: the scheduler chooses k; time at k_min, Amdahl's law). "
+                 "Gang-aware schedulers only (heft, online-heft, srjf-eft, fair-eft). See model.md.",
+        "serial": "Serial fraction f of a moldable task, in [0, 1]: `t(k) = t(1) (f + (1 - f) / k)` (Amdahl 1967).",
     },
     "EdgeSpec": {
         "from": "Producer task.",
@@ -175,8 +179,9 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     "StreamSection": {
         "jobs": "One job source or a list of them: any workload form (`generator: NAME` + parameters, "
                 "`FORM: path`), plus `weight` (> 0, how often it is drawn; default 1), `priority` (finite; "
-                "default 0), `name` (for traces and tables) and, for a generator, `tasks: [lo, hi]` (each job "
-                "draws its task count in that range).",
+                "default 0), `name` (for traces and tables), `procs`/`serial` (every task of its jobs needs k "
+                "or [k_min, k_max] processors of one type at once, as a task's `procs`) and, for a generator, "
+                "`tasks: [lo, hi]` (each job draws its task count in that range).",
         "arrivals": "The arrival process (see `ArrivalsSpec`).",
         "count": "Number of jobs (give `count` or `horizon`; neither with a `trace`).",
         "horizon": "Jobs arrive until this time.",

@@ -206,8 +206,11 @@ class ScheduleRecords(Sequence[dict[str, Any]]):
     def _record(self, i: int) -> dict[str, Any]:
         s, n = self._schedule, self._schedule.processor.size
         if i < n:
-            return {"task": self._names[i], "processor": self._procs[int(s.processor[i])],
-                    "start": float(s.start[i]), "finish": float(s.finish[i])}
+            rec = {"task": self._names[i], "processor": self._procs[int(s.processor[i])],
+                   "start": float(s.start[i]), "finish": float(s.finish[i])}
+            if s.gang is not None and s.gang.ptr[i + 1] - s.gang.ptr[i] > 1:  # a multi-processor task
+                rec["processors"] = [self._procs[q] for q in s.gang.of(i).tolist()]
+            return rec
         c, k = s.copies, i - n
         return {"task": self._names[int(c.task[k])], "processor": self._procs[int(c.processor[k])],
                 "start": float(c.start[k]), "finish": float(c.finish[k]), "copy": True}
@@ -235,6 +238,13 @@ class ScheduleRecords(Sequence[dict[str, Any]]):
             return [repr(v) if math.isfinite(v) else "null" for v in values.tolist()]
 
         s = self._schedule
+        if s.gang is not None:  # records with a "processors" list: written one by one
+            yield "["
+            for lo in range(0, len(self), chunk):
+                yield "".join(f'{"" if lo == 0 and j == 0 else ","}\n  {json.dumps(r)}'
+                              for j, r in enumerate(self[lo:lo + chunk]))
+            yield "]"
+            return
         procs = [json.dumps(p) for p in self._procs]
         parts = [(np.arange(s.processor.size), s.processor, s.start, s.finish, "")]
         if s.copies is not None:
@@ -351,6 +361,8 @@ def _repetitions(scenario: Scenario, specs: Sequence[SchedulerChoice], probe: Pr
     total, done = len(specs) * reps, 0
     first = [_construct(scenario, spec) for spec in specs]
     for spec, instance in zip(specs, first):
+        _check_gang_support(scenario, probe, spec, instance)
+    for spec, instance in zip(specs, first):
         checkpoint = learned_check(scenario, probe, spec, report.warnings, instance)
         for r in range(reps):
             if spec.label in report.declined:
@@ -362,6 +374,23 @@ def _repetitions(scenario: Scenario, specs: Sequence[SchedulerChoice], probe: Pr
             done += 1
     if progress is not None:
         progress(total, total, "done")
+
+
+def _check_gang_support(scenario: Scenario, problem: Problem, spec: SchedulerChoice, scheduler: Any) -> None:
+    """Refuse, at the scheduler's entry, a scheduler that places every task on one processor when
+    some task needs more (``procs_min > 1``); such schedulers declare ``multiprocessor_tasks =
+    True`` (:mod:`simsched.simulator.gang`).  Moldable tasks that may run on one processor run
+    under any scheduler, at k = 1.  O(n) once per scheduler."""
+    g = problem.graph
+    if not g.gang or g.procs_min.max() <= 1 or getattr(scheduler, "multiprocessor_tasks", False):
+        return
+    i = int(np.argmax(g.procs_min > 1))
+    error = SimschedError(f"scheduler {spec.label!r} places every task on one processor, but task {g.names[i]!r} "
+                          f"needs {g.procs_min[i]} at once; use a gang-aware scheduler (heft, online-heft, srjf-eft, "
+                          f"fair-eft)")
+    if spec.loc and spec.loc[0] == "--scheduler":
+        raise error.located(field="--scheduler")
+    raise scenario.locate(error, spec.loc)
 
 
 def _check_simulated(label: str, schedule: Schedule, problem: Problem, *, exact: bool) -> None:

@@ -62,7 +62,8 @@ def job_subgraph(problem: Problem, tasks: np.ndarray) -> TaskGraph:
     edges = np.stack([local[g.edge_src[inside]], local[g.edge_dst[inside]]], axis=1)
     return TaskGraph([g.names[t] for t in tasks.tolist()], edges, g.edge_data[inside], work=g.work[tasks],
                      kind=[g.kind_of(t) for t in tasks.tolist()], memory=g.memory[tasks], cores=g.cores[tasks],
-                     priority=g.priority[tasks], cost=problem.cost_rows(tasks))
+                     priority=g.priority[tasks], cost=problem.cost_rows(tasks),
+                     procs=np.stack([g.procs_min[tasks], g.procs_max[tasks]], axis=1), serial=g.serial[tasks])
 
 
 class PlanFollower:
@@ -96,6 +97,7 @@ class PlanFollower:
         self.seen = 0
         self.placed = np.zeros(n, dtype=bool)
         self.waiting: set[int] = set()
+        self.gangs: dict[int, list[tuple[int, int]]] = {}  # multi-processor task -> (member, slot there)
         t0 = time.perf_counter()
         self._plan_arrived(problem)
         self.planning_s = time.perf_counter() - t0
@@ -111,10 +113,27 @@ class PlanFollower:
             sub = Problem(job_subgraph(problem, tasks), problem.platform)
             plan: Plan = self.planner.plan(sub, self.rng)
             self.proc[tasks] = plan.processor
-            seq = np.lexsort((np.arange(tasks.size), plan.order, plan.processor))
-            first = np.searchsorted(plan.processor[seq], plan.processor[seq], side="left")
-            self.slot[tasks[seq]] = np.arange(tasks.size) - first
+            if plan.gang is not None:  # a multi-processor task waits for its turn on every member
+                self._gang_slots(tasks, plan)
+            else:
+                seq = np.lexsort((np.arange(tasks.size), plan.order, plan.processor))
+                first = np.searchsorted(plan.processor[seq], plan.processor[seq], side="left")
+                self.slot[tasks[seq]] = np.arange(tasks.size) - first
             self.planned[j] = True
+
+    def _gang_slots(self, tasks: np.ndarray, plan: Plan) -> None:
+        """Positions of a job's tasks in each processor's planned sequence, for a plan with a gang:
+        the lead's in ``slot``, every member's of a multi-processor task in ``gangs``.  O(N log N),
+        N = processors summed over the job's tasks."""
+        gang = plan.gang
+        owner, procs = gang.owner(), gang.members
+        seq = np.lexsort((owner, plan.order[owner], procs))
+        pos = np.empty(owner.size, dtype=np.int64)
+        pos[seq] = np.arange(owner.size) - np.searchsorted(procs[seq], procs[seq], side="left")
+        self.slot[tasks] = pos[gang.ptr[:-1]]
+        for i in np.flatnonzero(gang.k > 1).tolist():
+            lo, hi = int(gang.ptr[i]), int(gang.ptr[i + 1])
+            self.gangs[int(tasks[i])] = list(zip(procs[lo:hi].tolist(), pos[lo:hi].tolist()))
 
     def decide(self, view: DecisionView) -> list[tuple[int, int]]:
         if view.problem.n_tasks != self.seen:
@@ -122,6 +141,12 @@ class PlanFollower:
         out: list[tuple[int, int]] = []
         fresh = [int(t) for t in view.ready if not self.placed[t]]
         for t in (int(t) for t in view.ready if self.placed[t]):  # handed back by a failure
+            if t in self.gangs:
+                from simsched.schedulers.gang_eft import gang_choice
+
+                choice = gang_choice(view.problem, t, view.data_ready_row(t), view.available)
+                out.append((t, tuple(choice[2].tolist()) if choice is not None else 0))
+                continue
             out.append((t, int(np.argmin(view.completion_times(np.array([t]))[0]))))
         self.waiting.update(fresh)
         progress = True
@@ -129,6 +154,17 @@ class PlanFollower:
             progress = False
             for t in sorted(self.waiting, key=lambda v: (self.jobs[v], self.slot[v])):
                 if not self.planned[self.jobs[t]]:  # some of its job's tasks have not arrived
+                    continue
+                if t in self.gangs:
+                    job = int(self.jobs[t])
+                    turns = self.gangs[t]
+                    if all(self.next.get((job, q), 0) == k for q, k in turns):
+                        out.append((t, tuple(q for q, _ in turns)))
+                        for q, k in turns:
+                            self.next[(job, q)] = k + 1
+                        self.placed[t] = True
+                        self.waiting.discard(t)
+                        progress = True
                     continue
                 key = (int(self.jobs[t]), int(self.proc[t]))
                 if self.slot[t] == self.next.get(key, 0):
@@ -288,7 +324,10 @@ def offered_load_of(scenario: Scenario, seed: int, stream: JobStream | None = No
     if stream is None:
         stream = stream_of(scenario, seed)
     if problem is None:
-        problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+        try:
+            problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+        except SimschedError as exc:  # e.g. a task wider than any processor type: at the stream's line
+            raise scenario.locate(exc, ("workload", "stream")) from None
         check_world_ends(scenario, problem)  # an endless world is refused before its load is printed
     by_type = offered_load_by_type(problem, stream.job_arrival)
     if not by_type:

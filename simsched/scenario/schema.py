@@ -67,6 +67,18 @@ Finite = Annotated[float, _NotBool, AfterValidator(_sane)]
 PositiveInt = Annotated[int, BeforeValidator(_int_in_range), Field(ge=1)]
 
 
+def _procs_bound(k: int) -> int:
+    """A task's processor demand: at most the processor limit (a platform can never hold more)."""
+    top = limits.current().max_processors
+    if k > top:
+        raise ValueError(f"must be at most the processor limit {top:,} (limits.max_processors)")
+    return k
+
+
+Procs = Annotated[int, _NotBool, BeforeValidator(_int_in_range), Field(ge=1), AfterValidator(_procs_bound)]
+Fraction = Annotated[float, _NotBool, Field(ge=0, le=1), AfterValidator(_sane)]
+
+
 def _number_kind(annotation: Any) -> str | None:
     """``"int"``/``"float"`` when a field's annotation (through ``Optional``/``Annotated``/unions) takes
     a plain number and no bool; else None.  O(size of the annotation)."""
@@ -373,6 +385,18 @@ class TaskSpec(_Model):
     priority: Finite | None = None
     memory: NonNegative | None = None
     cores: PositiveInt | None = None
+    procs: Procs | tuple[Procs, Procs] | None = None
+    """Processors of one type the task needs at once: ``k`` (rigid) or ``[k_min, k_max]`` (moldable:
+    the scheduler chooses k; Amdahl's law with ``serial``).  See :mod:`simsched.simulator.gang`."""
+    serial: Fraction | None = None
+    """Serial fraction f of a moldable task: ``t(k) = t(1) * (f + (1 - f) / k)`` (Amdahl 1967)."""
+
+    @field_validator("procs")
+    @classmethod
+    def _procs_range(cls, v: Any) -> Any:
+        if isinstance(v, tuple) and v[0] > v[1]:
+            raise ValueError(f"[k_min, k_max] needs k_min <= k_max, got [{v[0]}, {v[1]}]")
+        return v
 
 
 class EdgeSpec(_Model):

@@ -201,20 +201,36 @@ class JobSource:
     priority: float = 0.0
     name: str = ""
     tasks: tuple[int, int] | None = None
+    procs: tuple[int, int] | None = None
+    """Every task of this source's jobs needs k processors of one type at once: ``(k, k)`` rigid,
+    ``(lo, hi)`` moldable (:mod:`simsched.simulator.gang`); None: as the job's graph says."""
+    serial: float | None = None
+    """Amdahl serial fraction of those tasks (with ``procs``)."""
     _cached: TaskGraph | None = field(default=None, repr=False)
 
     def graph(self, rng: np.random.Generator, m: int) -> TaskGraph:
-        """One job of this source: a fresh draw for a generator, the (cached) file otherwise."""
+        """One job of this source: a fresh draw for a generator, the (cached) file otherwise; with
+        ``procs``/``serial`` set on every task."""
         if self.spec.form == "generator":
             from simsched.workloads.generators import GENERATORS
 
             params = {k: v for k, v in self.spec.options.items() if k != "generator"}
             if self.tasks is not None:
                 params["tasks"] = int(rng.integers(self.tasks[0], self.tasks[1] + 1))
-            return GENERATORS[self.spec.options["generator"]](**params, rng=rng)
+            return self._demand(GENERATORS[self.spec.options["generator"]](**params, rng=rng))
         if self._cached is None:
-            self._cached = self.spec.build(m, rng)
+            self._cached = self._demand(self.spec.build(m, rng))
         return self._cached
+
+    def _demand(self, g: TaskGraph) -> TaskGraph:
+        if self.procs is None and self.serial is None:
+            return g
+        changes: dict[str, Any] = {}
+        if self.procs is not None:
+            changes["procs"] = np.tile(np.array(self.procs, dtype=np.int64), (g.n_tasks, 1))
+        if self.serial is not None:
+            changes["serial"] = self.serial
+        return g.with_(**changes)
 
 
 @dataclass(frozen=True)
@@ -323,7 +339,7 @@ class _Prefixed:
         self.inner.add_validation(self._map(prefix), exc, model)
 
 
-_SOURCE_KEYS = ("weight", "priority", "name")
+_SOURCE_KEYS = ("weight", "priority", "name", "procs", "serial")
 
 
 def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) -> JobSource | None:
@@ -347,6 +363,9 @@ def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) ->
                 problems.add((*loc, key), f"{key} must be {kind} (got {v!r})")
                 return None
             extras[key] = float(v)
+    demand = _source_demand(raw, loc, m, problems)
+    if demand is None:
+        return None
     tasks = None
     if "generator" in form and isinstance(form.get("tasks"), list):
         rng_ = form["tasks"]
@@ -362,7 +381,31 @@ def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) ->
         return None
     name = str(raw.get("name") or (spec.options["generator"] if spec.form == "generator"
                                    else Path(str(spec.options.get("path", spec.form))).name))
-    return JobSource(spec, extras.get("weight", 1.0), extras.get("priority", 0.0), name, tasks)
+    return JobSource(spec, extras.get("weight", 1.0), extras.get("priority", 0.0), name, tasks, *demand)
+
+
+def _source_demand(raw: Mapping[str, Any], loc: Loc, m: int, problems: Problems
+                   ) -> tuple[tuple[int, int] | None, float | None] | None:
+    """A job source's ``procs`` (k, or [lo, hi] with 1 <= lo <= hi <= m) and ``serial`` (in [0, 1]),
+    or None with the problem recorded at its field.  O(1)."""
+    procs, serial = raw.get("procs"), raw.get("serial")
+
+    def whole(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= m
+
+    if procs is not None:
+        pair = [procs, procs] if not isinstance(procs, list) else procs
+        if len(pair) != 2 or not all(whole(x) for x in pair) or pair[0] > pair[1]:
+            problems.add((*loc, "procs"), f"procs is k or [k_min, k_max] with 1 <= k_min <= k_max <= the "
+                                          f"platform's {m} processors (got {procs!r})")
+            return None
+        procs = (int(pair[0]), int(pair[1]))
+    if serial is not None:
+        if not (isinstance(serial, (int, float)) and not isinstance(serial, bool) and 0 <= serial <= 1):
+            problems.add((*loc, "serial"), f"serial is a fraction in [0, 1] (got {serial!r})")
+            return None
+        serial = float(serial)
+    return procs, serial
 
 
 def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Problems) -> WorkloadSpec | None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simsched.schedulers.gang_eft import gang_choice
 from simsched.simulator.arrived import grown
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
@@ -112,10 +113,24 @@ class OneByOne:
         placed: list[int] = []
         out: Assignments = []
         n_idle = int(idle.sum())
+        multi = view.problem.graph.procs_max if view.problem.graph.gang else None
         self._begin_decision(view, ready)
         while n_idle and left.any():
             t = self.pick_task(view, ready[left], placed)
             self._after_placement(t)
+            if multi is not None and multi[t] > 1:  # a gang: the k processors of one type that finish it first
+                choice = gang_choice(view.problem, t, view.data_ready_row(t), available)
+                if choice is None:  # the engine refuses it, naming the task
+                    self._end_decision()
+                    return [(t, 0)]
+                members = choice[2]
+                out.append((t, tuple(members.tolist())))
+                placed.append(t)
+                left[np.searchsorted(ready, t)] = False
+                available[members] = choice[1]
+                n_idle -= int(idle[members].sum())
+                idle[members] = False
+                continue
             # the chosen task's row only: a backlog of ready tasks costs nothing per placement
             ct = np.maximum(available, view.data_ready_row(t)) + view.problem.cost_row(t)
             p = int(ct.argmin())
@@ -158,18 +173,23 @@ class OnlineHEFT(OneByOne):
     placement."""
 
     name = "online-heft"
+    multiprocessor_tasks = True  # gang tasks by gang-aware EFT (simsched.schedulers.gang_eft)
 
     def pick_task(self, view: DecisionView, ready: np.ndarray, placed) -> int:
         return int(ready[np.argmax(self.rank[ready])])
 
 
 class _JobAware(OneByOne):
-    """Knows each task's job (from the stream's name prefixes) and each job's mean work.
+    """Knows each task's job (from the stream's name prefixes) and each job's mean work.  A task
+    that needs several processors goes to the gang that finishes it first
+    (:func:`~simsched.schedulers.gang_eft.gang_choice`, over the processors' expected free times).
 
     A job's remaining (fair-eft: attained) work is summed over that job's tasks only, in index
     order and one after another — the very additions ``np.bincount`` over all tasks makes, so the
     same floats — for the jobs of the ready tasks: O(size of those jobs) per placement instead of
     O(n)."""
+
+    multiprocessor_tasks = True
 
     def _job_tables(self, problem: Problem) -> None:
         """Job ids and per-job tables of the visible (arrived) problem.  O(n log n + jobs)."""

@@ -5,6 +5,10 @@
 * total minimum work over processors: all processors together cannot do the work faster than
   ``sum_i min_p W[i, p] / m``.
 
+A multi-processor task (:mod:`simsched.simulator.gang`) counts its fastest time (at ``k_max``,
+Amdahl's factor being non-increasing in k) on the path and its smallest area (``k_min`` processors,
+``k t(k)`` being non-decreasing in k) in the work.
+
 Both are valid for any eligible assignment; their maximum is reported as ``lower_bound``, a bound
 on the makespan measured from the first arrival.  :func:`finish_bound` is the same knowledge on the
 clock (origin 0, where arrivals and a schedule's times are measured), with each task's own arrival.  The
@@ -14,18 +18,25 @@ Topcuoglu et al. 2002.
 
 from __future__ import annotations
 
+from simsched.simulator.gang import moldable_factor
 from simsched.simulator.problem import Problem
 from simsched.workloads.paths import longest_path_from
 
 
 def critical_path_min_cost(problem: Problem) -> float:
     """Length of the longest path when every task takes its minimum cost and transfers are free.  O(n + e)."""
-    return float(longest_path_from(problem.graph, problem.min_cost).max())
+    g = problem.graph
+    cost = problem.min_cost
+    if g.gang:
+        cost = cost * moldable_factor(g.procs_max, g.procs_min, g.serial)
+    return float(longest_path_from(g, cost).max())
 
 
 def work_bound(problem: Problem) -> float:
     """Sum of minimum costs divided by the number of processors.  O(n m)."""
-    return float(problem.min_cost.sum() / problem.n_processors)
+    g = problem.graph
+    area = problem.min_cost * g.procs_min if g.gang else problem.min_cost
+    return float(area.sum() / problem.n_processors)
 
 
 def lower_bound(problem: Problem) -> float:

@@ -15,24 +15,31 @@ from typing import Any
 import numpy as np
 
 from simsched.errors import PlanError, SimschedError
+from simsched.simulator.gang import check_gang, gang_durations, member_sequences
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, topological_rank
 from simsched.workloads.csr import find_cycle, gather_ranges, kahn_levels
 
 
 def plan_durations(problem: Problem, plan: Plan) -> np.ndarray:
-    """(n,) execution time of each task on its planned processor; raises :class:`PlanError` if a
-    task is planned on a processor that may not run it."""
+    """(n,) execution time of each task on its planned processor (a multi-processor task: on its
+    gang, :func:`~simsched.simulator.gang.gang_durations`); raises :class:`PlanError` if a task is
+    planned on a processor that may not run it, or a gang breaks its task's demand."""
     n = problem.n_tasks
     proc = plan.processor
     if proc.shape != (n,) or (proc < 0).any() or (proc >= problem.n_processors).any():
         raise PlanError(f"the plan must give each of the {n} tasks a processor in 0..{problem.n_processors - 1}")
-    dur = problem.cost_pairs(np.arange(n), proc)
+    if plan.gang is None and not problem.graph.gang:
+        dur = problem.cost_pairs(np.arange(n), proc)
+    else:
+        check_gang(problem, proc, plan.gang)
+        dur = gang_durations(problem, proc, plan.gang)
     bad = np.flatnonzero(~np.isfinite(dur))
     if bad.size:
         i = int(bad[0])
-        raise PlanError(f"the plan puts task {problem.graph.names[i]!r} on "
-                        f"{problem.platform.names[proc[i]]!r}, which may not run it")
+        where = (repr(problem.platform.names[proc[i]]) if plan.gang is None else
+                 ", ".join(repr(problem.platform.names[q]) for q in plan.gang.of(i)))
+        raise PlanError(f"the plan puts task {problem.graph.names[i]!r} on {where}, which may not run it")
     return dur
 
 
@@ -40,7 +47,11 @@ def execution_graph(problem: Problem, plan: Plan) -> tuple[np.ndarray, np.ndarra
     """The plan's execution graph in CSR form ``(ptr, succ, delay)``: the successors of task ``v``
     are ``succ[ptr[v]:ptr[v+1]]`` with the delays on those edges — every task-graph edge with its
     transfer time on the planned processors, then a zero-delay edge to the next task on the same
-    processor.  Built from the graph's own CSR without sorting edges: O(n log n + e)."""
+    processor.  Built from the graph's own CSR without sorting edges: O(n log n + e).  With a gang
+    (multi-processor tasks), a task follows the task before it on each of its members
+    (:func:`_gang_execution_graph`)."""
+    if plan.gang is not None:
+        return _gang_execution_graph(problem, plan)
     g = problem.graph
     n = g.n_tasks
     nxt = np.full(n, -1, dtype=np.int64)
@@ -60,6 +71,22 @@ def execution_graph(problem: Problem, plan: Plan) -> tuple[np.ndarray, np.ndarra
     chained = np.flatnonzero(nxt >= 0)
     succ[ptr[chained] + out_deg[chained]] = nxt[chained]
     return ptr, succ, delay
+
+
+def _gang_execution_graph(problem: Problem, plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`execution_graph` of a plan with a gang: every task-graph edge with its transfer time
+    between the leads, then a zero-delay edge from each task to the next on every processor it
+    occupies.  O(N log N + e), N = processors summed over tasks."""
+    g = problem.graph
+    n = g.n_tasks
+    before, after = member_sequences(plan.processor, plan.order, plan.gang, topological_rank(problem))
+    src = np.concatenate([g.edge_src, before])
+    dst = np.concatenate([g.edge_dst, after])
+    delay = np.concatenate([problem.edge_delays(plan.processor), np.zeros(before.size)])
+    by_src = np.argsort(src, kind="stable")
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
+    return ptr, dst[by_src], delay[by_src]
 
 
 def evaluate_plan(problem: Problem, plan: Plan, durations: np.ndarray | None = None, *,
@@ -93,7 +120,7 @@ def evaluate_plan(problem: Problem, plan: Plan, durations: np.ndarray | None = N
         names = problem.graph.names
         shown = " -> ".join(repr(names[i]) for i in cycle + cycle[:1])
         raise PlanError(f"the plan's processor order contradicts precedence (deadlock): {shown}")
-    return Schedule(plan.processor, start, finish)
+    return Schedule(plan.processor, start, finish, gang=plan.gang)
 
 
 def earliest_times(release: np.ndarray, duration: np.ndarray, ptr: np.ndarray, succ: np.ndarray,

@@ -159,6 +159,8 @@ def stream_metrics(schedule: Schedule, problem: Problem, jobs: np.ndarray, job_a
     span = float(np.nanmax(completion) - arrival.min()) if k else 0.0
     summary["throughput"] = k / span if span > 0 else float("nan")
     busy = schedule.finish - schedule.start
+    if schedule.gang is not None:  # a multi-processor task is busy on each of its k (one-type) processors
+        busy = busy * schedule.gang.k
     types = problem.platform.type_index
     for t, tname in enumerate(problem.platform.type_names):
         on_type = types[schedule.processor] == t
@@ -175,8 +177,9 @@ def stream_metrics(schedule: Schedule, problem: Problem, jobs: np.ndarray, job_a
 
 def offered_load(problem: Problem, job_arrival: np.ndarray) -> float:
     """The stream's offered load: mean work per job (each task at its mean execution time over the
-    processors that may run it) times the arrival rate, over the number of processors — the
-    utilisation a perfect balancer would reach; near or above 1 the stream saturates the platform.
+    processors that may run it, times ``k_min`` for a multi-processor task) times the arrival rate,
+    over the number of processors — the utilisation a perfect balancer would reach; near or above 1
+    the stream saturates the platform.
     The rate is estimated as (jobs - 1) / (last arrival - first arrival); ``nan`` for one job or
     simultaneous arrivals.  O(n m)."""
     k = len(job_arrival)
@@ -184,6 +187,8 @@ def offered_load(problem: Problem, job_arrival: np.ndarray) -> float:
     if k < 2 or span <= 0:
         return float("nan")
     mean = problem.mean_cost  # every task may run somewhere: the same sums and counts as over W
+    if problem.graph.gang:  # a multi-processor task occupies at least k_min processors (its least area)
+        mean = mean * problem.graph.procs_min
     return float(mean.sum() / k * ((k - 1) / span) / problem.n_processors)
 
 
@@ -223,6 +228,8 @@ def offered_load_by_type(problem: Problem, job_arrival: np.ndarray) -> dict[str,
         with np.errstate(divide="ignore"):
             means.append(np.where(rate > 0, per_type / rate, np.inf))  # harmonic mean over the type
     mean = np.concatenate(means)  # (n, types): O(n x types), not O(n m)
+    if problem.graph.gang:  # a multi-processor task's least area: k_min processors for its time at k_min
+        mean = mean * problem.graph.procs_min[:, None]
     cost, _ = _cost_groups(mean)
     share = _least_busiest(cost, per_type)
     busy = (np.where(share > 0, cost, 0.0) * share).sum(axis=0) / per_type * per_day

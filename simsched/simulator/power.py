@@ -206,6 +206,9 @@ class Intervals:
                 ps = np.array(log.pstates, dtype=np.int64)
             else:
                 ps = np.zeros(task.size, dtype=np.int64) if pstate is None else np.asarray(pstate)[task]
+        elif schedule.gang is not None:  # every processor a multi-processor task held
+            task, proc, start, end = schedule.busy_intervals()
+            ps = np.zeros(task.size, dtype=np.int64) if pstate is None else np.asarray(pstate, dtype=np.int64)[task]
         else:
             task = np.arange(schedule.processor.size)
             proc, start, end = schedule.processor, schedule.start, schedule.finish

@@ -166,6 +166,8 @@ class Problem:
             raise InfeasibleError(
                 f"no processor may run task {graph.names[i]!r} of kind {graph.kind_of(i)!r}{why}; "
                 f"add an eligible processor or change the task's affinity")
+        if graph.gang:
+            self._check_gangs()
         lat = np.array(platform.latency)
         inv = 1.0 / platform.bandwidth
         np.fill_diagonal(lat, 0.0)
@@ -176,6 +178,25 @@ class Problem:
         self._mean_cost: np.ndarray | None = None
         self._mean_transfer: np.ndarray | None = None
         self._min_cost: np.ndarray | None = None
+
+    def _check_gangs(self) -> None:
+        """Raise :class:`InfeasibleError` naming the first task that needs more processors at once
+        (``procs_min``) than any one processor type has eligible for it.  O(t m) for the t tasks
+        needing more than one."""
+        g, tp = self.graph, self.platform.type_index
+        multi = np.flatnonzero(g.procs_min > 1)
+        types = int(tp.max()) + 1
+        step = max(1, _BLOCK // max(self.n_processors * types, 1))
+        for lo in range(0, multi.size, step):
+            rows = multi[lo:lo + step]
+            e = self.eligible_rows(rows)
+            per_type = np.stack([e[:, tp == t].sum(axis=1) for t in range(types)], axis=1).max(axis=1)
+            short = np.flatnonzero(per_type < g.procs_min[rows])
+            if short.size:
+                i = int(rows[short[0]])
+                raise InfeasibleError(
+                    f"task {g.names[i]!r} needs {g.procs_min[i]} processors of one type at once, but at most "
+                    f"{per_type[short[0]]} of one type may run it; add processors or lower its procs")
 
     @property
     def n_tasks(self) -> int:

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simsched.errors import PlanError
 from simsched.simulator.copies import Copies, input_pairs, instance_tasks
+from simsched.simulator.gang import Gang, busy_intervals, check_gang, gang_durations
 from simsched.simulator.problem import Problem
 
 TOL = 1e-9
@@ -44,6 +46,8 @@ class Plan:
     ``start``/``finish`` are the planner's own predicted times when it computed them (HEFT does);
     executing the plan with deterministic durations must reproduce them.  ``copies`` lists extra
     executions of tasks (duplication-based planners), each with an ``order`` on its processor.
+    ``gang`` names the processors of multi-processor tasks (:mod:`simsched.simulator.gang`; lead =
+    ``processor``): such a task takes its place, by ``order``, in the sequence of every member.
     """
 
     processor: np.ndarray
@@ -52,6 +56,7 @@ class Plan:
     finish: np.ndarray | None = None
     info: dict = field(default_factory=dict)
     copies: Copies | None = None
+    gang: Gang | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "processor", _frozen(self.processor, np.int64))
@@ -65,11 +70,12 @@ class Plan:
             object.__setattr__(self, "copies", None)
         if self.copies is not None and self.copies.order is None:
             raise ValueError("a plan's copies need an order")
+        _normalise_gang(self)
 
     @classmethod
     def from_times(cls, processor: np.ndarray, start: np.ndarray, finish: np.ndarray,
                    info: dict | None = None, copies: Copies | None = None, *,
-                   placed: Sequence[int] | np.ndarray | None = None) -> Plan:
+                   placed: Sequence[int] | np.ndarray | None = None, gang: Gang | None = None) -> Plan:
         """A plan whose per-processor order is the order of the planned ``(start, finish)`` pairs,
         ties (zero-cost tasks at one instant) broken by ``placed``.
 
@@ -93,7 +99,7 @@ class Plan:
             rank = _time_rank(st, fi, placed)
             copies = Copies(copies.task, copies.processor, rank[n:], copies.start, copies.finish)
             return cls(processor, rank[:n], start, finish, info or {}, copies)
-        return cls(processor, _time_rank(start, finish, placed), start, finish, info or {})
+        return cls(processor, _time_rank(start, finish, placed), start, finish, info or {}, gang=gang)
 
     def planned_schedule(self) -> Schedule | None:
         """The planner's own times as a :class:`Schedule` (copies included), or None without them."""
@@ -102,7 +108,7 @@ class Plan:
         copies = self.copies
         if copies is not None and (copies.start is None or copies.finish is None):
             return None
-        return Schedule(self.processor, self.start, self.finish, copies)
+        return Schedule(self.processor, self.start, self.finish, copies, self.gang)
 
     def _sequence_key(self, rank: np.ndarray | None) -> np.ndarray:
         """Tasks sorted by processor, then ``order``, then ``rank`` (when given), then index.
@@ -125,6 +131,19 @@ class Plan:
         same = self.processor[key[1:]] == self.processor[key[:-1]]
         prev[key[1:][same]] = key[:-1][same]
         return prev
+
+
+def _normalise_gang(obj: Plan | Schedule) -> None:
+    """Drop a gang where every task has one processor (the single-processor paths then run,
+    unchanged); refuse a gang beside copies (duplication of multi-processor tasks is not modelled)."""
+    gang = obj.gang
+    if gang is None:
+        return
+    if gang.members.size == gang.n_tasks and gang.n_tasks == obj.processor.size \
+            and np.array_equal(gang.members, obj.processor):
+        object.__setattr__(obj, "gang", None)
+    elif obj.copies is not None:
+        raise ValueError("a plan or schedule may have copies or a gang of multi-processor tasks, not both")
 
 
 def _time_rank(start: np.ndarray, finish: np.ndarray, placed: Sequence[int] | np.ndarray | None) -> np.ndarray:
@@ -165,12 +184,14 @@ def topological_rank(problem: Problem) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class Schedule:
     """Per task: the processor its primary execution ran on and its start and finish time; plus,
-    for duplication-based plans, the extra executions (``copies``, with their times)."""
+    for duplication-based plans, the extra executions (``copies``, with their times); for
+    multi-processor tasks, all the processors each ran on (``gang``, lead = ``processor``)."""
 
     processor: np.ndarray
     start: np.ndarray
     finish: np.ndarray
     copies: Copies | None = None
+    gang: Gang | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "processor", _frozen(self.processor, np.int64))
@@ -180,6 +201,7 @@ class Schedule:
             object.__setattr__(self, "copies", None)
         if self.copies is not None and (self.copies.start is None or self.copies.finish is None):
             raise ValueError("a schedule's copies need start and finish times")
+        _normalise_gang(self)
 
     @property
     def makespan(self) -> float:
@@ -243,13 +265,24 @@ class Schedule:
         on ``problem`` (:func:`compute_metrics`).  O(n + m)."""
         return compute_metrics(self, problem)
 
+    def busy_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(task, processor, start, finish)`` of every execution on every processor it occupies:
+        :meth:`instances` with each multi-processor task once per member."""
+        if self.gang is None:
+            return self.instances()
+        return busy_intervals(self.processor, self.start, self.finish, self.gang)
+
     def to_records(self, problem: Problem) -> list[dict]:
-        """One record per task (its primary execution), then one per copy with ``"copy": true``."""
+        """One record per task (its primary execution), then one per copy with ``"copy": true``; a
+        multi-processor task's record also lists all its ``"processors"`` (lead first)."""
         names, procs = problem.graph.names, problem.platform.names
         records = [
             {"task": names[i], "processor": procs[int(p)], "start": float(s), "finish": float(f)}
             for i, (p, s, f) in enumerate(zip(self.processor, self.start, self.finish))
         ]
+        if self.gang is not None:
+            for i in np.flatnonzero(self.gang.k > 1).tolist():
+                records[i]["processors"] = [procs[int(q)] for q in self.gang.of(i)]
         c = self.copies
         if c is not None:
             records += [{"task": names[int(t)], "processor": procs[int(p)], "start": float(s),
@@ -282,11 +315,16 @@ def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
     copy_error = _check_copies(s, problem)
     if copy_error:
         return [copy_error]
+    if s.gang is not None or g.gang:
+        try:
+            check_gang(problem, s.processor, s.gang)
+        except PlanError as exc:  # the sentence is the finding
+            return [str(exc)]
     task, proc, start, finish = s.instances()
     scale = tol * max(1.0, float(np.abs(finish).max()))
 
-    expected = problem.cost_pairs(task, proc)
-    bad = np.flatnonzero(~np.isfinite(expected))
+    expected = problem.cost_pairs(task, proc) if s.gang is None else gang_durations(problem, s.processor, s.gang)
+    bad = np.flatnonzero(~np.isfinite(expected)) if s.gang is None else ()  # members: checked below
     for i in bad[:limit]:
         add(f"task {names[task[i]]!r} ran on {pnames[proc[i]]!r}, which may not run it")
     bad = np.flatnonzero(start < g.arrival[task] - scale)
@@ -312,6 +350,10 @@ def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
             a, b = g.edge_src[edge[k]], consumer[k]
             add(f"task {names[task[b]]!r} started at {start[b]:g} before the data of {names[a]!r} "
                 f"arrived at {arrive[k]:g}")
+    task, proc, start, finish = s.busy_intervals()  # every member of a gang task
+    bad = np.flatnonzero(~np.isfinite(problem.cost_pairs(task, proc)))
+    for i in bad[:limit] if s.gang is not None else ():
+        add(f"task {names[task[i]]!r} ran on {pnames[proc[i]]!r}, which may not run it")
     # no overlap: sort by (processor, start, finish) and compare neighbours.  A zero-cost task takes
     # its place in the processor's sequence: it may sit where one busy period ends and the next
     # begins, never strictly inside one (docs/model.md).  Neighbours suffice: if every neighbour
@@ -384,7 +426,7 @@ def compute_metrics(s: Schedule, problem: Problem) -> Metrics:
     m = problem.n_processors
     origin = float(g.arrival.min())
     makespan = s.makespan - origin
-    _, proc, start, finish = s.instances()
+    _, proc, start, finish = s.busy_intervals()
     busy = np.bincount(proc, weights=finish - start, minlength=m)
     util = busy / makespan if makespan > 0 else np.zeros(m)
     ready = s.ready_times(problem)

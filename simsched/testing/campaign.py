@@ -124,7 +124,10 @@ def independent_violations(problem: Problem, schedule: Schedule, plan: Plan | No
     no later than the consumer starts; on each processor, executions never overlap, and a zero-cost
     execution never starts strictly inside another's busy interval.  With ``plan``: the executions
     of each processor, sorted by the plan's ``order``, start in that sequence (each at or after the
-    previous one's finish).  O(n^2) at worst — for test-sized problems.
+    previous one's finish).  A multi-processor task (``schedule.gang``) is an execution on each of
+    its processors (k within ``[procs_min, procs_max]``, one type, led by its processor), for the
+    slowest member's cost scaled by Amdahl's law relative to ``k_min``; its data goes from and to
+    its lead.  O(n^2) at worst — for test-sized problems.
     """
     g, W = problem.graph, problem.W
     n, m = g.n_tasks, problem.n_processors
@@ -133,9 +136,26 @@ def independent_violations(problem: Problem, schedule: Schedule, plan: Plan | No
         return [f"the schedule does not have exactly one entry per task ({n} tasks)"]
     inst: list[tuple[int, int, float, float]] = [
         (i, int(schedule.processor[i]), float(schedule.start[i]), float(schedule.finish[i])) for i in range(n)]
+    data_inst = inst  # executions that send and receive data: a gang task's lead only
     if schedule.copies is not None:
         c = schedule.copies
         inst += [(int(t), int(p), float(s), float(f)) for t, p, s, f in zip(c.task, c.processor, c.start, c.finish)]
+    expected = [[float(W[t, p]) for p in range(m)] for t in range(n)]
+    gang = schedule.gang
+    if gang is not None or g.gang:  # every processor of a multi-processor task, the model's time there
+        members = [[int(q) for q in gang.members[gang.ptr[i]:gang.ptr[i + 1]]] if gang is not None
+                   else [int(schedule.processor[i])] for i in range(n)]
+        inst = [(i, q, s, f) for i, _p, s, f in inst for q in members[i]]
+        types = problem.platform.type_index
+        for i in range(n):
+            k, lo, hi, x = len(members[i]), int(g.procs_min[i]), int(g.procs_max[i]), float(g.serial[i])
+            if not lo <= k <= hi:
+                out.append(f"task {g.names[i]} runs on {k} processors, it needs {lo} to {hi}")
+            if members[i][0] != int(schedule.processor[i]) or len({int(types[q]) for q in members[i]}) > 1:
+                out.append(f"task {g.names[i]}: its processors are not led by its processor or not of one type")
+            slowest = max(float(W[i, q]) for q in members[i])
+            speed = 1.0 if k == lo else (x + (1 - x) / k) / (x + (1 - x) / lo)  # Amdahl, relative to k_min
+            expected[i] = [slowest * speed] * m
     scale = max(1.0, max((abs(f) for *_, f in inst), default=0.0) if all(np.isfinite(f) for *_, f in inst) else 1.0)
     eps = REL_TOL * scale
     seen: set[tuple[int, int]] = set()
@@ -152,16 +172,16 @@ def independent_violations(problem: Problem, schedule: Schedule, plan: Plan | No
             continue
         if s < g.arrival[t] - eps:
             out.append(f"task {g.names[t]} started at {s} before its arrival {g.arrival[t]}")
-        if durations and abs((f - s) - W[t, p]) > eps + REL_TOL * W[t, p]:
-            out.append(f"task {g.names[t]} ran {f - s} on processor {p}, its cost there is {W[t, p]}")
+        if durations and abs((f - s) - expected[t][p]) > eps + REL_TOL * expected[t][p]:
+            out.append(f"task {g.names[t]} ran {f - s} on processor {p}, its cost there is {expected[t][p]}")
         if f < s - eps:
             out.append(f"task {g.names[t]} finished before it started")
     by_task: dict[int, list[tuple[int, float]]] = {}
-    for t, p, _s, f in inst:
+    for t, p, _s, f in data_inst:
         by_task.setdefault(t, []).append((p, f))
     for k in range(g.n_edges):
         u, v = int(g.edge_src[k]), int(g.edge_dst[k])
-        for t, q, s, _f in inst:
+        for t, q, s, _f in data_inst:
             if t != v:
                 continue
             arrive = min(f + _transfer(problem, k, p, q) for p, f in by_task[u])
@@ -181,6 +201,8 @@ def independent_violations(problem: Problem, schedule: Schedule, plan: Plan | No
                                f"{g.names[t]} [{s}, {f})")
     if plan is not None:  # executions of a processor run in increasing order (ties: any order)
         orders = list(plan.order) + ([] if plan.copies is None else list(plan.copies.order))
+        if len(inst) != len(orders):  # a gang: each member's execution has its task's order
+            orders = [float(plan.order[t]) for t, *_ in inst]
         for q in range(m):
             seq = sorted((orders[i], i) for i, (_t, p, _s, _f) in enumerate(inst) if p == q)
             done_by, last, group_end = -np.inf, None, -np.inf

@@ -7,6 +7,10 @@ defect is reported with the *smallest* failing example hypothesis could shrink i
 
 Properties (``static``: planners; ``online``: policies):
 
+A scheduler that declares ``multiprocessor_tasks = True`` also meets problems whose tasks need
+several processors at once (``ProblemSpace(gang=True)``: rigid and moldable tasks, Amdahl's law),
+and a policy's gang assignments are checked like single ones (distinct, eligible, k in range).
+
 * ``valid`` — the schedule is valid (:func:`~simsched.simulator.schedule.validate_schedule` finds
   nothing): every task runs once, on an eligible processor, after its inputs arrived, without
   overlap, for the time the cost model gives.  For a planner: its own planned times (when it gives
@@ -269,13 +273,17 @@ class _Guard:
         seen: set[int] = set()
         for item in out:
             try:
-                values = [int(x) for x in item]
-                if len(values) not in (2, 3):  # a triple also names a P-state (DVFS; the engine checks it)
-                    raise ValueError
-                t, p = values[:2]
-            except (TypeError, ValueError):
+                if len(item) == 3:  # a triple also names a P-state (DVFS; the engine checks it)
+                    t, p, pstate = item
+                    int(pstate)
+                else:
+                    t, p = item
+                members = tuple(int(q) for q in p) if isinstance(p, (tuple, list, np.ndarray)) else (int(p),)
+                t, p = int(t), members[0]
+            except (TypeError, ValueError, IndexError):
                 raise violation("assignment", f"decide() returned {item!r}; an assignment is a (task, processor) "
-                                              f"pair of integers, or a (task, processor, P-state) triple") from None
+                                              f"pair of integers, (task, processors) for a gang, or a (task, "
+                                              f"processor, P-state) triple") from None
             label = repr(names[t]) if 0 <= t < n else f"index {t}"
             if t in seen:
                 raise violation("assignment", f"at time {view.now:g} decide() assigned task {label} twice")
@@ -285,9 +293,17 @@ class _Guard:
             if not 0 <= p < m:
                 raise violation("assignment", f"decide() assigned task {label} to processor index {p}, which "
                                               f"does not exist")
-            if not prob.eligible[t, p]:
-                raise violation("eligibility", f"decide() assigned task {label} to {prob.platform.names[p]!r}, "
+            if not all(0 <= q < m for q in members):
+                raise violation("assignment", f"decide() assigned task {label} to processor indices "
+                                              f"{list(members)}, some of which do not exist")
+            bad = [q for q in members if not prob.eligible[t, q]]
+            if bad:
+                raise violation("eligibility", f"decide() assigned task {label} to {prob.platform.names[bad[0]]!r}, "
                                                f"which may not run it")
+            g = prob.graph
+            if not g.procs_min[t] <= len(set(members)) == len(members) <= g.procs_max[t]:
+                raise violation("gang", f"decide() assigned task {label} to {len(members)} processors "
+                                        f"{list(members)}; it needs {g.procs_min[t]} to {g.procs_max[t]} distinct ones")
             seen.add(t)
         return out
 
@@ -453,8 +469,8 @@ def _prop_infeasible(subject: _Subject, problem: Problem, seed: int, task: int) 
 
 
 class _Recorder:
-    """Wraps an online policy; records every assignment as ``(time, task name, processor)``, the
-    name read from the view's own (arrived-only) problem."""
+    """Wraps an online policy; records every assignment as ``(time, task name, processor)`` (a tuple
+    of processors for a gang), the name read from the view's own (arrived-only) problem."""
 
     def __init__(self, policy: Any) -> None:
         self.policy, self.log = policy, []
@@ -466,7 +482,8 @@ class _Recorder:
     def decide(self, view: Any) -> Any:
         out = list(self.policy.decide(view) or ())
         names = view.problem.graph.names
-        self.log.extend((float(view.now), names[int(t)], int(p)) for t, p in out)
+        self.log.extend((float(view.now), names[int(t)], tuple(int(q) for q in p) if isinstance(p, tuple) else int(p))
+                        for t, p in out)
         return out
 
 
@@ -499,7 +516,8 @@ def future_replaced(problem: Problem, t: float, rng: np.random.Generator) -> Pro
                      kind=[g.kind_of(i) for i in range(g.n_tasks)] + [g.kind_of(0)] * 2,
                      arrival=np.concatenate([g.arrival, [t, t + 1.0]]), priority=np.concatenate([prio, [2.0, -1.0]]),
                      memory=np.concatenate([g.memory, [0.0, 0.0]]), cores=np.concatenate([g.cores, [1, 1]]),
-                     cost=cost), problem.platform, problem.affinity)
+                     cost=cost, procs=np.concatenate([np.stack([g.procs_min, g.procs_max], axis=1), [[1, 1], [1, 1]]]),
+                     serial=np.concatenate([g.serial, [0.0, 0.0]])), problem.platform, problem.affinity)
 
 
 def _prop_no_future(subject: _Subject, problem: Problem, seed: int) -> None:
@@ -664,6 +682,9 @@ def check_scheduler(
     # without a given space, half the draws are tiny degenerate problems (zero costs, ties, one
     # processor, indices out of topological order): where 15 planners once deadlocked
     drawn = problems(space) if given_space is not None else problems(space) | problems(clip(DEGENERATE))
+    if getattr(subject.prototype, "multiprocessor_tasks", False) and not space.gang:
+        # a gang-aware scheduler meets rigid and moldable multi-processor tasks too
+        drawn = drawn | problems(space.replace(gang=True))
     examples = max(1, min(examples, hints.get("examples", examples)))
     wanted = [p for p in PROPERTIES if (properties is None or p in properties)
               and not (p in STATIC_ONLY and subject.kind != "static")

@@ -60,6 +60,9 @@ class ProblemSpace:
             ranks, start times and finish times tie.
         shuffled: task indices are a drawn permutation of a topological order, so an edge may go
             from a higher to a lower index (t1 -> t0); shrinks to the identity.
+        gang: with even odds each task needs several processors at once (needs ``processors``):
+            rigid ``k`` or moldable ``[k_min, k_max]`` within the processors that may run it, with
+            a serial fraction of 0, 0.1, 0.5 or 1 (:mod:`simsched.simulator.gang`).
     """
 
     min_tasks: int = 1
@@ -80,6 +83,7 @@ class ProblemSpace:
     zero_data: bool = False
     tied_costs: bool = False
     shuffled: bool = False
+    gang: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_tasks <= self.max_tasks:
@@ -157,7 +161,16 @@ def task_graphs(draw: st.DrawFn, space: ProblemSpace = ProblemSpace(), processor
             stuck = np.flatnonzero(np.isinf(cost).all(axis=1))
             cost[stuck, stuck % processors] = np.array(work)[stuck]
     names = [f"t{i}" for i in range(n)]
-    return TaskGraph(names, edges, data, work=work, arrival=arrival, cost=cost)
+    procs = serial = None
+    if space.gang and processors is not None:
+        room = np.isfinite(cost).sum(axis=1) if cost is not None else np.full(n, processors)
+        procs, serial = [], []
+        for i in range(n):
+            lo = draw(st.integers(1, int(room[i]))) if draw(st.booleans()) else 1
+            hi = draw(st.integers(lo, int(room[i]))) if draw(st.booleans()) else lo
+            procs.append([lo, hi])
+            serial.append(draw(st.sampled_from([0.0, 0.1, 0.5, 1.0])))
+    return TaskGraph(names, edges, data, work=work, arrival=arrival, cost=cost, procs=procs, serial=serial)
 
 
 @st.composite

@@ -80,6 +80,7 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
     if any(with_cost) and not all(with_cost):
         raise SimschedError("either every job has an explicit cost matrix or none has")
     names, kinds, edges, data, work, arrival, memory, cores, costs, jobs, prio = ([] for _ in range(11))
+    procs, serial = [], []
     offset = 0
     for k, g in enumerate(graphs):
         names += [f"j{k}.{name}" for name in g.names]
@@ -90,6 +91,8 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
         arrival.append(g.arrival + arr[k])
         memory.append(g.memory)
         cores.append(g.cores)
+        procs.append(np.stack([g.procs_min, g.procs_max], axis=1))
+        serial.append(g.serial)
         prio.append(g.priority)
         if g.cost is not None:
             costs.append(g.cost)
@@ -100,7 +103,8 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
     graph = TaskGraph(names, np.concatenate(edges), np.concatenate(data), work=np.concatenate(work),
                       kind=kinds, arrival=np.concatenate(arrival), memory=np.concatenate(memory),
                       cores=np.concatenate(cores), priority=np.concatenate(prio),
-                      cost=np.concatenate(costs) if costs else None)
+                      cost=np.concatenate(costs) if costs else None,
+                      procs=np.concatenate(procs), serial=np.concatenate(serial))
     job_ids = np.concatenate(jobs)
     job_ids.setflags(write=False)
     arr.setflags(write=False)

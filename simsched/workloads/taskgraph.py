@@ -56,6 +56,12 @@ class TaskGraph:
         kind_names: the distinct kinds; ``kind[i]`` indexes into it.
         arrival, priority, memory: (n,) float arrays.
         cores: (n,) int array, cores a task occupies (1 by default).
+        procs_min, procs_max: (n,) int arrays, processors of one type a task needs at once (1 by
+            default): rigid when equal (``procs: k``), moldable when ``procs_min < procs_max``
+            (``procs: [lo, hi]``; the scheduler chooses k at start).  See :mod:`simsched.simulator.gang`.
+        serial: (n,) float array in [0, 1], a moldable task's serial fraction f (Amdahl 1967: its time
+            on k processors is ``t(1) * (f + (1 - f) / k)``; 0 by default).
+        gang: True when some task may use more than one processor.
         cost: optional (n, m) explicit execution times, ``inf`` where ineligible.
         edge_src, edge_dst: (e,) task indices; edge_data: (e,) data size per edge.
         succ_ptr, succ_edges: CSR of outgoing edge ids per task; pred_ptr, pred_edges likewise.
@@ -64,7 +70,8 @@ class TaskGraph:
 
     __slots__ = (
         "names", "work", "kind", "kind_names", "arrival", "priority", "memory", "cores", "cost",
-        "edge_src", "edge_dst", "edge_data", "succ_ptr", "succ_edges", "pred_ptr", "pred_edges",
+        "procs_min", "procs_max", "serial", "gang", "edge_src", "edge_dst", "edge_data", "succ_ptr", "succ_edges",
+        "pred_ptr", "pred_edges",
         "level", "topo_order", "_index",
     )
 
@@ -81,6 +88,8 @@ class TaskGraph:
         memory: Sequence[float] | np.ndarray | float | None = None,
         cores: Sequence[int] | np.ndarray | int | None = None,
         cost: np.ndarray | Sequence[Sequence[float]] | None = None,
+        procs: Sequence[int | Sequence[int]] | np.ndarray | int | None = None,
+        serial: Sequence[float] | np.ndarray | float | None = None,
     ) -> None:
         names = tuple(str(x) for x in names)
         n = len(names)
@@ -143,6 +152,7 @@ class TaskGraph:
         self.cores = _readonly(_per_task(cores, n, 1, "cores", dtype=np.int64))
         if (self.cores < 1).any():
             raise GraphError(f"task {names[int(np.flatnonzero(self.cores < 1)[0])]!r}: cores must be >= 1")
+        self._set_procs(procs, serial, n)
 
         if kind is None or isinstance(kind, str):
             self.kind_names = (kind or DEFAULT_KIND,)
@@ -169,6 +179,35 @@ class TaskGraph:
             raise GraphError(f"the task graph has a cycle: {shown}")
         self.level = _readonly(level)
         self.topo_order = _readonly(order)
+
+    def _set_procs(self, procs: Any, serial: Any, n: int) -> None:
+        """``procs_min``/``procs_max``/``serial``/``gang`` from the constructor's ``procs`` (one k,
+        (n,) k per task, or (n, 2) ``[lo, hi]`` rows) and ``serial``, checked.  O(n)."""
+        if procs is None:
+            lo = hi = np.ones(n, dtype=np.int64)
+        else:
+            try:
+                arr = np.array(procs, dtype=np.int64) if np.ndim(procs) else np.full(n, procs, dtype=np.int64)
+            except (OverflowError, ValueError, TypeError):
+                raise GraphError("procs must be a whole number k or a range [k_min, k_max] per task") from None
+            if arr.shape == (n,):
+                lo = hi = arr
+            elif arr.shape == (n, 2):
+                lo, hi = arr[:, 0].copy(), arr[:, 1].copy()
+            else:
+                raise GraphError(f"procs has shape {arr.shape} for {n} tasks: give k or [k_min, k_max] per task")
+        bad = np.flatnonzero((lo < 1) | (hi < lo))
+        if bad.size:
+            i = int(bad[0])
+            raise GraphError(f"task {self.names[i]!r}: procs [{lo[i]}, {hi[i]}] must have 1 <= k_min <= k_max")
+        self.procs_min = _readonly(np.array(lo, dtype=np.int64))
+        self.procs_max = _readonly(np.array(hi, dtype=np.int64))
+        self.serial = _readonly(_per_task(serial, n, 0.0, "serial"))
+        bad = np.flatnonzero(~np.isfinite(self.serial) | (self.serial < 0) | (self.serial > 1))
+        if bad.size:
+            i = int(bad[0])
+            raise GraphError(f"task {self.names[i]!r}: serial fraction {self.serial[i]} must be in [0, 1]")
+        self.gang = bool(n and self.procs_max.max() > 1)
 
     def _check_values(self, values: np.ndarray, what: str, per_edge: tuple | None = None) -> None:
         bad = ~np.isfinite(values) | (values < 0)
@@ -236,6 +275,7 @@ class TaskGraph:
             edge_data=self.edge_data, work=self.work,
             kind=[self.kind_names[k] for k in self.kind], arrival=self.arrival,
             priority=self.priority, memory=self.memory, cores=self.cores, cost=self.cost,
+            procs=np.stack([self.procs_min, self.procs_max], axis=1), serial=self.serial,
         )
         unknown = set(changes) - set(args)
         if unknown:
@@ -251,7 +291,8 @@ class TaskGraph:
         edges: Sequence[tuple[str, str, float]] = (),
     ) -> TaskGraph:
         """Build from task records (``name`` plus optional ``work``, ``kind``, ``arrival``,
-        ``priority``, ``memory``, ``cores``, ``cost``) and ``(from, to, data)`` edges by name."""
+        ``priority``, ``memory``, ``cores``, ``cost``, ``procs`` (k or ``[k_min, k_max]``),
+        ``serial``) and ``(from, to, data)`` edges by name."""
         names = [str(t["name"]) for t in tasks]
         index = {name: i for i, name in enumerate(names)}
         pairs, data = [], []
@@ -280,6 +321,7 @@ class TaskGraph:
             kind=None if kinds is None else [k or DEFAULT_KIND for k in kinds],
             arrival=_fill(column("arrival"), 0.0), priority=_fill(column("priority"), 0.0),
             memory=_fill(column("memory"), 0.0), cores=_fill(column("cores"), 1), cost=costs,
+            procs=_procs_rows(column("procs")), serial=_fill(column("serial"), 0.0),
         )
 
     def to_networkx(self):  # -> networkx.DiGraph
@@ -291,6 +333,10 @@ class TaskGraph:
             attrs = dict(work=float(self.work[i]), kind=self.kind_of(i), arrival=float(self.arrival[i]),
                          priority=float(self.priority[i]), memory=float(self.memory[i]),
                          cores=int(self.cores[i]))
+            if self.procs_max[i] > 1:
+                lo, hi = int(self.procs_min[i]), int(self.procs_max[i])
+                attrs["procs"] = lo if lo == hi else [lo, hi]
+                attrs["serial"] = float(self.serial[i])
             if self.cost is not None:
                 attrs["cost"] = [float(c) for c in self.cost[i]]
             g.add_node(name, **attrs)
@@ -305,7 +351,7 @@ class TaskGraph:
         tasks = []
         for node, attrs in g.nodes(data=True):
             rec = {"name": str(node)}
-            for key in ("kind", "arrival", "priority", "memory", "cores", "cost"):
+            for key in ("kind", "arrival", "priority", "memory", "cores", "cost", "procs", "serial"):
                 if key in attrs:
                     rec[key] = attrs[key]
             if work in attrs:
@@ -319,3 +365,20 @@ def _fill(values: list | None, default: float) -> list | None:
     if values is None:
         return None
     return [default if v is None else v for v in values]
+
+
+def _procs_rows(values: list | None) -> list | None:
+    """Per-task ``procs`` records (None, k or ``[k_min, k_max]``) as ``[lo, hi]`` rows.  O(n)."""
+    if values is None:
+        return None
+    rows = []
+    for v in values:
+        if v is None:
+            rows.append([1, 1])
+        elif isinstance(v, (list, tuple)):
+            if len(v) != 2:
+                raise GraphError(f"procs {list(v)!r}: give k or a range [k_min, k_max]")
+            rows.append([v[0], v[1]])
+        else:
+            rows.append([v, v])
+    return rows

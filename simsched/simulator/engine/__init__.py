@@ -33,6 +33,10 @@ the simulation is paused at each decision point (a callback raises ``simpy``'s
 ``StopSimulation``) — which is how the gymnasium environment (:mod:`simsched.learned.rl.env`) drives this
 engine.
 
+A task that needs several processors at once (:mod:`simsched.simulator.gang`) is replayed as one
+node waiting for its turn on every member (plan) or allocated all its members together by
+:class:`~simsched.simulator.engine.gangs.GangAllocation` (online), and released with them.
+
 This module never imports :mod:`simsched.schedulers`; the policy protocols are the contract.
 
 SimPy version: the drivers read ``Event._value``, ``Environment._now`` and ``_eid`` (and set ``_ok``

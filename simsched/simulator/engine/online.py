@@ -18,6 +18,7 @@ from simsched.errors import SimschedError
 from simsched.simulator.arrived import ArrivedProblems
 from simsched.simulator.engine.common import DECISION_PRIORITY
 from simsched.simulator.engine.common import gc_paused as _gc_paused
+from simsched.simulator.engine.gangs import GangAllocation
 from simsched.simulator.noise import check_factors
 from simsched.simulator.policy import DecisionView, OnlinePolicy
 from simsched.simulator.problem import Problem
@@ -278,8 +279,11 @@ def run_online(
     return run.run()
 
 
-class _OnlineRun:
-    """State of one online run; methods are the SimPy callbacks."""
+class _OnlineRun(GangAllocation):
+    """State of one online run; methods are the SimPy callbacks (those of multi-processor tasks in
+    :class:`~simsched.simulator.engine.gangs.GangAllocation`)."""
+
+    _tick = _Tick  # the event entry the gang methods push (they cannot import this module)
 
     def __init__(self, problem: Problem, policy: OnlinePolicy | None, factors: np.ndarray | None,
                  rng: np.random.Generator, disruptions: Disruptions | None = None,
@@ -336,6 +340,9 @@ class _OnlineRun:
         self._ro: tuple[np.ndarray, np.ndarray] | None = None
         self.stepped = policy is None  # OnlineSession: pause at decision points instead of deciding
         self._timers: set[float] = set()  # pending decision points policies asked for (wake_at)
+        self.min_k = g.procs_min.tolist() if g.gang else None  # processors each task needs at least
+        self.gangs: dict[int, tuple[int, ...]] = {}  # assigned multi-processor tasks -> members, lead first
+        self.members_of: dict[int, tuple[int, ...]] = {}  # every gang a task ran on (the schedule's record)
         self.disruptions = disruptions if disruptions is not None and disruptions.active else None
         self.down = [False] * m
         self.slow = [False] * m
@@ -389,7 +396,12 @@ class _OnlineRun:
             raise SimschedError(f"online run ended with {left} tasks not run (policy {self.policy_name!r})")
         if self.pslow is not None:
             self.stats.pstate = np.array(self.pstate, dtype=np.int64)
-        return Schedule(self.processor, np.array(self.start, dtype=np.float64), self.finish), self.stats
+        gang = None
+        if self.members_of:
+            from simsched.simulator.gang import Gang
+
+            gang = Gang.from_lists([self.members_of.get(v, (p,)) for v, p in enumerate(self.processor.tolist())])
+        return Schedule(self.processor, np.array(self.start, dtype=np.float64), self.finish, gang=gang), self.stats
 
     def _decision_point(self, trigger: str) -> None:
         if self.trigger is None:
@@ -468,6 +480,9 @@ class _OnlineRun:
         """Start the head of processor ``p``'s queue now; refresh ``p``'s expected end from it."""
         env, cost = self.env, self.cost
         q = self.queue[p]
+        if self.gangs and q[0] in self.gangs:  # a multi-processor task starts on all its members at once
+            self._start_gang(q[0])
+            return
         v = q.popleft()
         now = env._now
         self.running[p] = v
@@ -563,13 +578,22 @@ class _OnlineRun:
                 else:
                     task, proc = item
                 if type(task) is not int or type(proc) is not int:
-                    task, proc = int(task), int(proc)
+                    if isinstance(proc, (tuple, list, np.ndarray)):  # (task, (lead, ...)): a gang
+                        proc = tuple(int(q) for q in proc)
+                        proc = proc[0] if len(proc) == 1 else proc
+                    task, proc = int(task), proc if type(proc) is tuple else int(proc)
                 if k is None:
                     raise TypeError
             except (TypeError, ValueError):
                 raise SimschedError(f"policy {self.policy_name!r} returned {item!r}; an assignment is a (task, "
-                                    f"processor) pair of integers, or a (task, processor, P-state) triple") from None
-            if k:
+                                    f"processor) pair of integers, (task, processors) for a multi-processor "
+                                    f"task, or a (task, processor, P-state) triple") from None
+            if type(proc) is tuple:
+                if k:
+                    raise SimschedError(f"policy {self.policy_name!r} returned {item!r}: a P-state for a "
+                                        f"multi-processor task is not supported; give (task, processors)")
+                self._assign_gang(task if self.arrivals.order is None else self._global(task), proc)
+            elif k:
                 assign(task, proc, k)
             else:
                 assign(task, proc)
@@ -611,6 +635,9 @@ class _OnlineRun:
         if not 0 <= p < self.n_processors:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to processor "
                                 f"index {p}, which does not exist")
+        if self.min_k is not None and self.min_k[v] > 1:
+            raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to one processor "
+                                f"but it needs {self.min_k[v]} at once: assign (task, (processor, ...))")
         w = prob.cost_at(v, p)
         if not w < _INF:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to "
@@ -756,6 +783,8 @@ class _OnlineRun:
             self.running[p] = -1
             self.start[v] = np.nan
             handed_back.insert(0, v)
+        if self.gangs:  # a gang task lets go of its other members too
+            self._drop_gangs(handed_back, p)
         for u in handed_back:  # back to the scheduler, to be placed anew
             self.attempt[u] += 1
             self.processor[u] = -1

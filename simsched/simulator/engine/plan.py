@@ -9,7 +9,7 @@ from simpy.events import Event, Timeout
 from simsched.errors import PlanError
 from simsched.simulator.engine.common import durations as _durations
 from simsched.simulator.engine.common import gc_paused as _gc_paused
-from simsched.simulator.evaluate import evaluate_plan, plan_durations
+from simsched.simulator.evaluate import evaluate_plan, execution_graph, plan_durations
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, topological_rank
 
@@ -34,6 +34,9 @@ def execute_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None
     message names a cycle).  O((n + e) log(n + e)): about one event per task plus one per
     cross-processor edge (and one per task with a non-zero arrival).
 
+    A multi-processor task (``plan.gang``, :mod:`simsched.simulator.gang`) starts when every one of
+    its processors has reached it in its sequence, and holds them all until it ends.
+
     A plan with copies (task duplication) runs every instance; a consumer takes each input from
     whichever instance of its producer delivers it first (:func:`_execute_with_copies`).
     """
@@ -49,19 +52,25 @@ def _execute(problem: Problem, plan: Plan, factors: np.ndarray | None) -> tuple[
     g = problem.graph
     n = problem.n_tasks
     dur = _durations(problem, plan_durations(problem, plan), factors).tolist()
-    delays = problem.edge_delays(plan.processor)
-    sp = g.succ_ptr.tolist()
-    sdst = g.edge_dst[g.succ_edges].tolist()
-    sdel = delays[g.succ_edges].tolist()
-    prev = plan.previous_on_processor(topological_rank(problem))
-    nxt_arr = np.full(n, -1, dtype=np.int64)
-    has_prev = prev >= 0
-    nxt_arr[prev[has_prev]] = np.flatnonzero(has_prev)
-    nxt = nxt_arr.tolist()
     arrival = g.arrival
     late = np.flatnonzero(arrival > 0)
-    # what each task waits for: its inputs, its arrival (if after 0), its turn on the processor
-    wait_arr = np.diff(g.pred_ptr) + (arrival > 0) + has_prev
+    if plan.gang is None:
+        delays = problem.edge_delays(plan.processor)
+        sp = g.succ_ptr.tolist()
+        sdst = g.edge_dst[g.succ_edges].tolist()
+        sdel = delays[g.succ_edges].tolist()
+        prev = plan.previous_on_processor(topological_rank(problem))
+        nxt_arr = np.full(n, -1, dtype=np.int64)
+        has_prev = prev >= 0
+        nxt_arr[prev[has_prev]] = np.flatnonzero(has_prev)
+        # what each task waits for: its inputs, its arrival (if after 0), its turn on the processor
+        wait_arr = np.diff(g.pred_ptr) + (arrival > 0) + has_prev
+    else:  # multi-processor tasks: its turn on every member, as edges of the execution graph
+        ptr, succ, delay = execution_graph(problem, plan)
+        sp, sdst, sdel = ptr.tolist(), succ.tolist(), delay.tolist()
+        nxt_arr = np.full(n, -1, dtype=np.int64)
+        wait_arr = np.bincount(succ, minlength=n) + (arrival > 0)
+    nxt = nxt_arr.tolist()
     wait = wait_arr.tolist()
     nan = float("nan")
     start = [nan] * n
@@ -115,7 +124,7 @@ def _execute(problem: Problem, plan: Plan, factors: np.ndarray | None) -> tuple[
         stuck = np.flatnonzero(np.isnan(start_arr))
         raise PlanError(f"the plan deadlocks: {stuck.size} tasks never ran, e.g. "
                         f"{problem.graph.names[int(stuck[0])]!r}")
-    return Schedule(plan.processor, start_arr, np.array(finish)), events
+    return Schedule(plan.processor, start_arr, np.array(finish), gang=plan.gang), events
 
 
 

@@ -28,6 +28,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "memory": ("memory",),
     "cores": ("cores",),
     "cost": ("cost",),
+    "procs": ("procs",),
+    "serial": ("serial",),
     "depends": ("depends", "parents", "after"),
 }
 KNOWN = {a for names in ALIASES.values() for a in names}
@@ -101,6 +103,30 @@ def records_to_graph(
                     raise err(e.message, i, key) from None
         if "cores" in r:
             r["cores"] = int(r["cores"])
+        key, v = _get(rec, "procs")
+        if key:  # k (rigid) or [k_min, k_max] (moldable; "2;8" in a table)
+            parts = _split(v) if isinstance(v, (list, tuple)) or ";" in str(v) or "," in str(v) else [v]
+            try:
+                if any(isinstance(x, bool) for x in (parts if isinstance(parts, list) else [parts])):
+                    raise SimschedError(f"task {r['name']!r}: procs must be a whole number, not a boolean")
+                ks = [number(x, f"task {r['name']!r}: procs", minimum=1.0) for x in parts]
+                top = limits.current().max_processors
+                if len(ks) not in (1, 2) or any(k != int(k) or k > top for k in ks) or ks[0] > ks[-1]:
+                    raise SimschedError(f"task {r['name']!r}: procs is a whole k or [k_min, k_max] with "
+                                        f"1 <= k_min <= k_max <= {top:,}, got {v!r}")
+            except SimschedError as e:
+                raise err(e.message, i, key) from None
+            r["procs"] = [int(ks[0]), int(ks[-1])]
+        key, v = _get(rec, "serial")
+        if key:
+            try:
+                if isinstance(v, bool):
+                    raise SimschedError(f"task {r['name']!r}: serial must be a number, not a boolean")
+                r["serial"] = number(v, f"task {r['name']!r}: serial", minimum=0.0)
+                if r["serial"] > 1:
+                    raise SimschedError(f"task {r['name']!r}: serial is a fraction in [0, 1], got {v!r}")
+            except SimschedError as e:
+                raise err(e.message, i, key) from None
         key, c = _get(rec, "cost")
         cols = sorted((k for k in rec if str(k).startswith(("cost_", "time_")) and rec[k] not in (None, "")),
                       key=_natural)
@@ -196,6 +222,11 @@ def graph_to_records(graph: TaskGraph) -> tuple[list[dict[str, Any]], list[dict[
                 rec[k] = v
         if g.cores[i] != 1:
             rec["cores"] = int(g.cores[i])
+        if g.procs_max[i] > 1:
+            lo, hi = int(g.procs_min[i]), int(g.procs_max[i])
+            rec["procs"] = lo if lo == hi else [lo, hi]
+        if g.serial[i]:
+            rec["serial"] = float(g.serial[i])
         tasks.append(rec)
     edges = [{"from": g.names[s], "to": g.names[d], "data": float(x)}
              for s, d, x in zip(g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_data.tolist())]
