@@ -18,18 +18,26 @@ Topcuoglu et al. 2002.
 
 from __future__ import annotations
 
+import numpy as np
+
 from simsched.simulator.gang import moldable_factor
 from simsched.simulator.problem import Problem
 from simsched.workloads.paths import longest_path_from
 
 
-def critical_path_min_cost(problem: Problem) -> float:
-    """Length of the longest path when every task takes its minimum cost and transfers are free.  O(n + e)."""
+def fastest_cost(problem: Problem) -> np.ndarray:
+    """(n,) each task's fastest possible duration: its minimum cost over processors, at ``k_max``
+    processors for a multi-processor task (Amdahl's factor is non-increasing in k).  O(n m)."""
     g = problem.graph
     cost = problem.min_cost
     if g.gang:
         cost = cost * moldable_factor(g.procs_max, g.procs_min, g.serial)
-    return float(longest_path_from(g, cost).max())
+    return cost
+
+
+def critical_path_min_cost(problem: Problem) -> float:
+    """Length of the longest path when every task takes its fastest cost and transfers are free.  O(n + e)."""
+    return float(longest_path_from(problem.graph, fastest_cost(problem)).max())
 
 
 def work_bound(problem: Problem) -> float:
@@ -53,11 +61,11 @@ def finish_bound(problem: Problem) -> float:
 
     No task starts before it arrives, so the end is at least the first arrival plus
     :func:`lower_bound`, and at least every task's arrival plus its chain of fastest costs to an exit
-    task (:func:`~simsched.workloads.paths.longest_path_from` of the minimum costs).  Equal to
+    task (:func:`~simsched.workloads.paths.longest_path_from` of :func:`fastest_cost`).  Equal to
     :func:`lower_bound` when every task arrives at 0.  O(n m + e).
     """
     arrival = problem.graph.arrival
     if not arrival.size:
         return 0.0
-    chains = float((arrival + longest_path_from(problem.graph, problem.min_cost)).max())
+    chains = float((arrival + longest_path_from(problem.graph, fastest_cost(problem))).max())
     return max(float(arrival.min()) + lower_bound(problem), chains)
