@@ -101,3 +101,52 @@ def test_blas_limit_is_restored_after_a_decision():
         inside = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
     assert all(n == 1 for n in inside)
     assert [i["num_threads"] for i in threadpool_info()] == before
+
+
+class IdleWatch:
+    """Wraps an online policy and records whether every assignment went to an idle processor, each
+    at most once per decision."""
+
+    def __init__(self, policy):
+        self.policy, self.name, self.ok, self.assigned = policy, policy.name, True, 0
+
+    def reset(self, problem, rng):
+        self.policy.reset(problem, rng)
+
+    def decide(self, view):
+        out = self.policy.decide(view)
+        procs = [p for _, p in out]
+        self.ok &= all(view.idle[p] for p in procs) and len(set(procs)) == len(procs)
+        self.assigned += len(out)
+        return out
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ShortestJobEFT(late_binding=True),
+    lambda: __import__("simsched.schedulers", fromlist=["registry"]).registry.create(
+        "rl", checkpoint="rl_dynamic", guard=False, late_binding=True),
+])
+def test_late_binding_places_only_on_idle_processors_and_finishes_every_task(make):
+    from simsched.simulator.schedule import validate_schedule
+
+    for seed, m in ((6, 3), (7, 1)):
+        problem = stream_problem(seed, m=m)
+        watch = IdleWatch(make())
+        schedule, _ = run_online(problem, watch)
+        assert watch.ok and watch.assigned >= problem.n_tasks
+        assert not validate_schedule(schedule, problem)
+
+
+def test_late_binding_off_is_the_default_rule_and_bad_values_are_refused():
+    from simsched.errors import SimschedError
+    from simsched.schedulers import registry
+
+    problem = stream_problem(8)
+    a, _ = run_online(problem, ShortestJobEFT())
+    b, _ = run_online(problem, registry.create("srjf-eft", late_binding=False))
+    assert np.array_equal(a.processor, b.processor) and np.array_equal(a.start, b.start)
+    for bad in (None, "maybe", 2.5):  # the registry coerces "yes" and 1 to true, as for every boolean
+        with pytest.raises(SimschedError, match="late_binding"):
+            registry.create("srjf-eft", late_binding=bad)
+        with pytest.raises(SimschedError, match="late_binding"):
+            registry.create("rl", checkpoint="rl_dynamic", late_binding=bad)

@@ -66,11 +66,13 @@ def test_trains_selects_writes_and_reports_on_the_evaluate_space(scenario, tmp_p
     ck = checkpoint.load(out / "rl.pt", "rl")
     assert ck["config"]["arrived_only"] and Path(ck["config"]["stream_scenario"]) == scenario.resolve()
     assert ck["meta"]["select_ratio"] == min(h["select_ratio"] for h in history)
-    # the checkpoint runs like any other: a scenario naming it
-    run = subprocess.run([sys.executable, "-m", "simsched.cli.main", "run", str(scenario), "-s", "srjf-eft", "-s",
-                          f"rl:checkpoint={out / 'rl.pt'}", "-r", "1"], capture_output=True, text=True, timeout=600)
-    assert run.returncode in (0, 2), run.stderr  # exit 2 only if the -s spec syntax differs; never a traceback
-    assert "Traceback" not in run.stderr
+    # the checkpoint runs like any other, named in a scenario
+    mine = tmp_path / "mine.yaml"
+    listed = f"schedulers: [srjf-eft, {{name: rl, checkpoint: {out / 'rl.pt'}}}]"
+    mine.write_text(SCENARIO.replace("schedulers: [srjf-eft]", listed))
+    run = subprocess.run([sys.executable, "-m", "simsched.cli.main", "run", str(mine), "-r", "1"], capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -85,8 +87,8 @@ def test_trains_selects_writes_and_reports_on_the_evaluate_space(scenario, tmp_p
 ])
 def test_refuses_the_evaluation_space_and_bad_options_writing_nothing(scenario, tmp_path, args, needle):
     out = tmp_path / "out"
-    r = train(str(scenario), "-o", str(out), "--budget-min", "0.01", *args, cwd=tmp_path) if "--budget-min" not in args \
-        else train(str(scenario), "-o", str(out), *args, cwd=tmp_path)
+    budget = [] if "--budget-min" in args else ["--budget-min", "0.01"]
+    r = train(str(scenario), "-o", str(out), *budget, *args, cwd=tmp_path)
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.stderr

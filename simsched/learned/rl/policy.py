@@ -164,7 +164,7 @@ class _Agent(OneByOne, RangeChecked):
 
         from simsched.schedulers.jobaware import ShortestJobEFT
 
-        self.rule = ShortestJobEFT()
+        self.rule = ShortestJobEFT(late_binding=bool(getattr(self, "late_binding", False)))
         self.rule.reset(problem, self.rng)
         self.fallback_reasons = reasons
         reasons = [r for r in reasons if r not in self._range().outside_platform(problem.platform)]
@@ -245,15 +245,22 @@ class RLPolicy(_Agent):
     more than this fraction (model error makes small simulated gains unreliable).
     ``guard``: hand every decision to srjf-eft once the world lies outside the checkpoint's training
     range (platform, job sizes, offered load; see the evaluation guide); default true.
+    ``late_binding``: the network chooses among *idle* processors only (busy ones masked, as the
+    rule ``srjf-eft`` with ``late_binding``, which is then also the guard's fallback): no task is
+    committed to a busy processor's queue.  Default false (the network's own choice, as trained).
     """
 
     name = "rl"
     kind = "rl"
 
     def __init__(self, *, checkpoint: str | None = None, threads: int | None = None, rollout: int = 0,
-                 base: str = "srjf", horizon: int = 0, margin: float = 0.0, guard: bool = True) -> None:
+                 base: str = "srjf", horizon: int = 0, margin: float = 0.0, guard: bool = True,
+                 late_binding: bool = False) -> None:
         from simsched.errors import SimschedError
 
+        if not isinstance(late_binding, bool):
+            raise SimschedError(f"rl: late_binding must be true or false, got {late_binding!r}")
+        self.late_binding = late_binding
         super().__init__(checkpoint=checkpoint, threads=threads, guard=guard)
         if not (isinstance(rollout, int) and 0 <= rollout <= 64):
             raise SimschedError(f"rl: rollout must be an integer from 0 to 64 (candidate tasks), got {rollout!r}")
@@ -291,6 +298,11 @@ class RLPolicy(_Agent):
 
     def choose(self, view: DecisionView) -> tuple[int, int]:
         obs = observe(self.info, view)
+        if self.late_binding:  # idle processors only; a task no idle processor may run is not offered
+            mask = obs.proc_mask & view.idle[None, :]
+            runnable = obs.task_mask & mask.any(axis=1)
+            if runnable.any():
+                obs.proc_mask, obs.task_mask = mask, runnable
         if not self.rollout and not self.torch_forward:
             t, p = self.model.numpy_actor.act(obs)
             return obs.task_of(t), int(p)
