@@ -68,6 +68,8 @@ def _run(config: Path, stage: str, report: bool, budget_min: float | None = None
     console = Console(stderr=True)
     from simsched.extras import require_extra, require_learned
 
+    if stage not in ("all", "ppo", "world", "none"):  # before torch loads (seconds of CPU)
+        raise SimschedError(f"--stage must be all, ppo, world or none, got {stage!r}")
     require_learned("`simsched train rl`")
     require_extra("gymnasium", "learned", "`simsched train rl`")
     scenario_only = {"--budget-min": budget_min, "--output": output, "--seed": seed, "--select-days": select_days,
@@ -82,8 +84,6 @@ def _run(config: Path, stage: str, report: bool, budget_min: float | None = None
 
     from simsched.learned.rl.config import load_config
 
-    if stage not in ("all", "ppo", "world", "none"):
-        raise SimschedError(f"--stage must be all, ppo, world or none, got {stage!r}")
     cfg = load_config(config)
     torch.set_num_threads(cfg.threads)
     from simsched.outputs import output_dir
