@@ -652,7 +652,8 @@ COMMAND_BASES: dict[str, list[str]] = {
 }
 """A valid-looking invocation per command, onto which one hostile option is put (replacing the option
 when the base has it).  ``train rl`` on a stream scenario (``s.yaml``) trains for its budget, so its
-base is the graph scenario, read as a training config: every option is checked before it is refused.  A command not named here gets its required arguments filled by their kind
+base is the graph scenario, read as a training config: every option is checked before it is refused.
+A command not named here gets its required arguments filled by their kind
 (a path: the scenario ``s.yaml``; a string: ``x``)."""
 
 
