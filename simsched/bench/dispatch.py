@@ -151,7 +151,7 @@ def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[
 
 
 GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality", "stg", "scale", "streams",
-               "world", "batch")
+               "world", "batch", "rl")
 """Every benchmark group :func:`main` knows, in its order (``bench --help`` lists the same; a test checks)."""
 
 
@@ -168,7 +168,8 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
     ``scale`` (the pipeline at 10k / 100k / 1M tasks, stage by stage, beside raw SimPy and heapq),
     ``streams`` (a job stream end to end, events/s beside a raw SimPy floor), ``world`` (rl-world's
     world-model step, numpy and torch, unbatched and batched, beside a real step), ``batch`` (a
-    cluster log of rigid jobs under EASY and FCFS beside a plain heapq loop), or ``all``.  The
+    cluster log of rigid jobs under EASY and FCFS beside a plain heapq loop), ``rl`` (the learned agent's
+    CPU per decision beside srjf-eft's on the same days), or ``all``.  The
     command line passes :func:`simsched.report.bench.show_rows` with a console.  ``size`` (``--size``)
     sets the streams group's size (:func:`simsched.bench.streams.parse_size`); no other group takes one."""
     def group(module: str, function: str) -> Callable[..., list[dict]]:
@@ -187,6 +188,7 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
         "streams": lambda: group("streams", "bench_streams")(quick, size),
         "world": lambda: group("world", "bench_world")(quick),
         "batch": lambda: group("batch", "bench_batch")(quick),
+        "rl": lambda: group("rl", "bench_rl")(quick),
     }
     assert tuple(groups) == GROUP_NAMES, "GROUP_NAMES lists the groups in their order"
     from simsched.errors import SimschedError

@@ -25,30 +25,65 @@ def _ppo_steps(cfg) -> int:
 
 
 def rl(
-    config: Path = typer.Argument(..., help="training config (YAML), e.g. scenarios/rl/train_tiny.yaml"),
+    config: Path = typer.Argument(..., help="a training config (YAML, e.g. scenarios/rl/train_tiny.yaml) or a "
+                                  "stream scenario (workload.stream) to train on within --budget-min"),
     stage: str = typer.Option("all", help="all | ppo | world | none (none: only --report from checkpoints)"),
     report: bool = typer.Option(False, "--report", help="evaluate both agents and write report.md/.png/.json"),
+    budget_min: float | None = typer.Option(None, "--budget-min", help="stream scenario: CPU minutes for training "
+                                            "and selection (default 30)"),
+    output: Path | None = typer.Option(None, "--output", "-o", help="stream scenario: the folder for rl.pt, "
+                                       "train_history.json and report.json (default out/rl-SCENARIO)"),
+    seed: int | None = typer.Option(None, "--seed", help="stream scenario: training seed (not of the evaluate or "
+                                    "fresh seed space; default 0)"),
+    select_days: int | None = typer.Option(None, "--select-days", help="stream scenario: select-space days "
+                                           "scoring each candidate (default 8)"),
+    report_days: int | None = typer.Option(None, "--report-days", help="stream scenario: evaluate-space days of "
+                                           "the final report (default 20)"),
+    resume: bool = typer.Option(False, "--resume", help="stream scenario: continue from OUTPUT/rl.pt"),
 ) -> None:
-    """Train the RL agents `rl` (PPO + GNN) and `rl-world` (MDN-RNN world model) on a scenario family."""
+    """Train the RL agents `rl` (PPO + GNN) and `rl-world` (MDN-RNN world model) on a scenario family, or `rl`
+    on your own stream scenario within a CPU budget (train, select and evaluate seed spaces kept apart)."""
     from simsched.cli.common import user_errors
 
-    user_errors(_run)(config, stage, report)
+    user_errors(_run)(config, stage, report, budget_min, output, seed, select_days, report_days, resume)
 
 
-def _run(config: Path, stage: str, report: bool) -> None:
+def _is_stream_scenario(path: Path) -> bool:
+    """Whether ``path`` is a scenario with a job stream (``workload.stream``) rather than a training
+    config (errors of either kind are left to the loader that follows).  O(file)."""
+    from simsched.yamlio import load_yaml
+
+    try:
+        data = load_yaml(path, require_mapping=False).data
+    except SimschedError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("workload"), dict) and "stream" in data["workload"]
+
+
+def _run(config: Path, stage: str, report: bool, budget_min: float | None = None, output: Path | None = None,
+         seed: int | None = None, select_days: int | None = None, report_days: int | None = None,
+         resume: bool = False) -> None:
     from rich.console import Console
 
     console = Console(stderr=True)
     from simsched.extras import require_extra, require_learned
 
+    if stage not in ("all", "ppo", "world", "none"):  # before torch loads (seconds of CPU)
+        raise SimschedError(f"--stage must be all, ppo, world or none, got {stage!r}")
     require_learned("`simsched train rl`")
     require_extra("gymnasium", "learned", "`simsched train rl`")
+    scenario_only = {"--budget-min": budget_min, "--output": output, "--seed": seed, "--select-days": select_days,
+                     "--report-days": report_days, "--resume": resume or None}
+    if _is_stream_scenario(config):
+        return _train_scenario(config, budget_min, output, seed, select_days, report_days, resume, console)
+    given = [k for k, v in scenario_only.items() if v is not None]
+    if given:
+        raise SimschedError(f"{given[0]} applies to a stream scenario (workload.stream); {config} is a training "
+                            f"config, whose own fields set this")
     import torch
 
     from simsched.learned.rl.config import load_config
 
-    if stage not in ("all", "ppo", "world", "none"):
-        raise SimschedError(f"--stage must be all, ppo, world or none, got {stage!r}")
     cfg = load_config(config)
     torch.set_num_threads(cfg.threads)
     from simsched.outputs import output_dir
@@ -182,3 +217,50 @@ def _report(cfg, out: Path, rl_net, world, console) -> None:
                                               eval_seeds(cfg, cfg.eval.seeds))
     write_report(out, data)
     console.print(f"wrote {out / 'report.md'} and {out / 'report.png'}")
+
+
+def _train_scenario(path: Path, budget_min: float | None, output: Path | None, seed: int | None,
+                    select_days: int | None, report_days: int | None, resume: bool, console) -> None:
+    """``simsched train rl SCENARIO.yaml``: :func:`simsched.learned.rl.budget.train_within_budget` with a
+    rich progress bar over the CPU budget, then the evaluate-space report."""
+    from simsched.learned.rl import budget as bd
+    from simsched.outputs import output_dir
+    from simsched.scenario import load_scenario
+
+    budget_min = 30.0 if budget_min is None else budget_min
+    if not 0 < budget_min <= bd.MAX_BUDGET_MIN:
+        raise SimschedError(f"--budget-min must be in (0, {bd.MAX_BUDGET_MIN:g}] CPU minutes, got {budget_min!r}")
+    seed = 0 if seed is None else seed
+    if seed < 0:
+        raise SimschedError(f"--seed must be >= 0, got {seed}")
+    select_days, report_days = (8 if select_days is None else select_days), (20 if report_days is None else report_days)
+    for name, v in (("--select-days", select_days), ("--report-days", report_days)):
+        if not 1 <= v <= bd.MAX_DAYS:
+            raise SimschedError(f"{name} must be from 1 to {bd.MAX_DAYS}, got {v}")
+    sc = load_scenario(path)  # a bad scenario: one located line, before any training
+    bd.config_for(path, Path("."), seed)  # the seed space check, before any output is made
+    out = output if output is not None else Path("out") / f"rl-{path.stem}"
+    if resume and not (out / "rl.pt").is_file():
+        raise SimschedError(f"nothing to resume: {out / 'rl.pt'} does not exist", field="--resume")
+    out = output_dir(out, option="--output")
+    budget_s = 60.0 * budget_min
+    console.print(f"training rl on {sc.name}: {budget_min:g} CPU minutes; train, select ({select_days} days) and "
+                  f"evaluate ({report_days} days) seed spaces of seed {sc.seed}; writing {out}")
+    with _progress(console, int(budget_s), "rl") as bar:
+        task = bar.add_task("rl", total=budget_s, info="cloning srjf-eft")
+
+        def progress(cpu_s: float, rec: dict) -> None:
+            label = "clone" if rec.get("phase") == "clone" else f"PPO {rec.get('iteration')}"
+            bar.update(task, completed=min(cpu_s, budget_s),
+                       info=f"{label}: select mean JCT / srjf-eft {rec['select_ratio']:.3f}"
+                            + (" (best)" if rec.get("best") else ""))
+
+        result = bd.train_within_budget(path, out, budget_s, seed=seed, select_days=select_days,
+                                        report_days=report_days, resume=resume, progress=progress)
+    r = result["report"]
+    console.print(f"selected: mean JCT / srjf-eft {result['best']:.3f} on {select_days} select days")
+    print(f"evaluate space, {r['days']} days (seeds {r['first_seed']}...): rl / srjf-eft mean JCT "
+          f"{r['ratio']:.3f} [{r['low']:.3f}, {r['high']:.3f}] (geometric mean of per-day ratios, paired 95% "
+          f"interval), better on {r['better_days']}/{r['days']} days")
+    print(f"wrote {out / 'rl.pt'}, {out / 'train_history.json'}, {out / 'report.json'} "
+          f"({r['cpu_s']:.0f} CPU s); run it with {{name: rl, checkpoint: {out / 'rl.pt'}}}")

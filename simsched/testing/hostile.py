@@ -643,7 +643,7 @@ COMMAND_BASES: dict[str, list[str]] = {
     "baseline record": ["baseline", "record", "s.yaml", "--output", "b.json"],
     "baseline compare": ["baseline", "compare", "b.json"],
     "workload info": ["workload", "info", "w.json"], "workload convert": ["workload", "convert", "w.json", "w2.json"],
-    "train deepsched": ["train", "deepsched", "s.yaml"], "train rl": ["train", "rl", "s.yaml"],
+    "train deepsched": ["train", "deepsched", "s.yaml"], "train rl": ["train", "rl", "graph.s.yaml"],
     "explain greedy-gap": ["explain", "greedy-gap", "--tasks", "4", "--processors", "2", "--tries", "2"],
     "docs generate": ["docs", "generate", "--check"],
     "generalise": ["generalise", "s.yaml", "-s", "mct", "--cell", "fresh days", "--days", "2"],
@@ -651,7 +651,9 @@ COMMAND_BASES: dict[str, list[str]] = {
     "explain graph": ["explain", "graph", "graph.s.yaml", "--out", "g.png"],
 }
 """A valid-looking invocation per command, onto which one hostile option is put (replacing the option
-when the base has it).  A command not named here gets its required arguments filled by their kind
+when the base has it).  ``train rl`` on a stream scenario (``s.yaml``) trains for its budget, so its
+base is the graph scenario, read as a training config: every option is checked before it is refused.
+A command not named here gets its required arguments filled by their kind
 (a path: the scenario ``s.yaml``; a string: ``x``)."""
 
 

@@ -1,7 +1,8 @@
 """Paired comparisons of online schedulers on a dynamic stream scenario, for the RL bar (docs/rl.md).
 
 ``python -m simsched.learned.rl.dynamic SCENARIO --seed S --seeds N [--shift NAME] [--json OUT] -s LABEL=SPEC ...``
-(``--merge A.json B.json``: the table of earlier runs on the same days, reference first)
+(``--merge A.json B.json``: the table of earlier runs on the same days, reference first; a
+``simsched run --json`` document is read too, its ``srjf-eft`` rows as the reference)
 runs every scheduler on the same days (seeds ``S .. S+N-1``: the same stream, noise, failures and
 stragglers for all, :func:`simsched.run.streams.simulate_stream`) and prints one markdown row per
 scheduler: mean JCT, and the per-day JCT ratio to the reference (the first scheduler) and to the
@@ -157,6 +158,22 @@ def shift_table(by_shift: dict[str, dict[str, dict[int, float]]], agent: str = "
     return "\n".join(rows)
 
 
+def run_document_days(doc: dict) -> dict:
+    """A ``simsched run --json`` results document as this module's ``--json`` layout: per scheduler
+    label its ``{seed: mean JCT}`` and summed scheduler seconds, ``srjf-eft`` first when present (the
+    reference of :func:`table`).  O(rows)."""
+    jct: dict[str, dict[str, float]] = {}
+    wall: dict[str, float] = {}
+    for row in doc["results"]:
+        if row.get("jct_mean") is None:
+            continue
+        jct.setdefault(row["scheduler"], {})[str(row["seed"])] = float(row["jct_mean"])
+        wall[row["scheduler"]] = wall.get(row["scheduler"], 0.0) + float(row.get("scheduler_time_s") or 0.0)
+    order = sorted(jct, key=lambda k: k != "srjf-eft")
+    return {"scenario": doc.get("scenario"), "shift": None, "wall_s": {k: wall[k] for k in order},
+            "jct_mean": {k: jct[k] for k in order}}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from simsched.errors import SimschedError
 
@@ -180,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in args.merge:
             with open(path) as fh:
                 doc = json.load(fh)
+            if "results" in doc:  # a `simsched run --json` document: per-day rows, srjf-eft (if run) first
+                doc = run_document_days(doc)
             jct = by_shift.setdefault(doc.get("shift") or "none (the scenario itself)", {})
             for k, d in doc["jct_mean"].items():  # files on other days of the same label add days
                 days = jct.setdefault(k, {})

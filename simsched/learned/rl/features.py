@@ -228,6 +228,7 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
     proc_mask = np.zeros((n, m), dtype=bool)
     if k.size:
         proc_mask[ready_rows] = prob.eligible[k]
-    nodes, procs, pairs, jobs, glob = (np.nan_to_num(a, nan=0.0, posinf=CLIP, neginf=0.0)
-                                       for a in (nodes, procs, pairs, jobs, glob))
+    for a in (nodes, procs, pairs, jobs, glob):  # arrays made here: cleaned in place, and only when needed
+        if not np.isfinite(a).all():
+            np.nan_to_num(a, copy=False, nan=0.0, posinf=CLIP, neginf=0.0)
     return Observation(nodes, edges, procs, pairs, jobs, task_job, glob, ready, proc_mask, completion, rows)

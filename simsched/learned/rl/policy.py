@@ -35,6 +35,9 @@ def _load(kind: str, path: str):
         load_checked_state(net, ck["state"], file=path, what=kind, retrain=checkpoint.RETRAIN[kind])
         net.eval()
         net.arrived_only = cfg.arrived_only
+        from simsched.learned.rl.fastnet import NumpyActor
+
+        net.numpy_actor = NumpyActor(net.state_dict(), cfg.ppo.layers)  # the run path's forward
         return net
     from simsched.learned.rl.world_model import WorldAgent
 
@@ -118,11 +121,16 @@ class _Agent(OneByOne, RangeChecked):
         self.model = None
         self.info: StaticInfo | None = None
 
-    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
-        import torch
+    torch_forward = False
+    """Decide with the torch network instead of its numpy forward (:mod:`~simsched.learned.rl.fastnet`,
+    the same actions); for tests and the rollout's candidate scores."""
 
-        if torch.get_num_threads() != self.threads:  # for the whole run: one small forward per placement
-            torch.set_num_threads(self.threads)
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        if self.torch_forward or getattr(self, "rollout", 0) or self.kind != "rl":
+            import torch
+
+            if torch.get_num_threads() != self.threads:  # for the whole run: one small forward per placement
+                torch.set_num_threads(self.threads)
         self.model = _load(self.kind, self.checkpoint)
         self.info = StaticInfo.of(problem, arrived_only=self.arrived_only)
         self.n_seen = problem.n_tasks
@@ -156,7 +164,7 @@ class _Agent(OneByOne, RangeChecked):
 
         from simsched.schedulers.jobaware import ShortestJobEFT
 
-        self.rule = ShortestJobEFT()
+        self.rule = ShortestJobEFT(late_binding=bool(getattr(self, "late_binding", False)))
         self.rule.reset(problem, self.rng)
         self.fallback_reasons = reasons
         reasons = [r for r in reasons if r not in self._range().outside_platform(problem.platform)]
@@ -174,7 +182,12 @@ class _Agent(OneByOne, RangeChecked):
             self.n_seen = view.problem.n_tasks
         if self.rule is not None:
             return self.rule.decide(view)
-        return super().decide(view)
+        if self.kind != "rl" or self.torch_forward:
+            return super().decide(view)
+        from simsched.learned.rl.fastnet import single_threaded_blas
+
+        with single_threaded_blas():  # tiny matrices: one BLAS thread (once per decision point)
+            return super().decide(view)
 
     def range_warning(self, problem: Problem, label: str, workload: tuple[dict, str] | None = None) -> str | None:
         """The runner's one range warning (:class:`RangeChecked`), saying that the agent falls back
@@ -232,15 +245,22 @@ class RLPolicy(_Agent):
     more than this fraction (model error makes small simulated gains unreliable).
     ``guard``: hand every decision to srjf-eft once the world lies outside the checkpoint's training
     range (platform, job sizes, offered load; see the evaluation guide); default true.
+    ``late_binding``: the network chooses among *idle* processors only (busy ones masked, as the
+    rule ``srjf-eft`` with ``late_binding``, which is then also the guard's fallback): no task is
+    committed to a busy processor's queue.  Default false (the network's own choice, as trained).
     """
 
     name = "rl"
     kind = "rl"
 
     def __init__(self, *, checkpoint: str | None = None, threads: int | None = None, rollout: int = 0,
-                 base: str = "srjf", horizon: int = 0, margin: float = 0.0, guard: bool = True) -> None:
+                 base: str = "srjf", horizon: int = 0, margin: float = 0.0, guard: bool = True,
+                 late_binding: bool = False) -> None:
         from simsched.errors import SimschedError
 
+        if not isinstance(late_binding, bool):
+            raise SimschedError(f"rl: late_binding must be true or false, got {late_binding!r}")
+        self.late_binding = late_binding
         super().__init__(checkpoint=checkpoint, threads=threads, guard=guard)
         if not (isinstance(rollout, int) and 0 <= rollout <= 64):
             raise SimschedError(f"rl: rollout must be an integer from 0 to 64 (candidate tasks), got {rollout!r}")
@@ -277,12 +297,20 @@ class RLPolicy(_Agent):
             self.rank = self.info.rank
 
     def choose(self, view: DecisionView) -> tuple[int, int]:
-        import torch
-
-        from simsched.learned.rl.nets import collate
-
         obs = observe(self.info, view)
+        if self.late_binding:  # idle processors only; a task no idle processor may run is not offered
+            mask = obs.proc_mask & view.idle[None, :]
+            runnable = obs.task_mask & mask.any(axis=1)
+            if runnable.any():
+                obs.proc_mask, obs.task_mask = mask, runnable
+        if not self.rollout and not self.torch_forward:
+            t, p = self.model.numpy_actor.act(obs)
+            return obs.task_of(t), int(p)
         if not self.rollout:
+            import torch
+
+            from simsched.learned.rl.nets import collate
+
             with torch.no_grad():
                 t, p, *_ = self.model(collate([obs]), greedy=True)
             return obs.task_of(int(t[0])), int(p[0])

@@ -1,0 +1,94 @@
+"""``simsched bench rl``: the learned agent ``rl``'s CPU per decision beside ``srjf-eft``'s, timed in the
+same run on the same days of the dynamic bar's stream (``scenarios/streams/rl_dynamic.yaml``, shipped
+checkpoint ``rl_dynamic``).
+
+Rows (CPU time per ``decide`` call of the policy only, not the engine's, in ms; ratio = the bench's
+baseline / measured, so the target "within 10x srjf-eft" is a ratio >= 0.1):
+
+* ``rl`` with its numpy forward pass (:mod:`simsched.learned.rl.fastnet`, one BLAS thread), what
+  ``simsched run`` uses;
+* ``rl`` with the torch network (one torch thread), the path it replaced;
+* whether both made the same decisions (equal schedules on every day).
+
+Days: the scenario's own seeds 20000... (speed only; no result here is a quality claim).  Cost:
+3 x days stream runs in one process.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "streams" / "rl_dynamic.yaml"
+TARGET = 10.0
+"""The issue's bound: the agent's CPU per decision within this multiple of ``srjf-eft``'s."""
+
+
+class _Timed:
+    """An online policy whose ``decide`` calls are counted and timed in this process's CPU time."""
+
+    def __init__(self, policy) -> None:
+        self.policy, self.name, self.cpu_s, self.calls = policy, policy.name, 0.0, 0
+
+    def reset(self, problem, rng) -> None:
+        self.policy.reset(problem, rng)
+
+    def decide(self, view):
+        t0 = time.process_time()
+        out = self.policy.decide(view)
+        self.cpu_s += time.process_time() - t0
+        self.calls += 1
+        return out
+
+
+def measure_rl(days: int) -> dict:
+    """CPU seconds and decisions per policy over ``days`` days, and whether the numpy and torch
+    forwards gave equal schedules.  The checkpoint is loaded (and its training range measured) on a
+    warm-up day first, so one-time costs are not counted."""
+    import numpy as np
+
+    from simsched.run.streams import simulate_stream, stream_of
+    from simsched.scenario import load_scenario
+    from simsched.schedulers import registry
+
+    sc = load_scenario(SCENARIO)
+    warm = registry.create("rl", checkpoint="rl_dynamic")
+    simulate_stream(sc, "rl", int(sc.seed), scheduler=warm)
+    out = {k: {"cpu_s": 0.0, "calls": 0} for k in ("srjf-eft", "rl", "rl-torch")}
+    same = True
+    for seed in range(int(sc.seed) + 1, int(sc.seed) + 1 + days):
+        stream = stream_of(sc, seed)
+        finish = {}
+        for label in out:
+            if label == "srjf-eft":
+                policy = registry.create("srjf-eft")
+            else:
+                policy = registry.create("rl", checkpoint="rl_dynamic")
+                policy.torch_forward = label == "rl-torch"
+            timed = _Timed(policy)
+            run = simulate_stream(sc, label, seed, stream=stream, scheduler=timed)
+            out[label]["cpu_s"] += timed.cpu_s
+            out[label]["calls"] += timed.calls
+            finish[label] = (run.schedule.processor, run.schedule.finish)
+        same &= all(np.array_equal(a, b, equal_nan=True) for a, b in zip(finish["rl"], finish["rl-torch"]))
+    out["same"] = same
+    return out
+
+
+def bench_rl(quick: bool = False) -> list[dict]:
+    """Rows ``{what, size, measured, baseline, ratio, target, ok}`` (see the module docstring): 2 days
+    when ``quick``, else 6."""
+    days = 2 if quick else 6
+    r = measure_rl(days)
+    per = {k: r[k]["cpu_s"] / max(r[k]["calls"], 1) for k in ("srjf-eft", "rl", "rl-torch")}
+    size = f"{days} days of rl_dynamic.yaml, {r['srjf-eft']['calls']:,} srjf-eft decisions"
+    rows = []
+    for label, what in (("rl", "rl decision CPU (numpy forward) vs srjf-eft, same days"),
+                        ("rl-torch", "rl decision CPU (torch forward) vs srjf-eft, same days")):
+        ratio = per["srjf-eft"] / per[label]
+        rows.append(dict(what=what, size=f"{size}, {r[label]['calls']:,} rl decisions", measured=per[label],
+                         baseline=per["srjf-eft"], ratio=ratio, unit="ms",
+                         target=f"<= {TARGET:g}x srjf-eft (ratio >= {1 / TARGET:g})", ok=ratio >= 1 / TARGET))
+    rows.append(dict(what="rl numpy and torch forwards: same decisions (equal schedules)", size=size,
+                     measured=None, baseline=None, ratio=None, unit="ms", target="equal", ok=bool(r["same"])))
+    return rows

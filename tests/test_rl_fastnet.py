@@ -1,0 +1,152 @@
+"""The numpy forward of the rl policy network (simsched.learned.rl.fastnet) picks the torch network's
+actions: on every decision of small job streams (random networks of two shapes, and the shipped
+rl_dynamic checkpoint), on degenerate observations (no edges, one processor, one ready task), and
+whole runs give equal schedules."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from simsched.learned.rl.fastnet import NumpyActor, single_threaded_blas  # noqa: E402
+from simsched.learned.rl.features import StaticInfo, observe  # noqa: E402
+from simsched.learned.rl.nets import ActorCritic, collate  # noqa: E402
+from simsched.schedulers.jobaware import ShortestJobEFT  # noqa: E402
+from simsched.simulator.engine import run_online  # noqa: E402
+from simsched.simulator.platform import Platform, Processor  # noqa: E402
+from simsched.simulator.problem import Problem, spread_over_platform  # noqa: E402
+from simsched.workloads.generators import GENERATORS  # noqa: E402
+from simsched.workloads.jobs import merge_jobs  # noqa: E402
+
+
+def stream_problem(seed: int, m: int = 3, sizes=(6, 9, 4, 12), gap: float = 15.0) -> Problem:
+    rng = np.random.default_rng(seed)
+    procs = [Processor(f"p{i}", speed=1.0 + i % 2) for i in range(m)]
+    platform = Platform.uniform(procs, bandwidth=2.0, latency=0.1)
+    graphs = [spread_over_platform(GENERATORS["random"](int(k), rng=rng, ccr=0.5), platform, {}) for k in sizes]
+    return Problem(merge_jobs(graphs, [gap * i for i in range(len(sizes))]).graph, platform)
+
+
+def observations(problem: Problem) -> list:
+    """The arrived-only observation of every decision point of an srjf-eft run."""
+    seen = []
+
+    class Watch(ShortestJobEFT):
+        def decide(self, view):
+            if view.ready.size:
+                seen.append(observe(StaticInfo.of(view.problem, arrived_only=True), view))
+            return super().decide(view)
+
+    run_online(problem, Watch())
+    return seen
+
+
+def torch_action(net: ActorCritic, obs) -> tuple[int, int]:
+    with torch.no_grad():
+        t, p, *_ = net(collate([obs]), greedy=True)
+    return int(t[0]), int(p[0])
+
+
+def net_of(seed: int, hidden: int, layers: int) -> ActorCritic:
+    torch.manual_seed(seed)
+    net = ActorCritic(hidden, layers)
+    net.eval()
+    return net
+
+
+@pytest.mark.parametrize("hidden,layers", [(16, 1), (32, 3)])
+def test_numpy_forward_takes_the_torch_networks_action_at_every_decision(hidden, layers):
+    net = net_of(hidden + layers, hidden, layers)
+    fast = NumpyActor(net.state_dict(), layers)
+    obs = observations(stream_problem(1)) + observations(stream_problem(2, m=1, sizes=(3, 1, 5)))
+    assert len(obs) > 20
+    with single_threaded_blas():
+        assert [fast.act(o) for o in obs] == [torch_action(net, o) for o in obs]
+
+
+def test_numpy_forward_on_degenerate_observations():
+    net = net_of(7, 16, 2)
+    fast = NumpyActor(net.state_dict(), 2)
+    base = observations(stream_problem(3, m=1, sizes=(1, 1, 2)))
+    no_edges = [dataclasses.replace(o, edges=np.zeros((2, 0), dtype=np.int64)) for o in observations(stream_problem(4))]
+    for o in base + no_edges:
+        assert fast.act(o) == torch_action(net, o)
+    single = [o for o in base if o.task_mask.sum() == 1]
+    assert single and all(fast.act(o)[0] == int(np.flatnonzero(o.task_mask)[0]) for o in single)
+
+
+def test_shipped_checkpoint_numpy_and_torch_runs_give_equal_schedules():
+    from simsched.schedulers import registry
+
+    problem = stream_problem(5, m=8, sizes=(12, 20, 8, 25, 6, 15), gap=40.0)
+    runs = []
+    for torch_forward in (False, True):
+        agent = registry.create("rl", checkpoint="rl_dynamic", guard=False)
+        agent.torch_forward = torch_forward
+        schedule, _ = run_online(problem, agent)
+        runs.append(schedule)
+    assert np.array_equal(runs[0].processor, runs[1].processor)
+    assert np.array_equal(runs[0].start, runs[1].start)
+
+
+def test_blas_limit_is_restored_after_a_decision():
+    from threadpoolctl import threadpool_info
+
+    before = [i["num_threads"] for i in threadpool_info()]
+    with single_threaded_blas():
+        inside = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    assert all(n == 1 for n in inside)
+    assert [i["num_threads"] for i in threadpool_info()] == before
+
+
+class IdleWatch:
+    """Wraps an online policy and records whether every assignment went to an idle processor, each
+    at most once per decision."""
+
+    def __init__(self, policy):
+        self.policy, self.name, self.ok, self.assigned = policy, policy.name, True, 0
+
+    def reset(self, problem, rng):
+        self.policy.reset(problem, rng)
+
+    def decide(self, view):
+        out = self.policy.decide(view)
+        procs = [p for _, p in out]
+        self.ok &= all(view.idle[p] for p in procs) and len(set(procs)) == len(procs)
+        self.assigned += len(out)
+        return out
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ShortestJobEFT(late_binding=True),
+    lambda: __import__("simsched.schedulers", fromlist=["registry"]).registry.create(
+        "rl", checkpoint="rl_dynamic", guard=False, late_binding=True),
+])
+def test_late_binding_places_only_on_idle_processors_and_finishes_every_task(make):
+    from simsched.simulator.schedule import validate_schedule
+
+    for seed, m in ((6, 3), (7, 1)):
+        problem = stream_problem(seed, m=m)
+        watch = IdleWatch(make())
+        schedule, _ = run_online(problem, watch)
+        assert watch.ok and watch.assigned >= problem.n_tasks
+        assert not validate_schedule(schedule, problem)
+
+
+def test_late_binding_off_is_the_default_rule_and_bad_values_are_refused():
+    from simsched.errors import SimschedError
+    from simsched.schedulers import registry
+
+    problem = stream_problem(8)
+    a, _ = run_online(problem, ShortestJobEFT())
+    b, _ = run_online(problem, registry.create("srjf-eft", late_binding=False))
+    assert np.array_equal(a.processor, b.processor) and np.array_equal(a.start, b.start)
+    for bad in (None, "maybe", 2.5):  # the registry coerces "yes" and 1 to true, as for every boolean
+        with pytest.raises(SimschedError, match="late_binding"):
+            registry.create("srjf-eft", late_binding=bad)
+        with pytest.raises(SimschedError, match="late_binding"):
+            registry.create("rl", checkpoint="rl_dynamic", late_binding=bad)
