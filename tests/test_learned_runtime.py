@@ -97,11 +97,17 @@ def test_rl_policy_runs_on_one_thread_by_default(monkeypatch: pytest.MonkeyPatch
     problem = bench_problem(12, 3, seed=1)
     before = torch.get_num_threads()
     try:
-        torch.set_num_threads(2)
+        torch.set_num_threads(2)  # the default numpy forward leaves torch alone (its BLAS: test_rl_fastnet)
         run_online(problem, RLPolicy(), rng=np.random.default_rng(0))
+        assert torch.get_num_threads() == 2
+        policy = RLPolicy()
+        policy.torch_forward = True  # the torch forward runs on one thread by default
+        run_online(problem, policy, rng=np.random.default_rng(0))
         assert torch.get_num_threads() == 1
         torch.set_num_threads(2)
-        run_online(problem, RLPolicy(threads=2), rng=np.random.default_rng(0))
+        policy = RLPolicy(threads=2)
+        policy.torch_forward = True
+        run_online(problem, policy, rng=np.random.default_rng(0))
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
