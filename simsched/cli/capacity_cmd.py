@@ -22,7 +22,7 @@ from typing import Any
 import typer
 
 from simsched.cli.common import console as common_console
-from simsched.cli.common import recorded_reads
+from simsched.cli.common import keeps_finished_work, recorded_reads
 from simsched.cli.flags import quoted, retired
 from simsched.errors import SimschedError
 from simsched.fileio import save_figure
@@ -229,8 +229,6 @@ def _runner(executor: Any, results: Path | None, resume: bool, name: str, progre
     through the results store ``results`` when given; a line on stderr says where and what was reused.
     A lost worker or Ctrl-C keeps the days that finished (exit 2 / 130, naming ``--resume``)."""
     from simsched.run.capacity import IN_PROCESS
-    from simsched.study.executors import WorkerLost
-
     keep = f"; the days that finished are saved in {results}: continue with --resume" if results else ""
     with contextlib.ExitStack() as stack:
         runner: Any = IN_PROCESS
@@ -248,20 +246,10 @@ def _runner(executor: Any, results: Path | None, resume: bool, name: str, progre
         if executor is not None:
             progress.where = f" on {runner.description}"
         t0 = time.perf_counter()
-        try:
+        with keeps_finished_work(progress.close, keep):
             yield runner
             if stored is not None:
                 stored.finish()
-        except WorkerLost as exc:
-            raise SimschedError(f"{exc.message}{keep}") from None
-        except KeyboardInterrupt:
-            progress.close()
-            from simsched.cli.common import print_error
-
-            print_error(f"interrupted{keep}")
-            raise typer.Exit(130) from None
-        finally:
-            progress.close()
         if executor is not None or stored is not None:
             where = getattr(runner, "description", "this process")
             note = (f"; {stored.ran} simulated, {stored.reused} reused from {results}" if stored is not None else "")

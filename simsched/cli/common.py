@@ -13,7 +13,7 @@ import inspect
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
@@ -273,3 +273,22 @@ def _is_usage_error(e: BaseException) -> bool:
     copy of click, whose exception classes are not the ``click`` package's."""
     return (getattr(e, "exit_code", None) == 2 and callable(getattr(e, "format_message", None))
             and type(e).__name__ != "NoArgsIsHelpError")
+
+
+@contextlib.contextmanager
+def keeps_finished_work(close: Callable[[], None], keep: str) -> Iterator[None]:
+    """How a long run that saves as it goes ends early (sweeps, capacity searches): a lost worker as a
+    one-line error (exit 2), Ctrl-C as ``interrupted`` (exit 130), each followed by ``keep`` (where the
+    finished work is and how to continue); ``close`` (the progress display) runs in every case."""
+    from simsched.study.executors import WorkerLost
+
+    try:
+        yield
+    except WorkerLost as exc:
+        raise SimschedError(f"{exc.message}{keep}") from None
+    except KeyboardInterrupt:
+        close()
+        print_error(f"interrupted{keep}")
+        raise typer.Exit(130) from None
+    finally:
+        close()

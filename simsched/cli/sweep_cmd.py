@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from simsched.errors import SimschedError
+from simsched.cli.common import keeps_finished_work
 
 
 class _Bar:
@@ -63,7 +63,6 @@ class _Bar:
 
 def _sweep(study: Path, workers: int | None, dask: str | None, resume: bool, output: Path | None) -> None:
     from simsched.outputs import check_output
-    from simsched.study.executors import WorkerLost
     from simsched.study.spec import load_study
     from simsched.study.sweep import run_sweep
     from simsched.study.tables import SUFFIXES, pyarrow_module, table_format
@@ -87,18 +86,8 @@ def _sweep(study: Path, workers: int | None, dask: str | None, resume: bool, out
                f"{n_sched} scheduler{'s' if n_sched != 1 else ''} x {n_seeds} seed{'s' if n_seeds != 1 else ''}"
                f" = {total} runs -> {output}")
     bar = _Bar(f"{loaded.name} on {executor.description}")
-    try:
+    with keeps_finished_work(bar.close, f"; finished runs are saved in {output}: continue with --resume"):
         outcome = run_sweep(loaded, output, executor, resume=resume, progress=bar)
-    except WorkerLost as exc:
-        raise SimschedError(f"{exc.message}; finished runs are saved in {output}: continue with --resume") from None
-    except KeyboardInterrupt:
-        bar.close()
-        from simsched.cli.common import print_error as _error
-
-        _error(f"interrupted; finished runs are saved in {output}: continue with --resume")
-        raise typer.Exit(130) from None
-    finally:
-        bar.close()
     skipped = f", {outcome.skipped} already done" if outcome.skipped else ""
     rate = f" ({outcome.rate:.1f} runs/s)" if outcome.ran else ""
     typer.echo(f"{outcome.ran} runs in {outcome.seconds:.1f} s{rate} on {executor.description}, "
