@@ -119,7 +119,7 @@ def run(
                            loaded.repetitions if repetitions is None else repetitions)
         seed = days[0]
         typer.echo(f"seed space {seed_space}: days {days[0]} ... {days[-1]}")
-    from simsched.run.batch import is_batch
+    from simsched.run.batch import batch_path, is_batch
 
     if swf is not None and not (loaded.has_task_graph and is_batch(loaded)):
         raise SimschedError("writes a cluster log's jobs as they ran (workload: {stream: {swf: ...}}); "
@@ -127,7 +127,7 @@ def run(
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
-    if is_batch(loaded):  # a cluster log (or DAG jobs of rigid tasks) replayed under batch policies
+    if batch_path(loaded, scheduler):  # a cluster log, DAG jobs of rigid tasks, or batch policies named on a stream
         _run_batch(loaded, scheduler, seed, json_path, gantt, trace, swf)
         return
     _offered_load(loaded, loaded.seed if seed is None else seed)

@@ -20,7 +20,7 @@ timeline is drawn from the run's seed, the same for every policy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,32 @@ from simsched.scenario import Scenario, SchedulerChoice
 from simsched.simulator.batch import BatchResult, simulate_batch
 from simsched.simulator.engine import Disruptions
 from simsched.workloads.importers.swf import RigidTrace
+
+
+def batch_path(scenario: Scenario, names: Sequence[str] | None = None) -> bool:
+    """True when ``simsched run`` (with ``-s names``) takes the batch path: a cluster log or a
+    stream of rigid tasks (:func:`is_batch`), or a stream of DAG jobs for which some named
+    scheduler is a batch policy (their tasks then run under :func:`typed_replay`, and the
+    task-graph schedulers named beside them are measured with the same batch metrics).  O(names)."""
+    if is_batch(scenario):
+        return True
+    wl = scenario.workload
+    if wl is None or wl.form != "stream" or not names:
+        return False
+    from simsched.schedulers import registry
+
+    labels = {s.label: s.name for s in scenario.schedulers}
+    return any(getattr(registry.SPECS.get(labels.get(n, n)), "kind", None) == "batch" for n in names)
+
+
+def kinds_for(scenario: Scenario) -> tuple[str, ...]:
+    """The scheduler kinds a batch-path run of ``scenario`` accepts: batch policies and the
+    task-graph schedulers (which run the log's jobs as one-task DAG jobs, :func:`dag_replay`), but
+    for a stream of rigid tasks whose ``k`` the batch path draws (``stream.procs``): batch only."""
+    wl = scenario.workload
+    if wl is not None and wl.form == "stream" and wl.options["stream"].procs is not None:
+        return ("batch",)
+    return ("batch", "static", "online")
 
 
 def is_batch(scenario: Scenario) -> bool:
@@ -117,16 +143,146 @@ def replay(scenario: Scenario, spec: SchedulerChoice | str, *, processors: int |
         raise
 
 
+def _refuse_dynamics(scenario: Scenario, what: str) -> None:
+    """:class:`SimschedError` located at ``failures``/``stragglers`` (or ``noise``) when the scenario
+    has them: ``what`` runs exact run times on processors that never fail."""
+    if scenario.disruptions is not None:
+        d = scenario.disruptions
+        field = "failures" if d.down_trace or np.any(np.asarray(d.failure_rate) > 0) else "stragglers"
+        raise scenario.locate(SimschedError(f"{what} replay exact run times on processors that never fail; "
+                                            f"remove the {field} section (or run the batch policies alone)",
+                                            field=field), (field,))
+    if not scenario.noise.deterministic:
+        raise scenario.locate(SimschedError(f"{what} replay exact run times; remove the noise section",
+                                            field="noise"), ("noise",))
+
+
+def _timeline(released: np.ndarray, start: np.ndarray, end: np.ndarray,
+              procs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(t, busy, queued)`` after every instant at which a task was released, started or ended:
+    processors held (zero-length runs hold none) and tasks released but not started.  O(n log n)."""
+    t = np.unique(np.concatenate([released, start, end]))
+    held = np.where(end > start, procs, 0)
+
+    def upto(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        o = np.argsort(x, kind="stable")
+        c = np.concatenate([[0], np.cumsum(w[o])])
+        return c[np.searchsorted(x[o], t, side="right")]
+
+    one = np.ones(released.size, dtype=np.int64)
+    busy = upto(start, held) - upto(end, held)
+    queued = upto(released, one) - upto(start, one)
+    return t, busy.astype(np.int64), queued.astype(np.int64)
+
+
+def dag_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, stream: Any = None) -> BatchResult:
+    """A task-graph scheduler (``srjf-eft``, ``online-heft``, ``fair-eft``, ``heft``, ...) on the
+    batch-path scenario, measured as a batch run: a cluster log's jobs become one-task DAG jobs,
+    rigid on their ``k`` processors for their actual run time, submitted at their submit time
+    (:func:`~simsched.workloads.jobs.trace_stream`: the scheduler knows every run time exactly,
+    perfect estimates); a stream of DAG jobs runs as drawn for ``seed``.  The run is the online
+    engine's (:func:`~simsched.run.streams.simulate_stream`, transfers included); each task is then
+    a rigid job of its ``k`` processors, released at its job's submit time or when its last
+    predecessor ended, so its wait counts from there (for a DAG job, data transfers count as
+    waiting).  Exact run times only (no failures, stragglers or noise).  O(engine run)."""
+    from simsched.run.streams import simulate_stream
+
+    _refuse_dynamics(scenario, "task-graph schedulers on the batch path")
+    wl = scenario.workload
+    kill = False
+    if wl.form == "batch":
+        trace = wl.options["batch"].trace
+        kill = wl.options["batch"].kill
+        if stream is None:
+            from simsched.workloads.jobs import trace_stream
+
+            try:
+                stream = trace_stream(trace, scenario.platform.n_processors, kill=kill)
+            except SimschedError as exc:
+                raise scenario.locate(exc, wl.loc) from None
+    run = simulate_stream(scenario, spec, seed, stream=stream)
+    sched, g = run.schedule, run.stream.graph
+    k = sched.gang.k if sched.gang is not None else np.ones(g.n_tasks, dtype=np.int64)
+    submit = run.stream.job_arrival[run.stream.jobs]
+    released = submit.copy()
+    if g.edge_src.size:  # a task joins the queue when its job arrived and its last predecessor ended
+        np.maximum.at(released, g.edge_dst, sched.finish[g.edge_src])
+    order = np.argsort(submit, kind="stable")
+    dur = sched.finish - sched.start
+    if wl.form == "batch":
+        ids, req, user, actual = trace.ids, trace.requested, trace.user, trace.run
+    else:
+        ids, req, user, actual = order + 1, dur[order], None, dur[order]
+    from simsched.workloads.importers.swf import make_trace
+
+    tr = make_trace(submit[order], actual if wl.form == "batch" else dur[order], k[order], req, ids=ids, user=user)
+    if wl.form == "batch" and kill:
+        tr = replace(tr, run=np.minimum(tr.run, tr.requested))
+    start, end, rel = sched.start[order], sched.finish[order], released[order]
+    t, busy, queued = _timeline(rel, start, end, tr.procs)
+    killed = (actual > req) if (wl.form == "batch" and kill) else np.zeros(tr.n, dtype=bool)
+    return BatchResult(tr, scenario.platform.n_processors, start, end, killed, t, busy, queued,
+                       run.stats.decisions, run.scheduler_time_s,
+                       released=rel)
+
+
+def typed_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, stream: Any = None) -> BatchResult:
+    """A batch policy on a stream of DAG jobs whose tasks need ``k`` processors of one type, on a
+    platform of several types (:mod:`simsched.simulator.batch_typed`; the rule that chooses each
+    task's type and ``k``: :mod:`simsched.schedulers.batch_typed`).  O(engine run)."""
+    from simsched.run.streams import stream_of
+    from simsched.schedulers.batch_typed import TypedBatch
+    from simsched.simulator.batch_typed import simulate_typed_batch, typed_jobs
+    from simsched.simulator.problem import Problem
+
+    _refuse_dynamics(scenario, "batch policies on DAG jobs")
+    name = spec if isinstance(spec, str) else spec.name
+    if stream is None:
+        stream = stream_of(scenario, seed)
+    problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+    try:
+        jobs = typed_jobs(problem, stream.job_arrival[stream.jobs])
+        policy = TypedBatch(name)
+    except SimschedError as exc:
+        raise scenario.locate(exc, scenario.workload.loc) from None
+    return simulate_typed_batch(jobs, policy).batch
+
+
 def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
                        seed: int | None = None) -> BatchReport:
-    """Every chosen batch policy once on the scenario's cluster log (see the module docstring)."""
+    """Every chosen scheduler once on the scenario's cluster log or stream (see the module
+    docstring): batch policies on the batch engines, task-graph schedulers on the online engine
+    (:func:`dag_replay`), every row with the same batch metrics."""
+    from simsched.schedulers import registry
+
     base = scenario.seed if seed is None else int(seed)
-    trace, after, _kill = batch_jobs(scenario, base)
-    notes = list(trace.notes) if after is None else [f"{trace.n} rigid tasks of {scenario.workload.describe()}, "
-                                                     f"each after its predecessors; run time = requested time"]
+    chosen = _select(scenario, schedulers, kinds_for(scenario))
+    wl = scenario.workload
+    typed = not is_batch(scenario)  # a stream of DAG jobs: per-task demands, any platform
+    stream: Any = None
+    if typed:
+        from simsched.run.streams import stream_of
+
+        stream = stream_of(scenario, base)
+        notes = [f"{stream.graph.n_tasks} tasks of {wl.describe()}; a task joins the queue when its job arrived "
+                 f"and its last predecessor ended; batch policies: run time = requested time (perfect estimates), no "
+                 f"transfer time; each task on the type and k that finish it first"]
+    else:
+        trace, after, _kill = batch_jobs(scenario, base)
+        notes = list(trace.notes) if after is None else [
+            f"{trace.n} rigid tasks of {wl.describe()}, each after its predecessors; run time = requested time"]
+    dag = [s for s in chosen if registry.kind(s.cls, s.name) != "batch"]
+    if dag and not typed:
+        notes.append(f"{', '.join(s.label for s in dag)}: task-graph schedulers, each job a one-task DAG job rigid on "
+                     f"its processors; they know every actual run time (perfect estimates)")
     report = BatchReport(scenario, scenario.platform.n_processors, notes=notes)
-    for spec in _select(scenario, schedulers, ("batch",)):
-        result = replay(scenario, spec, seed=base)
+    for spec in chosen:
+        if spec in dag:
+            result = dag_replay(scenario, spec, base, stream)
+        elif typed:
+            result = typed_replay(scenario, spec, base, stream)
+        else:
+            result = replay(scenario, spec, seed=base)
         row: dict[str, Any] = {"scheduler": spec.label, "seed": base, **result.metrics(),
                                "scheduler_time_s": result.policy_time_s, "decisions": result.decisions}
         row["timeline"] = {"t": result.t.tolist(), "busy": result.busy.tolist(), "queued": result.queued.tolist(),

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simsched.errors import SimschedError
 from simsched.workloads.taskgraph import TaskGraph
+
+if TYPE_CHECKING:
+    from simsched.workloads.importers.swf import RigidTrace
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,3 +231,30 @@ def piecewise_arrivals(rates: Sequence[tuple[float, float]], rng: np.random.Gene
     if start_at_zero and (times.size == 0 or times[0] > 0):
         times = np.concatenate([[0.0], times])
     return times
+
+
+def trace_stream(trace: RigidTrace, m: int, *, kill: bool = False) -> JobStream:
+    """A cluster log (:class:`~simsched.workloads.importers.swf.RigidTrace`) as a stream of DAG
+    jobs for the task-graph schedulers: job ``j`` is one task, rigid on ``procs[j]`` processors
+    (``procs: k``, :mod:`simsched.simulator.gang`), arriving at its submit time, whose execution
+    time on each of the ``m`` processors is its actual run time (cut at its requested time with
+    ``kill``) — an explicit cost matrix, so speeds and affinities do not apply, as in the batch
+    replay.  The schedulers thus know every run time exactly (perfect estimates).  Task ``j`` is
+    named ``j<j>.<log job number>``.  The (n, m) matrix is checked against ``max_memory_mb`` first
+    (:class:`~simsched.limits.LimitError`).  O(n m)."""
+    from simsched import limits
+
+    n = trace.n
+    if n == 0:
+        raise SimschedError("the cluster log has no job to schedule")
+    limits.check_matrix(n, m, field="workload.stream")
+    run = np.minimum(trace.run, trace.requested) if kill else trace.run
+    k = np.asarray(trace.procs, dtype=np.int64)
+    graph = TaskGraph([f"j{i}.{int(x)}" for i, x in enumerate(trace.ids.tolist())], work=run,
+                      arrival=trace.submit, cost=np.repeat(np.asarray(run, dtype=np.float64)[:, None], m, axis=1),
+                      procs=np.stack([k, k], axis=1))
+    jobs = np.arange(n, dtype=np.int64)
+    arrival = np.array(trace.submit, dtype=np.float64)
+    jobs.setflags(write=False)
+    arrival.setflags(write=False)
+    return JobStream(graph, jobs, arrival)
