@@ -86,7 +86,7 @@ class TypedBatch:
         if not order:
             return []
         if self.by_length:
-            order = sorted(order, key=lambda j: (float(self.shortest[j]), view.queue.index(j)))
+            order = [j for _d, _i, j in sorted((float(self.shortest[j]), i, j) for i, j in enumerate(order))]
         profiles = []
         for p in range(jobs.pool_size.size):
             ends, procs = view.running_ends(p)
