@@ -200,7 +200,18 @@ def dag_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, strea
                 stream = trace_stream(trace, scenario.platform.n_processors, kill=kill)
             except SimschedError as exc:
                 raise scenario.locate(exc, wl.loc) from None
-    run = simulate_stream(scenario, spec, seed, stream=stream)
+    if stream is None:
+        from simsched.run.streams import stream_of
+
+        stream = stream_of(scenario, seed)
+    from simsched.run.runner import _check_gang_support
+    from simsched.schedulers import registry
+    from simsched.simulator.problem import Problem
+
+    scheduler = registry.create(spec) if isinstance(spec, str) else spec.create()
+    if not isinstance(spec, str):  # a single-processor rule is refused before it runs, at its entry
+        _check_gang_support(scenario, Problem(stream.graph, scenario.platform, scenario.affinity), spec, scheduler)
+    run = simulate_stream(scenario, spec, seed, stream=stream, scheduler=scheduler)
     sched, g = run.schedule, run.stream.graph
     k = sched.gang.k if sched.gang is not None else np.ones(g.n_tasks, dtype=np.int64)
     submit = run.stream.job_arrival[run.stream.jobs]
