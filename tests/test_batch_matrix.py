@@ -361,3 +361,30 @@ def test_cli_runs_both_kinds_and_refuses_what_it_cannot(tmp_path) -> None:
     res = CliRunner().invoke(app, ["run", str(CLUSTER / "dag_gang_jobs.yaml"), "-s", "fcfs", "-s", "srjf-eft"])
     assert res.exit_code == 0, res.output
     assert "fcfs" in res.output and "bsld" in res.output
+
+
+def test_batch_policies_on_a_dag_stream_refuse_failures_and_noise_and_write_a_report(tmp_path) -> None:
+    """Batch policies replay exact run times on processors that never fail: a failures or noise
+    section is refused (exit 2, one line naming it, nothing written); without them the results
+    document of a mixed run turns into the HTML report."""
+    from typer.testing import CliRunner
+
+    from simsched.cli.main import app
+
+    text = (CLUSTER / "dag_gang_jobs.yaml").read_text().replace("../data/", str(ROOT / "scenarios" / "data") + "/")
+    out = tmp_path / "r.json"
+    for extra, word in (("failures: {mtbf: 100000, mttr: 10}\n", "failures"),
+                        ("noise: {model: lognormal, sigma: 0.1}\n", "noise")):
+        path = tmp_path / f"{word}.yaml"
+        path.write_text(text + extra)
+        res = CliRunner().invoke(app, ["run", str(path), "-s", "easy-backfill", "--json", str(out)])
+        assert res.exit_code == 2 and word in res.output and "Traceback" not in res.output
+        assert len(res.output.strip().splitlines()) == 1 and not out.exists()
+    path = tmp_path / "ok.yaml"
+    path.write_text(text)
+    res = CliRunner().invoke(app, ["run", str(path), "-s", "conservative-backfill", "-s", "fair-eft",
+                                   "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["report", str(out), "-o", str(tmp_path / "r.html")])
+    assert res.exit_code == 0, res.output
+    assert "fair-eft" in (tmp_path / "r.html").read_text()
