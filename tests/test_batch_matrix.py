@@ -388,3 +388,27 @@ def test_batch_policies_on_a_dag_stream_refuse_failures_and_noise_and_write_a_re
     res = CliRunner().invoke(app, ["report", str(out), "-o", str(tmp_path / "r.html")])
     assert res.exit_code == 0, res.output
     assert "fair-eft" in (tmp_path / "r.html").read_text()
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 8), st.data())
+def test_fair_eft_on_a_log_is_fcfs(m, data) -> None:
+    """Two engines, one schedule: a log's jobs as one-task DAG jobs under ``fair-eft`` on the online
+    engine start exactly when FCFS starts them on the batch engine (least attained service serves
+    one-task jobs in arrival order, and the gang rule takes every idle processor for a job that
+    must wait) — ties, zero-length jobs and jobs as wide as the machine included."""
+    from simsched.schedulers import registry
+    from simsched.simulator.engine import run_online
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.simulator.problem import Problem
+    from simsched.workloads.jobs import trace_stream
+
+    n = data.draw(st.integers(1, 25))
+    submit = np.cumsum(data.draw(st.lists(st.sampled_from([0, 0, 1, 2, 5, 10]), min_size=n, max_size=n)))
+    run = data.draw(st.lists(st.sampled_from([0, 1, 2, 3, 4, 7, 10, 20]), min_size=n, max_size=n))
+    procs = data.draw(st.lists(st.integers(1, m), min_size=n, max_size=n))
+    trace = make_trace(submit.astype(float), run, procs)
+    problem = Problem(trace_stream(trace, m).graph, Platform.uniform([Processor(f"p{i}") for i in range(m)], 1.0, 0.0))
+    schedule, _ = run_online(problem, registry.create("fair-eft"), None, np.random.default_rng(0))
+    assert schedule.start.tolist() == simulate_batch(trace, m, FCFS()).start.tolist()
+    assert np.allclose(schedule.finish - schedule.start, trace.run)
