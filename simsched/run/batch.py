@@ -11,6 +11,14 @@ per-job records under ``jobs`` and the machine's state after every decision poin
 ``timeline`` (``t``, ``busy``, ``queued``, and ``up`` with failures: the HTML report's plots).
 Cost: one engine run per policy.
 
+**Both kinds of scheduler on one workload.**  ``-s`` may name task-graph schedulers beside the
+batch policies: on a cluster log each job becomes a one-task DAG job rigid on its processors for its
+actual run time (:func:`dag_replay`; the scheduler knows every run time: perfect estimates); and a
+stream of DAG jobs (``workload: {stream: {jobs: ...}}``, per-task ``procs``, any platform) runs under
+batch policies when ``-s`` names one (:func:`batch_path`, :func:`typed_replay`: each task on ``k``
+processors of one type chosen by earliest finish, :mod:`simsched.schedulers.batch_typed`).  Every
+row carries the same batch metrics, per task for a stream.
+
 A ``failures`` section (MTBF/MTTR per processor, a down-interval trace) makes processors fail and
 recover on the batch engine too (:func:`~simsched.simulator.batch.simulate_batch`): the job running
 on a failed processor is killed and requeued, or lost with ``on_failure: lost``; the failure
@@ -175,42 +183,57 @@ def _timeline(released: np.ndarray, start: np.ndarray, end: np.ndarray,
     return t, busy.astype(np.int64), queued.astype(np.int64)
 
 
-def dag_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, stream: Any = None) -> BatchResult:
-    """A task-graph scheduler (``srjf-eft``, ``online-heft``, ``fair-eft``, ``heft``, ...) on the
-    batch-path scenario, measured as a batch run: a cluster log's jobs become one-task DAG jobs,
-    rigid on their ``k`` processors for their actual run time, submitted at their submit time
-    (:func:`~simsched.workloads.jobs.trace_stream`: the scheduler knows every run time exactly,
-    perfect estimates); a stream of DAG jobs runs as drawn for ``seed``.  The run is the online
-    engine's (:func:`~simsched.run.streams.simulate_stream`, transfers included); each task is then
-    a rigid job of its ``k`` processors, released at its job's submit time or when its last
-    predecessor ended, so its wait counts from there (for a DAG job, data transfers count as
-    waiting).  Exact run times only (no failures, stragglers or noise).  O(engine run)."""
-    from simsched.run.streams import simulate_stream
+def dag_stream(scenario: Scenario, seed: int) -> Any:
+    """The job stream task-graph schedulers run on the batch path: a cluster log's jobs as one-task
+    DAG jobs (:func:`~simsched.workloads.jobs.trace_stream`), or the scenario's stream of DAG jobs
+    for ``seed``.  O(n m)."""
+    from simsched.run.streams import stream_of
 
-    _refuse_dynamics(scenario, "task-graph schedulers on the batch path")
     wl = scenario.workload
-    kill = False
-    if wl.form == "batch":
-        trace = wl.options["batch"].trace
-        kill = wl.options["batch"].kill
-        if stream is None:
-            from simsched.workloads.jobs import trace_stream
+    if wl.form != "batch":
+        return stream_of(scenario, seed)
+    from simsched.workloads.jobs import trace_stream
 
-            try:
-                stream = trace_stream(trace, scenario.platform.n_processors, kill=kill)
-            except SimschedError as exc:
-                raise scenario.locate(exc, wl.loc) from None
-    if stream is None:
-        from simsched.run.streams import stream_of
+    try:
+        return trace_stream(wl.options["batch"].trace, scenario.platform.n_processors, kill=wl.options["batch"].kill)
+    except SimschedError as exc:
+        raise scenario.locate(exc, wl.loc) from None
 
-        stream = stream_of(scenario, seed)
+
+def dag_scheduler(scenario: Scenario, spec: SchedulerChoice | str, stream: Any) -> Any:
+    """A fresh instance of the task-graph scheduler ``spec`` for :func:`dag_replay`, refused (exit 2,
+    before anything runs) when the scenario has failures, stragglers or noise, or when it places
+    every task on one processor and some task needs more.  O(n)."""
     from simsched.run.runner import _check_gang_support
     from simsched.schedulers import registry
     from simsched.simulator.problem import Problem
 
+    _refuse_dynamics(scenario, "task-graph schedulers on the batch path")
     scheduler = registry.create(spec) if isinstance(spec, str) else spec.create()
-    if not isinstance(spec, str):  # a single-processor rule is refused before it runs, at its entry
+    if not isinstance(spec, str):
         _check_gang_support(scenario, Problem(stream.graph, scenario.platform, scenario.affinity), spec, scheduler)
+    return scheduler
+
+
+def dag_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, stream: Any = None,
+               scheduler: Any = None) -> BatchResult:
+    """A task-graph scheduler (``srjf-eft``, ``online-heft``, ``fair-eft``, ``heft``, ...) on the
+    batch-path scenario, measured as a batch run: a cluster log's jobs become one-task DAG jobs,
+    rigid on their ``k`` processors for their actual run time, submitted at their submit time
+    (:func:`dag_stream`: the scheduler knows every run time exactly, perfect estimates); a stream
+    of DAG jobs runs as drawn for ``seed``.  The run is the online engine's
+    (:func:`~simsched.run.streams.simulate_stream`, transfers included); each task is then a rigid
+    job of its ``k`` processors, released at its job's submit time or when its last predecessor
+    ended, so its wait counts from there (for a DAG job, data transfers count as waiting).  Exact
+    run times only (:func:`dag_scheduler` refuses failures, stragglers and noise).  ``stream``,
+    ``scheduler``: made when not given.  O(engine run)."""
+    from simsched.run.streams import simulate_stream
+
+    wl = scenario.workload
+    if stream is None:
+        stream = dag_stream(scenario, seed)
+    if scheduler is None:
+        scheduler = dag_scheduler(scenario, spec, stream)
     run = simulate_stream(scenario, spec, seed, stream=stream, scheduler=scheduler)
     sched, g = run.schedule, run.stream.graph
     k = sched.gang.k if sched.gang is not None else np.ones(g.n_tasks, dtype=np.int64)
@@ -220,21 +243,21 @@ def dag_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, strea
         np.maximum.at(released, g.edge_dst, sched.finish[g.edge_src])
     order = np.argsort(submit, kind="stable")
     dur = sched.finish - sched.start
-    if wl.form == "batch":
-        ids, req, user, actual = trace.ids, trace.requested, trace.user, trace.run
-    else:
-        ids, req, user, actual = order + 1, dur[order], None, dur[order]
     from simsched.workloads.importers.swf import make_trace
 
-    tr = make_trace(submit[order], actual if wl.form == "batch" else dur[order], k[order], req, ids=ids, user=user)
-    if wl.form == "batch" and kill:
-        tr = replace(tr, run=np.minimum(tr.run, tr.requested))
+    killed = np.zeros(g.n_tasks, dtype=bool)
+    if wl.form == "batch":  # the log's own jobs: numbers, requested times and users as read
+        trace, kill = wl.options["batch"].trace, wl.options["batch"].kill
+        tr = make_trace(trace.submit, trace.run, trace.procs, trace.requested, ids=trace.ids, user=trace.user)
+        if kill:
+            killed = trace.run > trace.requested
+            tr = replace(tr, run=np.minimum(tr.run, tr.requested))
+    else:
+        tr = make_trace(submit[order], dur[order], k[order], dur[order], ids=order + 1)
     start, end, rel = sched.start[order], sched.finish[order], released[order]
     t, busy, queued = _timeline(rel, start, end, tr.procs)
-    killed = (actual > req) if (wl.form == "batch" and kill) else np.zeros(tr.n, dtype=bool)
     return BatchResult(tr, scenario.platform.n_processors, start, end, killed, t, busy, queued,
-                       run.stats.decisions, run.scheduler_time_s,
-                       released=rel)
+                       run.stats.decisions, run.scheduler_time_s, released=rel)
 
 
 def typed_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, stream: Any = None) -> BatchResult:
@@ -286,10 +309,12 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
     if dag and not typed:
         notes.append(f"{', '.join(s.label for s in dag)}: task-graph schedulers, each job a one-task DAG job rigid on "
                      f"its processors; they know every actual run time (perfect estimates)")
+        stream = dag_stream(scenario, base)
+    made = {s.label: dag_scheduler(scenario, s, stream) for s in dag}  # every refusal before any run
     report = BatchReport(scenario, scenario.platform.n_processors, notes=notes)
     for spec in chosen:
         if spec in dag:
-            result = dag_replay(scenario, spec, base, stream)
+            result = dag_replay(scenario, spec, base, stream, made[spec.label])
         elif typed:
             result = typed_replay(scenario, spec, base, stream)
         else:
