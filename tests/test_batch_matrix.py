@@ -412,3 +412,16 @@ def test_fair_eft_on_a_log_is_fcfs(m, data) -> None:
     schedule, _ = run_online(problem, registry.create("fair-eft"), None, np.random.default_rng(0))
     assert schedule.start.tolist() == simulate_batch(trace, m, FCFS()).start.tolist()
     assert np.allclose(schedule.finish - schedule.start, trace.run)
+
+
+def test_dag_schedulers_on_a_stream_of_rigid_tasks_get_the_drawn_k() -> None:
+    """``stream.procs`` (identical GPUs): ``-s srjf-eft`` runs each task rigid on the ``k`` the batch
+    path drew for it, for the same run time, after its predecessors."""
+    from simsched.run.batch import run_batch_scenario
+
+    sc = _scenario("dag_gpu_jobs.yaml")
+    report = run_batch_scenario(sc, schedulers=["fcfs", "srjf-eft"])
+    batch, dag = report.runs["fcfs"], report.runs["srjf-eft"]
+    assert dag.trace.procs.tolist() == batch.trace.procs.tolist()
+    assert np.allclose(dag.end - dag.start, batch.end - batch.start)
+    assert np.all(dag.start >= dag.released) and np.all(dag.released >= dag.trace.submit)

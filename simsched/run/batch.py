@@ -60,12 +60,9 @@ def batch_path(scenario: Scenario, names: Sequence[str] | None = None) -> bool:
 
 
 def kinds_for(scenario: Scenario) -> tuple[str, ...]:
-    """The scheduler kinds a batch-path run of ``scenario`` accepts: batch policies and the
-    task-graph schedulers (which run the log's jobs as one-task DAG jobs, :func:`dag_replay`), but
-    for a stream of rigid tasks whose ``k`` the batch path draws (``stream.procs``): batch only."""
-    wl = scenario.workload
-    if wl is not None and wl.form == "stream" and wl.options["stream"].procs is not None:
-        return ("batch",)
+    """The scheduler kinds a batch-path run of ``scenario`` accepts (``-s``): batch policies and the
+    task-graph schedulers (:func:`dag_replay`: a log's jobs as one-task DAG jobs; a stream of rigid
+    tasks with the ``k`` and run time the batch path draws for the day)."""
     return ("batch", "static", "online")
 
 
@@ -186,12 +183,23 @@ def _timeline(released: np.ndarray, start: np.ndarray, end: np.ndarray,
 def dag_stream(scenario: Scenario, seed: int) -> Any:
     """The job stream task-graph schedulers run on the batch path: a cluster log's jobs as one-task
     DAG jobs (:func:`~simsched.workloads.jobs.trace_stream`), or the scenario's stream of DAG jobs
-    for ``seed``.  O(n m)."""
+    for ``seed`` — with ``stream.procs``, each task rigid on the ``k`` the batch path draws, for its
+    run time there (the mean cost over the processors) on every processor.  O(n m)."""
     from simsched.run.streams import stream_of
 
     wl = scenario.workload
     if wl.form != "batch":
-        return stream_of(scenario, seed)
+        stream = stream_of(scenario, seed)
+        if wl.options["stream"].procs is None:
+            return stream
+        # rigid tasks (stream.procs): the k and run time the batch path draws for this day, in task order
+        trace, _after, _kill = batch_jobs(scenario, seed)
+        order = np.argsort(stream.job_arrival[stream.jobs], kind="stable")
+        k, run = np.empty(trace.n, dtype=np.int64), np.empty(trace.n)
+        k[order], run[order] = trace.procs, trace.run
+        m = scenario.platform.n_processors
+        return replace(stream, graph=stream.graph.with_(procs=np.stack([k, k], axis=1), serial=0.0,
+                                                        cost=np.repeat(run[:, None], m, axis=1)))
     from simsched.workloads.jobs import trace_stream
 
     try:
@@ -307,8 +315,10 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
             f"{trace.n} rigid tasks of {wl.describe()}, each after its predecessors; run time = requested time"]
     dag = [s for s in chosen if registry.kind(s.cls, s.name) != "batch"]
     if dag and not typed:
-        notes.append(f"{', '.join(s.label for s in dag)}: task-graph schedulers, each job a one-task DAG job rigid on "
-                     f"its processors; they know every actual run time (perfect estimates)")
+        what = "each job a one-task DAG job rigid on its processors" if wl.form == "batch" else \
+            "each task rigid on the processors drawn for it"
+        notes.append(f"{', '.join(s.label for s in dag)}: task-graph schedulers, {what}; they know every actual run "
+                     f"time (perfect estimates)")
         stream = dag_stream(scenario, base)
     made = {s.label: dag_scheduler(scenario, s, stream) for s in dag}  # every refusal before any run
     report = BatchReport(scenario, scenario.platform.n_processors, notes=notes)
