@@ -148,14 +148,14 @@ def replay(scenario: Scenario, spec: SchedulerChoice | str, *, processors: int |
         raise
 
 
-def _refuse_dynamics(scenario: Scenario, what: str) -> None:
+def _refuse_dynamics(scenario: Scenario, what: str, hint: str = "") -> None:
     """:class:`SimschedError` located at ``failures``/``stragglers`` (or ``noise``) when the scenario
     has them: ``what`` runs exact run times on processors that never fail."""
     if scenario.disruptions is not None:
         d = scenario.disruptions
         field = "failures" if d.down_trace or np.any(np.asarray(d.failure_rate) > 0) else "stragglers"
         raise scenario.locate(SimschedError(f"{what} replay exact run times on processors that never fail; "
-                                            f"remove the {field} section (or run the batch policies alone)",
+                                            f"remove the {field} section{hint}",
                                             field=field), (field,))
     if not scenario.noise.deterministic:
         raise scenario.locate(SimschedError(f"{what} replay exact run times; remove the noise section",
@@ -216,7 +216,8 @@ def dag_scheduler(scenario: Scenario, spec: SchedulerChoice | str, stream: Any) 
     from simsched.schedulers import registry
     from simsched.simulator.problem import Problem
 
-    _refuse_dynamics(scenario, "task-graph schedulers on the batch path")
+    _refuse_dynamics(scenario, "task-graph schedulers on the batch path",
+                     " (or run the batch policies alone)" if is_batch(scenario) else "")
     scheduler = registry.create(spec) if isinstance(spec, str) else spec.create()
     if not isinstance(spec, str):
         _check_gang_support(scenario, Problem(stream.graph, scenario.platform, scenario.affinity), spec, scheduler)
