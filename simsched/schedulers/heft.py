@@ -108,8 +108,8 @@ def _heft_gang(problem: Problem, order: np.ndarray, insertion: bool) -> Plan:
         if multi[t]:
             choice = gang_choice(problem, t, ready, tl.end, w)
             if choice is None:
-                raise InfeasibleError(f"no processor type has the {g.procs_min[t]} eligible processors task "
-                                      f"{g.names[t]!r} needs at once")
+                raise InfeasibleError(f"no processor type{' on one host' if g.same_host[t] else ''} has the "
+                                      f"{g.procs_min[t]} eligible processors task {g.names[t]!r} needs at once")
             s, f, gang = choice
             for q in gang.tolist():
                 tl.reserve(q, s, f)
