@@ -8,7 +8,7 @@ defect is reported with the *smallest* failing example hypothesis could shrink i
 Properties (``static``: planners; ``online``: policies):
 
 A scheduler that declares ``multiprocessor_tasks = True`` also meets problems whose tasks need
-several processors at once (``ProblemSpace(gang=True)``: rigid and moldable tasks, Amdahl's law),
+several processors at once (``ProblemSpace(gang=True)``: rigid and moldable tasks, Amdahl's law or Downey's model),
 and a policy's gang assignments are checked like single ones (distinct, eligible, k in range).
 
 * ``valid`` — the schedule is valid (:func:`~simsched.simulator.schedule.validate_schedule` finds

@@ -62,7 +62,8 @@ class ProblemSpace:
             from a higher to a lower index (t1 -> t0); shrinks to the identity.
         gang: with even odds each task needs several processors at once (needs ``processors``):
             rigid ``k`` or moldable ``[k_min, k_max]`` within the processors that may run it, with
-            a serial fraction of 0, 0.1, 0.5 or 1 (:mod:`simsched.simulator.gang`).
+            a serial fraction of 0, 0.1, 0.5 or 1, or (moldable, with even odds) Downey's model
+            (:mod:`simsched.simulator.gang`).
     """
 
     min_tasks: int = 1
@@ -161,16 +162,21 @@ def task_graphs(draw: st.DrawFn, space: ProblemSpace = ProblemSpace(), processor
             stuck = np.flatnonzero(np.isinf(cost).all(axis=1))
             cost[stuck, stuck % processors] = np.array(work)[stuck]
     names = [f"t{i}" for i in range(n)]
-    procs = serial = None
+    procs = serial = downey = None
     if space.gang and processors is not None:
         room = np.isfinite(cost).sum(axis=1) if cost is not None else np.full(n, processors)
-        procs, serial = [], []
+        procs, serial, downey = [], [], []
         for i in range(n):
             lo = draw(st.integers(1, int(room[i]))) if draw(st.booleans()) else 1
             hi = draw(st.integers(lo, int(room[i]))) if draw(st.booleans()) else lo
             procs.append([lo, hi])
             serial.append(draw(st.sampled_from([0.0, 0.1, 0.5, 1.0])))
-    return TaskGraph(names, edges, data, work=work, arrival=arrival, cost=cost, procs=procs, serial=serial)
+            downey.append([0.0, 0.0])
+            if lo < hi and draw(st.booleans()):  # Downey's model instead of Amdahl's
+                serial[-1] = 0.0
+                downey[-1] = [draw(st.sampled_from([1.0, 2.5, 8.0])), draw(st.sampled_from([0.0, 0.5, 1.0, 4.0]))]
+    return TaskGraph(names, edges, data, work=work, arrival=arrival, cost=cost, procs=procs, serial=serial,
+                     downey=downey)
 
 
 @st.composite
