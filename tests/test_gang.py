@@ -10,11 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsched.errors import GraphError, InfeasibleError, PlanError, SimschedError
+from simsched.schedulers.gang_eft import gang_choice, gang_insertion_choice
 from simsched.schedulers.heft import heft_schedule
 from simsched.schedulers.jobaware import OnlineHEFT
+from simsched.schedulers.timeline import Timelines
 from simsched.simulator.engine import Disruptions, execute_plan, run_online
 from simsched.simulator.evaluate import evaluate_plan
-from simsched.simulator.gang import Gang, downey
+from simsched.simulator.gang import Gang, check_gang, downey
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, topological_rank
@@ -216,6 +218,58 @@ def test_online_engine_equals_replay_on_the_same_decisions(problem, seed):
 def test_online_heft_places_gangs_validly(problem):
     s, _ = run_online(problem, OnlineHEFT())
     check_gang_schedule(problem, s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(gang_problems(), st.integers(0, 2**32 - 1))
+def test_gap_search_never_finishes_later_than_appending(problem, seed):
+    # random busy intervals on every processor, random data-ready times: the insertion choice is a
+    # legal gang, idle on every member over its run, with its data on the lead, at the model's
+    # duration, and never finishes later than the append-only choice
+    rng = np.random.default_rng(seed)
+    m = problem.n_processors
+    tl = Timelines(m)
+    for q in range(m):
+        t = 0.0
+        for _ in range(int(rng.integers(0, 4))):
+            t += float(rng.choice([0.0, 1.0, 2.5]))
+            d = float(rng.choice([0.0, 1.0, 4.0]))
+            tl.reserve(q, t, t + d)
+            t += d
+    for task in range(problem.n_tasks):
+        ready = rng.choice([0.0, 1.0, 3.0, 6.0], size=m)
+        append = gang_choice(problem, task, ready, tl.end)
+        got = gang_insertion_choice(problem, task, ready, tl)
+        assert (got is None) == (append is None)
+        if got is None:
+            continue
+        s, f, members = got
+        assert f <= append[1]
+        check_gang(problem, np.array([members[0]]), Gang(np.array([0, members.size]), members), np.array([task]))
+        assert ready[members[0]] <= s
+        assert f - s == model_duration(problem, task, members) or f - s == pytest.approx(
+            model_duration(problem, task, members), rel=1e-12)
+        for q in members.tolist():  # idle over [s, f): reserving it raises nothing
+            state = tl.snapshot(q)
+            tl.reserve(q, s, f)
+            tl.restore(q, state)
+
+
+def test_gap_search_fills_a_window_two_processors_share():
+    # g0 busy [0, 2) and [5, 9); g1 busy [0, 1) and [6, 9): a 2-gpu task of 3 fits in [2, 5) on both
+    problem = Problem(TaskGraph(["w"], work=[3.0], procs=[2]), gpus(3))
+    tl = Timelines(3)
+    for q, spans in ((0, [(0, 2), (5, 9)]), (1, [(0, 1), (6, 9)]), (2, [(0, 8)])):
+        for a, b in spans:
+            tl.reserve(q, a, b)
+    ready = np.zeros(3)
+    assert gang_choice(problem, 0, ready, tl.end)[:2] == (9.0, 12.0)
+    s, f, members = gang_insertion_choice(problem, 0, ready, tl)
+    assert (s, f, sorted(members.tolist())) == (2.0, 5.0, [0, 1])
+    ready[:] = 2.5  # the data comes later: the window is too short now; appending wins
+    assert gang_insertion_choice(problem, 0, ready, tl)[:2] == (9.0, 12.0)
+    heft = heft_schedule(problem)
+    assert heft.finish[0] == 3.0
 
 
 # --------------------------------------------------------------------------- hand-checked cases
