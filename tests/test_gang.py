@@ -540,3 +540,23 @@ def test_one_host_scenario_runs_and_an_unholdable_gang_is_refused_at_load(tmp_pa
     assert result.exit_code == 2 and not out.exists()
     line = result.output.strip()
     assert "\n" not in line and f"{bad}:17: workload.tasks[1]:" in line and "on one host (same_host)" in line
+
+
+def test_task_records_carry_downey_and_same_host_and_locate_bad_ones(tmp_path):
+    from simsched.workloads.importers.records import graph_to_records, records_to_graph
+
+    tasks = [{"name": "a", "work": 4},
+             {"name": "b", "work": 30, "procs": [1, 4], "speedup": {"model": "downey", "A": 3, "sigma": 0.5}},
+             {"name": "c", "work": 8, "procs": 2, "same_host": "true"}]
+    g = records_to_graph(tasks, [{"from": "a", "to": "b"}])
+    assert g.downey.tolist() == [[0.0, 0.0], [3.0, 0.5], [0.0, 0.0]] and g.same_host.tolist() == [False, False, True]
+    back = records_to_graph(*graph_to_records(g))
+    np.testing.assert_array_equal(back.downey, g.downey)
+    np.testing.assert_array_equal(back.same_host, g.same_host)
+    for bad, field in [({"model": "downey", "A": 0.5, "sigma": 0}, "tasks[0]"), ("downey", "tasks[0].speedup"),
+                       ({"model": "downey", "A": 1e300, "sigma": 0}, "tasks[0]")]:
+        with pytest.raises(SimschedError) as info:
+            records_to_graph([{"name": "a", "procs": [1, 2], "speedup": bad}])
+        assert info.value.field == field
+    with pytest.raises(SimschedError, match="same_host is true or false"):
+        records_to_graph([{"name": "a", "procs": 2, "same_host": "maybe"}])

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from simsched import limits
 from simsched.errors import GraphError
 from simsched.workloads.csr import build_csr, find_cycle, kahn_levels
 
@@ -232,11 +233,14 @@ class TaskGraph:
             if d.shape != (n, 2):
                 raise GraphError(f"downey has shape {d.shape} for {n} tasks: give [A, sigma] per task")
         a, sigma = d[:, 0], d[:, 1]
-        bad = np.flatnonzero(~np.isfinite(a) | ((a != 0) & (a < 1)) | ~np.isfinite(sigma) | (sigma < 0))
+        top = limits.MAX_VALUE
+        bad = np.flatnonzero(~np.isfinite(a) | ((a != 0) & (a < 1)) | (a > top) | ~np.isfinite(sigma) | (sigma < 0)
+                             | (sigma > top))
         if bad.size:
             i = int(bad[0])
-            raise GraphError(f"task {self.names[i]!r}: Downey's model needs a finite average parallelism A >= 1 "
-                             f"and a finite variance sigma >= 0, got A = {a[i]}, sigma = {sigma[i]}")
+            raise GraphError(f"task {self.names[i]!r}: Downey's model needs a finite average parallelism "
+                             f"1 <= A <= {top:g} and a finite variance 0 <= sigma <= {top:g}, got A = {a[i]}, "
+                             f"sigma = {sigma[i]}")
         bad = np.flatnonzero((a > 0) & (self.serial > 0))
         if bad.size:
             raise GraphError(f"task {self.names[int(bad[0])]!r} gives both a serial fraction (Amdahl) and "
@@ -442,6 +446,9 @@ def _speedup_rows(names: Sequence[str], serial: list | None,
         if extra:
             raise GraphError(f"task {names[i]!r}: speedup model {spec['model']!r} takes no {sorted(extra)[0]!r}")
         if spec["model"] == "amdahl":
+            f = spec.get("serial", 0.0)
+            if isinstance(f, bool) or not isinstance(f, (int, float)):
+                raise GraphError(f"task {names[i]!r}: Amdahl's serial fraction is a number in [0, 1]")
             if serial[i]:
                 raise GraphError(f"task {names[i]!r}: give its serial fraction once (serial or speedup.serial)")
             serial[i] = spec.get("serial", 0.0)
