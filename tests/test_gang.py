@@ -560,3 +560,32 @@ def test_task_records_carry_downey_and_same_host_and_locate_bad_ones(tmp_path):
         assert info.value.field == field
     with pytest.raises(SimschedError, match="same_host is true or false"):
         records_to_graph([{"name": "a", "procs": 2, "same_host": "maybe"}])
+
+
+def test_stream_job_sources_set_the_speedup_model_and_host_rule(tmp_path):
+    from simsched.scenario import load_scenario
+    from simsched.scenario.stream import build_stream
+
+    text = """name: s
+seed: 3
+platform:
+  processors:
+    - {name: a, type: gpu, count: 4, host: n0}
+    - {name: b, type: gpu, count: 4, host: n1}
+workload:
+  stream:
+    jobs:
+      - {generator: random, tasks: 5, procs: [1, 4], speedup: {model: downey, A: 2, sigma: 1.5}, same_host: true}
+    arrivals: {poisson: 0.05}
+    count: 3
+schedulers: [online-heft]
+"""
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    g = build_stream(load_scenario(path), 3).graph
+    assert (g.downey == [2.0, 1.5]).all() and g.same_host.all() and (g.serial == 0).all()
+    for bad, where in [("A: 2, sigma: 1.5}", "A: 0, sigma: 1.5}"), ("procs: [1, 4]", "procs: 4")]:
+        path.write_text(text.replace(bad, where))
+        with pytest.raises(SimschedError) as info:
+            load_scenario(path)
+        assert info.value.line == 10 and "jobs[0].speedup" in str(info.value.field)

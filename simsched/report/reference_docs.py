@@ -190,7 +190,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "jobs": "One job source or a list of them: any workload form (`generator: NAME` + parameters, "
                 "`FORM: path`), plus `weight` (> 0, how often it is drawn; default 1), `priority` (finite; "
                 "default 0), `name` (for traces and tables), `procs`/`serial` (every task of its jobs needs k "
-                "or [k_min, k_max] processors of one type at once, as a task's `procs`) and, for a generator, "
+                "or [k_min, k_max] processors of one type at once, as a task's `procs`), `speedup`/`same_host` "
+                "(as a task's) and, for a generator, "
                 "`tasks: [lo, hi]` (each job draws its task count in that range).",
         "arrivals": "The arrival process (see `ArrivalsSpec`).",
         "count": "Number of jobs (give `count` or `horizon`; neither with a `trace`).",
