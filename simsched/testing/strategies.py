@@ -224,7 +224,8 @@ def _num(x: float) -> str:
 
 def describe_problem(problem: Problem) -> str:
     """A compact, readable description of a (small) problem: processors and hosts, network, every
-    task's costs and arrival, every edge's data.  O(n m + e)."""
+    task's costs and arrival (and a multi-processor task's demand and speedup model), every edge's
+    data.  O(n m + e)."""
     g, plat = problem.graph, problem.platform
     hosts: dict[str, list[str]] = {}
     for p in plat.processors:
@@ -241,6 +242,14 @@ def describe_problem(problem: Problem) -> str:
         row = f"  {name}: " + ", ".join(_num(c) for c in problem.W[i])
         if g.arrival.any():
             row += f" | {_num(g.arrival[i])}"
+        if g.procs_max[i] > 1:  # a multi-processor task: its demand and speedup model
+            lo, hi = int(g.procs_min[i]), int(g.procs_max[i])
+            row += f" | procs {lo}" if lo == hi else f" | procs [{lo}, {hi}]"
+            if g.downey[i, 0] > 0:
+                row += f", Downey A {_num(g.downey[i, 0])} sigma {_num(g.downey[i, 1])}"
+            elif lo < hi:
+                row += f", serial {_num(g.serial[i])}"
+            row += ", one host" if g.same_host[i] else ""
         lines.append(row)
     if g.n_edges:
         lines.append("edges (data): " + ", ".join(
