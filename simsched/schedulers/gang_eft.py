@@ -4,16 +4,17 @@ A task demanding ``k_min <= k <= k_max`` processors of one type (:mod:`simsched.
 goes, among all processor types (all (type, host) pairs for a ``same_host`` task) and all allowed
 ``k``, to the set of ``k`` processors of one type (and host) where it would finish earliest,
 appended after what each already runs (:func:`gang_choice`), or, with the insertion-based policy
-(:func:`gang_insertion_choice`, HEFT's static use), also into an idle window the ``k`` share.  For each group the
-eligible processors are sorted by when they are free and the task's data could be there,
-``max(free[q], ready[q])``; the first ``k`` of that order form the candidate set for ``k`` (the
-``k`` that become free earliest), its lead is the member with the earliest data, and it would start
-at ``max(ready[lead], max free)`` and take the slowest member's time times its speedup model's
-factor (Amdahl or Downey).  All ``k`` of every group come out of one sort and three running
-extrema: O(m log m) per task.  Ties: the earlier finish, then the smaller ``k`` (fewer processors held), then the lower
-lead index.  This is the list-scheduling rule of gang-aware EFT for rigid and moldable tasks (the
-moldable ``k`` chosen by earliest finish, as in Turek, Wolf & Yu, "Approximate algorithms for
-scheduling parallelizable tasks", SPAA 1992, with Amdahl's or Downey's speedup model).
+(:func:`gang_insertion_choice`, HEFT's static use), also into an idle window the ``k`` share.  For
+each group the eligible processors are sorted by when they are free and the task's data could be
+there, ``max(free[q], ready[q])``; the first ``k`` of that order form the candidate set for ``k``
+(the ``k`` that become free earliest), its lead is the member with the earliest data, and it would
+start at ``max(ready[lead], max free)`` and take the slowest member's time times its speedup
+model's factor (Amdahl or Downey).  All ``k`` of every group come out of one sort and three running
+extrema: O(m log m) per task.  Ties: the earlier finish, then the smaller ``k`` (fewer processors
+held), then the lower lead index.  This is the list-scheduling rule of gang-aware EFT for rigid and
+moldable tasks (the moldable ``k`` chosen by earliest finish, as in Turek, Wolf & Yu, "Approximate
+algorithms for scheduling parallelizable tasks", SPAA 1992, with Amdahl's or Downey's speedup
+model).
 """
 
 from __future__ import annotations
@@ -25,6 +26,16 @@ from simsched.simulator.gang import moldable_factor
 from simsched.simulator.problem import Problem
 
 
+def _groups(problem: Problem, task: int) -> np.ndarray:
+    """(m,) the pool of each processor a gang of ``task`` draws from: its type, or its (type, host)
+    pair for a ``same_host`` task.  O(m)."""
+    group = problem.platform.type_index
+    if problem.graph.same_host[task]:
+        host = problem.platform.host_index
+        group = group * (int(host.max()) + 1) + host
+    return group
+
+
 def gang_choice(problem: Problem, task: int, ready: np.ndarray, free: np.ndarray,
                 cost: np.ndarray | None = None) -> tuple[float, float, np.ndarray] | None:
     """``(start, finish, members)`` of ``task``'s earliest-finish gang (lead first), given when its
@@ -34,10 +45,7 @@ def gang_choice(problem: Problem, task: int, ready: np.ndarray, free: np.ndarray
     g = problem.graph
     k_lo, k_hi, serial = int(g.procs_min[task]), int(g.procs_max[task]), float(g.serial[task])
     w = problem.cost_row(task) if cost is None else cost
-    group = problem.platform.type_index
-    if g.same_host[task]:  # one gang per (type, host)
-        host = problem.platform.host_index
-        group = group * (int(host.max()) + 1) + host
+    group = _groups(problem, task)
     best: tuple[float, int, int, float, np.ndarray] | None = None
     for t in np.unique(group).tolist():
         procs = np.flatnonzero((group == t) & np.isfinite(w))
@@ -100,10 +108,7 @@ def gang_insertion_choice(problem: Problem, task: int, ready: np.ndarray, timeli
     g = problem.graph
     k_lo, k_hi, serial = int(g.procs_min[task]), int(g.procs_max[task]), float(g.serial[task])
     w = problem.cost_row(task) if cost is None else cost
-    group = problem.platform.type_index
-    if g.same_host[task]:
-        host = problem.platform.host_index
-        group = group * (int(host.max()) + 1) + host
+    group = _groups(problem, task)
     best_finish, best = append[1], append
     best_k = append[2].size
     for x in np.unique(group).tolist():

@@ -18,9 +18,8 @@ The cost model's time of a task on a processor is its time on ``k_min`` processo
 a rigid task: its time on its ``k``; with ``k_min = 1``: ``t(1)``).  On a set of processors the task
 runs in lock step, so the slowest member sets the pace: its duration on members ``P`` with ``k =
 |P|`` is ``max_{p in P} cost(p) * S(k_min) / S(k)`` (Amdahl: ``a(k) / a(k_min)``, ``a(k) = f + (1 -
-f) / k``) — the factor is
-applied only when ``k != k_min``, so a task at its ``k_min`` (every single-processor task) takes
-exactly the cost model's time, to the last bit.
+f) / k``) — the factor is applied only when ``k != k_min``, so a task at its ``k_min`` (every
+single-processor task) takes exactly the cost model's time, to the last bit.
 
 All ``k`` start together, when every member has finished what it runs before and the task's data is
 there, and all end together.  The task's **lead** (its first member, ``Plan.processor``/
@@ -39,6 +38,7 @@ import numpy as np
 
 from simsched.errors import PlanError
 from simsched.simulator.problem import Problem
+from simsched.workloads.taskgraph import TaskGraph
 
 
 def amdahl(k: np.ndarray | int, serial: np.ndarray | float) -> np.ndarray:
@@ -101,7 +101,7 @@ def moldable_factor(k: np.ndarray, k_min: np.ndarray, serial: np.ndarray,
     return out
 
 
-def task_factor(graph, tasks: np.ndarray, k: np.ndarray) -> np.ndarray:  # graph: TaskGraph
+def task_factor(graph: TaskGraph, tasks: np.ndarray, k: np.ndarray) -> np.ndarray:
     """:func:`moldable_factor` of ``graph``'s ``tasks`` on ``k`` processors each, with each task's own
     speedup model.  O(len(tasks))."""
     return moldable_factor(k, graph.procs_min[tasks], graph.serial[tasks], graph.downey[tasks])
@@ -163,7 +163,8 @@ def check_gang(problem: Problem, processor: np.ndarray, gang: Gang | None,
                tasks: np.ndarray | None = None) -> None:
     """Raise :class:`PlanError` unless every task has between ``procs_min`` and ``procs_max``
     distinct processors of one type (and of one host where ``same_host``), led by ``processor``.
-    ``gang=None``: each task has one.  ``tasks``: the task of each of the gang's rows (default: all, in order)."""
+    ``gang=None``: each task has one.  ``tasks``: the task of each of the gang's rows (default: all,
+    in order)."""
     g, pnames = problem.graph, problem.platform.names
     tasks = np.arange(problem.n_tasks) if tasks is None else np.asarray(tasks, dtype=np.int64)
     names = [g.names[t] for t in tasks.tolist()] if tasks.size < problem.n_tasks else g.names
