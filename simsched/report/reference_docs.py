@@ -154,6 +154,16 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
                  "`[k_min, k_max]` (moldable: the scheduler chooses k; time at k_min, Amdahl's law). "
                  "Gang-aware schedulers only (heft, online-heft, srjf-eft, fair-eft). See model.md.",
         "serial": "Serial fraction f of a moldable task, in [0, 1]: `t(k) = t(1) (f + (1 - f) / k)` (Amdahl 1967).",
+        "speedup": "A moldable task's speedup model instead of `serial`: `{model: downey, A, sigma}` (Downey 1997) "
+                   "or `{model: amdahl, serial}` (see `SpeedupSpec`).",
+        "same_host": "`true`: all of its processors on one host (and of one type); a task no host can hold is "
+                     "refused.",
+    },
+    "SpeedupSpec": {
+        "model": "`amdahl` (serial fraction) or `downey` (average parallelism and variance).",
+        "serial": "Amdahl's serial fraction f in [0, 1] (default 0).",
+        "A": "Downey's average parallelism A >= 1: the speedup never exceeds A.",
+        "sigma": "Downey's variance sigma >= 0 (0: speedup min(k, A); <= 1 low, >= 1 high variance).",
     },
     "EdgeSpec": {
         "from": "Producer task.",
@@ -180,7 +190,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "jobs": "One job source or a list of them: any workload form (`generator: NAME` + parameters, "
                 "`FORM: path`), plus `weight` (> 0, how often it is drawn; default 1), `priority` (finite; "
                 "default 0), `name` (for traces and tables), `procs`/`serial` (every task of its jobs needs k "
-                "or [k_min, k_max] processors of one type at once, as a task's `procs`) and, for a generator, "
+                "or [k_min, k_max] processors of one type at once, as a task's `procs`), `speedup`/`same_host` "
+                "(as a task's) and, for a generator, "
                 "`tasks: [lo, hi]` (each job draws its task count in that range).",
         "arrivals": "The arrival process (see `ArrivalsSpec`).",
         "count": "Number of jobs (give `count` or `horizon`; neither with a `trace`).",
@@ -237,6 +248,7 @@ EXAMPLES: dict[str, str] = {
     "InlineWorkload": "tasks:\n  - {name: a, cost: [14, 16, 9]}\n  - {name: b, cost: [13, .inf, 18]}\n"
                       "edges:\n  - {from: a, to: b, data: 18}\n",
     "TaskSpec": "{name: load, work: 5.0, kind: io, arrival: 2.0, memory: 4}\n",
+    "SpeedupSpec": "{model: downey, A: 3, sigma: 0.5}\n",
     "EdgeSpec": "{from: load, to: train, data: 120}\n",
     "FailuresSection": "mtbf: 2000\nmttr: 50\ntypes: {gpu: {mtbf: 500, mttr: 100}}\n"
                        "processors: {cpu0: {mtbf: 100, mttr: 10}}\n",

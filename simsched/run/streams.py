@@ -63,7 +63,8 @@ def job_subgraph(problem: Problem, tasks: np.ndarray) -> TaskGraph:
     return TaskGraph([g.names[t] for t in tasks.tolist()], edges, g.edge_data[inside], work=g.work[tasks],
                      kind=[g.kind_of(t) for t in tasks.tolist()], memory=g.memory[tasks], cores=g.cores[tasks],
                      priority=g.priority[tasks], cost=problem.cost_rows(tasks),
-                     procs=np.stack([g.procs_min[tasks], g.procs_max[tasks]], axis=1), serial=g.serial[tasks])
+                     procs=np.stack([g.procs_min[tasks], g.procs_max[tasks]], axis=1), serial=g.serial[tasks],
+                     downey=g.downey[tasks], same_host=g.same_host[tasks])
 
 
 class PlanFollower:

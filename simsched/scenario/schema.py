@@ -14,6 +14,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -371,6 +372,31 @@ class ScenarioModel(_Model):
     """Straggler episodes (turned into the engine's disruptions by :mod:`simsched.scenario.stream`)."""
 
 
+class SpeedupSpec(_Model):
+    """A moldable task's speedup model: ``{model: amdahl, serial: f}`` (Amdahl 1967) or ``{model:
+    downey, A: .., sigma: ..}`` (Downey 1997: average parallelism ``A >= 1``, variance ``sigma >=
+    0``).  See :func:`simsched.simulator.gang.downey`."""
+
+    model: Literal["amdahl", "downey"]
+    serial: Fraction | None = None
+    """Amdahl's serial fraction f (default 0)."""
+    A: Annotated[float, _NotBool, Field(ge=1), AfterValidator(_sane)] | None = None
+    """Downey's average parallelism A >= 1."""
+    sigma: NonNegative | None = None
+    """Downey's variance sigma >= 0 (sigma <= 1: low variance; sigma >= 1: high)."""
+
+    @model_validator(mode="after")
+    def _fields_of_model(self) -> SpeedupSpec:
+        if self.model == "downey":
+            if self.A is None or self.sigma is None:
+                raise ValueError("Downey's model needs A (average parallelism, >= 1) and sigma (variance, >= 0)")
+            if self.serial is not None:
+                raise ValueError("serial belongs to Amdahl's model, not Downey's")
+        elif self.A is not None or self.sigma is not None:
+            raise ValueError("A and sigma belong to Downey's model; Amdahl's takes serial")
+        return self
+
+
 class TaskSpec(_Model):
     """An inline task: explicit ``cost`` per processor (``null`` or ``.inf`` = may not run there) or
     ``work`` (time = work / speed / affinity)."""
@@ -390,6 +416,20 @@ class TaskSpec(_Model):
     the scheduler chooses k; Amdahl's law with ``serial``).  See :mod:`simsched.simulator.gang`."""
     serial: Fraction | None = None
     """Serial fraction f of a moldable task: ``t(k) = t(1) * (f + (1 - f) / k)`` (Amdahl 1967)."""
+    speedup: SpeedupSpec | None = None
+    """A moldable task's speedup model (instead of ``serial``): Amdahl's or Downey's."""
+    same_host: StrictBool | None = None
+    """All of the task's processors on one host (and of one type)."""
+
+    @model_validator(mode="after")
+    def _one_speedup_model(self) -> TaskSpec:
+        if self.speedup is not None:
+            if self.serial is not None:
+                raise ValueError("give serial or speedup, not both (serial is Amdahl's model)")
+            if not (isinstance(self.procs, tuple) and self.procs[0] < self.procs[1]):
+                raise ValueError("a speedup model applies to a moldable task: give procs: [k_min, k_max] "
+                                 "with k_min < k_max")
+        return self
 
     @field_validator("procs")
     @classmethod

@@ -64,6 +64,7 @@ from simsched.scenario.schema import (  # noqa: F401  (the failure models are do
     FiniteRate,
     NonNegative,
     PositiveInt,
+    SpeedupSpec,
     StragglersSection,
     _Model,
     exactly_one,
@@ -206,6 +207,10 @@ class JobSource:
     ``(lo, hi)`` moldable (:mod:`simsched.simulator.gang`); None: as the job's graph says."""
     serial: float | None = None
     """Amdahl serial fraction of those tasks (with ``procs``)."""
+    downey: tuple[float, float] | None = None
+    """Downey's ``(A, sigma)`` of those tasks (``speedup: {model: downey, ...}``, with ``procs``)."""
+    same_host: bool | None = None
+    """Every task's processors on one host."""
     _cached: TaskGraph | None = field(default=None, repr=False)
 
     def graph(self, rng: np.random.Generator, m: int) -> TaskGraph:
@@ -223,13 +228,18 @@ class JobSource:
         return self._cached
 
     def _demand(self, g: TaskGraph) -> TaskGraph:
-        if self.procs is None and self.serial is None:
+        if self.procs is None and self.serial is None and self.downey is None and self.same_host is None:
             return g
         changes: dict[str, Any] = {}
         if self.procs is not None:
             changes["procs"] = np.tile(np.array(self.procs, dtype=np.int64), (g.n_tasks, 1))
         if self.serial is not None:
             changes["serial"] = self.serial
+        if self.downey is not None:
+            changes["serial"] = 0.0
+            changes["downey"] = np.tile(np.array(self.downey, dtype=np.float64), (g.n_tasks, 1))
+        if self.same_host is not None:
+            changes["same_host"] = np.full(g.n_tasks, self.same_host)
         return g.with_(**changes)
 
 
@@ -339,7 +349,7 @@ class _Prefixed:
         self.inner.add_validation(self._map(prefix), exc, model)
 
 
-_SOURCE_KEYS = ("weight", "priority", "name", "procs", "serial")
+_SOURCE_KEYS = ("weight", "priority", "name", "procs", "serial", "speedup", "same_host")
 
 
 def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) -> JobSource | None:
@@ -385,9 +395,10 @@ def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) ->
 
 
 def _source_demand(raw: Mapping[str, Any], loc: Loc, m: int, problems: Problems
-                   ) -> tuple[tuple[int, int] | None, float | None] | None:
-    """A job source's ``procs`` (k, or [lo, hi] with 1 <= lo <= hi <= m) and ``serial`` (in [0, 1]),
-    or None with the problem recorded at its field.  O(1)."""
+                   ) -> tuple[tuple[int, int] | None, float | None, tuple[float, float] | None, bool | None] | None:
+    """A job source's ``procs`` (k, or [lo, hi] with 1 <= lo <= hi <= m), ``serial`` (in [0, 1]),
+    Downey's ``(A, sigma)`` from ``speedup`` (as a task's, :class:`~simsched.scenario.schema.SpeedupSpec`)
+    and ``same_host``, or None with the problem recorded at its field.  O(1)."""
     procs, serial = raw.get("procs"), raw.get("serial")
 
     def whole(x: Any) -> bool:
@@ -405,7 +416,26 @@ def _source_demand(raw: Mapping[str, Any], loc: Loc, m: int, problems: Problems
             problems.add((*loc, "serial"), f"serial is a fraction in [0, 1] (got {serial!r})")
             return None
         serial = float(serial)
-    return procs, serial
+    downey = None
+    if raw.get("speedup") is not None:
+        try:
+            spec = SpeedupSpec.model_validate(raw["speedup"])
+        except ValidationError as exc:
+            problems.add_validation((*loc, "speedup"), exc, SpeedupSpec)
+            return None
+        if serial is not None or procs is None or procs[0] == procs[1]:
+            problems.add((*loc, "speedup"), "a speedup model applies to moldable tasks: give procs: [k_min, k_max] "
+                                            "with k_min < k_max, and no serial beside it")
+            return None
+        if spec.model == "downey":
+            downey = (float(spec.A), float(spec.sigma))  # type: ignore[arg-type]
+        else:
+            serial = float(spec.serial or 0.0)
+    same_host = raw.get("same_host")
+    if same_host is not None and not isinstance(same_host, bool):
+        problems.add((*loc, "same_host"), f"same_host is true or false (got {same_host!r})")
+        return None
+    return procs, serial, downey, same_host
 
 
 def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Problems) -> WorkloadSpec | None:

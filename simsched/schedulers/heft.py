@@ -11,9 +11,11 @@ Ties in rank are broken by level, then by task index (the paper schedules task 3
 its example, where both have rank 80); ties in finish time by the lowest processor index.
 
 Multi-processor tasks (``procs: k`` or ``[k_min, k_max]``, :mod:`simsched.simulator.gang`): such a
-task goes to the set of processors of one type where it finishes earliest
-(:func:`~simsched.schedulers.gang_eft.gang_choice`, appended after what they run; the moldable k
-chosen by earliest finish); single-processor tasks keep the insertion-based rule.  A graph without
+task goes to the set of processors of one type (of one host, for a ``same_host`` task) where it
+finishes earliest, in an idle window the k share or after what they run
+(:func:`~simsched.schedulers.gang_eft.gang_insertion_choice`; the moldable k chosen by earliest
+finish; with ``insertion=False`` appended only, :func:`~simsched.schedulers.gang_eft.gang_choice`);
+single-processor tasks keep the insertion-based rule.  A graph without
 them takes exactly the code path (and plans) above.
 """
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from simsched.errors import InfeasibleError
-from simsched.schedulers.gang_eft import gang_choice
+from simsched.schedulers.gang_eft import gang_choice, gang_insertion_choice
 from simsched.schedulers.timeline import COMPILED_MIN_WORK, Timelines, compiled_available, data_ready, place_eft
 from simsched.simulator.gang import Gang
 from simsched.simulator.problem import Problem
@@ -92,8 +94,9 @@ def heft_schedule(problem: Problem, order: np.ndarray | None = None, insertion: 
 
 def _heft_gang(problem: Problem, order: np.ndarray, insertion: bool) -> Plan:
     """:func:`heft_schedule` on a graph with multi-processor tasks: those placed by
-    :func:`gang_choice` on the processors' last finish times, the others as HEFT places them.
-    O(n m log m + e m) plus the gap searches."""
+    :func:`gang_insertion_choice` (by :func:`gang_choice` on the processors' last finish times
+    without ``insertion``), the others as HEFT places them.  O(n m log m + e m) plus the gap
+    searches."""
     g = problem.graph
     n, m = g.n_tasks, problem.n_processors
     tl = Timelines(m, insertion=insertion)
@@ -106,10 +109,11 @@ def _heft_gang(problem: Problem, order: np.ndarray, insertion: bool) -> Plan:
         w = problem.cost_row(t)
         ready = data_ready(problem, t, proc, finish)
         if multi[t]:
-            choice = gang_choice(problem, t, ready, tl.end, w)
+            choice = gang_insertion_choice(problem, t, ready, tl, w) if insertion else \
+                gang_choice(problem, t, ready, tl.end, w)
             if choice is None:
-                raise InfeasibleError(f"no processor type has the {g.procs_min[t]} eligible processors task "
-                                      f"{g.names[t]!r} needs at once")
+                raise InfeasibleError(f"no processor type{' on one host' if g.same_host[t] else ''} has the "
+                                      f"{g.procs_min[t]} eligible processors task {g.names[t]!r} needs at once")
             s, f, gang = choice
             for q in gang.tolist():
                 tl.reserve(q, s, f)

@@ -79,6 +79,11 @@ class Timelines:
                 return s
         return None
 
+    def gaps(self, q: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(starts, ends)`` of processor ``q``'s idle gaps before :attr:`end`, sorted; the processor
+        is also idle from ``end[q]`` on.  O(gaps on q)."""
+        return np.array(self._gap_start[q], dtype=np.float64), np.array(self._gap_end[q], dtype=np.float64)
+
     def snapshot(self, q: int) -> tuple:
         """Processor ``q``'s state, for :meth:`restore` after a tentative :meth:`reserve` (a
         duplication-based scheduler tries a copy before committing to it).  O(gaps on q)."""

@@ -27,11 +27,11 @@ from simsched.workloads.paths import longest_path_from
 
 def fastest_cost(problem: Problem) -> np.ndarray:
     """(n,) each task's fastest possible duration: its minimum cost over processors, at ``k_max``
-    processors for a multi-processor task (Amdahl's factor is non-increasing in k).  O(n m)."""
+    processors for a multi-processor task (Amdahl's and Downey's factors are non-increasing in k).  O(n m)."""
     g = problem.graph
     cost = problem.min_cost
     if g.gang:
-        cost = cost * moldable_factor(g.procs_max, g.procs_min, g.serial)
+        cost = cost * moldable_factor(g.procs_max, g.procs_min, g.serial, g.downey)
     return cost
 
 

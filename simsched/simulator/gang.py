@@ -4,16 +4,22 @@ A task demands ``procs_min <= k <= procs_max`` processors (``TaskGraph.procs_min
 
 * **rigid** when the two are equal (``procs: k``): it runs on exactly ``k`` processors;
 * **moldable** otherwise (``procs: [k_min, k_max]``): the scheduler chooses ``k`` when it places the
-  task, and the duration follows **Amdahl's law** (G. M. Amdahl, "Validity of the single processor
-  approach to achieving large scale computing capabilities", AFIPS SJCC 1967): with serial fraction
-  ``f`` (``TaskGraph.serial``), ``t(k) = t(1) * (f + (1 - f) / k)``.
+  task, and the duration follows a speedup model ``S(k)``, ``t(k) = t(1) / S(k)``: **Amdahl's law**
+  (G. M. Amdahl, "Validity of the single processor approach to achieving large scale computing
+  capabilities", AFIPS SJCC 1967) with serial fraction ``f`` (``TaskGraph.serial``), ``t(k) = t(1) *
+  (f + (1 - f) / k)``; or **Downey's model** (A. B. Downey, "A model for speedup of parallel
+  programs", UC Berkeley TR UCB/CSD-97-933, 1997) with average parallelism ``A`` and variance
+  ``sigma`` (``TaskGraph.downey``; :func:`downey`).
+
+A task with ``same_host`` (``TaskGraph.same_host``) runs all its ``k`` processors on one host (and
+of one type, as every gang).
 
 The cost model's time of a task on a processor is its time on ``k_min`` processors of that kind (for
 a rigid task: its time on its ``k``; with ``k_min = 1``: ``t(1)``).  On a set of processors the task
 runs in lock step, so the slowest member sets the pace: its duration on members ``P`` with ``k =
-|P|`` is ``max_{p in P} cost(p) * a(k) / a(k_min)``, ``a(k) = f + (1 - f) / k`` — the factor is
-applied only when ``k != k_min``, so a task at its ``k_min`` (every single-processor task) takes
-exactly the cost model's time, to the last bit.
+|P|`` is ``max_{p in P} cost(p) * S(k_min) / S(k)`` (Amdahl: ``a(k) / a(k_min)``, ``a(k) = f + (1 -
+f) / k``) — the factor is applied only when ``k != k_min``, so a task at its ``k_min`` (every
+single-processor task) takes exactly the cost model's time, to the last bit.
 
 All ``k`` start together, when every member has finished what it runs before and the task's data is
 there, and all end together.  The task's **lead** (its first member, ``Plan.processor``/
@@ -32,6 +38,7 @@ import numpy as np
 
 from simsched.errors import PlanError
 from simsched.simulator.problem import Problem
+from simsched.workloads.taskgraph import TaskGraph
 
 
 def amdahl(k: np.ndarray | int, serial: np.ndarray | float) -> np.ndarray:
@@ -40,9 +47,41 @@ def amdahl(k: np.ndarray | int, serial: np.ndarray | float) -> np.ndarray:
     return serial + (1.0 - serial) / np.asarray(k, dtype=np.float64)
 
 
-def moldable_factor(k: np.ndarray, k_min: np.ndarray, serial: np.ndarray) -> np.ndarray:
-    """(n,) duration factor of tasks on ``k`` processors relative to their ``k_min``: ``a(k) /
-    a(k_min)``, exactly 1.0 where ``k == k_min``.  The one formula every time model uses."""
+def downey(k: np.ndarray | int, a: np.ndarray | float, sigma: np.ndarray | float) -> np.ndarray:
+    """Downey's speedup ``S(k)`` of a program of average parallelism ``A >= 1`` and variance
+    ``sigma >= 0`` on ``k`` processors (A. B. Downey, "A model for speedup of parallel programs",
+    UC Berkeley TR UCB/CSD-97-933, 1997).  Low variance (``sigma <= 1``)::
+
+        S(k) = A k / (A + sigma (k - 1) / 2)               1 <= k <= A
+        S(k) = A k / (sigma (A - 1/2) + k (1 - sigma / 2))  A <= k <= 2A - 1
+        S(k) = A                                            k >= 2A - 1
+
+    high variance (``sigma >= 1``)::
+
+        S(k) = k A (sigma + 1) / (sigma (k + A - 1) + A)    1 <= k <= A + A sigma - sigma
+        S(k) = A                                            k >= A + A sigma - sigma
+
+    (the high branch computed divided through by ``sigma``, so a huge ``sigma`` cannot overflow).
+    ``S(1) = 1``, ``S`` is continuous, non-decreasing in ``k`` and at most ``min(k, A)``; ``sigma =
+    0`` gives ``min(k, A)``.  Broadcasts.  O(size)."""
+    k = np.asarray(k, dtype=np.float64)
+    a = np.asarray(a, dtype=np.float64)
+    sigma = np.asarray(sigma, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low = np.where(k <= a, a * k / (a + sigma * (k - 1.0) / 2.0),
+                       np.where(k <= 2.0 * a - 1.0, a * k / (sigma * (a - 0.5) + k * (1.0 - sigma / 2.0)), a))
+        inv = 1.0 / np.maximum(sigma, 1.0)
+        high = np.where(k <= a + a * sigma - sigma, k * a * (1.0 + inv) / (k + a - 1.0 + a * inv), a)
+    return np.where(sigma <= 1.0, low, high)
+
+
+def moldable_factor(k: np.ndarray, k_min: np.ndarray, serial: np.ndarray,
+                    downey_rows: np.ndarray | None = None) -> np.ndarray:
+    """(n,) duration factor of tasks on ``k`` processors relative to their ``k_min``, exactly 1.0
+    where ``k == k_min``: ``a(k) / a(k_min)`` with Amdahl's ``a`` (serial fraction ``serial``), or
+    ``S(k_min) / S(k)`` with Downey's speedup :func:`downey` where the task's ``downey_rows`` row
+    ``[A, sigma]`` has ``A > 0`` (``TaskGraph.downey``; broadcast like ``k``).  The one formula every
+    time model uses.  O(n)."""
     k = np.asarray(k, dtype=np.int64)
     k_min = np.asarray(k_min, dtype=np.int64)
     out = np.ones(np.broadcast(k, k_min).shape)
@@ -50,8 +89,22 @@ def moldable_factor(k: np.ndarray, k_min: np.ndarray, serial: np.ndarray) -> np.
     if np.any(diff):
         s = np.broadcast_to(serial, out.shape)
         kk, km = np.broadcast_to(k, out.shape), np.broadcast_to(k_min, out.shape)
-        out[diff] = amdahl(kk[diff], s[diff]) / amdahl(km[diff], s[diff])
+        if downey_rows is None or not np.any(np.asarray(downey_rows)[..., 0] > 0):
+            out[diff] = amdahl(kk[diff], s[diff]) / amdahl(km[diff], s[diff])
+        else:
+            d = np.broadcast_to(downey_rows, (*out.shape, 2))
+            a, sig = d[..., 0][diff], d[..., 1][diff]
+            by_downey = a > 0
+            out[diff] = np.where(by_downey, downey(km[diff], np.where(by_downey, a, 1.0), sig)
+                                 / downey(kk[diff], np.where(by_downey, a, 1.0), sig),
+                                 amdahl(kk[diff], s[diff]) / amdahl(km[diff], s[diff]))
     return out
+
+
+def task_factor(graph: TaskGraph, tasks: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """:func:`moldable_factor` of ``graph``'s ``tasks`` on ``k`` processors each, with each task's own
+    speedup model.  O(len(tasks))."""
+    return moldable_factor(k, graph.procs_min[tasks], graph.serial[tasks], graph.downey[tasks])
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,8 +162,9 @@ def single(processor: np.ndarray) -> Gang:
 def check_gang(problem: Problem, processor: np.ndarray, gang: Gang | None,
                tasks: np.ndarray | None = None) -> None:
     """Raise :class:`PlanError` unless every task has between ``procs_min`` and ``procs_max``
-    distinct processors of one type, led by ``processor``.  ``gang=None``: each task has one.
-    ``tasks``: the task of each of the gang's rows (default: all, in order)."""
+    distinct processors of one type (and of one host where ``same_host``), led by ``processor``.
+    ``gang=None``: each task has one.  ``tasks``: the task of each of the gang's rows (default: all,
+    in order)."""
     g, pnames = problem.graph, problem.platform.names
     tasks = np.arange(problem.n_tasks) if tasks is None else np.asarray(tasks, dtype=np.int64)
     names = [g.names[t] for t in tasks.tolist()] if tasks.size < problem.n_tasks else g.names
@@ -144,6 +198,14 @@ def check_gang(problem: Problem, processor: np.ndarray, gang: Gang | None,
         i = int(owner[bad[0]])
         raise PlanError(f"task {names[i]!r} runs on processors of different types "
                         f"({pnames[processor[i]]!r}, {pnames[gang.members[bad[0]]]!r}); a gang is of one type")
+    one_host = problem.graph.same_host[tasks]
+    if one_host.any():
+        host = problem.platform.host_index
+        bad = np.flatnonzero(one_host[owner] & (host[gang.members] != host[processor[owner]]))
+        if bad.size:
+            i = int(owner[bad[0]])
+            raise PlanError(f"task {names[i]!r} must run on one host but its processors {pnames[processor[i]]!r} "
+                            f"and {pnames[gang.members[bad[0]]]!r} are on different hosts")
     pair = owner * m + gang.members
     if np.unique(pair).size != pair.size:
         uniq, counts = np.unique(pair, return_counts=True)
@@ -164,7 +226,7 @@ def gang_durations(problem: Problem, processor: np.ndarray, gang: Gang | None,
     cost = problem.cost_pairs(tasks[gang.owner()], gang.members)
     base = np.maximum.reduceat(cost, gang.ptr[:-1]) if cost.size else np.zeros(tasks.size)
     g = problem.graph
-    return base * moldable_factor(gang.k, g.procs_min[tasks], g.serial[tasks]) if g.gang else base
+    return base * task_factor(g, tasks, gang.k) if g.gang else base
 
 
 def member_sequences(processor: np.ndarray, order: np.ndarray, gang: Gang,

@@ -181,7 +181,8 @@ class Problem:
 
     def _check_gangs(self) -> None:
         """Raise :class:`InfeasibleError` naming the first task that needs more processors at once
-        (``procs_min``) than any one processor type has eligible for it.  O(t m) for the t tasks
+        (``procs_min``) than any one processor type has eligible for it (on one host, for a task
+        with ``same_host``).  O(t m) for the t tasks
         needing more than one."""
         g, tp = self.graph, self.platform.type_index
         multi = np.flatnonzero(g.procs_min > 1)
@@ -197,6 +198,20 @@ class Problem:
                 raise InfeasibleError(
                     f"task {g.names[i]!r} needs {g.procs_min[i]} processors of one type at once, but at most "
                     f"{per_type[short[0]]} of one type may run it; add processors or lower its procs")
+            one_host = g.same_host[rows]
+            if one_host.any():  # the most eligible processors of one type on one host
+                host = self.platform.host_index
+                key = tp * (int(host.max()) + 1) + host
+                by = np.argsort(key, kind="stable")
+                cut = np.flatnonzero(np.r_[True, key[by][1:] != key[by][:-1]])
+                per_group = np.add.reduceat(e[one_host][:, by].astype(np.int64), cut, axis=1).max(axis=1)
+                short = np.flatnonzero(per_group < g.procs_min[rows[one_host]])
+                if short.size:
+                    i = int(rows[one_host][short[0]])
+                    raise InfeasibleError(
+                        f"task {g.names[i]!r} needs {g.procs_min[i]} processors of one type on one host "
+                        f"(same_host), but at most {per_group[short[0]]} of one type on one host may run it; "
+                        f"add processors to a host, lower its procs or drop same_host")
 
     @property
     def n_tasks(self) -> int:

@@ -113,6 +113,16 @@ def _transfer(problem: Problem, edge: int, p: int, q: int) -> float:
     return float(plat.latency[p, q] + problem.graph.edge_data[edge] / plat.bandwidth[p, q])
 
 
+def downey_reference(k: int, a: float, sigma: float) -> float:
+    """Downey's speedup on ``k`` processors (TR UCB/CSD-97-933, 1997), the report's piecewise
+    formulas written out here apart from the simulator's vectorised
+    :func:`~simsched.simulator.gang.downey`, for the independent validator and the tests.  O(1)."""
+    if sigma <= 1:
+        if k <= a:
+            return a * k / (a + sigma * (k - 1) / 2)
+        return a * k / (sigma * (a - 0.5) + k * (1 - sigma / 2)) if k <= 2 * a - 1 else a
+    return k * a * (sigma + 1) / (sigma * (k + a - 1) + a) if k <= a + a * sigma - sigma else a
+
 def independent_violations(problem: Problem, schedule: Schedule, plan: Plan | None = None,
                            durations: bool = True, limit: int = 5) -> list[str]:
     """Every broken rule of ``schedule`` (at most ``limit``), checked from the model's definitions
@@ -125,9 +135,9 @@ def independent_violations(problem: Problem, schedule: Schedule, plan: Plan | No
     execution never starts strictly inside another's busy interval.  With ``plan``: the executions
     of each processor, sorted by the plan's ``order``, start in that sequence (each at or after the
     previous one's finish).  A multi-processor task (``schedule.gang``) is an execution on each of
-    its processors (k within ``[procs_min, procs_max]``, one type, led by its processor), for the
-    slowest member's cost scaled by Amdahl's law relative to ``k_min``; its data goes from and to
-    its lead.  O(n^2) at worst — for test-sized problems.
+    its processors (k within ``[procs_min, procs_max]``, one type, one host where ``same_host``, led
+    by its processor), for the slowest member's cost scaled by Amdahl's law or Downey's model
+    relative to ``k_min``; its data goes from and to its lead.  O(n^2) at worst — for test-sized problems.
     """
     g, W = problem.graph, problem.W
     n, m = g.n_tasks, problem.n_processors
@@ -146,15 +156,23 @@ def independent_violations(problem: Problem, schedule: Schedule, plan: Plan | No
         members = [[int(q) for q in gang.members[gang.ptr[i]:gang.ptr[i + 1]]] if gang is not None
                    else [int(schedule.processor[i])] for i in range(n)]
         inst = [(i, q, s, f) for i, _p, s, f in inst for q in members[i]]
-        types = problem.platform.type_index
+        types, hosts = problem.platform.type_index, problem.platform.host_index
         for i in range(n):
             k, lo, hi, x = len(members[i]), int(g.procs_min[i]), int(g.procs_max[i]), float(g.serial[i])
             if not lo <= k <= hi:
                 out.append(f"task {g.names[i]} runs on {k} processors, it needs {lo} to {hi}")
             if members[i][0] != int(schedule.processor[i]) or len({int(types[q]) for q in members[i]}) > 1:
                 out.append(f"task {g.names[i]}: its processors are not led by its processor or not of one type")
+            if g.same_host[i] and len({int(hosts[q]) for q in members[i]}) > 1:
+                out.append(f"task {g.names[i]}: its processors are on several hosts, it needs one")
             slowest = max(float(W[i, q]) for q in members[i])
-            speed = 1.0 if k == lo else (x + (1 - x) / k) / (x + (1 - x) / lo)  # Amdahl, relative to k_min
+            a, sigma = float(g.downey[i, 0]), float(g.downey[i, 1])
+            if k == lo:
+                speed = 1.0
+            elif a > 0:  # Downey 1997, relative to k_min
+                speed = downey_reference(lo, a, sigma) / downey_reference(k, a, sigma)
+            else:  # Amdahl, relative to k_min
+                speed = (x + (1 - x) / k) / (x + (1 - x) / lo)
             expected[i] = [slowest * speed] * m
     scale = max(1.0, max((abs(f) for *_, f in inst), default=0.0) if all(np.isfinite(f) for *_, f in inst) else 1.0)
     eps = REL_TOL * scale

@@ -8,7 +8,7 @@ defect is reported with the *smallest* failing example hypothesis could shrink i
 Properties (``static``: planners; ``online``: policies):
 
 A scheduler that declares ``multiprocessor_tasks = True`` also meets problems whose tasks need
-several processors at once (``ProblemSpace(gang=True)``: rigid and moldable tasks, Amdahl's law),
+several processors at once (``ProblemSpace(gang=True)``: rigid and moldable tasks, Amdahl's law or Downey's model),
 and a policy's gang assignments are checked like single ones (distinct, eligible, k in range).
 
 * ``valid`` — the schedule is valid (:func:`~simsched.simulator.schedule.validate_schedule` finds
@@ -517,7 +517,8 @@ def future_replaced(problem: Problem, t: float, rng: np.random.Generator) -> Pro
                      arrival=np.concatenate([g.arrival, [t, t + 1.0]]), priority=np.concatenate([prio, [2.0, -1.0]]),
                      memory=np.concatenate([g.memory, [0.0, 0.0]]), cores=np.concatenate([g.cores, [1, 1]]),
                      cost=cost, procs=np.concatenate([np.stack([g.procs_min, g.procs_max], axis=1), [[1, 1], [1, 1]]]),
-                     serial=np.concatenate([g.serial, [0.0, 0.0]])), problem.platform, problem.affinity)
+                     serial=np.concatenate([g.serial, [0.0, 0.0]]), downey=np.concatenate([g.downey, np.zeros((2, 2))]),
+                     same_host=np.concatenate([g.same_host, [False, False]])), problem.platform, problem.affinity)
 
 
 def _prop_no_future(subject: _Subject, problem: Problem, seed: int) -> None:

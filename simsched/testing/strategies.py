@@ -62,7 +62,8 @@ class ProblemSpace:
             from a higher to a lower index (t1 -> t0); shrinks to the identity.
         gang: with even odds each task needs several processors at once (needs ``processors``):
             rigid ``k`` or moldable ``[k_min, k_max]`` within the processors that may run it, with
-            a serial fraction of 0, 0.1, 0.5 or 1 (:mod:`simsched.simulator.gang`).
+            a serial fraction of 0, 0.1, 0.5 or 1, or (moldable, with even odds) Downey's model
+            (:mod:`simsched.simulator.gang`).
     """
 
     min_tasks: int = 1
@@ -161,16 +162,21 @@ def task_graphs(draw: st.DrawFn, space: ProblemSpace = ProblemSpace(), processor
             stuck = np.flatnonzero(np.isinf(cost).all(axis=1))
             cost[stuck, stuck % processors] = np.array(work)[stuck]
     names = [f"t{i}" for i in range(n)]
-    procs = serial = None
+    procs = serial = downey = None
     if space.gang and processors is not None:
         room = np.isfinite(cost).sum(axis=1) if cost is not None else np.full(n, processors)
-        procs, serial = [], []
+        procs, serial, downey = [], [], []
         for i in range(n):
             lo = draw(st.integers(1, int(room[i]))) if draw(st.booleans()) else 1
             hi = draw(st.integers(lo, int(room[i]))) if draw(st.booleans()) else lo
             procs.append([lo, hi])
             serial.append(draw(st.sampled_from([0.0, 0.1, 0.5, 1.0])))
-    return TaskGraph(names, edges, data, work=work, arrival=arrival, cost=cost, procs=procs, serial=serial)
+            downey.append([0.0, 0.0])
+            if lo < hi and draw(st.booleans()):  # Downey's model instead of Amdahl's
+                serial[-1] = 0.0
+                downey[-1] = [draw(st.sampled_from([1.0, 2.5, 8.0])), draw(st.sampled_from([0.0, 0.5, 1.0, 4.0]))]
+    return TaskGraph(names, edges, data, work=work, arrival=arrival, cost=cost, procs=procs, serial=serial,
+                     downey=downey)
 
 
 @st.composite
@@ -218,7 +224,8 @@ def _num(x: float) -> str:
 
 def describe_problem(problem: Problem) -> str:
     """A compact, readable description of a (small) problem: processors and hosts, network, every
-    task's costs and arrival, every edge's data.  O(n m + e)."""
+    task's costs and arrival (and a multi-processor task's demand and speedup model), every edge's
+    data.  O(n m + e)."""
     g, plat = problem.graph, problem.platform
     hosts: dict[str, list[str]] = {}
     for p in plat.processors:
@@ -235,6 +242,14 @@ def describe_problem(problem: Problem) -> str:
         row = f"  {name}: " + ", ".join(_num(c) for c in problem.W[i])
         if g.arrival.any():
             row += f" | {_num(g.arrival[i])}"
+        if g.procs_max[i] > 1:  # a multi-processor task: its demand and speedup model
+            lo, hi = int(g.procs_min[i]), int(g.procs_max[i])
+            row += f" | procs {lo}" if lo == hi else f" | procs [{lo}, {hi}]"
+            if g.downey[i, 0] > 0:
+                row += f", Downey A {_num(g.downey[i, 0])} sigma {_num(g.downey[i, 1])}"
+            elif lo < hi:
+                row += f", serial {_num(g.serial[i])}"
+            row += ", one host" if g.same_host[i] else ""
         lines.append(row)
     if g.n_edges:
         lines.append("edges (data): " + ", ".join(

@@ -84,7 +84,7 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
     if any(with_cost) and not all(with_cost):
         raise SimschedError("either every job has an explicit cost matrix or none has")
     names, kinds, edges, data, work, arrival, memory, cores, costs, jobs, prio = ([] for _ in range(11))
-    procs, serial = [], []
+    procs, serial, downey, same_host = [], [], [], []
     offset = 0
     for k, g in enumerate(graphs):
         names += [f"j{k}.{name}" for name in g.names]
@@ -97,6 +97,8 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
         cores.append(g.cores)
         procs.append(np.stack([g.procs_min, g.procs_max], axis=1))
         serial.append(g.serial)
+        downey.append(g.downey)
+        same_host.append(g.same_host)
         prio.append(g.priority)
         if g.cost is not None:
             costs.append(g.cost)
@@ -108,7 +110,8 @@ def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStr
                       kind=kinds, arrival=np.concatenate(arrival), memory=np.concatenate(memory),
                       cores=np.concatenate(cores), priority=np.concatenate(prio),
                       cost=np.concatenate(costs) if costs else None,
-                      procs=np.concatenate(procs), serial=np.concatenate(serial))
+                      procs=np.concatenate(procs), serial=np.concatenate(serial),
+                      downey=np.concatenate(downey), same_host=np.concatenate(same_host))
     job_ids = np.concatenate(jobs)
     job_ids.setflags(write=False)
     arr.setflags(write=False)

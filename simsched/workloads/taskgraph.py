@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from simsched import limits
 from simsched.errors import GraphError
 from simsched.workloads.csr import build_csr, find_cycle, kahn_levels
 
@@ -61,6 +62,11 @@ class TaskGraph:
             (``procs: [lo, hi]``; the scheduler chooses k at start).  See :mod:`simsched.simulator.gang`.
         serial: (n,) float array in [0, 1], a moldable task's serial fraction f (Amdahl 1967: its time
             on k processors is ``t(1) * (f + (1 - f) / k)``; 0 by default).
+        downey: (n, 2) float array of ``[A, sigma]`` rows: a moldable task whose ``A >= 1`` follows
+            Downey's speedup model (Downey 1997, average parallelism ``A``, variance ``sigma >= 0``)
+            instead of Amdahl's; ``A = 0`` (the default) marks a task that follows Amdahl's law.
+        same_host: (n,) bool array, True where all of a task's processors must sit on one host
+            (``same_host: true``; False by default).
         gang: True when some task may use more than one processor.
         cost: optional (n, m) explicit execution times, ``inf`` where ineligible.
         edge_src, edge_dst: (e,) task indices; edge_data: (e,) data size per edge.
@@ -70,7 +76,8 @@ class TaskGraph:
 
     __slots__ = (
         "names", "work", "kind", "kind_names", "arrival", "priority", "memory", "cores", "cost",
-        "procs_min", "procs_max", "serial", "gang", "edge_src", "edge_dst", "edge_data", "succ_ptr", "succ_edges",
+        "procs_min", "procs_max", "serial", "downey", "same_host", "gang",
+        "edge_src", "edge_dst", "edge_data", "succ_ptr", "succ_edges",
         "pred_ptr", "pred_edges",
         "level", "topo_order", "_index",
     )
@@ -90,6 +97,8 @@ class TaskGraph:
         cost: np.ndarray | Sequence[Sequence[float]] | None = None,
         procs: Sequence[int | Sequence[int]] | np.ndarray | int | None = None,
         serial: Sequence[float] | np.ndarray | float | None = None,
+        downey: Sequence[Sequence[float]] | np.ndarray | None = None,
+        same_host: Sequence[bool] | np.ndarray | bool | None = None,
     ) -> None:
         names = tuple(str(x) for x in names)
         n = len(names)
@@ -153,6 +162,7 @@ class TaskGraph:
         if (self.cores < 1).any():
             raise GraphError(f"task {names[int(np.flatnonzero(self.cores < 1)[0])]!r}: cores must be >= 1")
         self._set_procs(procs, serial, n)
+        self._set_speedup(downey, same_host, n)
 
         if kind is None or isinstance(kind, str):
             self.kind_names = (kind or DEFAULT_KIND,)
@@ -208,6 +218,41 @@ class TaskGraph:
             i = int(bad[0])
             raise GraphError(f"task {self.names[i]!r}: serial fraction {self.serial[i]} must be in [0, 1]")
         self.gang = bool(n and self.procs_max.max() > 1)
+
+    def _set_speedup(self, downey: Any, same_host: Any, n: int) -> None:
+        """``downey`` ((n, 2) ``[A, sigma]`` rows, ``A = 0`` for Amdahl) and ``same_host``, checked:
+        ``A`` is 0 or a finite number >= 1, ``sigma`` finite and >= 0, and a Downey task has no
+        serial fraction (one speedup model per task).  O(n)."""
+        if downey is None:
+            d = np.zeros((n, 2))
+        else:
+            try:
+                d = np.array(downey, dtype=np.float64)
+            except (OverflowError, ValueError, TypeError):
+                raise GraphError("downey must be one [A, sigma] pair of numbers per task") from None
+            if d.shape != (n, 2):
+                raise GraphError(f"downey has shape {d.shape} for {n} tasks: give [A, sigma] per task")
+        a, sigma = d[:, 0], d[:, 1]
+        top = limits.MAX_VALUE
+        bad = np.flatnonzero(~np.isfinite(a) | ((a != 0) & (a < 1)) | (a > top) | ~np.isfinite(sigma) | (sigma < 0)
+                             | (sigma > top))
+        if bad.size:
+            i = int(bad[0])
+            raise GraphError(f"task {self.names[i]!r}: Downey's model needs a finite average parallelism "
+                             f"1 <= A <= {top:g} and a finite variance 0 <= sigma <= {top:g}, got A = {a[i]}, "
+                             f"sigma = {sigma[i]}")
+        bad = np.flatnonzero((a > 0) & (self.serial > 0))
+        if bad.size:
+            raise GraphError(f"task {self.names[int(bad[0])]!r} gives both a serial fraction (Amdahl) and "
+                             f"Downey's model; a task follows one speedup model")
+        self.downey = _readonly(d)
+        if same_host is None:
+            self.same_host = _readonly(np.zeros(n, dtype=bool))
+        else:
+            h = np.array(same_host) if np.ndim(same_host) else np.full(n, same_host)
+            if h.shape != (n,) or h.dtype != bool:
+                raise GraphError(f"same_host must be true or false per task ({n} values)")
+            self.same_host = _readonly(h.copy())
 
     def _check_values(self, values: np.ndarray, what: str, per_edge: tuple | None = None) -> None:
         bad = ~np.isfinite(values) | (values < 0)
@@ -276,6 +321,7 @@ class TaskGraph:
             kind=[self.kind_names[k] for k in self.kind], arrival=self.arrival,
             priority=self.priority, memory=self.memory, cores=self.cores, cost=self.cost,
             procs=np.stack([self.procs_min, self.procs_max], axis=1), serial=self.serial,
+            downey=self.downey, same_host=self.same_host,
         )
         unknown = set(changes) - set(args)
         if unknown:
@@ -292,7 +338,8 @@ class TaskGraph:
     ) -> TaskGraph:
         """Build from task records (``name`` plus optional ``work``, ``kind``, ``arrival``,
         ``priority``, ``memory``, ``cores``, ``cost``, ``procs`` (k or ``[k_min, k_max]``),
-        ``serial``) and ``(from, to, data)`` edges by name."""
+        ``serial``, ``speedup`` (``{model: downey, A, sigma}`` or ``{model: amdahl, serial}``),
+        ``same_host``) and ``(from, to, data)`` edges by name."""
         names = [str(t["name"]) for t in tasks]
         index = {name: i for i, name in enumerate(names)}
         pairs, data = [], []
@@ -316,12 +363,18 @@ class TaskGraph:
         if work is not None and any(w is None for w in work):
             work = [1.0 if w is None else w for w in work]
         kinds = column("kind")
+        serial, downey = _speedup_rows(names, column("serial"), column("speedup"))
+        same_host = column("same_host")
+        if same_host is not None:
+            if any(v is not None and not isinstance(v, (bool, np.bool_)) for v in same_host):
+                raise GraphError("same_host is true or false")
+            same_host = [bool(v) for v in same_host]
         return cls(
             names, pairs, data, work=work,
             kind=None if kinds is None else [k or DEFAULT_KIND for k in kinds],
             arrival=_fill(column("arrival"), 0.0), priority=_fill(column("priority"), 0.0),
             memory=_fill(column("memory"), 0.0), cores=_fill(column("cores"), 1), cost=costs,
-            procs=_procs_rows(column("procs")), serial=_fill(column("serial"), 0.0),
+            procs=_procs_rows(column("procs")), serial=serial, downey=downey, same_host=same_host,
         )
 
     def to_networkx(self):  # -> networkx.DiGraph
@@ -337,6 +390,12 @@ class TaskGraph:
                 lo, hi = int(self.procs_min[i]), int(self.procs_max[i])
                 attrs["procs"] = lo if lo == hi else [lo, hi]
                 attrs["serial"] = float(self.serial[i])
+                if self.downey[i, 0] > 0:
+                    del attrs["serial"]
+                    attrs["speedup"] = {"model": "downey", "A": float(self.downey[i, 0]),
+                                        "sigma": float(self.downey[i, 1])}
+                if self.same_host[i]:
+                    attrs["same_host"] = True
             if self.cost is not None:
                 attrs["cost"] = [float(c) for c in self.cost[i]]
             g.add_node(name, **attrs)
@@ -351,7 +410,8 @@ class TaskGraph:
         tasks = []
         for node, attrs in g.nodes(data=True):
             rec = {"name": str(node)}
-            for key in ("kind", "arrival", "priority", "memory", "cores", "cost", "procs", "serial"):
+            for key in ("kind", "arrival", "priority", "memory", "cores", "cost", "procs", "serial", "speedup",
+                        "same_host"):
                 if key in attrs:
                     rec[key] = attrs[key]
             if work in attrs:
@@ -365,6 +425,41 @@ def _fill(values: list | None, default: float) -> list | None:
     if values is None:
         return None
     return [default if v is None else v for v in values]
+
+
+def _speedup_rows(names: Sequence[str], serial: list | None,
+                  speedup: list | None) -> tuple[list | None, list | None]:
+    """Per-task ``serial`` and ``downey`` columns from the records' ``serial`` and ``speedup``
+    (``{model: downey, A, sigma}`` or ``{model: amdahl, serial}``) fields.  O(n)."""
+    serial = _fill(serial, 0.0)
+    if speedup is None:
+        return serial, None
+    serial = serial if serial is not None else [0.0] * len(names)
+    rows = []
+    for i, spec in enumerate(speedup):
+        if spec is None:
+            rows.append([0.0, 0.0])
+            continue
+        if not isinstance(spec, Mapping) or spec.get("model") not in ("amdahl", "downey"):
+            raise GraphError(f"task {names[i]!r}: speedup is {{model: downey, A, sigma}} or {{model: amdahl, serial}}")
+        extra = set(spec) - ({"model", "A", "sigma"} if spec["model"] == "downey" else {"model", "serial"})
+        if extra:
+            raise GraphError(f"task {names[i]!r}: speedup model {spec['model']!r} takes no {sorted(extra)[0]!r}")
+        if spec["model"] == "amdahl":
+            f = spec.get("serial", 0.0)
+            if isinstance(f, bool) or not isinstance(f, (int, float)):
+                raise GraphError(f"task {names[i]!r}: Amdahl's serial fraction is a number in [0, 1]")
+            if serial[i]:
+                raise GraphError(f"task {names[i]!r}: give its serial fraction once (serial or speedup.serial)")
+            serial[i] = spec.get("serial", 0.0)
+            rows.append([0.0, 0.0])
+        elif "A" not in spec or "sigma" not in spec:
+            raise GraphError(f"task {names[i]!r}: Downey's speedup model needs A and sigma")
+        elif any(isinstance(spec[x], bool) or not isinstance(spec[x], (int, float)) for x in ("A", "sigma")):
+            raise GraphError(f"task {names[i]!r}: Downey's A and sigma are numbers")
+        else:
+            rows.append([spec["A"], spec["sigma"]])
+    return serial, rows
 
 
 def _procs_rows(values: list | None) -> list | None:

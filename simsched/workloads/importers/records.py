@@ -3,8 +3,10 @@ an inline ``{tasks, edges}`` workload, a CSV row) into a graph, with errors that
 
 Record keys (aliases in brackets): ``name`` [``id``, ``task``], ``work`` [``length``, ``runtime``],
 ``kind`` [``type``], ``arrival`` [``submit``, ``arrival_time``], ``priority``, ``memory``,
-``cores``, ``cost`` (list of per-processor times; ``inf`` = may not run there), ``depends``
-[``parents``, ``after``] (names of tasks it waits for).  Edges: ``{from, to, data}``.
+``cores``, ``cost`` (list of per-processor times; ``inf`` = may not run there), ``procs`` (k or
+``[k_min, k_max]``), ``serial``, ``speedup`` (``{model: downey, A, sigma}`` or ``{model: amdahl,
+serial}``; JSON/YAML records only), ``same_host`` (true/false), ``depends`` [``parents``,
+``after``] (names of tasks it waits for).  Edges: ``{from, to, data}``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "cost": ("cost",),
     "procs": ("procs",),
     "serial": ("serial",),
+    "speedup": ("speedup",),
+    "same_host": ("same_host",),
     "depends": ("depends", "parents", "after"),
 }
 KNOWN = {a for names in ALIASES.values() for a in names}
@@ -127,6 +131,18 @@ def records_to_graph(
                     raise SimschedError(f"task {r['name']!r}: serial is a fraction in [0, 1], got {v!r}")
             except SimschedError as e:
                 raise err(e.message, i, key) from None
+        key, v = _get(rec, "speedup")
+        if key:  # {model: downey, A, sigma} or {model: amdahl, serial}: checked by the graph, located by name
+            if not isinstance(v, Mapping):
+                raise err(f"task {r['name']!r}: speedup is a mapping {{model: downey, A, sigma}} or {{model: "
+                          f"amdahl, serial}} (JSON or YAML task records)", i, key)
+            r["speedup"] = dict(v)
+        key, v = _get(rec, "same_host")
+        if key:
+            text = str(v).strip().lower()
+            if not isinstance(v, bool) and text not in ("true", "false"):
+                raise err(f"task {r['name']!r}: same_host is true or false, got {v!r}", i, key)
+            r["same_host"] = v if isinstance(v, bool) else text == "true"
         key, c = _get(rec, "cost")
         cols = sorted((k for k in rec if str(k).startswith(("cost_", "time_")) and rec[k] not in (None, "")),
                       key=_natural)
@@ -227,6 +243,10 @@ def graph_to_records(graph: TaskGraph) -> tuple[list[dict[str, Any]], list[dict[
             rec["procs"] = lo if lo == hi else [lo, hi]
         if g.serial[i]:
             rec["serial"] = float(g.serial[i])
+        if g.downey[i, 0] > 0:
+            rec["speedup"] = {"model": "downey", "A": float(g.downey[i, 0]), "sigma": float(g.downey[i, 1])}
+        if g.same_host[i]:
+            rec["same_host"] = True
         tasks.append(rec)
     edges = [{"from": g.names[s], "to": g.names[d], "data": float(x)}
              for s, d, x in zip(g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_data.tolist())]
