@@ -425,3 +425,23 @@ def test_dag_schedulers_on_a_stream_of_rigid_tasks_get_the_drawn_k() -> None:
     assert dag.trace.procs.tolist() == batch.trace.procs.tolist()
     assert np.allclose(dag.end - dag.start, batch.end - batch.start)
     assert np.all(dag.start >= dag.released) and np.all(dag.released >= dag.trace.submit)
+
+
+def test_typed_options_follow_each_tasks_speedup_model_and_refuse_one_host_gangs() -> None:
+    """A Downey task's options take Downey's factor (not Amdahl's), as every other time model does;
+    a same_host task is refused with its name (the batch path counts a type's processors, no hosts)."""
+    from simsched.errors import SimschedError
+    from simsched.simulator.batch_typed import typed_jobs
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.simulator.problem import Problem
+    from simsched.workloads.taskgraph import TaskGraph
+
+    gpus = Platform.uniform([Processor(f"g{i}", type="gpu") for i in range(4)], 1.0, 0.0)
+    g = TaskGraph(["m"], work=[10.0], procs=[[1, 4]], downey=[[3.0, 0.5]])
+    jobs = typed_jobs(Problem(g, gpus), np.zeros(1))
+    want = 10.0 * moldable_factor(np.arange(1, 5), np.ones(4, dtype=np.int64), np.zeros(4), np.array([3.0, 0.5]))
+    np.testing.assert_allclose(jobs.opt_dur, want, rtol=0, atol=0)
+    assert jobs.opt_dur[-1] != pytest.approx(10.0 / 4)  # not linear speedup: Downey caps it below A = 3
+    one_host = TaskGraph(["w"], work=[1.0], procs=[2], same_host=[True])
+    with pytest.raises(SimschedError, match="'w'.*same_host"):
+        typed_jobs(Problem(one_host, gpus), np.zeros(1))

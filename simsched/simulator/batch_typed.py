@@ -3,11 +3,12 @@
 The batch engine of :mod:`simsched.simulator.batch` runs rigid jobs on ``m`` identical processors.
 Here the machine is split into **pools**, one per processor type (16 GPUs, 8 CPU cores), and a task
 may run in any pool whose processors may run it, on any ``k`` its demand allows
-(:mod:`simsched.simulator.gang`: rigid ``k``, or moldable ``k_min <= k <= k_max`` with Amdahl's law).
+(:mod:`simsched.simulator.gang`: rigid ``k``, or moldable ``k_min <= k <= k_max`` with the task's
+speedup model).
 Each such (pool, ``k``) is an **option** with its run time: the task's mean cost over the
 processors of that type (its time at ``k_min``; on identical processors, exactly the cost model's
-time) times :func:`~simsched.simulator.gang.moldable_factor` (Amdahl's law).  A pool's processors
-are interchangeable: a batch policy counts processors of a type, never picks members (the mean cost
+time) times :func:`~simsched.simulator.gang.moldable_factor` (Amdahl's law or Downey's model).  A pool's
+processors are interchangeable: a batch policy counts processors of a type, never picks members (the mean cost
 is the batch path's convention, as :func:`~simsched.scenario.stream.rigid_tasks` takes the mean
 over an identical platform).
 
@@ -97,7 +98,11 @@ def typed_jobs(problem: Problem, submit: np.ndarray) -> TypedJobs:
     W = problem.W
     cost = np.stack([W[:, tix == p].mean(axis=1) for p in range(sizes.size)], axis=1)  # (n, P); inf: ineligible
     order = np.argsort(submit, kind="stable")
-    kmin, kmax, serial = g.procs_min[order], g.procs_max[order], g.serial[order]
+    if np.any(g.same_host):
+        t = int(np.flatnonzero(g.same_host)[0])
+        raise SimschedError(f"task {g.names[t]!r} asks for one host (same_host); batch policies count a type's "
+                            "processors and never pick hosts: run it under a task-graph scheduler")
+    kmin, kmax, serial, downey = g.procs_min[order], g.procs_max[order], g.serial[order], g.downey[order]
     cost = cost[order]
     ptr = [0]
     pool, ks, dur = [], [], []
@@ -111,7 +116,7 @@ def typed_jobs(problem: Problem, submit: np.ndarray) -> TypedJobs:
             k = np.arange(lo, top + 1)
             pool += [p] * k.size
             ks += k.tolist()
-            dur += (c * moldable_factor(k, np.full(k.size, lo), float(serial[i]))).tolist()
+            dur += (c * moldable_factor(k, np.full(k.size, lo), float(serial[i]), downey[i])).tolist()
         if len(pool) == ptr[-1]:
             t = int(order[i])
             have = ", ".join(f"{c} {name}" for c, name in zip(sizes.tolist(), plat.type_names))
