@@ -217,6 +217,8 @@ class OnlineStats:
     """Every attempt and down interval, in runs with disruptions."""
     pstate: np.ndarray | None = None
     """(n,) the P-state each task (its last attempt) ran at, when the run had P-states (``pstate_slowdown``)."""
+    engine: str = "simpy"
+    """Which engine ran: ``simpy`` (the ground truth) or ``compiled`` (:mod:`simsched.simulator.engine.compiled`)."""
 
 
 def run_online(
@@ -227,6 +229,7 @@ def run_online(
     disruptions: Disruptions | None = None,
     disruption_rng: np.random.Generator | None = None,
     pstate_slowdown: np.ndarray | None = None,
+    engine: str = "auto",
 ) -> tuple[Schedule, OnlineStats]:
     """Run ``policy`` on ``problem`` in the SimPy model; return the schedule and :class:`OnlineStats`.
 
@@ -273,7 +276,17 @@ def run_online(
     disruptions, ``stats.log.pstates`` per attempt) records what ran, for the energy accounting.
     Pairs mean P-state 0.  A triple without the table, or naming a P-state the processor lacks, is
     refused with a :class:`SimschedError`.
+
+    ``engine``: ``auto`` runs the same model in the compiled loop when the run qualifies (MCT or a replay,
+    no failures, P-states or gangs, numba installed, a large problem), ``compiled`` insists, ``simpy``
+    never; the schedule is the same float for float (:mod:`simsched.simulator.engine.compiled`).
     """
+    if engine != "simpy":
+        from simsched.simulator.engine.compiled import dispatch
+
+        out = dispatch(engine, problem, policy, factors, disruptions, pstate_slowdown)
+        if out is not None:
+            return out
     run = _OnlineRun(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
                      disruptions, disruption_rng, pstate_slowdown)
     return run.run()

@@ -1,0 +1,189 @@
+"""The compiled stream engine: the common online run in one numba loop, the SimPy engine's schedule
+float for float (:mod:`simsched.simulator.engine.compiled_kernel`).
+
+The SimPy engine (:func:`~simsched.simulator.engine.online.run_online`) stays the ground truth and the
+fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
+form (:func:`compiled_applies`):
+
+* single-processor tasks (no gangs), no failures or stragglers, no P-states (``pstate_slowdown``);
+* arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
+  policy's visible numbering is the task index;
+* a policy whose class itself declares ``compiled_kernel = "mct"`` (:class:`~simsched.schedulers.online.MCT`;
+  a subclass that does not declare it again runs on SimPy), or a replay of recorded decisions
+  (:func:`run_compiled` with ``replay``: what ``simsched bench streams`` times);
+* numba installed (extra ``simsched[fast]``).
+
+Noise factors and any platform (dense or structured costs, uniform or per-link transfers) are
+supported.  ``run_online(..., engine="auto")`` (the default) takes the compiled loop when it applies
+and the problem has at least :data:`AUTO_MIN_TASKS` tasks (below that, loading numba costs more than
+it saves); ``engine="compiled"`` insists (a :class:`SimschedError` says why not), ``engine="simpy"``
+never.  ``OnlineStats.engine`` records which ran.  A run the compiled loop would refuse (a replayed
+decision that assigns a task that is not ready, ...) is run again on SimPy, which raises its own error.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import numpy as np
+
+from simsched.errors import SimschedError
+from simsched.simulator.problem import Problem
+from simsched.simulator.schedule import Schedule
+
+ENGINES = ("auto", "simpy", "compiled")
+"""The values of ``run_online``'s ``engine``."""
+
+KERNELS = ("mct",)
+"""Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
+
+AUTO_MIN_TASKS = 5_000
+"""``engine="auto"`` compiles only problems with at least this many tasks: loading numba and its cached
+machine code takes ~0.3-0.5 s of CPU once per process, what the SimPy engine with MCT spends on a few
+thousand tasks."""
+
+
+def numba_available() -> bool:
+    """True when numba is installed (extra ``simsched[fast]``).  O(1)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def policy_kernel(policy) -> str | None:
+    """The compiled rule ``policy`` declares on its own class (``compiled_kernel``), or None: a
+    subclass inherits the attribute but may decide differently, so only the declaring class counts."""
+    kernel = type(policy).__dict__.get("compiled_kernel")
+    return kernel if kernel in KERNELS else None
+
+
+def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, pstate_slowdown=None) -> str | None:
+    """None when the compiled loop can run this call of ``run_online``, else why not (one phrase).
+    ``policy`` None means a replay of recorded decisions.  O(n)."""
+    if policy is not None and policy_kernel(policy) is None:
+        name = getattr(policy, "name", None) or type(policy).__name__
+        return f"policy {name!r} has no compiled form (compiled: {', '.join(KERNELS)})"
+    if disruptions is not None and disruptions.active:
+        return "failures and stragglers run on the SimPy engine"
+    if pstate_slowdown is not None:
+        return "P-states run on the SimPy engine"
+    g = problem.graph
+    if g.gang:
+        return "multi-processor tasks run on the SimPy engine"
+    a = g.arrival
+    if a.size > 1 and not bool((a[1:] >= a[:-1]).all()):
+        return "arrivals that decrease with the task index run on the SimPy engine"
+    if not numba_available():
+        from simsched.extras import install_hint
+
+        return f"numba is not installed ({install_hint('fast')})"
+    return None
+
+
+def _link(problem: Problem):
+    """``(uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw)`` for the kernel: the
+    engine's uniform pair when every link is alike (the same floats as the tables), else the tables."""
+    from simsched.simulator.engine.online import _uniform_link
+
+    link = _uniform_link(problem.latency, problem.inv_bandwidth)
+    if link is not None:
+        empty = np.zeros((1, 1))
+        return (True, *map(float, link), empty, empty)
+    return (False, 0.0, 0.0, 0.0, 0.0, np.ascontiguousarray(problem.latency, dtype=np.float64),
+            np.ascontiguousarray(problem.inv_bandwidth, dtype=np.float64))
+
+
+def _replay_arrays(decisions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Recorded decisions (a list of lists of ``(task, processor)`` pairs) as ``(ptr, task, processor)``."""
+    counts = [len(d) for d in decisions]
+    ptr = np.zeros(len(decisions) + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    pairs = np.array([pair for d in decisions for pair in d], dtype=np.int64).reshape(-1, 2)
+    return ptr, np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+
+
+def compile_seconds() -> float:
+    """Load (or, the first time on a machine, compile) the kernel; the CPU seconds it took (0 once
+    loaded in this process).  Lets a benchmark keep compilation out of the rate it reports."""
+    c0 = time.process_time()
+    from simsched.simulator.engine import compiled_kernel as k
+
+    if not getattr(k, "_warm", False):
+        p = _tiny_problem()
+        _call(p, k.MCT, None, None)
+        _call(p, k.REPLAY, [[(0, 0)], [(1, 0)]], None)
+        k._warm = True
+    return time.process_time() - c0
+
+
+def _tiny_problem() -> Problem:
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.workloads.taskgraph import TaskGraph
+
+    g = TaskGraph(["a", "b"], [(0, 1)], [1.0], work=[1.0, 1.0])
+    return Problem(g, Platform.uniform([Processor("p0"), Processor("p1")], bandwidth=1.0, latency=0.1))
+
+
+def _call(problem: Problem, policy: int, replay, factors):
+    from simsched.simulator.engine import compiled_kernel as k
+
+    g = problem.graph
+    table, key, work, memory = problem.cost_arrays()
+    late = np.flatnonzero(g.arrival > 0)
+    times, counts = np.unique(g.arrival[late], return_counts=True)
+    group_ptr = np.zeros(times.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=group_ptr[1:])
+    rep = _replay_arrays(replay) if replay is not None else (np.zeros(1, dtype=np.int64),) + (np.zeros(0, dtype=np.int64),) * 2
+    fac = np.zeros(0) if factors is None else np.ascontiguousarray(factors, dtype=np.float64)
+    return k.stream_loop(policy, *rep, table, key, work, memory,
+                         np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
+                         g.succ_ptr.astype(np.int64), g.edge_dst[g.succ_edges].astype(np.int64),
+                         g.pred_ptr.astype(np.int64), g.edge_src[g.pred_edges].astype(np.int64),
+                         g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64),
+                         times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac)
+
+
+def run_compiled(problem: Problem, policy=None, factors: np.ndarray | None = None, *, replay=None):
+    """Run ``policy`` (one with a compiled form) or replay ``replay`` (the decisions of an earlier run,
+    one list of ``(task, processor)`` pairs per decision point) on the compiled loop; returns
+    ``(schedule, stats)`` as :func:`~simsched.simulator.engine.online.run_online` does, or None when the
+    loop stopped where the SimPy engine raises (run it there for the message).
+
+    :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`).  ``stats.events`` is
+    the SimPy engine's event count for the same run (the loop pushes an entry wherever SimPy would);
+    ``stats.policy_time_s`` is the whole loop's wall time (decisions run inside it, untimed alone).
+    O((n + e) log n) plus MCT's O(ready x m x in-degree) per decision, in compiled code."""
+    from simsched.simulator.engine.online import OnlineStats
+    from simsched.simulator.noise import check_factors
+
+    why = compiled_applies(problem, policy)
+    if why is not None:
+        raise SimschedError(f"engine 'compiled': {why}")
+    if factors is not None:
+        factors = check_factors(factors, problem.n_tasks)
+    from simsched.simulator.engine import compiled_kernel as k
+
+    t0 = time.perf_counter()
+    status, proc, start, finish, events, decisions, assignments, _ = _call(
+        problem, k.REPLAY if policy is None else k.MCT, replay, factors)
+    wall = time.perf_counter() - t0
+    if status != k.OK or np.isnan(finish).any():
+        return None
+    stats = OnlineStats(decisions=int(decisions), policy_time_s=wall, assignments=int(assignments), events=int(events))
+    stats.engine = "compiled"
+    return Schedule(proc, start, finish), stats
+
+
+def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate_slowdown):
+    """``run_online``'s hook: the compiled run's ``(schedule, stats)``, or None to run on SimPy.
+    ``auto``: compiled when :func:`compiled_applies` and the problem has :data:`AUTO_MIN_TASKS` tasks;
+    ``compiled``: :class:`SimschedError` when it does not apply.  O(n) checks."""
+    if engine not in ENGINES:
+        raise SimschedError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "auto" and (problem.n_tasks < AUTO_MIN_TASKS or policy_kernel(policy) is None):
+        return None
+    why = compiled_applies(problem, policy, factors, disruptions, pstate_slowdown)
+    if why is not None:
+        if engine == "compiled":
+            raise SimschedError(f"engine 'compiled': {why}")
+        return None
+    return run_compiled(problem, policy, factors)
