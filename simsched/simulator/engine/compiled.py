@@ -5,7 +5,8 @@ The SimPy engine (:func:`~simsched.simulator.engine.online.run_online`) stays th
 fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
 form (:func:`compiled_applies`):
 
-* single-processor tasks (no gangs), no failures or stragglers, no P-states (``pstate_slowdown``);
+* single-processor tasks (no gangs), no failures or stragglers; a P-state table (``pstate_slowdown``: a
+  power model) is fine, since the compiled rules run every task at P-state 0 (``stats.pstate`` all 0);
 * arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
   policy's visible numbering is the task index;
 * a policy whose class itself declares ``compiled_kernel = "mct"`` (:class:`~simsched.schedulers.online.MCT`;
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from itertools import chain
 
 import numpy as np
 
@@ -64,8 +66,9 @@ def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, p
         return f"policy {name!r} has no compiled form (compiled: {', '.join(KERNELS)})"
     if disruptions is not None and disruptions.active:
         return "failures and stragglers run on the SimPy engine"
-    if pstate_slowdown is not None:
-        return "P-states run on the SimPy engine"
+    if pstate_slowdown is not None and np.ndim(pstate_slowdown) != 2 or \
+            pstate_slowdown is not None and np.shape(pstate_slowdown)[0] != problem.n_processors:
+        return "a P-state table that is not (processors, P-states) goes to the SimPy engine (which refuses it)"
     g = problem.graph
     if g.gang:
         return "multi-processor tasks run on the SimPy engine"
@@ -94,10 +97,10 @@ def _link(problem: Problem):
 
 def _replay_arrays(decisions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Recorded decisions (a list of lists of ``(task, processor)`` pairs) as ``(ptr, task, processor)``."""
-    counts = [len(d) for d in decisions]
     ptr = np.zeros(len(decisions) + 1, dtype=np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    pairs = np.array([pair for d in decisions for pair in d], dtype=np.int64).reshape(-1, 2)
+    np.cumsum(np.fromiter(map(len, decisions), dtype=np.int64, count=len(decisions)), out=ptr[1:])
+    flat = chain.from_iterable(chain.from_iterable(decisions))
+    pairs = np.fromiter(flat, dtype=np.int64, count=2 * int(ptr[-1])).reshape(-1, 2)
     return ptr, np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
 
@@ -142,7 +145,8 @@ def _call(problem: Problem, policy: int, replay, factors):
                          times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac)
 
 
-def run_compiled(problem: Problem, policy=None, factors: np.ndarray | None = None, *, replay=None):
+def run_compiled(problem: Problem, policy=None, factors: np.ndarray | None = None, *, replay=None,
+                 pstate_slowdown: np.ndarray | None = None):
     """Run ``policy`` (one with a compiled form) or replay ``replay`` (the decisions of an earlier run,
     one list of ``(task, processor)`` pairs per decision point) on the compiled loop; returns
     ``(schedule, stats)`` as :func:`~simsched.simulator.engine.online.run_online` does, or None when the
@@ -155,7 +159,7 @@ def run_compiled(problem: Problem, policy=None, factors: np.ndarray | None = Non
     from simsched.simulator.engine.online import OnlineStats
     from simsched.simulator.noise import check_factors
 
-    why = compiled_applies(problem, policy)
+    why = compiled_applies(problem, policy, pstate_slowdown=pstate_slowdown)
     if why is not None:
         raise SimschedError(f"engine 'compiled': {why}")
     if factors is not None:
@@ -170,6 +174,8 @@ def run_compiled(problem: Problem, policy=None, factors: np.ndarray | None = Non
         return None
     stats = OnlineStats(decisions=int(decisions), policy_time_s=wall, assignments=int(assignments), events=int(events))
     stats.engine = "compiled"
+    if pstate_slowdown is not None:  # a power model: every task ran at P-state 0
+        stats.pstate = np.zeros(problem.n_tasks, dtype=np.int64)
     return Schedule(proc, start, finish), stats
 
 
@@ -186,4 +192,4 @@ def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate
         if engine == "compiled":
             raise SimschedError(f"engine 'compiled': {why}")
         return None
-    return run_compiled(problem, policy, factors)
+    return run_compiled(problem, policy, factors, pstate_slowdown=pstate_slowdown)
