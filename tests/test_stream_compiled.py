@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -20,18 +21,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("numba")
+from simsched.errors import SimschedError
+from simsched.schedulers.online import MCT
+from simsched.simulator.engine import Disruptions, compiled, run_online
+from simsched.simulator.platform import Link, Platform, Processor
+from simsched.simulator.problem import Problem
+from simsched.workloads.generators import random_dag
+from simsched.workloads.jobs import merge_jobs, poisson_arrivals
+from simsched.workloads.taskgraph import TaskGraph
 
-from simsched.errors import SimschedError  # noqa: E402
-from simsched.schedulers.online import MCT  # noqa: E402
-from simsched.simulator.engine import Disruptions, run_online  # noqa: E402
-from simsched.simulator.engine import compiled  # noqa: E402
-from simsched.simulator.platform import Link, Platform, Processor  # noqa: E402
-from simsched.simulator.problem import Problem  # noqa: E402
-from simsched.workloads.generators import random_dag  # noqa: E402
-from simsched.workloads.jobs import merge_jobs, poisson_arrivals  # noqa: E402
-from simsched.workloads.taskgraph import TaskGraph  # noqa: E402
-
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba (extra fast) not installed")
 ROOT = Path(__file__).resolve().parents[1]
 DIGESTS = json.loads((ROOT / "tests" / "data" / "stream_schedule_digests.json").read_text())
 MCT_SCENARIOS = sorted(k.split("::")[0] for k in DIGESTS["scenarios"] if k.endswith("::mct"))
@@ -160,7 +159,7 @@ def test_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense
     same(s_mct, s_ref)
     assert (st_mct.events, st_mct.decisions, st_mct.assignments) == (st_ref.events, st_ref.decisions,
                                                                      st_ref.assignments)
-    s_rep, st_rep = compiled.run_compiled(prob, None, factors, replay=rec.log)
+    s_rep, st_rep = run_online(prob, compiled.Replay(rec.log), factors, engine="compiled")
     same(s_rep, s_ref)
     assert st_rep.events == st_ref.events and st_rep.decisions == len(rec.log)
     s_py, _ = run_online(prob, MCT(), factors, engine="simpy")  # MCT itself on SimPy: the same
@@ -220,12 +219,13 @@ def test_a_replay_that_breaks_the_rules_stops_and_simpy_says_why() -> None:
     run_online(prob, rec, engine="simpy")
     bad = [list(d) for d in rec.log]
     bad[1] = bad[1] + [bad[0][0]]  # a task assigned twice
-    assert compiled.run_compiled(prob, replay=bad) is None
     short = rec.log[:-1]  # decisions run out before the tasks
-    assert compiled.run_compiled(prob, replay=short) is None
     wrong = [list(d) for d in rec.log]
-    wrong[0] = [(wrong[0][0][0], 99)] + wrong[0][1:]
-    assert compiled.run_compiled(prob, replay=wrong) is None
+    wrong[0] = [(wrong[0][0][0], 99)] + wrong[0][1:]  # a processor that does not exist
+    for log, why in ((bad, "already assigned"), (short, "ran out"), (wrong, "does not exist")):
+        assert compiled.run_compiled(prob, compiled.Replay(log)) is None
+        with pytest.raises(SimschedError, match=why):  # run_online falls back to SimPy, which says why
+            run_online(prob, compiled.Replay(log), engine="compiled")
 
 
 def test_bench_measures_the_compiled_engine_on_the_same_schedule() -> None:

@@ -116,7 +116,7 @@ def simpy_floor(n_events: int, n_chains: int, seed: int = 0, clock=time.perf_cou
 
 class _Recorded:
     """An online policy whose decisions are kept (``policy``'s decisions unchanged), for
-    :class:`_Replayed`.  O(1) per decision on top."""
+    :class:`~simsched.simulator.engine.compiled.Replay`.  O(1) per decision on top."""
 
     def __init__(self, policy) -> None:
         self.policy, self.name, self.log = policy, policy.name, []
@@ -130,26 +130,11 @@ class _Recorded:
         return out
 
 
-class _Replayed:
-    """Replays a :class:`_Recorded` run's decisions, one per decision point in order: run on the
-    same problem, the engine meets the same states and does the same work, with a policy that costs
-    a list read.  O(1) per decision."""
-
-    def __init__(self, log: list) -> None:
-        self.name, self.log, self.i = "replay", log, 0
-
-    def reset(self, problem, rng) -> None:
-        self.i = 0
-
-    def decide(self, view):
-        self.i += 1
-        return self.log[self.i - 1]
-
-
 def measure_stream(n_jobs: int, n_procs: int) -> dict:
     """One end-to-end stream run (see the module docstring), in this process."""
     from simsched.schedulers.online import MCT
     from simsched.simulator.engine import run_online
+    from simsched.simulator.engine.compiled import Replay
     from simsched.simulator.jobmetrics import stream_metrics
     from simsched.simulator.schedule import validate_schedule
 
@@ -162,7 +147,7 @@ def measure_stream(n_jobs: int, n_procs: int) -> dict:
     run_s, run_cpu = time.perf_counter() - t0, time.process_time() - c0
     peak_run = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     t0, c0 = time.perf_counter(), time.process_time()
-    replayed, replay_stats = run_online(problem, _Replayed(policy.log), engine="simpy")
+    replayed, replay_stats = run_online(problem, Replay(policy.log), engine="simpy")
     engine_s, engine_cpu = time.perf_counter() - t0, time.process_time() - c0
     same = replay_stats.events == stats.events and _same_schedule(replayed, schedule)
     ok = same and not validate_schedule(schedule, problem, check_durations=True)
@@ -193,7 +178,7 @@ def measure_compiled(problem, schedule, stats, log: list) -> dict | None:
     this process after the SimPy runs: numba's load (or first compile) CPU time alone, then MCT end to
     end and a replay of the SimPy run's recorded decisions (``log``), each in CPU time, each schedule
     checked equal to the SimPy run's (``same``) with the same event count.  None without numba."""
-    from simsched.simulator.engine import compiled
+    from simsched.simulator.engine import compiled, run_online
 
     if not compiled.numba_available():
         return None
@@ -201,10 +186,10 @@ def measure_compiled(problem, schedule, stats, log: list) -> dict | None:
 
     load_cpu = compiled.compile_seconds()
     c0 = time.process_time()
-    s_mct, st_mct = compiled.run_compiled(problem, MCT())
+    s_mct, st_mct = run_online(problem, MCT(), engine="compiled")
     run_cpu = time.process_time() - c0
     c0 = time.process_time()
-    s_rep, st_rep = compiled.run_compiled(problem, replay=log)
+    s_rep, st_rep = run_online(problem, compiled.Replay(log), engine="compiled")
     replay_cpu = time.process_time() - c0
     same = (st_mct.events == st_rep.events == stats.events and _same_schedule(s_mct, schedule)
             and _same_schedule(s_rep, schedule))

@@ -10,8 +10,8 @@ form (:func:`compiled_applies`):
 * arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
   policy's visible numbering is the task index;
 * a policy whose class itself declares ``compiled_kernel = "mct"`` (:class:`~simsched.schedulers.online.MCT`;
-  a subclass that does not declare it again runs on SimPy), or a replay of recorded decisions
-  (:func:`run_compiled` with ``replay``: what ``simsched bench streams`` times);
+  a subclass that does not declare it again runs on SimPy), or :class:`Replay` of recorded decisions
+  (what ``simsched bench streams`` times);
 * numba installed (extra ``simsched[fast]``).
 
 Noise factors and any platform (dense or structured costs, uniform or per-link transfers) are
@@ -37,7 +37,7 @@ from simsched.simulator.schedule import Schedule
 ENGINES = ("auto", "simpy", "compiled")
 """The values of ``run_online``'s ``engine``."""
 
-KERNELS = ("mct",)
+KERNELS = ("mct", "replay")
 """Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
 
 AUTO_MIN_TASKS = 5_000
@@ -51,6 +51,28 @@ def numba_available() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
+class Replay:
+    """An online policy that replays recorded decisions, one list of ``(task, processor)`` pairs per
+    decision point, in order: run on the problem they were recorded on, an engine meets the same states
+    and does the same work with a policy that costs a list read (on SimPy as on the compiled loop).
+    O(1) per decision."""
+
+    name = "replay"
+    compiled_kernel = "replay"
+
+    def __init__(self, log: list) -> None:
+        self.log, self.i = log, 0
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        self.i = 0
+
+    def decide(self, view) -> list:
+        if self.i >= len(self.log):
+            raise SimschedError(f"replay: the {len(self.log):,} recorded decisions ran out (the run needs more)")
+        self.i += 1
+        return self.log[self.i - 1]
+
+
 def policy_kernel(policy) -> str | None:
     """The compiled rule ``policy`` declares on its own class (``compiled_kernel``), or None: a
     subclass inherits the attribute but may decide differently, so only the declaring class counts."""
@@ -59,9 +81,8 @@ def policy_kernel(policy) -> str | None:
 
 
 def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, pstate_slowdown=None) -> str | None:
-    """None when the compiled loop can run this call of ``run_online``, else why not (one phrase).
-    ``policy`` None means a replay of recorded decisions.  O(n)."""
-    if policy is not None and policy_kernel(policy) is None:
+    """None when the compiled loop can run this call of ``run_online``, else why not (one phrase).  O(n)."""
+    if policy_kernel(policy) is None:
         name = getattr(policy, "name", None) or type(policy).__name__
         return f"policy {name!r} has no compiled form (compiled: {', '.join(KERNELS)})"
     if disruptions is not None and disruptions.active:
@@ -85,9 +106,9 @@ def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, p
 def _link(problem: Problem):
     """``(uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw)`` for the kernel: the
     engine's uniform pair when every link is alike (the same floats as the tables), else the tables."""
-    from simsched.simulator.engine.online import _uniform_link
+    from simsched.simulator.engine.common import uniform_link
 
-    link = _uniform_link(problem.latency, problem.inv_bandwidth)
+    link = uniform_link(problem.latency, problem.inv_bandwidth)
     if link is not None:
         empty = np.zeros((1, 1))
         return (True, *map(float, link), empty, empty)
@@ -135,7 +156,8 @@ def _call(problem: Problem, policy: int, replay, factors):
     times, counts = np.unique(g.arrival[late], return_counts=True)
     group_ptr = np.zeros(times.size + 1, dtype=np.int64)
     np.cumsum(counts, out=group_ptr[1:])
-    rep = _replay_arrays(replay) if replay is not None else (np.zeros(1, dtype=np.int64),) + (np.zeros(0, dtype=np.int64),) * 2
+    none = np.zeros(0, dtype=np.int64)
+    rep = _replay_arrays(replay) if replay is not None else (np.zeros(1, dtype=np.int64), none, none)
     fac = np.zeros(0) if factors is None else np.ascontiguousarray(factors, dtype=np.float64)
     return k.stream_loop(policy, *rep, table, key, work, memory,
                          np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
@@ -145,18 +167,17 @@ def _call(problem: Problem, policy: int, replay, factors):
                          times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac)
 
 
-def run_compiled(problem: Problem, policy=None, factors: np.ndarray | None = None, *, replay=None,
-                 pstate_slowdown: np.ndarray | None = None):
-    """Run ``policy`` (one with a compiled form) or replay ``replay`` (the decisions of an earlier run,
-    one list of ``(task, processor)`` pairs per decision point) on the compiled loop; returns
-    ``(schedule, stats)`` as :func:`~simsched.simulator.engine.online.run_online` does, or None when the
-    loop stopped where the SimPy engine raises (run it there for the message).
+def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,
+                 pstate_slowdown: np.ndarray | None = None) -> tuple[Schedule, dict] | None:
+    """Run ``policy`` (MCT, or a :class:`Replay`) on the compiled loop; returns the schedule and the
+    :class:`~simsched.simulator.engine.online.OnlineStats` fields, or None when the loop stopped where
+    the SimPy engine raises (run it there for the message).  Callers go through ``run_online``.
 
-    :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`).  ``stats.events`` is
-    the SimPy engine's event count for the same run (the loop pushes an entry wherever SimPy would);
-    ``stats.policy_time_s`` is the whole loop's wall time (decisions run inside it, untimed alone).
-    O((n + e) log n) plus MCT's O(ready x m x in-degree) per decision, in compiled code."""
-    from simsched.simulator.engine.online import OnlineStats
+    :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`).  ``events`` is the
+    SimPy engine's event count for the same run (the loop pushes an entry wherever SimPy would, and
+    counts the pushes as SimPy's ``next(env._eid)`` does); ``policy_time_s`` is the whole loop's wall
+    time (decisions run inside it, not timed alone).  O((n + e) log n) plus MCT's O(ready x m x
+    in-degree) per decision, in compiled code."""
     from simsched.simulator.noise import check_factors
 
     why = compiled_applies(problem, policy, pstate_slowdown=pstate_slowdown)
@@ -166,16 +187,17 @@ def run_compiled(problem: Problem, policy=None, factors: np.ndarray | None = Non
         factors = check_factors(factors, problem.n_tasks)
     from simsched.simulator.engine import compiled_kernel as k
 
+    replay = policy.log if policy_kernel(policy) == "replay" else None
     t0 = time.perf_counter()
     status, proc, start, finish, events, decisions, assignments, _ = _call(
-        problem, k.REPLAY if policy is None else k.MCT, replay, factors)
+        problem, k.MCT if replay is None else k.REPLAY, replay, factors)
     wall = time.perf_counter() - t0
     if status != k.OK or np.isnan(finish).any():
         return None
-    stats = OnlineStats(decisions=int(decisions), policy_time_s=wall, assignments=int(assignments), events=int(events))
-    stats.engine = "compiled"
+    stats = {"decisions": int(decisions), "policy_time_s": wall, "assignments": int(assignments),
+             "events": int(events), "engine": "compiled"}
     if pstate_slowdown is not None:  # a power model: every task ran at P-state 0
-        stats.pstate = np.zeros(problem.n_tasks, dtype=np.int64)
+        stats["pstate"] = np.zeros(problem.n_tasks, dtype=np.int64)
     return Schedule(proc, start, finish), stats
 
 
@@ -192,4 +214,4 @@ def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate
         if engine == "compiled":
             raise SimschedError(f"engine 'compiled': {why}")
         return None
-    return run_compiled(problem, policy, factors, pstate_slowdown=pstate_slowdown)
+    return run_compiled(problem, policy, factors, pstate_slowdown)

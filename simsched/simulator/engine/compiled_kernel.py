@@ -215,8 +215,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             start_p = -1
             if qlen[p] > 0:
                 if data_ok[qhead[p]]:
-                    size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy,
-                                             factors, ht, hp, he, hk, hv, size, eid)
+                    size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
+                                            noisy, factors, ht, hp, he, hk, hv, size, eid)
             else:
                 ee[p] = now
                 if not trigger:
@@ -361,8 +361,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 qnext[v] = -1
                 qlen[p] += 1
                 if running[p] < 0 and qlen[p] == 1 and data_ok[v]:
-                    size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy,
-                                                     factors, ht, hp, he, hk, hv, size, eid)
+                    size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
+                                            noisy, factors, ht, hp, he, hk, hv, size, eid)
             # the ready set keeps the tasks not assigned (none for MCT)
             kept = 0
             for i in range(n_ready):
@@ -372,6 +372,6 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             n_ready = kept
         if start_p >= 0:  # a task's data arrived at the head of an idle processor's queue
             p = start_p
-            size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy,
-                                     factors, ht, hp, he, hk, hv, size, eid)
+            size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
+                                    noisy, factors, ht, hp, he, hk, hv, size, eid)
     return OK, proc_of, start, finish, eid, decisions, assignments, -1

@@ -18,6 +18,7 @@ from simsched.errors import SimschedError
 from simsched.simulator.arrived import ArrivedProblems
 from simsched.simulator.engine.common import DECISION_PRIORITY
 from simsched.simulator.engine.common import gc_paused as _gc_paused
+from simsched.simulator.engine.common import uniform_link as _uniform_link
 from simsched.simulator.engine.gangs import GangAllocation
 from simsched.simulator.noise import check_factors
 from simsched.simulator.policy import DecisionView, OnlinePolicy
@@ -39,24 +40,6 @@ class _Tick:
         self.callbacks = [callback]
         self._ok = True
         self._value = value
-
-
-def _uniform_link(latency: np.ndarray, inv_bandwidth: np.ndarray) -> tuple[float, float, float, float] | None:
-    """``(diagonal latency, diagonal 1/bandwidth, link latency, link 1/bandwidth)`` when every
-    diagonal entry of the (m, m) matrices is one value and every off-diagonal entry another (a
-    uniform platform), else None.  Exact equality, so using the pair gives the same floats as the
-    matrices.  O(m^2) once."""
-    m = latency.shape[0]
-    if m < 2:
-        return None
-    off = ~np.eye(m, dtype=bool)
-    out = []
-    for a in (latency, inv_bandwidth):
-        d, o = a[0, 0], a[0, 1]
-        if not ((np.diagonal(a) == d).all() and (a[off] == o).all()):
-            return None
-        out.append((float(d), float(o)))
-    return out[0][0], out[1][0], out[0][1], out[1][1]
 
 
 # --------------------------------------------------------------------------- disruptions
@@ -286,7 +269,7 @@ def run_online(
 
         out = dispatch(engine, problem, policy, factors, disruptions, pstate_slowdown)
         if out is not None:
-            return out
+            return out[0], OnlineStats(**out[1])
     run = _OnlineRun(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
                      disruptions, disruption_rng, pstate_slowdown)
     return run.run()
