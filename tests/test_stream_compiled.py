@@ -2,7 +2,7 @@
 
 * every shipped stream scenario's MCT row it accepts equals the schedule digest computed on the SimPy
   engine (``tests/data/stream_schedule_digests.json``); the ones it does not accept (failures,
-  P-states) still run on SimPy, and say so in ``stats.engine``;
+  stragglers) still run on SimPy, and say so in ``stats.engine``;
 * random streams (hypothesis): jobs with arrival ties, noise, dense and structured costs, per-link and
   uniform networks, zero work and zero data, one processor — the same schedule, events, decisions and
   assignments as SimPy, for MCT and for a replay of recorded decisions;
@@ -13,13 +13,13 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_stream_speed import DIGESTS, digest  # tests/ is on sys.path (rootdir-less test modules)
 
 from simsched.errors import SimschedError
 from simsched.schedulers.online import MCT
@@ -32,7 +32,6 @@ from simsched.workloads.taskgraph import TaskGraph
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba (extra fast) not installed")
 ROOT = Path(__file__).resolve().parents[1]
-DIGESTS = json.loads((ROOT / "tests" / "data" / "stream_schedule_digests.json").read_text())
 MCT_SCENARIOS = sorted(k.split("::")[0] for k in DIGESTS["scenarios"] if k.endswith("::mct"))
 FAST = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml", "scenarios/energy/power_off.yaml")
 
@@ -60,17 +59,6 @@ def same(a, b) -> None:
     assert a.finish.tolist() == b.finish.tolist()
 
 
-def _digest(schedule) -> str:
-    """The digest of ``tests/test_stream_speed.py`` (processor, start, finish bytes)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for a in (np.asarray(schedule.processor, dtype=np.int64), np.asarray(schedule.start, dtype=np.float64),
-              np.asarray(schedule.finish, dtype=np.float64)):
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()[:32]
-
-
 def _scenario(path: str, monkeypatch, minimum: int):
     from simsched.run.streams import simulate_stream
     from simsched.scenario.load import load_scenario
@@ -83,7 +71,7 @@ def _scenario(path: str, monkeypatch, minimum: int):
 
 def _check_scenario(path: str, monkeypatch) -> None:
     run = _scenario(path, monkeypatch, 0)  # auto: compiled whenever the run qualifies
-    assert _digest(run.schedule) == DIGESTS["scenarios"][f"{path}::mct"]
+    assert digest(run.schedule) == DIGESTS["scenarios"][f"{path}::mct"]
     ref = _scenario(path, monkeypatch, 10**12)  # auto never compiles: SimPy
     assert ref.stats.engine == "simpy"
     same(run.schedule, ref.schedule)

@@ -202,9 +202,10 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,
 
 
 def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate_slowdown):
-    """``run_online``'s hook: the compiled run's ``(schedule, stats)``, or None to run on SimPy.
-    ``auto``: compiled when :func:`compiled_applies` and the problem has :data:`AUTO_MIN_TASKS` tasks;
-    ``compiled``: :class:`SimschedError` when it does not apply.  O(n) checks."""
+    """``run_online``'s hook: the compiled run's ``(schedule, OnlineStats fields)``, or None to run on
+    SimPy.  ``auto``: compiled when :func:`compiled_applies` and the problem has :data:`AUTO_MIN_TASKS`
+    tasks (a numba that fails to import counts as missing); ``compiled``: :class:`SimschedError` when it
+    does not apply.  O(n) checks."""
     if engine not in ENGINES:
         raise SimschedError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "auto" and (problem.n_tasks < AUTO_MIN_TASKS or policy_kernel(policy) is None):
@@ -214,4 +215,9 @@ def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate
         if engine == "compiled":
             raise SimschedError(f"engine 'compiled': {why}")
         return None
+    if engine == "auto":
+        try:
+            from simsched.simulator.engine import compiled_kernel  # noqa: F401
+        except ImportError:  # a broken numba install: the ground truth runs instead
+            return None
     return run_compiled(problem, policy, factors, pstate_slowdown)
