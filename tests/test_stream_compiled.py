@@ -210,7 +210,8 @@ def test_a_replay_that_breaks_the_rules_stops_and_simpy_says_why() -> None:
     short = rec.log[:-1]  # decisions run out before the tasks
     wrong = [list(d) for d in rec.log]
     wrong[0] = [(wrong[0][0][0], 99)] + wrong[0][1:]  # a processor that does not exist
-    for log, why in ((bad, "already assigned"), (short, "ran out"), (wrong, "does not exist")):
+    triple = [[(t, p, 1) for t, p in d] for d in rec.log]  # a P-state the platform has no table for
+    for log, why in ((bad, "already assigned"), (short, "ran out"), (wrong, "does not exist"), (triple, "P-state")):
         assert compiled.run_compiled(prob, compiled.Replay(log)) is None
         with pytest.raises(SimschedError, match=why):  # run_online falls back to SimPy, which says why
             run_online(prob, compiled.Replay(log), engine="compiled")

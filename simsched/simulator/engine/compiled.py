@@ -116,12 +116,18 @@ def _link(problem: Problem):
             np.ascontiguousarray(problem.inv_bandwidth, dtype=np.float64))
 
 
-def _replay_arrays(decisions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Recorded decisions (a list of lists of ``(task, processor)`` pairs) as ``(ptr, task, processor)``."""
-    ptr = np.zeros(len(decisions) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, decisions), dtype=np.int64, count=len(decisions)), out=ptr[1:])
-    flat = chain.from_iterable(chain.from_iterable(decisions))
-    pairs = np.fromiter(flat, dtype=np.int64, count=2 * int(ptr[-1])).reshape(-1, 2)
+def _replay_arrays(decisions) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Recorded decisions (a list of lists of ``(task, processor)`` pairs) as ``(ptr, task, processor)``;
+    None when an item is not a pair of integers (a P-state triple, a gang: SimPy replays those)."""
+    try:
+        ptr = np.zeros(len(decisions) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, decisions), dtype=np.int64, count=len(decisions)), out=ptr[1:])
+        flat = np.fromiter(chain.from_iterable(chain.from_iterable(decisions)), dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if flat.size != 2 * int(ptr[-1]):
+        return None
+    pairs = flat.reshape(-1, 2)
     return ptr, np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
 
@@ -158,6 +164,8 @@ def _call(problem: Problem, policy: int, replay, factors):
     np.cumsum(counts, out=group_ptr[1:])
     none = np.zeros(0, dtype=np.int64)
     rep = _replay_arrays(replay) if replay is not None else (np.zeros(1, dtype=np.int64), none, none)
+    if rep is None:
+        return None
     fac = np.zeros(0) if factors is None else np.ascontiguousarray(factors, dtype=np.float64)
     return k.stream_loop(policy, *rep, table, key, work, memory,
                          np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
@@ -189,9 +197,11 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,
 
     replay = policy.log if policy_kernel(policy) == "replay" else None
     t0 = time.perf_counter()
-    status, proc, start, finish, events, decisions, assignments, _ = _call(
-        problem, k.MCT if replay is None else k.REPLAY, replay, factors)
+    out = _call(problem, k.MCT if replay is None else k.REPLAY, replay, factors)
     wall = time.perf_counter() - t0
+    if out is None:
+        return None
+    status, proc, start, finish, events, decisions, assignments, _ = out
     if status != k.OK or np.isnan(finish).any():
         return None
     stats = {"decisions": int(decisions), "policy_time_s": wall, "assignments": int(assignments),
