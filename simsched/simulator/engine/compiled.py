@@ -42,8 +42,8 @@ KERNELS = ("mct", "replay")
 
 AUTO_MIN_TASKS = 5_000
 """``engine="auto"`` compiles only problems with at least this many tasks: loading numba and its cached
-machine code takes ~0.3-0.5 s of CPU once per process, what the SimPy engine with MCT spends on a few
-thousand tasks."""
+machine code takes ~0.3-1 s of CPU once per process (1.1-1.2 s measured on a loaded 2-core machine),
+what the SimPy engine with MCT spends on a few thousand tasks."""
 
 
 def numba_available() -> bool:
