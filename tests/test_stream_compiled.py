@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,7 @@ from simsched.workloads.generators import random_dag
 from simsched.workloads.jobs import merge_jobs, poisson_arrivals
 from simsched.workloads.taskgraph import TaskGraph
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba (extra fast) not installed")
+pytestmark = pytest.mark.extra("fast")  # skipped, with the install command, without numba
 ROOT = Path(__file__).resolve().parents[1]
 MCT_SCENARIOS = sorted(k.split("::")[0] for k in DIGESTS["scenarios"] if k.endswith("::mct"))
 FAST = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml", "scenarios/energy/power_off.yaml")
