@@ -125,36 +125,6 @@ def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_ti
 
 
 @numba.njit(cache=True)
-def _uniform_ready(dr, lo, hi, pred_src, pred_data, finish, proc_of, now, floor, same_lat, same_inv, link_lat,
-                   link_inv):  # pragma: no cover - compiled
-    """MCT's data-ready row (``DecisionView.data_ready_row``) on a uniform network, in O(m + d^2) for d
-    inputs instead of O(d m): every processor that holds no input gets ``max over inputs of sent +
-    (link latency + data x link 1/bandwidth)``, each processor holding one gets that maximum taken with
-    its own terms; then at least ``floor``.  A maximum is exact, so these are the floats of the
-    per-processor loop."""
-    base = -np.inf
-    for j in range(lo, hi):
-        f = finish[pred_src[j]]
-        a = (f if f > now else now) + (link_lat + pred_data[j] * link_inv)
-        if a > base:
-            base = a
-    b = base if base >= floor else floor
-    for q in range(dr.size):
-        dr[q] = b
-    for j in range(lo, hi):  # the processors holding an input: their own maximum
-        sp = proc_of[pred_src[j]]
-        v = -np.inf
-        for i in range(lo, hi):
-            u = pred_src[i]
-            f = finish[u]
-            x = pred_data[i]
-            a = (f if f > now else now) + ((same_lat + x * same_inv) if proc_of[u] == sp else (link_lat + x * link_inv))
-            if a > v:
-                v = a
-        dr[sp] = v if v >= floor else floor
-
-
-@numba.njit(cache=True)
 def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, proc_memory, structured,
                 succ_ptr, succ_dst, pred_ptr, pred_src, pred_data, arrival, group_time, group_ptr, group_task,
                 uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors):  # pragma: no cover
@@ -300,9 +270,6 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     if hi == lo:
                         for q in range(m):
                             dr[q] = floor
-                    elif uniform:
-                        _uniform_ready(dr, lo, hi, pred_src, pred_data, finish, proc_of, now, floor, same_lat, same_inv,
-                                       link_lat, link_inv)
                     else:
                         for q in range(m):
                             dr[q] = -np.inf
@@ -312,10 +279,16 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                             sent = f if f > now else now
                             sp = proc_of[s]
                             x = pred_data[j]
-                            for q in range(m):
-                                a = sent + (latency[sp, q] + x * inv_bw[sp, q])
-                                if a > dr[q]:
-                                    dr[q] = a
+                            if uniform:
+                                for q in range(m):
+                                    a = sent + ((same_lat + x * same_inv) if q == sp else (link_lat + x * link_inv))
+                                    if a > dr[q]:
+                                        dr[q] = a
+                            else:
+                                for q in range(m):
+                                    a = sent + (latency[sp, q] + x * inv_bw[sp, q])
+                                    if a > dr[q]:
+                                        dr[q] = a
                         for q in range(m):
                             if not dr[q] >= floor:
                                 dr[q] = floor
