@@ -116,7 +116,7 @@ def simpy_floor(n_events: int, n_chains: int, seed: int = 0, clock=time.perf_cou
 
 class _Recorded:
     """An online policy whose decisions are kept (``policy``'s decisions unchanged), for
-    :class:`_Replayed`.  O(1) per decision on top."""
+    :class:`~simsched.simulator.engine.compiled.Replay`.  O(1) per decision on top."""
 
     def __init__(self, policy) -> None:
         self.policy, self.name, self.log = policy, policy.name, []
@@ -130,26 +130,11 @@ class _Recorded:
         return out
 
 
-class _Replayed:
-    """Replays a :class:`_Recorded` run's decisions, one per decision point in order: run on the
-    same problem, the engine meets the same states and does the same work, with a policy that costs
-    a list read.  O(1) per decision."""
-
-    def __init__(self, log: list) -> None:
-        self.name, self.log, self.i = "replay", log, 0
-
-    def reset(self, problem, rng) -> None:
-        self.i = 0
-
-    def decide(self, view):
-        self.i += 1
-        return self.log[self.i - 1]
-
-
 def measure_stream(n_jobs: int, n_procs: int) -> dict:
     """One end-to-end stream run (see the module docstring), in this process."""
     from simsched.schedulers.online import MCT
     from simsched.simulator.engine import run_online
+    from simsched.simulator.engine.compiled import Replay
     from simsched.simulator.jobmetrics import stream_metrics
     from simsched.simulator.schedule import validate_schedule
 
@@ -158,16 +143,17 @@ def measure_stream(n_jobs: int, n_procs: int) -> dict:
     build_s = time.perf_counter() - t0
     policy = _Recorded(MCT())
     t0, c0 = time.perf_counter(), time.process_time()
-    schedule, stats = run_online(problem, policy)
+    schedule, stats = run_online(problem, policy, engine="simpy")
     run_s, run_cpu = time.perf_counter() - t0, time.process_time() - c0
     peak_run = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     t0, c0 = time.perf_counter(), time.process_time()
-    replayed, replay_stats = run_online(problem, _Replayed(policy.log))
+    replayed, replay_stats = run_online(problem, Replay(policy.log), engine="simpy")
     engine_s, engine_cpu = time.perf_counter() - t0, time.process_time() - c0
-    policy.log.clear()
-    same = (replay_stats.events == stats.events and np.array_equal(replayed.processor, schedule.processor)
-            and np.array_equal(replayed.start, schedule.start) and np.array_equal(replayed.finish, schedule.finish))
+    same = replay_stats.events == stats.events and _same_schedule(replayed, schedule)
     ok = same and not validate_schedule(schedule, problem, check_durations=True)
+    peak_simpy = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    compiled = measure_compiled(problem, schedule, stats, policy.log)
+    policy.log.clear()
     metrics = stream_metrics(schedule, problem, stream.jobs, stream.job_arrival)
     energy_cpu, energy_j = energy_accounting_cpu(problem, schedule, stats)
     floor = simpy_floor(stats.events, n_procs, clock=time.process_time)
@@ -179,7 +165,37 @@ def measure_stream(n_jobs: int, n_procs: int) -> dict:
             "floor_events_per_s": floor, "tasks_per_s": problem.n_tasks / run_cpu, "floor_tasks_per_s": floor_tasks,
             "energy_cpu_s": energy_cpu, "energy_j": energy_j,
             "valid": ok, "jct_mean": metrics.summary["jct_mean"], "offered_load": metrics.summary["offered_load"],
-            "peak_run_mb": peak_run, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+            "peak_run_mb": peak_run, "peak_rss_mb": peak_simpy, "compiled": compiled}
+
+
+def _same_schedule(a, b) -> bool:
+    return (np.array_equal(a.processor, b.processor) and np.array_equal(a.start, b.start)
+            and np.array_equal(a.finish, b.finish))
+
+
+def measure_compiled(problem, schedule, stats, log: list) -> dict | None:
+    """The compiled stream engine (:mod:`simsched.simulator.engine.compiled`) on the same stream, in
+    this process after the SimPy runs: numba's load (or first compile) CPU time alone, then MCT end to
+    end and a replay of the SimPy run's recorded decisions (``log``), each in CPU time, each schedule
+    checked equal to the SimPy run's (``same``) with the same event count.  None without numba."""
+    from simsched.simulator.engine import compiled, run_online
+
+    if not compiled.numba_available():
+        return None
+    from simsched.schedulers.online import MCT
+
+    load_cpu = compiled.compile_seconds()
+    c0 = time.process_time()
+    s_mct, st_mct = run_online(problem, MCT(), engine="compiled")
+    run_cpu = time.process_time() - c0
+    c0 = time.process_time()
+    s_rep, st_rep = run_online(problem, compiled.Replay(log), engine="compiled")
+    replay_cpu = time.process_time() - c0
+    same = (st_mct.events == st_rep.events == stats.events and _same_schedule(s_mct, schedule)
+            and _same_schedule(s_rep, schedule))
+    return {"load_cpu_s": load_cpu, "run_cpu_s": run_cpu, "replay_cpu_s": replay_cpu, "same": same,
+            "events_per_s": stats.events / replay_cpu, "tasks_per_s": problem.n_tasks / run_cpu,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
 
 
 def energy_accounting_cpu(problem, schedule, stats) -> tuple[float, float]:
@@ -204,10 +220,40 @@ def bench_streams(quick: bool = False, size: str | None = None) -> list[dict]:
         r = pool.submit(measure_stream, n_jobs, n_procs).result()
     size = f"{r['jobs']:,} jobs, {r['tasks']:,} tasks x {r['processors']:,}"
     ratio = r["events_per_s"] / r["floor_events_per_s"]
+    return _simpy_rows(r, size, ratio) + _compiled_rows(r, size)
+
+
+def _compiled_rows(r: dict, size: str) -> list[dict]:
+    """The compiled engine's rows beside the SimPy engine's and the floor, all from one run."""
+    c = r["compiled"]
+    if c is None:
+        from simsched.extras import install_hint
+
+        return [dict(what=f"compiled stream engine: not measured, numba is not installed ({install_hint('fast')})",
+                     size=size, measured=None, baseline=None, ratio=None, target="-", ok=None)]
+    ratio = c["events_per_s"] / r["floor_events_per_s"]
+    tag = "" if c["same"] else " [schedule differs: NO]"
+    return [
+        dict(what=f"compiled engine events/s (a replay of the decisions, SimPy's event count) vs raw SimPy floor "
+                  f"(same events, CPU time){tag}", size=f"{size}, {r['events']:,} events",
+             measured=c["events_per_s"], baseline=r["floor_events_per_s"], ratio=ratio, unit="inst/s",
+             **_target(">= 50% of the floor", r["tasks"], ratio >= 0.5 and c["same"])),
+        dict(what=f"compiled engine events/s vs SimPy engine events/s (both replays, CPU time){tag}",
+             size=f"{size}, {r['events']:,} events", measured=c["events_per_s"], baseline=r["events_per_s"],
+             ratio=c["events_per_s"] / r["events_per_s"], unit="inst/s", target="-", ok=None),
+        dict(what=f"compiled stream end to end (MCT, engine and policy) vs the SimPy run (CPU time){tag}",
+             size=size, measured=c["run_cpu_s"], baseline=r["run_cpu_s"], ratio=r["run_cpu_s"] / c["run_cpu_s"],
+             unit="s", target="-", ok=None),
+        dict(what="numba load of the compiled engine (first run on a machine: compilation; excluded from the rates)",
+             size=size, measured=c["load_cpu_s"], baseline=None, ratio=None, unit="s", target="-", ok=None),
+    ]
+
+
+def _simpy_rows(r: dict, size: str, ratio: float) -> list[dict]:
     return [
         dict(what=f"stream end to end (MCT, load {r['offered_load']:.2f})", size=size, measured=r["run_s"],
              baseline=None, ratio=None, **_target("valid schedule", r["tasks"], r["valid"])),
-        dict(what="engine events/s (a replay of the decisions) vs raw SimPy floor (same events, CPU time)",
+        dict(what="SimPy engine events/s (a replay of the decisions) vs raw SimPy floor (same events, CPU time)",
              size=f"{size}, {r['events']:,} events",
              measured=r["events_per_s"], baseline=r["floor_events_per_s"], ratio=ratio, unit="inst/s",
              **_target(">= 50% of the floor", r["tasks"], ratio >= 0.5)),

@@ -139,6 +139,10 @@ class MCT(_Policy):
 
     name = "mct"
 
+    compiled_kernel = "mct"
+    """The compiled stream engine runs this rule in its own loop (:mod:`simsched.simulator.engine.compiled`),
+    the same decisions float for float; declared on this class only, so a subclass runs on SimPy."""
+
     ROW_BY_ROW = 4
     """Up to this many ready tasks, each task's row is computed when its turn comes (with the
     availability as updated so far) instead of building the (k, m) board: the same numbers (the

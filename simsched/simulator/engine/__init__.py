@@ -37,6 +37,11 @@ A task that needs several processors at once (:mod:`simsched.simulator.gang`) is
 node waiting for its turn on every member (plan) or allocated all its members together by
 :class:`~simsched.simulator.engine.gangs.GangAllocation` (online), and released with them.
 
+:mod:`simsched.simulator.engine.compiled` runs the common stream case (MCT or a replay of recorded
+decisions; no failures, gangs or arrivals out of index order) in one numba loop that pushes SimPy's
+events one for one and gives the same schedules float for float; ``run_online(engine="auto")`` picks
+it for large runs when numba is installed, and SimPy stays the ground truth and the fallback.
+
 This module never imports :mod:`simsched.schedulers`; the policy protocols are the contract.
 
 SimPy version: the drivers read ``Event._value``, ``Environment._now`` and ``_eid`` (and set ``_ok``

@@ -31,3 +31,20 @@ def gc_paused() -> Iterator[None]:
 def durations(problem: Problem, base: np.ndarray, factors: np.ndarray | None) -> np.ndarray:
     return base if factors is None else base * check_factors(factors, problem.n_tasks)
 
+
+def uniform_link(latency: np.ndarray, inv_bandwidth: np.ndarray) -> tuple[float, float, float, float] | None:
+    """``(diagonal latency, diagonal 1/bandwidth, link latency, link 1/bandwidth)`` when every
+    diagonal entry of the (m, m) matrices is one value and every off-diagonal entry another (a
+    uniform platform), else None.  Exact equality, so using the pair gives the same floats as the
+    matrices.  O(m^2) once."""
+    m = latency.shape[0]
+    if m < 2:
+        return None
+    off = ~np.eye(m, dtype=bool)
+    out = []
+    for a in (latency, inv_bandwidth):
+        d, o = a[0, 0], a[0, 1]
+        if not ((np.diagonal(a) == d).all() and (a[off] == o).all()):
+            return None
+        out.append((float(d), float(o)))
+    return out[0][0], out[1][0], out[0][1], out[1][1]

@@ -18,6 +18,7 @@ from simsched.errors import SimschedError
 from simsched.simulator.arrived import ArrivedProblems
 from simsched.simulator.engine.common import DECISION_PRIORITY
 from simsched.simulator.engine.common import gc_paused as _gc_paused
+from simsched.simulator.engine.common import uniform_link as _uniform_link
 from simsched.simulator.engine.gangs import GangAllocation
 from simsched.simulator.noise import check_factors
 from simsched.simulator.policy import DecisionView, OnlinePolicy
@@ -39,24 +40,6 @@ class _Tick:
         self.callbacks = [callback]
         self._ok = True
         self._value = value
-
-
-def _uniform_link(latency: np.ndarray, inv_bandwidth: np.ndarray) -> tuple[float, float, float, float] | None:
-    """``(diagonal latency, diagonal 1/bandwidth, link latency, link 1/bandwidth)`` when every
-    diagonal entry of the (m, m) matrices is one value and every off-diagonal entry another (a
-    uniform platform), else None.  Exact equality, so using the pair gives the same floats as the
-    matrices.  O(m^2) once."""
-    m = latency.shape[0]
-    if m < 2:
-        return None
-    off = ~np.eye(m, dtype=bool)
-    out = []
-    for a in (latency, inv_bandwidth):
-        d, o = a[0, 0], a[0, 1]
-        if not ((np.diagonal(a) == d).all() and (a[off] == o).all()):
-            return None
-        out.append((float(d), float(o)))
-    return out[0][0], out[1][0], out[0][1], out[1][1]
 
 
 # --------------------------------------------------------------------------- disruptions
@@ -217,6 +200,8 @@ class OnlineStats:
     """Every attempt and down interval, in runs with disruptions."""
     pstate: np.ndarray | None = None
     """(n,) the P-state each task (its last attempt) ran at, when the run had P-states (``pstate_slowdown``)."""
+    engine: str = "simpy"
+    """Which engine ran: ``simpy`` (the ground truth) or ``compiled`` (:mod:`simsched.simulator.engine.compiled`)."""
 
 
 def run_online(
@@ -227,6 +212,7 @@ def run_online(
     disruptions: Disruptions | None = None,
     disruption_rng: np.random.Generator | None = None,
     pstate_slowdown: np.ndarray | None = None,
+    engine: str = "auto",
 ) -> tuple[Schedule, OnlineStats]:
     """Run ``policy`` on ``problem`` in the SimPy model; return the schedule and :class:`OnlineStats`.
 
@@ -273,7 +259,17 @@ def run_online(
     disruptions, ``stats.log.pstates`` per attempt) records what ran, for the energy accounting.
     Pairs mean P-state 0.  A triple without the table, or naming a P-state the processor lacks, is
     refused with a :class:`SimschedError`.
+
+    ``engine``: ``auto`` runs the same model in the compiled loop when the run qualifies (MCT or a replay,
+    no failures, P-states or gangs, numba installed, a large problem), ``compiled`` insists, ``simpy``
+    never; the schedule is the same float for float (:mod:`simsched.simulator.engine.compiled`).
     """
+    if engine != "simpy":
+        from simsched.simulator.engine.compiled import dispatch
+
+        out = dispatch(engine, problem, policy, factors, disruptions, pstate_slowdown)
+        if out is not None:
+            return out[0], OnlineStats(**out[1])
     run = _OnlineRun(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
                      disruptions, disruption_rng, pstate_slowdown)
     return run.run()

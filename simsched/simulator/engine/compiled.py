@@ -1,0 +1,233 @@
+"""The compiled stream engine: the common online run in one numba loop, the SimPy engine's schedule
+float for float (:mod:`simsched.simulator.engine.compiled_kernel`).
+
+The SimPy engine (:func:`~simsched.simulator.engine.online.run_online`) stays the ground truth and the
+fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
+form (:func:`compiled_applies`):
+
+* single-processor tasks (no gangs), no failures or stragglers; a P-state table (``pstate_slowdown``: a
+  power model) is fine, since the compiled rules run every task at P-state 0 (``stats.pstate`` all 0);
+* arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
+  policy's visible numbering is the task index;
+* a policy whose class itself declares ``compiled_kernel = "mct"`` (:class:`~simsched.schedulers.online.MCT`;
+  a subclass that does not declare it again runs on SimPy), or :class:`Replay` of recorded decisions
+  (what ``simsched bench streams`` times);
+* numba installed (extra ``simsched[fast]``).
+
+Noise factors and any platform (dense or structured costs, uniform or per-link transfers) are
+supported.  ``run_online(..., engine="auto")`` (the default) takes the compiled loop when it applies
+and the problem has at least :data:`AUTO_MIN_TASKS` tasks (below that, loading numba costs more than
+it saves); ``engine="compiled"`` insists (a :class:`SimschedError` says why not), ``engine="simpy"``
+never.  ``OnlineStats.engine`` records which ran.  A run the compiled loop would refuse (a replayed
+decision that assigns a task that is not ready, ...) is run again on SimPy, which raises its own error.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from itertools import chain
+
+import numpy as np
+
+from simsched.errors import SimschedError
+from simsched.simulator.problem import Problem
+from simsched.simulator.schedule import Schedule
+
+ENGINES = ("auto", "simpy", "compiled")
+"""The values of ``run_online``'s ``engine``."""
+
+KERNELS = ("mct", "replay")
+"""Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
+
+AUTO_MIN_TASKS = 5_000
+"""``engine="auto"`` compiles only problems with at least this many tasks: loading numba and its cached
+machine code takes ~0.3-1 s of CPU once per process (1.1-1.2 s measured on a loaded 2-core machine),
+what the SimPy engine with MCT spends on a few thousand tasks."""
+
+
+def numba_available() -> bool:
+    """True when numba is installed (extra ``simsched[fast]``).  O(1)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+class Replay:
+    """An online policy that replays recorded decisions, one list of ``(task, processor)`` pairs per
+    decision point, in order: run on the problem they were recorded on, an engine meets the same states
+    and does the same work with a policy that costs a list read (on SimPy as on the compiled loop).
+    O(1) per decision."""
+
+    name = "replay"
+    compiled_kernel = "replay"
+
+    def __init__(self, log: list) -> None:
+        self.log, self.i = log, 0
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        self.i = 0
+
+    def decide(self, view) -> list:
+        if self.i >= len(self.log):
+            raise SimschedError(f"replay: the {len(self.log):,} recorded decisions ran out (the run needs more)")
+        self.i += 1
+        return self.log[self.i - 1]
+
+
+def policy_kernel(policy) -> str | None:
+    """The compiled rule ``policy`` declares on its own class (``compiled_kernel``), or None: a
+    subclass inherits the attribute but may decide differently, so only the declaring class counts."""
+    kernel = type(policy).__dict__.get("compiled_kernel")
+    return kernel if kernel in KERNELS else None
+
+
+def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, pstate_slowdown=None) -> str | None:
+    """None when the compiled loop can run this call of ``run_online``, else why not (one phrase).  O(n)."""
+    if policy_kernel(policy) is None:
+        name = getattr(policy, "name", None) or type(policy).__name__
+        return f"policy {name!r} has no compiled form (compiled: {', '.join(KERNELS)})"
+    if disruptions is not None and disruptions.active:
+        return "failures and stragglers run on the SimPy engine"
+    if pstate_slowdown is not None and np.ndim(pstate_slowdown) != 2 or \
+            pstate_slowdown is not None and np.shape(pstate_slowdown)[0] != problem.n_processors:
+        return "a P-state table that is not (processors, P-states) goes to the SimPy engine (which refuses it)"
+    g = problem.graph
+    if g.gang:
+        return "multi-processor tasks run on the SimPy engine"
+    a = g.arrival
+    if a.size > 1 and not bool((a[1:] >= a[:-1]).all()):
+        return "arrivals that decrease with the task index run on the SimPy engine"
+    if not numba_available():
+        from simsched.extras import install_hint
+
+        return f"numba is not installed ({install_hint('fast')})"
+    return None
+
+
+def _link(problem: Problem):
+    """``(uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw)`` for the kernel: the
+    engine's uniform pair when every link is alike (the same floats as the tables), else the tables."""
+    from simsched.simulator.engine.common import uniform_link
+
+    link = uniform_link(problem.latency, problem.inv_bandwidth)
+    if link is not None:
+        empty = np.zeros((1, 1))
+        return (True, *map(float, link), empty, empty)
+    return (False, 0.0, 0.0, 0.0, 0.0, np.ascontiguousarray(problem.latency, dtype=np.float64),
+            np.ascontiguousarray(problem.inv_bandwidth, dtype=np.float64))
+
+
+def _replay_arrays(decisions) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Recorded decisions (a list of lists of ``(task, processor)`` pairs) as ``(ptr, task, processor)``;
+    None when an item is not a pair of integers (a P-state triple, a gang: SimPy replays those)."""
+    try:
+        ptr = np.zeros(len(decisions) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, decisions), dtype=np.int64, count=len(decisions)), out=ptr[1:])
+        flat = np.fromiter(chain.from_iterable(chain.from_iterable(decisions)), dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if flat.size != 2 * int(ptr[-1]):
+        return None
+    pairs = flat.reshape(-1, 2)
+    return ptr, np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+
+
+def compile_seconds() -> float:
+    """Load (or, the first time on a machine, compile) the kernel; the CPU seconds it took (0 once
+    loaded in this process).  Lets a benchmark keep compilation out of the rate it reports."""
+    c0 = time.process_time()
+    from simsched.simulator.engine import compiled_kernel as k
+
+    if not getattr(k, "_warm", False):
+        p = _tiny_problem()
+        _call(p, k.MCT, None, None)
+        _call(p, k.REPLAY, [[(0, 0)], [(1, 0)]], None)
+        k._warm = True
+    return time.process_time() - c0
+
+
+def _tiny_problem() -> Problem:
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.workloads.taskgraph import TaskGraph
+
+    g = TaskGraph(["a", "b"], [(0, 1)], [1.0], work=[1.0, 1.0])
+    return Problem(g, Platform.uniform([Processor("p0"), Processor("p1")], bandwidth=1.0, latency=0.1))
+
+
+def _call(problem: Problem, policy: int, replay, factors):
+    from simsched.simulator.engine import compiled_kernel as k
+
+    g = problem.graph
+    table, key, work, memory = problem.cost_arrays()
+    late = np.flatnonzero(g.arrival > 0)
+    times, counts = np.unique(g.arrival[late], return_counts=True)
+    group_ptr = np.zeros(times.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=group_ptr[1:])
+    none = np.zeros(0, dtype=np.int64)
+    rep = _replay_arrays(replay) if replay is not None else (np.zeros(1, dtype=np.int64), none, none)
+    if rep is None:
+        return None
+    fac = np.zeros(0) if factors is None else np.ascontiguousarray(factors, dtype=np.float64)
+    return k.stream_loop(policy, *rep, table, key, work, memory,
+                         np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
+                         g.succ_ptr.astype(np.int64), g.edge_dst[g.succ_edges].astype(np.int64),
+                         g.pred_ptr.astype(np.int64), g.edge_src[g.pred_edges].astype(np.int64),
+                         g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64),
+                         times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac)
+
+
+def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,
+                 pstate_slowdown: np.ndarray | None = None) -> tuple[Schedule, dict] | None:
+    """Run ``policy`` (MCT, or a :class:`Replay`) on the compiled loop; returns the schedule and the
+    :class:`~simsched.simulator.engine.online.OnlineStats` fields, or None when the loop stopped where
+    the SimPy engine raises (run it there for the message).  Callers go through ``run_online``.
+
+    :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`).  ``events`` is the
+    SimPy engine's event count for the same run (the loop pushes an entry wherever SimPy would, and
+    counts the pushes as SimPy's ``next(env._eid)`` does); ``policy_time_s`` is the whole loop's wall
+    time (decisions run inside it, not timed alone).  O((n + e) log n) plus MCT's O(ready x m x
+    in-degree) per decision, in compiled code."""
+    from simsched.simulator.noise import check_factors
+
+    why = compiled_applies(problem, policy, pstate_slowdown=pstate_slowdown)
+    if why is not None:
+        raise SimschedError(f"engine 'compiled': {why}")
+    if factors is not None:
+        factors = check_factors(factors, problem.n_tasks)
+    from simsched.simulator.engine import compiled_kernel as k
+
+    replay = policy.log if policy_kernel(policy) == "replay" else None
+    t0 = time.perf_counter()
+    out = _call(problem, k.MCT if replay is None else k.REPLAY, replay, factors)
+    wall = time.perf_counter() - t0
+    if out is None:
+        return None
+    status, proc, start, finish, events, decisions, assignments, _ = out
+    if status != k.OK or np.isnan(finish).any():
+        return None
+    stats = {"decisions": int(decisions), "policy_time_s": wall, "assignments": int(assignments),
+             "events": int(events), "engine": "compiled"}
+    if pstate_slowdown is not None:  # a power model: every task ran at P-state 0
+        stats["pstate"] = np.zeros(problem.n_tasks, dtype=np.int64)
+    return Schedule(proc, start, finish), stats
+
+
+def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate_slowdown):
+    """``run_online``'s hook: the compiled run's ``(schedule, OnlineStats fields)``, or None to run on
+    SimPy.  ``auto``: compiled when :func:`compiled_applies` and the problem has :data:`AUTO_MIN_TASKS`
+    tasks (a numba that fails to import counts as missing); ``compiled``: :class:`SimschedError` when it
+    does not apply.  O(n) checks."""
+    if engine not in ENGINES:
+        raise SimschedError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "auto" and (problem.n_tasks < AUTO_MIN_TASKS or policy_kernel(policy) is None):
+        return None
+    why = compiled_applies(problem, policy, factors, disruptions, pstate_slowdown)
+    if why is not None:
+        if engine == "compiled":
+            raise SimschedError(f"engine 'compiled': {why}")
+        return None
+    if engine == "auto":
+        try:
+            from simsched.simulator.engine import compiled_kernel  # noqa: F401
+        except ImportError:  # a broken numba install: the ground truth runs instead
+            return None
+    return run_compiled(problem, policy, factors, pstate_slowdown)

@@ -1,0 +1,377 @@
+"""The compiled stream engine's event loop (numba), behind :mod:`simsched.simulator.engine.compiled`.
+
+Imported only when numba is installed (extra ``simsched[fast]``) and a run qualifies (see
+:func:`simsched.simulator.engine.compiled.compiled_applies`); ``cache=True`` keeps the machine code
+next to this file, so only the first run on a machine pays the compilation (several seconds).
+
+:func:`stream_loop` is :class:`~simsched.simulator.engine.online._OnlineRun` without failures,
+stragglers, P-states, gangs or a Python policy, transcribed statement for statement: the same event
+entries ``(time, priority, eid)`` pushed at the same moments, popped from a binary heap in the same
+total order (the eid is unique, so the order of equal times and priorities is the push order, as in
+SimPy's ``heapq``), and the same float operations in the same order (no ``fastmath``), so schedules
+are identical to the SimPy engine's, float for float.  The policy is MCT (Braun et al., JPDC 2001)
+computed as :class:`~simsched.schedulers.online.MCT` does from the
+:class:`~simsched.simulator.policy.DecisionView` (``max(available, data ready) + W``, first lowest
+index on ties), or a replay of recorded decisions.  O((n + e) log n + decisions x ready x m x in-degree).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+NORMAL = 1
+"""SimPy's priority of ordinary events (``simpy.events.NORMAL``)."""
+DECIDE_PRIORITY = 2
+"""The engine's decision-point priority (:data:`~simsched.simulator.engine.common.DECISION_PRIORITY`)."""
+
+ARRIVAL, DECIDE, DATA, FINISH = 0, 1, 2, 3
+"""Event kinds: a group of tasks arrives, a decision point, a task's inputs are on its processor, a task ends."""
+
+MCT, REPLAY = 0, 1
+"""Policies of :func:`stream_loop`."""
+
+OK, BAD_TASK, BAD_PROCESSOR, INELIGIBLE, REPLAY_ENDED, EMPTY_DECISION = 0, 1, 2, 3, 4, 5
+"""Status codes: an error sends the run back to the SimPy engine, which raises its own message."""
+
+
+@numba.njit(cache=True)
+def _less(ht, hp, he, i, j):  # pragma: no cover - compiled
+    """Entry i before entry j: ``(time, priority, eid)`` compared as SimPy's tuples are."""
+    if ht[i] != ht[j]:
+        return ht[i] < ht[j]
+    if hp[i] != hp[j]:
+        return hp[i] < hp[j]
+    return he[i] < he[j]
+
+
+@numba.njit(cache=True)
+def _swap(ht, hp, he, hk, hv, i, j):  # pragma: no cover - compiled
+    ht[i], ht[j] = ht[j], ht[i]
+    hp[i], hp[j] = hp[j], hp[i]
+    he[i], he[j] = he[j], he[i]
+    hk[i], hk[j] = hk[j], hk[i]
+    hv[i], hv[j] = hv[j], hv[i]
+
+
+@numba.njit(cache=True)
+def _push(ht, hp, he, hk, hv, size, t, prio, eid, kind, val):  # pragma: no cover - compiled
+    """Push an entry on the heap of ``size`` entries; returns the new size.  O(log size)."""
+    i = size
+    ht[i], hp[i], he[i], hk[i], hv[i] = t, prio, eid, kind, val
+    while i > 0:
+        parent = (i - 1) >> 1
+        if _less(ht, hp, he, i, parent):
+            _swap(ht, hp, he, hk, hv, i, parent)
+            i = parent
+        else:
+            break
+    return size + 1
+
+
+@numba.njit(cache=True)
+def _pop(ht, hp, he, hk, hv, size):  # pragma: no cover - compiled
+    """Move the smallest entry to slot ``size - 1`` (read it there); returns the new size.  O(log size)."""
+    last = size - 1
+    _swap(ht, hp, he, hk, hv, 0, last)
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= last:
+            break
+        b = a + 1
+        c = b if b < last and _less(ht, hp, he, b, a) else a
+        if _less(ht, hp, he, c, i):
+            _swap(ht, hp, he, hk, hv, i, c)
+            i = c
+        else:
+            break
+    return last
+
+
+@numba.njit(cache=True)
+def _cost(t, q, table, key, work, memory, proc_memory, structured):  # pragma: no cover - compiled
+    """``Problem.cost_at(t, q)``: ``work / rate`` (inf for rate 0 or too little memory), or ``W[t, q]``."""
+    if structured:
+        rate = table[key[t], q]
+        return work[t] / rate if rate > 0 and not memory[t] > proc_memory[q] else np.inf
+    return table[key[t], q]
+
+
+@numba.njit(cache=True)
+def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors,
+                ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
+    """``_OnlineRun._start_next``: the head of ``p``'s queue starts now, its finish is pushed, ``p``'s
+    expected end is refreshed over the rest of the queue.  Returns ``(size, eid)``.  O(queue length)."""
+    u = qhead[p]
+    qhead[p] = qnext[u]
+    qlen[p] -= 1
+    if qlen[p] == 0:
+        qtail[p] = -1
+    running[p] = u
+    start[u] = now
+    d = cost[u]
+    tq = now + d
+    if noisy:
+        d = d * factors[u]
+    size = _push(ht, hp, he, hk, hv, size, now + d, NORMAL, eid, FINISH, u)
+    x = qhead[p]
+    while x >= 0:
+        dx = data_time[x]
+        tq = (tq if not dx > tq else dx) + cost[x]
+        x = qnext[x]
+    ee[p] = tq
+    return size, eid + 1
+
+
+@numba.njit(cache=True)
+def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, proc_memory, structured,
+                succ_ptr, succ_dst, pred_ptr, pred_src, pred_data, arrival, group_time, group_ptr, group_task,
+                uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors):  # pragma: no cover
+    """Run the stream; returns ``(status, processor, start, finish, events, decisions, assignments,
+    bad_decision)``.
+
+    ``arrival``: (n,) arrival times, never decreasing with the index (the visible numbering is the
+    task index).  Tasks of ``group_task[group_ptr[g]:group_ptr[g + 1]]`` arrive at ``group_time[g] > 0``;
+    tasks with arrival <= 0 are there from the start.  ``uniform``: every link is ``(link_lat,
+    link_inv)`` and every processor to itself ``(same_lat, same_inv)``, else ``latency``/``inv_bw``
+    are the (m, m) tables.  ``factors``: (n,) noise factors or empty.  ``policy``: :data:`MCT`, or
+    :data:`REPLAY` of decision ``j`` = pairs ``rep_ptr[j]..rep_ptr[j + 1]`` of ``rep_task``/``rep_proc``.
+    ``events`` counts the heap pushes, which are SimPy's events one for one (the SimPy engine's
+    ``next(env._eid)``).  A status other than :data:`OK` ends the run where the SimPy engine would
+    raise (``bad_decision`` says at which decision)."""
+    n = arrival.size
+    m = proc_memory.size
+    noisy = factors.size > 0
+    # the event heap: at most one pending event per task (data or finish), per arrival group, one decision
+    cap = n + group_time.size + 2
+    ht = np.empty(cap)
+    hp = np.empty(cap, dtype=np.int64)
+    he = np.empty(cap, dtype=np.int64)
+    hk = np.empty(cap, dtype=np.int64)
+    hv = np.empty(cap, dtype=np.int64)
+    size = 0
+    eid = 0
+    proc_of = np.full(n, -1, dtype=np.int64)
+    cost = np.zeros(n)
+    start = np.full(n, np.nan)
+    finish = np.full(n, np.nan)
+    data_time = np.zeros(n)
+    data_ok = np.zeros(n, dtype=np.bool_)
+    npred = np.empty(n, dtype=np.int64)
+    arrived = np.empty(n, dtype=np.bool_)
+    is_ready = np.zeros(n, dtype=np.bool_)
+    ready = np.empty(n, dtype=np.int64)  # the ready set, unordered; sorted at each decision
+    n_ready = 0
+    qnext = np.full(n, -1, dtype=np.int64)  # FIFO queues as linked lists
+    qhead = np.full(m, -1, dtype=np.int64)
+    qtail = np.full(m, -1, dtype=np.int64)
+    qlen = np.zeros(m, dtype=np.int64)
+    running = np.full(m, -1, dtype=np.int64)
+    ee = np.zeros(m)  # expected end of each processor's queue
+    avail = np.empty(m)
+    dr = np.empty(m)
+    w_row = np.empty(m)
+    chosen = np.empty(n, dtype=np.int64)
+    chosen_p = np.empty(n, dtype=np.int64)
+    trigger = False
+    decisions = 0
+    assignments = 0
+    for v in range(n):
+        npred[v] = pred_ptr[v + 1] - pred_ptr[v]
+        arrived[v] = arrival[v] <= 0
+        if arrived[v] and npred[v] == 0:
+            is_ready[v] = True
+            ready[n_ready] = v
+            n_ready += 1
+    now = 0.0
+    for g in range(group_time.size):  # begin(): the arrivals, then the first decision point
+        size = _push(ht, hp, he, hk, hv, size, now + group_time[g], NORMAL, eid, ARRIVAL, g)
+        eid += 1
+    if n_ready > 0:
+        trigger = True
+        size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
+        eid += 1
+    while size > 0:
+        size = _pop(ht, hp, he, hk, hv, size)
+        now = ht[size]
+        kind = hk[size]
+        val = hv[size]
+        if kind == FINISH:
+            v = val
+            finish[v] = now
+            became_ready = False
+            for i in range(succ_ptr[v], succ_ptr[v + 1]):
+                w = succ_dst[i]
+                npred[w] -= 1
+                if npred[w] == 0 and arrived[w]:
+                    if not is_ready[w]:
+                        is_ready[w] = True
+                        ready[n_ready] = w
+                        n_ready += 1
+                    became_ready = True
+            p = proc_of[v]
+            running[p] = -1
+            start_p = -1
+            if qlen[p] > 0:
+                if data_ok[qhead[p]]:
+                    size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
+                                            noisy, factors, ht, hp, he, hk, hv, size, eid)
+            else:
+                ee[p] = now
+                if not trigger:
+                    trigger = True
+                    size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
+                    eid += 1
+            if became_ready and not trigger:
+                trigger = True
+                size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
+                eid += 1
+        elif kind == DATA:
+            v = val
+            data_ok[v] = True
+            p = proc_of[v]
+            start_p = p if running[p] < 0 and qhead[p] == v else -1
+        elif kind == ARRIVAL:
+            for i in range(group_ptr[val], group_ptr[val + 1]):
+                v = group_task[i]
+                arrived[v] = True
+                if npred[v] == 0 and not is_ready[v]:
+                    is_ready[v] = True
+                    ready[n_ready] = v
+                    n_ready += 1
+            if not trigger:
+                trigger = True
+                size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
+                eid += 1
+            start_p = -1
+        else:  # DECIDE
+            trigger = False
+            start_p = -1
+            if n_ready == 0:
+                continue
+            tasks = np.sort(ready[:n_ready])
+            k = tasks.size
+            if policy == REPLAY:
+                if decisions + 1 >= rep_ptr.size:
+                    return REPLAY_ENDED, proc_of, start, finish, eid, decisions, assignments, decisions
+                lo, hi = rep_ptr[decisions], rep_ptr[decisions + 1]
+                k = hi - lo
+                for i in range(k):
+                    chosen[i] = rep_task[lo + i]
+                    chosen_p[i] = rep_proc[lo + i]
+            else:  # MCT on the DecisionView: available = max(expected end, now), rows in index order
+                for q in range(m):
+                    avail[q] = ee[q] if ee[q] > now else now
+                for i in range(k):
+                    t = tasks[i]
+                    floor = arrival[t] if arrival[t] > now else now
+                    lo, hi = pred_ptr[t], pred_ptr[t + 1]
+                    if hi == lo:
+                        for q in range(m):
+                            dr[q] = floor
+                    else:
+                        for q in range(m):
+                            dr[q] = -np.inf
+                        for j in range(lo, hi):
+                            s = pred_src[j]
+                            f = finish[s]
+                            sent = f if f > now else now
+                            sp = proc_of[s]
+                            x = pred_data[j]
+                            if uniform:
+                                for q in range(m):
+                                    a = sent + ((same_lat + x * same_inv) if q == sp else (link_lat + x * link_inv))
+                                    if a > dr[q]:
+                                        dr[q] = a
+                            else:
+                                for q in range(m):
+                                    a = sent + (latency[sp, q] + x * inv_bw[sp, q])
+                                    if a > dr[q]:
+                                        dr[q] = a
+                        for q in range(m):
+                            if not dr[q] >= floor:
+                                dr[q] = floor
+                    best = 0
+                    best_ct = np.inf
+                    for q in range(m):
+                        w_row[q] = _cost(t, q, table, key, work, memory, proc_memory, structured)
+                        c = (avail[q] if avail[q] >= dr[q] else dr[q]) + w_row[q]
+                        if q == 0 or c < best_ct:
+                            best_ct, best = c, q
+                    chosen[i] = t
+                    chosen_p[i] = best
+                    avail[best] = best_ct
+            decisions += 1
+            if k == 0:
+                return EMPTY_DECISION, proc_of, start, finish, eid, decisions, assignments, decisions - 1
+            for i in range(k):  # _assign of each pair, in the order returned
+                v = chosen[i]
+                p = chosen_p[i]
+                if not (0 <= v < n) or not is_ready[v]:
+                    return BAD_TASK, proc_of, start, finish, eid, decisions, assignments, decisions - 1
+                if not 0 <= p < m:
+                    return BAD_PROCESSOR, proc_of, start, finish, eid, decisions, assignments, decisions - 1
+                w = _cost(v, p, table, key, work, memory, proc_memory, structured)
+                if not w < np.inf:
+                    return INELIGIBLE, proc_of, start, finish, eid, decisions, assignments, decisions - 1
+                is_ready[v] = False
+                proc_of[v] = p
+                cost[v] = w
+                assignments += 1
+                delay = 0.0
+                first = True
+                for j in range(pred_ptr[v], pred_ptr[v + 1]):
+                    u = pred_src[j]
+                    x = pred_data[j]
+                    if uniform:
+                        tt = same_lat + x * same_inv if proc_of[u] == p else link_lat + x * link_inv
+                    else:
+                        s = proc_of[u]
+                        tt = latency[s, p] + x * inv_bw[s, p]
+                    if first or tt > delay:
+                        delay = tt
+                        first = False
+                if delay > 0.0:
+                    ready_at = now + delay
+                    data_time[v] = ready_at
+                    if running[p] < 0 and qlen[p] == 0:  # _start_when_data: one event, the finish
+                        data_ok[v] = True
+                        running[p] = v
+                        start[v] = ready_at
+                        d = w * factors[v] if noisy else w
+                        e0 = ee[p]
+                        ee[p] = (e0 if not ready_at > e0 else ready_at) + w
+                        size = _push(ht, hp, he, hk, hv, size, ready_at + d, NORMAL, eid, FINISH, v)
+                        eid += 1
+                        continue
+                    size = _push(ht, hp, he, hk, hv, size, now + delay, NORMAL, eid, DATA, v)
+                    eid += 1
+                else:
+                    data_ok[v] = True
+                    data_time[v] = now
+                e0 = ee[p]
+                dt = data_time[v]
+                ee[p] = (e0 if not dt > e0 else dt) + w
+                if qlen[p] == 0:
+                    qhead[p] = v
+                else:
+                    qnext[qtail[p]] = v
+                qtail[p] = v
+                qnext[v] = -1
+                qlen[p] += 1
+                if running[p] < 0 and qlen[p] == 1 and data_ok[v]:
+                    size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
+                                            noisy, factors, ht, hp, he, hk, hv, size, eid)
+            # the ready set keeps the tasks not assigned (none for MCT)
+            kept = 0
+            for i in range(n_ready):
+                if is_ready[ready[i]]:
+                    ready[kept] = ready[i]
+                    kept += 1
+            n_ready = kept
+        if start_p >= 0:  # a task's data arrived at the head of an idle processor's queue
+            p = start_p
+            size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
+                                    noisy, factors, ht, hp, he, hk, hv, size, eid)
+    return OK, proc_of, start, finish, eid, decisions, assignments, -1

@@ -1,0 +1,227 @@
+"""The compiled stream engine gives the SimPy engine's schedules exactly (==, not approx):
+
+* every shipped stream scenario's MCT row it accepts equals the schedule digest computed on the SimPy
+  engine (``tests/data/stream_schedule_digests.json``); the ones it does not accept (failures,
+  stragglers) still run on SimPy, and say so in ``stats.engine``;
+* random streams (hypothesis): jobs with arrival ties, noise, dense and structured costs, per-link and
+  uniform networks, zero work and zero data, one processor — the same schedule, events, decisions and
+  assignments as SimPy, for MCT and for a replay of recorded decisions;
+* the choice: ``auto`` only for what qualifies, ``compiled`` refuses the rest with a reason, a replay
+  that breaks the rules goes back to SimPy's error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_stream_speed import DIGESTS, digest  # tests/ is on sys.path (rootdir-less test modules)
+
+from simsched.errors import SimschedError
+from simsched.schedulers.online import MCT
+from simsched.simulator.engine import Disruptions, compiled, run_online
+from simsched.simulator.platform import Link, Platform, Processor
+from simsched.simulator.problem import Problem
+from simsched.workloads.generators import random_dag
+from simsched.workloads.jobs import merge_jobs, poisson_arrivals
+from simsched.workloads.taskgraph import TaskGraph
+
+pytestmark = pytest.mark.extra("fast")  # skipped, with the install command, without numba
+ROOT = Path(__file__).resolve().parents[1]
+MCT_SCENARIOS = sorted(k.split("::")[0] for k in DIGESTS["scenarios"] if k.endswith("::mct"))
+FAST = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml", "scenarios/energy/power_off.yaml")
+
+
+class Recorded:
+    """MCT with its decisions kept (a Python class: it runs on SimPy)."""
+
+    name = "recorded-mct"
+
+    def __init__(self) -> None:
+        self.inner, self.log = MCT(), []
+
+    def reset(self, problem, rng) -> None:
+        self.inner.reset(problem, rng)
+
+    def decide(self, view):
+        out = [(int(t), int(p)) for t, p in self.inner.decide(view)]
+        self.log.append(out)
+        return out
+
+
+def same(a, b) -> None:
+    assert a.processor.tolist() == b.processor.tolist()
+    assert a.start.tolist() == b.start.tolist()
+    assert a.finish.tolist() == b.finish.tolist()
+
+
+def _scenario(path: str, monkeypatch, minimum: int):
+    from simsched.run.streams import simulate_stream
+    from simsched.scenario.load import load_scenario
+
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", minimum)
+    sc = load_scenario(ROOT / path, construct=True)
+    spec = next(s for s in sc.schedulers if getattr(s, "name", str(s)) == "mct")
+    return simulate_stream(sc, spec, sc.seed)
+
+
+def _check_scenario(path: str, monkeypatch) -> None:
+    run = _scenario(path, monkeypatch, 0)  # auto: compiled whenever the run qualifies
+    assert digest(run.schedule) == DIGESTS["scenarios"][f"{path}::mct"]
+    ref = _scenario(path, monkeypatch, 10**12)  # auto never compiles: SimPy
+    assert ref.stats.engine == "simpy"
+    same(run.schedule, ref.schedule)
+    assert (run.stats.events, run.stats.decisions, run.stats.assignments) == \
+        (ref.stats.events, ref.stats.decisions, ref.stats.assignments)
+    disrupted = run.stats.log is not None  # failures or stragglers: only those stay on SimPy
+    assert run.stats.engine == ("simpy" if disrupted else "compiled")
+    if run.stats.pstate is not None or ref.stats.pstate is not None:  # a power model: P-state 0 throughout
+        assert run.stats.pstate.tolist() == ref.stats.pstate.tolist()
+
+
+@pytest.mark.parametrize("path", [p for p in MCT_SCENARIOS if p in FAST])
+def test_shipped_stream_scenarios_compiled_equal_simpy(path: str, monkeypatch) -> None:
+    _check_scenario(path, monkeypatch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [p for p in MCT_SCENARIOS if p not in FAST])
+def test_every_shipped_stream_scenario_compiled_equals_simpy(path: str, monkeypatch) -> None:
+    _check_scenario(path, monkeypatch)
+
+
+def test_the_trace_scenario_does_run_compiled(monkeypatch) -> None:
+    assert _scenario("scenarios/streams/trace.yaml", monkeypatch, 0).stats.engine == "compiled"
+
+
+# ----------------------------------------------------------------------------- random streams
+def _platform(m: int, per_link: bool, hetero: bool) -> Platform:
+    procs = [Processor(f"p{i}", type="gpu" if hetero and i == m - 1 else "cpu",
+                       speed=2.5 if hetero and i % 2 else 1.0, host=f"h{i // 2}") for i in range(m)]
+    links = [Link("p0", f"p{m - 1}", bandwidth=0.5, latency=1.0)] if per_link and m > 1 else []
+    return Platform.uniform(procs, bandwidth=4.0, latency=0.1, host_bandwidth=20.0 if per_link else float("inf"),
+                            links=links)
+
+
+def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: bool, platform: Platform) -> Problem:
+    rng = np.random.default_rng(seed)
+    graphs = [random_dag(int(rng.integers(1, 12)), processors=platform.n_processors, ccr=1.0, rng=rng)
+              for _ in range(n_jobs)]
+    arrivals = poisson_arrivals(rate, rng, count=n_jobs)
+    if ties:  # several jobs at one instant
+        arrivals = np.floor(np.asarray(arrivals) / 3.0) * 3.0
+    g = merge_jobs(graphs, arrivals).graph
+    work = g.work.copy()
+    data = g.edge_data.copy()
+    if zero:
+        work[::3] = 0.0
+        data[::2] = 0.0
+    edges = np.stack([g.edge_src, g.edge_dst], axis=1)
+    if dense:  # an explicit cost matrix, some pairs ineligible
+        cost = rng.uniform(0.0 if zero else 1.0, 30.0, (g.n_tasks, platform.n_processors))
+        if platform.n_processors > 1:
+            cost[rng.random(cost.shape) < 0.2] = np.inf
+            cost[np.arange(g.n_tasks), rng.integers(0, platform.n_processors, g.n_tasks)] = 5.0
+        g = TaskGraph(g.names, edges, data, cost=cost, arrival=g.arrival)
+    else:
+        g = TaskGraph(g.names, edges, data, work=work, arrival=g.arrival)
+    return Problem(g, platform)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
+       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
+       hetero=st.booleans(), noisy=st.booleans())
+def test_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
+                                                 noisy) -> None:
+    prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero))
+    factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
+    rec = Recorded()
+    s_ref, st_ref = run_online(prob, rec, factors, engine="simpy")
+    s_mct, st_mct = run_online(prob, MCT(), factors, engine="compiled")
+    assert st_mct.engine == "compiled" and st_ref.engine == "simpy"
+    same(s_mct, s_ref)
+    assert (st_mct.events, st_mct.decisions, st_mct.assignments) == (st_ref.events, st_ref.decisions,
+                                                                     st_ref.assignments)
+    s_rep, st_rep = run_online(prob, compiled.Replay(rec.log), factors, engine="compiled")
+    same(s_rep, s_ref)
+    assert st_rep.events == st_ref.events and st_rep.decisions == len(rec.log)
+    s_py, _ = run_online(prob, MCT(), factors, engine="simpy")  # MCT itself on SimPy: the same
+    same(s_py, s_ref)
+
+
+def test_one_processor_one_task_zero_work() -> None:
+    g = TaskGraph(["a"], work=[0.0])
+    prob = Problem(g, Platform.uniform([Processor("p")]))
+    s, stats = run_online(prob, MCT(), engine="compiled")
+    ref, rstats = run_online(prob, MCT(), engine="simpy")
+    same(s, ref)
+    assert s.finish.tolist() == [0.0] and stats.events == rstats.events == 3  # a decision, a finish, the idle point
+
+
+# ----------------------------------------------------------------------------- the choice
+def _small() -> Problem:
+    rng = np.random.default_rng(1)
+    js = merge_jobs([random_dag(6, rng=rng) for _ in range(3)], [0.0, 1.0, 1.0])
+    return Problem(js.graph, _platform(3, False, False))
+
+
+def test_auto_compiles_only_large_qualifying_runs(monkeypatch) -> None:
+    prob = _small()
+    assert run_online(prob, MCT())[1].engine == "simpy"  # below AUTO_MIN_TASKS
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
+    assert run_online(prob, MCT())[1].engine == "compiled"
+    assert run_online(prob, Recorded())[1].engine == "simpy"  # a Python policy
+
+    class Tuned(MCT):  # inherits the attribute but may decide otherwise: SimPy
+        pass
+
+    assert run_online(prob, Tuned())[1].engine == "simpy"
+    d = Disruptions(failure_rate=1e-4, repair_time=1.0)
+    assert run_online(prob, MCT(), disruptions=d)[1].engine == "simpy"
+
+
+@pytest.mark.parametrize("kwargs,why", [
+    ({"disruptions": Disruptions(slowdown_rate=0.01)}, "failures and stragglers"),
+    ({"pstate_slowdown": np.ones((2, 1))}, "P-state table"),
+])
+def test_compiled_refuses_what_it_cannot_run(kwargs, why) -> None:
+    with pytest.raises(SimschedError, match=why):
+        run_online(_small(), MCT(), engine="compiled", **kwargs)
+
+
+def test_compiled_refuses_other_policies_and_unknown_engines() -> None:
+    with pytest.raises(SimschedError, match="no compiled form"):
+        run_online(_small(), Recorded(), engine="compiled")
+    with pytest.raises(SimschedError, match="engine must be one of"):
+        run_online(_small(), MCT(), engine="fast")
+
+
+def test_a_replay_that_breaks_the_rules_stops_and_simpy_says_why() -> None:
+    prob = _small()
+    rec = Recorded()
+    run_online(prob, rec, engine="simpy")
+    bad = [list(d) for d in rec.log]
+    bad[1] = bad[1] + [bad[0][0]]  # a task assigned twice
+    short = rec.log[:-1]  # decisions run out before the tasks
+    wrong = [list(d) for d in rec.log]
+    wrong[0] = [(wrong[0][0][0], 99)] + wrong[0][1:]  # a processor that does not exist
+    triple = [[(t, p, 1) for t, p in d] for d in rec.log]  # a P-state the platform has no table for
+    for log, why in ((bad, "already assigned"), (short, "ran out"), (wrong, "does not exist"), (triple, "P-state")):
+        assert compiled.run_compiled(prob, compiled.Replay(log)) is None
+        with pytest.raises(SimschedError, match=why):  # run_online falls back to SimPy, which says why
+            run_online(prob, compiled.Replay(log), engine="compiled")
+
+
+def test_bench_measures_the_compiled_engine_on_the_same_schedule() -> None:
+    from simsched.bench.streams import _compiled_rows, measure_stream
+
+    r = measure_stream(6, 3)
+    c = r["compiled"]
+    assert r["replay_same"] and c["same"] and c["events_per_s"] > 0 and c["load_cpu_s"] >= 0
+    rows = _compiled_rows(r, "6 jobs")
+    assert rows[0]["measured"] == c["events_per_s"] and rows[0]["baseline"] == r["floor_events_per_s"]
+    assert all("NO" not in row["what"] for row in rows)
