@@ -1,0 +1,112 @@
+"""The compiled planning step of conservative backfilling behind
+:class:`~simsched.schedulers.batch_conservative.ConservativeBackfill` (Mu'alem & Feitelson, IEEE TPDS
+12(6), 2001).
+
+Imported only when numba is installed (extra ``simsched[fast]``) and a log is large (loading numba
+costs ~0.2-0.5 s of CPU, once per process); numba caches the machine code next to this file, so only
+the first run on a machine pays the compilation (a few seconds).  It mirrors
+:class:`~simsched.simulator.batch.Profile` (``earliest``, ``add``, ``_split``) operation for
+operation, on the same float64 times and int64 free counts, so every reservation is bit-identical to
+the numpy path's (a property test holds them equal on random and shipped logs).
+
+The profile is two sorted arrays (step start times, free processors from each) with room for the
+breakpoints this decision can add (two per placement).  ``earliest`` walks the runs of steps with
+enough free processors from the profile's start and returns the first run that lasts the job's
+requested time: O(steps before the slot).  ``add`` takes or gives back processors over an interval:
+a binary search for each end, a shift of the arrays' tails to insert a missing breakpoint, and a
+loop over the steps inside: O(steps).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def _split(t, f, size, x):  # pragma: no cover - compiled
+    """Index of breakpoint ``x`` in ``t[:size]``, inserting it (free as the step it cuts) if missing;
+    returns ``(index, new size)``.  As :meth:`Profile._split`."""
+    lo, hi = 0, size
+    while lo < hi:  # bisect left
+        mid = (lo + hi) // 2
+        if t[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    i = lo
+    if i < size and t[i] == x:
+        return i, size
+    v = f[i - 1] if i > 0 else f[0]
+    for p in range(size, i, -1):
+        t[p] = t[p - 1]
+        f[p] = f[p - 1]
+    t[i] = x
+    f[i] = v
+    return i, size + 1
+
+
+@numba.njit(cache=True)
+def _add(t, f, size, s, d, k):  # pragma: no cover - compiled
+    """Take ``k`` processors during ``[s, s + d)`` (``k < 0`` gives them back; ``d <= 0`` takes
+    nothing); returns the new size.  As :meth:`Profile.add`."""
+    if d <= 0:
+        return size
+    a, size = _split(t, f, size, s)
+    b, size = _split(t, f, size, s + d)
+    for i in range(a, b):
+        f[i] -= k
+    return size
+
+
+@numba.njit(cache=True)
+def _earliest(t, f, size, k, d):  # pragma: no cover - compiled
+    """The earliest step start from the profile's start at which ``k`` processors stay free for
+    ``d`` seconds, NaN when none (``k`` above the last step's free).  As :meth:`Profile.earliest`
+    with ``after`` the profile's start: the first run of steps with ``free >= k`` whose next short
+    step starts at or after the run's start plus ``d``."""
+    i = 0
+    while i < size:
+        if f[i] >= k:
+            b = i
+            while i < size and f[i] >= k:
+                i += 1
+            if i == size or t[i] >= t[b] + d:
+                return t[b]
+        else:
+            i += 1
+    return np.nan
+
+
+@numba.njit(cache=True)
+def plan(times, free, held_start, held_d, held_k, new_d, new_k, compress):  # pragma: no cover - compiled
+    """One decision point's planning on the profile ``(times, free)`` (which holds the running jobs
+    and every held reservation): when ``compress``, each held job in turn (queue order) is taken out
+    and put back at its earliest slot; then each new job (queue order) is reserved at its earliest
+    slot.  Returns ``(held starts, new starts, k)``: ``k`` is the width of a job that found no slot
+    (-1 when every one did).  O((h + a) x steps) for h held and a new jobs, in compiled code."""
+    cap = times.size + 2 * (held_start.size + new_d.size) + 2
+    t = np.empty(cap, dtype=np.float64)
+    f = np.empty(cap, dtype=np.int64)
+    size = times.size
+    t[:size] = times
+    f[:size] = free
+    hs = held_start.copy()
+    ns = np.empty(new_d.size, dtype=np.float64)
+    if compress:
+        for j in range(hs.size):
+            d, k = held_d[j], held_k[j]
+            size = _add(t, f, size, hs[j], d, -k)
+            s = _earliest(t, f, size, k, d)
+            if np.isnan(s):
+                return hs, ns, k
+            size = _add(t, f, size, s, d, k)
+            hs[j] = s
+    for j in range(ns.size):
+        d, k = new_d[j], new_k[j]
+        s = _earliest(t, f, size, k, d)
+        if np.isnan(s):
+            return hs, ns, k
+        size = _add(t, f, size, s, d, k)
+        ns[j] = s
+    return hs, ns, -1
