@@ -64,21 +64,6 @@ def plan_numpy(prof: Profile, held: tuple[np.ndarray, np.ndarray, np.ndarray],
     return np.asarray(hs, dtype=np.float64), np.asarray(ns, dtype=np.float64)
 
 
-def plan_compiled(prof: Profile, held: tuple[np.ndarray, np.ndarray, np.ndarray],
-                  new: tuple[np.ndarray, np.ndarray], compress: bool) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`plan_numpy` in compiled code (numba must be installed), bit-identical; ``prof`` is
-    left as it was.  O((h + a) x steps) compiled."""
-    from simsched.schedulers.conservative_kernel import plan
-
-    hs, ns, k = plan(prof.times, prof.free, *(np.ascontiguousarray(x, dtype=np.float64 if i < 2 else np.int64)
-                                                for i, x in enumerate(held)),
-                     np.ascontiguousarray(new[0], dtype=np.float64), np.ascontiguousarray(new[1], dtype=np.int64),
-                     bool(compress))
-    if k >= 0:
-        raise BatchEngineError(f"no slot for {k} processors in the profile (largest: {int(prof.free[-1])})")
-    return hs, ns
-
-
 class ConservativeBackfill:
     """Conservative backfilling: every waiting job holds a reservation none may delay (Mu'alem &
     Feitelson 2001).  ``compiled``: plan in compiled code (``True``, needs numba), in numpy
@@ -100,7 +85,7 @@ class ConservativeBackfill:
             from simsched.schedulers.timeline import compiled_available
 
             use = trace.n >= COMPILED_MIN_JOBS and compiled_available()
-        self._plan = plan_compiled if use else plan_numpy
+        self._compiled = bool(use)
 
     def reservations(self) -> dict[int, float]:
         """Every waiting job's reservation, ``{job: start}``, as of the last decision point.  O(n)."""
@@ -113,20 +98,16 @@ class ConservativeBackfill:
             return []
         res = self.reserved
         ends, rp = view.running_ends()
-        r = res[q]
-        has = ~np.isnan(r)
-        held, new = q[has], q[~has]
-        old = r[has]
-        res_t = np.maximum(old, now)
-        hd, hk = self.requested[held], self.procs[held]
-        prof = Profile(now, view.free, ends, rp, (res_t, hd, hk))
-        fin = view.finished
-        early = bool(fin) and bool(np.any(view.est_end[np.asarray(fin, dtype=np.int64)] > now))  # freed early
-        stale = bool(np.any(res_t > old))  # a reservation passed by (a job overran its requested time)
-        hs, ns = self._plan(prof, (res_t, hd, hk), (self.requested[new], self.procs[new]), early or stale)
-        if early or stale:  # compression, in submit order: each job at its earliest slot, never later
-            res[held] = hs
-        res[new] = ns
+        est_end = view.est_end
+        early = any(est_end[j] > now for j in view.finished)  # capacity came back before it was expected
+        if self._compiled:
+            from simsched.schedulers.conservative_kernel import plan_queue
+
+            k = plan_queue(q, res, self.requested, self.procs, float(now), int(view.free), ends, rp, early)
+            if k >= 0:
+                raise BatchEngineError(f"no slot for {k} processors in the profile")
+        else:
+            self._plan_numpy(q, now, view.free, ends, rp, early)
         rq = res[q]
         out, free = [], view.free
         procs, req = self.procs_l, self.req_l
@@ -142,3 +123,21 @@ class ConservativeBackfill:
         if later.size:  # a reservation no arrival or end may reach (after a job overran its requested time)
             view.wake_at(float(later.min()))
         return out
+
+    def _plan_numpy(self, q: np.ndarray, now: float, free: int, ends: np.ndarray, rp: np.ndarray,
+                    early: bool) -> None:
+        """The planning on :class:`Profile` in numpy: hold every reserved job at ``max(reservation,
+        now)``, compress when ``early`` or a reservation passed by, reserve the new jobs."""
+        res = self.reserved
+        r = res[q]
+        has = ~np.isnan(r)
+        held, new = q[has], q[~has]
+        old = r[has]
+        res_t = np.maximum(old, now)
+        hd, hk = self.requested[held], self.procs[held]
+        prof = Profile(now, free, ends, rp, (res_t, hd, hk))
+        stale = bool(np.any(res_t > old))  # a reservation passed by (a job overran its requested time)
+        hs, ns = plan_numpy(prof, (res_t, hd, hk), (self.requested[new], self.procs[new]), early or stale)
+        if early or stale:  # compression, in submit order: each job at its earliest slot, never later
+            res[held] = hs
+        res[new] = ns

@@ -79,23 +79,57 @@ def _earliest(t, f, size, k, d):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def plan(times, free, held_start, held_d, held_k, new_d, new_k, compress):  # pragma: no cover - compiled
-    """One decision point's planning on the profile ``(times, free)`` (which holds the running jobs
-    and every held reservation): when ``compress``, each held job in turn (queue order) is taken out
-    and put back at its earliest slot; then each new job (queue order) is reserved at its earliest
-    slot.  Returns ``(held starts, new starts, k)``: ``k`` is the width of a job that found no slot
-    (-1 when every one did).  O((h + a) x steps) for h held and a new jobs, in compiled code."""
-    cap = times.size + 2 * (held_start.size + new_d.size) + 2
-    t = np.empty(cap, dtype=np.float64)
-    f = np.empty(cap, dtype=np.int64)
-    size = times.size
-    t[:size] = times
-    f[:size] = free
-    hs = held_start.copy()
-    ns = np.empty(new_d.size, dtype=np.float64)
+def _build(now, free_now, ends, rp, hs, hd, hk, room):  # pragma: no cover - compiled
+    """The profile at ``now`` as :class:`Profile`'s constructor makes it: a step at every distinct
+    event time (now, each running job's end, each held reservation's start and end when it lasts),
+    its free processors the running sum of the gains.  Arrays of ``room`` more slots than steps.
+    O(e log e) for e events."""
+    e = 1 + ends.size
+    for i in range(hd.size):
+        if hd[i] > 0:
+            e += 2
+    at = np.empty(e, dtype=np.float64)
+    gain = np.empty(e, dtype=np.int64)
+    at[0] = now
+    gain[0] = free_now
+    p = 1
+    for i in range(ends.size):
+        at[p] = ends[i]
+        gain[p] = rp[i]
+        p += 1
+    for i in range(hd.size):
+        if hd[i] > 0:
+            at[p] = hs[i]
+            gain[p] = -hk[i]
+            at[p + 1] = hs[i] + hd[i]
+            gain[p + 1] = hk[i]
+            p += 2
+    order = np.argsort(at, kind="mergesort")
+    t = np.empty(e + room, dtype=np.float64)
+    f = np.empty(e + room, dtype=np.int64)
+    size = 0
+    run = 0
+    for i in range(e):
+        x = at[order[i]]
+        run += gain[order[i]]
+        if size and t[size - 1] == x:
+            f[size - 1] = run
+        else:
+            t[size] = x
+            f[size] = run
+            size += 1
+    return t, f, size
+
+
+@numba.njit(cache=True)
+def _replan(t, f, size, hs, hd, hk, nd, nk, compress):  # pragma: no cover - compiled
+    """Compression (when ``compress``) then the arrivals' reservations on the profile ``t, f``
+    (see :func:`plan`); returns ``(held starts, new starts, k)``."""
+    hs = hs.copy()
+    ns = np.empty(nd.size, dtype=np.float64)
     if compress:
         for j in range(hs.size):
-            d, k = held_d[j], held_k[j]
+            d, k = hd[j], hk[j]
             size = _add(t, f, size, hs[j], d, -k)
             s = _earliest(t, f, size, k, d)
             if np.isnan(s):
@@ -103,10 +137,78 @@ def plan(times, free, held_start, held_d, held_k, new_d, new_k, compress):  # pr
             size = _add(t, f, size, s, d, k)
             hs[j] = s
     for j in range(ns.size):
-        d, k = new_d[j], new_k[j]
+        d, k = nd[j], nk[j]
         s = _earliest(t, f, size, k, d)
         if np.isnan(s):
             return hs, ns, k
         size = _add(t, f, size, s, d, k)
         ns[j] = s
     return hs, ns, -1
+
+
+@numba.njit(cache=True)
+def plan(times, free, held_start, held_d, held_k, new_d, new_k, compress):  # pragma: no cover - compiled
+    """One decision point's planning on the profile ``(times, free)`` (which holds the running jobs
+    and every held reservation): when ``compress``, each held job in turn (queue order) is taken out
+    and put back at its earliest slot; then each new job (queue order) is reserved at its earliest
+    slot.  Returns ``(held starts, new starts, k)``: ``k`` is the width of a job that found no slot
+    (-1 when every one did).  O((h + a) x steps) for h held and a new jobs, in compiled code."""
+    room = 2 * (held_start.size + new_d.size) + 2
+    t = np.empty(times.size + room, dtype=np.float64)
+    f = np.empty(times.size + room, dtype=np.int64)
+    t[:times.size] = times
+    f[:times.size] = free
+    return _replan(t, f, times.size, held_start, held_d, held_k, new_d, new_k, compress)
+
+
+@numba.njit(cache=True)
+def build_profile(now, free_now, ends, rp, hs, hd, hk):  # pragma: no cover - compiled
+    """``(times, free)`` of the profile :func:`_build` makes (for the tests)."""
+    t, f, size = _build(now, free_now, ends, rp, hs, hd, hk, 0)
+    return t[:size].copy(), f[:size].copy()
+
+
+@numba.njit(cache=True)
+def plan_queue(q, res, req, procs, now, free_now, ends, rp, early):  # pragma: no cover - compiled
+    """A whole decision point's planning: the waiting jobs ``q`` (queue order) with a reservation in
+    ``res`` (NaN: none yet) are held at ``max(res, now)`` in the profile built with the running jobs
+    (``ends``, ``rp``); when ``early`` (capacity came back before it was expected) or a reservation
+    has passed by, the held ones are compressed; every new one is reserved.  ``res`` is updated in
+    place; returns the width of a job that found no slot, -1 when every one did.  As
+    :class:`ConservativeBackfill`'s numpy path.  O((q + r) log(q + r)) to build, then
+    O((h + a) x steps)."""
+    nh = 0
+    for i in range(q.size):
+        if not np.isnan(res[q[i]]):
+            nh += 1
+    held = np.empty(nh, dtype=np.int64)
+    new = np.empty(q.size - nh, dtype=np.int64)
+    a = b = 0
+    for i in range(q.size):
+        j = q[i]
+        if np.isnan(res[j]):
+            new[b] = j
+            b += 1
+        else:
+            held[a] = j
+            a += 1
+    hs = np.empty(nh, dtype=np.float64)
+    stale = False
+    for i in range(nh):
+        old = res[held[i]]
+        hs[i] = max(old, now)
+        if hs[i] > old:
+            stale = True
+    hd = req[held]
+    hk = procs[held]
+    t, f, size = _build(now, free_now, ends, rp, hs, hd, hk, 2 * q.size + 2)
+    compress = early or stale
+    hs2, ns, k = _replan(t, f, size, hs, hd, hk, req[new], procs[new], compress)
+    if k >= 0:
+        return k
+    if compress:
+        for i in range(nh):
+            res[held[i]] = hs2[i]
+    for i in range(new.size):
+        res[new[i]] = ns[i]
+    return -1
