@@ -29,7 +29,6 @@ from simsched.workloads.importers.swf import RigidTrace, make_trace, read_swf
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "scenarios" / "data" / "traces"
 EXAMPLES = int(os.environ.get("SIMSCHED_CONSERVATIVE_EXAMPLES", "150"))
-needs_numba = pytest.mark.skipif(not compiled_available(), reason="numba is not installed (extra simsched[fast])")
 
 
 # --------------------------------------------------------------------------- the reference
@@ -84,6 +83,12 @@ class Reference:
         return out
 
 
+def _policy(compiled: bool) -> ConservativeBackfill:
+    policy = ConservativeBackfill()
+    policy.compiled = compiled
+    return policy
+
+
 def _modes() -> list[bool]:
     return [False, True] if compiled_available() else [False]
 
@@ -114,7 +119,7 @@ def test_start_times_equal_the_reference(case, kill) -> None:
     trace, m = case
     want = simulate_batch(trace, m, Reference(), kill=kill)
     for compiled in _modes():
-        got = simulate_batch(trace, m, ConservativeBackfill(compiled=compiled), kill=kill)
+        got = simulate_batch(trace, m, _policy(compiled), kill=kill)
         assert np.array_equal(got.start, want.start), (compiled, got.start, want.start)
         assert got.decisions == want.decisions
 
@@ -128,7 +133,7 @@ def test_start_times_equal_the_reference_under_failures(case, requeue, seed) -> 
     d = Disruptions(failure_rate=1 / 400.0, repair_time=5.0)
     want = simulate_batch(trace, m, Reference(), failures=d, requeue=requeue, seed=seed)
     for compiled in _modes():
-        got = simulate_batch(trace, m, ConservativeBackfill(compiled=compiled), failures=d, requeue=requeue, seed=seed)
+        got = simulate_batch(trace, m, _policy(compiled), failures=d, requeue=requeue, seed=seed)
         assert got.attempts == want.attempts and np.array_equal(got.lost, want.lost)
 
 
@@ -142,7 +147,7 @@ def test_start_times_equal_the_reference_with_predecessors(case, data) -> None:
              np.array([q for p in preds for q in p], dtype=np.int64))
     want = simulate_batch(trace, m, Reference(), after=after)
     for compiled in _modes():
-        assert np.array_equal(simulate_batch(trace, m, ConservativeBackfill(compiled=compiled), after=after).start,
+        assert np.array_equal(simulate_batch(trace, m, _policy(compiled), after=after).start,
                               want.start)
 
 
@@ -169,7 +174,8 @@ def test_no_reservation_moves_later_and_capacity_holds(case, kill, compiled) -> 
     trace, m = case
     if not kill:
         trace = make_trace(trace.submit, trace.run, trace.procs, np.maximum(trace.requested, trace.run))
-    policy = _Recording(compiled=compiled)
+    policy = _Recording()
+    policy.compiled = compiled
     r = simulate_batch(trace, m, policy, kill=kill)
     assert np.all(r.start >= trace.submit)
     t = np.concatenate([r.start, r.end])
@@ -186,7 +192,7 @@ def test_no_reservation_moves_later_and_capacity_holds(case, kill, compiled) -> 
 # --------------------------------------------------------------------------- the planning step alone
 @settings(max_examples=200, deadline=None)
 @given(st.data())
-@needs_numba
+@pytest.mark.extra("fast")
 def test_compiled_planning_equals_the_numpy_profile(data) -> None:
     """On a random profile (running jobs, held reservations, arrivals; zero durations, ties, widths
     up to the machine's): the same held and new starts, bit for bit; a job wider than the machine
@@ -231,7 +237,7 @@ def test_a_hand_worked_compression() -> None:
     job 2 keeps 15 although the machine is idle from 7."""
     trace = make_trace([0, 0, 0, 0], [2, 5, 5, 5], [4, 2, 4, 2], requested=[10, 5, 5, 5])
     for compiled in _modes():
-        r = simulate_batch(trace, 4, ConservativeBackfill(compiled=compiled))
+        r = simulate_batch(trace, 4, _policy(compiled))
         assert r.start.tolist() == [0, 2, 15, 2]
 
 
@@ -247,7 +253,7 @@ def test_shipped_logs_equal_the_reference(name, m, limit) -> None:
     trace = _shipped(name, m, limit)
     want = simulate_batch(trace, m, Reference()).start
     for compiled in _modes():
-        assert np.array_equal(simulate_batch(trace, m, ConservativeBackfill(compiled=compiled)).start, want)
+        assert np.array_equal(simulate_batch(trace, m, _policy(compiled)).start, want)
 
 
 @pytest.mark.slow

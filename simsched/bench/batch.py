@@ -148,8 +148,8 @@ def bench_batch(quick: bool = False) -> list[dict]:
         dict(what=f"EASY end to end (read SWF, replay, metrics; bsld {r['easy_bsld']:.1f}) vs heapq FCFS loop",
              size=size, measured=r["easy_s"], baseline=r["heapq_s"], ratio=r["heapq_s"] / r["easy_s"],
              target=target, ok=(r["easy_s"] <= 20.0) if at_target else None),
-        dict(what=(f"conservative backfilling end to end ({'compiled' if r['conservative_compiled'] else 'numpy'} "
-                   f"planning; bsld {r['conservative_bsld']:.1f}) vs heapq FCFS loop"), size=size,
+        dict(what=(f"conservative end to end ({'compiled' if r['conservative_compiled'] else 'numpy'} planning; "
+                   f"bsld {r['conservative_bsld']:.1f}) vs heapq FCFS loop"), size=size,
              measured=r["conservative_s"], baseline=r["heapq_s"], ratio=r["heapq_s"] / r["conservative_s"],
              target="-", ok=None),
         dict(what=f"FCFS end to end (bsld {r['fcfs_bsld']:.1f}) vs heapq FCFS loop", size=size,

@@ -66,19 +66,18 @@ def plan_numpy(prof: Profile, held: tuple[np.ndarray, np.ndarray, np.ndarray],
 
 class ConservativeBackfill:
     """Conservative backfilling: every waiting job holds a reservation none may delay (Mu'alem &
-    Feitelson 2001).  ``compiled``: plan in compiled code (``True``, needs numba), in numpy
-    (``False``), or by the log's size when numba is installed (``None``, the default)."""
+    Feitelson 2001)."""
 
     name = "conservative-backfill"
-
-    def __init__(self, compiled: bool | None = None) -> None:
-        self.compiled = compiled
+    compiled: bool | None = None
+    """Plan in compiled code (``True``, needs numba), in numpy (``False``), or by the log's size when
+    numba is installed (``None``); set on an instance before its run (the tests hold the two equal)."""
 
     def reset(self, trace: RigidTrace, m: int) -> None:
-        self.procs = trace.procs
+        self.procs = np.ascontiguousarray(trace.procs, dtype=np.int64)  # one compiled signature
         self.procs_l = trace.procs.tolist()
         self.req_l = trace.requested.tolist()
-        self.requested = trace.requested
+        self.requested = np.ascontiguousarray(trace.requested, dtype=np.float64)
         self.reserved = np.full(trace.n, np.nan)  # each waiting job's reservation (NaN: none yet)
         use = self.compiled
         if use is None:

@@ -10,7 +10,7 @@ operation, on the same float64 times and int64 free counts, so every reservation
 the numpy path's (a property test holds them equal on random and shipped logs).
 
 The profile is two sorted arrays (step start times, free processors from each) with room for the
-breakpoints this decision can add (two per placement).  ``earliest`` walks the runs of steps with
+breakpoints this decision can add (at most two per take or give-back).  ``earliest`` walks the runs of steps with
 enough free processors from the profile's start and returns the first run that lasts the job's
 requested time: O(steps before the slot).  ``add`` takes or gives back processors over an interval:
 a binary search for each end, a shift of the arrays' tails to insert a missing breakpoint, and a
@@ -153,7 +153,7 @@ def plan(times, free, held_start, held_d, held_k, new_d, new_k, compress):  # pr
     and put back at its earliest slot; then each new job (queue order) is reserved at its earliest
     slot.  Returns ``(held starts, new starts, k)``: ``k`` is the width of a job that found no slot
     (-1 when every one did).  O((h + a) x steps) for h held and a new jobs, in compiled code."""
-    room = 2 * (held_start.size + new_d.size) + 2
+    room = 4 * (held_start.size + new_d.size) + 4  # at most two breakpoints per take or give-back
     t = np.empty(times.size + room, dtype=np.float64)
     f = np.empty(times.size + room, dtype=np.int64)
     t[:times.size] = times
@@ -201,7 +201,7 @@ def plan_queue(q, res, req, procs, now, free_now, ends, rp, early):  # pragma: n
             stale = True
     hd = req[held]
     hk = procs[held]
-    t, f, size = _build(now, free_now, ends, rp, hs, hd, hk, 2 * q.size + 2)
+    t, f, size = _build(now, free_now, ends, rp, hs, hd, hk, 4 * q.size + 4)
     compress = early or stale
     hs2, ns, k = _replan(t, f, size, hs, hd, hk, req[new], procs[new], compress)
     if k >= 0:
