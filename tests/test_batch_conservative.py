@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_batch import _Recording  # tests/ is on sys.path (rootdir-less test modules)
 
 from simsched.schedulers.batch_conservative import ConservativeBackfill, plan_numpy
 from simsched.schedulers.timeline import compiled_available
@@ -149,20 +150,6 @@ def test_start_times_equal_the_reference_with_predecessors(case, data) -> None:
     for compiled in _modes():
         assert np.array_equal(simulate_batch(trace, m, _policy(compiled), after=after).start,
                               want.start)
-
-
-class _Recording(ConservativeBackfill):
-    def reset(self, trace, m):
-        super().reset(trace, m)
-        self.history: dict[int, list[float]] = {}
-
-    def decide(self, view):
-        out = super().decide(view)
-        for j, s in self.reservations().items():
-            self.history.setdefault(j, []).append(s)
-        for j in out:
-            self.history.setdefault(j, []).append(view.now)
-        return out
 
 
 @settings(max_examples=max(EXAMPLES // 5, 20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
