@@ -3,7 +3,7 @@ it was before either (kept here verbatim as the reference: a dict of reservation
 an :class:`~simsched.simulator.batch.Profile` call): the same start time for every job, float for
 float, on the shipped logs and on random ones (ties, zero-length jobs, jobs as wide as the machine,
 requested times below the actual ones, killing, failures, DAG predecessors).  Then the properties:
-no reservation ever moves later, never more processors in use than exist.  The CI run draws 150
+no reservation ever moves later, never more processors in use than exist.  The CI run draws 60
 logs for the main comparison; a thousand and more:
 
     SIMSCHED_CONSERVATIVE_EXAMPLES=3000 pytest -q -p no:cacheprovider tests/test_batch_conservative.py
@@ -29,7 +29,7 @@ from simsched.workloads.importers.swf import RigidTrace, make_trace, read_swf
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "scenarios" / "data" / "traces"
-EXAMPLES = int(os.environ.get("SIMSCHED_CONSERVATIVE_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("SIMSCHED_CONSERVATIVE_EXAMPLES", "60"))
 
 
 # --------------------------------------------------------------------------- the reference

@@ -16,17 +16,19 @@ first decision point at or after its reservation where its processors are free (
 it, may start later than its reservation).
 
 **The profile** is rebuilt at every decision point from the running jobs and the held reservations
-(two sorted arrays: step start times and free processors, O((q + r) log(q + r)) in numpy), then the
+(two sorted arrays: step start times and free processors, O((q + r) log(q + r))), then the
 *planning* — compression, then a reservation for each arrival — runs on it.  Each placement is an
 earliest-fit search (the first run of steps with at least ``k`` free processors lasting the
-requested time: O(steps before the slot)) and an interval update (O(steps)).  The planning runs
-compiled (:mod:`simsched.schedulers.conservative_kernel`, numba, extra ``simsched[fast]``) for logs
-of at least :data:`COMPILED_MIN_JOBS` jobs, otherwise on :class:`~simsched.simulator.batch.Profile`
-in numpy; the two give bit-identical reservations (same float operations in the same order).
-Per decision point O(q x (q + r)) with an early end (compression), O(a x (q + r)) for ``a``
-arrivals otherwise, for ``q`` waiting and ``r`` running jobs: compiled, about a nanosecond per step
-visited instead of tens of microseconds of numpy calls per placement.  Everything else per decision
-point is numpy over the queue (no Python loop over waiting jobs except the due ones).
+requested time: O(steps before the slot)) and an interval update (O(steps)).  For logs of at least
+:data:`COMPILED_MIN_JOBS` jobs, when numba is installed (extra ``simsched[fast]``), the build and
+the planning run compiled in one call per decision point
+(:mod:`simsched.schedulers.conservative_kernel`); otherwise on
+:class:`~simsched.simulator.batch.Profile` in numpy, one call per search or update (~0.2 ms per
+search under cProfile on the RICC log: see docs/cluster-traces.md).  The two give bit-identical
+reservations (the same float operations in the same order).  Per decision point O(q x (q + r))
+with an early end (compression), O(a x (q + r)) for ``a`` arrivals otherwise, for ``q`` waiting and
+``r`` running jobs.  Everything else per decision point is numpy over the queue (no Python loop
+over waiting jobs except the due ones).
 """
 
 from __future__ import annotations
