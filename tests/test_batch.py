@@ -176,7 +176,7 @@ class _Recording(ConservativeBackfill):
 
     def decide(self, view):
         out = super().decide(view)
-        for j, s in self.reserved.items():
+        for j, s in self.reservations().items():
             self.history.setdefault(j, []).append(s)
         for j in out:
             self.history.setdefault(j, []).append(view.now)

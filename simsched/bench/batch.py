@@ -1,9 +1,9 @@
 """``simsched bench batch``: a cluster log of rigid jobs replayed end to end (SWF file read, SimPy batch
-engine, metrics) under EASY backfilling and FCFS, beside a plain ``heapq`` FCFS event loop over the
-same jobs, all timed in CPU seconds in one fresh interpreter; and the platform such a log runs on
-(8,192 cores, the RICC machine) built as the batch path builds it (network kept as host codes and
-scalars) beside the same platform with its dense (m, m) network matrices expanded (what every build
-did before they became lazy): CPU seconds and tracemalloc peak.
+engine, metrics) under EASY backfilling, conservative backfilling and FCFS, beside a plain ``heapq``
+FCFS event loop over the same jobs, all timed in CPU seconds in one fresh interpreter; and the
+platform such a log runs on (8,192 cores, the RICC machine) built as the batch path builds it
+(network kept as host codes and scalars) beside the same platform with its dense (m, m) network
+matrices expanded (what every build did before they became lazy): CPU seconds and tracemalloc peak.
 
 The trace is synthetic (seeded): ``n`` rigid jobs on ``m`` processors, widths powers of two (30% serial),
 log-normal run times, requested times 1-3x the run time, Poisson arrivals at offered load 0.85.  The
@@ -72,9 +72,12 @@ def heapq_fcfs(submit: list[float], run: list[float], procs: list[int], m: int) 
 
 
 def measure_batch(n: int, m: int) -> dict:
-    """CPU seconds, in this process, for EASY and FCFS end to end (the trace written to an SWF file,
-    read back, replayed, measured) and for :func:`heapq_fcfs` on the same jobs; whether the heap loop's
-    FCFS start times equal the engine's."""
+    """CPU seconds, in this process, for EASY, conservative backfilling and FCFS end to end (the
+    trace written to an SWF file, read back, replayed, measured) and for :func:`heapq_fcfs` on the
+    same jobs; whether the heap loop's FCFS start times equal the engine's.  Conservative
+    backfilling plans in compiled code when numba is installed (``conservative_compiled``): its
+    first run in a process loads numba, which is counted."""
+    from simsched.schedulers.batch_conservative import ConservativeBackfill
     from simsched.schedulers.batch_easy import EASYBackfill
     from simsched.schedulers.batch_fcfs import FCFS
     from simsched.simulator.batch import simulate_batch
@@ -85,7 +88,7 @@ def measure_batch(n: int, m: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.swf"
         write_swf(path, trace)
-        for name, policy in (("easy", EASYBackfill), ("fcfs", FCFS)):
+        for name, policy in (("easy", EASYBackfill), ("conservative", ConservativeBackfill), ("fcfs", FCFS)):
             t0 = time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -100,6 +103,10 @@ def measure_batch(n: int, m: int) -> dict:
     out["heapq_s"] = time.process_time() - t0
     out["identical"] = bool(np.array_equal(np.asarray(start), out.pop("fcfs_start")))
     out.pop("easy_start")
+    out.pop("conservative_start")
+    from simsched.schedulers.timeline import compiled_available
+
+    out["conservative_compiled"] = compiled_available()
     return out
 
 
@@ -141,6 +148,10 @@ def bench_batch(quick: bool = False) -> list[dict]:
         dict(what=f"EASY end to end (read SWF, replay, metrics; bsld {r['easy_bsld']:.1f}) vs heapq FCFS loop",
              size=size, measured=r["easy_s"], baseline=r["heapq_s"], ratio=r["heapq_s"] / r["easy_s"],
              target=target, ok=(r["easy_s"] <= 20.0) if at_target else None),
+        dict(what=(f"conservative end to end ({'compiled' if r['conservative_compiled'] else 'numpy'} planning; "
+                   f"bsld {r['conservative_bsld']:.1f}) vs heapq FCFS loop"), size=size,
+             measured=r["conservative_s"], baseline=r["heapq_s"], ratio=r["heapq_s"] / r["conservative_s"],
+             target="-", ok=None),
         dict(what=f"FCFS end to end (bsld {r['fcfs_bsld']:.1f}) vs heapq FCFS loop", size=size,
              measured=r["fcfs_s"], baseline=r["heapq_s"], ratio=r["heapq_s"] / r["fcfs_s"], target="-", ok=None),
         dict(what="plain heapq FCFS loop, same jobs (CPU)", size=size, measured=r["heapq_s"], baseline=None,

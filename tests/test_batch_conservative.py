@@ -1,0 +1,254 @@
+"""Conservative backfilling, planned in compiled code or on the numpy profile, against the policy as
+it was before either (kept here verbatim as the reference: a dict of reservations, every placement
+an :class:`~simsched.simulator.batch.Profile` call): the same start time for every job, float for
+float, on the shipped logs and on random ones (ties, zero-length jobs, jobs as wide as the machine,
+requested times below the actual ones, killing, failures, DAG predecessors).  Then the properties:
+no reservation ever moves later, never more processors in use than exist.  The CI run draws 60
+logs for the main comparison; a thousand and more:
+
+    SIMSCHED_CONSERVATIVE_EXAMPLES=3000 pytest -q -p no:cacheprovider tests/test_batch_conservative.py
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_batch import _Recording  # tests/ is on sys.path (rootdir-less test modules)
+
+from simsched.schedulers.batch_conservative import ConservativeBackfill, plan_numpy
+from simsched.schedulers.timeline import compiled_available
+from simsched.simulator.batch import BatchEngineError, BatchView, Profile, simulate_batch
+from simsched.simulator.engine import Disruptions
+from simsched.workloads.importers.swf import RigidTrace, make_trace, read_swf
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACES = ROOT / "scenarios" / "data" / "traces"
+EXAMPLES = int(os.environ.get("SIMSCHED_CONSERVATIVE_EXAMPLES", "60"))
+
+
+# --------------------------------------------------------------------------- the reference
+class Reference:
+    """Conservative backfilling as first written (one Profile call per placement, dict of reservations)."""
+
+    name = "conservative-backfill"
+
+    def reset(self, trace: RigidTrace, m: int) -> None:
+        self.procs = trace.procs.tolist()
+        self.requested = trace.requested.tolist()
+        self.reserved: dict[int, float] = {}
+
+    def decide(self, view: BatchView) -> list[int]:
+        now, q = view.now, view.queue
+        if not q:
+            return []
+        ends, rp = view.running_ends()
+        held = [j for j in q if j in self.reserved]
+        res_t = np.array([max(self.reserved[j], now) for j in held], dtype=np.float64)
+        req, procs = self.requested, self.procs
+        prof = Profile(now, view.free, ends, rp, (res_t, np.array([req[j] for j in held], dtype=np.float64),
+                                                  np.array([procs[j] for j in held], dtype=np.int64)))
+        early = any(view.est_end[j] > now for j in view.finished)
+        stale = bool(held) and bool(np.any(res_t > np.array([self.reserved[j] for j in held])))
+        if early or stale:
+            for j, s in zip(held, res_t.tolist()):
+                d, k = self.requested[j], self.procs[j]
+                prof.add(s, d, -k)
+                s2 = prof.earliest(k, d, after=now)
+                prof.add(s2, d, k)
+                self.reserved[j] = s2
+        for j in q:
+            if j not in self.reserved:
+                d, k = self.requested[j], self.procs[j]
+                s = prof.earliest(k, d, after=now)
+                prof.add(s, d, k)
+                self.reserved[j] = s
+        out, free = [], view.free
+        for j in q:
+            if self.reserved[j] <= now:
+                if self.procs[j] <= free:
+                    out.append(j)
+                    free -= self.procs[j]
+                elif self.requested[j] > 0:
+                    free -= self.procs[j]
+        for j in out:
+            del self.reserved[j]
+        later = [s for s in self.reserved.values() if s > now]
+        if later:
+            view.wake_at(min(later))
+        return out
+
+
+def _policy(compiled: bool) -> ConservativeBackfill:
+    policy = ConservativeBackfill()
+    policy.compiled = compiled
+    return policy
+
+
+def _modes() -> list[bool]:
+    return [False, True] if compiled_available() else [False]
+
+
+# --------------------------------------------------------------------------- random logs
+@st.composite
+def logs(draw):
+    """Up to 40 jobs on 1-16 processors: submit ties, zero-length jobs, jobs as wide as the machine,
+    requested times exact, longer (so jobs end early and reservations are compressed), shorter than
+    the run (overruns) or missing."""
+    m = draw(st.integers(1, 16))
+    n = draw(st.integers(1, 40))
+    gaps = draw(st.lists(st.sampled_from([0, 0, 0, 1, 2, 3, 5, 10]), min_size=n, max_size=n))
+    submit = np.cumsum(gaps).astype(float)
+    run = draw(st.lists(st.sampled_from([0, 1, 2, 3, 4, 7, 10, 20, 33]), min_size=n, max_size=n))
+    req = [r if c == 0 else r + e if c == 1 else max(r - e, 0) if c == 2 else -1
+           for r, c, e in zip(run, draw(st.lists(st.sampled_from([0, 1, 1, 1, 2, 3]), min_size=n, max_size=n)),
+                              draw(st.lists(st.integers(1, 15), min_size=n, max_size=n)))]
+    procs = draw(st.lists(st.integers(1, m), min_size=n, max_size=n))
+    for i in draw(st.lists(st.integers(0, n - 1), max_size=3)):
+        procs[i] = m  # jobs as wide as the machine
+    return make_trace(submit, run, procs, req), m
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(logs(), st.booleans())
+def test_start_times_equal_the_reference(case, kill) -> None:
+    trace, m = case
+    want = simulate_batch(trace, m, Reference(), kill=kill)
+    for compiled in _modes():
+        got = simulate_batch(trace, m, _policy(compiled), kill=kill)
+        assert np.array_equal(got.start, want.start), (compiled, got.start, want.start)
+        assert got.decisions == want.decisions
+
+
+@settings(max_examples=max(EXAMPLES // 10, 20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(logs(), st.booleans(), st.integers(0, 2**32 - 1))
+def test_start_times_equal_the_reference_under_failures(case, requeue, seed) -> None:
+    """Processors failing and coming back (a killed job's capacity comes back before its estimated
+    end; a repair may come after the estimate): the same starts, runs and losses."""
+    trace, m = case
+    d = Disruptions(failure_rate=1 / 400.0, repair_time=5.0)
+    want = simulate_batch(trace, m, Reference(), failures=d, requeue=requeue, seed=seed)
+    for compiled in _modes():
+        got = simulate_batch(trace, m, _policy(compiled), failures=d, requeue=requeue, seed=seed)
+        assert got.attempts == want.attempts and np.array_equal(got.lost, want.lost)
+
+
+@settings(max_examples=max(EXAMPLES // 10, 20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(logs(), st.data())
+def test_start_times_equal_the_reference_with_predecessors(case, data) -> None:
+    trace, m = case
+    n = trace.n
+    preds = [sorted(set(data.draw(st.lists(st.integers(0, j - 1), max_size=3)))) if j else [] for j in range(n)]
+    after = (np.concatenate([[0], np.cumsum([len(p) for p in preds])]).astype(np.int64),
+             np.array([q for p in preds for q in p], dtype=np.int64))
+    want = simulate_batch(trace, m, Reference(), after=after)
+    for compiled in _modes():
+        assert np.array_equal(simulate_batch(trace, m, _policy(compiled), after=after).start,
+                              want.start)
+
+
+@settings(max_examples=max(EXAMPLES // 5, 20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(logs(), st.booleans(), st.sampled_from(_modes()))
+def test_no_reservation_moves_later_and_capacity_holds(case, kill, compiled) -> None:
+    """With requested times as upper bounds (or jobs killed at them): every reservation a job is
+    given is no later than the one before, the job starts at its last one (zero-length jobs hold no
+    processor-time and are left out), and never more processors are in use than exist."""
+    trace, m = case
+    if not kill:
+        trace = make_trace(trace.submit, trace.run, trace.procs, np.maximum(trace.requested, trace.run))
+    policy = _Recording()
+    policy.compiled = compiled
+    r = simulate_batch(trace, m, policy, kill=kill)
+    assert np.all(r.start >= trace.submit)
+    t = np.concatenate([r.start, r.end])
+    d = np.concatenate([trace.procs, -trace.procs])
+    order = np.lexsort((d, t))  # releases before takes at one instant
+    assert np.cumsum(d[order]).max(initial=0) <= m
+    for j, seq in policy.history.items():
+        if trace.requested[j] == 0:
+            continue
+        assert all(b <= a for a, b in zip(seq, seq[1:])), f"job {j}'s reservation moved later: {seq}"
+        assert r.start[j] == seq[-1]
+
+
+# --------------------------------------------------------------------------- the planning step alone
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+@pytest.mark.extra("fast")
+def test_compiled_planning_equals_the_numpy_profile(data) -> None:
+    """On a random profile (running jobs, held reservations, arrivals; zero durations, ties, widths
+    up to the machine's): the same held and new starts, bit for bit; a job wider than the machine
+    finds no slot in either."""
+    m = data.draw(st.integers(1, 12))
+    times = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 7.25, 10.0, 1e9])
+    nr = data.draw(st.integers(0, 6))
+    ends = np.sort(np.array(data.draw(st.lists(times, min_size=nr, max_size=nr)), dtype=np.float64))
+    rp = np.ones(nr, dtype=np.int64)
+    free = m - nr if nr <= m else 0
+    rp = rp[:m]
+    ends = ends[:m]
+    nh = data.draw(st.integers(0, 6))
+    hs = np.array(data.draw(st.lists(times, min_size=nh, max_size=nh)), dtype=np.float64)
+    hd = np.array(data.draw(st.lists(times, min_size=nh, max_size=nh)), dtype=np.float64)
+    hk = np.array(data.draw(st.lists(st.integers(1, m), min_size=nh, max_size=nh)), dtype=np.int64)
+    na = data.draw(st.integers(0, 6))
+    nd = np.array(data.draw(st.lists(times, min_size=na, max_size=na)), dtype=np.float64)
+    nk = np.array(data.draw(st.lists(st.integers(1, m + data.draw(st.integers(0, 1))), min_size=na, max_size=na)),
+                  dtype=np.int64)
+    compress = data.draw(st.booleans())
+    from simsched.schedulers.conservative_kernel import build_profile, plan
+
+    prof = Profile(0.0, free, ends, rp, (hs, hd, hk))
+    t, f = build_profile(0.0, free, ends, rp, hs, hd, hk)
+    assert np.array_equal(t, prof.times) and np.array_equal(f, prof.free)
+    got_h, got_n, k = plan(prof.times, prof.free, hs, hd, hk, nd, nk, compress)
+    try:
+        want_h, want_n = plan_numpy(prof, (hs, hd, hk), (nd, nk), compress)
+    except BatchEngineError:
+        assert k > int(prof.free[-1])  # wider than the machine: no slot in either
+        return
+    assert k == -1 and np.array_equal(got_h, want_h) and np.array_equal(got_n, want_n)
+
+
+def test_a_hand_worked_compression() -> None:
+    """4 processors.  Job 0 (4 processors, asks 10 s, runs 2 s) blocks everyone; on arrival job 1
+    (2 processors, 5 s) is reserved at [10, 15), job 2 (4, 5 s) at [15, 20), job 3 (2, 5 s) at
+    [10, 15) beside job 1.  Job 0 ends at 2, 8 s early: compression in submit order moves job 1 to
+    2; job 2 cannot move (job 3 still holds [10, 15) when its turn comes); job 3 moves to 2 beside
+    job 1.  Jobs 1 and 3 end at 7 exactly as requested: nothing ended early, no compression, so
+    job 2 keeps 15 although the machine is idle from 7."""
+    trace = make_trace([0, 0, 0, 0], [2, 5, 5, 5], [4, 2, 4, 2], requested=[10, 5, 5, 5])
+    for compiled in _modes():
+        r = simulate_batch(trace, 4, _policy(compiled))
+        assert r.start.tolist() == [0, 2, 15, 2]
+
+
+# --------------------------------------------------------------------------- the shipped logs
+def _shipped(name: str, m: int, limit: int | None = None) -> RigidTrace:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return read_swf(TRACES / name, max_procs=m, limit=limit)
+
+
+@pytest.mark.parametrize("name, m, limit", [("lublin_256.swf", 256, None), ("ricc_2010_5000.swf", 1024, 250)])
+def test_shipped_logs_equal_the_reference(name, m, limit) -> None:
+    trace = _shipped(name, m, limit)
+    want = simulate_batch(trace, m, Reference()).start
+    for compiled in _modes():
+        assert np.array_equal(simulate_batch(trace, m, _policy(compiled)).start, want)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("m, limit", [(8192, None), (2048, 1500)])
+def test_the_real_log_equals_the_reference_on_big_machines(m, limit) -> None:
+    """The whole RICC slice on its 8,192 cores, and its first 1,500 jobs on 2,048 (a queue of
+    hundreds, compressed at nearly every end: the users' requested times are real)."""
+    trace = _shipped("ricc_2010_5000.swf", m, limit)
+    want = simulate_batch(trace, m, Reference()).start
+    got = simulate_batch(trace, m, ConservativeBackfill()).start
+    assert np.array_equal(got, want)
