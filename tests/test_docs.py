@@ -53,8 +53,8 @@ NOT_RUN = {
     "simsched bench": "speed benchmarks take minutes and their numbers are machine-dependent",
     "simsched capacity scenarios/cluster/": "about 18 replays of the 2,000-job log per answer (a minute on a loaded "
     "machine); tests/test_swf.py runs a capacity search on a slice of the same log",
-    "simsched run scenarios/cluster/ricc_2010.yaml": "four policies replay 4,665 jobs on 8,192 cores (~20 s, "
-    "conservative backfilling the most); tests/test_batch.py and tests/test_swf_export.py replay the same log",
+    "simsched run scenarios/cluster/ricc_2010.yaml": "four policies replay 4,665 jobs on 8,192 cores (~5 s "
+    "with numba, minutes without it); tests/test_batch.py and tests/test_swf_export.py replay the same log",
     "simsched adversary deepsched heft --minutes 9": "a 9-minute search",
     "simsched adversary rl heft --minutes 9": "a 9-minute search",
     "simsched run scenarios/deepsched/try_tiny.yaml": "needs the checkpoint `train deepsched ... tiny.yaml` writes",
