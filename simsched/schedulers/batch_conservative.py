@@ -86,6 +86,11 @@ class ConservativeBackfill:
             from simsched.schedulers.timeline import compiled_available
 
             use = trace.n >= COMPILED_MIN_JOBS and compiled_available()
+            if trace.n >= COMPILED_MIN_JOBS and not use:
+                import warnings
+
+                warnings.warn(f"conservative-backfill plans {trace.n:,} jobs in Python without numba (minutes on "
+                              "a large log); `pip install -e '.[fast]'` compiles it", stacklevel=2)
         self._compiled = bool(use)
 
     def reservations(self) -> dict[int, float]:
