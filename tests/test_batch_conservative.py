@@ -252,3 +252,23 @@ def test_the_real_log_equals_the_reference_on_big_machines(m, limit) -> None:
     want = simulate_batch(trace, m, Reference()).start
     got = simulate_batch(trace, m, ConservativeBackfill()).start
     assert np.array_equal(got, want)
+
+
+def test_a_large_log_without_numba_says_so_once(monkeypatch) -> None:
+    """Without the compiled planning a large log would run for minutes in silence: one warning
+    names the cure; a small log, or numba present, warns nothing."""
+    import warnings
+
+    from simsched.schedulers import batch_conservative, timeline
+
+    n = batch_conservative.COMPILED_MIN_JOBS
+    big = make_trace(np.arange(n, dtype=float), np.ones(n), np.ones(n, dtype=np.int64))
+    small = make_trace([0.0], [1.0], [1])
+    monkeypatch.setattr(timeline, "compiled_available", lambda: False)
+    with pytest.warns(UserWarning, match=r"without numba.*\[fast\]"):
+        ConservativeBackfill().reset(big, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ConservativeBackfill().reset(small, 4)
+        monkeypatch.setattr(timeline, "compiled_available", lambda: True)
+        ConservativeBackfill().reset(big, 4)
