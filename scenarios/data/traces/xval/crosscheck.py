@@ -1,0 +1,286 @@
+"""Check simsched's batch replay against two established batch simulators, job by job.
+
+The tools (fetched separately; nothing of theirs is in this repository):
+
+* RLScheduler's batch environment (Zhang et al., SC'20), the public repository
+  DIR-LAB/deep-batch-scheduler at commit cd433e3d62a01705f255bd48cb55b393862800e7 (a plain checkout;
+  its heuristic replay needs numpy and scipy only, see ``rlscheduler_adapter.py``);
+* AccaSim 1.1.3 (Galleguillos et al., Cluster Computing 2020), ``pip install accasim==1.1.3`` in a
+  virtual environment of its own (``accasim_adapter.py``).
+
+For every trace — the shipped Lublin and RICC logs, the shipped GPU-cluster CSV, and seeded random
+SWF traces with ties, zero-length jobs, jobs as wide as the machine and requested times below the
+run times — the script writes the jobs as simsched keeps them back to SWF (``write_swf``: one
+processor count, requested time filled, status 1), so every tool replays the same jobs, and runs:
+
+* simsched's ``fcfs``, ``sjf`` and ``easy-backfill`` on its SimPy batch engine;
+* the tools' FCFS, SJF and "EASY" on that file;
+* simsched's engine with three small policies written here that follow the tools' rules as read
+  in their source (``RLSchedulerBackfill``, ``RLSchedulerSJF``, ``AccaSimEBF`` below), to show that
+  each difference between a tool and simsched comes from that rule and nothing else.
+
+It prints one row per (trace, pair): jobs compared, identical start times, max |delta wait|, and the
+two bounded slowdowns (tau = 10 s).  Zero-length jobs are left out of the RLScheduler rows on both
+sides (its loader drops jobs whose run time is 0).  ``--raw`` also reports how each tool reads the
+original files (jobs kept, processor field).
+
+Usage (a few minutes on one core)::
+
+    python scenarios/data/traces/xval/crosscheck.py --rlscheduler PATH/TO/deep-batch-scheduler \\
+        --accasim-python PATH/TO/accasim-venv/bin/python [--random 20] [--out DIR] [--raw]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from simsched.schedulers.batch_easy import EASYBackfill
+from simsched.schedulers.batch_fcfs import FCFS, start_in_order
+from simsched.schedulers.batch_sjf import SJF
+from simsched.simulator.batch import TAU, BatchView, simulate_batch
+from simsched.workloads.importers.gpu_trace import read_gpu_trace
+from simsched.workloads.importers.swf import RigidTrace, make_trace, read_swf, write_swf
+
+HERE = Path(__file__).resolve().parent
+TRACES = HERE.parent
+SHIPPED = [("lublin_256", TRACES / "lublin_256.swf", 256), ("ricc_2010_5000", TRACES / "ricc_2010_5000.swf", 8192),
+           ("gpu_jobs_300", TRACES / "gpu_jobs_300.csv", 64)]
+
+
+# ----------------------------------------------------------------------------------------------
+# The tools' rules, as policies of simsched's engine (read from their source; see the docs page)
+class RLSchedulerBackfill:
+    """RLScheduler's ``backfil=True`` replay: FCFS; when the head does not fit, its reservation is
+    the estimated end (start + requested, not clamped to now) at which enough processors are free,
+    computed once when the job became the blocked head; a later job is backfilled only if it fits
+    and ``now + requested < reservation`` (strictly); no "extra processors" rule."""
+
+    name = "rlscheduler-backfill"
+
+    def reset(self, trace: RigidTrace, m: int) -> None:
+        self.procs, self.req, self.head, self.shadow = trace.procs.tolist(), trace.requested, -1, 0.0
+
+    def decide(self, view: BatchView) -> list[int]:
+        q = view.queue_array
+        out = start_in_order(q, self.procs, view.free)
+        free = view.free - sum(self.procs[j] for j in out)
+        if len(out) == q.size:
+            return out
+        head = int(q[len(out)])
+        if head != self.head:  # a new blocked head: its reservation, once
+            run = np.fromiter(view.running, dtype=np.int64)
+            ends = np.concatenate([view.est_end[run], view.now + self.req[out]])
+            procs = np.concatenate([view.trace.procs[run], view.trace.procs[out]])
+            order = np.argsort(ends, kind="stable")
+            k = int(np.argmax(free + np.cumsum(procs[order]) >= self.procs[head]))
+            self.head, self.shadow = head, float(ends[order][k])
+        for j in q[len(out) + 1:].tolist():
+            if self.procs[j] <= free and view.now + self.req[j] < self.shadow:
+                out.append(j)
+                free -= self.procs[j]
+        return out
+
+
+class RLSchedulerSJF:
+    """RLScheduler's SJF replay: the shortest waiting job by requested time (ties by submit time)
+    is chosen and the machine waits for it, even when a shorter job arrives meanwhile; jobs
+    submitted at the same instant join the queue one at a time (only the first is visible when the
+    queue was empty)."""
+
+    name = "rlscheduler-sjf"
+
+    def reset(self, trace: RigidTrace, m: int) -> None:
+        self.procs, self.req, self.submit, self.chosen = trace.procs.tolist(), trace.requested, trace.submit, -1
+
+    def decide(self, view: BatchView) -> list[int]:
+        waiting = set(view.queue)
+        out: list[int] = []
+        free = view.free
+        while waiting:
+            if self.chosen < 0:
+                self.chosen = min(waiting, key=lambda j: (self.req[j], self.submit[j], j))
+            j = self.chosen
+            if self.procs[j] > free:
+                break
+            out.append(j)
+            free -= self.procs[j]
+            waiting.discard(j)
+            self.chosen = -1
+        return out
+
+
+class AccaSimEBF:
+    """AccaSim's EASYBackfilling: FIFO until a job blocks; the blocked job gets a reservation time
+    (estimated ends, not clamped to now) computed once, and is tried again only at decision points at
+    or after that time; meanwhile every other waiting job that fits now is started in queue order
+    (the reservation's nodes are never withheld: ``reserved_nodes=[]``), so the blocked job can be
+    delayed past its reservation — greedy first fit, not EASY."""
+
+    name = "accasim-ebf"
+
+    def reset(self, trace: RigidTrace, m: int) -> None:
+        self.procs, self.req, self.blocked, self.at = trace.procs.tolist(), trace.requested, -1, None
+
+    def _slot(self, view: BatchView, started: list[int], free: int, need: int) -> float:
+        run = np.fromiter(view.running, dtype=np.int64)
+        ends = np.concatenate([view.est_end[run], view.now + self.req[started]])
+        procs = np.concatenate([view.trace.procs[run], view.trace.procs[started]])
+        order = np.argsort(ends, kind="stable")
+        return float(ends[order][int(np.argmax(free + np.cumsum(procs[order]) >= need))])
+
+    def decide(self, view: BatchView) -> list[int]:
+        q = view.queue
+        out: list[int] = []
+        free = view.free
+        reached = self.blocked >= 0 and self.at is not None and self.at <= view.now
+        if reached and self.procs[self.blocked] <= free:
+            out.append(self.blocked)
+            free -= self.procs[self.blocked]
+            self.blocked, self.at = -1, None
+        rest = [j for j in q if j not in out and j != self.blocked]
+        if self.blocked < 0 and rest:
+            fifo = start_in_order(np.asarray(rest), self.procs, free)
+            out += fifo
+            free -= sum(self.procs[j] for j in fifo)
+            if len(fifo) < len(rest):
+                self.blocked = rest[len(fifo)]
+                self.at = self._slot(view, out, free, self.procs[self.blocked])
+                rest = rest[len(fifo) + 1:]
+            else:
+                rest = []
+        for j in rest:  # greedy fill, in queue order
+            if self.procs[j] <= free:
+                out.append(j)
+                free -= self.procs[j]
+        return out
+
+
+# ----------------------------------------------------------------------------------------------
+def random_trace(seed: int) -> tuple[RigidTrace, int]:
+    """A seeded random log: 150-400 jobs on 8-64 processors, integer times, ties in submit times,
+    about 5% zero-length jobs, some as wide as the machine, a third with requested < run time."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.choice([8, 16, 32, 64]))
+    n = int(rng.integers(150, 400))
+    gaps = rng.choice([0, 0, 1, 5, 30, 120, 600], size=n)
+    submit = np.cumsum(gaps) - gaps[0]
+    run = rng.integers(0, 3000, size=n) * (rng.random(n) > 0.05)
+    procs = np.minimum(m, rng.integers(1, m + 1, size=n) * (rng.random(n) > 0.1) + (rng.random(n) < 0.1) * m)
+    procs = np.maximum(1, procs)
+    factor = rng.choice([0.5, 1.0, 1.0, 2.0, 5.0], size=n)
+    requested = np.maximum(1, np.round(run * factor)).astype(np.int64)
+    return make_trace(submit, run, procs.astype(np.int64), requested, max_procs=m, source=f"random-{seed}"), m
+
+
+def normalised(trace: RigidTrace, m: int, path: Path) -> Path:
+    """``trace`` as simsched keeps it, written to SWF (the file every tool replays)."""
+    write_swf(path, replace(trace, max_procs=m), comment="cross-check input")
+    return path
+
+
+def read_tool_rows(text: str) -> dict[int, tuple[float, float, float]]:
+    """job -> (submit, start, run) from an adapter's lines."""
+    rows = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 6:
+            j, sub, start, end_or_run = int(parts[0]), float(parts[1]), float(parts[2]), float(parts[3])
+            rows[j] = (sub, start, end_or_run)
+    return rows
+
+
+def run_rlscheduler(tool: Path, swf: Path, policy: str, backfill: bool) -> dict[int, tuple[float, float, float]]:
+    cmd = [sys.executable, str(HERE / "rlscheduler_adapter.py"), str(tool), str(swf), policy]
+    out = subprocess.run(cmd + (["backfill"] if backfill else []), check=True, capture_output=True, text=True).stdout
+    return read_tool_rows(out)
+
+
+def run_accasim(python: str, swf: Path, m: int, policy: str, work: Path) -> dict[int, tuple[float, float, float]]:
+    folder = work / f"acc-{swf.stem}-{policy}"
+    subprocess.run([python, str(HERE / "accasim_adapter.py"), str(swf), str(m), policy, str(folder)], check=True,
+                   capture_output=True, text=True)
+    rows = read_tool_rows((folder / f"sched-{swf.name}").read_text())
+    return {j: (s, a, e - a) for j, (s, a, e) in rows.items()}  # (queued, start, end) -> run
+
+
+def compare(trace: RigidTrace, start: np.ndarray, tool: dict[int, tuple[float, float, float]]) -> dict[str, float]:
+    """Per job over the jobs both ran: identical starts (as waits, so the time origin does not
+    matter), max |delta wait|, and both bsld means over those jobs."""
+    index = {int(j): i for i, j in enumerate(trace.ids.tolist())}
+    common = [j for j in tool if j in index]
+    i = np.array([index[j] for j in common], dtype=np.int64)
+    w_s = start[i] - trace.submit[i]
+    w_t = np.array([tool[j][1] - tool[j][0] for j in common])
+    run = trace.run[i]
+    bsld = lambda w: float(np.mean(np.maximum(1.0, (w + run) / np.maximum(run, TAU))))  # noqa: E731
+    d = np.abs(w_s - w_t)
+    return {"jobs": len(common), "same": int(np.sum(d < 1e-6)), "max_dwait": float(d.max()) if d.size else 0.0,
+            "bsld_simsched": bsld(w_s), "bsld_tool": bsld(w_t)}
+
+
+def check(name: str, trace: RigidTrace, m: int, args: argparse.Namespace, work: Path) -> list[tuple]:
+    rows = []
+    swf = normalised(trace, m, work / f"{name}.swf")
+    nonzero = trace.take(trace.run > 0)  # RLScheduler's loader drops zero-length jobs
+    swf_nz = normalised(nonzero, m, work / f"{name}-nonzero.swf") if nonzero.n < trace.n else swf
+
+    def ours(tr: RigidTrace, policy) -> np.ndarray:
+        return simulate_batch(tr, m, policy).start
+
+    if args.rlscheduler:
+        tool = Path(args.rlscheduler)
+        for label, policy, backfill, mine in (
+                ("fcfs  | RLScheduler FCFS", "fcfs", False, FCFS()),
+                ("easy-backfill | RLScheduler backfill", "fcfs", True, EASYBackfill()),
+                ("rule as read | RLScheduler backfill", "fcfs", True, RLSchedulerBackfill()),
+                ("sjf | RLScheduler SJF", "sjf", False, SJF()),
+                ("rule as read | RLScheduler SJF", "sjf", False, RLSchedulerSJF())):
+            theirs = run_rlscheduler(tool, swf_nz, policy, backfill)
+            rows.append((name, label, compare(nonzero, ours(nonzero, mine), theirs)))
+    if args.accasim_python:
+        for label, policy, mine in (("fcfs | AccaSim FIFO", "fifo", FCFS()),
+                                    ("sjf | AccaSim SJF", "sjf", SJF()),
+                                    ("easy-backfill | AccaSim EBF", "ebf", EASYBackfill()),
+                                    ("rule as read | AccaSim EBF", "ebf", AccaSimEBF())):
+            theirs = run_accasim(args.accasim_python, swf, m, policy, work)
+            rows.append((name, label, compare(trace, ours(trace, mine), theirs)))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rlscheduler", help="a checkout of DIR-LAB/deep-batch-scheduler")
+    ap.add_argument("--accasim-python", help="a Python interpreter with accasim 1.1.3 installed")
+    ap.add_argument("--random", type=int, default=20, help="random traces (seeds 0..N-1)")
+    ap.add_argument("--only", help="run only traces whose name contains this")
+    ap.add_argument("--out", help="keep the SWF files and tool outputs here (default: a temporary folder)")
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(args.out or tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        cases = []
+        for name, path, m in SHIPPED:
+            tr = read_gpu_trace(path, max_procs=m) if path.suffix == ".csv" else read_swf(path, max_procs=m)
+            cases.append((name, tr, m))
+        cases += [(f"random-{s}", *random_trace(s)) for s in range(args.random)]
+        print(f"{'trace':<16} {'simsched | tool':<40} {'jobs':>5} {'same start':>10} {'max|dwait|':>11} "
+              f"{'bsld simsched':>13} {'bsld tool':>10}")
+        for name, tr, m in cases:
+            if args.only and args.only not in name:
+                continue
+            for trace_name, label, r in check(name, tr, m, args, work):
+                print(f"{trace_name:<16} {label:<40} {r['jobs']:>5} {r['same']:>10} {r['max_dwait']:>11.0f} "
+                      f"{r['bsld_simsched']:>13.3f} {r['bsld_tool']:>10.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
