@@ -20,9 +20,11 @@ processor count, requested time filled, status 1), so every tool replays the sam
   each difference between a tool and simsched comes from that rule and nothing else.
 
 It prints one row per (trace, pair): jobs compared, identical start times, max |delta wait|, and the
-two bounded slowdowns (tau = 10 s).  Zero-length jobs are left out of the RLScheduler rows on both
-sides (its loader drops jobs whose run time is 0).  ``--raw`` also reports how each tool reads the
-original files (jobs kept, processor field).
+two bounded slowdowns (tau = 10 s) and utilisations.  Zero-length jobs are left out on both sides
+(RLScheduler's loader drops jobs whose run time is 0; AccaSim holds a zero-length job's processors
+until its next event).  ``--raw`` also replays the original SWF files as each tool reads them
+(processor field, statuses kept, RLScheduler's whole nodes) against simsched reading them the same
+way (``procs_from``, ``keep``).
 
 Usage (a few minutes on one core)::
 
@@ -91,9 +93,8 @@ class RLSchedulerBackfill:
 
 class RLSchedulerSJF:
     """RLScheduler's SJF replay: the shortest waiting job by requested time (ties by submit time)
-    is chosen and the machine waits for it, even when a shorter job arrives meanwhile; jobs
-    submitted at the same instant join the queue one at a time (only the first is visible when the
-    queue was empty)."""
+    is chosen and the machine waits for it, even when a shorter job arrives meanwhile (no job
+    starts before it)."""
 
     name = "rlscheduler-sjf"
 
@@ -122,7 +123,8 @@ class AccaSimEBF:
     (estimated ends, not clamped to now) computed once, and is tried again only at decision points at
     or after that time; meanwhile every other waiting job that fits now is started in queue order
     (the reservation's nodes are never withheld: ``reserved_nodes=[]``), so the blocked job can be
-    delayed past its reservation — greedy first fit, not EASY."""
+    delayed past its reservation — greedy first fit, not EASY.  With nothing running and no event
+    left, AccaSim advances its clock a second at a time, which reaches the reservation time."""
 
     name = "accasim-ebf"
 
@@ -160,6 +162,8 @@ class AccaSimEBF:
             if self.procs[j] <= free:
                 out.append(j)
                 free -= self.procs[j]
+        if self.blocked >= 0 and not view.running and not out:
+            view.wake_at(self.at)  # with no event left AccaSim steps its clock a second at a time
         return out
 
 
@@ -211,29 +215,32 @@ def run_accasim(python: str, swf: Path, m: int, policy: str, work: Path) -> dict
     return {j: (s, a, e - a) for j, (s, a, e) in rows.items()}  # (queued, start, end) -> run
 
 
-def compare(trace: RigidTrace, start: np.ndarray, tool: dict[int, tuple[float, float, float]]) -> dict[str, float]:
+def compare(trace: RigidTrace, m: int, start: np.ndarray, tool: dict[int, tuple[float, float, float]]) -> dict:
     """Per job over the jobs both ran: identical starts (as waits, so the time origin does not
-    matter), max |delta wait|, and both bsld means over those jobs."""
+    matter), max |delta wait|, both bsld means and both utilisations (processor-seconds over ``m`` x
+    [first submit, last end], as simsched's metrics) from the two schedules."""
     index = {int(j): i for i, j in enumerate(trace.ids.tolist())}
     common = [j for j in tool if j in index]
     i = np.array([index[j] for j in common], dtype=np.int64)
     w_s = start[i] - trace.submit[i]
     w_t = np.array([tool[j][1] - tool[j][0] for j in common])
-    run = trace.run[i]
+    run, procs, sub = trace.run[i], trace.procs[i], trace.submit[i]
     bsld = lambda w: float(np.mean(np.maximum(1.0, (w + run) / np.maximum(run, TAU))))  # noqa: E731
+    util = lambda w: float(np.dot(procs, run) / (m * (np.max(sub + w + run) - sub.min())))  # noqa: E731
     d = np.abs(w_s - w_t)
     return {"jobs": len(common), "same": int(np.sum(d < 1e-6)), "max_dwait": float(d.max()) if d.size else 0.0,
-            "bsld_simsched": bsld(w_s), "bsld_tool": bsld(w_t)}
+            "bsld_simsched": bsld(w_s), "bsld_tool": bsld(w_t), "util_simsched": util(w_s), "util_tool": util(w_t)}
 
 
 def check(name: str, trace: RigidTrace, m: int, args: argparse.Namespace, work: Path) -> list[tuple]:
     rows = []
-    swf = normalised(trace, m, work / f"{name}.swf")
-    nonzero = trace.take(trace.run > 0)  # RLScheduler's loader drops zero-length jobs
-    swf_nz = normalised(nonzero, m, work / f"{name}-nonzero.swf") if nonzero.n < trace.n else swf
+    # zero-length jobs are left out on both sides: RLScheduler's loader drops them, and AccaSim keeps
+    # their processors until its next event (its release is keyed at the instant being processed)
+    nonzero = trace.take(trace.run > 0)
+    swf_nz = normalised(nonzero, m, work / f"{name}.swf")
 
     def ours(tr: RigidTrace, policy) -> np.ndarray:
-        return simulate_batch(tr, m, policy).start
+        return ours_on(tr, m, policy)
 
     if args.rlscheduler:
         tool = Path(args.rlscheduler)
@@ -244,15 +251,44 @@ def check(name: str, trace: RigidTrace, m: int, args: argparse.Namespace, work: 
                 ("sjf | RLScheduler SJF", "sjf", False, SJF()),
                 ("rule as read | RLScheduler SJF", "sjf", False, RLSchedulerSJF())):
             theirs = run_rlscheduler(tool, swf_nz, policy, backfill)
-            rows.append((name, label, compare(nonzero, ours(nonzero, mine), theirs)))
+            rows.append((name, label, compare(nonzero, m, ours(nonzero, mine), theirs)))
     if args.accasim_python:
         for label, policy, mine in (("fcfs | AccaSim FIFO", "fifo", FCFS()),
                                     ("sjf | AccaSim SJF", "sjf", SJF()),
                                     ("easy-backfill | AccaSim EBF", "ebf", EASYBackfill()),
                                     ("rule as read | AccaSim EBF", "ebf", AccaSimEBF())):
-            theirs = run_accasim(args.accasim_python, swf, m, policy, work)
-            rows.append((name, label, compare(trace, ours(trace, mine), theirs)))
+            theirs = run_accasim(args.accasim_python, swf_nz, m, policy, work)
+            rows.append((name, label, compare(nonzero, m, ours(nonzero, mine), theirs)))
     return rows
+
+
+def check_raw(args: argparse.Namespace, work: Path) -> list[tuple]:
+    """The original SWF files as each tool reads them, against simsched reading them the same way:
+    RLScheduler takes the larger of fields 5 and 8, keeps every status, and allocates whole nodes
+    (``ceil(processors / (MaxProcs / MaxNodes))`` of ``MaxNodes``: RICC's 1,024 nodes of 8 cores);
+    AccaSim takes field 8 and keeps every status, on one core per node."""
+    rows = []
+    for name, path, m in SHIPPED[:2]:
+        if args.rlscheduler:
+            tr = read_swf(path, procs_from="max", keep="all")
+            ppn = 8 if name.startswith("ricc") else 1
+            nodes = replace(tr, procs=-(-tr.procs // ppn))
+            for label, policy, backfill, mine in (("fcfs, read as it does | RLScheduler FCFS", "fcfs", False, FCFS()),
+                                                  ("rule as read | RLScheduler backfill", "fcfs", True,
+                                                   RLSchedulerBackfill())):
+                theirs = run_rlscheduler(Path(args.rlscheduler), path, policy, backfill)
+                rows.append((f"{name} (file)", label, compare(nodes, m // ppn, ours_on(nodes, m // ppn, mine), theirs)))
+        if args.accasim_python and name.startswith("ricc"):
+            tr = read_swf(path, procs_from="requested", keep="all")
+            theirs = run_accasim(args.accasim_python, path, m, "fifo", work)
+            rows.append((f"{name} (file)", "fcfs, read as it does | AccaSim FIFO",
+                         compare(tr, m, ours_on(tr, m, FCFS()), theirs)))
+    return rows
+
+
+def ours_on(trace: RigidTrace, m: int, policy) -> np.ndarray:
+    """Start times of ``trace`` on ``m`` processors under ``policy`` on simsched's engine."""
+    return simulate_batch(trace, m, policy).start
 
 
 def main() -> None:
@@ -262,6 +298,7 @@ def main() -> None:
     ap.add_argument("--random", type=int, default=20, help="random traces (seeds 0..N-1)")
     ap.add_argument("--only", help="run only traces whose name contains this")
     ap.add_argument("--out", help="keep the SWF files and tool outputs here (default: a temporary folder)")
+    ap.add_argument("--raw", action="store_true", help="also replay the original SWF files as each tool reads them")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory() as tmp:
@@ -273,13 +310,20 @@ def main() -> None:
             cases.append((name, tr, m))
         cases += [(f"random-{s}", *random_trace(s)) for s in range(args.random)]
         print(f"{'trace':<16} {'simsched | tool':<40} {'jobs':>5} {'same start':>10} {'max|dwait|':>11} "
-              f"{'bsld simsched':>13} {'bsld tool':>10}")
+              f"{'bsld simsched':>13} {'bsld tool':>10} {'util simsched':>13} {'util tool':>9}")
         for name, tr, m in cases:
-            if args.only and args.only not in name:
-                continue
-            for trace_name, label, r in check(name, tr, m, args, work):
-                print(f"{trace_name:<16} {label:<40} {r['jobs']:>5} {r['same']:>10} {r['max_dwait']:>11.0f} "
-                      f"{r['bsld_simsched']:>13.3f} {r['bsld_tool']:>10.3f}", flush=True)
+            if not args.only or args.only in name:
+                for row in check(name, tr, m, args, work):
+                    print_row(*row)
+        if args.raw:
+            for row in check_raw(args, work):
+                print_row(*row)
+
+
+def print_row(trace_name: str, label: str, r: dict) -> None:
+    print(f"{trace_name:<16} {label:<40} {r['jobs']:>5} {r['same']:>10} {r['max_dwait']:>11.0f} "
+          f"{r['bsld_simsched']:>13.3f} {r['bsld_tool']:>10.3f} {r['util_simsched']:>13.4f} {r['util_tool']:>9.4f}",
+          flush=True)
 
 
 if __name__ == "__main__":
