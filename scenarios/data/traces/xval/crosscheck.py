@@ -35,6 +35,7 @@ Usage (a few minutes on one core)::
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,48 +64,106 @@ class RLSchedulerBackfill:
     """RLScheduler's ``backfil=True`` replay: FCFS; when the head does not fit, its reservation is
     the estimated end (start + requested, not clamped to now) at which enough processors are free,
     computed once when the job became the blocked head; a later job is backfilled only if it fits
-    and ``now + requested < reservation`` (strictly); no "extra processors" rule."""
+    and ``now + requested < reservation`` (strictly); no "extra processors" rule.  Events of one
+    instant are taken one at a time (arrivals first, then each ending job), with a backfill pass
+    after each while the head waits; the head starts as soon as it fits, before the instant's other
+    events.  The tool's list of running jobs (sorted by actual end before each event, by estimated
+    end for a reservation; stable sorts) is kept to release same-instant jobs in its order."""
 
     name = "rlscheduler-backfill"
 
     def reset(self, trace: RigidTrace, m: int) -> None:
-        self.procs, self.req, self.head, self.shadow = trace.procs.tolist(), trace.requested, -1, 0.0
+        self.procs, self.req, self.run = trace.procs.tolist(), trace.requested.tolist(), trace.run.tolist()
+        self.head, self.shadow, self.running, self.start = -1, 0.0, [], {}
 
     def decide(self, view: BatchView) -> list[int]:
-        q = view.queue_array
-        out = start_in_order(q, self.procs, view.free)
-        free = view.free - sum(self.procs[j] for j in out)
-        if len(out) == q.size:
-            return out
-        head = int(q[len(out)])
-        if head != self.head:  # a new blocked head: its reservation, once
-            run = np.fromiter(view.running, dtype=np.int64)
-            ends = np.concatenate([view.est_end[run], view.now + self.req[out]])
-            procs = np.concatenate([view.trace.procs[run], view.trace.procs[out]])
-            order = np.argsort(ends, kind="stable")
-            k = int(np.argmax(free + np.cumsum(procs[order]) >= self.procs[head]))
-            self.head, self.shadow = head, float(ends[order][k])
-        for j in q[len(out) + 1:].tolist():
-            if self.procs[j] <= free and view.now + self.req[j] < self.shadow:
-                out.append(j)
-                free -= self.procs[j]
+        now, procs = view.now, self.procs
+        arrivals = sorted(view.arrived)  # file order
+        queue = [j for j in view.queue if j not in set(arrivals)]
+        free = view.free - sum(procs[j] for j in view.finished)  # before this instant's releases
+        out: list[int] = []
+        end = lambda j: self.start[j] + self.run[j]  # noqa: E731
+        first = True  # at a new instant the tool's next step is an event, not a pass
+
+        def event() -> None:
+            nonlocal free
+            self.running.sort(key=end)
+            if arrivals:
+                queue.append(arrivals.pop(0))
+            else:
+                j = self.running.pop(0)
+                assert end(j) == now, "a release outside this instant"
+                free += procs[j]
+
+        def begin(j: int) -> None:
+            nonlocal free
+            out.append(j)
+            queue.remove(j)
+            free -= procs[j]
+            self.start[j] = now
+            self.running.append(j)
+
+        pending = lambda: bool(arrivals) or any(end(j) == now for j in self.running)  # noqa: E731
+        while True:
+            if self.head >= 0:  # the head's waiting loop
+                if procs[self.head] <= free:
+                    begin(self.head)
+                    self.head = -1
+                    continue
+                if not first:
+                    for j in list(queue):
+                        if j != self.head and procs[j] <= free and now + self.req[j] < self.shadow:
+                            begin(j)
+                first = False
+                if not pending():
+                    break
+                event()
+            elif queue:  # the main loop: the next job in submit order
+                j = queue[0]
+                if procs[j] <= free:
+                    begin(j)
+                    continue
+                self.head, first = j, False
+                self.running.sort(key=lambda r: self.start[r] + self.req[r])
+                avail = free
+                for r in self.running:
+                    avail += procs[r]
+                    self.shadow = self.start[r] + self.req[r]
+                    if avail >= procs[j]:
+                        break
+            elif pending():  # an empty queue: events until a job arrives
+                event()
+                first = False
+            else:
+                break
         return out
 
 
 class RLSchedulerSJF:
     """RLScheduler's SJF replay: the shortest waiting job by requested time (ties by submit time)
     is chosen and the machine waits for it, even when a shorter job arrives meanwhile (no job
-    starts before it)."""
+    starts before it).  Jobs arriving into an empty queue join it one at a time, in file order: each
+    is chosen alone, so they start in file order while they fit, and the first that does not fit is
+    the chosen one."""
 
     name = "rlscheduler-sjf"
 
     def reset(self, trace: RigidTrace, m: int) -> None:
-        self.procs, self.req, self.submit, self.chosen = trace.procs.tolist(), trace.requested, trace.submit, -1
+        self.procs, self.req, self.submit = trace.procs.tolist(), trace.requested, trace.submit
+        self.chosen, self.empty = -1, True
 
     def decide(self, view: BatchView) -> list[int]:
-        waiting = set(view.queue)
+        waiting = list(view.queue)
         out: list[int] = []
         free = view.free
+        if self.empty and self.chosen < 0:  # the queue was empty: arrivals are taken one by one
+            for j in waiting:
+                if self.procs[j] > free:
+                    self.chosen = j
+                    break
+                out.append(j)
+                free -= self.procs[j]
+            waiting = waiting[len(out):]
         while waiting:
             if self.chosen < 0:
                 self.chosen = min(waiting, key=lambda j: (self.req[j], self.submit[j], j))
@@ -113,8 +172,9 @@ class RLSchedulerSJF:
                 break
             out.append(j)
             free -= self.procs[j]
-            waiting.discard(j)
+            waiting.remove(j)
             self.chosen = -1
+        self.empty = not waiting
         return out
 
 
@@ -201,17 +261,29 @@ def read_tool_rows(text: str) -> dict[int, tuple[float, float, float]]:
     return rows
 
 
-def run_rlscheduler(tool: Path, swf: Path, policy: str, backfill: bool) -> dict[int, tuple[float, float, float]]:
-    cmd = [sys.executable, str(HERE / "rlscheduler_adapter.py"), str(tool), str(swf), policy]
-    out = subprocess.run(cmd + (["backfill"] if backfill else []), check=True, capture_output=True, text=True).stdout
-    return read_tool_rows(out)
+REUSE = False
+"""``--reuse``: take a tool's output already in the work folder instead of replaying again."""
+
+
+def run_rlscheduler(tool: Path, swf: Path, policy: str, backfill: bool,
+                    work: Path | None = None) -> dict[int, tuple[float, float, float]]:
+    """RLScheduler's replay of ``swf`` (job -> (submit, start, run)), kept in ``work``."""
+    saved = (work or swf.parent) / f"rl-{swf.stem}-{policy}{'-backfill' if backfill else ''}.txt"
+    if not (REUSE and saved.exists()):
+        cmd = [sys.executable, str(HERE / "rlscheduler_adapter.py"), str(tool), str(swf), policy]
+        done = subprocess.run(cmd + (["backfill"] if backfill else []), check=True, capture_output=True, text=True)
+        saved.write_text(done.stdout)
+    return read_tool_rows(saved.read_text())
 
 
 def run_accasim(python: str, swf: Path, m: int, policy: str, work: Path) -> dict[int, tuple[float, float, float]]:
+    """AccaSim's replay of ``swf`` on ``m`` one-core nodes (job -> (queued, start, run)), kept in ``work``."""
     folder = work / f"acc-{swf.stem}-{policy}"
-    subprocess.run([python, str(HERE / "accasim_adapter.py"), str(swf), str(m), policy, str(folder)], check=True,
-                   capture_output=True, text=True)
-    rows = read_tool_rows((folder / f"sched-{swf.name}").read_text())
+    plan = folder / f"sched-{swf.name}"
+    if not (REUSE and plan.exists()):
+        subprocess.run([python, str(HERE / "accasim_adapter.py"), str(swf), str(m), policy, str(folder)],
+                       check=True, capture_output=True, text=True)
+    rows = read_tool_rows(plan.read_text())
     return {j: (s, a, e - a) for j, (s, a, e) in rows.items()}  # (queued, start, end) -> run
 
 
@@ -250,7 +322,7 @@ def check(name: str, trace: RigidTrace, m: int, args: argparse.Namespace, work: 
                 ("rule as read | RLScheduler backfill", "fcfs", True, RLSchedulerBackfill()),
                 ("sjf | RLScheduler SJF", "sjf", False, SJF()),
                 ("rule as read | RLScheduler SJF", "sjf", False, RLSchedulerSJF())):
-            theirs = run_rlscheduler(tool, swf_nz, policy, backfill)
+            theirs = run_rlscheduler(tool, swf_nz, policy, backfill, work)
             rows.append((name, label, compare(nonzero, m, ours(nonzero, mine), theirs)))
     if args.accasim_python:
         for label, policy, mine in (("fcfs | AccaSim FIFO", "fifo", FCFS()),
@@ -268,7 +340,9 @@ def check_raw(args: argparse.Namespace, work: Path) -> list[tuple]:
     (``ceil(processors / (MaxProcs / MaxNodes))`` of ``MaxNodes``: RICC's 1,024 nodes of 8 cores);
     AccaSim takes field 8 and keeps every status, on one core per node."""
     rows = []
-    for name, path, m in SHIPPED[:2]:
+    for name, original, m in SHIPPED[:2]:
+        path = work / f"{name}-file.swf"  # the original file, under its own name in the work folder
+        shutil.copyfile(original, path)
         if args.rlscheduler:
             tr = read_swf(path, procs_from="max", keep="all")
             ppn = 8 if name.startswith("ricc") else 1
@@ -276,7 +350,7 @@ def check_raw(args: argparse.Namespace, work: Path) -> list[tuple]:
             for label, policy, backfill, mine in (("fcfs, read as it does | RLScheduler FCFS", "fcfs", False, FCFS()),
                                                   ("rule as read | RLScheduler backfill", "fcfs", True,
                                                    RLSchedulerBackfill())):
-                theirs = run_rlscheduler(Path(args.rlscheduler), path, policy, backfill)
+                theirs = run_rlscheduler(Path(args.rlscheduler), path, policy, backfill, work)
                 rows.append((f"{name} (file)", label, compare(nodes, m // ppn, ours_on(nodes, m // ppn, mine), theirs)))
         if args.accasim_python and name.startswith("ricc"):
             tr = read_swf(path, procs_from="requested", keep="all")
@@ -299,7 +373,10 @@ def main() -> None:
     ap.add_argument("--only", help="run only traces whose name contains this")
     ap.add_argument("--out", help="keep the SWF files and tool outputs here (default: a temporary folder)")
     ap.add_argument("--raw", action="store_true", help="also replay the original SWF files as each tool reads them")
+    ap.add_argument("--reuse", action="store_true", help="take the tools' outputs already in --out (no replay)")
     args = ap.parse_args()
+    global REUSE
+    REUSE = args.reuse
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.out or tmp)
@@ -311,10 +388,19 @@ def main() -> None:
         cases += [(f"random-{s}", *random_trace(s)) for s in range(args.random)]
         print(f"{'trace':<16} {'simsched | tool':<40} {'jobs':>5} {'same start':>10} {'max|dwait|':>11} "
               f"{'bsld simsched':>13} {'bsld tool':>10} {'util simsched':>13} {'util tool':>9}")
+        pooled: dict[str, list[dict]] = {}
         for name, tr, m in cases:
             if not args.only or args.only in name:
-                for row in check(name, tr, m, args, work):
-                    print_row(*row)
+                for trace_name, label, r in check(name, tr, m, args, work):
+                    print_row(trace_name, label, r)
+                    if trace_name.startswith("random"):
+                        pooled.setdefault(label, []).append(r)
+        for label, rs in pooled.items():  # the random traces together: sums, the largest difference, means
+            print_row(f"{len(rs)} random", label, {
+                "jobs": sum(r["jobs"] for r in rs), "same": sum(r["same"] for r in rs),
+                "max_dwait": max(r["max_dwait"] for r in rs),
+                **{k: float(np.mean([r[k] for r in rs])) for k in ("bsld_simsched", "bsld_tool", "util_simsched",
+                                                                    "util_tool")}})
         if args.raw:
             for row in check_raw(args, work):
                 print_row(*row)
