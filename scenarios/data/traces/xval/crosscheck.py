@@ -264,12 +264,17 @@ def read_tool_rows(text: str) -> dict[int, tuple[float, float, float]]:
 REUSE = False
 """``--reuse``: take a tool's output already in the work folder instead of replaying again."""
 
+DONE: set[Path] = set()
+"""Tool outputs written by this run (a tool's replay serves every row that compares with it)."""
+
 
 def run_rlscheduler(tool: Path, swf: Path, policy: str, backfill: bool,
                     work: Path | None = None) -> dict[int, tuple[float, float, float]]:
-    """RLScheduler's replay of ``swf`` (job -> (submit, start, run)), kept in ``work``."""
+    """RLScheduler's replay of ``swf`` (job -> (submit, start, run)), kept in ``work`` (and replayed
+    once per run of this script)."""
     saved = (work or swf.parent) / f"rl-{swf.stem}-{policy}{'-backfill' if backfill else ''}.txt"
-    if not (REUSE and saved.exists()):
+    if not ((REUSE or saved in DONE) and saved.exists()):
+        DONE.add(saved)
         cmd = [sys.executable, str(HERE / "rlscheduler_adapter.py"), str(tool), str(swf), policy]
         done = subprocess.run(cmd + (["backfill"] if backfill else []), check=True, capture_output=True, text=True)
         saved.write_text(done.stdout)
@@ -280,7 +285,8 @@ def run_accasim(python: str, swf: Path, m: int, policy: str, work: Path) -> dict
     """AccaSim's replay of ``swf`` on ``m`` one-core nodes (job -> (queued, start, run)), kept in ``work``."""
     folder = work / f"acc-{swf.stem}-{policy}"
     plan = folder / f"sched-{swf.name}"
-    if not (REUSE and plan.exists()):
+    if not ((REUSE or plan in DONE) and plan.exists()):
+        DONE.add(plan)
         subprocess.run([python, str(HERE / "accasim_adapter.py"), str(swf), str(m), policy, str(folder)],
                        check=True, capture_output=True, text=True)
     rows = read_tool_rows(plan.read_text())
@@ -342,7 +348,8 @@ def check_raw(args: argparse.Namespace, work: Path) -> list[tuple]:
     rows = []
     for name, original, m in SHIPPED[:2]:
         path = work / f"{name}-file.swf"  # the original file, under its own name in the work folder
-        shutil.copyfile(original, path)
+        if not path.exists() or path.read_bytes() != original.read_bytes():
+            shutil.copyfile(original, path)
         if args.rlscheduler:
             tr = read_swf(path, procs_from="max", keep="all")
             ppn = 8 if name.startswith("ricc") else 1
