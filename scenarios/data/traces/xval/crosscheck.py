@@ -230,7 +230,8 @@ class AccaSimEBF:
 # ----------------------------------------------------------------------------------------------
 def random_trace(seed: int) -> tuple[RigidTrace, int]:
     """A seeded random log: 150-400 jobs on 8-64 processors, integer times, ties in submit times,
-    about 5% zero-length jobs, some as wide as the machine, a third with requested < run time."""
+    about 5% zero-length jobs, about 10% as wide as the machine, requested time 0.5x (a fifth of
+    the jobs), 1x, 2x or 5x the run time."""
     rng = np.random.default_rng(seed)
     m = int(rng.choice([8, 16, 32, 64]))
     n = int(rng.integers(150, 400))
@@ -323,7 +324,7 @@ def check(name: str, trace: RigidTrace, m: int, args: argparse.Namespace, work: 
     if args.rlscheduler:
         tool = Path(args.rlscheduler)
         for label, policy, backfill, mine in (
-                ("fcfs  | RLScheduler FCFS", "fcfs", False, FCFS()),
+                ("fcfs | RLScheduler FCFS", "fcfs", False, FCFS()),
                 ("easy-backfill | RLScheduler backfill", "fcfs", True, EASYBackfill()),
                 ("rule as read | RLScheduler backfill", "fcfs", True, RLSchedulerBackfill()),
                 ("sjf | RLScheduler SJF", "sjf", False, SJF()),
@@ -393,7 +394,7 @@ def main() -> None:
             tr = read_gpu_trace(path, max_procs=m) if path.suffix == ".csv" else read_swf(path, max_procs=m)
             cases.append((name, tr, m))
         cases += [(f"random-{s}", *random_trace(s)) for s in range(args.random)]
-        print(f"{'trace':<16} {'simsched | tool':<40} {'jobs':>5} {'same start':>10} {'max|dwait|':>11} "
+        print(f"{'trace':<22} {'simsched | tool':<40} {'jobs':>5} {'same start':>10} {'max|dwait|':>11} "
               f"{'bsld simsched':>13} {'bsld tool':>10} {'util simsched':>13} {'util tool':>9}")
         pooled: dict[str, list[dict]] = {}
         for name, tr, m in cases:
@@ -414,7 +415,7 @@ def main() -> None:
 
 
 def print_row(trace_name: str, label: str, r: dict) -> None:
-    print(f"{trace_name:<16} {label:<40} {r['jobs']:>5} {r['same']:>10} {r['max_dwait']:>11.0f} "
+    print(f"{trace_name:<22} {label:<40} {r['jobs']:>5} {r['same']:>10} {r['max_dwait']:>11.0f} "
           f"{r['bsld_simsched']:>13.3f} {r['bsld_tool']:>10.3f} {r['util_simsched']:>13.4f} {r['util_tool']:>9.4f}",
           flush=True)
 
