@@ -20,8 +20,9 @@ processors at once for ``run`` seconds — with these conventions, each stated i
 * requested time (field 9): where it is ``-1``, the actual run time ("perfect estimates", the usual
   convention of batch-scheduling studies); the count of such jobs is kept in ``perfect_estimates``;
 * status: completed (1) and unrecorded (-1) jobs are kept; failed, cancelled and partial ones are
-  dropped and counted (``keep="all"``: kept too, as RLScheduler and AccaSim keep them: they held
-  their processors for their run time), as are jobs without a run time or a processor count;
+  dropped and counted (``keep="all"``: failed and cancelled jobs are kept too, as RLScheduler and
+  AccaSim keep them: they held their processors for their run time; the parts of a checkpointed job,
+  status 2-4, are still dropped), as are jobs without a run time or a processor count;
 * time is rebased so that the first kept job is submitted at 0;
 * a job wider than the machine (``max_procs``, the scenario's processor count) is dropped and
   counted (``too_wide="drop"``, the archive's cleaned-log convention) or refused
@@ -178,7 +179,8 @@ PROCS_FROM = ("allocated", "requested", "max")
 """Where :func:`read_swf` takes a job's processors: field 5 else 8, field 8 else 5, or the larger."""
 
 KEEP = ("completed", "all")
-"""Which statuses :func:`read_swf` keeps: completed (1) and unrecorded (-1), or every job that ran."""
+"""Which statuses :func:`read_swf` keeps: completed (1) and unrecorded (-1), or also failed (0) and
+cancelled (5) jobs (every job with a run time but the parts of checkpointed ones)."""
 
 
 def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float, float] | None = None,
@@ -280,10 +282,13 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
     else:
         procs = np.maximum(alloc, req_procs)
     completed = (status == 1) | (status == -1)
-    unfinished = ~completed if keep == "completed" else np.zeros(len(rows), dtype=bool)
+    if keep == "completed":
+        unfinished, label = ~completed, "not completed (status 0, 2-5)"
+    else:  # failed and cancelled jobs that ran are kept; parts of a checkpointed job are not jobs
+        unfinished, label = (status >= 2) & (status <= 4), "checkpoint parts (status 2-4)"
     dropped: dict[str, int] = {}
     kept = np.ones(len(rows), dtype=bool)
-    for why, bad in (("not completed (status 0, 2-5)", unfinished),
+    for why, bad in ((label, unfinished),
                      ("without a run time", run < 0), ("without a processor count", procs < 1)):
         bad &= kept
         if bad.any():
