@@ -211,6 +211,11 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "on_failure": "With a `failures` section: `requeue` (start again, in its submit-order place) or "
                       "`lost` (never completes) a job whose processor fails (see "
                       "[cluster-traces.md](cluster-traces.md#failures)).",
+        "procs_from": "SWF only: a job's processors from `allocated` (field 5, else 8; the archive's "
+                      "definition), `requested` (field 8, else 5) or `max` (the larger).",
+        "keep": "SWF only: `completed` jobs (status 1 or -1; the others dropped with a count) or `all` "
+                "that have a run time (failed and cancelled ones held their processors too; checkpoint "
+                "parts, status 2-4, are still dropped).",
     },
     "ArrivalsSpec": {
         "poisson": "Jobs per unit of time, exponential gaps; the offered load `simsched validate` prints "

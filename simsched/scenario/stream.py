@@ -120,8 +120,9 @@ class BatchTraceSection(_Model):
     ``gpu_trace`` (a GPU-cluster CSV), with ``limit`` (first jobs), ``window`` (``[start, end)``
     seconds after the first submit; SWF only), ``scale`` (load factor: submit times are divided by
     it), ``too_wide`` (``drop`` or ``refuse`` jobs wider than the platform), ``kill`` (kill a job
-    at its requested time) and ``on_failure`` (with a ``failures`` section: a job whose processor
-    fails is ``requeue``-d, the default, or ``lost``)."""
+    at its requested time), ``on_failure`` (with a ``failures`` section: a job whose processor
+    fails is ``requeue``-d, the default, or ``lost``), and, for SWF, ``procs_from`` (which field
+    gives a job's processors) and ``keep`` (``completed`` jobs, or ``all`` that ran)."""
 
     swf: str | None = None
     gpu_trace: str | None = None
@@ -132,12 +133,16 @@ class BatchTraceSection(_Model):
     too_wide: Literal["drop", "refuse"] = "drop"
     kill: StrictBool = False
     on_failure: Literal["requeue", "lost"] = "requeue"
+    procs_from: Literal["allocated", "requested", "max"] = "allocated"
+    keep: Literal["completed", "all"] = "completed"
 
     @model_validator(mode="after")
     def _one(self) -> BatchTraceSection:
         exactly_one(self, "swf", "gpu_trace")
         if self.window is not None and (self.gpu_trace is not None or not self.window[0] < self.window[1]):
             raise ValueError("window is [start, end] with start < end, for an swf trace")
+        if self.gpu_trace is not None and (self.procs_from != "allocated" or self.keep != "completed"):
+            raise ValueError("procs_from and keep choose SWF fields: they apply to an swf trace only")
         return self
 
 
@@ -176,7 +181,8 @@ def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> Workl
     try:
         if key == "swf":
             trace = read_swf(path, limit=section.limit, window=section.window, scale=float(section.scale),
-                             max_procs=m, too_wide=section.too_wide)
+                             max_procs=m, too_wide=section.too_wide, procs_from=section.procs_from,
+                             keep=section.keep)
         else:
             trace = read_gpu_trace(path, limit=section.limit, scale=float(section.scale), max_procs=m,
                                    too_wide=section.too_wide)

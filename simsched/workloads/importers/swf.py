@@ -14,11 +14,15 @@ comments (``; MaxProcs: 128``) and one line per job of 18 whitespace-separated n
 processors at once for ``run`` seconds — with these conventions, each stated in the trace's
 :attr:`RigidTrace.notes`:
 
-* processors: the allocated count (field 5), else the requested one (field 8);
+* processors: the allocated count (field 5), else the requested one (field 8) — the archive's
+  definition of field 5 (``procs_from="requested"``: field 8, else field 5, as AccaSim reads it;
+  ``procs_from="max"``: the larger of the two, as RLScheduler reads it);
 * requested time (field 9): where it is ``-1``, the actual run time ("perfect estimates", the usual
   convention of batch-scheduling studies); the count of such jobs is kept in ``perfect_estimates``;
 * status: completed (1) and unrecorded (-1) jobs are kept; failed, cancelled and partial ones are
-  dropped and counted, as are jobs without a run time or a processor count;
+  dropped and counted (``keep="all"``: failed and cancelled jobs are kept too, as RLScheduler and
+  AccaSim keep them: they held their processors for their run time; the parts of a checkpointed job,
+  status 2-4, are still dropped), as are jobs without a run time or a processor count;
 * time is rebased so that the first kept job is submitted at 0;
 * a job wider than the machine (``max_procs``, the scenario's processor count) is dropped and
   counted (``too_wide="drop"``, the archive's cleaned-log convention) or refused
@@ -171,15 +175,31 @@ def _header_int(head: dict[str, str], key: str, path: Path, line_no: dict[str, i
     return value if value > 0 else None
 
 
+PROCS_FROM = ("allocated", "requested", "max")
+"""Where :func:`read_swf` takes a job's processors: field 5 else 8, field 8 else 5, or the larger."""
+
+KEEP = ("completed", "all")
+"""Which statuses :func:`read_swf` keeps: completed (1) and unrecorded (-1), or also failed (0) and
+cancelled (5) jobs (every job with a run time but the parts of checkpointed ones)."""
+
+
 def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float, float] | None = None,
-             scale: float = 1.0, max_procs: int | None = None, too_wide: str = "drop") -> RigidTrace:
+             scale: float = 1.0, max_procs: int | None = None, too_wide: str = "drop",
+             procs_from: str = "allocated", keep: str = "completed") -> RigidTrace:
     """The rigid jobs of SWF file ``path`` (see the module docstring for every convention and
     refusal).  ``max_procs``: the machine's processors (jobs wider are dropped or, with
-    ``too_wide="refuse"``, refused); ``limit``/``window``/``scale`` slice and stretch.  Emits one
-    :class:`DataRepairWarning` with the counts of dropped jobs.  O(lines)."""
+    ``too_wide="refuse"``, refused); ``limit``/``window``/``scale`` slice and stretch;
+    ``procs_from`` (one of :data:`PROCS_FROM`) and ``keep`` (one of :data:`KEEP`) choose the
+    processor field and the statuses kept.  Emits one :class:`DataRepairWarning` with the counts of
+    dropped jobs.  O(lines)."""
     p = Path(path)
     if too_wide not in ("drop", "refuse"):
         raise SimschedError(f"too_wide must be 'drop' or 'refuse', got {too_wide!r}", field="too_wide")
+    if procs_from not in PROCS_FROM:
+        raise SimschedError(f"procs_from must be one of {', '.join(PROCS_FROM)}, got {procs_from!r}",
+                            field="procs_from")
+    if keep not in KEEP:
+        raise SimschedError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}", field="keep")
     if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale)
             and 1e-6 <= scale <= 1e6):
         raise SimschedError(f"scale must be a number in [1e-6, 1e6], got {scale!r}", field="scale")
@@ -255,53 +275,65 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
         i = int(order[dup[0] + 1])
         raise SimschedError(f"job number {int(ids[i])} appears twice (first on line "
                             f"{int(lines[order[dup[0]]])})", file=p, line=int(lines[i]), field="field 1 (job number)")
-    procs = np.where(alloc >= 1, alloc, req_procs)
+    if procs_from == "allocated":
+        procs = np.where(alloc >= 1, alloc, req_procs)
+    elif procs_from == "requested":
+        procs = np.where(req_procs >= 1, req_procs, alloc)
+    else:
+        procs = np.maximum(alloc, req_procs)
+    completed = (status == 1) | (status == -1)
+    if keep == "completed":
+        unfinished, label = ~completed, "not completed (status 0, 2-5)"
+    else:  # failed and cancelled jobs that ran are kept; parts of a checkpointed job are not jobs
+        unfinished, label = (status >= 2) & (status <= 4), "checkpoint parts (status 2-4)"
     dropped: dict[str, int] = {}
-    keep = np.ones(len(rows), dtype=bool)
-    for why, bad in (("not completed (status 0, 2-5)", (status != 1) & (status != -1)),
+    kept = np.ones(len(rows), dtype=bool)
+    for why, bad in ((label, unfinished),
                      ("without a run time", run < 0), ("without a processor count", procs < 1)):
-        bad &= keep
+        bad &= kept
         if bad.any():
             dropped[why] = int(bad.sum())
-            keep &= ~bad
+            kept &= ~bad
     if stated is not None:  # a job that ran wider than the machine the header states: the log contradicts itself
-        refuse(keep & (procs > stated), f"the job ran on more processors than the header's MaxProcs/MaxNodes "
-               f"({stated})", "field 5 (allocated processors)")
+        source = {"allocated": "field 5 (allocated processors)", "requested": "field 8 (requested processors)",
+                  "max": "fields 5 and 8 (processors)"}[procs_from]
+        refuse(kept & completed & (procs > stated), f"the job ran on more processors than the header's "
+               f"MaxProcs/MaxNodes ({stated})", source)
     machine = max_procs if max_procs is not None else stated
     if machine is not None:
-        wide = keep & (procs > machine)
+        wide = kept & (procs > machine)
         if wide.any():
             if too_wide == "refuse":
                 i = int(np.argmax(wide))
                 raise SimschedError(f"the job needs {int(procs[i])} processors, more than the machine's {machine}",
                                     file=p, line=int(lines[i]), field="field 5 (allocated processors)")
             dropped[f"wider than the machine's {machine} processors"] = int(wide.sum())
-            keep &= ~wide
+            kept &= ~wide
     if window is not None:
         a, b = window
         if not (math.isfinite(a) and math.isfinite(b) and 0 <= a < b):
             raise SimschedError(f"window must be [start, end] with 0 <= start < end, got {list(window)}",
                                 field="window")
-        t = submit - (submit[keep].min() if keep.any() else 0.0)
-        keep &= (t >= a) & (t < b)
+        t = submit - (submit[kept].min() if kept.any() else 0.0)
+        kept &= (t >= a) & (t < b)
     if limit is not None:
         if limit < 1:
             raise SimschedError(f"limit must be >= 1, got {limit}", field="limit")
-        keep &= np.cumsum(keep) <= limit
-    if not keep.any():
+        kept &= np.cumsum(kept) <= limit
+    if not kept.any():
         raise SimschedError("no job of the SWF file is left to run (" + (
             ", ".join(f"{v} {k}" for k, v in dropped.items()) or "the slice is empty") + ")", file=p)
     if dropped:
         warnings.warn(f"{p}: dropped {sum(dropped.values())} of {len(rows)} jobs: "
                       + ", ".join(f"{v} {k}" for k, v in dropped.items()), DataRepairWarning, stacklevel=2)
-    sub = submit[keep]
+    sub = submit[kept]
     sub = (sub - sub[0]) / float(scale)
     if sub[-1] > limits.MAX_VALUE:
         raise SimschedError(f"scale {scale:g} stretches the submit times past {limits.MAX_VALUE:g}", field="scale")
-    r, q = run[keep], req_time[keep]
+    r, q = run[kept], req_time[kept]
     missing = q < 0
-    return RigidTrace(ids[keep].astype(np.int64), sub, r.copy(), np.where(missing, r, q), procs[keep].astype(np.int64),
-                      user[keep].astype(np.int64), stated, dropped, int(missing.sum()), str(p))
+    return RigidTrace(ids[kept].astype(np.int64), sub, r.copy(), np.where(missing, r, q), procs[kept].astype(np.int64),
+                      user[kept].astype(np.int64), stated, dropped, int(missing.sum()), str(p))
 
 
 def write_swf(path: str | Path, trace: RigidTrace, start: np.ndarray | None = None,
@@ -309,14 +341,15 @@ def write_swf(path: str | Path, trace: RigidTrace, start: np.ndarray | None = No
     """Write ``trace`` as SWF to ``path`` atomically: one line per job with its submit, wait
     (``start - submit``; ``-1`` without ``start``), run time (``finish - start`` when given, so a
     killed job shows its shortened run), processors (allocated and requested), requested time,
-    status 1 (or 0 for a job killed before its end), user.  A header names ``MaxProcs``.  O(n)."""
+    status 1 (or 0 for a job killed before its end), user.  A header names ``MaxNodes`` and ``MaxProcs``,
+    both the machine's processors (each a node of one core).  O(n)."""
     n = trace.n
     wait = np.full(n, -1.0) if start is None else np.asarray(start, dtype=np.float64) - trace.submit
     run = trace.run if start is None or finish is None else np.asarray(finish) - np.asarray(start)
     status = np.where(run < trace.run - 1e-9, 0, 1)
     head = ["; Version: 2.2", "; Computer: simsched", f"; MaxJobs: {n}", f"; MaxRecords: {n}"]
-    if trace.max_procs:
-        head.append(f"; MaxProcs: {trace.max_procs}")
+    if trace.max_procs:  # each simulated processor is a node of one core; tools that size by nodes read MaxNodes
+        head += [f"; MaxNodes: {trace.max_procs}", f"; MaxProcs: {trace.max_procs}"]
     if comment:
         head.append(f"; Note: {comment}")
 
