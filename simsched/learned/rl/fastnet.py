@@ -41,31 +41,55 @@ def _linear(state: Mapping[str, Any], key: str) -> tuple[np.ndarray, np.ndarray]
     return np.ascontiguousarray(w.T), b
 
 
-def _neighbour_means(src: np.ndarray, dst: np.ndarray, n: int):  # -> scipy.sparse.csr_matrix
-    """The (n, 2n) sparse matrix ``A`` with ``(A @ X)[i]`` = mean of ``X[2 j]`` over the predecessors
-    ``j`` of ``i`` plus mean of ``X[2 j + 1]`` over its successors: with ``X = (h @ [W_f | W_b])``
-    seen as (2n, H) (rows interleaved, no copy), one product gives both message-passing terms of a
-    round (torch: ``segment_mean(h[src], dst) @ W_f + segment_mean(h[dst], src) @ W_b``; empty means
-    are zero).  O(e log e) to build, once per observation."""
+def _propagation(src: np.ndarray, dst: np.ndarray, n: int):  # -> scipy.sparse.csr_matrix
+    """The (n, 3n) sparse matrix ``A`` with ``(A @ X)[i] = X[3 i] + mean_j X[3 j + 1] + mean_k X[3 k + 2]``
+    over the predecessors ``j`` and successors ``k`` of ``i`` (empty means are zero).  With ``X = h @
+    [W_h | W_f | W_b]`` seen as (3n, H) (rows interleaved, no copy), one dense and one sparse product
+    give a round's ``h W_h + segment_mean(h[src], dst) W_f + segment_mean(h[dst], src) W_b`` (torch's
+    means before the product; here after it, the same function).  O(n + e log e) to build, once per
+    set of observed rows."""
     from scipy.sparse import csr_matrix
 
     indeg = np.bincount(dst, minlength=n)
     outdeg = np.bincount(src, minlength=n)
-    row = np.concatenate([dst, src])
-    col = np.concatenate([2 * src, 2 * dst + 1])
-    val = np.concatenate([1.0 / indeg[dst], 1.0 / outdeg[src]]).astype(np.float32)
+    self_ = np.arange(n)
+    row = np.concatenate([self_, dst, src])
+    col = np.concatenate([3 * self_, 3 * src + 1, 3 * dst + 2])
+    val = np.concatenate([np.ones(n), 1.0 / indeg[dst], 1.0 / outdeg[src]]).astype(np.float32)
     order = np.argsort(row, kind="stable")
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(indeg + outdeg, out=indptr[1:])
-    return csr_matrix((val[order], col[order], indptr), shape=(n, 2 * n))
+    np.cumsum(1 + indeg + outdeg, out=indptr[1:])
+    return csr_matrix((val[order], col[order], indptr), shape=(n, 3 * n))
 
 
-def _job_means(task_job: np.ndarray, n_jobs: int) -> np.ndarray:
-    """(J, n) float32 ``M`` with ``M @ h`` the mean of each job's task rows (zero for a job with
-    none), torch's ``segment_mean(h, task_job, J)``.  O(J n): a stream has a handful of open jobs."""
-    m = np.zeros((n_jobs, task_job.size), dtype=np.float32)
-    m[task_job, np.arange(task_job.size)] = 1.0
+def _means(task_job: np.ndarray, n_jobs: int) -> np.ndarray:
+    """(J + 1, n) float32 ``M``: ``(M @ h)[:J]`` each job's mean task row (zero for a job with none),
+    torch's ``segment_mean(h, task_job, J)``, and ``(M @ h)[J]`` the mean of all rows (zero when
+    there are none).  O(J n): a stream has a handful of open jobs."""
+    n = task_job.size
+    m = np.zeros((n_jobs + 1, n), dtype=np.float32)
+    m[task_job, np.arange(n)] = 1.0
+    m[n_jobs] = 1.0
     return m / np.maximum(m.sum(1, keepdims=True), 1.0)
+
+
+class _Structure:
+    """The products' index structure of one set of observed rows (edges and jobs), kept while the
+    next observation has the same (checked exactly, O(n + e)): rows change only when a job arrives
+    or finishes, so most decisions reuse it."""
+
+    __slots__ = ("edges", "task_job", "n_jobs", "prop", "means")
+
+    def __init__(self, obs: Observation) -> None:
+        n = obs.nodes.shape[0]
+        self.edges, self.task_job, self.n_jobs = obs.edges, obs.task_job, obs.jobs.shape[0]
+        self.prop = _propagation(obs.edges[0], obs.edges[1], n)
+        self.means = _means(obs.task_job, self.n_jobs)
+
+    def fits(self, obs: Observation) -> bool:
+        return (self.n_jobs == obs.jobs.shape[0]
+                and (self.edges is obs.edges or np.array_equal(self.edges, obs.edges))
+                and (self.task_job is obs.task_job or np.array_equal(self.task_job, obs.task_job)))
 
 
 class NumpyActor:
@@ -75,23 +99,30 @@ class NumpyActor:
     Every linear layer over a concatenation ``[a, b, ...] @ W`` is computed as ``a @ W_a + b @ W_b
     + ...`` with each product taken where it is smallest: a mean over neighbours after the product
     (``A (h W) = (A h) W``), a job's or the global summary once per job or once per graph before
-    being broadcast to its tasks, and the task head only on the ready tasks (masked rows get
-    ``-1e9`` and so no probability in torch either).  The same function; float32 rounding differs
-    from torch's only in the last bits (the test compares whole days' actions)."""
+    being broadcast to its tasks, the parts of the summaries that no round changes (job, global and
+    processor features) once per observation, and the task head only on the ready tasks (masked
+    rows get ``-1e9`` and so no probability in torch either).  A round is then one dense product
+    ``h @ [W_h | W_f | W_b]``, one sparse product (:func:`_propagation`) and one small product for
+    the job and global means.  The same function; float32 rounding differs from torch's only in the
+    last bits (the tests compare every decision of whole days).  Input widths (node, processor,
+    pair, job and global features) are read from the weights, so any checkpoint of this
+    architecture loads."""
 
     def __init__(self, state: Mapping[str, Any], layers: int) -> None:
         st = {k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)) for k, v in state.items()}
         w_inp, self.b_inp = _linear(st, "encoder.inp")
-        self.proc0, self.proc2 = _linear(st, "encoder.proc_inp.0"), _linear(st, "encoder.proc_inp.2")
-        self.job = _linear(st, "encoder.job_inp")
-        self.glob = _linear(st, "encoder.glob_inp")
         H = self.b_inp.size
         self.hidden = H
+        self.proc0, self.proc2 = _linear(st, "encoder.proc_inp.0"), _linear(st, "encoder.proc_inp.2")
+        w, self.b_job = _linear(st, "encoder.job_inp")  # rows: job features, job mean
+        self.w_job_f, self.w_job_h = w[:-H], np.ascontiguousarray(w[-H:])
+        w, self.b_glob = _linear(st, "encoder.glob_inp")  # rows: global features, task mean, processor mean
+        self.w_glob_f, self.w_glob_h, self.w_glob_p = w[:-2 * H], np.ascontiguousarray(w[-2 * H:-H]), w[-H:]
         self.layers = []
         for i in range(layers):
             w, b = _linear(st, f"encoder.layers.{i}")  # rows: h, fwd, bwd, job, g (H each)
-            w_fb = np.ascontiguousarray(np.concatenate([w[H:2 * H], w[2 * H:3 * H]], 1))
-            self.layers.append((np.ascontiguousarray(w[:H]), w_fb, w[3 * H:4 * H], w[4 * H:], b))
+            w_hfb = np.ascontiguousarray(np.concatenate([w[:H], w[H:2 * H], w[2 * H:3 * H]], 1))
+            self.layers.append((w_hfb, np.ascontiguousarray(w[3 * H:4 * H]), np.ascontiguousarray(w[4 * H:]), b))
         w, self.b_task = _linear(st, "task_head.0")  # rows: h, job, g, nodes
         self.w_task_h, self.w_task_job, self.w_task_g = w[:H], w[H:2 * H], w[2 * H:3 * H]
         self.w_nodes = np.ascontiguousarray(np.concatenate([w_inp, w[3 * H:]], 1))  # nodes -> inp | task head
@@ -99,25 +130,21 @@ class NumpyActor:
         w, self.b_p = _linear(st, "proc_head.0")  # rows: h, p, pair, g
         self.w_p_h, self.w_p_p, self.w_p_pair, self.w_p_g = w[:H], w[H:2 * H], w[2 * H:-H], w[-H:]
         self.p2 = _linear(st, "proc_head.2")
+        self._structure: _Structure | None = None
 
-    def _summaries(self, jobs: np.ndarray, glob: np.ndarray, h: np.ndarray, pmean: np.ndarray,
-                   by_job: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        w, b = self.job
-        job = np.tanh(np.concatenate([jobs, by_job @ h], 1) @ w + b)
-        hmean = h.mean(0) if h.shape[0] else np.zeros(self.hidden, np.float32)
-        w, b = self.glob
-        g = np.tanh(np.concatenate([glob, hmean, pmean]) @ w + b)
-        return job, g
+    def structure(self, obs: Observation) -> _Structure:
+        """The cached :class:`_Structure` if it fits ``obs``, else a new one (then cached).  O(n + e)
+        to check, O(n J + e log e) to build."""
+        if self._structure is None or not self._structure.fits(obs):
+            self._structure = _Structure(obs)
+        return self._structure
 
     def encode(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(h, p, job, g, nodes W)`` as :meth:`GraphEncoder.forward` for a batch of one (``g`` of
         shape (H,); ``nodes W``: the node features' product for the task head).  O(layers (n + e) H^2)."""
         n, H = obs.nodes.shape[0], self.hidden
-        src, dst = obs.edges[0], obs.edges[1]
-        neighbours = _neighbour_means(src, dst, n)
-        by_job = _job_means(obs.task_job, obs.jobs.shape[0])
-        jobs = obs.jobs.astype(np.float32, copy=False)
-        glob = obs.globals.astype(np.float32, copy=False)
+        st = self.structure(obs)
+        J, tj = st.n_jobs, st.task_job
         nw = obs.nodes.astype(np.float32, copy=False) @ self.w_nodes
         h = np.tanh(nw[:, :H] + self.b_inp)
         w, b = self.proc0
@@ -125,13 +152,22 @@ class NumpyActor:
         w, b = self.proc2
         p = np.tanh(p @ w + b)
         pmean = p.mean(0) if p.shape[0] else np.zeros(H, np.float32)
-        tj = obs.task_job
-        for w_h, w_fb, w_job, w_g, b in self.layers:
-            job, g = self._summaries(jobs, glob, h, pmean, by_job)
-            hw, fb = h @ w_h, h @ w_fb  # fb (n, 2H) read as (2n, H): forward and backward rows interleaved
-            pre = hw + np.asarray(neighbours @ fb.reshape(2 * n, H), dtype=np.float32) + (job @ w_job)[tj]
-            h = np.tanh(pre + (g @ w_g + b)) + h
-        job, g = self._summaries(jobs, glob, h, pmean, by_job)
+        # the summaries' parts that no round changes
+        job_c = obs.jobs.astype(np.float32, copy=False) @ self.w_job_f + self.b_job
+        g_c = obs.globals.astype(np.float32, copy=False) @ self.w_glob_f + pmean @ self.w_glob_p + self.b_glob
+        means, prop = st.means, st.prop
+        for w_hfb, w_job, w_g, b in self.layers:
+            s = means @ h  # (J + 1, H): job means, then the mean of all tasks
+            job = np.tanh(job_c + s[:J] @ self.w_job_h)
+            g = np.tanh(g_c + s[J] @ self.w_glob_h)
+            x = h @ w_hfb  # (n, 3H) read as (3n, H): own, forward and backward rows interleaved
+            pre = np.asarray(prop @ x.reshape(3 * n, H), dtype=np.float32)
+            pre += (job @ w_job)[tj]
+            pre += g @ w_g + b
+            h = np.tanh(pre, out=pre) + h
+        s = means @ h
+        job = np.tanh(job_c + s[:J] @ self.w_job_h)
+        g = np.tanh(g_c + s[J] @ self.w_glob_h)
         return h, p, job, g, nw[:, H:]
 
     def act(self, obs: Observation) -> tuple[int, int]:
