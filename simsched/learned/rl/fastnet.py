@@ -23,6 +23,8 @@ READYS (Grinsztajn et al., 2021), see :mod:`simsched.learned.rl.nets`.
 from __future__ import annotations
 
 import contextlib
+import functools
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -78,13 +80,15 @@ class _Structure:
     next observation has the same (checked exactly, O(n + e)): rows change only when a job arrives
     or finishes, so most decisions reuse it."""
 
-    __slots__ = ("edges", "task_job", "n_jobs", "prop", "means")
+    __slots__ = ("edges", "task_job", "n_jobs", "prop", "means", "first")
 
     def __init__(self, obs: Observation) -> None:
         n = obs.nodes.shape[0]
         self.edges, self.task_job, self.n_jobs = obs.edges, obs.task_job, obs.jobs.shape[0]
         self.prop = _propagation(obs.edges[0], obs.edges[1], n)
         self.means = _means(obs.task_job, self.n_jobs)
+        self.first: tuple[np.ndarray, ...] | None = None
+        """``(nodes, nodes W, h0, h0 W_hfb)`` of the last observation, per row (see ``_first``)."""
 
     def fits(self, obs: Observation) -> bool:
         return (self.n_jobs == obs.jobs.shape[0]
@@ -130,14 +134,15 @@ class NumpyActor:
         w, self.b_p = _linear(st, "proc_head.0")  # rows: h, p, pair, g
         self.w_p_h, self.w_p_p, self.w_p_pair, self.w_p_g = w[:H], w[H:2 * H], w[2 * H:-H], w[-H:]
         self.p2 = _linear(st, "proc_head.2")
-        self._structure: _Structure | None = None
+        self._local = threading.local()  # the cached structure, per thread (agents share an actor)
 
     def structure(self, obs: Observation) -> _Structure:
-        """The cached :class:`_Structure` if it fits ``obs``, else a new one (then cached).  O(n + e)
-        to check, O(n J + e log e) to build."""
-        if self._structure is None or not self._structure.fits(obs):
-            self._structure = _Structure(obs)
-        return self._structure
+        """The cached :class:`_Structure` if it fits ``obs``, else a new one (then cached, per
+        thread).  O(n + e) to check, O(n J + e log e) to build."""
+        st = getattr(self._local, "structure", None)
+        if st is None or not st.fits(obs):
+            st = self._local.structure = _Structure(obs)
+        return st
 
     def encode(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(h, p, job, g, nodes W)`` as :meth:`GraphEncoder.forward` for a batch of one (``g`` of
@@ -145,8 +150,7 @@ class NumpyActor:
         n, H = obs.nodes.shape[0], self.hidden
         st = self.structure(obs)
         J, tj = st.n_jobs, st.task_job
-        nw = obs.nodes.astype(np.float32, copy=False) @ self.w_nodes
-        h = np.tanh(nw[:, :H] + self.b_inp)
+        nw, h, x0 = self._first(st, obs.nodes.astype(np.float32, copy=False))
         w, b = self.proc0
         p = np.tanh(obs.procs.astype(np.float32, copy=False) @ w + b)
         w, b = self.proc2
@@ -156,11 +160,11 @@ class NumpyActor:
         job_c = obs.jobs.astype(np.float32, copy=False) @ self.w_job_f + self.b_job
         g_c = obs.globals.astype(np.float32, copy=False) @ self.w_glob_f + pmean @ self.w_glob_p + self.b_glob
         means, prop = st.means, st.prop
-        for w_hfb, w_job, w_g, b in self.layers:
+        for i, (w_hfb, w_job, w_g, b) in enumerate(self.layers):
             s = means @ h  # (J + 1, H): job means, then the mean of all tasks
             job = np.tanh(job_c + s[:J] @ self.w_job_h)
             g = np.tanh(g_c + s[J] @ self.w_glob_h)
-            x = h @ w_hfb  # (n, 3H) read as (3n, H): own, forward and backward rows interleaved
+            x = x0 if i == 0 else h @ w_hfb  # (n, 3H) read as (3n, H): own, forward, backward rows interleaved
             pre = np.asarray(prop @ x.reshape(3 * n, H), dtype=np.float32)
             pre += (job @ w_job)[tj]
             pre += g @ w_g + b
@@ -169,6 +173,31 @@ class NumpyActor:
         job = np.tanh(job_c + s[:J] @ self.w_job_h)
         g = np.tanh(g_c + s[J] @ self.w_glob_h)
         return h, p, job, g, nw[:, H:]
+
+    def _first(self, st: _Structure, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(nodes W, h0, h0 W_hfb)``: the node features' products, the input embedding
+        ``tanh(nodes W_inp + b)`` and the first round's product.  Each is a function of one row's
+        node features alone, so rows whose features equal those of the last observation with the
+        same structure keep their values and only the changed rows are computed (a decision changes
+        a few: the tasks that finished, became ready or were placed).  O(n F + c (F + H) H) for c
+        changed rows (all rows the first time)."""
+        H = self.hidden
+        last = st.first  # read once: the tuple is replaced whole, never changed in place
+        if last is not None and last[0].shape == nodes.shape:
+            rows = np.flatnonzero((nodes != last[0]).any(axis=1))
+            if rows.size * 2 <= nodes.shape[0]:
+                nw, h0, x0 = last[1].copy(), last[2].copy(), last[3].copy()
+                if rows.size:
+                    nw_c = nodes[rows] @ self.w_nodes
+                    h_c = np.tanh(nw_c[:, :H] + self.b_inp)
+                    nw[rows], h0[rows], x0[rows] = nw_c, h_c, h_c @ self.layers[0][0]
+                st.first = (nodes.copy(), nw, h0, x0)
+                return nw, h0, x0
+        nw = nodes @ self.w_nodes
+        h0 = np.tanh(nw[:, :H] + self.b_inp)
+        x0 = h0 @ self.layers[0][0] if self.layers else np.zeros((nodes.shape[0], 0), np.float32)
+        st.first = (nodes.copy(), nw, h0, x0)
+        return nw, h0, x0
 
     def act(self, obs: Observation) -> tuple[int, int]:
         """The greedy ``(observation row, processor)`` of ``ActorCritic.forward(collate([obs]),
@@ -200,15 +229,27 @@ def _greedy(logits: np.ndarray) -> int:
 
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
-    """BLAS held to one thread inside the block (threadpoolctl; the previous limits restored after).
-    About 40 us per entry, so an agent enters it once per decision point, not per placement."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    with _CONTROLLER.limit(limits=1, user_api="blas"):
+    """BLAS held to one thread inside the block, the previous limits restored after.  The BLAS
+    libraries are found once (threadpoolctl); entering reads and sets their thread counts directly
+    (a few us) rather than through ``threadpool_limits`` (about 100 us on the loaded test machine,
+    5% of a decision), so an agent enters it once per decision point."""
+    libs = _blas_libraries()
+    before = [lib.get_num_threads() for lib in libs]
+    for lib, n in zip(libs, before):
+        if n != 1:
+            lib.set_num_threads(1)
+    try:
         yield
+    finally:
+        for lib, n in zip(libs, before):
+            if n != 1:
+                lib.set_num_threads(n)
 
 
-_CONTROLLER = None
+@functools.lru_cache(maxsize=1)
+def _blas_libraries() -> tuple:
+    """threadpoolctl's controllers of the BLAS libraries loaded with numpy and scipy.  Found once."""
+    import scipy.sparse  # noqa: F401 - loaded first, so its BLAS is found too
+    from threadpoolctl import ThreadpoolController
+
+    return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)

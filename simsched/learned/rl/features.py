@@ -169,6 +169,11 @@ class _Rows:
     cost: np.ndarray  # (n,) mean cost of each row
 
 
+def _clip(x: np.ndarray) -> np.ndarray:
+    """``np.clip(x, 0, CLIP)``, the same values (NaN stays NaN), with less call overhead."""
+    return np.minimum(np.maximum(x, 0.0), CLIP)
+
+
 def _frozen(*arrays: np.ndarray) -> None:
     for a in arrays:
         a.setflags(write=False)
@@ -240,10 +245,10 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
     if open_src.size:
         open_preds = np.bincount(open_dst, weights=np.isnan(view.finish[open_src]), minlength=n)
         nodes[:, 8] = open_preds / np.maximum(indeg, 1)
-    nodes[:, 10] = np.clip((arrival - now) / s, 0.0, CLIP)
+    nodes[:, 10] = _clip((arrival - now) / s)
 
     procs = np.zeros((m, PROC_FEATURES), dtype=np.float32)
-    procs[:, 0] = np.clip((view.available - now) / s, 0.0, CLIP)
+    procs[:, 0] = _clip((view.available - now) / s)
     procs[:, 1] = view.idle
     procs[:, 2] = speed
     busy = assigned & ~done
@@ -260,21 +265,25 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
         completion[ready_rows] = ct
         best = ct.min(axis=1, keepdims=True)
         fin = np.isfinite(ct)
-        pairs[ready_rows, :, 0] = np.where(fin, np.clip((ct - now) / s, 0.0, CLIP), 0.0)
-        pairs[ready_rows, :, 1] = np.where(fin, np.clip(prob.W[k] / s, 0.0, CLIP), 0.0)
-        pairs[ready_rows, :, 2] = np.where(fin, np.clip((ct - best) / s, 0.0, CLIP), 0.0)
-        pairs[ready_rows, :, 3] = fin & (ct <= best)
+        block = np.empty((k.size, m, PAIR_FEATURES), dtype=np.float32)  # the ready rows' pairs, written once
+        block[:, :, 0] = np.where(fin, _clip((ct - now) / s), 0.0)
+        block[:, :, 1] = np.where(fin, _clip(prob.W[k] / s), 0.0)
+        block[:, :, 2] = np.where(fin, _clip((ct - best) / s), 0.0)
+        block[:, :, 3] = fin & (ct <= best)
+        pairs[ready_rows] = block
 
     J = job_work.size
     jobs = np.zeros((J, JOB_FEATURES), dtype=np.float32)
     done_work = np.bincount(task_job, weights=done * r.cost, minlength=J)
     jobs[:, 0] = done_work / np.maximum(job_work, 1e-12)
-    jobs[:, 1] = np.clip((job_work - done_work) / s, 0.0, CLIP)
+    jobs[:, 1] = _clip((job_work - done_work) / s)
     arrived = job_arrival <= now
-    jobs[:, 2] = np.where(arrived, np.clip((now - job_arrival) / s, 0.0, CLIP), 0.0)
+    jobs[:, 2] = np.where(arrived, _clip((now - job_arrival) / s), 0.0)
     jobs[:, 3] = arrived
 
-    glob = np.array([min(now / s, CLIP), done.mean(), k.size / n, view.idle.mean()], dtype=np.float32)
+    # fractions as ndarray.mean gives them (an exact count over n), without its overhead
+    glob = np.array([min(now / s, CLIP), np.count_nonzero(done) / n, k.size / n, np.count_nonzero(view.idle) / m],
+                    dtype=np.float32)
     proc_mask = np.zeros((n, m), dtype=bool)
     if k.size:
         proc_mask[ready_rows] = prob.eligible[k]
