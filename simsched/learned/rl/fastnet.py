@@ -126,7 +126,10 @@ class NumpyActor:
         for i in range(layers):
             w, b = _linear(st, f"encoder.layers.{i}")  # rows: h, fwd, bwd, job, g (H each)
             w_hfb = np.ascontiguousarray(np.concatenate([w[:H], w[H:2 * H], w[2 * H:3 * H]], 1))
-            self.layers.append((w_hfb, np.ascontiguousarray(w[3 * H:4 * H]), np.ascontiguousarray(w[4 * H:]), b))
+            blk = np.zeros((2 * H, 2 * H), dtype=np.float32)  # [job | g] @ blk = [job W_job | g W_g]
+            blk[:H, :H], blk[H:, H:] = w[3 * H:4 * H], w[4 * H:]
+            self.layers.append((w_hfb, blk, b))
+        self.w_sum = np.ascontiguousarray(np.concatenate([self.w_job_h, self.w_glob_h], 1))  # means -> job | g
         w, self.b_task = _linear(st, "task_head.0")  # rows: h, job, g, nodes
         self.w_task_h, self.w_task_job, self.w_task_g = w[:H], w[H:2 * H], w[2 * H:3 * H]
         self.w_nodes = np.ascontiguousarray(np.concatenate([w_inp, w[3 * H:]], 1))  # nodes -> inp | task head
@@ -155,23 +158,23 @@ class NumpyActor:
         p = np.tanh(obs.procs.astype(np.float32, copy=False) @ w + b)
         w, b = self.proc2
         p = np.tanh(p @ w + b)
-        pmean = p.mean(0) if p.shape[0] else np.zeros(H, np.float32)
-        # the summaries' parts that no round changes
-        job_c = obs.jobs.astype(np.float32, copy=False) @ self.w_job_f + self.b_job
-        g_c = obs.globals.astype(np.float32, copy=False) @ self.w_glob_f + pmean @ self.w_glob_p + self.b_glob
-        means, prop = st.means, st.prop
-        for i, (w_hfb, w_job, w_g, b) in enumerate(self.layers):
-            s = means @ h  # (J + 1, H): job means, then the mean of all tasks
-            job = np.tanh(job_c + s[:J] @ self.w_job_h)
-            g = np.tanh(g_c + s[J] @ self.w_glob_h)
+        pmean = p.sum(0) / p.shape[0] if p.shape[0] else np.zeros(H, np.float32)  # as p.mean(0)
+        # the summaries' parts that no round changes, as (J + 1, 2H): jobs' in [:J, :H], global in [J, H:]
+        const = np.zeros((J + 1, 2 * H), dtype=np.float32)
+        const[:J, :H] = obs.jobs.astype(np.float32, copy=False) @ self.w_job_f + self.b_job
+        const[J, H:] = obs.globals.astype(np.float32, copy=False) @ self.w_glob_f + pmean @ self.w_glob_p + self.b_glob
+        means, prop, w_sum = st.means, st.prop, self.w_sum
+        for i, (w_hfb, blk, b) in enumerate(self.layers):
+            # job and global summaries in one (J + 1, 2H) block: rows [:J] hold tanh(job), row J tanh(g)
+            # in their halves; the other halves (bounded junk) meet zeros in blk, adding exact zeros
+            u = np.tanh(means @ h @ w_sum + const)
+            v = u @ blk
             x = x0 if i == 0 else h @ w_hfb  # (n, 3H) read as (3n, H): own, forward, backward rows interleaved
             pre = np.asarray(prop @ x.reshape(3 * n, H), dtype=np.float32)
-            pre += (job @ w_job)[tj]
-            pre += g @ w_g + b
+            pre += (v[:J, :H] + (v[J, H:] + b))[tj]
             h = np.tanh(pre, out=pre) + h
-        s = means @ h
-        job = np.tanh(job_c + s[:J] @ self.w_job_h)
-        g = np.tanh(g_c + s[J] @ self.w_glob_h)
+        u = np.tanh(means @ h @ w_sum + const)
+        job, g = u[:J, :H], u[J, H:]
         return h, p, job, g, nw[:, H:]
 
     def _first(self, st: _Structure, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
