@@ -129,6 +129,7 @@ class NumpyActor:
             blk = np.zeros((2 * H, 2 * H), dtype=np.float32)  # [job | g] @ blk = [job W_job | g W_g]
             blk[:H, :H], blk[H:, H:] = w[3 * H:4 * H], w[4 * H:]
             self.layers.append((w_hfb, blk, b))
+        self.w_first = self.layers[0][0] if self.layers else np.zeros((H, 0), dtype=np.float32)  # h0 -> x0
         self.w_sum = np.ascontiguousarray(np.concatenate([self.w_job_h, self.w_glob_h], 1))  # means -> job | g
         w, self.b_task = _linear(st, "task_head.0")  # rows: h, job, g, nodes
         self.w_task_h, self.w_task_job, self.w_task_g = w[:H], w[H:2 * H], w[2 * H:3 * H]
@@ -193,12 +194,12 @@ class NumpyActor:
                 if rows.size:
                     nw_c = nodes[rows] @ self.w_nodes
                     h_c = np.tanh(nw_c[:, :H] + self.b_inp)
-                    nw[rows], h0[rows], x0[rows] = nw_c, h_c, h_c @ self.layers[0][0]
+                    nw[rows], h0[rows], x0[rows] = nw_c, h_c, h_c @ self.w_first
                 st.first = (nodes.copy(), nw, h0, x0)
                 return nw, h0, x0
         nw = nodes @ self.w_nodes
         h0 = np.tanh(nw[:, :H] + self.b_inp)
-        x0 = h0 @ self.layers[0][0] if self.layers else np.zeros((nodes.shape[0], 0), np.float32)
+        x0 = h0 @ self.w_first
         st.first = (nodes.copy(), nw, h0, x0)
         return nw, h0, x0
 
