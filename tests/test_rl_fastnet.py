@@ -154,30 +154,29 @@ def test_late_binding_off_is_the_default_rule_and_bad_values_are_refused():
             registry.create("rl", checkpoint="rl_dynamic", late_binding=bad)
 
 
-def test_cached_observation_equals_one_built_from_scratch_at_every_decision():
+@pytest.mark.parametrize("arrived_only", [True, False])
+def test_cached_observation_equals_one_built_from_scratch_at_every_decision(arrived_only):
     """One StaticInfo per visible problem (its row-structure cache hit while no job arrives or
     finishes) gives, field for field, the observation of a fresh StaticInfo, arrived-only or not."""
-    for arrived_only in (True, False):
-        infos, seen, hits = {}, [], [0]
+    infos, seen, hits = {}, [], [0]
 
-        class Watch(ShortestJobEFT):
-            def decide(self, view):
-                if view.ready.size:
-                    info = infos.setdefault(id(view.problem), StaticInfo.of(view.problem, arrived_only=arrived_only))
-                    before = info.rows_cache
-                    cached = observe(info, view)
-                    hits[0] += info.rows_cache is before and before is not None
-                    fresh = observe(StaticInfo.of(view.problem, arrived_only=arrived_only), view)
-                    seen.append((cached, fresh))
-                return super().decide(view)
+    class Watch(ShortestJobEFT):
+        def decide(self, view):
+            if view.ready.size:
+                info = infos.setdefault(id(view.problem), StaticInfo.of(view.problem, arrived_only=arrived_only))
+                before = info.rows_cache
+                cached = observe(info, view)
+                hits[0] += info.rows_cache is before and before is not None
+                seen.append((cached, observe(StaticInfo.of(view.problem, arrived_only=arrived_only), view)))
+            return super().decide(view)
 
-        run_online(stream_problem(11, sizes=(6, 9, 4, 12, 3)), Watch())
-        assert len(seen) > 20 and hits[0] > 5
-        for cached, fresh in seen:
-            for f in dataclasses.fields(cached):
-                a, b = getattr(cached, f.name), getattr(fresh, f.name)
-                assert (a is None and b is None) or (np.array_equal(a, b, equal_nan=True)
-                                                     and np.asarray(a).dtype == np.asarray(b).dtype), f.name
+    run_online(stream_problem(11, sizes=(6, 9, 4, 12, 3)), Watch())
+    assert len(seen) > 20 and hits[0] > 5
+    for cached, fresh in seen:
+        for f in dataclasses.fields(cached):
+            a, b = getattr(cached, f.name), getattr(fresh, f.name)
+            assert (a is None and b is None) or (np.array_equal(a, b, equal_nan=True)
+                                                 and np.asarray(a).dtype == np.asarray(b).dtype), f.name
 
 
 def test_actor_caches_give_the_actions_and_embeddings_of_a_fresh_actor():

@@ -245,7 +245,8 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
     if open_src.size:
         open_preds = np.bincount(open_dst, weights=np.isnan(view.finish[open_src]), minlength=n)
         nodes[:, 8] = open_preds / np.maximum(indeg, 1)
-    nodes[:, 10] = _clip((arrival - now) / s)
+    if rows is None:  # observed rows of arrived tasks only: arrival <= now, so 0 as in base
+        nodes[:, 10] = _clip((arrival - now) / s)
 
     procs = np.zeros((m, PROC_FEATURES), dtype=np.float32)
     procs[:, 0] = _clip((view.available - now) / s)
