@@ -9,8 +9,12 @@ bookkeeping.  Same float32 arithmetic, same masking (``-1e9``), same log-softmax
 first-index tie rule as torch, so it picks the same actions (``tests/test_rl_fastnet.py`` compares
 every placement of whole days).
 
-The means over predecessors and successors are one sparse product per round
-(:func:`_neighbour_means`), a job's mean one small dense product; no per-task Python loop.  BLAS is
+A round is one dense product ``h @ [W_h | W_f | W_b]`` and one sparse product (:func:`_propagation`:
+the task's own term and the means over predecessors and successors), the job and global means one
+small dense product (:func:`_means`); no per-task Python loop.  Exact caches, checked at every call:
+the index structure while the observed rows are the same (:class:`_Structure`; they change when a
+job arrives or finishes) and the first round's per-row products of rows whose node features did not
+change (:meth:`NumpyActor._first`).  BLAS is
 held to one thread while the agent decides (:func:`single_threaded_blas`, threadpoolctl): matrices
 here are a few hundred rows by at most 192 columns, where a thread per core costs several times the
 CPU of one (measured on the 2-core test machine: 185 us vs 758 us for one 200 x 320 x 64 product).
