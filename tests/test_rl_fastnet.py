@@ -1,7 +1,9 @@
 """The numpy forward of the rl policy network (simsched.learned.rl.fastnet) picks the torch network's
-actions: on every decision of small job streams (random networks of two shapes, and the shipped
-rl_dynamic checkpoint), on degenerate observations (no edges, one processor, one ready task), and
-whole runs give equal schedules."""
+actions: on every decision of small job streams (random networks of three shapes, wider inputs, and
+the shipped rl_dynamic checkpoint on a day of its own scenario), on degenerate observations (no
+edges, one processor, one ready task), and whole runs give equal schedules.  Its caches (the
+observation's row structure, the actor's index structure and first round) give what a computation
+from scratch gives."""
 
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def net_of(seed: int, hidden: int, layers: int) -> ActorCritic:
     return net
 
 
-@pytest.mark.parametrize("hidden,layers", [(16, 1), (32, 3)])
+@pytest.mark.parametrize("hidden,layers", [(16, 1), (32, 3), (8, 0)])
 def test_numpy_forward_takes_the_torch_networks_action_at_every_decision(hidden, layers):
     net = net_of(hidden + layers, hidden, layers)
     fast = NumpyActor(net.state_dict(), layers)
@@ -150,3 +152,86 @@ def test_late_binding_off_is_the_default_rule_and_bad_values_are_refused():
             registry.create("srjf-eft", late_binding=bad)
         with pytest.raises(SimschedError, match="late_binding"):
             registry.create("rl", checkpoint="rl_dynamic", late_binding=bad)
+
+
+@pytest.mark.parametrize("arrived_only", [True, False])
+def test_cached_observation_equals_one_built_from_scratch_at_every_decision(arrived_only):
+    """One StaticInfo per visible problem (its row-structure cache hit while no job arrives or
+    finishes) gives, field for field, the observation of a fresh StaticInfo, arrived-only or not."""
+    infos, seen, hits = {}, [], [0]
+
+    class Watch(ShortestJobEFT):
+        def decide(self, view):
+            if view.ready.size:
+                info = infos.setdefault(id(view.problem), StaticInfo.of(view.problem, arrived_only=arrived_only))
+                before = info.rows_cache
+                cached = observe(info, view)
+                hits[0] += info.rows_cache is before and before is not None
+                seen.append((cached, observe(StaticInfo.of(view.problem, arrived_only=arrived_only), view)))
+            return super().decide(view)
+
+    run_online(stream_problem(11, sizes=(6, 9, 4, 12, 3)), Watch())
+    assert len(seen) > 20 and hits[0] > 5
+    for cached, fresh in seen:
+        for f in dataclasses.fields(cached):
+            a, b = getattr(cached, f.name), getattr(fresh, f.name)
+            assert (a is None and b is None) or (np.array_equal(a, b, equal_nan=True)
+                                                 and np.asarray(a).dtype == np.asarray(b).dtype), f.name
+
+
+def test_actor_caches_give_the_actions_and_embeddings_of_a_fresh_actor():
+    """The actor's cached structure and first round (kept across observations with the same rows)
+    give the embeddings of an actor that computes everything afresh, in any order of observations."""
+    net = net_of(3, 16, 2)
+    cached = NumpyActor(net.state_dict(), 2)
+    obs = observations(stream_problem(12)) + observations(stream_problem(13, m=2))
+    order = obs + obs[::-1] + obs[::3]
+    with single_threaded_blas():
+        for o in order:
+            fresh = NumpyActor(net.state_dict(), 2)
+            assert cached.act(o) == fresh.act(o)
+            for a, b in zip(cached.encode(o), fresh.encode(o)):
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
+def test_numpy_forward_reads_input_widths_from_the_weights(monkeypatch):
+    """A checkpoint whose node and global inputs are wider (features appended) loads and decides as
+    torch does: no width is taken from the feature module."""
+    import simsched.learned.rl.nets as nets
+
+    monkeypatch.setattr(nets, "NODE_FEATURES", nets.NODE_FEATURES + 2)
+    monkeypatch.setattr(nets, "GLOBAL_FEATURES", nets.GLOBAL_FEATURES + 3)
+    net = net_of(5, 16, 2)
+    fast = NumpyActor(net.state_dict(), 2)
+    rng = np.random.default_rng(0)
+    for o in observations(stream_problem(14)):
+        wide = dataclasses.replace(
+            o, nodes=np.hstack([o.nodes, rng.random((o.nodes.shape[0], 2), dtype=np.float32)]),
+            globals=np.concatenate([o.globals, rng.random(3, dtype=np.float32)]))
+        assert fast.act(wide) == torch_action(net, wide)
+
+
+@pytest.mark.slow
+def test_shipped_checkpoint_takes_torchs_action_at_every_decision_of_a_day():
+    """rl_dynamic on a day of its own scenario (failures, stragglers, noise, arrivals): at every
+    placement the numpy forward's action is the torch network's on the same observation."""
+    from pathlib import Path
+
+    from simsched.learned.rl.policy import RLPolicy
+    from simsched.run.streams import simulate_stream
+    from simsched.scenario import load_scenario
+
+    sc = load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / "streams" / "rl_dynamic.yaml")
+    checked, wrong = [0], []
+
+    class Both(RLPolicy):
+        def choose(self, view):
+            obs = observe(self.info, view)
+            t, p = self.model.numpy_actor.act(obs)
+            checked[0] += 1
+            if (t, p) != torch_action(self.model, obs):
+                wrong.append(checked[0])
+            return super().choose(view)
+
+    simulate_stream(sc, "rl", int(sc.seed) + 7, scheduler=Both(checkpoint="rl_dynamic"))
+    assert checked[0] > 100 and not wrong

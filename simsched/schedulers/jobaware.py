@@ -43,11 +43,12 @@ def _rank(problem: Problem) -> np.ndarray:
     return np.nan_to_num(upward_rank(problem), nan=0.0, posinf=0.0)
 
 
-def assume_assigned(view: DecisionView, task: int, processor: int) -> DecisionView:
+def assume_assigned(view: DecisionView, task: int, processor: int, finish: float | None = None) -> DecisionView:
     """The view after assigning ``task`` to ``processor`` without running the simulation (the
     engine's own update of ``available``), for policies that place several tasks in one ``decide``
-    call.  O(in-degree x m + k)."""
-    ct = view.completion_times(np.array([task]))[0, processor]
+    call.  ``finish``: the task's expected finish there, ``view.completion_times([task])[0,
+    processor]``, when the caller has it already (else computed).  O(in-degree x m + k)."""
+    ct = view.completion_times(np.array([task]))[0, processor] if finish is None else finish
     proc = np.array(view.processor)
     proc[task] = processor
     available = np.array(view.available)
@@ -100,8 +101,13 @@ class OneByOne:
         while view.ready.size and view.idle.any():
             t, p = self.choose(view)
             out.append((t, p))
-            view = assume_assigned(view, t, p)
+            view = self.assume(view, t, p)
         return out
+
+    def assume(self, view: DecisionView, task: int, processor: int) -> DecisionView:
+        """The view after :meth:`choose` placed ``task`` on ``processor``: :func:`assume_assigned`
+        (a subclass that knows the expected finish passes it on).  O(in-degree x m + k)."""
+        return assume_assigned(view, task, processor)
 
     def _decide_by_task(self, view: DecisionView) -> Assignments:
         """:meth:`decide` for :meth:`pick_task` subclasses (see the class docstring); the same

@@ -9,8 +9,12 @@ bookkeeping.  Same float32 arithmetic, same masking (``-1e9``), same log-softmax
 first-index tie rule as torch, so it picks the same actions (``tests/test_rl_fastnet.py`` compares
 every placement of whole days).
 
-The means over predecessors and successors are one sparse product per round
-(:func:`_neighbour_means`), a job's mean one small dense product; no per-task Python loop.  BLAS is
+A round is one dense product ``h @ [W_h | W_f | W_b]`` and one sparse product (:func:`_propagation`:
+the task's own term and the means over predecessors and successors), the job and global means one
+small dense product (:func:`_means`); no per-task Python loop.  Exact caches, checked at every call:
+the index structure while the observed rows are the same (:class:`_Structure`; they change when a
+job arrives or finishes) and the first round's per-row products of rows whose node features did not
+change (:meth:`NumpyActor._first`).  BLAS is
 held to one thread while the agent decides (:func:`single_threaded_blas`, threadpoolctl): matrices
 here are a few hundred rows by at most 192 columns, where a thread per core costs several times the
 CPU of one (measured on the 2-core test machine: 185 us vs 758 us for one 200 x 320 x 64 product).
@@ -23,6 +27,8 @@ READYS (Grinsztajn et al., 2021), see :mod:`simsched.learned.rl.nets`.
 from __future__ import annotations
 
 import contextlib
+import functools
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -41,31 +47,57 @@ def _linear(state: Mapping[str, Any], key: str) -> tuple[np.ndarray, np.ndarray]
     return np.ascontiguousarray(w.T), b
 
 
-def _neighbour_means(src: np.ndarray, dst: np.ndarray, n: int):  # -> scipy.sparse.csr_matrix
-    """The (n, 2n) sparse matrix ``A`` with ``(A @ X)[i]`` = mean of ``X[2 j]`` over the predecessors
-    ``j`` of ``i`` plus mean of ``X[2 j + 1]`` over its successors: with ``X = (h @ [W_f | W_b])``
-    seen as (2n, H) (rows interleaved, no copy), one product gives both message-passing terms of a
-    round (torch: ``segment_mean(h[src], dst) @ W_f + segment_mean(h[dst], src) @ W_b``; empty means
-    are zero).  O(e log e) to build, once per observation."""
+def _propagation(src: np.ndarray, dst: np.ndarray, n: int):  # -> scipy.sparse.csr_matrix
+    """The (n, 3n) sparse matrix ``A`` with ``(A @ X)[i] = X[3 i] + mean_j X[3 j + 1] + mean_k X[3 k + 2]``
+    over the predecessors ``j`` and successors ``k`` of ``i`` (empty means are zero).  With ``X = h @
+    [W_h | W_f | W_b]`` seen as (3n, H) (rows interleaved, no copy), one dense and one sparse product
+    give a round's ``h W_h + segment_mean(h[src], dst) W_f + segment_mean(h[dst], src) W_b`` (torch's
+    means before the product; here after it, the same function).  O(n + e log e) to build, once per
+    set of observed rows."""
     from scipy.sparse import csr_matrix
 
     indeg = np.bincount(dst, minlength=n)
     outdeg = np.bincount(src, minlength=n)
-    row = np.concatenate([dst, src])
-    col = np.concatenate([2 * src, 2 * dst + 1])
-    val = np.concatenate([1.0 / indeg[dst], 1.0 / outdeg[src]]).astype(np.float32)
+    self_ = np.arange(n)
+    row = np.concatenate([self_, dst, src])
+    col = np.concatenate([3 * self_, 3 * src + 1, 3 * dst + 2])
+    val = np.concatenate([np.ones(n), 1.0 / indeg[dst], 1.0 / outdeg[src]]).astype(np.float32)
     order = np.argsort(row, kind="stable")
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(indeg + outdeg, out=indptr[1:])
-    return csr_matrix((val[order], col[order], indptr), shape=(n, 2 * n))
+    np.cumsum(1 + indeg + outdeg, out=indptr[1:])
+    return csr_matrix((val[order], col[order], indptr), shape=(n, 3 * n))
 
 
-def _job_means(task_job: np.ndarray, n_jobs: int) -> np.ndarray:
-    """(J, n) float32 ``M`` with ``M @ h`` the mean of each job's task rows (zero for a job with
-    none), torch's ``segment_mean(h, task_job, J)``.  O(J n): a stream has a handful of open jobs."""
-    m = np.zeros((n_jobs, task_job.size), dtype=np.float32)
-    m[task_job, np.arange(task_job.size)] = 1.0
+def _means(task_job: np.ndarray, n_jobs: int) -> np.ndarray:
+    """(J + 1, n) float32 ``M``: ``(M @ h)[:J]`` each job's mean task row (zero for a job with none),
+    torch's ``segment_mean(h, task_job, J)``, and ``(M @ h)[J]`` the mean of all rows (zero when
+    there are none).  O(J n): a stream has a handful of open jobs."""
+    n = task_job.size
+    m = np.zeros((n_jobs + 1, n), dtype=np.float32)
+    m[task_job, np.arange(n)] = 1.0
+    m[n_jobs] = 1.0
     return m / np.maximum(m.sum(1, keepdims=True), 1.0)
+
+
+class _Structure:
+    """The products' index structure of one set of observed rows (edges and jobs), kept while the
+    next observation has the same (checked exactly, O(n + e)): rows change only when a job arrives
+    or finishes, so most decisions reuse it."""
+
+    __slots__ = ("edges", "task_job", "n_jobs", "prop", "means", "first")
+
+    def __init__(self, obs: Observation) -> None:
+        n = obs.nodes.shape[0]
+        self.edges, self.task_job, self.n_jobs = obs.edges, obs.task_job, obs.jobs.shape[0]
+        self.prop = _propagation(obs.edges[0], obs.edges[1], n)
+        self.means = _means(obs.task_job, self.n_jobs)
+        self.first: tuple[np.ndarray, ...] | None = None
+        """``(nodes, nodes W, h0, h0 W_hfb)`` of the last observation, per row (see ``_first``)."""
+
+    def fits(self, obs: Observation) -> bool:
+        return (self.n_jobs == obs.jobs.shape[0]
+                and (self.edges is obs.edges or np.array_equal(self.edges, obs.edges))
+                and (self.task_job is obs.task_job or np.array_equal(self.task_job, obs.task_job)))
 
 
 class NumpyActor:
@@ -75,23 +107,34 @@ class NumpyActor:
     Every linear layer over a concatenation ``[a, b, ...] @ W`` is computed as ``a @ W_a + b @ W_b
     + ...`` with each product taken where it is smallest: a mean over neighbours after the product
     (``A (h W) = (A h) W``), a job's or the global summary once per job or once per graph before
-    being broadcast to its tasks, and the task head only on the ready tasks (masked rows get
-    ``-1e9`` and so no probability in torch either).  The same function; float32 rounding differs
-    from torch's only in the last bits (the test compares whole days' actions)."""
+    being broadcast to its tasks, the parts of the summaries that no round changes (job, global and
+    processor features) once per observation, and the task head only on the ready tasks (masked
+    rows get ``-1e9`` and so no probability in torch either).  A round is then one dense product
+    ``h @ [W_h | W_f | W_b]``, one sparse product (:func:`_propagation`) and one small product for
+    the job and global means.  The same function; float32 rounding differs from torch's only in the
+    last bits (the tests compare every decision of whole days).  Input widths (node, processor,
+    pair, job and global features) are read from the weights, so any checkpoint of this
+    architecture loads."""
 
     def __init__(self, state: Mapping[str, Any], layers: int) -> None:
         st = {k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)) for k, v in state.items()}
         w_inp, self.b_inp = _linear(st, "encoder.inp")
-        self.proc0, self.proc2 = _linear(st, "encoder.proc_inp.0"), _linear(st, "encoder.proc_inp.2")
-        self.job = _linear(st, "encoder.job_inp")
-        self.glob = _linear(st, "encoder.glob_inp")
         H = self.b_inp.size
         self.hidden = H
+        self.proc0, self.proc2 = _linear(st, "encoder.proc_inp.0"), _linear(st, "encoder.proc_inp.2")
+        w, self.b_job = _linear(st, "encoder.job_inp")  # rows: job features, job mean
+        self.w_job_f, self.w_job_h = w[:-H], np.ascontiguousarray(w[-H:])
+        w, self.b_glob = _linear(st, "encoder.glob_inp")  # rows: global features, task mean, processor mean
+        self.w_glob_f, self.w_glob_h, self.w_glob_p = w[:-2 * H], np.ascontiguousarray(w[-2 * H:-H]), w[-H:]
         self.layers = []
         for i in range(layers):
             w, b = _linear(st, f"encoder.layers.{i}")  # rows: h, fwd, bwd, job, g (H each)
-            w_fb = np.ascontiguousarray(np.concatenate([w[H:2 * H], w[2 * H:3 * H]], 1))
-            self.layers.append((np.ascontiguousarray(w[:H]), w_fb, w[3 * H:4 * H], w[4 * H:], b))
+            w_hfb = np.ascontiguousarray(np.concatenate([w[:H], w[H:2 * H], w[2 * H:3 * H]], 1))
+            blk = np.zeros((2 * H, 2 * H), dtype=np.float32)  # [job | g] @ blk = [job W_job | g W_g]
+            blk[:H, :H], blk[H:, H:] = w[3 * H:4 * H], w[4 * H:]
+            self.layers.append((w_hfb, blk, b))
+        self.w_first = self.layers[0][0] if self.layers else np.zeros((H, 0), dtype=np.float32)  # h0 -> x0
+        self.w_sum = np.ascontiguousarray(np.concatenate([self.w_job_h, self.w_glob_h], 1))  # means -> job | g
         w, self.b_task = _linear(st, "task_head.0")  # rows: h, job, g, nodes
         self.w_task_h, self.w_task_job, self.w_task_g = w[:H], w[H:2 * H], w[2 * H:3 * H]
         self.w_nodes = np.ascontiguousarray(np.concatenate([w_inp, w[3 * H:]], 1))  # nodes -> inp | task head
@@ -99,40 +142,70 @@ class NumpyActor:
         w, self.b_p = _linear(st, "proc_head.0")  # rows: h, p, pair, g
         self.w_p_h, self.w_p_p, self.w_p_pair, self.w_p_g = w[:H], w[H:2 * H], w[2 * H:-H], w[-H:]
         self.p2 = _linear(st, "proc_head.2")
+        self._local = threading.local()  # the cached structure, per thread (agents share an actor)
 
-    def _summaries(self, jobs: np.ndarray, glob: np.ndarray, h: np.ndarray, pmean: np.ndarray,
-                   by_job: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        w, b = self.job
-        job = np.tanh(np.concatenate([jobs, by_job @ h], 1) @ w + b)
-        hmean = h.mean(0) if h.shape[0] else np.zeros(self.hidden, np.float32)
-        w, b = self.glob
-        g = np.tanh(np.concatenate([glob, hmean, pmean]) @ w + b)
-        return job, g
+    def structure(self, obs: Observation) -> _Structure:
+        """The cached :class:`_Structure` if it fits ``obs``, else a new one (then cached, per
+        thread).  O(n + e) to check, O(n J + e log e) to build."""
+        st = getattr(self._local, "structure", None)
+        if st is None or not st.fits(obs):
+            st = self._local.structure = _Structure(obs)
+        return st
 
     def encode(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(h, p, job, g, nodes W)`` as :meth:`GraphEncoder.forward` for a batch of one (``g`` of
         shape (H,); ``nodes W``: the node features' product for the task head).  O(layers (n + e) H^2)."""
         n, H = obs.nodes.shape[0], self.hidden
-        src, dst = obs.edges[0], obs.edges[1]
-        neighbours = _neighbour_means(src, dst, n)
-        by_job = _job_means(obs.task_job, obs.jobs.shape[0])
-        jobs = obs.jobs.astype(np.float32, copy=False)
-        glob = obs.globals.astype(np.float32, copy=False)
-        nw = obs.nodes.astype(np.float32, copy=False) @ self.w_nodes
-        h = np.tanh(nw[:, :H] + self.b_inp)
+        st = self.structure(obs)
+        J, tj = st.n_jobs, st.task_job
+        nw, h, x0 = self._first(st, obs.nodes.astype(np.float32, copy=False))
         w, b = self.proc0
         p = np.tanh(obs.procs.astype(np.float32, copy=False) @ w + b)
         w, b = self.proc2
         p = np.tanh(p @ w + b)
-        pmean = p.mean(0) if p.shape[0] else np.zeros(H, np.float32)
-        tj = obs.task_job
-        for w_h, w_fb, w_job, w_g, b in self.layers:
-            job, g = self._summaries(jobs, glob, h, pmean, by_job)
-            hw, fb = h @ w_h, h @ w_fb  # fb (n, 2H) read as (2n, H): forward and backward rows interleaved
-            pre = hw + np.asarray(neighbours @ fb.reshape(2 * n, H), dtype=np.float32) + (job @ w_job)[tj]
-            h = np.tanh(pre + (g @ w_g + b)) + h
-        job, g = self._summaries(jobs, glob, h, pmean, by_job)
+        pmean = p.sum(0) / p.shape[0] if p.shape[0] else np.zeros(H, np.float32)  # as p.mean(0)
+        # the summaries' parts that no round changes, as (J + 1, 2H): jobs' in [:J, :H], global in [J, H:]
+        const = np.zeros((J + 1, 2 * H), dtype=np.float32)
+        const[:J, :H] = obs.jobs.astype(np.float32, copy=False) @ self.w_job_f + self.b_job
+        const[J, H:] = obs.globals.astype(np.float32, copy=False) @ self.w_glob_f + pmean @ self.w_glob_p + self.b_glob
+        means, prop, w_sum = st.means, st.prop, self.w_sum
+        for i, (w_hfb, blk, b) in enumerate(self.layers):
+            # job and global summaries in one (J + 1, 2H) block: rows [:J] hold tanh(job), row J tanh(g)
+            # in their halves; the other halves (bounded junk) meet zeros in blk, adding exact zeros
+            u = np.tanh(means @ h @ w_sum + const)
+            v = u @ blk
+            x = x0 if i == 0 else h @ w_hfb  # (n, 3H) read as (3n, H): own, forward, backward rows interleaved
+            pre = np.asarray(prop @ x.reshape(3 * n, H), dtype=np.float32)
+            pre += (v[:J, :H] + (v[J, H:] + b))[tj]
+            h = np.tanh(pre, out=pre) + h
+        u = np.tanh(means @ h @ w_sum + const)
+        job, g = u[:J, :H], u[J, H:]
         return h, p, job, g, nw[:, H:]
+
+    def _first(self, st: _Structure, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(nodes W, h0, h0 W_hfb)``: the node features' products, the input embedding
+        ``tanh(nodes W_inp + b)`` and the first round's product.  Each is a function of one row's
+        node features alone, so rows whose features equal those of the last observation with the
+        same structure keep their values and only the changed rows are computed (a decision changes
+        a few: the tasks that finished, became ready or were placed).  O(n F + c (F + H) H) for c
+        changed rows (all rows the first time)."""
+        H = self.hidden
+        last = st.first  # read once: the tuple is replaced whole, never changed in place
+        if last is not None and last[0].shape == nodes.shape:
+            rows = np.flatnonzero((nodes != last[0]).any(axis=1))
+            if rows.size * 2 <= nodes.shape[0]:
+                nw, h0, x0 = last[1].copy(), last[2].copy(), last[3].copy()
+                if rows.size:
+                    nw_c = nodes[rows] @ self.w_nodes
+                    h_c = np.tanh(nw_c[:, :H] + self.b_inp)
+                    nw[rows], h0[rows], x0[rows] = nw_c, h_c, h_c @ self.w_first
+                st.first = (nodes.copy(), nw, h0, x0)
+                return nw, h0, x0
+        nw = nodes @ self.w_nodes
+        h0 = np.tanh(nw[:, :H] + self.b_inp)
+        x0 = h0 @ self.w_first
+        st.first = (nodes.copy(), nw, h0, x0)
+        return nw, h0, x0
 
     def act(self, obs: Observation) -> tuple[int, int]:
         """The greedy ``(observation row, processor)`` of ``ActorCritic.forward(collate([obs]),
@@ -164,15 +237,27 @@ def _greedy(logits: np.ndarray) -> int:
 
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
-    """BLAS held to one thread inside the block (threadpoolctl; the previous limits restored after).
-    About 40 us per entry, so an agent enters it once per decision point, not per placement."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    with _CONTROLLER.limit(limits=1, user_api="blas"):
+    """BLAS held to one thread inside the block, the previous limits restored after.  The BLAS
+    libraries are found once (threadpoolctl); entering reads and sets their thread counts directly
+    (a few us) rather than through ``threadpool_limits`` (about 100 us on the loaded test machine,
+    5% of a decision), so an agent enters it once per decision point."""
+    libs = _blas_libraries()
+    before = [lib.get_num_threads() for lib in libs]
+    for lib, n in zip(libs, before):
+        if n != 1:
+            lib.set_num_threads(1)
+    try:
         yield
+    finally:
+        for lib, n in zip(libs, before):
+            if n != 1:
+                lib.set_num_threads(n)
 
 
-_CONTROLLER = None
+@functools.lru_cache(maxsize=1)
+def _blas_libraries() -> tuple:
+    """threadpoolctl's controllers of the BLAS libraries loaded with numpy and scipy.  Found once."""
+    import scipy.sparse  # noqa: F401 - loaded first, so its BLAS is found too
+    from threadpoolctl import ThreadpoolController
+
+    return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)

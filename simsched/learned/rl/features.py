@@ -20,7 +20,7 @@ same features.  Cost per call O(n + e + k m) for k ready tasks, vectorised.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -51,6 +51,8 @@ class StaticInfo:
     rank: np.ndarray
     raw: np.ndarray  # (n, 3) mean cost, min cost, upward rank (unscaled)
     arrived_only: bool = False
+    rows_cache: _Rows | None = field(default=None, repr=False, compare=False)
+    """The observed rows' structure of the last :func:`observe` (:func:`_rows_of`)."""
 
     @classmethod
     def of(cls, problem: Problem, jobs: np.ndarray | None = None, arrived_only: bool = False) -> StaticInfo:
@@ -145,37 +147,91 @@ def _arrived_view(info: StaticInfo, view: DecisionView, open_jobs: np.ndarray
     return rows, s, base, speed
 
 
-def observe(info: StaticInfo, view: DecisionView) -> Observation:
-    """The observation of ``view`` (arrived tasks only when ``info.arrived_only``).  O(n + e + k m)."""
-    prob = info.problem
-    g = prob.graph
-    m = prob.n_processors
-    now = view.now
+@dataclass(frozen=True)
+class _Rows:
+    """What an observation takes from the set of observed rows alone (nothing that changes while
+    that set stays the same): the rows, scale, static node features, speeds, edges, jobs.  Arrays
+    are read-only: observations share them."""
+
+    rows: np.ndarray | None  # (n,) task of each row; None: row i is task i (all tasks observed)
+    pos: np.ndarray | None  # (N,) row of each task, -1 if not observed (None with rows None)
+    scale: float
+    base: np.ndarray
+    speed: np.ndarray
+    edges: np.ndarray  # (2, e) rows
+    open_src: np.ndarray  # (e,) task of each edge's source
+    open_dst: np.ndarray  # (e,) row of each edge's destination
+    arrival: np.ndarray
+    indeg: np.ndarray
+    task_job: np.ndarray
+    job_work: np.ndarray
+    job_arrival: np.ndarray
+    cost: np.ndarray  # (n,) mean cost of each row
+
+
+def _clip(x: np.ndarray) -> np.ndarray:
+    """``np.clip(x, 0, CLIP)``, the same values (NaN stays NaN), with less call overhead."""
+    return np.minimum(np.maximum(x, 0.0), CLIP)
+
+
+def _frozen(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        a.setflags(write=False)
+
+
+def _rows_of(info: StaticInfo, view: DecisionView) -> _Rows:
+    """The :class:`_Rows` of ``view``: the cached one when the observed rows are those of the last
+    call (row sets change only when a job arrives or finishes), else built again (and cached).  The
+    same arrays either way: every field is a function of the rows.  O(n) to check, O(n m + e) to
+    build."""
+    prob, g = info.problem, info.problem.graph
     rows: np.ndarray | None = None
-    open_jobs = _open_jobs(info, view) if info.arrived_only else None
-    if open_jobs is not None and not (open_jobs.all() and (g.arrival <= now).all()):
+    if info.arrived_only:
+        open_jobs = _open_jobs(info, view)
+        if not (open_jobs.all() and (g.arrival <= view.now).all()):
+            rows = np.flatnonzero(open_jobs[info.jobs] & (g.arrival <= view.now))
+    last = info.rows_cache
+    if last is not None and (last.rows is None if rows is None
+                             else last.rows is not None and np.array_equal(last.rows, rows)):
+        return last
+    if rows is not None:
         rows, s, base, speed = _arrived_view(info, view, open_jobs)
         pos = np.full(prob.n_tasks, -1, dtype=np.int64)
         pos[rows] = np.arange(rows.size)
         keep = (pos[g.edge_src] >= 0) & (pos[g.edge_dst] >= 0)
         edges = np.stack([pos[g.edge_src[keep]], pos[g.edge_dst[keep]]]).astype(np.int64)
-        finish, processor = view.finish[rows], view.processor[rows]
-        arrival, indeg = g.arrival[rows], g.in_degree[rows]
-        jobs_of = info.jobs[rows]
         job_kept = np.flatnonzero(open_jobs)
         jpos = np.full(info.n_jobs, -1, dtype=np.int64)
         jpos[job_kept] = np.arange(job_kept.size)
-        task_job = jpos[jobs_of]
-        job_work, job_arrival = info.job_work[job_kept], info.job_arrival[job_kept]
-        ready_rows = pos[view.ready]
-        open_src, open_dst = g.edge_src[keep], edges[1]
+        out = _Rows(rows, pos, s, base, speed, edges, g.edge_src[keep], edges[1], g.arrival[rows],
+                    g.in_degree[rows], jpos[info.jobs[rows]], info.job_work[job_kept], info.job_arrival[job_kept],
+                    info.raw[rows, 0])
+        _frozen(*(a for a in vars(out).values() if isinstance(a, np.ndarray)))
     else:
-        s, base, speed = info.scale, info.base, info.speed
         edges = np.stack([g.edge_src, g.edge_dst]).astype(np.int64)
-        finish, processor, arrival, indeg = view.finish, view.processor, g.arrival, g.in_degree
-        task_job, job_work, job_arrival = info.jobs, info.job_work, info.job_arrival
+        _frozen(edges)
+        out = _Rows(None, None, info.scale, info.base, info.speed, edges, g.edge_src, g.edge_dst, g.arrival,
+                    g.in_degree, info.jobs, info.job_work, info.job_arrival, info.raw[:, 0])
+    info.rows_cache = out
+    return out
+
+
+def observe(info: StaticInfo, view: DecisionView) -> Observation:
+    """The observation of ``view`` (arrived tasks only when ``info.arrived_only``).  O(n + e + k m);
+    the parts that depend only on which rows are observed come from :func:`_rows_of`'s cache."""
+    prob = info.problem
+    m = prob.n_processors
+    now = view.now
+    r = _rows_of(info, view)
+    rows, s, base, speed = r.rows, r.scale, r.base, r.speed
+    if rows is not None:
+        finish, processor = view.finish[rows], view.processor[rows]
+        ready_rows = r.pos[view.ready]
+    else:
+        finish, processor = view.finish, view.processor
         ready_rows = view.ready
-        open_src, open_dst = g.edge_src, g.edge_dst
+    edges, arrival, indeg, task_job = r.edges, r.arrival, r.indeg, r.task_job
+    job_work, job_arrival, open_src, open_dst = r.job_work, r.job_arrival, r.open_src, r.open_dst
     n = base.shape[0]
     done = ~np.isnan(finish)
     assigned = processor >= 0
@@ -189,10 +245,11 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
     if open_src.size:
         open_preds = np.bincount(open_dst, weights=np.isnan(view.finish[open_src]), minlength=n)
         nodes[:, 8] = open_preds / np.maximum(indeg, 1)
-    nodes[:, 10] = np.clip((arrival - now) / s, 0.0, CLIP)
+    if rows is None:  # observed rows of arrived tasks only: arrival <= now, so 0 as in base
+        nodes[:, 10] = _clip((arrival - now) / s)
 
     procs = np.zeros((m, PROC_FEATURES), dtype=np.float32)
-    procs[:, 0] = np.clip((view.available - now) / s, 0.0, CLIP)
+    procs[:, 0] = _clip((view.available - now) / s)
     procs[:, 1] = view.idle
     procs[:, 2] = speed
     busy = assigned & ~done
@@ -209,22 +266,25 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
         completion[ready_rows] = ct
         best = ct.min(axis=1, keepdims=True)
         fin = np.isfinite(ct)
-        pairs[ready_rows, :, 0] = np.where(fin, np.clip((ct - now) / s, 0.0, CLIP), 0.0)
-        pairs[ready_rows, :, 1] = np.where(fin, np.clip(prob.W[k] / s, 0.0, CLIP), 0.0)
-        pairs[ready_rows, :, 2] = np.where(fin, np.clip((ct - best) / s, 0.0, CLIP), 0.0)
-        pairs[ready_rows, :, 3] = fin & (ct <= best)
+        block = np.empty((k.size, m, PAIR_FEATURES), dtype=np.float32)  # the ready rows' pairs, written once
+        block[:, :, 0] = np.where(fin, _clip((ct - now) / s), 0.0)
+        block[:, :, 1] = np.where(fin, _clip(prob.W[k] / s), 0.0)
+        block[:, :, 2] = np.where(fin, _clip((ct - best) / s), 0.0)
+        block[:, :, 3] = fin & (ct <= best)
+        pairs[ready_rows] = block
 
     J = job_work.size
     jobs = np.zeros((J, JOB_FEATURES), dtype=np.float32)
-    cost = info.raw[:, 0] if rows is None else info.raw[rows, 0]
-    done_work = np.bincount(task_job, weights=done * cost, minlength=J)
+    done_work = np.bincount(task_job, weights=done * r.cost, minlength=J)
     jobs[:, 0] = done_work / np.maximum(job_work, 1e-12)
-    jobs[:, 1] = np.clip((job_work - done_work) / s, 0.0, CLIP)
+    jobs[:, 1] = _clip((job_work - done_work) / s)
     arrived = job_arrival <= now
-    jobs[:, 2] = np.where(arrived, np.clip((now - job_arrival) / s, 0.0, CLIP), 0.0)
+    jobs[:, 2] = np.where(arrived, _clip((now - job_arrival) / s), 0.0)
     jobs[:, 3] = arrived
 
-    glob = np.array([min(now / s, CLIP), done.mean(), k.size / n, view.idle.mean()], dtype=np.float32)
+    # fractions as ndarray.mean gives them (an exact count over n), without its overhead
+    glob = np.array([min(now / s, CLIP), np.count_nonzero(done) / n, k.size / n, np.count_nonzero(view.idle) / m],
+                    dtype=np.float32)
     proc_mask = np.zeros((n, m), dtype=bool)
     if k.size:
         proc_mask[ready_rows] = prob.eligible[k]
