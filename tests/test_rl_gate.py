@@ -164,8 +164,9 @@ def test_a_missing_or_garbled_checkpoint_is_one_line_exit_2(tmp_path, scenario):
         load_gate(tmp_path / "bad.json")
     with pytest.raises(SimschedError, match="no rl-gate checkpoint"):
         GatedBinding(checkpoint=str(tmp_path / "none.json"))
-    with pytest.raises(SimschedError, match="weights"):
-        GatedBinding(weights=[1.0, 2.0])
+    for bad in ([1.0, 2.0], [True] * N_WEIGHTS, [float("inf")] * N_WEIGHTS, "0" * N_WEIGHTS):
+        with pytest.raises(SimschedError, match="weights"):
+            GatedBinding(weights=bad)
     with pytest.raises(SimschedError, match="guard"):
         GatedBinding(weights=[0.0] * N_WEIGHTS, guard=1)
     text = scenario.read_text().replace("{name: rl-gate}", "{name: rl-gate, checkpoint: bad.json}")

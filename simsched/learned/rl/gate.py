@@ -133,8 +133,10 @@ class GatedBinding(ShortestJobEFT):
         self.guard = guard
         self.lo = self.hi = None
         if weights is not None:
-            w = np.asarray(weights, dtype=np.float64)
-            if w.shape != (N_WEIGHTS,) or not np.isfinite(w).all():
+            ok = isinstance(weights, (list, tuple)) and len(weights) == N_WEIGHTS and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in weights)
+            w = np.asarray(weights if ok else [np.nan], dtype=np.float64)
+            if not ok or not np.isfinite(w).all():
                 raise SimschedError(f"rl-gate: weights must be {N_WEIGHTS} finite numbers")
             self.weights, self.checkpoint = w, None
             return

@@ -222,16 +222,21 @@ def train(out: str | Path, iterations: int = 8, population: int = 8, days: int =
     last = enumerate(bests[-3:], max(len(bests) - 3, 0))
     pool = {"final mean": mean, **{f"best of iteration {i}": b for i, b in last},
             "always queue (srjf-eft)": ALWAYS_QUEUE, "never queue (late binding)": NEVER_QUEUE}
-    sel = world_days("select", 0, select_days) + bar_days("select", select_days)
-    sel_scores = score(list(pool.values()), sel).mean(axis=1)
+    part_w = score(list(pool.values()), world_days("select", 0, select_days))
+    part_b = score(list(pool.values()), bar_days("select", select_days))
+    sel_scores = np.concatenate([part_w, part_b], axis=1).mean(axis=1)
     names = list(pool)
     chosen = names[int(np.argmin(sel_scores))]
     history["selection"] = {n: float(np.exp(v)) for n, v in zip(names, sel_scores)}
+    history["selection_worlds"] = {n: float(np.exp(v)) for n, v in zip(names, part_w.mean(axis=1))}
+    history["selection_bar"] = {n: float(np.exp(v)) for n, v in zip(names, part_b.mean(axis=1))}
+    history["weights"] = {n: [float(v) for v in w] for n, w in pool.items()}
     history["chosen"] = chosen
     history["cpu_s"] = round(time.process_time() - t0, 1)
     if progress is not None:
         for n, v in history["selection"].items():
-            progress(f"select: {n}: ratio to srjf-eft {v:.4f}")
+            progress(f"select: {n}: ratio to srjf-eft {v:.4f} (worlds {history['selection_worlds'][n]:.4f}, "
+                     f"rl_dynamic {history['selection_bar'][n]:.4f})")
         progress(f"chosen: {chosen}")
     w = np.array([*worlds]) if worlds else np.zeros((1, len(worlds)))
     out = Path(out)
