@@ -204,6 +204,7 @@ def test_the_shipped_gate_runs_from_a_scenario(scenario, tmp_path):
     assert {row["scheduler"] for row in rows} >= {"srjf-eft", "rl-gate"}
 
 
+@pytest.mark.slow
 def test_training_writes_a_loadable_gate_from_train_and_select_days(tmp_path):
     from simsched.learned.rl.worlds import train
 
