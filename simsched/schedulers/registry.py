@@ -184,6 +184,7 @@ for _spec in (
     SchedulerSpec("power-off", "simsched.schedulers.poweroff:PowerOff", "online"),
     SchedulerSpec("rl", "simsched.learned.rl.policy:RLPolicy", "online", extras=("learned",)),
     SchedulerSpec("rl-world", "simsched.learned.rl.policy:RLWorldPolicy", "online", extras=("learned",)),
+    SchedulerSpec("rl-gate", "simsched.learned.rl.gate:GatedBinding", "online"),
     SchedulerSpec("fcfs", "simsched.schedulers.batch_fcfs:FCFS", "batch"),
     SchedulerSpec("sjf", "simsched.schedulers.batch_sjf:SJF", "batch"),
     SchedulerSpec("easy-backfill", "simsched.schedulers.batch_easy:EASYBackfill", "batch"),

@@ -1,0 +1,272 @@
+"""``rl-gate``: a learned decision of *when to wait*, trained across worlds (registry name ``rl-gate``).
+
+The agent orders ready tasks as ``srjf-eft`` does (shortest remaining job first, then priority, then
+upward rank) and places them one at a time while a processor is idle.  Where the rule's processor
+(earliest expected finish over *all* processors) is idle, both ways of binding agree and the task goes
+there.  Where it is **busy**, there is a decision: bind the task into that processor's queue (what
+``srjf-eft`` does) or *wait* for it and take the best idle processor instead (what ``srjf-eft`` with
+``late_binding`` does; Decima's executor assignment is late-bound the same way, Mao et al., SIGCOMM
+2019).  A small learned gate makes it: with ``gain`` the fraction of the idle processor's time to
+finish that the busy one saves,
+
+    bind into the queue  iff  gain >= sigmoid(w . [1, world, local])
+
+where ``world`` is :func:`~simsched.learned.rl.features.world_description` (offered load estimated from
+the arrived work only, processor count, fast share and speed ratio, job sizes, widths and work spread of
+the arrived jobs, failures seen so far) and ``local`` three numbers of the decision (idle share, backlog
+of arrived unassigned work, the task's job's remaining work).  ``w`` always binding gives ``srjf-eft``'s
+schedule and never binding ``srjf-eft(late_binding=true)``'s (tests check both, float for float).
+
+``w`` is trained by the cross-entropy method (a black-box policy search; Rubinstein 1999, as used for
+control policies by Szita & Lorincz 2006) across a distribution of worlds drawn from the ``train`` seed
+space (:mod:`simsched.learned.rl.worlds`): the objective is the mean log ratio of the day's mean JCT to
+``srjf-eft``'s on the same day.  The checkpoint (``data/rl_gate.json``) holds ``w``, the feature names
+and the span of every world feature met in training.
+
+**Guard**: once the world description lies outside that span (widened by :data:`WIDEN` of the span
+each way), every later decision goes to ``srjf-eft`` — the agent degrades to the rule, never below it —
+and one warning says which feature.  Gang tasks (several processors at once) are placed by the rule.
+
+Cost per decision: ``srjf-eft``'s, plus O(n) for the failures seen and O(m) per gated placement; the
+world description O(n m + J) per arrival.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simsched.errors import SimschedError
+from simsched.learned.rl.features import WORLD_FEATURES, world_description
+from simsched.schedulers.jobaware import Assignments, ShortestJobEFT
+from simsched.simulator.policy import DecisionView
+from simsched.simulator.problem import Problem
+
+LOCAL_FEATURES = ("idle share", "log1p backlog per processor", "log1p job remaining / mean job work")
+"""Features of one decision, after the world description, in this order."""
+
+N_WEIGHTS = 1 + len(WORLD_FEATURES) + len(LOCAL_FEATURES)
+"""Length of ``w``: a bias, the world, the decision."""
+
+WIDEN = 0.25
+"""The guard's margin: a world feature outside ``[lo - WIDEN x span, hi + WIDEN x span]`` of its
+training span is outside the range."""
+
+SHIPPED = "rl_gate.json"
+
+
+def shipped_path() -> Path:
+    """The checkpoint shipped with simsched."""
+    return Path(__file__).resolve().parent / "data" / SHIPPED
+
+
+def load_gate(path: str | Path) -> dict[str, Any]:
+    """A gate checkpoint ``{"kind": "rl-gate", "weights", "world_features", "range": {"lo", "hi"},
+    "config", "meta"}``, checked: a missing, unreadable or malformed file, weights of the wrong
+    length or not finite, or feature names other than this version's, is a :class:`SimschedError`
+    naming the file and the field.  O(size of the file)."""
+    p = Path(path)
+    if not p.is_file():
+        raise SimschedError(f"{p}: no rl-gate checkpoint there (a file written by "
+                            "`python -m simsched.learned.rl.worlds train`)")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SimschedError(f"{p}: not a readable rl-gate checkpoint ({type(exc).__name__}: {exc})") from None
+    if not isinstance(data, dict) or data.get("kind") != "rl-gate":
+        raise SimschedError(f"{p}: field 'kind': expected 'rl-gate'")
+    if data.get("world_features") != list(WORLD_FEATURES) + list(LOCAL_FEATURES):
+        raise SimschedError(f"{p}: field 'world_features': made for other features than this version's; "
+                            "retrain it with `python -m simsched.learned.rl.worlds train`")
+    w = data.get("weights")
+    if not (isinstance(w, list) and len(w) == N_WEIGHTS
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in w)):
+        raise SimschedError(f"{p}: field 'weights': expected {N_WEIGHTS} finite numbers")
+    rng = data.get("range")
+    k = len(WORLD_FEATURES)
+    ok = isinstance(rng, dict) and all(
+        isinstance(rng.get(key), list) and len(rng[key]) == k
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in rng[key])
+        for key in ("lo", "hi"))
+    if not ok:
+        raise SimschedError(f"{p}: field 'range': expected 'lo' and 'hi', {k} finite numbers each")
+    return data
+
+
+def save_gate(path: str | Path, weights: np.ndarray, lo: np.ndarray, hi: np.ndarray, config: dict,
+              meta: dict | None = None) -> None:
+    """Write a gate checkpoint atomically (:func:`simsched.fileio.atomic_path`)."""
+    from simsched.fileio import atomic_path
+
+    doc = {"kind": "rl-gate", "weights": [float(v) for v in weights],
+           "world_features": list(WORLD_FEATURES) + list(LOCAL_FEATURES),
+           "range": {"lo": [float(v) for v in lo], "hi": [float(v) for v in hi]},
+           "config": config, "meta": meta or {}}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
+class GatedBinding(ShortestJobEFT):
+    """``srjf-eft``'s order with a learned choice between queueing on a busy processor and waiting
+    (see the module docstring).
+
+    Parameters:
+        checkpoint: a gate checkpoint file, or the name of one shipped with simsched (default the shipped rl_gate);
+        weights: the gate's weights instead of a checkpoint, a list of N_WEIGHTS numbers (for training, no guard);
+        guard: hand every later decision to srjf-eft once the world lies outside the training range
+    """
+
+    name = "rl-gate"
+
+    def __init__(self, *, checkpoint: str | None = None, weights: list[float] | None = None,
+                 guard: bool = True) -> None:
+        super().__init__(late_binding=False)
+        if not isinstance(guard, bool):
+            raise SimschedError(f"rl-gate: guard must be true or false, got {guard!r}")
+        self.guard = guard
+        self.lo = self.hi = None
+        if weights is not None:
+            ok = isinstance(weights, (list, tuple)) and len(weights) == N_WEIGHTS and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in weights)
+            w = np.asarray(weights if ok else [np.nan], dtype=np.float64)
+            if not ok or not np.isfinite(w).all():
+                raise SimschedError(f"rl-gate: weights must be {N_WEIGHTS} finite numbers")
+            self.weights, self.checkpoint = w, None
+            return
+        path = Path(checkpoint) if checkpoint else shipped_path()
+        if checkpoint and not path.exists() and Path(checkpoint).name == checkpoint:
+            for bundled in (shipped_path().parent / checkpoint, shipped_path().parent / f"{checkpoint}.json"):
+                if bundled.is_file():
+                    path = bundled
+                    break
+        data = load_gate(path)
+        self.checkpoint = str(path)
+        self.weights = np.asarray(data["weights"], dtype=np.float64)
+        self.lo, self.hi = np.asarray(data["range"]["lo"]), np.asarray(data["range"]["hi"])
+
+    # ------------------------------------------------------------------ world
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        super().reset(problem, rng)
+        self.fallback: str | None = None
+        self.failures, self.first_arrival = 0, None
+        self._down = np.zeros(problem.n_processors, dtype=bool)
+        self.worlds: list[np.ndarray] = []  # every world description met (for the training range)
+        self._world(problem)
+
+    def grow(self, problem: Problem) -> None:
+        super().grow(problem)
+        self._world(problem)
+
+    def _world(self, problem: Problem) -> None:
+        """The world description after an arrival, and the guard.  O(n m + J)."""
+        g = problem.graph
+        job_arrival = np.full(self.n_jobs, np.inf)
+        np.minimum.at(job_arrival, self.jobs, g.arrival)
+        self.job_arrival = job_arrival
+        t0 = float(job_arrival.min()) if job_arrival.size else 0.0
+        now = float(g.arrival.max()) if g.n_tasks else 0.0
+        self.world = world_description(problem, self.jobs, job_arrival, self.rank, self.failures, now - t0)
+        self.worlds.append(self.world)
+        self.job_work = np.bincount(self.jobs, weights=self.cost, minlength=self.n_jobs)
+        self.mean_job_work = float(self.job_work.mean()) if self.job_work.size else 1.0
+        self.mean_task = float(self.cost.mean()) if self.cost.size else 1.0
+        self._check_range()
+
+    def _check_range(self) -> None:
+        if not self.guard or self.fallback is not None or self.lo is None:
+            return
+        span = self.hi - self.lo
+        out = (self.world < self.lo - WIDEN * span - 1e-9) | (self.world > self.hi + WIDEN * span + 1e-9)
+        if out.any():
+            i = int(np.argmax(out))
+            self.fallback = WORLD_FEATURES[i]
+            warnings.warn(_guard_warning(
+                f"rl-gate falls back to srjf-eft: the world's {WORLD_FEATURES[i]} lies outside what it was "
+                f"trained on ({self.lo[i]:.3g} to {self.hi[i]:.3g})"), stacklevel=2)
+
+    def _count_failures(self, view: DecisionView) -> None:
+        """A processor whose queue ends later than now with nothing assigned to it is down (the engine
+        shows a failed processor's repair time); count the processors that went down.  O(n)."""
+        busy = view.processor[(view.processor >= 0) & np.isnan(view.finish)]
+        has_work = np.bincount(busy, minlength=view.available.size) > 0
+        down = (view.available > view.now) & ~has_work & ~view.idle
+        self.failures += int((down & ~self._down).sum())
+        self._down = down
+        if self.failures and self.world[8] == 0.0 and self.job_arrival.size:
+            self.world = self.world.copy()
+            t0 = float(self.job_arrival.min())
+            if view.now > t0 and self.mean_task > 0:
+                m = view.available.size
+                self.world[8] = float(np.log1p(100.0 * self.failures / (m * (view.now - t0)) * self.mean_task))
+
+    # ------------------------------------------------------------------ decisions
+    def decide(self, view: DecisionView) -> Assignments:
+        if view.problem.n_tasks != self.n_seen:
+            self.grow(view.problem)
+            self.n_seen = view.problem.n_tasks
+        if self.fallback is not None or view.problem.graph.gang:
+            return super().decide(view)
+        self._count_failures(view)
+        ready = view.ready
+        available = np.array(view.available, dtype=np.float64)
+        idle = np.array(view.idle)
+        n_idle = int(idle.sum())
+        if not n_idle or not ready.size:
+            return []
+        left = np.ones(ready.size, dtype=bool)
+        placed: list[int] = []
+        out: Assignments = []
+        unassigned = (view.processor < 0) & np.isnan(view.finish)
+        m = available.size
+        backlog = float(np.log1p(float((unassigned * self.cost).sum()) / (m * max(self.mean_task, 1e-12))))
+        head = np.concatenate([[1.0], self.world, [n_idle / m, backlog, 0.0]])
+        self._begin_decision(view, ready)
+        while n_idle and left.any():
+            t = self.pick_task(view, ready[left], placed)
+            self._after_placement(t)
+            left[np.searchsorted(ready, t)] = False
+            ct = np.maximum(available, view.data_ready_row(t)) + view.problem.cost_row(t)
+            p = int(ct.argmin())
+            if not ct[p] < np.inf:  # may run nowhere: the engine refuses it, naming the task
+                self._end_decision()
+                return [(t, 0)]
+            if not idle[p]:
+                row = np.where(idle, ct, np.inf)
+                q = int(row.argmin())
+                head[-3] = n_idle / m
+                head[-1] = np.log1p(self._job_sum(view, int(self.jobs[t]), placed) / max(self.mean_job_work, 1e-12))
+                threshold = _sigmoid(float(head @ self.weights))
+                if np.isfinite(row[q]):
+                    gain = (row[q] - ct[p]) / max(row[q] - view.now, 1e-12)
+                    if not gain >= threshold:
+                        p = q  # wait for the busy one: take the best idle processor
+                elif threshold >= 1.0:
+                    continue  # no idle processor may run it and the gate never queues: it waits
+            out.append((t, p))
+            placed.append(t)
+            available[p] = ct[p]
+            if idle[p]:
+                idle[p] = False
+                n_idle -= 1
+        self._end_decision()
+        return out
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def _guard_warning(text: str) -> Warning:
+    from simsched.learned.rl.policy import GuardWarning
+
+    return GuardWarning(text)
