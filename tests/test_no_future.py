@@ -202,7 +202,8 @@ def test_every_slot_is_classified() -> None:
     """A slot added to Problem or TaskGraph must be classified in simsched.simulator.arrived first."""
     known = set(arrived.PROBLEM_PER_TASK + arrived.PROBLEM_PER_EDGE + arrived.PROBLEM_DROPPED + arrived.PROBLEM_SHARED)
     assert set(Problem.__slots__) == known
-    per_task = {"work", "kind", "arrival", "priority", "memory", "cores", "cost", "procs_min", "procs_max", "serial"}
+    per_task = {"work", "kind", "arrival", "priority", "memory", "cores", "cost", "procs_min", "procs_max", "serial",
+                "downey", "same_host"}
     shared = {"gang"}  # "some task may need several processors": kept from the whole graph (O(1) per view)
     assert set(TaskGraph.__slots__) == arrived.GRAPH_SLOTS_HANDLED | per_task | shared
 
