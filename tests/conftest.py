@@ -111,12 +111,43 @@ def skip_on_missing_extra() -> Callable[[], contextlib.AbstractContextManager[No
     return _skip_on_missing_extra
 
 
+# --------------------------------------------------------------------------- parallel runs (pytest-xdist)
+SHARED_SCOPES = frozenset({"module", "class", "package"})
+"""Fixture scopes whose value tests of one file share: such tests run on one xdist worker (see below)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``pytest -n N`` (or ``-n auto``) without ``--dist`` distributes as ``--dist loadgroup``: tests run
+    one by one on whichever worker is free, except the groups :func:`pytest_collection_modifyitems` forms.
+    An explicit ``--dist`` is kept."""
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") == "no":
+        config.option.dist = "loadgroup"
+
+
+def shares_a_fixture(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a fixture of module, class or package scope (a training run, a built wheel, a
+    sweep): such a value is made once per worker that runs a test of the file, so all of them go to one."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(d and d[-1].scope in SHARED_SCOPES for d in defs)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks ``smoke`` and ``slow`` from the lists above; a test parametrised by a scheduler ``name`` gets
     ``extra(...)`` with the extras that scheduler declares in the registry (``optimal``: exact, the learned
-    ones: learned), so the contract and campaign tests skip it, with the reason, where the extra is missing."""
+    ones: learned), so the contract and campaign tests skip it, with the reason, where the extra is missing.
+
+    On a pytest-xdist worker, the tests of a file that share a module/class-scoped fixture get
+    ``xdist_group(file)`` (one worker computes it once) unless a test names its own group (the docs test
+    groups the blocks of each page; any worker may make its cheap copy of the repository), and the
+    ``slow`` tests move to the front, so the longest ones start first and the short ones fill in at the
+    end instead of one long test running alone while the other workers wait (every worker sorts alike,
+    so their collections stay equal)."""
     from simsched.schedulers import registry
 
+    worker = hasattr(config, "workerinput")
     for item in items:
         callspec = getattr(item, "callspec", None)
         name = callspec.params.get("name") if callspec is not None else None
@@ -129,34 +160,65 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = getattr(item, "originalname", None) or item.name
         if f"{file}::{name}" in SLOW:
             item.add_marker(pytest.mark.slow)
+        if worker and shares_a_fixture(item) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(file))  # a file's own finer groups (docs pages) are kept
+    if worker:
+        items.sort(key=lambda it: it.get_closest_marker("slow") is None)  # stable: otherwise as collected
 
 
 class _FileProgress:
     """With ``-q``, one line per finished test file: its tests, their time, and the time so far, so a
-    long run shows where it is and what takes the time (pytest's dots alone say neither)."""
+    long run shows where it is and what takes the time (pytest's dots alone say neither).
+
+    A file is finished when the last of its collected tests is: that holds alike for one process and for
+    pytest-xdist's workers, which run several files at once and report in any order (the controller learns
+    each file's tests from a worker's collection).  A file's time is the wall time from its first test's
+    start to its last test's end.  O(1) per test."""
 
     def __init__(self, reporter: Any) -> None:
         self.reporter = reporter
-        self.start = self.last = time.monotonic()
-        self.file: str | None = None
-        self.file_start = self.last
-        self.count = 0
+        self.start = time.monotonic()
+        self.left: dict[str, int] = {}
+        self.began: dict[str, float] = {}
 
-    def collected(self) -> None:
-        self.last = time.monotonic()  # the first file's time starts after collection
+    def collected(self, nodeids: list[str]) -> None:
+        """The tests of the run, once (the first worker's collection under xdist; all see the same)."""
+        if self.left:
+            return
+        self.start = time.monotonic()  # the first file's time starts after collection
+        for nodeid in nodeids:
+            file = _file_of(nodeid)
+            self.left[file] = self.left.get(file, 0) + 1
+        self.total = dict(self.left)
 
-    def finish(self, nodeid: str | None) -> None:
-        """Called after each test (``None`` at the end of the session).  O(1)."""
-        file = nodeid.split("::")[0] if nodeid else None
-        if file != self.file:
-            if self.file is not None:
-                total = int(self.last - self.start)
-                self.reporter.line("")  # end the line of dots
-                self.reporter.write_line(f"{self.file}: {self.count} test{'s' * (self.count != 1)} in "
-                                         f"{self.last - self.file_start:.1f} s ({total // 60}:{total % 60:02d} so far)")
-            self.file, self.count, self.file_start = file, 0, self.last
-        self.count += 1
-        self.last = time.monotonic()
+    def begin(self, nodeid: str) -> None:
+        self.began.setdefault(_file_of(nodeid), time.monotonic())
+
+    def finish(self, nodeid: str) -> None:
+        file = _file_of(nodeid)
+        if file in self.left:
+            self.left[file] -= 1
+            if self.left[file] == 0:
+                self._line(file)
+
+    def close(self) -> None:
+        """At the end of the session: the files started but cut short (``-x``, a crash), with their count."""
+        for file, left in self.left.items():
+            if 0 < left < self.total[file] or (left and file in self.began):
+                self._line(file)
+
+    def _line(self, file: str) -> None:
+        now = time.monotonic()
+        count = self.total[file] - self.left[file]
+        self.left[file] = 0
+        total = int(now - self.start)
+        self.reporter.line("")  # end the line of dots
+        self.reporter.write_line(f"{file}: {count} test{'s' * (count != 1)} in {now - self.began.get(file, now):.1f} s "
+                                 f"({total // 60}:{total % 60:02d} so far)")
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::")[0]
 
 
 _progress: list[_FileProgress] = []
@@ -169,9 +231,20 @@ def pytest_configure(config: pytest.Config) -> None:
         _progress.append(_FileProgress(reporter))
 
 
-def pytest_collection_finish() -> None:
+def pytest_collection_finish(session: pytest.Session) -> None:
     for progress in _progress:
-        progress.collected()
+        progress.collected([item.nodeid for item in session.items])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    for progress in _progress:
+        progress.collected(list(ids))
+
+
+def pytest_runtest_logstart(nodeid: str) -> None:
+    for progress in _progress:
+        progress.begin(nodeid)
 
 
 def pytest_runtest_logfinish(nodeid: str) -> None:
@@ -181,5 +254,5 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
 
 def pytest_sessionfinish() -> None:
     for progress in _progress:
-        progress.finish(None)
+        progress.close()
     _progress.clear()
