@@ -113,38 +113,80 @@ def skip_on_missing_extra() -> Callable[[], contextlib.AbstractContextManager[No
 
 # --------------------------------------------------------------------------- parallel runs (pytest-xdist)
 SHARED_SCOPES = frozenset({"module", "class", "package"})
-"""Fixture scopes whose value tests of one file share: such tests run on one xdist worker (see below)."""
+"""Fixture scopes whose value tests of one file share: such a file's tests run on one xdist worker."""
+
+GROUP_BY_PARAM: dict[str, Callable[[str], str]] = {
+    "test_docs.py::test_runnable_block": lambda param: "docs:" + param.split("#")[0],
+}
+"""Tests (``file::function``) whose parametrised cases are grouped by their id, not by file: the runnable
+blocks of one docs page run in order on one worker (a later block may read an earlier one's ``out/``);
+any worker may make the docs test's cheap copy of the repository."""
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """``pytest -n N`` (or ``-n auto``) without ``--dist`` distributes as ``--dist loadgroup``: tests run
-    one by one on whichever worker is free, except the groups :func:`pytest_collection_modifyitems` forms.
-    An explicit ``--dist`` is kept."""
+    """``pytest -n N`` (or ``-n auto``) without ``--dist`` distributes as ``--dist loadgroup``, which
+    :func:`pytest_xdist_make_scheduler` serves.  An explicit ``--dist`` is kept."""
     if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") == "no":
         config.option.dist = "loadgroup"
 
 
-def shares_a_fixture(item: pytest.Item) -> bool:
-    """Whether ``item`` uses a fixture of module, class or package scope (a training run, a built wheel, a
-    sweep): such a value is made once per worker that runs a test of the file, so all of them go to one."""
-    info = getattr(item, "_fixtureinfo", None)
-    defs = info.name2fixturedefs.values() if info is not None else ()
-    return any(d and d[-1].scope in SHARED_SCOPES for d in defs)
+def shared_fixture_files(folder: Path = Path(__file__).parent) -> frozenset[str]:
+    """Names of the test files in ``folder`` that define a fixture of module, class or package scope (a
+    training run, a built wheel, a sweep), read from their source.  O(size of the test files)."""
+    import ast
+
+    found = set()
+    for f in folder.glob("test_*.py"):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.keyword) and node.arg == "scope" and isinstance(node.value, ast.Constant) \
+                    and node.value.value in SHARED_SCOPES:
+                found.add(f.name)
+    return frozenset(found)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def group_of(nodeid: str, shared: frozenset[str]) -> str:
+    """The unit of work ``nodeid`` is scheduled in: the docs page of a runnable block
+    (:data:`GROUP_BY_PARAM`), its file when the file has a shared fixture (made once, on one worker), or
+    the test alone.  O(1)."""
+    path, _, rest = nodeid.partition("::")
+    name = Path(path).name
+    function, _, param = rest.partition("[")
+    by_param = GROUP_BY_PARAM.get(f"{name}::{function}")
+    if by_param is not None and param:
+        return f"{path}::{by_param(param[:-1])}"
+    return path if name in shared else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` here: each test is a unit of work of its own, except the groups of
+    :func:`group_of`; the biggest groups are handed out first, then the single tests in collection order
+    (the ``slow`` ones first, see below), each to whichever worker is free.  (pytest-xdist's own
+    ``xdist_group`` marks are not used: it names a group by editing the test's node id, which pytest 9
+    no longer reads.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared = shared_fixture_files()
+
+    class Groups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid, shared)
+
+    return Groups(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks ``smoke`` and ``slow`` from the lists above; a test parametrised by a scheduler ``name`` gets
     ``extra(...)`` with the extras that scheduler declares in the registry (``optimal``: exact, the learned
     ones: learned), so the contract and campaign tests skip it, with the reason, where the extra is missing.
 
-    On a pytest-xdist worker, the tests of a file that share a module/class-scoped fixture get
-    ``xdist_group(file)`` (one worker computes it once) unless a test names its own group (the docs test
-    groups the blocks of each page; any worker may make its cheap copy of the repository), and the
-    ``slow`` tests move to the front, so the longest ones start first and the short ones fill in at the
-    end instead of one long test running alone while the other workers wait (every worker sorts alike,
-    so their collections stay equal)."""
+    On a pytest-xdist worker the ``slow`` tests move to the front, so the longest ones start first and the
+    short ones fill in at the end instead of one long test running alone while the other workers wait
+    (every worker sorts alike, so their collections stay equal)."""
     from simsched.schedulers import registry
 
     worker = hasattr(config, "workerinput")
@@ -160,8 +202,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = getattr(item, "originalname", None) or item.name
         if f"{file}::{name}" in SLOW:
             item.add_marker(pytest.mark.slow)
-        if worker and shares_a_fixture(item) and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(file))  # a file's own finer groups (docs pages) are kept
     if worker:
         items.sort(key=lambda it: it.get_closest_marker("slow") is None)  # stable: otherwise as collected
 

@@ -171,9 +171,7 @@ def test_there_are_runnable_blocks() -> None:
     assert len(BLOCKS) >= 10
 
 
-@pytest.mark.parametrize("label,env,body,printed", [
-    pytest.param(*block, id=block[0], marks=pytest.mark.xdist_group("docs:" + block[0].split("#")[0]))
-    for block in BLOCKS])  # a page's blocks run in order on one worker (a later one may read an earlier one's out/)
+@pytest.mark.parametrize("label,env,body,printed", BLOCKS, ids=[b[0] for b in BLOCKS])
 def test_runnable_block(label: str, env: dict[str, str], body: str, printed: str | None, scratch: Path) -> None:
     # the `simsched` of the Python running the tests, also when its venv is not activated (`venv/bin/pytest`)
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])

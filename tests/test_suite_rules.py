@@ -11,7 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import _FileProgress, pytest_cmdline_main, shares_a_fixture
+from conftest import _FileProgress, group_of, pytest_cmdline_main, shared_fixture_files
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -54,18 +54,30 @@ def made_once() -> list[int]:
     return [1]
 
 
-def test_a_test_using_a_module_fixture_is_grouped(made_once: list[int], request: pytest.FixtureRequest) -> None:
-    assert shares_a_fixture(request.node)
-    group = request.node.get_closest_marker("xdist_group")
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # on a worker: grouped by its file
-        assert group is not None and group.args == ("test_suite_rules.py",)
-    else:  # one process: nothing to group
-        assert group is None
+def test_files_with_a_shared_fixture_are_one_unit_of_work(made_once: list[int]) -> None:
+    """This file defines a module-scoped fixture: all its tests go to one worker (the fixture is made once);
+    a file without one is spread test by test; the docs test's blocks are grouped by page."""
+    shared = shared_fixture_files()
+    assert {"test_suite_rules.py", "test_deepsched.py", "test_docs.py"} <= shared
+    assert "test_taskgraph.py" not in shared
+    here = "tests/test_suite_rules.py"
+    assert group_of(f"{here}::test_a[1]", shared) == group_of(f"{here}::test_b", shared) == here
+    assert group_of("tests/test_taskgraph.py::test_x[2]", shared) == "tests/test_taskgraph.py::test_x[2]"
+    docs = "tests/test_docs.py::test_runnable_block"
+    assert group_of(f"{docs}[energy.md#1]", shared) == group_of(f"{docs}[energy.md#4]", shared) \
+        == "tests/test_docs.py::docs:energy.md"
+    page = "teaching/why-greedy-fails.md"
+    assert group_of(f"{docs}[{page}#2]", shared) == f"tests/test_docs.py::docs:{page}"
+    assert group_of("tests/test_docs.py::test_there_are_runnable_blocks", shared) == "tests/test_docs.py"
 
 
-def test_a_test_with_function_fixtures_only_is_not_grouped(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    assert not shares_a_fixture(request.node)
-    assert request.node.get_closest_marker("xdist_group") is None
+def test_slow_tests_come_first_on_a_worker_only(request: pytest.FixtureRequest) -> None:
+    items = request.session.items
+    slow = [i for i, it in enumerate(items) if it.get_closest_marker("slow") is not None]
+    if os.environ.get("PYTEST_XDIST_WORKER") and slow:
+        assert slow == list(range(len(slow)))  # every worker sorts alike: the controller hands these out first
+    names = [it.nodeid for it in items]
+    assert len(names) == len(set(names))
 
 
 class _Lines:
