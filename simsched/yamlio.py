@@ -287,3 +287,38 @@ def load_yaml(path: str | Path, *, max_nodes: int = MAX_NODES, require_mapping: 
                 f"the top level must be a mapping of fields (name: ..., platform: ...), "
                 f"not a {type(doc.data).__name__}", file=p, line=doc.line_of(()))
     return doc
+
+
+BOOL_MESSAGE = "must be true or false (a YAML boolean)"
+"""What a ``bool`` parameter given anything but a YAML boolean is told (see :func:`strict_bools`)."""
+
+
+def strict_bools(annotation: Any) -> Any:
+    """``annotation`` with every ``bool`` in it (alone, in a union, an ``Optional``, a ``list[...]``,
+    ``Annotated[...]``) replaced by pydantic's ``StrictBool``, for checking a parameter read from YAML
+    with a ``TypeAdapter``: pydantic's lax mode turns ``"yes"``, ``"off"``, ``1`` and ``0`` into booleans,
+    so a typo or a number would silently become a switch; a YAML ``true``/``false`` is already a
+    ``bool``, so nothing legal is lost.  Returns ``annotation`` itself when it holds no ``bool``.
+    O(size of the annotation)."""
+    import types
+    import typing
+
+    from pydantic import StrictBool
+
+    if annotation is bool:
+        return StrictBool
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if not args or origin is typing.Literal:
+        return annotation
+    if origin is typing.Annotated:
+        inner = strict_bools(args[0])
+        return annotation if inner is args[0] else typing.Annotated[(inner, *annotation.__metadata__)]
+    new = tuple(strict_bools(a) for a in args)
+    if all(n is a for n, a in zip(new, args)):
+        return annotation
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[new]  # noqa: UP007 - built from a tuple of arguments
+    try:
+        return origin[new if len(new) > 1 else new[0]]
+    except TypeError:  # a generic that cannot be rebuilt from its arguments: checked as written
+        return annotation

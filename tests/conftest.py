@@ -111,12 +111,85 @@ def skip_on_missing_extra() -> Callable[[], contextlib.AbstractContextManager[No
     return _skip_on_missing_extra
 
 
+# --------------------------------------------------------------------------- parallel runs (pytest-xdist)
+SHARED_SCOPES = frozenset({"module", "class", "package"})
+"""Fixture scopes whose value tests of one file share: such a file's tests run on one xdist worker."""
+
+GROUP_BY_PARAM: dict[str, Callable[[str], str]] = {
+    "test_docs.py::test_runnable_block": lambda param: "docs:" + param.split("#")[0],
+}
+"""Tests (``file::function``) whose parametrised cases are grouped by their id, not by file: the runnable
+blocks of one docs page run in order on one worker (a later block may read an earlier one's ``out/``);
+any worker may make the docs test's cheap copy of the repository."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``pytest -n N`` (or ``-n auto``) without ``--dist`` distributes as ``--dist loadgroup``, which
+    :func:`pytest_xdist_make_scheduler` serves.  An explicit ``--dist`` is kept."""
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") == "no":
+        config.option.dist = "loadgroup"
+
+
+def shared_fixture_files(folder: Path = Path(__file__).parent) -> frozenset[str]:
+    """Names of the test files in ``folder`` that define a fixture of module, class or package scope (a
+    training run, a built wheel, a sweep), read from their source.  O(size of the test files)."""
+    import ast
+
+    found = set()
+    for f in folder.glob("test_*.py"):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.keyword) and node.arg == "scope" and isinstance(node.value, ast.Constant) \
+                    and node.value.value in SHARED_SCOPES:
+                found.add(f.name)
+    return frozenset(found)
+
+
+def group_of(nodeid: str, shared: frozenset[str]) -> str:
+    """The unit of work ``nodeid`` is scheduled in: the docs page of a runnable block
+    (:data:`GROUP_BY_PARAM`), its file when the file has a shared fixture (made once, on one worker), or
+    the test alone.  O(1)."""
+    path, _, rest = nodeid.partition("::")
+    name = Path(path).name
+    function, _, param = rest.partition("[")
+    by_param = GROUP_BY_PARAM.get(f"{name}::{function}")
+    if by_param is not None and param:
+        return f"{path}::{by_param(param[:-1])}"
+    return path if name in shared else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` here: each test is a unit of work of its own, except the groups of
+    :func:`group_of`; the biggest groups are handed out first, then the single tests in collection order
+    (the ``slow`` ones first, see below), each to whichever worker is free.  (pytest-xdist's own
+    ``xdist_group`` marks are not used: it names a group by editing the test's node id, which pytest 9
+    no longer reads.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared = shared_fixture_files()
+
+    class Groups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid, shared)
+
+    return Groups(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks ``smoke`` and ``slow`` from the lists above; a test parametrised by a scheduler ``name`` gets
     ``extra(...)`` with the extras that scheduler declares in the registry (``optimal``: exact, the learned
-    ones: learned), so the contract and campaign tests skip it, with the reason, where the extra is missing."""
+    ones: learned), so the contract and campaign tests skip it, with the reason, where the extra is missing.
+
+    On a pytest-xdist worker the ``slow`` tests move to the front, so the longest ones start first and the
+    short ones fill in at the end instead of one long test running alone while the other workers wait
+    (every worker sorts alike, so their collections stay equal)."""
     from simsched.schedulers import registry
 
+    worker = hasattr(config, "workerinput")
     for item in items:
         callspec = getattr(item, "callspec", None)
         name = callspec.params.get("name") if callspec is not None else None
@@ -129,34 +202,63 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = getattr(item, "originalname", None) or item.name
         if f"{file}::{name}" in SLOW:
             item.add_marker(pytest.mark.slow)
+    if worker:
+        items.sort(key=lambda it: it.get_closest_marker("slow") is None)  # stable: otherwise as collected
 
 
 class _FileProgress:
     """With ``-q``, one line per finished test file: its tests, their time, and the time so far, so a
-    long run shows where it is and what takes the time (pytest's dots alone say neither)."""
+    long run shows where it is and what takes the time (pytest's dots alone say neither).
+
+    A file is finished when the last of its collected tests is: that holds alike for one process and for
+    pytest-xdist's workers, which run several files at once and report in any order (the controller learns
+    each file's tests from a worker's collection).  A file's time is the wall time from its first test's
+    start to its last test's end.  O(1) per test."""
 
     def __init__(self, reporter: Any) -> None:
         self.reporter = reporter
-        self.start = self.last = time.monotonic()
-        self.file: str | None = None
-        self.file_start = self.last
-        self.count = 0
+        self.start = time.monotonic()
+        self.left: dict[str, int] = {}
+        self.began: dict[str, float] = {}
 
-    def collected(self) -> None:
-        self.last = time.monotonic()  # the first file's time starts after collection
+    def collected(self, nodeids: list[str]) -> None:
+        """The tests of the run, once (the first worker's collection under xdist; all see the same)."""
+        if self.left:
+            return
+        self.start = time.monotonic()  # the first file's time starts after collection
+        for nodeid in nodeids:
+            file = _file_of(nodeid)
+            self.left[file] = self.left.get(file, 0) + 1
+        self.total = dict(self.left)
 
-    def finish(self, nodeid: str | None) -> None:
-        """Called after each test (``None`` at the end of the session).  O(1)."""
-        file = nodeid.split("::")[0] if nodeid else None
-        if file != self.file:
-            if self.file is not None:
-                total = int(self.last - self.start)
-                self.reporter.line("")  # end the line of dots
-                self.reporter.write_line(f"{self.file}: {self.count} test{'s' * (self.count != 1)} in "
-                                         f"{self.last - self.file_start:.1f} s ({total // 60}:{total % 60:02d} so far)")
-            self.file, self.count, self.file_start = file, 0, self.last
-        self.count += 1
-        self.last = time.monotonic()
+    def begin(self, nodeid: str) -> None:
+        self.began.setdefault(_file_of(nodeid), time.monotonic())
+
+    def finish(self, nodeid: str) -> None:
+        file = _file_of(nodeid)
+        if file in self.left:
+            self.left[file] -= 1
+            if self.left[file] == 0:
+                self._line(file)
+
+    def close(self) -> None:
+        """At the end of the session: the files started but cut short (``-x``, a crash), with their count."""
+        for file, left in self.left.items():
+            if 0 < left < self.total[file] or (left and file in self.began):
+                self._line(file)
+
+    def _line(self, file: str) -> None:
+        now = time.monotonic()
+        count = self.total[file] - self.left[file]
+        self.left[file] = 0
+        total = int(now - self.start)
+        self.reporter.line("")  # end the line of dots
+        self.reporter.write_line(f"{file}: {count} test{'s' * (count != 1)} in {now - self.began.get(file, now):.1f} s "
+                                 f"({total // 60}:{total % 60:02d} so far)")
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::")[0]
 
 
 _progress: list[_FileProgress] = []
@@ -169,9 +271,20 @@ def pytest_configure(config: pytest.Config) -> None:
         _progress.append(_FileProgress(reporter))
 
 
-def pytest_collection_finish() -> None:
+def pytest_collection_finish(session: pytest.Session) -> None:
     for progress in _progress:
-        progress.collected()
+        progress.collected([item.nodeid for item in session.items])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    for progress in _progress:
+        progress.collected(list(ids))
+
+
+def pytest_runtest_logstart(nodeid: str) -> None:
+    for progress in _progress:
+        progress.begin(nodeid)
 
 
 def pytest_runtest_logfinish(nodeid: str) -> None:
@@ -181,5 +294,5 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
 
 def pytest_sessionfinish() -> None:
     for progress in _progress:
-        progress.finish(None)
+        progress.close()
     _progress.clear()

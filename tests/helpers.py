@@ -4,18 +4,32 @@
 * :data:`SMALL_STREAM`: a small job-stream scenario (two job sources, Poisson arrivals, deadlines,
   failures with a per-type rate, stragglers) that runs in about a second;
 * :func:`refused`: run a command and assert the user-input rule (exit 2, one located ``error:`` line,
-  inputs unchanged, nothing written, no hang).
+  inputs unchanged, nothing written, no hang);
+* :func:`random_problem`: a random DAG on a random platform (HEFT/CPOP properties, the scheduler zoo);
+* :func:`traces` and :data:`EXAMPLES`: random rigid-job traces for the batch engine's properties;
+* :func:`compare_tables`: the rows of a documented table that a command did not print (the docs test,
+  the plug-in's documented demo).
+
+Test modules never import each other: what two of them share lives here.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import time
 from pathlib import Path
 
+import numpy as np
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
+from simsched.simulator.platform import Platform, Processor
+from simsched.simulator.problem import Problem
+from simsched.workloads.generators import random_dag
+from simsched.workloads.importers.swf import make_trace
 
 SMALL_STREAM = """\
 name: small-stream
@@ -67,3 +81,90 @@ def refused(args: list[str], *, inputs: tuple[Path, ...] = (), absent: tuple[Pat
     for p in absent:
         assert not p.exists(), f"{p} was written"
     return lines[0]
+
+
+def random_problem(seed: int, n: int, m: int, *, eligibility: bool = True, arrivals: bool = False) -> Problem:
+    """A random DAG on a random platform: per-pair latency/bandwidth, some tasks barred from some
+    processors, optional arrival times."""
+    rng = np.random.default_rng(seed)
+    g = random_dag(n, processors=m, ccr=float(rng.uniform(0, 4)), shape=float(rng.uniform(0.5, 2)), rng=rng)
+    if eligibility and m > 1:
+        cost = np.array(g.cost)
+        barred = rng.random(cost.shape) < 0.25
+        barred[np.arange(n), rng.integers(0, m, n)] = False  # every task keeps one processor
+        cost[barred] = np.inf
+        g = g.with_(cost=cost)
+    if arrivals:
+        g = g.with_(arrival=rng.uniform(0, 50, n))
+    procs = [Processor(f"p{i}", host=f"h{i // 2}") for i in range(m)]
+    platform = Platform.uniform(procs, bandwidth=float(rng.uniform(0.2, 3)), latency=float(rng.uniform(0, 2)),
+                                host_bandwidth=10.0)
+    return Problem(g, platform)
+
+
+EXAMPLES = int(os.environ.get("SIMSCHED_BATCH_EXAMPLES", "60"))
+"""Hypothesis examples of the batch engine's trace properties (``SIMSCHED_BATCH_EXAMPLES=1000`` for more)."""
+
+
+@st.composite
+def traces(draw):
+    m = draw(st.integers(1, 8))
+    n = draw(st.integers(1, 25))
+    gaps = draw(st.lists(st.sampled_from([0, 0, 1, 2, 3, 5, 10]), min_size=n, max_size=n))
+    submit = np.cumsum(gaps).astype(float)
+    run = draw(st.lists(st.sampled_from([0, 1, 2, 3, 4, 7, 10, 20]), min_size=n, max_size=n))
+    # requested: exact, longer, shorter (below the actual run time) or missing (-1: the run time)
+    req = [r if c == 0 else r + e if c == 1 else max(r - e, 0) if c == 2 else -1
+           for r, c, e in zip(run, draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)),
+                              draw(st.lists(st.integers(1, 6), min_size=n, max_size=n)))]
+    procs = draw(st.lists(st.integers(1, m), min_size=n, max_size=n))
+    if draw(st.booleans()):
+        procs[draw(st.integers(0, n - 1))] = m  # a job as wide as the machine
+    return make_trace(submit, run, procs, req), m
+
+
+_DURATION = re.compile(r"^[\d.]+(?: ± [\d.]+)? ?(?:ms|µs|us|s|min)$")
+
+
+def _wall_time_header(cell: str) -> bool:
+    return cell == "s" or "time" in cell or cell.endswith("(s)")
+
+
+def _rows(text: str, time_columns: frozenset[int] = frozenset()) -> list[tuple[str, ...]]:
+    """The body rows of every table in ``text`` (``│ a │ b │``), wall-time cells replaced by ``*``: cells that
+    read as durations and cells under a wall-time header (``s``, ``... time``; ``time_columns`` until the text
+    shows a header of its own)."""
+    rows = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("┃") and line.endswith("┃"):
+            header = [c.strip() for c in line.strip("┃").split("┃")]
+            time_columns = frozenset(i for i, c in enumerate(header) if _wall_time_header(c))
+        elif line.startswith("│") and line.endswith("│"):
+            cells = [c.strip() for c in line.strip("│").split("│")]
+            rows.append(tuple("*" if _DURATION.match(c) or i in time_columns else c for i, c in enumerate(cells)))
+    return rows
+
+
+def _first_time_columns(text: str) -> frozenset[int]:
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("┃") and line.endswith("┃"):
+            return frozenset(i for i, c in enumerate(line.strip("┃").split("┃")) if _wall_time_header(c.strip()))
+    return frozenset()
+
+
+def compare_tables(documented: str, printed: str) -> list[str]:
+    """Rows of the documented tables that the command did not print (a ``...`` cell matches anything)."""
+    actual = _rows(printed)
+    missing = []
+    for row in _rows(documented, _first_time_columns(printed)):
+        if all(c == "..." for c in row[1:]):
+            continue
+
+        def same(got: tuple[str, ...], row: tuple[str, ...] = row) -> bool:
+            return len(got) >= len(row) and all(w in ("...", g) for w, g in zip(row, got))
+
+        if not any(same(got) for got in actual):
+            missing.append(" | ".join(row))
+    return missing

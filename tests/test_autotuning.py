@@ -178,13 +178,13 @@ def test_capacity_command_writes_plot_and_rejects_bad_input(tmp_path: Path) -> N
     bad.write_text("autotuning:\n  servers: [{cores: 8}]\n  jobs:\n    - {model: resnet18, trails: 5}\n")
     r = CliRunner().invoke(app, [str(bad), "--plot", str(tmp_path / "no.png")])
     assert r.exit_code == 2
-    assert "autotuning.jobs.0.trails" in r.output and ":4:" in r.output
+    assert "autotuning.jobs[0].trails: unknown field 'trails'" in r.output and ":4:" in r.output
     assert not (tmp_path / "no.png").exists()
 
 
 @pytest.mark.parametrize("section, field", [
-    ({"servers": [{"cores": 0}], "jobs": [{"tasks": [{"name": "a"}]}]}, "autotuning.servers.0.cores"),
-    ({"servers": [{}], "jobs": [{"tasks": [{"name": "a"}], "model": "resnet18"}]}, "autotuning.jobs.0"),
+    ({"servers": [{"cores": 0}], "jobs": [{"tasks": [{"name": "a"}]}]}, "autotuning.servers[0].cores"),
+    ({"servers": [{}], "jobs": [{"tasks": [{"name": "a"}], "model": "resnet18"}]}, "autotuning.jobs[0]"),
     ({"servers": [{}], "jobs": [{"tasks": [{"name": "a"}]}], "policies": ["fifo"]}, "autotuning"),
     ({"servers": [{}]}, "autotuning"),
 ])
@@ -192,6 +192,29 @@ def test_validation_names_the_field(section, field) -> None:
     with pytest.raises(SimschedError) as exc:
         validate_section(section)
     assert exc.value.field == field
+
+
+def test_autotuning_errors_locate_fields_as_the_rest_of_the_schema(tmp_path: Path) -> None:
+    """A bad autotuning job and a bad processor in one file: both fields are written ``name[index].field``
+    (never ``jobs.1.count``), each with its line, and the unknown field lists the known ones."""
+    from typer.testing import CliRunner
+
+    from simsched.cli.main import app
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("autotuning:\n  servers: [{cores: 8}]\n  jobs:\n    - {model: resnet18}\n"
+                   "    - {model: resnet18, count: -1}\n")
+    r = CliRunner().invoke(app, ["validate", str(bad)])
+    assert r.exit_code == 2 and f"{bad}:5: autotuning.jobs[1].count: " in r.output, r.output
+    plat = tmp_path / "plat.yaml"
+    plat.write_text("platform:\n  processors:\n    - {name: a}\n    - {name: b, speed: -1}\n"
+                    "workload: {generator: random, tasks: 5}\nschedulers: [heft]\n")
+    r = CliRunner().invoke(app, ["validate", str(plat)])
+    assert r.exit_code == 2 and f"{plat}:4: platform.processors[1].speed: " in r.output, r.output
+    with pytest.raises(SimschedError) as exc:
+        validate_section({"servers": [{}], "jobs": [{"model": "resnet18", "trails": 5}]})
+    assert exc.value.field == "autotuning.jobs[0].trails"
+    assert "expected one of: name, model, tasks, trials_per_task" in exc.value.message
 
 
 def test_gradient_task_scheduler() -> None:

@@ -175,7 +175,7 @@ def test_cost_count_differs_from_processors(tmp_path: Path) -> None:
 
 def test_bad_scheduler_parameter(tmp_path: Path) -> None:
     line, scenario = run_bad(tmp_path, GOOD.replace("[heft, mct]", "[heft, {name: mct, speed: 3}]"))
-    assert line.startswith(f"error: {scenario}:10: schedulers[1].name: ")
+    assert line.startswith(f"error: {scenario}:10: schedulers[1].speed: ")  # located at the parameter
     assert "'speed'" in line
 
 

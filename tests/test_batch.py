@@ -13,11 +13,11 @@ and requested times below the actual ones.  More traces than CI runs:
 from __future__ import annotations
 
 import heapq
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import EXAMPLES, traces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +31,6 @@ from simsched.workloads.importers.swf import make_trace, read_swf
 ROOT = Path(__file__).resolve().parents[1]
 LUBLIN = ROOT / "scenarios" / "data" / "traces" / "lublin_256.swf"
 RICC = ROOT / "scenarios" / "data" / "traces" / "ricc_2010_5000.swf"
-EXAMPLES = int(os.environ.get("SIMSCHED_BATCH_EXAMPLES", "60"))
 
 
 # --------------------------------------------------------------------------- the reference
@@ -91,23 +90,6 @@ def reference(submit, run, req, procs, m: int, policy: str, kill: bool = False) 
 
 
 # --------------------------------------------------------------------------- random traces
-@st.composite
-def traces(draw):
-    m = draw(st.integers(1, 8))
-    n = draw(st.integers(1, 25))
-    gaps = draw(st.lists(st.sampled_from([0, 0, 1, 2, 3, 5, 10]), min_size=n, max_size=n))
-    submit = np.cumsum(gaps).astype(float)
-    run = draw(st.lists(st.sampled_from([0, 1, 2, 3, 4, 7, 10, 20]), min_size=n, max_size=n))
-    # requested: exact, longer, shorter (below the actual run time) or missing (-1: the run time)
-    req = [r if c == 0 else r + e if c == 1 else max(r - e, 0) if c == 2 else -1
-           for r, c, e in zip(run, draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)),
-                              draw(st.lists(st.integers(1, 6), min_size=n, max_size=n)))]
-    procs = draw(st.lists(st.integers(1, m), min_size=n, max_size=n))
-    if draw(st.booleans()):
-        procs[draw(st.integers(0, n - 1))] = m  # a job as wide as the machine
-    return make_trace(submit, run, procs, req), m
-
-
 def _assert_feasible(trace, m: int, start, end) -> None:
     assert np.all(start >= trace.submit), "a job started before its submit time"
     t = np.concatenate([start, end])

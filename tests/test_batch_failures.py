@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import EXAMPLES, traces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_batch import EXAMPLES, ROOT, traces  # tests/ is on sys.path (rootdir-less test modules)
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
@@ -25,6 +25,8 @@ from simsched.schedulers.batch_sjf import SJF
 from simsched.simulator.batch import simulate_batch
 from simsched.simulator.engine import Disruptions
 from simsched.workloads.importers.swf import make_trace
+
+ROOT = Path(__file__).resolve().parents[1]
 
 POLICIES = (FCFS, SJF, EASYBackfill, ConservativeBackfill)
 

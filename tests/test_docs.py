@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import compare_tables
 
 from simsched.report import reference_docs as docs_gen
 
@@ -85,53 +86,6 @@ def _blocks() -> list[tuple[str, dict[str, str], str, str | None]]:
 
 
 BLOCKS = _blocks()
-_DURATION = re.compile(r"^[\d.]+(?: ± [\d.]+)? ?(?:ms|µs|us|s|min)$")
-
-
-def _wall_time_header(cell: str) -> bool:
-    return cell == "s" or "time" in cell or cell.endswith("(s)")
-
-
-def _rows(text: str, time_columns: frozenset[int] = frozenset()) -> list[tuple[str, ...]]:
-    """The body rows of every table in ``text`` (``│ a │ b │``), wall-time cells replaced by ``*``: cells that
-    read as durations and cells under a wall-time header (``s``, ``... time``; ``time_columns`` until the text
-    shows a header of its own)."""
-    rows = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("┃") and line.endswith("┃"):
-            header = [c.strip() for c in line.strip("┃").split("┃")]
-            time_columns = frozenset(i for i, c in enumerate(header) if _wall_time_header(c))
-        elif line.startswith("│") and line.endswith("│"):
-            cells = [c.strip() for c in line.strip("│").split("│")]
-            rows.append(tuple("*" if _DURATION.match(c) or i in time_columns else c for i, c in enumerate(cells)))
-    return rows
-
-
-def _first_time_columns(text: str) -> frozenset[int]:
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("┃") and line.endswith("┃"):
-            return frozenset(i for i, c in enumerate(line.strip("┃").split("┃")) if _wall_time_header(c.strip()))
-    return frozenset()
-
-
-def compare_tables(documented: str, printed: str) -> list[str]:
-    """Rows of the documented tables that the command did not print (a ``...`` cell matches anything)."""
-    actual = _rows(printed)
-    missing = []
-    for row in _rows(documented, _first_time_columns(printed)):
-        if all(c == "..." for c in row[1:]):
-            continue
-
-        def same(got: tuple[str, ...], row: tuple[str, ...] = row) -> bool:
-            return len(got) >= len(row) and all(w in ("...", g) for w, g in zip(row, got))
-
-        if not any(same(got) for got in actual):
-            missing.append(" | ".join(row))
-    return missing
-
-
 CHECKED_LINES = ("ok:", "offered load", "warning:", "error:")
 """Printed lines outside tables that the docs test compares whole: verdicts, loads, warnings, errors."""
 

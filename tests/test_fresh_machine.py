@@ -155,7 +155,7 @@ def test_build_system_floor_holds_for_the_license_field() -> None:
 def test_ci_runs_the_readme_command_verbatim_in_its_own_venv() -> None:
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    command = "pip install torch==2.13.0 && pip install -e '.[dev]' && pytest -q"
+    command = "pip install torch==2.13.0 && pip install -e '.[dev]' && pytest -q -n auto"
     assert f"\n{command}\n" in readme and f"  {command}\n" in ci
     assert "-m venv" in ci and "lowest_constraints.py" in ci and "-m smoke" in ci
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import random_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +16,6 @@ from simsched.simulator.evaluate import evaluate_plan
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
-from simsched.workloads.generators import random_dag
 
 
 def test_topcuoglu_upward_ranks(topcuoglu):
@@ -44,25 +44,6 @@ def test_cpop_on_topcuoglu_gives_86(topcuoglu):
 def test_heft_on_peft_example_gives_133(peft_example):
     problem, expected = peft_example
     assert HEFT().plan(problem).finish.max() == expected["HEFT_makespan"]
-
-
-def random_problem(seed: int, n: int, m: int, *, eligibility: bool = True, arrivals: bool = False) -> Problem:
-    """A random DAG on a random platform: per-pair latency/bandwidth, some tasks barred from some
-    processors, optional arrival times."""
-    rng = np.random.default_rng(seed)
-    g = random_dag(n, processors=m, ccr=float(rng.uniform(0, 4)), shape=float(rng.uniform(0.5, 2)), rng=rng)
-    if eligibility and m > 1:
-        cost = np.array(g.cost)
-        barred = rng.random(cost.shape) < 0.25
-        barred[np.arange(n), rng.integers(0, m, n)] = False  # every task keeps one processor
-        cost[barred] = np.inf
-        g = g.with_(cost=cost)
-    if arrivals:
-        g = g.with_(arrival=rng.uniform(0, 50, n))
-    procs = [Processor(f"p{i}", host=f"h{i // 2}") for i in range(m)]
-    platform = Platform.uniform(procs, bandwidth=float(rng.uniform(0.2, 3)), latency=float(rng.uniform(0, 2)),
-                                host_bandwidth=10.0)
-    return Problem(g, platform)
 
 
 problems = st.builds(random_problem, seed=st.integers(0, 2**31), n=st.integers(1, 40), m=st.integers(1, 6),

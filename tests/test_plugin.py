@@ -136,7 +136,7 @@ def test_the_documented_demo_table_matches_a_real_run(installed: Path, tmp_path:
     """docs/testing-your-scheduler.md shows `simsched run demo.yaml`: its rows are what a run prints."""
     import re
 
-    from test_docs import compare_tables
+    from helpers import compare_tables
 
     page = (Path(__file__).parents[1] / "docs" / "testing-your-scheduler.md").read_text(encoding="utf-8")
     scenario = re.search(r"\(`demo.yaml`\):\n\n```yaml\n(.*?)```", page, re.S).group(1)

@@ -177,7 +177,7 @@ def test_uniform_noise_sigma_checked(tmp_path: Path) -> None:
 def test_scheduler_parameters_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="no parameter 'depth'") as info:
         load_scenario(write(tmp_path, PLATFORM.replace("{name: mct}", "{name: mct, depth: 3}")))
-    assert info.value.field == "schedulers[1].name" and info.value.line == 17
+    assert info.value.field == "schedulers[1].depth" and info.value.line == 17  # located at the parameter
 
 
 # --------------------------------------------------------------------------- workload forms

@@ -60,7 +60,7 @@ def test_equal_busy_and_idle_draws_are_accepted(tmp_path: Path, text: str) -> No
     (DVFS, "carbon: {intensity: 350}", "carbon: {interpolation: linear}",
      "platform.carbon: give exactly one of intensity (a constant gCO2/kWh) or trace (a CSV file)"),
     (AUTOTUNING, "{model: resnet18, count: 2,", "{model: resnet18, tasks: [{name: a}], count: 2,",
-     "autotuning.jobs.0: give exactly one of model (a DL model name) or tasks (a list)"),
+     "autotuning.jobs[0]: give exactly one of model (a DL model name) or tasks (a list)"),
     (STREAM, "arrivals: {poisson: 0.015}", "arrivals: {poisson: 0.015, trace: a.csv}",
      "workload.stream.arrivals: give exactly one of poisson, rates or trace"),
     (STREAM, "arrivals: {poisson: 0.015}", "arrivals: {}",

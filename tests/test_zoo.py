@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_heft_cpop import random_problem  # tests/ is on sys.path (rootdir-less test modules)
+from helpers import random_problem
 
 from simsched.errors import SimschedError
 from simsched.schedulers import registry

@@ -14,6 +14,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from simsched import limits
 from simsched.errors import SimschedError
+from simsched.scenario.locate import dotted, validation_message
 from simsched.scenario.schema import Amount, NumbersChecked, busy_not_below_idle, exactly_one
 from simsched.schedulers.registry import AUTOTUNE_POLICIES
 from simsched.workloads.autotuning import model_tasks
@@ -175,21 +176,19 @@ def check_section_size(cfg: AutotuningSection, *, line_of: LineOf | None = None,
 
 def validate_section(section: Any, *, line_of: LineOf | None = None, file: str | Path | None = None,
                      prefix: tuple = ("autotuning",)) -> AutotuningSection:
-    """Validate the raw section; raise :class:`SimschedError` naming the first bad field's path
-    (``autotuning.jobs.0.trials_per_task``) and, with ``line_of``, its line."""
+    """Validate the raw section; raise :class:`SimschedError` naming the first bad field's path as the rest
+    of the schema writes it (``autotuning.jobs[0].trials_per_task``), worded as every section words it
+    (:func:`~simsched.scenario.locate.validation_message`), and, with ``line_of``, its line."""
     if not isinstance(section, dict):
         raise SimschedError(f"must be a mapping, not {type(section).__name__}", field=".".join(prefix), file=file)
     try:
         cfg = AutotuningSection.model_validate(section)
     except ValidationError as exc:
-        errors = exc.errors()
+        errors = exc.errors(include_url=False)
         err = errors[0]
         loc = tuple(prefix) + tuple(err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise SimschedError(msg + more, field=".".join(str(p) for p in loc), file=file,
+        raise SimschedError(validation_message(err, AutotuningSection) + more, field=dotted(loc), file=file,
                             line=line_of(loc) if line_of else None) from None
     try:
         check_section_size(cfg, line_of=line_of, prefix=prefix)

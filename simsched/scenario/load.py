@@ -148,6 +148,9 @@ def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | N
             cls = registry.load_class(name, folder=base)
             checked = registry.checked_params(name, cls, _checkpoint_relative_to(params, base),
                                               kinds=kinds or registry.TASK_GRAPH_KINDS)
+        except registry.ParameterError as exc:  # located at the parameter's own key and line
+            problems.add_error(("schedulers", i, exc.param), exc)
+            continue
         except SimschedError as exc:
             problems.add_error(loc, exc)
             continue

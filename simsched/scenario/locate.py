@@ -14,7 +14,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from simsched import limits
 from simsched.errors import SimschedError, did_you_mean
 from simsched.scenario.schema import Loc
-from simsched.yamlio import YamlDocument
+from simsched.yamlio import BOOL_MESSAGE, YamlDocument, strict_bools
 
 
 class ScenarioError(SimschedError):
@@ -96,6 +96,26 @@ def _field_names(model: type[BaseModel]) -> list[str]:
     return [f.alias or k for k, f in model.model_fields.items()]
 
 
+def validation_message(err: Mapping[str, Any], model: type[BaseModel] | None = None) -> str:
+    """The message for one of pydantic's ``ValidationError.errors()`` entries, as every section of a
+    scenario words it: an unknown field with the closest known name and the list of known ones (``model``
+    is the section's model, to find the owner of ``err["loc"]``), a missing field, or pydantic's message
+    with the value given.  O(fields of the owning model)."""
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        owner = _model_at(model, tuple(err["loc"])) if model is not None else None
+        key = err["loc"][-1]
+        if owner is not None:
+            names = _field_names(owner)
+            return f"unknown field {key!r}{_closest(key, names)}; expected one of: {', '.join(names)}"
+        return f"unknown field {key!r}"
+    if kind == "missing":
+        return "this field is required"
+    if kind == "value_error":
+        return f"{err.get('ctx', {}).get('error', err['msg'])} (got {_short(err.get('input'))})"
+    return f"{err['msg']} (got {_short(err.get('input'))})"
+
+
 class Problems:
     """Collects located problems while a scenario is checked."""
 
@@ -119,23 +139,7 @@ class Problems:
             if k == self.MAX_LISTED:
                 self.add(prefix, f"and {total - k:,} more problems in this section, not listed")
                 break
-            loc = prefix + tuple(err["loc"])
-            kind = err["type"]
-            if kind == "extra_forbidden":
-                owner = _model_at(model, tuple(err["loc"])) if model is not None else None
-                key = err["loc"][-1]
-                if owner is not None:
-                    names = _field_names(owner)
-                    msg = f"unknown field {key!r}{_closest(key, names)}; expected one of: {', '.join(names)}"
-                else:
-                    msg = f"unknown field {key!r}"
-            elif kind == "missing":
-                msg = "this field is required"
-            elif kind == "value_error":
-                msg = f"{err.get('ctx', {}).get('error', err['msg'])} (got {_short(err.get('input'))})"
-            else:
-                msg = f"{err['msg']} (got {_short(err.get('input'))})"
-            self.add(loc, msg)
+            self.add(prefix + tuple(err["loc"]), validation_message(err, model))
 
     def raise_if_any(self) -> None:
         if self.items:
@@ -146,7 +150,8 @@ def check_params(func: Callable[..., Any], params: Mapping[str, Any], *, what: s
                  skip: Sequence[str] = ("rng",)) -> tuple[dict[str, Any], list[tuple[Loc, str]]]:
     """Validate keyword ``params`` for ``func`` against its signature: unknown names (listing the
     accepted ones), missing required ones, and values against each annotation (pydantic
-    ``TypeAdapter``).  Returns the converted params and ``(loc, message)`` problems."""
+    ``TypeAdapter``; a ``bool`` takes a YAML boolean only, :func:`~simsched.yamlio.strict_bools`).
+    Returns the converted params and ``(loc, message)`` problems."""
     accepted = {name: p for name, p in inspect.signature(func).parameters.items()
                 if name not in skip and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     out: dict[str, Any] = {}
@@ -162,10 +167,11 @@ def check_params(func: Callable[..., Any], params: Mapping[str, Any], *, what: s
             out[key] = value
             continue
         try:
-            out[key] = TypeAdapter(ann).validate_python(value)
+            out[key] = TypeAdapter(strict_bools(ann)).validate_python(value)
         except ValidationError as exc:
             err = exc.errors()[0]
-            problems.append(((key, *err["loc"]), f"{err['msg']} (got {_short(value)})"))
+            msg = BOOL_MESSAGE if err["type"] == "bool_type" else err["msg"]
+            problems.append(((key, *err["loc"]), f"{msg} (got {_short(value)})"))
             continue
         if isinstance(out[key], (int, float)) and not limits.finite_value(float(out[key])):
             problems.append(((key,), f"must be a finite number no larger than {limits.MAX_VALUE:g} "

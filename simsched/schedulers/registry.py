@@ -33,6 +33,7 @@ from typing import Any
 
 from simsched import limits
 from simsched.errors import SimschedError, did_you_mean, shown
+from simsched.yamlio import BOOL_MESSAGE, strict_bools
 
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -473,12 +474,22 @@ def _check_param_number(name: str, key: str, raw: Any, value: Any) -> None:
                                     f"got {value:g}")
 
 
+class ParameterError(SimschedError):
+    """A scheduler parameter that is unknown or whose value does not fit; :attr:`param` is its name."""
+
+    def __init__(self, message: str, *, param: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
 def checked_params(name: str, cls: type, params: dict[str, Any], *,
                    kinds: tuple[str, ...] = TASK_GRAPH_KINDS) -> dict[str, Any]:
     """``params`` checked against the constructor of ``cls`` (the class ``name`` resolved to), without
     constructing anything: a name of another declared kind than ``kinds`` (:func:`check_kind`),
-    unknown names and values that do not fit an annotation raise a :class:`SimschedError` naming the
-    scheduler, the parameter and what it accepts.  Returns the converted values.  O(number of params)."""
+    unknown names and values that do not fit an annotation raise a :class:`ParameterError` naming the
+    scheduler, the parameter (also in its ``param``, so a scenario can point at that key's line) and
+    what it accepts.  A ``bool`` parameter takes a YAML boolean only (:func:`~simsched.yamlio.strict_bools`:
+    not ``"yes"``, not ``1``).  Returns the converted values.  O(number of params)."""
     check_kind(name, kinds)
     try:
         sig = inspect.signature(cls, eval_str=True)
@@ -489,7 +500,7 @@ def checked_params(name: str, cls: type, params: dict[str, Any], *,
     for key in params:
         if key not in sig.parameters and not takes_any:
             options = ", ".join(p.name for p in accepted) or "none"
-            raise SimschedError(f"scheduler {name!r} has no parameter {key!r} (it accepts: {options})")
+            raise ParameterError(f"scheduler {name!r} has no parameter {key!r} (it accepts: {options})", param=key)
     from pydantic import TypeAdapter, ValidationError
 
     checked = {}
@@ -499,10 +510,12 @@ def checked_params(name: str, cls: type, params: dict[str, Any], *,
             checked[key] = value
             continue
         try:
-            checked[key] = TypeAdapter(ann).validate_python(value)
+            checked[key] = TypeAdapter(strict_bools(ann)).validate_python(value)
         except ValidationError as exc:
-            msg = exc.errors()[0]["msg"]
-            raise SimschedError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {shown(value)})") from None
+            err = exc.errors()[0]
+            msg = BOOL_MESSAGE if err["type"] == "bool_type" else err["msg"]
+            raise ParameterError(f"scheduler {name!r}, parameter {key!r}: {msg} (got {shown(value)})",
+                                 param=key) from None
         _check_param_number(name, key, value, checked[key])
     return checked
 
