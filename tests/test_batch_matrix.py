@@ -387,7 +387,9 @@ def test_batch_policies_on_a_dag_stream_refuse_failures_and_noise_and_write_a_re
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(app, ["report", str(out), "-o", str(tmp_path / "r.html")])
     assert res.exit_code == 0, res.output
-    assert "fair-eft" in (tmp_path / "r.html").read_text()
+    page = (tmp_path / "r.html").read_text()
+    assert "fair-eft" in page
+    assert "190 tasks of stream of 24 jobs" in page and "tasks waiting" in page  # its rows are tasks, not jobs
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -80,11 +80,11 @@ def _time_unit(span: float) -> tuple[float, str]:
     return 1.0, "seconds"
 
 
-def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int) -> Any:
+def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, waiting: str = "jobs") -> Any:
     """The matplotlib figure of a cluster log's runs: utilisation over time (processors in use over
     ``processors``, %; with failures the processors up as a dotted line of the same colour) above
-    queue length over time (jobs waiting), one line per row's policy, time-weighted means per bin
-    (:func:`binned_mean`).  Rows without a ``timeline`` are skipped."""
+    queue length over time (``waiting``: jobs, or a DAG stream's tasks), one line per row's policy,
+    time-weighted means per bin (:func:`binned_mean`).  Rows without a ``timeline`` are skipped."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -110,7 +110,7 @@ def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int) -> Any:
         ax_q.plot((x - first) / scale, q, color=colour, lw=1.1, label=str(r["scheduler"]))
     ax_u.set_ylabel(f"utilisation (% of {processors} processors)")
     ax_u.set_ylim(0, 105)
-    ax_q.set_ylabel("queue length (jobs waiting)")
+    ax_q.set_ylabel(f"queue length ({waiting} waiting)")
     ax_q.set_xlabel(f"time since the first submit ({unit})")
     ax_q.set_ylim(bottom=0)
     for ax in (ax_u, ax_q):
@@ -153,7 +153,8 @@ def batch_report_html(doc: Mapping[str, Any], css: str = "") -> str:
     processors = int(doc.get("processors") or max((j["procs"] for r in rows for j in r["jobs"]), default=1))
     trace = doc.get("trace") or {}
     name = str(doc.get("scenario", "simsched run"))
-    what = (f"{trace.get('jobs', '?')} jobs of {trace.get('file') or trace.get('stream') or 'a cluster log'} on "
+    unit = "tasks" if trace.get("stream") else "jobs"  # a DAG stream's rows are its tasks
+    what = (f"{trace.get('jobs', '?')} {unit} of {trace.get('file') or trace.get('stream') or 'a cluster log'} on "
             f"{processors} processors")
     notes = "; ".join(str(n) for n in trace.get("notes") or ())
     cols = [(k, h) for k, h in _HTML_COLUMNS if any(isinstance(r.get(k), (int, float)) for r in rows)]
@@ -170,11 +171,11 @@ def batch_report_html(doc: Mapping[str, Any], css: str = "") -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     plots = ""
     if any(isinstance(r.get("timeline"), Mapping) for r in rows):
-        png = png_base64(draw_batch_plots(rows, processors))
+        png = png_base64(draw_batch_plots(rows, processors, unit))
         plots = (f"<h2>Utilisation and queue length over time</h2><figure><img id=\"batch-timeline\" alt=\"utilisation "
                  f"and queue length over time per policy\" src=\"data:image/png;base64,{png}\">"
                  f"<figcaption>Time-weighted means over {BINS} equal bins of the engine's state after every "
-                 f"decision point: processors in use over the machine's {processors} (top) and jobs waiting "
+                 f"decision point: processors in use over the machine's {processors} (top) and {unit} waiting "
                  f"(bottom), one line per policy.</figcaption></figure>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(name)}: "
