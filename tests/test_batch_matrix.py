@@ -447,3 +447,19 @@ def test_typed_options_follow_each_tasks_speedup_model_and_refuse_one_host_gangs
     one_host = TaskGraph(["w"], work=[1.0], procs=[2], same_host=[True])
     with pytest.raises(SimschedError, match="'w'.*same_host"):
         typed_jobs(Problem(one_host, gpus), np.zeros(1))
+
+
+def test_repetitions_on_the_batch_path_are_refused_not_ignored(tmp_path) -> None:
+    """The batch path runs one day: asking for several is refused in one located line (exit 2,
+    nothing written) instead of silently running one; ``-r 1`` runs."""
+    from typer.testing import CliRunner
+
+    from simsched.cli.main import app
+
+    out = tmp_path / "r.json"
+    scenario = str(CLUSTER / "gpu_cluster.yaml")
+    res = CliRunner().invoke(app, ["run", scenario, "-s", "fcfs", "-r", "3", "--json", str(out)])
+    assert res.exit_code == 2 and "--repetitions" in res.output and "Traceback" not in res.output
+    assert not out.exists()
+    res = CliRunner().invoke(app, ["run", scenario, "-s", "fcfs", "-r", "1", "--json", str(out)])
+    assert res.exit_code == 0 and out.exists(), res.output

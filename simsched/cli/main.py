@@ -128,6 +128,10 @@ def run(
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
         return
     if batch_path(loaded, scheduler):  # a cluster log, DAG jobs of rigid tasks, or batch policies named on a stream
+        if repetitions is not None and repetitions > 1:
+            raise SimschedError("the batch path runs one day per run (a log's replay is deterministic; a stream's "
+                                "day is its --seed): run again with another --seed, or sweep seeds",
+                                field="--repetitions")
         _run_batch(loaded, scheduler, seed, json_path, gantt, trace, swf)
         return
     _offered_load(loaded, loaded.seed if seed is None else seed)
