@@ -8,7 +8,10 @@
 * :func:`random_problem`: a random DAG on a random platform (HEFT/CPOP properties, the scheduler zoo);
 * :func:`traces` and :data:`EXAMPLES`: random rigid-job traces for the batch engine's properties;
 * :func:`compare_tables`: the rows of a documented table that a command did not print (the docs test,
-  the plug-in's documented demo).
+  the plug-in's documented demo);
+* :func:`batch_reference`: the independent heap-based FCFS/EASY reference of the batch engine, and
+  :class:`RecordingConservative`, conservative backfilling that keeps each job's reservations;
+* :data:`DIGESTS` and :func:`schedule_digest`: the pinned stream schedules (tests/data/stream_schedule_digests.json).
 
 Test modules never import each other: what two of them share lives here.
 """
@@ -16,6 +19,8 @@ Test modules never import each other: what two of them share lives here.
 from __future__ import annotations
 
 import hashlib
+import heapq
+import json
 import os
 import re
 import time
@@ -26,6 +31,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
+from simsched.schedulers.batch_conservative import ConservativeBackfill
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.workloads.generators import random_dag
@@ -168,3 +174,89 @@ def compare_tables(documented: str, printed: str) -> list[str]:
         if not any(same(got) for got in actual):
             missing.append(" | ".join(row))
     return missing
+
+
+# --------------------------------------------------------------------------- the batch reference
+def batch_reference(submit, run, req, procs, m: int, policy: str, kill: bool = False) -> list[float]:
+    """Start time of every job under ``policy`` ("fcfs" or "easy"), by a heap of events."""
+    n = len(submit)
+    dur = [min(r, q) for r, q in zip(run, req)] if kill else list(run)
+    heap: list[tuple[float, int, int]] = [(submit[j], 1, j) for j in range(n)]  # (time, 0 end / 1 arrival, job)
+    heapq.heapify(heap)
+    start = [None] * n
+    waiting: list[int] = []
+    running: dict[int, float] = {}  # job -> estimated end
+    free = m
+    while heap:
+        now = heap[0][0]
+        while heap and heap[0][0] == now:
+            _, kind, j = heapq.heappop(heap)
+            if kind == 1:
+                waiting.append(j)
+            else:
+                free += procs[j]
+                del running[j]
+        waiting.sort()  # submit order = index order (submits are sorted)
+        begin: list[int] = []
+        while waiting and procs[waiting[0]] <= free:
+            j = waiting.pop(0)
+            begin.append(j)
+            free -= procs[j]
+            running[j] = now + req[j]
+        if policy == "easy" and waiting and free > 0:
+            need = procs[waiting[0]]
+            shadow, extra, avail = None, 0, free
+            for end, j in sorted((max(e, now), j) for j, e in running.items()):
+                if shadow is not None and end > shadow:
+                    break
+                avail += procs[j]
+                if shadow is None and avail >= need:
+                    shadow = end
+                extra = avail - need  # every processor free at the shadow time beyond the head's need
+            for j in list(waiting[1:]):
+                if procs[j] > free:
+                    continue
+                if now + req[j] <= shadow:
+                    pass
+                elif procs[j] <= extra:
+                    extra -= procs[j]
+                else:
+                    continue
+                waiting.remove(j)
+                begin.append(j)
+                free -= procs[j]
+                running[j] = now + req[j]
+        for j in begin:
+            start[j] = now
+            heapq.heappush(heap, (now + dur[j], 0, j))
+    return start
+
+
+class RecordingConservative(ConservativeBackfill):
+    """Conservative backfilling that keeps every reservation each job held, decision by decision."""
+
+    def reset(self, trace, m):
+        super().reset(trace, m)
+        self.history: dict[int, list[float]] = {}
+
+    def decide(self, view):
+        out = super().decide(view)
+        for j, s in self.reservations().items():
+            self.history.setdefault(j, []).append(s)
+        for j in out:
+            self.history.setdefault(j, []).append(view.now)
+        return out
+
+
+# --------------------------------------------------------------------------- stream schedule digests
+DIGESTS = json.loads((Path(__file__).parent / "data" / "stream_schedule_digests.json").read_text())
+
+
+def schedule_digest(schedule) -> str:
+    """The first 32 hex digits of the SHA-256 of a schedule's processors, starts and finishes: equal
+    digests are float-identical schedules."""
+    h = hashlib.sha256()
+    for a in (np.asarray(schedule.processor, dtype=np.int64), np.asarray(schedule.start, dtype=np.float64),
+              np.asarray(schedule.finish, dtype=np.float64)):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:32]

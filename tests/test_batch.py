@@ -12,12 +12,11 @@ and requested times below the actual ones.  More traces than CI runs:
 
 from __future__ import annotations
 
-import heapq
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import EXAMPLES, traces
+from helpers import EXAMPLES, RecordingConservative, batch_reference, traces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,62 +30,6 @@ from simsched.workloads.importers.swf import make_trace, read_swf
 ROOT = Path(__file__).resolve().parents[1]
 LUBLIN = ROOT / "scenarios" / "data" / "traces" / "lublin_256.swf"
 RICC = ROOT / "scenarios" / "data" / "traces" / "ricc_2010_5000.swf"
-
-
-# --------------------------------------------------------------------------- the reference
-def reference(submit, run, req, procs, m: int, policy: str, kill: bool = False) -> list[float]:
-    """Start time of every job under ``policy`` ("fcfs" or "easy"), by a heap of events."""
-    n = len(submit)
-    dur = [min(r, q) for r, q in zip(run, req)] if kill else list(run)
-    heap: list[tuple[float, int, int]] = [(submit[j], 1, j) for j in range(n)]  # (time, 0 end / 1 arrival, job)
-    heapq.heapify(heap)
-    start = [None] * n
-    waiting: list[int] = []
-    running: dict[int, float] = {}  # job -> estimated end
-    free = m
-    while heap:
-        now = heap[0][0]
-        while heap and heap[0][0] == now:
-            _, kind, j = heapq.heappop(heap)
-            if kind == 1:
-                waiting.append(j)
-            else:
-                free += procs[j]
-                del running[j]
-        waiting.sort()  # submit order = index order (submits are sorted)
-        begin: list[int] = []
-        while waiting and procs[waiting[0]] <= free:
-            j = waiting.pop(0)
-            begin.append(j)
-            free -= procs[j]
-            running[j] = now + req[j]
-        if policy == "easy" and waiting and free > 0:
-            need = procs[waiting[0]]
-            shadow, extra, avail = None, 0, free
-            for end, j in sorted((max(e, now), j) for j, e in running.items()):
-                if shadow is not None and end > shadow:
-                    break
-                avail += procs[j]
-                if shadow is None and avail >= need:
-                    shadow = end
-                extra = avail - need  # every processor free at the shadow time beyond the head's need
-            for j in list(waiting[1:]):
-                if procs[j] > free:
-                    continue
-                if now + req[j] <= shadow:
-                    pass
-                elif procs[j] <= extra:
-                    extra -= procs[j]
-                else:
-                    continue
-                waiting.remove(j)
-                begin.append(j)
-                free -= procs[j]
-                running[j] = now + req[j]
-        for j in begin:
-            start[j] = now
-            heapq.heappush(heap, (now + dur[j], 0, j))
-    return start
 
 
 # --------------------------------------------------------------------------- random traces
@@ -105,7 +48,7 @@ def test_fcfs_and_easy_equal_the_reference(case, kill) -> None:
     args = (trace.submit.tolist(), trace.run.tolist(), trace.requested.tolist(), trace.procs.tolist(), m)
     for policy, key in ((FCFS(), "fcfs"), (EASYBackfill(), "easy")):
         result = simulate_batch(trace, m, policy, kill=kill)
-        assert result.start.tolist() == reference(*args, key, kill)
+        assert result.start.tolist() == batch_reference(*args, key, kill)
         _assert_feasible(trace, m, result.start, result.end)
 
 
@@ -117,7 +60,7 @@ def test_reference_agrees_on_the_shipped_trace(path, m) -> None:
     trace = read_swf(path)
     args = (trace.submit.tolist(), trace.run.tolist(), trace.requested.tolist(), trace.procs.tolist(), m)
     for policy, key in ((FCFS(), "fcfs"), (EASYBackfill(), "easy")):
-        assert simulate_batch(trace, m, policy).start.tolist() == reference(*args, key)
+        assert simulate_batch(trace, m, policy).start.tolist() == batch_reference(*args, key)
 
 
 def _shadow_at(trace, m: int, start, end, t: float, head: int) -> float:
@@ -151,27 +94,13 @@ def test_easy_never_delays_the_heads_reservation(case, kill) -> None:
             assert r.start[head] <= _shadow_at(trace, m, r.start, r.end, t, head)
 
 
-class _Recording(ConservativeBackfill):
-    def reset(self, trace, m):
-        super().reset(trace, m)
-        self.history: dict[int, list[float]] = {}
-
-    def decide(self, view):
-        out = super().decide(view)
-        for j, s in self.reservations().items():
-            self.history.setdefault(j, []).append(s)
-        for j in out:
-            self.history.setdefault(j, []).append(view.now)
-        return out
-
-
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(traces(), st.booleans())
 def test_conservative_never_delays_a_reservation(case, kill) -> None:
     trace, m = case
     if not kill:
         trace = make_trace(trace.submit, trace.run, trace.procs, np.maximum(trace.requested, trace.run))
-    policy = _Recording()
+    policy = RecordingConservative()
     r = simulate_batch(trace, m, policy, kill=kill)
     _assert_feasible(trace, m, r.start, r.end)
     for j, seq in policy.history.items():

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import RecordingConservative as _Recording
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_batch import _Recording  # tests/ is on sys.path (rootdir-less test modules)
 
 from simsched.schedulers.batch_conservative import ConservativeBackfill, plan_numpy
 from simsched.schedulers.timeline import compiled_available

@@ -294,7 +294,7 @@ def test_the_matrix_on_the_traces(tmp_path, name, limit) -> None:
     requested times; the typed reference under perfect estimates for all three); fair-eft, which
     serves one-task jobs in arrival order on the processors free first, starts every job when FCFS
     does (two engines, one answer)."""
-    from test_batch import reference as plain_reference
+    from helpers import batch_reference as plain_reference
 
     from simsched.run.batch import run_batch_scenario
     from simsched.scenario import load_scenario

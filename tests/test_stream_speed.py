@@ -12,12 +12,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import DIGESTS, schedule_digest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,19 +29,10 @@ from simsched.workloads.generators import random_dag
 from simsched.workloads.jobs import merge_jobs, poisson_arrivals
 from simsched.workloads.taskgraph import TaskGraph
 
-DIGESTS = json.loads((Path(__file__).parent / "data" / "stream_schedule_digests.json").read_text())
 PLATFORM = Platform.uniform([Processor(f"c{i}") for i in range(3)] + [Processor("g0", type="gpu", speed=3.0)],
                             bandwidth=4.0, latency=0.1)
 FAR = Disruptions(down_trace=((0, 1e12, 1e12 + 1.0),))  # never happens; forces the plain two-event path
 POLICIES = ["mct", "srjf-eft", "minmin", "fair-eft", "online-heft", "olb"]
-
-
-def digest(schedule) -> str:
-    h = hashlib.sha256()
-    for a in (np.asarray(schedule.processor, dtype=np.int64), np.asarray(schedule.start, dtype=np.float64),
-              np.asarray(schedule.finish, dtype=np.float64)):
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()[:32]
 
 
 FAST_SCENARIOS = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml",
@@ -61,7 +51,7 @@ def _check_scenario(path: str, name: str) -> None:
     root = Path(__file__).resolve().parents[1]
     sc = load_scenario(root / path, construct=True)
     spec = next(s for s in sc.schedulers if getattr(s, "name", str(s)) == name)
-    assert digest(simulate_stream(sc, spec, sc.seed).schedule) == DIGESTS["scenarios"][f"{path}::{name}"]
+    assert schedule_digest(simulate_stream(sc, spec, sc.seed).schedule) == DIGESTS["scenarios"][f"{path}::{name}"]
 
 
 @pytest.mark.parametrize("path,name", _scenario_cases(fast=True))
@@ -83,7 +73,7 @@ def test_bench_stream_problems_keep_their_schedules_events_and_decisions(key: st
     jobs, procs = map(int, size.split("x"))
     problem, _ = _stream_problem(jobs, procs, seed=3)
     schedule, stats = run_online(problem, registry.create(name))
-    assert [digest(schedule), stats.events, stats.decisions] == DIGESTS["bench"][key]
+    assert [schedule_digest(schedule), stats.events, stats.decisions] == DIGESTS["bench"][key]
 
 
 # ----------------------------------------------------------------------------- reference path
