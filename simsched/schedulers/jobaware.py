@@ -144,9 +144,12 @@ class OneByOne:
                 stuck = ~view.problem.eligible_rows(ready).any(axis=1)
                 self._end_decision()  # the first such task, as the view-copying loop returns it
                 return [(int(ready[np.argmax(stuck)]), 0)]
+            left[np.searchsorted(ready, t)] = False
+            p = self._processor_for(view, t, ct, p, idle, n_idle, placed)
+            if p < 0:
+                continue  # the subclass keeps it for a later decision point
             out.append((t, p))
             placed.append(t)
-            left[np.searchsorted(ready, t)] = False
             available[p] = ct[p]
             if idle[p]:
                 idle[p] = False
@@ -156,6 +159,14 @@ class OneByOne:
 
     def _begin_decision(self, view: DecisionView, ready: np.ndarray) -> None:
         """Hook: a fast-path decision starts (``ready`` are its ready tasks)."""
+
+    def _processor_for(self, view: DecisionView, task: int, ct: np.ndarray, p: int, idle: np.ndarray,
+                       n_idle: int, placed: list[int]) -> int:
+        """Hook: the processor ``task`` goes to in a fast-path decision, given its expected completion
+        times ``ct`` (m,) and their argmin ``p`` (finite), the processors still ``idle`` (``n_idle``
+        of them) and the tasks ``placed`` so far at this instant; -1 leaves it waiting for a later
+        decision point.  Default ``p``: the earliest expected finish.  O(1)."""
+        return p
 
     def _after_placement(self, task: int) -> None:
         """Hook: ``task`` was just chosen by :meth:`pick_task` in a fast-path decision."""

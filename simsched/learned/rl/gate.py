@@ -215,48 +215,32 @@ class GatedBinding(ShortestJobEFT):
             return super().decide(view)
         self._count_failures(view)
         ready = view.ready
-        available = np.array(view.available, dtype=np.float64)
-        idle = np.array(view.idle)
-        n_idle = int(idle.sum())
+        n_idle = int(np.count_nonzero(view.idle))
         if not n_idle or not ready.size:
             return []
-        left = np.ones(ready.size, dtype=bool)
-        placed: list[int] = []
-        out: Assignments = []
         unassigned = (view.processor < 0) & np.isnan(view.finish)
-        m = available.size
+        m = view.available.size
         backlog = float(np.log1p(float((unassigned * self.cost).sum()) / (m * max(self.mean_task, 1e-12))))
-        head = np.concatenate([[1.0], self.world, [n_idle / m, backlog, 0.0]])
-        self._begin_decision(view, ready)
-        while n_idle and left.any():
-            t = self.pick_task(view, ready[left], placed)
-            self._after_placement(t)
-            left[np.searchsorted(ready, t)] = False
-            ct = np.maximum(available, view.data_ready_row(t)) + view.problem.cost_row(t)
-            p = int(ct.argmin())
-            if not ct[p] < np.inf:  # may run nowhere: the engine refuses it, naming the task
-                self._end_decision()
-                return [(t, 0)]
-            if not idle[p]:
-                row = np.where(idle, ct, np.inf)
-                q = int(row.argmin())
-                head[-3] = n_idle / m
-                head[-1] = np.log1p(self._job_sum(view, int(self.jobs[t]), placed) / max(self.mean_job_work, 1e-12))
-                threshold = _sigmoid(float(head @ self.weights))
-                if np.isfinite(row[q]):
-                    gain = (row[q] - ct[p]) / max(row[q] - view.now, 1e-12)
-                    if not gain >= threshold:
-                        p = q  # wait for the busy one: take the best idle processor
-                elif threshold >= 1.0:
-                    continue  # no idle processor may run it and the gate never queues: it waits
-            out.append((t, p))
-            placed.append(t)
-            available[p] = ct[p]
-            if idle[p]:
-                idle[p] = False
-                n_idle -= 1
-        self._end_decision()
-        return out
+        self._head = np.concatenate([[1.0], self.world, [n_idle / m, backlog, 0.0]])
+        return self._decide_by_task(view)  # srjf-eft's placement loop; the gate is _processor_for
+
+    def _processor_for(self, view: DecisionView, task: int, ct: np.ndarray, p: int, idle: np.ndarray,
+                       n_idle: int, placed: list[int]) -> int:
+        """Queue ``task`` on its earliest-finish processor ``p`` when that one is idle or the gate opens
+        (``gain >= sigmoid(w . head)``); otherwise the best idle processor, or -1 (it waits) when no
+        idle one may run it and the gate never queues.  O(m)."""
+        if self.fallback is not None or idle[p]:
+            return p
+        row = np.where(idle, ct, np.inf)
+        q = int(row.argmin())
+        head = self._head
+        head[-3] = n_idle / idle.size
+        head[-1] = np.log1p(self._job_sum(view, int(self.jobs[task]), placed) / max(self.mean_job_work, 1e-12))
+        threshold = _sigmoid(float(head @ self.weights))
+        if np.isfinite(row[q]):
+            gain = (row[q] - ct[p]) / max(row[q] - view.now, 1e-12)
+            return p if gain >= threshold else q  # else wait for the busy one: take the best idle processor
+        return -1 if threshold >= 1.0 else p  # no idle processor may run it: queue, or wait if the gate never queues
 
 
 def _sigmoid(x: float) -> float:
