@@ -274,15 +274,51 @@ def remove_stale_locks(directory: str | Path) -> int:
     return removed
 
 
+def _placed_lock(target: Path, record: bytes) -> int | None:
+    """A descriptor on a new lock file at ``target`` that already holds ``record`` and its ``flock``
+    before it appears there (written and locked beside it, then hard-linked into place, which fails
+    when ``target`` exists); ``None`` when ``target`` exists or the staging file was removed under
+    us.  So no reader ever sees a lock file without its owner (a ``kill -9`` at any moment leaves
+    a lock that names its dead owner).  Raises :class:`OSError` where hard links are unsupported."""
+    import fcntl
+
+    staging = target.with_name(f"{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(staging, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    placed = False
+    try:
+        os.write(fd, record)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a file nobody else has seen: never busy
+        try:
+            os.link(staging, target)
+        except (FileExistsError, FileNotFoundError):
+            return None
+        placed = True
+        return fd
+    finally:
+        if not placed:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)
+
+
+def _record_lock(fd: int, record: bytes) -> None:
+    """Write ``record`` into lock file ``fd`` in place (overwritten, then cut to length: it starts
+    with the tag at every moment).  Where hard links are unsupported only."""
+    with contextlib.suppress(OSError):  # an unrecorded lock still locks; it is only not recognised by pid
+        os.pwrite(fd, record, 0)
+        os.ftruncate(fd, len(record))
+
+
 @contextlib.contextmanager
 def output_lock(path: str | Path) -> Iterator[Path]:
     """Hold an exclusive lock on output ``path`` for the block (``flock`` on :func:`lock_path`, taken
     without waiting: :class:`Busy` when another process holds it).  The lock file records the
-    holder (:data:`LOCK_TAG`, pid, host) and is removed when the block ends; a lock taken on a file
-    that another holder has just removed is retried, so two writers can never both hold it.  A lock
-    file left by a command that died (``kill -9``) never blocks: its ``flock`` died with the process,
-    and one still held by a survivor that inherited it is recognised by its dead owner's pid and
-    replaced.  No-op where ``fcntl`` is missing."""
+    holder (:data:`LOCK_TAG`, pid, host) from the moment it exists (:func:`_placed_lock`) and is
+    removed when the block ends; a lock taken on a file that another holder has just removed is
+    retried, so two writers can never both hold it.  A lock file left by a command that died
+    (``kill -9``) never blocks: nobody holds its ``flock`` (it is removed and replaced), and one
+    still held by a survivor that inherited it is recognised by its dead owner's pid and replaced.
+    No-op where ``fcntl`` is missing."""
     try:
         import fcntl  # noqa: F401
     except ImportError:  # pragma: no cover - not POSIX
@@ -291,11 +327,31 @@ def output_lock(path: str | Path) -> Iterator[Path]:
     import socket
 
     target = lock_path(path)
+    record = f"{LOCK_TAG} pid={os.getpid()} host={socket.gethostname()} for={Path(path).name}\n".encode(
+        "utf-8", "surrogateescape")
+    linkable = True
     stale = 0
-    while True:
-        fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
+    for _attempt in range(1000):  # each pass finds the lock free, removed or stale; only a livelock repeats
+        if linkable:
+            try:
+                fd = _placed_lock(target, record)
+            except OSError:  # pragma: no cover - a file system without hard links
+                linkable = False
+                fd = None
+            if fd is not None:
+                break
+        try:
+            fd = os.open(target, os.O_RDWR | (0 if linkable else os.O_CREAT), 0o644)
+        except FileNotFoundError:
+            continue  # its holder removed it meanwhile: place ours
         if _take(fd, target):
-            break
+            if not linkable:
+                _record_lock(fd, record)
+                break
+            with contextlib.suppress(FileNotFoundError):  # left by a dead command: nobody holds it
+                os.unlink(target)
+            os.close(fd)
+            continue
         os.close(fd)
         try:
             os.stat(target)
@@ -307,12 +363,8 @@ def output_lock(path: str | Path) -> Iterator[Path]:
                 os.unlink(target)
             continue
         raise Busy(str(path))
-    try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{LOCK_TAG} pid={os.getpid()} host={socket.gethostname()} for={Path(path).name}\n"
-                  .encode("utf-8", "surrogateescape"), 0)
-    except OSError:
-        pass  # an unrecorded lock still locks; it is only not recognised as stale by pid
+    else:  # pragma: no cover - never seen
+        raise Busy(str(path))
     try:
         yield target
     finally:

@@ -238,3 +238,27 @@ def test_kill_9_of_a_dask_sweep_leaves_no_process_of_its_session(tmp_path: Path,
             except OSError:
                 pass
         _stop(proc)
+
+
+def test_a_lock_file_never_exists_without_its_owner(tmp_path: Path) -> None:
+    """Whoever sees the lock file sees who holds it: a ``kill -9`` at any moment leaves a lock that
+    names its dead owner (a lock created empty and written afterwards was seen empty by CI)."""
+    out = tmp_path / "r.json"
+    script = ("import sys\nfrom simsched.fileio import output_lock\n"
+              "for _ in range(3000):\n    with output_lock(sys.argv[1]):\n        pass\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(out)])
+    seen = empty = 0
+    try:
+        while proc.poll() is None:
+            try:
+                text = lock_path(out).read_text()
+            except FileNotFoundError:
+                continue
+            seen += 1
+            empty += not text.startswith(f"{LOCK_TAG} pid={proc.pid} ")
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0
+    assert seen > 0, "the lock was never seen: the test watched nothing"
+    assert empty == 0, f"{empty} of {seen} reads saw a lock file without its owner"
+    assert not list(tmp_path.iterdir()), "a lock or staging file was left"
