@@ -3,7 +3,10 @@ engine, metrics) under EASY backfilling, conservative backfilling and FCFS, besi
 FCFS event loop over the same jobs, all timed in CPU seconds in one fresh interpreter; and the
 platform such a log runs on (8,192 cores, the RICC machine) built as the batch path builds it
 (network kept as host codes and scalars) beside the same platform with its dense (m, m) network
-matrices expanded (what every build did before they became lazy): CPU seconds and tracemalloc peak.
+matrices expanded (what every build did before they became lazy): CPU seconds and tracemalloc peak;
+and a task-graph scheduler (``srjf-eft``, ``fair-eft``) on such a log, as the batch path runs it (each job
+one rigid task, the online engine), with its per-job tables extended at each arrival beside the same
+policy rebuilding them over every arrived task (as it did before), schedules compared.
 
 The trace is synthetic (seeded): ``n`` rigid jobs on ``m`` processors, widths powers of two (30% serial),
 log-normal run times, requested times 1-3x the run time, Poisson arrivals at offered load 0.85.  The
@@ -21,6 +24,10 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+
+DAG_SIZE = {True: (500, 256), False: (2_000, 256)}
+"""Jobs and processors of the task-graph scheduler rows (``quick``: the first; else the bundled Lublin
+log's size)."""
 
 TARGET = (100_000, 1_024)
 """Jobs and processors of the issue's speed target."""
@@ -134,6 +141,35 @@ def measure_platform(m: int) -> dict:
     return out
 
 
+def measure_dag_tables(n: int, m: int) -> dict:
+    """CPU seconds, in this process, of ``srjf-eft`` and ``fair-eft`` on the synthetic log as the batch
+    path runs task-graph schedulers (:func:`~simsched.workloads.jobs.trace_stream`: each job one task,
+    rigid on its processors, on the online engine), with their per-job tables extended at each arrival
+    and, as the baseline, rebuilt over every arrived task at each arrival; whether each pair of
+    schedules is equal, float for float."""
+    from simsched.schedulers.jobaware import FairShareEFT, ShortestJobEFT
+    from simsched.simulator.engine import run_online
+    from simsched.simulator.platform import Platform, Processor
+    from simsched.simulator.problem import Problem
+    from simsched.workloads.jobs import trace_stream
+
+    trace = synthetic_trace(n, m)
+    problem = Problem(trace_stream(trace, m).graph, Platform.uniform([Processor(f"node{i}") for i in range(m)]))
+    out: dict = {}
+    for name, cls in (("srjf-eft", ShortestJobEFT), ("fair-eft", FairShareEFT)):
+        rebuilding = type(f"Rebuilding{cls.__name__}", (cls,), {"_new_jobs": lambda self, *args: False})
+        schedules = []
+        for key, policy in (("extended", cls()), ("rebuilt", rebuilding())):
+            t0 = time.process_time()
+            schedule, _ = run_online(problem, policy, engine="simpy")
+            out[f"{name}_{key}_s"] = time.process_time() - t0
+            schedules.append(schedule)
+        a, b = schedules
+        out[f"{name}_identical"] = bool(np.array_equal(a.start, b.start) and np.array_equal(a.finish, b.finish)
+                                        and np.array_equal(a.processor, b.processor))
+    return out
+
+
 def bench_batch(quick: bool = False) -> list[dict]:
     """Rows ``{what, size, measured, baseline, ratio, target, ok}`` for ``simsched bench batch``
     (``quick``: 10,000 jobs; the target is compared only at 100,000 jobs on 1,024 processors)."""
@@ -141,6 +177,7 @@ def bench_batch(quick: bool = False) -> list[dict]:
     with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:  # a fresh interpreter
         r = pool.submit(measure_batch, n, m).result()
         plat = pool.submit(measure_platform, PLATFORM_SIZE).result()
+        dag = pool.submit(measure_dag_tables, *DAG_SIZE[quick]).result()
     size = f"{n:,} jobs x {m:,} processors, load {r['offered_load']:.2f}"
     at_target = (n, m) == TARGET
     target = "<= 20 s CPU" + ("" if at_target else " at 100,000 jobs (not compared)")
@@ -162,4 +199,10 @@ def bench_batch(quick: bool = False) -> list[dict]:
         dict(what="platform build, peak memory (tracemalloc), same two", size=f"{PLATFORM_SIZE:,} processors",
              measured=plat["lazy_mb"], baseline=plat["dense_mb"], ratio=plat["dense_mb"] / plat["lazy_mb"],
              unit="MB", target="matrices built only when read", ok=plat["lazy_untouched"]),
+    ] + [
+        dict(what=f"{name} on a log, one rigid task per job: per-job tables extended vs rebuilt per arrival (CPU)",
+             size="{:,} jobs x {:,} processors".format(*DAG_SIZE[quick]), measured=dag[f"{name}_extended_s"],
+             baseline=dag[f"{name}_rebuilt_s"], ratio=dag[f"{name}_rebuilt_s"] / dag[f"{name}_extended_s"],
+             target="the same schedule", ok=dag[f"{name}_identical"])
+        for name in ("srjf-eft", "fair-eft")
     ]

@@ -209,7 +209,7 @@ class _JobAware(OneByOne):
     multiprocessor_tasks = True
 
     def _job_tables(self, problem: Problem) -> None:
-        """Job ids and per-job tables of the visible (arrived) problem.  O(n log n + jobs)."""
+        """Job ids and per-job tables of the visible (arrived) problem, built anew.  O(n log n + n m)."""
         from simsched.workloads.jobs import dense_job_ids, job_ids
 
         self.jobs = dense_job_ids(self._keys) if self._keys is not None else job_ids(problem.graph)
@@ -222,6 +222,52 @@ class _JobAware(OneByOne):
         self.job_tasks = [order[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
         self._sums = np.zeros(self.n_jobs)  # per job, valid where _valid (inside fast-path decisions)
         self._valid = np.zeros(self.n_jobs, dtype=bool)
+        self._key_ids: dict[int, int] | None = None  # job key -> dense id, made at the first arrival
+        self._job_weights(0, 0)
+
+    def _job_weights(self, first: int, seen: int) -> None:
+        """Hook: a subclass's per-job tables extended to the jobs ``first ..``, whose tasks are the tasks
+        ``seen ..`` (:attr:`cost`, :attr:`jobs` and :attr:`job_priority` cover them already; ``0, 0``:
+        build them anew).  O(those tasks)."""
+
+    def _new_jobs(self, problem: Problem, seen: int, block: Problem | None) -> bool:
+        """Extend the per-job tables by the tasks ``seen ..`` of ``problem`` when they are whole new jobs
+        (``j<k>.`` keys no arrived task had: a job stream's arrival) and ``block`` (those tasks alone,
+        :func:`~simsched.simulator.arrived.new_block`) is not joined to the old tasks; False (nothing
+        changed) otherwise.  The tables are the ones :meth:`_job_tables` builds for the whole problem,
+        float for float: dense ids in order of first appearance, each job's tasks ascending, the
+        maximum priority, and each task's mean cost, a sum over its own row alone
+        (:attr:`~simsched.simulator.problem.Problem.mean_cost`).  O(new tasks x m) per arrival,
+        instead of the rebuild's O(n log n + n m)."""
+        if block is None or self._keys is None or self._keys.size != problem.n_tasks:
+            return False
+        new = self._keys[seen:]
+        ids = self._key_ids
+        if ids is None:  # the old tasks' keys, once: O(n) at the first arrival only
+            ids = self._key_ids = dict(zip(self._keys[:seen].tolist(), self.jobs.tolist()))
+        first = self.n_jobs
+        fresh: dict[int, int] = {}
+        for key in new.tolist():
+            if key in ids:
+                return False  # a task of a job already here (its sums and priority would change)
+            if key not in fresh:
+                fresh[key] = first + len(fresh)
+        ids.update(fresh)
+        jobs = np.fromiter((fresh[key] for key in new.tolist()), dtype=np.int64, count=new.size)
+        self.jobs = np.concatenate([self.jobs, jobs])
+        self.n_jobs = first + len(fresh)
+        self.cost = np.concatenate([self.cost, np.nan_to_num(block.mean_cost, posinf=0.0)])
+        priority = np.full(len(fresh), -np.inf)
+        np.maximum.at(priority, jobs - first, block.graph.priority)
+        self.job_priority = np.concatenate([self.job_priority, priority])
+        order = np.argsort(jobs, kind="stable")  # the new jobs' tasks, ascending
+        bounds = np.searchsorted(jobs[order], np.arange(first, self.n_jobs + 1))
+        order += seen
+        self.job_tasks.extend(order[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+        self._sums = np.concatenate([self._sums, np.zeros(len(fresh))])
+        self._valid = np.zeros(self.n_jobs, dtype=bool)  # as after a rebuild: every sum recomputed when asked
+        self._job_weights(first, seen)
+        return True
 
     served = False
     """What :meth:`job_sums` adds up: ``False`` the work not yet assigned, ``True`` the work assigned."""
@@ -236,17 +282,22 @@ class _JobAware(OneByOne):
         self._job_tables(problem)
 
     def grow(self, problem: Problem) -> None:
-        """Tasks arrived: extend the ranks, parse the new names' job prefixes only, and rebuild the
-        per-job tables (numpy over the arrived tasks).  O(new names + n log n) per arrival."""
+        """Tasks arrived: extend the ranks, parse the new names' job prefixes only, and extend the
+        per-job tables by the new jobs (:meth:`_new_jobs`), or rebuild them when the new tasks join a
+        job or a task already here.  O(new tasks x m) per arrival of whole new jobs (plus the numpy
+        cut of the new block, :func:`~simsched.simulator.arrived.new_block`)."""
+        from simsched.simulator.arrived import new_block
         from simsched.workloads.jobs import stream_job_keys
 
         seen = self.rank.shape[0]
-        super().grow(problem)
+        block = new_block(problem, seen) if 0 < seen < problem.n_tasks else None
+        self.rank = grown(self.rank, problem, _rank, block)
         if self._keys is not None:
             more = stream_job_keys(problem.graph.names[seen:])
             self._keys = None if more is None else np.concatenate([self._keys, more])
         self._mine = np.concatenate([self._mine, np.zeros(problem.n_tasks - seen, dtype=bool)])
-        self._job_tables(problem)
+        if not self._new_jobs(problem, seen, block):
+            self._job_tables(problem)
 
     def _begin_decision(self, view: DecisionView, ready: np.ndarray) -> None:
         # a job's sum changes only when one of its tasks is assigned (here) or handed back after a
@@ -357,12 +408,12 @@ class FairShareEFT(_JobAware):
             raise SimschedError(f"fair-eft: alpha must be a number in [-10, 10], got {alpha!r}")
         self.alpha = float(alpha)
 
-    def _job_tables(self, problem: Problem) -> None:
-        super()._job_tables(problem)
-        self.weight = 1.0 + np.maximum(self.job_priority, 0.0)
+    def _job_weights(self, first: int, seen: int) -> None:
+        weight = 1.0 + np.maximum(self.job_priority[first:], 0.0)
         if self.alpha != 0.0:  # a job's total work is known once it has arrived
-            work = np.bincount(self.jobs, weights=self.cost, minlength=self.n_jobs)
-            self.weight = self.weight * np.maximum(work, 1e-12) ** self.alpha
+            work = np.bincount(self.jobs[seen:] - first, weights=self.cost[seen:], minlength=self.n_jobs - first)
+            weight = weight * np.maximum(work, 1e-12) ** self.alpha
+        self.weight = np.concatenate([self.weight[:first], weight]) if first else weight
 
     def pick_task(self, view: DecisionView, ready: np.ndarray, placed) -> int:
         job_of = self.jobs[ready]

@@ -365,16 +365,21 @@ def new_block(problem: Problem, seen: int) -> Problem | None:
     return restrict(problem, np.arange(seen, problem.n_tasks, dtype=np.int64))
 
 
-def grown(table: np.ndarray, problem: Problem, compute) -> np.ndarray:
+_CUT = object()
+
+
+def grown(table: np.ndarray, problem: Problem, compute, block: Problem | None | object = _CUT) -> np.ndarray:
     """``table`` (a per-task array computed by ``compute(problem) -> (n,) array`` over the first
     ``len(table)`` tasks) extended to every task of ``problem``: ``compute`` of the new block
     appended when the block is not joined to the old tasks (:func:`new_block`), else ``compute``
-    of the whole problem.  For the per-task tables online policies keep (upward ranks).  O(block)
-    plus ``compute``'s cost on the block."""
+    of the whole problem.  For the per-task tables online policies keep (upward ranks).  ``block``:
+    :func:`new_block`'s answer when the caller has it already (a policy extending several tables).
+    O(block) plus ``compute``'s cost on the block."""
     seen = table.shape[0]
     if seen == problem.n_tasks:
         return table
-    block = new_block(problem, seen) if seen else None
-    if block is None:
+    if block is _CUT:
+        block = new_block(problem, seen) if seen else None
+    if block is None or not seen:
         return compute(problem)
     return np.concatenate([table, compute(block)])

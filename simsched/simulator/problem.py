@@ -469,10 +469,11 @@ class Problem:
     @property
     def mean_transfer(self) -> np.ndarray:
         """(e,) mean transfer time of each edge over ordered pairs of distinct processors (HEFT's
-        c-bar: mean latency + data x mean time per unit of data).  Zero on a single processor."""
+        c-bar: mean latency + data x mean time per unit of data).  Zero on a single processor.
+        O(m^2 + e); O(1) without edges (a job of one task, as each job of a cluster log)."""
         if self._mean_transfer is None:
             m = self.n_processors
-            if m == 1:
+            if m == 1 or not self.graph.n_edges:
                 self._mean_transfer = np.zeros(self.graph.n_edges)
             else:
                 off = ~np.eye(m, dtype=bool)
