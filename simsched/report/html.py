@@ -284,7 +284,8 @@ _STREAM_KEYS = (("jct_mean", "mean JCT"), ("jct_p50", "p50 JCT"), ("jct_p95", "p
 
 def _stream_table(doc: Mapping[str, Any]) -> str:
     """Job-stream metrics per scheduler (mean over its rows), for documents of dynamic runs; the
-    best mean JCT in bold.  Empty for documents without per-job records."""
+    best mean JCT in bold; the last column names the stream engine that ran its rows (``engine``).
+    Empty for documents without per-job records."""
     rows = [r for r in doc["results"] if isinstance(r.get("jobs"), list)]
     if not rows:
         return ""
@@ -299,7 +300,11 @@ def _stream_table(doc: Mapping[str, Any]) -> str:
             vals = [float(r[key]) for r in mine if isinstance(r.get(key), (int, float))]
             means[label][key] = sum(vals) / len(vals) if vals else float("nan")
     best = min((m["jct_mean"] for m in means.values() if m["jct_mean"] == m["jct_mean"]), default=None)
-    head = "<th>scheduler</th>" + "".join(f"<th>{html.escape(h)}</th>" for _, h in keys)
+    engines = {label: ", ".join(dict.fromkeys(str(r["engine"]) for r in rows
+                                                if str(r["scheduler"]) == label and "engine" in r)) or "-"
+               for label in labels}  # which stream engine ran (a document written before says nothing: -)
+    head = ("<th>scheduler</th>" + "".join(f"<th>{html.escape(h)}</th>" for _, h in keys)
+            + "<th title=\"simpy: the SimPy engine (the ground truth); compiled: its compiled loop\">engine</th>")
     body = []
     for label in labels:
         cells = [f"<td>{html.escape(label)}</td>"]
@@ -309,6 +314,7 @@ def _stream_table(doc: Mapping[str, Any]) -> str:
                                        else f"{v:.4g}")
             bold = key == "jct_mean" and best is not None and v <= best * (1 + 1e-12)
             cells.append(f"<td class=\"best\">{text}</td>" if bold else f"<td>{text}</td>")
+        cells.append(f"<td>{html.escape(engines[label])}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f"<h2>Job stream</h2><p class=\"meta\">Mean over repetitions; JCT = job completion time "
             f"(completion - arrival), slowdown = JCT / the job's critical path alone.</p>"

@@ -28,7 +28,8 @@ SIGNED_METRICS = frozenset({"gap_to_lower_bound"})
 """Metrics that may be negative (a noisy run can beat the deterministic lower bound)."""
 
 _ROW_OTHER = {"scheduler": str, "seed": int, "schedule": list, "jobs": list, "checkpoint": str,
-              "proven_optimal": bool, "warning": str, "seed_space": str, "power": dict}
+              "proven_optimal": bool, "warning": str, "seed_space": str, "power": dict,
+              "engine": str}
 """Keys of a result row that are not metrics, and their types; every other key is a metric: a
 finite number, at least 0 unless in :data:`SIGNED_METRICS`, or null (a metric a run leaves
 undefined, written as null)."""

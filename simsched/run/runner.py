@@ -405,7 +405,8 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
                  progress: Progress | None = None) -> None:
     """Fill ``report`` (whose ``problem`` is day ``base``'s) through :mod:`simsched.run.streams`
     with one row per scheduler and repetition: the usual schedule metrics, the stream summary
-    (:func:`~simsched.simulator.jobmetrics.stream_metrics`), ``failures``/``restarts`` and the
+    (:func:`~simsched.simulator.jobmetrics.stream_metrics`), ``failures``/``restarts``, ``engine``
+    (which stream engine ran: ``simpy`` or ``compiled``, ``OnlineStats.engine``) and the
     per-job records under ``jobs``.  Simulated schedules are validated (precedence, no overlap,
     eligibility); an invalid one raises :class:`SimulatorBug`."""
     from simsched.run.streams import JobStream, largest_job_problem, simulate_stream, stream_of
@@ -429,6 +430,7 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
         row["failures"] = run.stats.failures
         row["restarts"] = run.stats.restarts
         row["slowed_tasks"] = run.stats.slowed_tasks
+        row["engine"] = run.stats.engine  # which stream engine ran: "simpy" (the ground truth) or "compiled"
         row["jobs"] = run.metrics.records
         row.update(run.energy)
         if checkpoint is not None:
