@@ -39,6 +39,41 @@ from typing import Any
 
 from simsched.errors import SimschedError
 
+_DEFERRED = [0, None]
+"""``[depth, pending]``: how many :func:`signals_deferred` blocks the main thread is in, and the exception
+a signal handler asked to raise meanwhile (:func:`interrupt`)."""
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """A block that an exception raised by a signal handler (SIGTERM's ``Terminated``, through
+    :func:`interrupt`) must not cut in two: between creating a lock or temporary file and taking
+    responsibility for removing it.  The exception is raised when the outermost such block ends, so
+    whoever made the file can still remove it.  Blocks of threads other than the main one (where
+    Python runs signal handlers) defer nothing.  O(1)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _DEFERRED[0] += 1
+    try:
+        yield
+    finally:
+        _DEFERRED[0] -= 1
+        if not _DEFERRED[0] and _DEFERRED[1] is not None:
+            exc, _DEFERRED[1] = _DEFERRED[1], None
+            raise exc
+
+
+def interrupt(exc: BaseException) -> None:
+    """For a signal handler: raise ``exc`` now, or, inside a :func:`signals_deferred` block, when that
+    block ends.  O(1)."""
+    if _DEFERRED[0]:
+        _DEFERRED[1] = exc
+        return
+    raise exc
+
 
 def _umask() -> int:
     mask = os.umask(0o022)
@@ -54,9 +89,11 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     p = Path(path)
     check_outputs(p)
     directory = p.parent if str(p.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{short_name(p.name)}.", suffix=".tmp", dir=directory)
-    os.close(fd)
+    tmp = None
     try:
+        with signals_deferred():  # a SIGTERM here still finds the name to remove
+            fd, tmp = tempfile.mkstemp(prefix=f".{short_name(p.name)}.", suffix=".tmp", dir=directory)
+            os.close(fd)
         yield Path(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
@@ -66,8 +103,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         if reads is not None:
             reads.wrote(p)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         raise
 
 
@@ -329,6 +367,20 @@ def output_lock(path: str | Path) -> Iterator[Path]:
     target = lock_path(path)
     record = f"{LOCK_TAG} pid={os.getpid()} host={socket.gethostname()} for={Path(path).name}\n".encode(
         "utf-8", "surrogateescape")
+    held = None
+    try:
+        with signals_deferred():  # SIGTERM between placing the lock and owning its removal: raised after
+            held = _acquire(target, path, record)
+        yield target
+    finally:
+        if held is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+            os.close(held)
+
+
+def _acquire(target: Path, path: str | Path, record: bytes) -> int:
+    """:func:`output_lock`'s taking of ``target``: the descriptor holding its ``flock``, or :class:`Busy`."""
     linkable = True
     stale = 0
     for _attempt in range(1000):  # each pass finds the lock free, removed or stale; only a livelock repeats
@@ -339,7 +391,7 @@ def output_lock(path: str | Path) -> Iterator[Path]:
                 linkable = False
                 fd = None
             if fd is not None:
-                break
+                return fd
         try:
             fd = os.open(target, os.O_RDWR | (0 if linkable else os.O_CREAT), 0o644)
         except FileNotFoundError:
@@ -347,7 +399,7 @@ def output_lock(path: str | Path) -> Iterator[Path]:
         if _take(fd, target):
             if not linkable:
                 _record_lock(fd, record)
-                break
+                return fd
             with contextlib.suppress(FileNotFoundError):  # left by a dead command: nobody holds it
                 os.unlink(target)
             os.close(fd)
@@ -363,14 +415,7 @@ def output_lock(path: str | Path) -> Iterator[Path]:
                 os.unlink(target)
             continue
         raise Busy(str(path))
-    else:  # pragma: no cover - never seen
-        raise Busy(str(path))
-    try:
-        yield target
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(target)
-        os.close(fd)
+    raise Busy(str(path))  # pragma: no cover - never seen
 
 
 def remove_leftover_temps(path: str | Path) -> int:

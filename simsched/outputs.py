@@ -38,6 +38,7 @@ from simsched.fileio import (
     remove_leftover_temps,
     remove_stale_locks,
     same_file,
+    signals_deferred,
     special_kind,
 )
 
@@ -133,22 +134,24 @@ def hold_output(path: str | Path, *, option: str) -> None:
     remove_stale_locks(parent if str(parent) else ".")  # left by commands that were killed: they mislead
     stack = contextlib.ExitStack()
     try:
-        stack.enter_context(output_lock(path))
+        with signals_deferred():  # a SIGTERM between taking the lock and recording it: raised once recorded
+            stack.enter_context(output_lock(path))
+            _HELD[key] = stack
     except Busy:
         raise SimschedError(f"{option} {path}: another simsched command is writing this file now; wait for "
                             f"it to finish or choose another output file") from None
     except OSError:
         return  # a directory where no lock file can be made: the writability check above speaks for it
-    _HELD[key] = stack
     remove_leftover_temps(path)  # a killed writer's half-written temporary file; ours now, as the path is
 
 
 def release_outputs() -> None:
     """Release every lock taken by :func:`check_output` (and remove the lock files)."""
     while _HELD:
-        _, stack = _HELD.popitem()
-        with contextlib.suppress(OSError):
-            stack.close()
+        with signals_deferred():  # never a lock taken off the list and left in place
+            _, stack = _HELD.popitem()
+            with contextlib.suppress(OSError):
+                stack.close()
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

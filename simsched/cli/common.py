@@ -20,7 +20,7 @@ import typer
 import typer.core
 
 from simsched.errors import DataRepairWarning, SimschedError
-from simsched.fileio import reading
+from simsched.fileio import interrupt, reading
 from simsched.limits import GC_FIRST_GENERATION, fewer_collections  # noqa: F401  (the commands import them here)
 from simsched.outputs import release_outputs
 
@@ -49,8 +49,48 @@ class Terminated(BaseException):
     process vanishing and leaving them behind."""
 
 
+TERM_GRACE_S = 20.0
+"""Seconds a SIGTERM'd command may take to unwind in a process started as the ``simsched`` program
+(:func:`standalone`): then a watchdog thread removes its output locks, prints ``error: terminated``
+and ends the process with exit code 143 whatever the main thread is waiting for (a worker pool's
+running task, a thread that never ends, a lock an interrupted library left taken)."""
+
+_TERM = {"standalone": False, "terminating": False}
+
+
+def standalone() -> None:
+    """Mark this process as the ``simsched`` program (its entry point calls this): a SIGTERM then also
+    arms the watchdog of :data:`TERM_GRACE_S`.  A command run inside another program (a test's
+    ``CliRunner``) never has its process ended by it."""
+    _TERM["standalone"] = True
+
+
+def _force_exit() -> None:  # pragma: no cover - runs in the watchdog thread of a process it then ends
+    with contextlib.suppress(BaseException):
+        release_outputs()
+    with contextlib.suppress(BaseException):
+        print_error("terminated")
+    import os
+
+    os._exit(143)
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated
+    """SIGTERM: raise :class:`Terminated` in the main thread (at once, or when the current
+    :func:`~simsched.fileio.signals_deferred` block ends, so that no lock or temporary file is made and
+    then forgotten); a standalone process also arms the watchdog.  A second SIGTERM while the first
+    unwinds changes nothing (raising again would cut the unwinding's own cleanup short)."""
+    if _TERM["terminating"]:
+        return
+    _TERM["terminating"] = True
+    if _TERM["standalone"]:
+        import threading
+
+        watchdog = threading.Timer(TERM_GRACE_S, _force_exit)
+        watchdog.daemon = True
+        watchdog.name = "simsched-sigterm-watchdog"
+        watchdog.start()
+    interrupt(Terminated())
 
 
 @contextlib.contextmanager
@@ -61,6 +101,7 @@ def _sigterm_unwinds() -> Any:
     import threading
 
     previous = None
+    _TERM["terminating"] = False
     if threading.current_thread() is threading.main_thread():
         with contextlib.suppress(ValueError, OSError):
             if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:

@@ -21,6 +21,7 @@ from simsched import __version__
 from simsched.cli.common import OneLineUsageErrors, Progress, fewer_collections, print_report, usage_line, user_errors
 from simsched.cli.common import console as _console
 from simsched.cli.common import print_error as _error
+from simsched.cli.common import standalone as _standalone
 from simsched.cli.common import warning_line as _warning
 from simsched.errors import SimschedError
 
@@ -375,6 +376,7 @@ def main(args: list[str] | None = None) -> None:
     the ``--help`` to read, exit code 2, instead of a boxed panel (click's own exceptions are caught here,
     through the public ``standalone_mode=False``)."""
 
+    _standalone()  # a SIGTERM'd command ends within a bounded time (simsched.cli.common.TERM_GRACE_S)
     try:
         code = app(args=args, prog_name="simsched", standalone_mode=False)
     except KeyboardInterrupt:
