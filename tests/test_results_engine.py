@@ -65,3 +65,15 @@ def test_engine_must_be_a_string_and_old_documents_render(tmp_path: Path) -> Non
     path.write_text(json.dumps(doc, indent=1))
     page = report_html(load_document(path))
     assert ">engine</th>" in page and "<td>-</td>" in page
+
+
+def test_a_cluster_logs_rows_name_their_engine(tmp_path: Path) -> None:
+    """The batch path: a batch policy runs in the batch world on SimPy, a task-graph scheduler on the
+    online engine (its rows say which of its engines ran)."""
+    path = tmp_path / "gpu.json"
+    result = CliRunner().invoke(app, ["run", str(ROOT / "scenarios/cluster/gpu_cluster.yaml"), "-s", "easy-backfill",
+                                      "-s", "srjf-eft", "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    doc = load_document(path)
+    assert doc["workload"] == "batch"
+    assert {r["scheduler"]: r["engine"] for r in doc["results"]} == {"easy-backfill": "simpy", "srjf-eft": "simpy"}

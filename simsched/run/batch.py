@@ -266,7 +266,7 @@ def dag_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, strea
     start, end, rel = sched.start[order], sched.finish[order], released[order]
     t, busy, queued = _timeline(rel, start, end, tr.procs)
     return BatchResult(tr, scenario.platform.n_processors, start, end, killed, t, busy, queued,
-                       run.stats.decisions, run.scheduler_time_s, released=rel)
+                       run.stats.decisions, run.scheduler_time_s, extra={"engine": run.stats.engine}, released=rel)
 
 
 def typed_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, stream: Any = None) -> BatchResult:
@@ -331,7 +331,8 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
         else:
             result = replay(scenario, spec, seed=base)
         row: dict[str, Any] = {"scheduler": spec.label, "seed": base, **result.metrics(),
-                               "scheduler_time_s": result.policy_time_s, "decisions": result.decisions}
+                               "scheduler_time_s": result.policy_time_s, "decisions": result.decisions,
+                               "engine": result.extra.get("engine", "simpy")}  # the batch world runs on SimPy
         row["timeline"] = {"t": result.t.tolist(), "busy": result.busy.tolist(), "queued": result.queued.tolist(),
                            **({"up": result.up.tolist()} if result.up is not None else {})}
         tr = result.trace
