@@ -122,7 +122,12 @@ class PoolExecutor:
 
     def __exit__(self, *exc: object) -> None:
         if self.pool is not None:
+            workers = list((getattr(self.pool, "_processes", None) or {}).values())
             self.pool.shutdown(wait=exc[0] is None, cancel_futures=True)
+            if exc[0] is not None:  # an error, Ctrl-C or SIGTERM: a running chunk's rows would be dropped anyway,
+                for worker in workers:  # so end its worker now instead of letting the exit wait for it
+                    with contextlib.suppress(Exception):
+                        worker.terminate()
             self.pool = None
         self._lifeline.close()
 
