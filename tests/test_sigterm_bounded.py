@@ -63,7 +63,7 @@ def _finish(proc: subprocess.Popen, seconds: float) -> tuple[int, str]:
 
 
 def test_sigterm_ends_a_command_whose_unwinding_would_wait_forever(tmp_path: Path) -> None:
-    proc = _start(tmp_path, "stuck", grace=2.0)
+    proc = _start(tmp_path, "stuck", grace=5.0)
     proc.send_signal(signal.SIGTERM)
     code, err = _finish(proc, 90)
     assert code == 143, err
