@@ -1,0 +1,125 @@
+"""Hostile but plausible cluster-log inputs that once fell, each pinned at the layer that now holds it.
+
+* a UTF-8 byte-order mark (what spreadsheets and Windows editors write) is no part of an SWF header line
+  or a GPU trace's first column: the file reads as without it;
+* a GPU trace goes through the one capped CSV reader of input tables (``limits.read_csv_records``): a
+  cell past ``max_csv_field`` or a GPU count past 2**53 is a located refusal, not a traceback;
+* ``scale`` and ``window`` of a cluster log take numbers as every other scenario field does: YAML 1.1
+  reads ``1e6`` (no dot) as a string, which a strict float refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import refused
+from typer.testing import CliRunner
+
+from simsched import limits
+from simsched.cli.main import app
+from simsched.errors import SimschedError
+from simsched.scenario.load import load_scenario
+from simsched.workloads.importers.gpu_trace import read_gpu_trace
+from simsched.workloads.importers.swf import read_swf
+
+SWF = "; Version: 2.2\n; MaxProcs: 8\n" + "".join(
+    f"{j} {10 * j} -1 {20 + j} {1 + j % 8} -1 -1 {1 + j % 8} -1 -1 1 {j % 3} -1 -1 -1 -1 -1 -1\n" for j in range(1, 9))
+GPU = "job,submit,gpus,duration,user,requested\n" + "".join(
+    f"j{i},{5 * i},{1 + i % 4},{30 + i},u{i % 2},{'' if i % 3 else 60}\n" for i in range(1, 9))
+
+
+def _same(a, b) -> None:
+    for f in ("ids", "submit", "run", "requested", "procs", "user"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert a.max_procs == b.max_procs
+
+
+@pytest.mark.parametrize("body", [SWF, SWF.replace("; Version: 2.2\n; MaxProcs: 8\n", "")])
+def test_swf_with_a_byte_order_mark_reads_as_without(tmp_path: Path, body: str) -> None:
+    plain, marked = tmp_path / "a.swf", tmp_path / "b.swf"
+    plain.write_text(body)
+    marked.write_bytes("\ufeff".encode() + body.replace("\n", "\r\n").encode())
+    _same(read_swf(plain), read_swf(marked))
+
+
+def test_gpu_trace_with_a_byte_order_mark_reads_as_without(tmp_path: Path) -> None:
+    plain, marked = tmp_path / "a.csv", tmp_path / "b.csv"
+    plain.write_text(GPU)
+    marked.write_bytes(b"\xef\xbb\xbf" + GPU.upper().replace("J", "j").encode())  # header case folded too
+    _same(read_gpu_trace(plain), read_gpu_trace(marked))
+
+
+def test_gpu_trace_rows_of_empty_cells_are_blank_lines(tmp_path: Path) -> None:
+    p = tmp_path / "g.csv"
+    p.write_text(GPU.replace("\nj2,", "\n,,,,,\n\nj2,") + ",,,,,\n")
+    q = tmp_path / "h.csv"
+    q.write_text(GPU)
+    _same(read_gpu_trace(p), read_gpu_trace(q))
+
+
+@pytest.mark.parametrize(("row", "field", "says"), [
+    ("j9,100,1e20,5,u,", "gpus", "at most"),                # overflowed the int64 cast: OverflowError
+    ("j9,100,1e16,5,u,", "gpus", "at most"),
+    ("j9,100,1,5,u,1e300", "requested", "finite"),
+])
+def test_gpu_trace_numbers_past_their_range_are_located(tmp_path: Path, row: str, field: str, says: str) -> None:
+    p = tmp_path / "g.csv"
+    p.write_text(GPU + row + "\n")
+    with pytest.raises(SimschedError, match=says) as info:
+        read_gpu_trace(p, max_procs=8)
+    assert (info.value.line, info.value.field) == (10, field)
+
+
+def test_gpu_trace_cells_are_capped(tmp_path: Path) -> None:
+    p = tmp_path / "g.csv"
+    cap = limits.current().max_csv_field
+    p.write_text(GPU + "j9,100,1,5," + "u" * (cap + 10) + ",\n")  # the csv module raised _csv.Error
+    with pytest.raises(limits.LimitError, match="longer than") as info:
+        read_gpu_trace(p)
+    assert info.value.line == 10
+    p.write_text(GPU + 'j9,100,1,5,"u\0",\n')
+    with pytest.raises(SimschedError, match="NUL"):
+        read_gpu_trace(p)
+
+
+def _cluster(tmp_path: Path, stream: str, trace: str = "swf") -> Path:
+    (tmp_path / "t.swf").write_text(SWF)
+    (tmp_path / "t.csv").write_text(GPU)
+    s = tmp_path / "s.yaml"
+    s.write_text("platform:\n  processors:\n    - {name: n, type: cpu, count: 8}\nworkload:\n  stream:\n"
+                 f"    {trace}: t.{'swf' if trace == 'swf' else 'csv'}\n{stream}schedulers: [fcfs, easy-backfill]\n")
+    return s
+
+
+@pytest.mark.parametrize(("stream", "first", "n"), [
+    ("    scale: 1e6\n", 0.0, 8),
+    ("    scale: 1e-6\n", 0.0, 8),
+    ("    window: [0, 1e-9]\n", 0.0, 1),   # only the first job, at 0
+    ("    window: [1e1, 3e1]\n", 0.0, 2),  # jobs submitted 10 and 20 s after the first, rebased
+])
+def test_cluster_log_numbers_written_with_an_exponent(tmp_path: Path, stream: str, first: float, n: int) -> None:
+    trace = load_scenario(_cluster(tmp_path, stream)).workload.options["batch"].trace
+    assert trace.n == n and trace.submit[0] == first
+    if "scale" in stream:
+        assert trace.submit[-1] == pytest.approx(70 / float(stream.split(":")[1]))
+
+
+@pytest.mark.parametrize(("stream", "says"), [
+    ("    scale: 1e7\n", "scale"), ("    scale: 1e-7\n", "scale"), ("    scale: .nan\n", "NaN"),
+    ("    scale: true\n", "boolean"), ("    window: [0, .inf]\n", "window[1]"),
+    ("    window: [0, 1e300]\n", "window[1]"),
+    ("    window: [1e9, 2e9]\n", "no job"), ("    window: [5, 5]\n", "start < end"), ("    limit: 0\n", "limit"),
+])
+def test_cluster_log_slices_out_of_range_are_refused(tmp_path: Path, stream: str, says: str) -> None:
+    s = _cluster(tmp_path, stream)
+    refused(["run", str(s), "--json", str(tmp_path / "o.json")], inputs=(s,), absent=(tmp_path / "o.json",), says=says)
+
+
+def test_bom_gpu_trace_runs_end_to_end(tmp_path: Path) -> None:
+    s = _cluster(tmp_path, "    scale: 2e0\n", trace="gpu_trace")
+    (tmp_path / "t.csv").write_bytes(b"\xef\xbb\xbf" + GPU.replace("\n", "\r\n").encode())
+    result = CliRunner().invoke(app, ["run", str(s), "--json", str(tmp_path / "o.json")])
+    assert result.exit_code == 0, result.output
+    assert "nan" not in (tmp_path / "o.json").read_text().lower()
