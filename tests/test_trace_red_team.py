@@ -123,3 +123,28 @@ def test_bom_gpu_trace_runs_end_to_end(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", str(s), "--json", str(tmp_path / "o.json")])
     assert result.exit_code == 0, result.output
     assert "nan" not in (tmp_path / "o.json").read_text().lower()
+
+
+@pytest.mark.parametrize(("text", "error", "line"), [
+    ("time,intensity\n0," + "1" * 70_000 + "\n", limits.LimitError, 2),  # an uncaught _csv.Error before
+    ("time,intensity\n0,5\n10,5\0\n", SimschedError, 3),
+    ("time,intensity\n0,5,7\n", SimschedError, 2),
+    (b"time,intensity\n0,5\n10,\xe9\n", SimschedError, 3),  # Latin-1 was read as a replacement character
+])
+def test_carbon_trace_goes_through_the_capped_csv_reader(tmp_path: Path, text, error, line: int) -> None:
+    from simsched.scenario.energy import read_intensity
+
+    p = tmp_path / "grid.csv"
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(error) as info:
+        read_intensity(p)
+    assert info.value.line == line
+
+
+def test_carbon_trace_with_a_byte_order_mark_and_a_note_column(tmp_path: Path) -> None:
+    from simsched.scenario.energy import read_intensity
+
+    p = tmp_path / "grid.csv"
+    p.write_bytes(b"\xef\xbb\xbftime,intensity,source\r\n0,300,coal\r\n3600,120,solar\r\n")
+    trace = read_intensity(p)
+    assert trace.times.tolist() == [0.0, 3600.0] and trace.g_per_kwh.tolist() == [300.0, 120.0]
