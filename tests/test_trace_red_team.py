@@ -148,3 +148,51 @@ def test_carbon_trace_with_a_byte_order_mark_and_a_note_column(tmp_path: Path) -
     p.write_bytes(b"\xef\xbb\xbftime,intensity,source\r\n0,300,coal\r\n3600,120,solar\r\n")
     trace = read_intensity(p)
     assert trace.times.tolist() == [0.0, 3600.0] and trace.g_per_kwh.tolist() == [300.0, 120.0]
+
+
+GANG = """platform:
+  processors:
+    - {name: gpu, type: gpu, speed: 2.0, count: 8}
+    - {name: cpu, type: cpu, count: 4}
+workload:
+  tasks:
+    - {name: a, work: 4}
+    - {name: b, work: 80, procs: PROCS}
+  edges:
+    - {from: a, to: b, data: 5}
+failures: {mtbf: MTBF, mttr: 5}
+schedulers: [heft, srjf-eft]
+"""
+
+
+def test_a_gang_that_failures_would_restart_forever_is_refused_up_front(tmp_path: Path) -> None:
+    """A task on k processors restarts when any of them fails: e^(k L / MTBF) attempts, not e^(L / MTBF).
+    b takes 40 on 8 GPUs at MTBF 50: e^6.4 attempts (about 600, each the whole gang), which ran past a
+    minute per scheduler; the per-processor bound (e^0.8) let it through."""
+    s = tmp_path / "s.yaml"
+    s.write_text(GANG.replace("PROCS", "8").replace("MTBF", "50"))
+    refused(["run", str(s)], inputs=(s,), says="on 8 processors at once", seconds=60)
+    # the bound is a lower one: moldable on 1-8, one GPU (80 / 2 = 40 at MTBF 50) stays e^0.8, and runs
+    s.write_text(GANG.replace("PROCS", "[1, 8]").replace("MTBF", "50"))
+    result = CliRunner().invoke(app, ["run", str(s)])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(("procs", "says"), [
+    ("1000000", "workload.tasks[1].procs: must be at most the processor limit"),
+    ("2.5", "workload.tasks[1].procs: Input should be a valid integer"),
+    ("[1, 2, 3]", "workload.tasks[1].procs: "),
+])
+def test_union_member_names_stay_out_of_the_located_field(tmp_path: Path, procs: str, says: str) -> None:
+    """procs is k or [k_min, k_max]: pydantic names each member it tried in the error's location
+    (``procs.function-after[_procs_bound(), ...<function ... at 0x7f...>]``), which is no key of the file."""
+    s = tmp_path / "s.yaml"
+    s.write_text(GANG.replace("PROCS", procs).replace("failures: {mtbf: MTBF, mttr: 5}\n", ""))
+    line = refused(["run", str(s)], inputs=(s,), says=says)
+    assert "function-" not in line and " at 0x" not in line and "tuple[" not in line
+
+
+def test_union_member_names_stay_out_of_the_slice_fields(tmp_path: Path) -> None:
+    s = _cluster(tmp_path, "    scale: [2]\n")
+    line = refused(["run", str(s)], inputs=(s,), says="workload.stream.scale: ")
+    assert "scale.float" not in line
