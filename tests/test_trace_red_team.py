@@ -196,3 +196,24 @@ def test_union_member_names_stay_out_of_the_slice_fields(tmp_path: Path) -> None
     s = _cluster(tmp_path, "    scale: [2]\n")
     line = refused(["run", str(s)], inputs=(s,), says="workload.stream.scale: ")
     assert "scale.float" not in line
+
+
+def test_capacity_json_is_strict_json_when_a_level_has_no_finite_day(tmp_path: Path) -> None:
+    """On too few processors a job never fits, every day's bounded slowdown is infinite and the level's
+    mean over finite days is NaN: --json wrote the token NaN, which JSON does not allow (``simsched
+    report`` and jq refuse it); it writes null, as run --json does."""
+    import json
+
+    s = _cluster(tmp_path, "")
+    s.write_text(s.read_text() + "capacity: {objective: bsld_mean <= 5, days: 1, max: 16}\n")
+    out = tmp_path / "c.json"
+    result = CliRunner().invoke(app, ["capacity", str(s), "-s", "fcfs", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+
+    def no_constant(name: str) -> None:
+        raise AssertionError(f"{name} in the capacity JSON")
+
+    doc = json.loads(out.read_text(), parse_constant=no_constant)
+    levels = doc["variants"][0]["levels"]
+    assert levels[0]["capacity"] == 1 and levels[0]["metrics"]["bsld_mean"]["mean"] is None
+    assert levels[0]["metrics"]["bsld_mean"]["infinite_days"] == 1
