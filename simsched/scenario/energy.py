@@ -102,10 +102,9 @@ def read_intensity(path: Path, interpolation: str = "step") -> IntensityTrace:
     """An intensity trace from a CSV with header ``time,intensity``: times from 0, strictly
     increasing, no empty cell (a gap), intensities finite and >= 0.  Errors name the file, the column
     and the line.  O(rows); the file is size-capped by :func:`simsched.limits.read_input`."""
-    if not path.is_file():
-        raise SimschedError(f"intensity trace not found: {path}")
     # the one capped CSV reader of input tables: a byte-order mark, bytes that are not UTF-8, a NUL, a cell
-    # past max_csv_field (an uncaught csv.Error before), a malformed quote and a cut row are located refusals
+    # past max_csv_field (an uncaught csv.Error before), a malformed quote and a cut row are located refusals, and
+    # a missing file, a directory, a FIFO or a device each say what they are
     _, records = limits.read_csv_records(path, required=("time", "intensity"), what="an intensity trace "
                                          "(gCO2/kWh)", extra_ok=True)
     times, values = [], []
