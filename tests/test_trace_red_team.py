@@ -217,3 +217,31 @@ def test_capacity_json_is_strict_json_when_a_level_has_no_finite_day(tmp_path: P
     levels = doc["variants"][0]["levels"]
     assert levels[0]["capacity"] == 1 and levels[0]["metrics"]["bsld_mean"]["mean"] is None
     assert levels[0]["metrics"]["bsld_mean"]["infinite_days"] == 1
+
+
+def test_a_job_whose_processors_are_never_up_together_is_refused_up_front(tmp_path: Path) -> None:
+    """Jobs as wide as the machine, processors down a thousand times longer than up (MTTR 1e9 s, MTBF
+    1e6 s): all 16 are up at once with chance about 1e-48, so the replay drew failures and repairs for
+    ever (past a minute, killed).  A Chernoff bound on the number up refuses it before the run; with
+    a short repair the same log runs."""
+    line = "{} {} -1 1000 16 -1 -1 16 -1 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+    body = "; MaxProcs: 16\n" + "".join(line.format(j, j) for j in range(1, 6))
+    (tmp_path / "t.swf").write_text(body)
+    s = tmp_path / "s.yaml"
+    head = "platform:\n  processors:\n    - {name: n, type: cpu, count: 16}\nworkload:\n  stream:\n    swf: t.swf\n"
+    s.write_text(head + "failures: {mtbf: 1000000, mttr: 1.0e9}\nschedulers: [fcfs, easy-backfill]\n")
+    refused(["run", str(s)], inputs=(s,), says="up at once", seconds=60)
+    s.write_text(head + "failures: {mtbf: 1000000, mttr: 60}\nschedulers: [fcfs, easy-backfill]\n")
+    result = CliRunner().invoke(app, ["run", str(s)])
+    assert result.exit_code == 0, result.output
+
+
+def test_gpu_trace_reads_the_limits_once(tmp_path: Path, monkeypatch) -> None:
+    """limits.current() parses the environment (about a millisecond): once per row it was most of the time
+    of reading a 5,000-job trace."""
+    calls = []
+    real = limits.current
+    monkeypatch.setattr(limits, "current", lambda: calls.append(1) or real())
+    p = tmp_path / "g.csv"
+    p.write_text("job,submit,gpus,duration\n" + "".join(f"j{i},{i},1,5\n" for i in range(500)))
+    assert read_gpu_trace(p).n == 500 and len(calls) < 10  # was one per row and more

@@ -47,11 +47,12 @@ def read_gpu_trace(path: str | Path, *, limit: int | None = None, scale: float =
     seen: dict[str, int] = {}
     users: dict[str, int] = {}
     last = 0.0
+    cap = limits.current().max_jobs  # once: reading the limits parses the environment (~1 ms)
     for line, row in records:
         if not any(row.values()):  # a spreadsheet's row of empty cells (",,,,") is a blank line
             continue
-        if len(names) >= limits.current().max_jobs:
-            raise limits.LimitError(f"the trace has more than max_jobs = {limits.current().max_jobs} jobs (to allow "
+        if len(names) >= cap:
+            raise limits.LimitError(f"the trace has more than max_jobs = {cap} jobs (to allow "
                                     f"more, set {limits.env_name('max_jobs')}; or take a slice with limit)", file=p)
 
         def number(key: str, *, whole: bool = False, low: float = 0.0, row: dict[str, str] = row,
