@@ -245,3 +245,21 @@ def test_gpu_trace_reads_the_limits_once(tmp_path: Path, monkeypatch) -> None:
     p = tmp_path / "g.csv"
     p.write_text("job,submit,gpus,duration\n" + "".join(f"j{i},{i},1,5\n" for i in range(500)))
     assert read_gpu_trace(p).n == 500 and len(calls) < 10  # was one per row and more
+
+
+def test_yaml_exponents_are_numbers_everywhere(tmp_path: Path) -> None:
+    """YAML 1.1 (PyYAML) reads 1e6 and 1.0e29 as strings; the loader reads them as YAML 1.2 does, so a
+    job file's Downey A: 1.0e29 is a number (it was refused as "A and sigma are numbers") and quoted text
+    stays text."""
+    from simsched.yamlio import load_yaml
+
+    p = tmp_path / "d.yaml"
+    p.write_text("a: 1e6\nb: 1.0e29\nc: -2E-3\nd: 1e\ne: '1e6'\nf: .5e1\ng: 1e6x\n")
+    assert load_yaml(p).data == {"a": 1e6, "b": 1e29, "c": -0.002, "d": "1e", "e": "1e6", "f": 5.0, "g": "1e6x"}
+    (tmp_path / "j.yaml").write_text("tasks:\n  - {name: a, work: 10, procs: [1, 8], speedup: {model: downey, "
+                                     "A: 1.0e29, sigma: 2e0}}\n  - {name: b, work: 1e1}\nedges:\n  - {from: a, to: b}\n")
+    s = tmp_path / "s.yaml"
+    s.write_text("platform:\n  processors:\n    - {name: g, type: gpu, count: 8}\nworkload:\n  stream:\n"
+                 "    jobs: {inline: j.yaml}\n    arrivals: {poisson: 1e-2}\n    count: 3\nschedulers: [srjf-eft]\n")
+    result = CliRunner().invoke(app, ["run", str(s)])
+    assert result.exit_code == 0, result.output
