@@ -257,7 +257,8 @@ def test_yaml_exponents_are_numbers_everywhere(tmp_path: Path) -> None:
     p.write_text("a: 1e6\nb: 1.0e29\nc: -2E-3\nd: 1e\ne: '1e6'\nf: .5e1\ng: 1e6x\n")
     assert load_yaml(p).data == {"a": 1e6, "b": 1e29, "c": -0.002, "d": "1e", "e": "1e6", "f": 5.0, "g": "1e6x"}
     (tmp_path / "j.yaml").write_text("tasks:\n  - {name: a, work: 10, procs: [1, 8], speedup: {model: downey, "
-                                     "A: 1.0e29, sigma: 2e0}}\n  - {name: b, work: 1e1}\nedges:\n  - {from: a, to: b}\n")
+                                     "A: 1.0e29, sigma: 2e0}}\n  - {name: b, work: 1e1}\n"
+                                     "edges:\n  - {from: a, to: b}\n")
     s = tmp_path / "s.yaml"
     s.write_text("platform:\n  processors:\n    - {name: g, type: gpu, count: 8}\nworkload:\n  stream:\n"
                  "    jobs: {inline: j.yaml}\n    arrivals: {poisson: 1e-2}\n    count: 3\nschedulers: [srjf-eft]\n")
