@@ -264,3 +264,27 @@ def test_yaml_exponents_are_numbers_everywhere(tmp_path: Path) -> None:
                  "    jobs: {inline: j.yaml}\n    arrivals: {poisson: 1e-2}\n    count: 3\nschedulers: [srjf-eft]\n")
     result = CliRunner().invoke(app, ["run", str(s)])
     assert result.exit_code == 0, result.output
+
+
+JOB_FILE_STREAM = """platform:
+  processors:
+    - {name: g, type: gpu, count: 8}
+    - {name: c, type: cpu, count: 4}
+workload:
+  stream:
+    jobs: {inline: j.yaml}
+    arrivals: {poisson: 0.01}
+    count: 3
+schedulers: [srjf-eft]
+"""
+
+
+@pytest.mark.parametrize("policies", [["-s", "fcfs"], ["-s", "fcfs", "-s", "srjf-eft"]])
+def test_a_job_file_task_wider_than_every_type_is_located_on_the_batch_path(tmp_path: Path, policies) -> None:
+    """A job file's task needs 9 GPUs of 8: under -s with a task-graph scheduler the refusal had no file
+    and no line (the stream's problem was built outside the scenario's location)."""
+    (tmp_path / "j.yaml").write_text("tasks:\n  - {name: a, work: 10, procs: 9}\n  - {name: b, work: 1}\n"
+                                     "edges:\n  - {from: a, to: b}\n")
+    s = tmp_path / "s.yaml"
+    s.write_text(JOB_FILE_STREAM)
+    refused(["run", str(s), *policies], inputs=(s,), says="s.yaml:6: workload.stream: task 'j0.a' needs 9")
