@@ -384,7 +384,7 @@ def not_a_number_check(value: Any, *, integer: bool = False, allow_inf: bool = F
 
 
 def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: tuple[str, ...] = (), what: str,
-                     delimiter: str = ",", extra_ok: bool = False
+                     delimiter: str = ",", extra_ok: bool = False, fold_case: bool = False
                      ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """The one capped CSV reader of input tables (arrival traces, down-interval traces, task lists):
     ``(header, [(line, {column: stripped cell}), ...])``.  Refused with a :class:`SimschedError` naming
@@ -392,7 +392,8 @@ def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: t
     bytes that are not UTF-8 or a NUL (a binary file), a cell over ``max_csv_field`` characters, an
     empty file, a column twice in the header, a ``required`` column missing, a column neither
     ``required`` nor ``optional`` (unless ``extra_ok``), a row with more or fewer cells than the header.
-    Blank lines are skipped.  O(size of the file), whatever its content (the csv module is linear)."""
+    Blank lines are skipped; ``fold_case``: header names are compared in lower case (and returned so).
+    O(size of the file), whatever its content (the csv module is linear)."""
     raw = read_input(path)
     try:
         text = raw.decode("utf-8-sig")
@@ -416,7 +417,7 @@ def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: t
                 raise SimschedError(f"the file is empty: {what} needs a header row", file=path, line=1)
             raise SimschedError(f"the file is empty (no {first_col!r} column): {what} needs the header "
                                 f"{','.join(required)}", file=path, line=1, field=first_col)
-        header = [c.strip() for c in first]
+        header = [c.strip().lower() if fold_case else c.strip() for c in first]
         for k, column in enumerate(header):
             if column in header[:k]:
                 raise SimschedError(f"the column {column!r} appears twice in the header", file=path, line=1,
@@ -446,7 +447,7 @@ def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: t
                                     file=path, line=line, field=header[len(cells)])
             rows.append((line, {h: c.strip() for h, c in zip(header, cells)}))
     except csv.Error as exc:
-        line = reader.line_num + (0 if "field larger" not in str(exc) else 1)
+        line = max(1, reader.line_num)  # the csv module has counted the line it stopped on (a +1 here named the next)
         if "field larger" in str(exc):
             raise LimitError(f"a cell is longer than {cap:,} characters ({_hint('max_csv_field', False)})",
                              file=path, line=line) from None

@@ -22,11 +22,13 @@ the next command writing beside it (with a killed writer's temporary file), so i
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from simsched.errors import SimschedError
 from simsched.fileio import (
@@ -191,3 +193,25 @@ def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         write(fh)
     return Path(path)
+
+
+def strict_json(value: Any, *, indent: int | None = 2) -> str:
+    """``value`` as strict JSON text: every non-finite float (NaN, infinity; a metric no day could
+    give) written ``null``, as ``simsched run --json`` writes them, never the ``NaN`` that JSON does not
+    allow and readers (``simsched report``, browsers, jq) refuse; other objects through ``str``.  The C
+    encoder first, a recursive clean-up only when it refuses.  O(size of ``value``)."""
+    try:
+        return json.dumps(value, indent=indent, default=str, allow_nan=False)
+    except ValueError:
+        pass
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, float):
+            return v if math.isfinite(v) else None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(value), indent=indent, default=str, allow_nan=False)

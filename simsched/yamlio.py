@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +46,18 @@ _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_EXPONENT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)[eE][-+]?[0-9]+$")
+"""A number with an exponent as YAML 1.2 writes it.  YAML 1.1, which PyYAML follows, reads ``1e6``
+and ``1.0e29`` as strings (its floats need a dot and a signed exponent: ``1.0e+29``), so a user's
+``scale: 1e6`` or a job file's ``A: 1.0e29`` reached the checks as text."""
+
+
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
     """The safe loader with a memoised scalar resolver: PyYAML resolves every plain scalar by trying
     regular expressions in Python, the largest cost of reading a big file; repeated values (keys,
-    small numbers) are resolved once.  Quoted scalars are strings without any regex."""
+    small numbers) are resolved once.  Quoted scalars are strings without any regex.  Plain scalars
+    with an exponent are floats, as in YAML 1.2 (:data:`_EXPONENT`)."""
 
     _memo: dict[str, str] = {}
 
@@ -61,6 +70,8 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
                 tag = self._memo.get(value)
                 if tag is None:
                     tag = super().resolve(kind, value, implicit)
+                    if tag == _STR_TAG and _EXPONENT.match(value):
+                        tag = _FLOAT_TAG
                     if len(self._memo) > 200_000:
                         self._memo.clear()
                     self._memo[value] = tag

@@ -127,7 +127,7 @@ def test_gpu_trace(tmp_path: Path) -> None:
     for text, what, ln in (("job,submit,gpus\n", "duration", 1), ("job,submit,gpus,duration\na,0,1.5,3\n", "whole", 2),
                            ("job,submit,gpus,duration\na,5,1,3\nb,1,1,3\n", "sorted", 3),
                            ("job,submit,gpus,duration\na,0,1,3\na,1,1,3\n", "twice", 3),
-                           ("job,submit,gpus,duration\na,0,1\n", "cells", 2),
+                           ("job,submit,gpus,duration\na,0,1\n", "cell", 2),
                            ("job,submit,gpus,duration\na,0,1,inf\n", "finite", 2)):
         p.write_text(text)
         with pytest.raises(SimschedError, match=what) as info:

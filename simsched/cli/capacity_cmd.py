@@ -295,7 +295,6 @@ def capacity_command(
     _old_p: str | None = retired("capacity", "-p", lambda v: f"give the scheduler with -s/--scheduler {quoted(v)}"),
 ) -> None:
     """Find the fewest processors/servers meeting a service objective over N simulated days, with confidence."""
-    import json
 
     from simsched.limits import check_seed
     from simsched.outputs import check_output, release_outputs
@@ -337,8 +336,9 @@ def capacity_command(
             print_over_table(grid)
             if json_path is not None:
                 from simsched.fileio import atomic_write_text
+                from simsched.outputs import strict_json
 
-                atomic_write_text(json_path, json.dumps(grid, indent=2, default=str))
+                atomic_write_text(json_path, strict_json(grid))
             return
         from simsched.run.mix import answer_mix, mix_question
 
@@ -360,8 +360,9 @@ def capacity_command(
             typer.echo(f"plot written to {plot}")
         if json_path is not None:
             from simsched.fileio import atomic_write_text
+            from simsched.outputs import strict_json
 
-            atomic_write_text(json_path, json.dumps(result, indent=2, default=str))
+            atomic_write_text(json_path, strict_json(result))
     except SimschedError as exc:
         print(f"error: {exc.located(file=scenario) if exc.file is None else exc}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None

@@ -208,19 +208,30 @@ def dag_stream(scenario: Scenario, seed: int) -> Any:
         raise scenario.locate(exc, wl.loc) from None
 
 
+def _stream_problem(scenario: Scenario, stream: Any) -> Any:
+    """The :class:`~simsched.simulator.problem.Problem` of a drawn stream on the scenario's platform; a
+    task no type can hold (a job file's task wider than every type) is the scenario's error, located at
+    its workload.  O(n x m)."""
+    from simsched.simulator.problem import Problem
+
+    try:
+        return Problem(stream.graph, scenario.platform, scenario.affinity)
+    except SimschedError as exc:
+        raise scenario.locate(exc, scenario.workload.loc) from None
+
+
 def dag_scheduler(scenario: Scenario, spec: SchedulerChoice | str, stream: Any) -> Any:
     """A fresh instance of the task-graph scheduler ``spec`` for :func:`dag_replay`, refused (exit 2,
     before anything runs) when the scenario has failures, stragglers or noise, or when it places
     every task on one processor and some task needs more.  O(n)."""
     from simsched.run.runner import _check_gang_support
     from simsched.schedulers import registry
-    from simsched.simulator.problem import Problem
 
     _refuse_dynamics(scenario, "task-graph schedulers on the batch path",
                      " (or run the batch policies alone)" if is_batch(scenario) else "")
     scheduler = registry.create(spec) if isinstance(spec, str) else spec.create()
     if not isinstance(spec, str):
-        _check_gang_support(scenario, Problem(stream.graph, scenario.platform, scenario.affinity), spec, scheduler)
+        _check_gang_support(scenario, _stream_problem(scenario, stream), spec, scheduler)
     return scheduler
 
 
@@ -276,13 +287,12 @@ def typed_replay(scenario: Scenario, spec: SchedulerChoice | str, seed: int, str
     from simsched.run.streams import stream_of
     from simsched.schedulers.batch_typed import TypedBatch
     from simsched.simulator.batch_typed import simulate_typed_batch, typed_jobs
-    from simsched.simulator.problem import Problem
 
     _refuse_dynamics(scenario, "batch policies on DAG jobs")
     name = spec if isinstance(spec, str) else spec.name
     if stream is None:
         stream = stream_of(scenario, seed)
-    problem = Problem(stream.graph, scenario.platform, scenario.affinity)
+    problem = _stream_problem(scenario, stream)
     try:
         jobs = typed_jobs(problem, stream.job_arrival[stream.jobs])
         policy = TypedBatch(name)

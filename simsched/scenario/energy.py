@@ -25,7 +25,6 @@ strictly increasing, every cell a finite number >= 0; each problem is reported w
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -103,21 +102,13 @@ def read_intensity(path: Path, interpolation: str = "step") -> IntensityTrace:
     """An intensity trace from a CSV with header ``time,intensity``: times from 0, strictly
     increasing, no empty cell (a gap), intensities finite and >= 0.  Errors name the file, the column
     and the line.  O(rows); the file is size-capped by :func:`simsched.limits.read_input`."""
-    if not path.is_file():
-        raise SimschedError(f"intensity trace not found: {path}")
-    text = limits.read_input(path).decode("utf-8", errors="replace")
-    reader = csv.DictReader(text.splitlines())
-    header = [h.strip() for h in reader.fieldnames or []]
-    for col in ("time", "intensity"):
-        if col not in header:
-            raise SimschedError(f"the header has no {col!r} column: an intensity trace needs the header "
-                                "time,intensity (gCO2/kWh)", file=path, line=1, field=col)
+    # the one capped CSV reader of input tables: a byte-order mark, bytes that are not UTF-8, a NUL, a cell
+    # past max_csv_field (an uncaught csv.Error before), a malformed quote and a cut row are located refusals, and
+    # a missing file, a directory, a FIFO or a device each say what they are
+    _, records = limits.read_csv_records(path, required=("time", "intensity"), what="an intensity trace "
+                                         "(gCO2/kWh)", extra_ok=True)
     times, values = [], []
-    for rec in reader:
-        line = reader.line_num
-        if None in rec or any(v is None for v in rec.values()):
-            raise SimschedError(f"the row does not have the header's {len(header)} cells", file=path, line=line)
-        rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items()}
+    for line, rec in records:
         row = []
         for col in ("time", "intensity"):
             if rec[col] == "":

@@ -116,6 +116,20 @@ def validation_message(err: Mapping[str, Any], model: type[BaseModel] | None = N
     return f"{err['msg']} (got {_short(err.get('input'))})"
 
 
+_TYPE_TAGS = frozenset({"float", "int", "str", "bool", "list", "dict", "tuple", "set", "none", "bytes"})
+
+
+def _is_tag(part: str) -> bool:
+    """Whether a location part is pydantic's name for a union member it tried: a type (``float``), a
+    validator chain (``function-after[...]``), a model class (``ArrivalsSpec``) or a constrained type."""
+    return part in _TYPE_TAGS or any(c in part for c in "[(<") or part[:1].isupper() or part.startswith(
+        ("function-", "constrained-", "lax-or-strict", "json-or-python", "is-instance", "literal"))
+
+
+_LOST = object()
+"""Where :meth:`Problems._in_document` can no longer follow a location through the document."""
+
+
 class Problems:
     """Collects located problems while a scenario is checked."""
 
@@ -139,7 +153,30 @@ class Problems:
             if k == self.MAX_LISTED:
                 self.add(prefix, f"and {total - k:,} more problems in this section, not listed")
                 break
-            self.add(prefix + tuple(err["loc"]), validation_message(err, model))
+            self.add(self._in_document(prefix + tuple(err["loc"]), err["type"]), validation_message(err, model))
+
+    def _in_document(self, loc: Loc, kind: str) -> Loc:
+        """``loc`` without the names pydantic gives the members of a union it tried (``scale.float``,
+        ``procs.function-after[_procs_bound(), ...<function ... at 0x7f...>]``): a string part is kept
+        where the document has that key at that place (or it is the missing field that is named), dropped
+        where the value there is not a mapping or has no such key.  Where the document cannot be followed,
+        the rest of ``loc`` is kept as it is.  O(len(loc))."""
+        node: Any = self.doc.data
+        out: list[Any] = []
+        for i, part in enumerate(loc):
+            if isinstance(part, str):
+                if isinstance(node, Mapping) and part in node:
+                    node = node[part]
+                elif isinstance(node, Mapping) and kind in ("missing", "extra_forbidden") and i == len(loc) - 1:
+                    pass
+                elif node is not _LOST and _is_tag(part):
+                    continue  # a union member's tag, not a key of the file
+            elif isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
+                node = node[part]
+            else:
+                node = _LOST
+            out.append(part)
+        return tuple(out)
 
     def raise_if_any(self) -> None:
         if self.items:

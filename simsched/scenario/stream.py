@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import numpy as np
-from pydantic import Field, StrictBool, StrictFloat, StrictInt, ValidationError, model_validator
+from pydantic import AfterValidator, Field, StrictBool, StrictInt, ValidationError, model_validator
 
 from simsched import limits
 from simsched.errors import SimschedError
@@ -67,6 +67,8 @@ from simsched.scenario.schema import (  # noqa: F401  (the failure models are do
     SpeedupSpec,
     StragglersSection,
     _Model,
+    _NotBool,
+    _sane,
     exactly_one,
 )
 from simsched.simulator.engine import Disruptions
@@ -127,9 +129,11 @@ class BatchTraceSection(_Model):
     swf: str | None = None
     gpu_trace: str | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=10**9)] | None = None
-    window: tuple[Annotated[StrictFloat | StrictInt, Field(ge=0, le=1e30)],
-                  Annotated[StrictFloat | StrictInt, Field(gt=0, le=1e30)]] | None = None
-    scale: Annotated[StrictFloat | StrictInt, Field(ge=1e-6, le=1e6)] = 1.0
+    # the schema's own number types: YAML 1.1 reads an unsigned exponent (`1e6`, `1e-6`) as a string,
+    # which they parse as every other number field of a scenario does (a strict float refused it)
+    window: tuple[Annotated[float, _NotBool, Field(ge=0, le=1e30), AfterValidator(_sane)],
+                  Annotated[float, _NotBool, Field(gt=0, le=1e30), AfterValidator(_sane)]] | None = None
+    scale: Annotated[float, _NotBool, Field(ge=1e-6, le=1e6), AfterValidator(_sane)] = 1.0
     too_wide: Literal["drop", "refuse"] = "drop"
     kill: StrictBool = False
     on_failure: Literal["requeue", "lost"] = "requeue"

@@ -289,7 +289,9 @@ def check_batch_failures(trace: RigidTrace, m: int, failures: Disruptions, kill:
     stragglers (not modelled here); a down interval of a processor the machine lacks; a job whose
     ``k`` processors fail so often that a run of its length needs more than
     :data:`~simsched.simulator.engine.online.MAX_EXPECTED_ATTEMPTS` tries on average
-    (``e^(length x sum of the k smallest failure rates)``); more failure episodes than ``max_events``
+    (``e^(length x sum of the k smallest failure rates)``); a job whose ``k`` processors are up at once
+    less than once in ``max_events`` failures (a Chernoff bound on the number up, each up a fraction
+    ``MTBF / (MTBF + MTTR)`` of the time); more failure episodes than ``max_events``
     (:mod:`simsched.limits`) over the run.  :class:`~simsched.limits.LimitError` or
     :class:`SimschedError` naming ``failures``/``stragglers``.  O(n + m log m)."""
     from simsched import limits
@@ -313,6 +315,22 @@ def check_batch_failures(trace: RigidTrace, m: int, failures: Disruptions, kill:
             f"job {int(trace.ids[j])} ({int(trace.procs[j])} processors for {float(dur[j]):g} s) would need about "
             f"e^{float(exposure[j]):.0f} attempts: the MTBF is far below its length on {int(trace.procs[j])} "
             f"processors (more than {MAX_EXPECTED_ATTEMPTS:,} attempts expected); raise the MTBF", field="failures")
+    # a job needs its k processors up at once: with up-fractions a_p = MTBF / (MTBF + MTTR) the number up
+    # at a random instant has mean mu = sum a_p, and P(at least k up) <= e^-mu (e mu / k)^k for k > mu
+    # (Chernoff); a chance below 1 / max_events means more failures and repairs than the limit pass
+    # before the job can start (an MTTR far above the MTBF on a job as wide as the machine never ended)
+    up = 1.0 / (1.0 + rate * _per_processor(failures.repair_time, m, "repair_time"))
+    mu = float(up.sum())
+    j = int(np.argmax(trace.procs))
+    k = min(int(trace.procs[j]), m)
+    if k > mu:
+        log_chance = -mu + k * (1.0 + np.log(mu / k)) if mu > 0 else -np.inf
+        if log_chance < -np.log(limits.current().max_events):
+            raise limits.LimitError(
+                f"job {int(trace.ids[j])} needs {k} processors up at once, but with these failures about {mu:.3g} "
+                f"of the {m} are up at a time (MTBF / (MTBF + MTTR) each): {k} are up together less than once "
+                f"in {limits.current().max_events:,} failures (max_events), so it would wait for ever; lower the "
+                f"MTTR or raise the MTBF", field="failures")
     span = max(float(trace.submit.max()), float(np.dot(trace.procs, dur)) / m)
     events = float(rate.sum()) * span
     if events > limits.current().max_events:

@@ -392,6 +392,13 @@ CSV_CASES["csv-swf"] = {
     "1e300 run time": b"1 0 0 1e300 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n",
     "huge field": b"1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 " + b"9" * 200_000 + b"\n",
     "200k rows": b"".join(b"%d %d 0 1 1 -1 -1 1 1 -1 1 1 1 -1 -1 -1 -1 -1\n" % (i + 1, i) for i in range(200_000)),
+    # what editors and other tools write around valid lines: the file must read as without them
+    "byte-order mark": b"\xef\xbb\xbf" + JOBS_SWF.encode(), "CRLF and tabs": JOBS_SWF.replace(" ", "\t").replace(
+        "\n", "\r\n").encode(),
+    "10**6 processors": (b"1 0 0 10 1000000 -1 -1 1000000 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                         b"2 1 0 5 1 -1 -1 1 5 -1 1 1 1 -1 -1 -1 -1 -1\n"),
+    "2**60 job number": b"1152921504606846976 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n",
+    "comment after fields": b"1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1 ; late\n",
 }
 CSV_CASES["csv-gpu"] = {
     "binary": b"\x00\x01job,submit,gpus,duration\n", "non-UTF-8": b"job,submit,gpus,duration\n1,0,\xff,1\n",
@@ -400,12 +407,19 @@ CSV_CASES["csv-gpu"] = {
     "unsorted rows": b"job,submit,gpus,duration\n1,5,1,1\n2,1,1,1\n",
     "1e300 duration": b"job,submit,gpus,duration\n1,0,1,1e300\n", "text gpus": b"job,submit,gpus,duration\n1,0,x,1\n",
     "huge field": b"job,submit,gpus,duration\n" + b"1" * 200_000 + b",0,1,1\n",
+    "byte-order mark": b"\xef\xbb\xbfjob,submit,gpus,duration\r\n1,0,1,1\r\n",
+    "1e20 gpus": b"job,submit,gpus,duration\n1,0,1e20,1\n",
+    "2**53+2 gpus": b"job,submit,gpus,duration\n1,0,9007199254740994,1\n",
+    "quoted cells and a row of empty ones": b'"job","submit","gpus","duration","user"\n"a,1",0,1,1,"x ""y"""\n,,,,\n',
+    "unterminated quote": b'job,submit,gpus,duration,user\n1,0,1,1,"x\n2,1,1,1,y\n',
+    "NUL in a cell": b"job,submit,gpus,duration,user\n1,0,1,1,a\x00b\n",
 }
 CSV_CASES["csv-carbon"] = {
     "binary": b"\x00\x01time,intensity\n", "non-UTF-8": b"time,intensity\n0,\xff\n", "empty": b"",
     "unsorted rows": b"time,intensity\n5,100\n1,100\n", "negative": b"time,intensity\n0,-1\n",
     "NaN": b"time,intensity\n0,nan\n", "huge field": b"time,intensity\n0," + b"1" * 200_000 + b"\n",
     "duplicated header": b"time,intensity,time\n0,1,0\n",
+    "byte-order mark": b"\xef\xbb\xbftime,intensity\r\n0,100\r\n", "1e300 intensity": b"time,intensity\n0,1e300\n",
 }
 """CSV contents per CSV kind (each also gets the :data:`PATH_CASES`)."""
 
@@ -523,10 +537,29 @@ def field_cases(target: FieldTarget) -> list[Case]:
     return cases
 
 
+REPLACES: dict[str, tuple[str, ...]] = {"BatchTraceSection.gpu_trace": ("swf",)}
+"""Fields that stand instead of others of the base (exactly one of them is allowed): a case of the field
+drops those, or every case would be refused for the pair, not for its own value, and the field's
+contents would never be read (a GPU trace's were not, in the cluster base that names an SWF log)."""
+
+NEEDS_POWER = ("carbon", "prices")
+"""Platform sections that need a power model beside them: a case of one of their fields gets a valid
+``platform.power`` (the graph base has none, so every carbon case was refused for that, and the carbon
+trace's contents were never read)."""
+
+
 def _maker(target: FieldTarget, value: Any) -> Callable[[], dict[str, bytes]]:
     def make() -> dict[str, bytes]:
         doc = BASES[target.base][0]()
         _set(doc, target.path, value)
+        parent = _get(doc, target.path[:-1])
+        for other in REPLACES.get(target.key, ()):
+            if isinstance(parent, dict):
+                parent.pop(other, None)
+        platform = doc.get("platform") if isinstance(doc, dict) else None
+        if (isinstance(platform, dict) and "power" not in platform and target.path[:1] == ("platform",)
+                and any(p in NEEDS_POWER for p in target.path[1:2])):
+            platform["power"] = {"types": {"cpu": {"idle": 10.0, "busy": 100.0}, "gpu": {"idle": 30.0, "busy": 250.0}}}
         return _base_files(target.base, doc)[0]
     return make
 

@@ -111,7 +111,10 @@ def check_disruptions_end(problem: Problem, d: Disruptions) -> None:
     """Refuse, before a run starts, disruptions under which it would not end in reasonable time:
 
     * failures: a task of length ``L`` restarted from scratch on a processor failing at rate ``1/MTBF``
-      needs ``e^(L/MTBF)`` attempts on average (the chance of a failure-free stretch of ``L``); when even
+      needs ``e^(L/MTBF)`` attempts on average (the chance of a failure-free stretch of ``L``), a task on
+      ``k`` processors at once at least ``e^(k L/MTBF)`` (any member's failure restarts it; its time on
+      ``k`` is at least its time on ``k_min`` times ``k_min / k`` under Amdahl's and Downey's models,
+      whose efficiency never rises with ``k``, so ``k_min`` bounds the product); when even
       the task's best processor needs more than :data:`MAX_EXPECTED_ATTEMPTS`, the run is refused
       (and :data:`MAX_RESTARTS` hand-backs of one task end a run that gets there anyway);
     * episodes: about ``m x (failure + straggler rate) x T`` failure and slowdown episodes happen over a
@@ -134,6 +137,8 @@ def check_disruptions_end(problem: Problem, d: Disruptions) -> None:
             cost = problem.cost_rows(rows[lo:lo + step])
             with np.errstate(invalid="ignore"):
                 exposure = np.where(np.isfinite(cost), cost * rate[None, :], np.inf)
+            if problem.graph.gang:  # a gang restarts when any of its k members fails: k x the exposure at least
+                exposure = exposure * problem.graph.procs_min[lo:lo + step, None]
             best = exposure.min(axis=1)
             k = int(np.argmax(best))
             if best[k] > worst:
@@ -141,10 +146,13 @@ def check_disruptions_end(problem: Problem, d: Disruptions) -> None:
         if worst > np.log(MAX_EXPECTED_ATTEMPTS):
             v, p = where
             length = problem.cost_at(v, p)
+            k = int(problem.graph.procs_min[v])
+            gang = f", on {k} processors at once" if k > 1 else ""
             raise limits.LimitError(
                 f"task {problem.graph.names[v]!r} (length ~{length:g} even on its best processor "
-                f"{problem.platform.names[p]!r}) would need about e^{worst:.0f} attempts: MTBF {1 / rate[p]:g} is "
-                f"far below the task lengths (more than {MAX_EXPECTED_ATTEMPTS:,} attempts expected); raise the MTBF",
+                f"{problem.platform.names[p]!r}{gang}) would need about e^{worst:.0f} attempts: "
+                f"MTBF {1 / rate[p]:g} is far below the task lengths (more than {MAX_EXPECTED_ATTEMPTS:,} attempts "
+                f"expected); raise the MTBF",
                 field="failures")
     per_unit = float(rate.sum()) + (m * d.slowdown_rate if d.slowdown_rate > 0 and d.slowdown > 1 else 0.0)
     if per_unit > 0:

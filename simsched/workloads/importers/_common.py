@@ -25,12 +25,13 @@ from simsched.fileio import atomic_path
 
 
 def read_text(path: str | Path) -> str:
-    """The file's text (UTF-8); a missing or unreadable file, or one above the size limit
-    (:mod:`simsched.limits`), is a :class:`SimschedError`."""
+    """The file's text (UTF-8, a leading byte-order mark dropped: editors and spreadsheets on Windows
+    write one, and it is no part of the first field or header); a missing or unreadable file, or one
+    above the size limit (:mod:`simsched.limits`), is a :class:`SimschedError`."""
     p = Path(path)
     raw = limits.read_input(p)
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise SimschedError(f"not a UTF-8 text file (byte {e.start})", file=p, line=line) from None

@@ -13,8 +13,6 @@ the 1-based line order; users are numbered in order of appearance).  O(lines).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import warnings
 from pathlib import Path
@@ -23,7 +21,6 @@ import numpy as np
 
 from simsched import limits
 from simsched.errors import DataRepairWarning, SimschedError
-from simsched.workloads.importers._common import read_text
 from simsched.workloads.importers.swf import RigidTrace
 
 REQUIRED = ("job", "submit", "gpus", "duration")
@@ -41,40 +38,28 @@ def read_gpu_trace(path: str | Path, *, limit: int | None = None, scale: float =
         raise SimschedError(f"scale must be a number in [1e-6, 1e6], got {scale!r}", field="scale")
     if too_wide not in ("drop", "refuse"):
         raise SimschedError(f"too_wide must be 'drop' or 'refuse', got {too_wide!r}", field="too_wide")
-    reader = csv.reader(io.StringIO(read_text(p)))
-    try:
-        header = [h.strip().lower() for h in next(reader)]
-    except StopIteration:
-        raise SimschedError("the GPU trace is empty: it needs the header job,submit,gpus,duration", file=p) from None
-    for col in REQUIRED:
-        if col not in header:
-            raise SimschedError(f"the header has no {col!r} column: a GPU trace needs job,submit,gpus,duration "
-                                f"(and optionally user, requested)", file=p, line=1, field=col)
-    unknown = [h for h in header if h not in REQUIRED + OPTIONAL]
-    if unknown or len(set(header)) != len(header):
-        what = f"unknown column {unknown[0]!r}" if unknown else "a column appears twice"
-        raise SimschedError(f"{what}; the columns are {', '.join(REQUIRED + OPTIONAL)}", file=p, line=1)
-    col = {h: i for i, h in enumerate(header)}
+    # the one capped CSV reader of input tables: a byte-order mark, a NUL, a cell past max_csv_field, a
+    # malformed quote, a duplicated or unknown column and a row of the wrong width are located refusals
+    _, records = limits.read_csv_records(p, required=REQUIRED, optional=OPTIONAL, what="a GPU trace",
+                                         fold_case=True)
     names: list[str] = []
     submit, run, gpus, req, user = [], [], [], [], []
     seen: dict[str, int] = {}
     users: dict[str, int] = {}
     last = 0.0
-    for row in reader:
-        line = reader.line_num
-        if not row or all(not c.strip() for c in row):
+    cap = limits.current().max_jobs  # once: reading the limits parses the environment (~1 ms)
+    for line, row in records:
+        if not any(row.values()):  # a spreadsheet's row of empty cells (",,,,") is a blank line
             continue
-        if len(row) != len(header):
-            raise SimschedError(f"the row has {len(row)} cells, the header {len(header)}", file=p, line=line)
-        if len(names) >= limits.current().max_jobs:
-            raise limits.LimitError(f"the trace has more than max_jobs = {limits.current().max_jobs} jobs (to allow "
+        if len(names) >= cap:
+            raise limits.LimitError(f"the trace has more than max_jobs = {cap} jobs (to allow "
                                     f"more, set {limits.env_name('max_jobs')}; or take a slice with limit)", file=p)
 
-        def number(key: str, *, whole: bool = False, low: float = 0.0, row: list[str] = row,
+        def number(key: str, *, whole: bool = False, low: float = 0.0, row: dict[str, str] = row,
                    line: int = line) -> float | None:
-            if key not in col:
+            if key not in row:
                 return None
-            text = row[col[key]].strip()
+            text = row[key]
             if not text:
                 if key == "requested":
                     return None
@@ -83,12 +68,15 @@ def read_gpu_trace(path: str | Path, *, limit: int | None = None, scale: float =
                 v = float(text)
             except ValueError:
                 raise SimschedError(f"{text!r} is not a number", file=p, line=line, field=key) from None
-            if not math.isfinite(v) or abs(v) > limits.MAX_VALUE or v < low or (whole and v != int(v)):
+            # a whole number past 2**53 has no exact float, and none fits an int64 processor count
+            top = 2.0**53 if whole else limits.MAX_VALUE
+            if not math.isfinite(v) or abs(v) > top or v < low or (whole and v != int(v)):
                 kind = "a whole number" if whole else "a finite number"
-                raise SimschedError(f"must be {kind} >= {low:g}, got {text}", file=p, line=line, field=key)
+                raise SimschedError(f"must be {kind} >= {low:g} and at most {top:g}, got {text}", file=p, line=line,
+                                    field=key)
             return v
 
-        name = row[col["job"]].strip()
+        name = row["job"]
         if not name:
             raise SimschedError("the job id is empty", file=p, line=line, field="job")
         if name in seen:
@@ -106,7 +94,7 @@ def read_gpu_trace(path: str | Path, *, limit: int | None = None, scale: float =
         gpus.append(number("gpus", whole=True, low=1.0))
         r = number("requested")
         req.append(-1.0 if r is None else r)
-        u = row[col["user"]].strip() if "user" in col else ""
+        u = row.get("user", "")
         user.append(users.setdefault(u, len(users)) if u else -1)
         if limit is not None and len(names) >= limit:
             break
