@@ -372,10 +372,10 @@ def test_fit_predictor_recovers_a_linear_truth_and_is_unsure_away_from_its_data(
 def test_training_the_predictor_is_deterministic_and_writes_a_loadable_gate(tmp_path):
     from simsched.learned.rl.worlds import train_predictor
 
-    kw = dict(drawn=2, bar_like=1, bar=1, select_drawn=1, select_bar_like=0, select_bar=1, ks=(0.0,),
+    kw = dict(drawn=2, bar_like=1, bar=1, select_drawn=1, select_bar_like=0, select_bar=2, ks=(0.0,),
               progress=None)
     h1 = train_predictor(tmp_path / "a", **kw)
-    h2 = train_predictor(tmp_path / "b", **kw)
+    h2 = train_predictor(tmp_path / "b", **kw, workers=2)  # the selection in two processes: the same
     a, b = (json.loads((tmp_path / d / "rl_gate.json").read_text()) for d in "ab")
     for doc in (a, b):
         doc["meta"].pop("cpu_s")  # the only field that may differ: the CPU time it took

@@ -239,7 +239,7 @@ SOURCES = ("drawn", "bar-like", "bar")
 
 def source_days(source: str, space: str, first: int, count: int) -> list[tuple[Any, Any, int]]:
     """``count`` world-days of ``source`` (:data:`SOURCES`) in ``space`` (``train`` or ``select``), the
-    ``first``-th on (the bar's days: its own seed space's first ``count``).  O(count streams)."""
+    ``first``-th on (the bar's days: from its own seed space).  O(count streams)."""
     from simsched.run.seedspace import space_seeds
 
     if source == "bar":
@@ -348,7 +348,7 @@ def _groups(table: dict[str, np.ndarray]) -> list[np.ndarray]:
 def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar: int = 60,
                     select_drawn: int = 60, select_bar_like: int = 30, select_bar: int = 60,
                     ks: Sequence[float] = (0.0, 1.0, 2.0), margins: Sequence[float] = (0.0,),
-                    seed: int = 0, progress: Callable[[str], None] | None = print) -> dict[str, Any]:
+                    seed: int = 0, workers: int = 1, progress: Callable[[str], None] | None = print) -> dict[str, Any]:
     """Train ``rl-gate``'s predictor and select its caution; write ``OUT/rl_gate.json`` and
     ``OUT/train_history.json`` (and the two rule tables ``OUT/days_train.npz``, ``OUT/days_select.npz``,
     reused by a rerun with the same sizes and seed).
@@ -361,9 +361,8 @@ def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar:
        (read from the select table), the candidate with the lowest mean over the kinds of world of
        their mean log ratio to ``srjf-eft`` wins among those no kind of world finds worse than
        ``srjf-eft`` by more than 0.5% (always queueing, ``srjf-eft`` itself, always qualifies).
-    Deterministic in its arguments.  Cost: 2 engine runs per collected day, one per select day and
-    candidate."""
-    from simsched.learned.rl.gate import GatedBinding
+    Deterministic in its arguments (``workers``, processes for step 3, changes nothing but the time).
+    Cost: 2 engine runs per collected day, one per select day and candidate."""
 
     t0 = time.process_time()
     out = Path(out)
@@ -392,26 +391,35 @@ def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar:
     if progress is not None:
         progress(f"fit: residual sd {model['residual_sd']:.4f} ({time.process_time() - t0:.0f} s CPU)")
     sel = tables["select"]
-    days = [day for src, space, count, first in plans["select"] for day in source_days(src, space, first, count)]
     groups = _groups(sel)
-    cands: dict[str, np.ndarray] = {"always queue (srjf-eft)": np.zeros(len(days)),
+    cands: dict[str, np.ndarray] = {"always queue (srjf-eft)": np.zeros(len(sel["seed"])),
                                     "never queue (late binding)": np.log(sel["late"] / sel["queue"])}
     lo, hi = tr["lo"], tr["hi"]
-    waits: dict[str, float] = {}
+    names, paths = [], []
     for k in ks:
         for margin in margins:
-            name = f"predictor k={k:g} margin={margin:g}"
-            path = out / "candidate.json"
-            save_gate(path, ALWAYS_QUEUE, lo, hi, history["config"], {}, {**_fields(model), "k": k, "margin": margin})
-            ratios, n_wait = np.zeros(len(days)), 0
-            for d, (sc, stream, s) in enumerate(days):
-                gate = GatedBinding(checkpoint=str(path))
-                ratios[d] = math.log(max(day_jct(sc, stream, s, gate), 1e-12) / max(float(sel["queue"][d]), 1e-12))
-                n_wait += int(gate.late_decisions > 0)
-            cands[name], waits[name] = ratios, n_wait / max(len(days), 1)
-            path.unlink()
-            if progress is not None:
-                progress(f"select: {name}: {np.exp(ratios.mean()):.4f} ({time.process_time() - t0:.0f} s CPU)")
+            names.append(f"predictor k={k:g} margin={margin:g}")
+            paths.append(str(out / f"candidate-{len(paths)}.json"))
+            save_gate(paths[-1], ALWAYS_QUEUE, lo, hi, history["config"], {},
+                      {**_fields(model), "k": k, "margin": margin})
+    chunks = [(src, space, min(SELECT_CHUNK, count - i), first + i)
+              for src, space, count, first in plans["select"] for i in range(0, count, SELECT_CHUNK)]
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(_select_chunk, chunks, [paths] * len(chunks)))
+    else:
+        parts = [_select_chunk(chunk, paths) for chunk in chunks]
+    jct, waited = np.concatenate([q for q, _ in parts], axis=1), np.concatenate([w for _, w in parts], axis=1)
+    for path in paths:
+        Path(path).unlink()
+    waits: dict[str, float] = {}
+    for c, name in enumerate(names):
+        cands[name] = np.log(np.maximum(jct[c], 1e-12) / np.maximum(sel["queue"], 1e-12))
+        waits[name] = float(waited[c].mean())
+        if progress is not None:
+            progress(f"select: {name}: {np.exp(cands[name].mean()):.4f} ({time.process_time() - t0:.0f} s CPU here)")
     table = {}
     for name, r in cands.items():
         per = [float(r[g].mean()) for g in groups]
@@ -442,6 +450,27 @@ def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar:
     with atomic_path(out / "train_history.json") as tmp:
         Path(tmp).write_text(json.dumps(history, indent=1) + "\n", encoding="utf-8")
     return history
+
+
+SELECT_CHUNK = 25
+"""Select days per unit of work (one process's share with ``workers`` > 1)."""
+
+
+def _select_chunk(chunk: tuple[str, str, int, int], paths: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every candidate gate (checkpoint files ``paths``) on the select days of ``chunk`` (``(source,
+    space, count, first)``): their mean JCTs and whether the gate waited at all, (candidates, count)
+    each.  O(candidates x count) engine runs."""
+    from simsched.learned.rl.gate import GatedBinding
+
+    source, space, count, first = chunk
+    days = source_days(source, space, first, count)
+    jct, waited = np.zeros((len(paths), len(days))), np.zeros((len(paths), len(days)), dtype=bool)
+    for d, (sc, stream, s) in enumerate(days):
+        for c, path in enumerate(paths):
+            gate = GatedBinding(checkpoint=path)
+            jct[c, d] = day_jct(sc, stream, s, gate)
+            waited[c, d] = gate.late_decisions > 0
+    return jct, waited
 
 
 def _fields(model: dict[str, Any]) -> dict[str, Any]:
@@ -527,6 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           ("select-bar-like", 30), ("select-bar", 60)):
         t.add_argument(f"--{name}", type=int, default=default)
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--workers", type=int, default=1, help="processes for the selection (same result)")
     c = sub.add_parser("cem", help="the earlier black-box search over the gate's weights (cross-entropy method)")
     c.add_argument("-o", "--output", required=True)
     c.add_argument("--iterations", type=int, default=8)
@@ -540,7 +570,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if a.command == "train":
         sizes = ("drawn", "bar_like", "bar", "select_drawn", "select_bar_like", "select_bar")
-        bad = _bounded(a, [*((n, 0, 10000) for n in sizes), ("seed", 0, 1000)])
+        bad = _bounded(a, [*((n, 0, 10000) for n in sizes), ("seed", 0, 1000), ("workers", 1, 64)])
         if bad is None and a.drawn + a.bar_like + a.bar < 2:
             bad = f"error: --drawn/--bar-like/--bar: expected at least 2 train days, got {a.drawn + a.bar_like + a.bar}"
         if bad is None and a.select_drawn + a.select_bar_like + a.select_bar < 1:
@@ -548,7 +578,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if bad:
             print(bad)
             return 2
-        run = lambda: train_predictor(a.output, *(getattr(a, n) for n in sizes), seed=a.seed)  # noqa: E731
+        run = lambda: train_predictor(a.output, *(getattr(a, n) for n in sizes), seed=a.seed,  # noqa: E731
+                                      workers=a.workers)
     else:
         bad = _bounded(a, (("iterations", 1, 1000), ("population", 2, 1000), ("days", 1, 10000),
                            ("select_days", 1, 10000), ("seed", 0, 2**31 - 1)))
