@@ -265,29 +265,44 @@ def rule_day(sc, stream, seed: int) -> tuple[float, float, np.ndarray, np.ndarra
     return queue, late, met[at], met
 
 
+def _collect_chunk(chunk: tuple[str, str, int, int]) -> list[tuple]:
+    """:func:`rule_day` on every world-day of one ``(source, space, count, first)`` chunk, as
+    ``(source, space, seed, queue, late, x, lo, hi)`` rows.  O(2 engine runs per day)."""
+    source, space, count, first = chunk
+    out = []
+    for sc, stream, seed in source_days(source, space, first, count):
+        q, late, x, met = rule_day(sc, stream, seed)
+        out.append((source, space, seed, q, late, x, met.min(axis=0), met.max(axis=0)))
+    return out
+
+
 def collect(path: str | Path, plan: Sequence[tuple[str, str, int, int]],
-            progress: Callable[[str], None] | None = print) -> dict[str, np.ndarray]:
+            progress: Callable[[str], None] | None = print, workers: int = 1) -> dict[str, np.ndarray]:
     """Run both rules on every world-day of ``plan`` (``(source, space, count, first)`` rows) and write the
     table to ``path`` (npz): per day its source, space, seed, both mean JCTs and the world
-    descriptions at :data:`POINTS`; plus the span of every description met.  Deterministic.
-    O(2 engine runs per day)."""
+    descriptions at :data:`POINTS`; plus the span of every description met.  Deterministic, in
+    ``workers`` processes or one (the same table).  O(2 engine runs per day)."""
     from simsched.fileio import atomic_path
 
-    rows: dict[str, list] = {"source": [], "space": [], "seed": [], "queue": [], "late": [], "x": []}
-    lo = hi = None
     t0 = time.process_time()
-    for source, space, count, first in plan:
-        for i, (sc, stream, seed) in enumerate(source_days(source, space, first, count)):
-            q, late, x, met = rule_day(sc, stream, seed)
-            for key, v in zip(rows, (source, space, seed, q, late, x)):
-                rows[key].append(v)
-            lo = met.min(axis=0) if lo is None else np.minimum(lo, met.min(axis=0))
-            hi = met.max(axis=0) if hi is None else np.maximum(hi, met.max(axis=0))
-            if progress is not None and (i + 1) % 50 == 0:
-                progress(f"{source} {space}: {i + 1}/{count} days ({time.process_time() - t0:.0f} s CPU)")
-    table = {"source": np.array(rows["source"]), "space": np.array(rows["space"]),
-             "seed": np.array(rows["seed"], dtype=np.int64), "queue": np.array(rows["queue"]),
-             "late": np.array(rows["late"]), "x": np.array(rows["x"]), "lo": lo, "hi": hi,
+    chunks = [(src, space, min(SELECT_CHUNK, count - i), first + i)
+              for src, space, count, first in plan for i in range(0, count, SELECT_CHUNK)]
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(_collect_chunk, chunks))
+    else:
+        parts = []
+        for c in chunks:
+            parts.append(_collect_chunk(c))
+            if progress is not None:
+                progress(f"{c[0]} {c[1]}: days {c[3]} to {c[3] + c[2] - 1} ({time.process_time() - t0:.0f} s CPU)")
+    rows = [r for part in parts for r in part]
+    cols = list(zip(*rows))
+    table = {"source": np.array(cols[0]), "space": np.array(cols[1]), "seed": np.array(cols[2], dtype=np.int64),
+             "queue": np.array(cols[3]), "late": np.array(cols[4]), "x": np.array(cols[5]),
+             "lo": np.min(cols[6], axis=0), "hi": np.max(cols[7], axis=0),
              "plan": np.array(json.dumps([list(r) for r in plan]))}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -361,7 +376,7 @@ def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar:
        (read from the select table), the candidate with the lowest mean over the kinds of world of
        their mean log ratio to ``srjf-eft`` wins among those no kind of world finds worse than
        ``srjf-eft`` by more than 0.5% (always queueing, ``srjf-eft`` itself, always qualifies).
-    Deterministic in its arguments (``workers``, processes for step 3, changes nothing but the time).
+    Deterministic in its arguments (``workers``, processes for steps 1 and 3, changes nothing but the time).
     Cost: 2 engine runs per collected day, one per select day and candidate."""
 
     t0 = time.process_time()
@@ -374,8 +389,8 @@ def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar:
     for space, plan in plans.items():
         plan = [r for r in plan if r[2] > 0]
         plans[space] = plan
-        tables[space] = _load_table(out / f"days_{space}.npz", plan) or collect(out / f"days_{space}.npz", plan,
-                                                                                 progress)
+        tables[space] = (_load_table(out / f"days_{space}.npz", plan)
+                         or collect(out / f"days_{space}.npz", plan, progress, workers))
     model = fit_predictor(tables["train"])
     tr = tables["train"]
     history: dict[str, Any] = {
@@ -453,7 +468,7 @@ def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar:
 
 
 SELECT_CHUNK = 25
-"""Select days per unit of work (one process's share with ``workers`` > 1)."""
+"""World-days per unit of work (one process's share with ``workers`` > 1)."""
 
 
 def _select_chunk(chunk: tuple[str, str, int, int], paths: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -556,7 +571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           ("select-bar-like", 30), ("select-bar", 60)):
         t.add_argument(f"--{name}", type=int, default=default)
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--workers", type=int, default=1, help="processes for the selection (same result)")
+    t.add_argument("--workers", type=int, default=1, help="processes for collecting and selecting (the same result)")
     c = sub.add_parser("cem", help="the earlier black-box search over the gate's weights (cross-entropy method)")
     c.add_argument("-o", "--output", required=True)
     c.add_argument("--iterations", type=int, default=8)
