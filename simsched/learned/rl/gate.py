@@ -17,18 +17,24 @@ the arrived jobs, failures seen so far) and ``local`` three numbers of the decis
 of arrived unassigned work, the task's job's remaining work).  ``w`` always binding gives ``srjf-eft``'s
 schedule and never binding ``srjf-eft(late_binding=true)``'s (tests check both, float for float).
 
-``w`` is trained by the cross-entropy method (a black-box policy search; Rubinstein 1999, as used for
-control policies by Szita & Lorincz 2006) across a distribution of worlds drawn from the ``train`` seed
-space (:mod:`simsched.learned.rl.worlds`): the objective is the mean log ratio of the day's mean JCT to
-``srjf-eft``'s on the same day.  The checkpoint (``data/rl_gate.json``) holds ``w``, the feature names
-and the span of every world feature met in training.
+**The shipped gate is a predictor** (a checkpoint with a ``model``): at every decision it predicts,
+from the world description alone, the expected log ratio of late binding's mean JCT over ``srjf-eft``'s
+in a world like this one, with the standard deviation of that expectation (a Bayesian ridge regression
+on :func:`basis`, fitted by :func:`simsched.learned.rl.worlds.fit_predictor` on both rules' results on
+world-days of the ``train`` space), and picks one of the gate's two extremes: never queue (late
+binding) where ``mean + k sd < -margin``, always queue (``srjf-eft``) otherwise.  Where the predictor is
+unsure, or has seen nothing like the world, it is the rule.  ``k`` and ``margin`` are selected on the
+``select`` space.  A checkpoint without a ``model`` uses ``w`` directly (the earlier cross-entropy search,
+``python -m simsched.learned.rl.worlds cem``: Rubinstein 1999; Szita & Lorincz 2006).  The checkpoint
+(``data/rl_gate.json``) holds ``w``, the predictor, the feature names and the span of every world
+feature met in training.
 
 **Guard**: once the world description lies outside that span (widened by :data:`WIDEN` of the span
 each way), every later decision goes to ``srjf-eft`` — the agent degrades to the rule, never below it —
 and one warning says which feature.  Gang tasks (several processors at once) are placed by the rule.
 
-Cost per decision: ``srjf-eft``'s, plus O(n) for the failures seen and O(m) per gated placement; the
-world description O(n m + J) per arrival.
+Cost per decision: ``srjf-eft``'s, plus O(n) for the failures seen, O(N_BASIS^2) for the prediction and
+O(m) per gated placement; the world description O(n m + J) per arrival.
 """
 
 from __future__ import annotations
@@ -59,6 +65,51 @@ training span is outside the range."""
 
 SHIPPED = "rl_gate.json"
 
+ALWAYS_QUEUE = np.array([-800.0] + [0.0] * (N_WEIGHTS - 1))
+"""Weights whose gate always queues: ``srjf-eft``'s schedule."""
+NEVER_QUEUE = np.array([800.0] + [0.0] * (N_WEIGHTS - 1))
+"""Weights whose gate never queues: ``srjf-eft(late_binding=true)``'s schedule."""
+
+N_BASIS = 1 + 2 * len(WORLD_FEATURES) - 1
+"""Length of the predictor's basis (:func:`basis`): a constant, the standardised world features, and
+the offered load times each other one."""
+
+
+def basis(world: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The predictor's inputs for one world description (or a (rows, features) array of them):
+    ``[1, z, z_load * z_rest]`` with ``z = (world - mean) / scale``.  O(features)."""
+    z = (np.asarray(world, dtype=np.float64) - mean) / scale
+    one = np.ones(z.shape[:-1] + (1,))
+    return np.concatenate([one, z, z[..., :1] * z[..., 1:]], axis=-1)
+
+
+def _numbers(v: Any, n: int | None = None) -> bool:
+    return (isinstance(v, list) and (n is None or len(v) == n)
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v))
+
+
+def _check_model(p: Path, model: Any) -> None:
+    """The predictor's fields (see :func:`load_gate`), or a :class:`SimschedError` naming the field."""
+    k = len(WORLD_FEATURES)
+    if not isinstance(model, dict):
+        raise SimschedError(f"{p}: field 'model': expected a mapping (mean, scale, coef, cov, k, margin)")
+    if not (_numbers(model.get("mean"), k) and _numbers(model.get("scale"), k)
+            and all(v > 0 for v in model["scale"])):
+        raise SimschedError(f"{p}: field 'model.mean'/'model.scale': expected {k} finite numbers each, "
+                            "scales positive")
+    if not _numbers(model.get("coef"), N_BASIS):
+        raise SimschedError(f"{p}: field 'model.coef': expected {N_BASIS} finite numbers")
+    cov = model.get("cov")
+    if not (isinstance(cov, list) and len(cov) == N_BASIS and all(_numbers(r, N_BASIS) for r in cov)):
+        raise SimschedError(f"{p}: field 'model.cov': expected {N_BASIS} rows of {N_BASIS} finite numbers")
+    c = np.asarray(cov)
+    if not (np.allclose(c, c.T, rtol=1e-6, atol=1e-12) and (np.diag(c) >= 0).all()):
+        raise SimschedError(f"{p}: field 'model.cov': expected a symmetric covariance (non-negative diagonal)")
+    for key in ("k", "margin"):
+        v = model.get(key)
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= 100):
+            raise SimschedError(f"{p}: field 'model.{key}': expected a number from 0 to 100")
+
 
 def shipped_path() -> Path:
     """The checkpoint shipped with simsched."""
@@ -67,7 +118,8 @@ def shipped_path() -> Path:
 
 def load_gate(path: str | Path) -> dict[str, Any]:
     """A gate checkpoint ``{"kind": "rl-gate", "weights", "world_features", "range": {"lo", "hi"},
-    "config", "meta"}``, checked: a missing, unreadable or malformed file, weights of the wrong
+    "config", "meta"}`` and, optionally, ``"model"``: the predictor ``{"mean", "scale", "coef", "cov",
+    "k", "margin"}`` (see :class:`GatedBinding`), checked: a missing, unreadable or malformed file, weights of the wrong
     length or not finite, or feature names other than this version's, is a :class:`SimschedError`
     naming the file and the field.  O(size of the file)."""
     p = Path(path)
@@ -95,18 +147,23 @@ def load_gate(path: str | Path) -> dict[str, Any]:
         for key in ("lo", "hi"))
     if not ok:
         raise SimschedError(f"{p}: field 'range': expected 'lo' and 'hi', {k} finite numbers each")
+    if data.get("model") is not None:
+        _check_model(p, data["model"])
     return data
 
 
 def save_gate(path: str | Path, weights: np.ndarray, lo: np.ndarray, hi: np.ndarray, config: dict,
-              meta: dict | None = None) -> None:
-    """Write a gate checkpoint atomically (:func:`simsched.fileio.atomic_path`)."""
+              meta: dict | None = None, model: dict | None = None) -> None:
+    """Write a gate checkpoint atomically (:func:`simsched.fileio.atomic_path`); ``model``: the
+    predictor's fields, plain lists and numbers (see :func:`load_gate`)."""
     from simsched.fileio import atomic_path
 
     doc = {"kind": "rl-gate", "weights": [float(v) for v in weights],
            "world_features": list(WORLD_FEATURES) + list(LOCAL_FEATURES),
            "range": {"lo": [float(v) for v in lo], "hi": [float(v) for v in hi]},
            "config": config, "meta": meta or {}}
+    if model is not None:
+        doc["model"] = model
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
@@ -150,11 +207,33 @@ class GatedBinding(ShortestJobEFT):
         self.checkpoint = str(path)
         self.weights = np.asarray(data["weights"], dtype=np.float64)
         self.lo, self.hi = np.asarray(data["range"]["lo"]), np.asarray(data["range"]["hi"])
+        if data.get("model") is not None:
+            m = data["model"]
+            self.model = {key: np.asarray(m[key], dtype=np.float64) for key in ("mean", "scale", "coef", "cov")}
+            self.k, self.margin = float(m["k"]), float(m["margin"])
+
+    model: dict[str, np.ndarray] | None = None
+    k = margin = 0.0
+    late_decisions = 0
+
+    def predict(self, world: np.ndarray) -> tuple[float, float]:
+        """The predictor's expected log ratio of late binding's mean JCT over ``srjf-eft``'s for a
+        world like ``world``, and the standard deviation of that expectation.  O(N_BASIS^2)."""
+        m = self.model
+        phi = basis(world, m["mean"], m["scale"])
+        return float(phi @ m["coef"]), float(math.sqrt(max(float(phi @ m["cov"] @ phi), 0.0)))
+
+    def waits(self, world: np.ndarray) -> bool:
+        """Late-bind (wait for busy processors) in this world: only where even the pessimistic end of
+        the prediction says waiting pays, ``mean + k sd < -margin``; otherwise queue as ``srjf-eft``."""
+        mu, sd = self.predict(world)
+        return mu + self.k * sd < -self.margin
 
     # ------------------------------------------------------------------ world
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         super().reset(problem, rng)
         self.fallback: str | None = None
+        self._head: np.ndarray | None = None  # the decision's gate inputs; None: the rule places alone
         self.failures, self.first_arrival = 0, None
         self._down = np.zeros(problem.n_processors, dtype=bool)
         self.worlds: list[np.ndarray] = []  # every world description met (for the training range)
@@ -212,8 +291,13 @@ class GatedBinding(ShortestJobEFT):
             self.grow(view.problem)
             self.n_seen = view.problem.n_tasks
         if self.fallback is not None or view.problem.graph.gang:
+            self._head = None  # the rule's own placement (a graph with gang columns: the rule places it)
             return super().decide(view)
         self._count_failures(view)
+        if self.model is not None:  # the predictor picks one of the gate's two extremes, per decision
+            wait = self.waits(self.world)
+            self.weights = NEVER_QUEUE if wait else ALWAYS_QUEUE
+            self.late_decisions += int(wait)
         ready = view.ready
         n_idle = int(np.count_nonzero(view.idle))
         if not n_idle or not ready.size:
@@ -229,7 +313,7 @@ class GatedBinding(ShortestJobEFT):
         """Queue ``task`` on its earliest-finish processor ``p`` when that one is idle or the gate opens
         (``gain >= sigmoid(w . head)``); otherwise the best idle processor, or -1 (it waits) when no
         idle one may run it and the gate never queues.  O(m)."""
-        if self.fallback is not None or idle[p]:
+        if self.fallback is not None or self._head is None or idle[p]:
             return p
         row = np.where(idle, ct, np.inf)
         q = int(row.argmin())
