@@ -182,8 +182,8 @@ class _Agent(OneByOne, RangeChecked):
             self.n_seen = view.problem.n_tasks
         if self.rule is not None:
             return self.rule.decide(view)
-        if self.kind != "rl" or self.torch_forward:
-            return super().decide(view)
+        if self.kind != "rl" or self.torch_forward or self.model.numpy_actor.compiled:
+            return super().decide(view)  # the compiled forward calls no BLAS: no thread limit to set
         from simsched.learned.rl.fastnet import single_threaded_blas
 
         with single_threaded_blas():  # tiny matrices: one BLAS thread (once per decision point)
