@@ -155,8 +155,11 @@ class NumpyActor:
         self.compiled = compiled_available() if compiled is None else bool(compiled)
         """Decide in one compiled call per placement (:mod:`~simsched.learned.rl.fastnet_kernel`, needs
         numba; the default when it is installed), else through numpy calls: the same actions."""
+        self._kernel = None
         if self.compiled:
-            from simsched.learned.rl import fastnet_kernel  # noqa: F401 - fails here, not mid-run
+            from simsched.learned.rl import fastnet_kernel  # fails here, not mid-run
+
+            self._kernel = fastnet_kernel
 
             c = np.ascontiguousarray
             L = len(self.layers)
@@ -185,8 +188,7 @@ class NumpyActor:
     def _compiled_encode(self, obs: Observation) -> tuple:
         """:meth:`encode` in compiled code, ``(h, p, job, g, nodes W, structure)``: the first round's
         changed rows updated in the structure's buffers, then every round in one call."""
-        from simsched.learned.rl import fastnet_kernel as k
-
+        k = self._kernel
         H = self.hidden
         st = self.structure(obs)
         nodes = np.ascontiguousarray(obs.nodes, dtype=np.float32)
@@ -267,8 +269,7 @@ class NumpyActor:
         """The greedy ``(observation row, processor)`` of ``ActorCritic.forward(collate([obs]),
         greedy=True)``.  O(layers (n + e) H^2 + (k + m) H^2) for k ready tasks."""
         if self.compiled and obs.nodes.shape[0]:
-            from simsched.learned.rl import fastnet_kernel as k
-
+            k = self._kernel
             h, p, job, g, nw, st = self._compiled_encode(obs)
             t, q = k.heads(h, p, job, g, nw, st.task_job, np.ascontiguousarray(obs.task_mask),
                            np.ascontiguousarray(obs.proc_mask), np.ascontiguousarray(obs.pairs, dtype=np.float32),

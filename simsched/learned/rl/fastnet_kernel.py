@@ -281,3 +281,105 @@ def heads(h, p, u_job, u_glob, nw, task_job, task_mask, proc_mask, pairs,
         _row(a, p2_w, out)
         pl[q] = out[0] + p2_b[0] if proc_mask[t, q] else NEG
     return t, greedy(pl)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _clip(x, top):  # pragma: no cover - compiled
+    """``np.minimum(np.maximum(x, 0.0), top)`` bit for bit (NaN stays NaN, -0.0 gives +0.0, as numpy's
+    maximum returns its second argument on a tie)."""
+    if x != x:
+        return x
+    if x <= 0.0:
+        return 0.0
+    if x >= top:
+        return top
+    return x
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _clean(x, top):  # pragma: no cover - compiled
+    """``np.nan_to_num(x, nan=0, posinf=top, neginf=0)`` of one float32."""
+    if x != x:
+        return np.float32(0.0)
+    if x == np.inf:
+        return np.float32(top)
+    if x == -np.inf:
+        return np.float32(0.0)
+    return x
+
+
+@numba.njit(cache=True, error_model="numpy")
+def observe_fill(base, finish, processor, rows, ready_tasks, ready_rows, open_src, open_dst, indeg, arrival,
+                 arrival_feature, now, s, available, idle, speed, W, ct, task_job, cost, job_work, job_arrival,
+                 eligible, top):  # pragma: no cover - compiled
+    """The per-decision arrays of :func:`simsched.learned.rl.features.observe` (``nodes, procs,
+    completion, pairs, jobs, ready, proc_mask``), value for value: the same float64 operations in the
+    same order (the weighted counts summed in row order, as ``np.bincount``), cast to float32 where
+    numpy assigns into float32, non-finite values cleaned as its ``nan_to_num``.  ``rows``: the task
+    of each observed row; ``arrival_feature``: fill the arrival column (all tasks observed).  O(n F +
+    e + k m + J)."""
+    n, f = base.shape
+    m = available.shape[0]
+    J = job_work.shape[0]
+    nodes = base.copy()
+    ready = np.zeros(n, dtype=np.bool_)
+    for r in range(ready_rows.shape[0]):
+        ready[ready_rows[r]] = True
+    done = np.empty(n, dtype=np.bool_)
+    procs = np.zeros((m, 4), dtype=np.float32)
+    busy_w = np.zeros(m, dtype=np.float64)
+    done_work = np.zeros(J, dtype=np.float64)
+    for i in range(n):
+        t = rows[i]
+        d = not np.isnan(finish[t])
+        a = processor[t] >= 0
+        done[i] = d
+        nodes[i, 0] = d
+        nodes[i, 1] = a and not d
+        nodes[i, 2] = ready[i]
+        nodes[i, 3] = not (d or a or ready[i])
+        if a and not d:
+            q = processor[t]
+            busy_w[q] += W[t, q]
+        done_work[task_job[i]] += d * cost[i]
+        if arrival_feature:
+            nodes[i, 10] = _clip((arrival[i] - now) / s, top)
+    if open_src.shape[0]:
+        open_preds = np.zeros(n, dtype=np.float64)
+        for e in range(open_src.shape[0]):
+            open_preds[open_dst[e]] += np.isnan(finish[open_src[e]])
+        for i in range(n):
+            nodes[i, 8] = open_preds[i] / max(indeg[i], 1)
+    for q in range(m):
+        procs[q, 0] = _clip((available[q] - now) / s, top)
+        procs[q, 1] = idle[q]
+        procs[q, 2] = speed[q]
+        procs[q, 3] = busy_w[q] / s
+    completion = np.full((n, m), np.inf)
+    pairs = np.zeros((n, m, 4), dtype=np.float32)
+    proc_mask = np.zeros((n, m), dtype=np.bool_)
+    for r in range(ready_tasks.shape[0]):
+        t, i = ready_tasks[r], ready_rows[r]
+        best = ct[r, 0]
+        for q in range(1, m):
+            best = min(best, ct[r, q])
+        for q in range(m):
+            c = ct[r, q]
+            completion[i, q] = c
+            proc_mask[i, q] = eligible[t, q]
+            if np.isfinite(c):
+                pairs[i, q, 0] = _clip((c - now) / s, top)
+                pairs[i, q, 1] = _clip(W[t, q] / s, top)
+                pairs[i, q, 2] = _clip((c - best) / s, top)
+                pairs[i, q, 3] = c <= best
+    jobs = np.zeros((J, 4), dtype=np.float32)
+    for j in range(J):
+        jobs[j, 0] = done_work[j] / max(job_work[j], 1e-12)
+        jobs[j, 1] = _clip((job_work[j] - done_work[j]) / s, top)
+        arrived = job_arrival[j] <= now
+        jobs[j, 2] = _clip((now - job_arrival[j]) / s, top) if arrived else 0.0
+        jobs[j, 3] = arrived
+    for a in (nodes.ravel(), procs.ravel(), pairs.ravel(), jobs.ravel()):
+        for x in range(a.shape[0]):
+            a[x] = _clean(a[x], top)
+    return nodes, procs, completion, pairs, jobs, ready, proc_mask, done

@@ -20,6 +20,7 @@ same features.  Cost per call O(n + e + k m) for k ready tasks, vectorised.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -167,6 +168,7 @@ class _Rows:
     job_work: np.ndarray
     job_arrival: np.ndarray
     cost: np.ndarray  # (n,) mean cost of each row
+    row_tasks: np.ndarray  # (n,) int64 task of each row (``rows``, or 0..n-1 when rows is None)
 
 
 def _clip(x: np.ndarray) -> np.ndarray:
@@ -205,15 +207,29 @@ def _rows_of(info: StaticInfo, view: DecisionView) -> _Rows:
         jpos[job_kept] = np.arange(job_kept.size)
         out = _Rows(rows, pos, s, base, speed, edges, g.edge_src[keep], edges[1], g.arrival[rows],
                     g.in_degree[rows], jpos[info.jobs[rows]], info.job_work[job_kept], info.job_arrival[job_kept],
-                    info.raw[rows, 0])
+                    info.raw[rows, 0], rows.astype(np.int64))
         _frozen(*(a for a in vars(out).values() if isinstance(a, np.ndarray)))
     else:
         edges = np.stack([g.edge_src, g.edge_dst]).astype(np.int64)
         _frozen(edges)
         out = _Rows(None, None, info.scale, info.base, info.speed, edges, g.edge_src, g.edge_dst, g.arrival,
-                    g.in_degree, info.jobs, info.job_work, info.job_arrival, info.raw[:, 0])
+                    g.in_degree, info.jobs, info.job_work, info.job_arrival, info.raw[:, 0],
+                    np.arange(prob.n_tasks, dtype=np.int64))
     info.rows_cache = out
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _kernel():  # -> the compiled module, or None
+    """:mod:`simsched.learned.rl.fastnet_kernel` when numba is installed (extra ``simsched[fast]``), else
+    None (numpy calls, the same arrays).  Found once."""
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
+        return None
+    from simsched.learned.rl import fastnet_kernel
+
+    return fastnet_kernel
 
 
 def observe(info: StaticInfo, view: DecisionView) -> Observation:
@@ -233,6 +249,19 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
     edges, arrival, indeg, task_job = r.edges, r.arrival, r.indeg, r.task_job
     job_work, job_arrival, open_src, open_dst = r.job_work, r.job_arrival, r.open_src, r.open_dst
     n = base.shape[0]
+    kernel = _kernel()
+    if kernel is not None:  # the same arrays in one compiled call (see fastnet_kernel.observe_fill)
+        k = view.ready
+        ct = view.completion_times(k) if k.size else np.zeros((0, m))
+        nodes, procs, completion, pairs, jobs, ready, proc_mask, done = kernel.observe_fill(
+            base, view.finish, view.processor, r.row_tasks, k, ready_rows, open_src, open_dst, indeg, arrival,
+            rows is None, float(now), float(s), view.available, view.idle, speed, prob.W, ct, task_job, r.cost,
+            job_work, job_arrival, prob.eligible, CLIP)
+        glob = np.array([min(now / s, CLIP), np.count_nonzero(done) / n, k.size / n,
+                         np.count_nonzero(view.idle) / m], dtype=np.float32)
+        if not np.isfinite(glob).all():
+            np.nan_to_num(glob, copy=False, nan=0.0, posinf=CLIP, neginf=0.0)
+        return Observation(nodes, edges, procs, pairs, jobs, task_job, glob, ready, proc_mask, completion, rows)
     done = ~np.isnan(finish)
     assigned = processor >= 0
     ready = np.zeros(n, dtype=bool)
