@@ -181,6 +181,9 @@ def _frozen(*arrays: np.ndarray) -> None:
         a.setflags(write=False)
 
 
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
 def _rows_of(info: StaticInfo, view: DecisionView) -> _Rows:
     """The :class:`_Rows` of ``view``: the cached one when the observed rows are those of the last
     call (row sets change only when a job arrives or finishes), else built again (and cached).  The
@@ -188,13 +191,21 @@ def _rows_of(info: StaticInfo, view: DecisionView) -> _Rows:
     build."""
     prob, g = info.problem, info.problem.graph
     rows: np.ndarray | None = None
-    if info.arrived_only:
-        open_jobs = _open_jobs(info, view)
-        if not (open_jobs.all() and (g.arrival <= view.now).all()):
-            rows = np.flatnonzero(open_jobs[info.jobs] & (g.arrival <= view.now))
     last = info.rows_cache
-    if last is not None and (last.rows is None if rows is None
-                             else last.rows is not None and np.array_equal(last.rows, rows)):
+    same: bool | None = None  # rows equal to the last call's (None: not tested yet)
+    if info.arrived_only:
+        kernel = _kernel()
+        if kernel is not None:  # the same rows and test in one compiled pass
+            open_jobs, rows, every, same = kernel.open_rows(
+                info.jobs, view.finish, info.job_arrival, g.arrival, float(view.now),
+                _NO_ROWS if last is None or last.rows is None else last.rows)
+            rows = None if every else rows
+        else:
+            open_jobs = _open_jobs(info, view)
+            if not (open_jobs.all() and (g.arrival <= view.now).all()):
+                rows = np.flatnonzero(open_jobs[info.jobs] & (g.arrival <= view.now))
+    if last is not None and (last.rows is None if rows is None else last.rows is not None and (
+            np.array_equal(last.rows, rows) if same is None else same)):
         return last
     if rows is not None:
         rows, s, base, speed = _arrived_view(info, view, open_jobs)
