@@ -14,7 +14,8 @@ baseline / measured, so the target "within 10x srjf-eft" is a ratio >= 0.1):
 
 Days: the scenario's own seeds 20000... (speed only; no result here is a quality claim).  The three
 forwards and ``srjf-eft`` run one after the other on each day, so a change of the machine's load
-meets all of them.  Cost: 4 x days stream runs in one process.
+meets all of them.  A last row compares the compiled forward's logits with torch's at every placement of
+one day (:func:`logit_agreement`).  Cost: 4 x days + 1 stream runs in one process.
 """
 
 from __future__ import annotations
@@ -89,6 +90,40 @@ def measure_rl(days: int) -> dict:
     return out
 
 
+def logit_agreement(days: int = 1) -> dict:
+    """The compiled forward's logits beside torch's at every placement of ``days`` days (the first bench
+    days; the run follows the compiled actions): the largest absolute difference, the smallest gap
+    between torch's best two logits (task head over the ready tasks and processor head over the
+    allowed processors, each where it has at least two candidates), the number of exact ties, and
+    whether every choice is safe (:func:`~simsched.learned.rl.fastnet.agreement`)."""
+    from simsched.learned.rl.fastnet import agreement, torch_logits
+    from simsched.learned.rl.features import observe
+    from simsched.learned.rl.policy import RLPolicy
+    from simsched.run.streams import simulate_stream
+    from simsched.scenario import load_scenario
+
+    sc = load_scenario(SCENARIO)
+    out = {"placements": 0, "diff": 0.0, "gap": float("inf"), "ties": 0, "safe": True}
+
+    class Compare(RLPolicy):
+        def choose(self, view):
+            obs = observe(self.info, view)
+            tl, pl, row = self.model.numpy_actor.logits(obs)
+            ttl, tpl = torch_logits(self.model, obs, row)
+            allowed = obs.proc_mask[row]
+            out["placements"] += 1
+            for ours, theirs in ((tl, ttl), (pl[allowed], tpl[allowed])):
+                diff, gap, tie, safe = agreement(ours, theirs)
+                out["diff"], out["gap"] = max(out["diff"], diff), min(out["gap"], gap if gap > 0 else out["gap"])
+                out["ties"] += tie
+                out["safe"] &= safe
+            return super().choose(view)
+
+    for seed in range(int(sc.seed) + 1, int(sc.seed) + 1 + days):
+        simulate_stream(sc, "rl", seed, scheduler=Compare(checkpoint="rl_dynamic"))
+    return out
+
+
 def bench_rl(quick: bool = False) -> list[dict]:
     """Rows ``{what, size, measured, baseline, ratio, target, ok}`` (see the module docstring): 2 days
     when ``quick``, else 6."""
@@ -107,4 +142,10 @@ def bench_rl(quick: bool = False) -> list[dict]:
     rows.append(dict(what=f"rl {', '.join(f.split(',')[0] for f in forwards.values())}s: same decisions (equal "
                      "schedules)", size=size,
                      measured=None, baseline=None, ratio=None, unit="ms", target="equal", ok=bool(r["same"])))
+    if r["compiled"]:
+        a = logit_agreement(1)
+        rows.append(dict(what=f"rl compiled vs torch logits: largest |difference| {a['diff']:.1e}, smallest gap "
+                              f"between torch's best two {a['gap']:.1e}, exact ties {a['ties']:,}",
+                         size=f"1 day of rl_dynamic.yaml, {a['placements']:,} placements", measured=None, baseline=None,
+                         ratio=None, unit="ms", target="gap > 2 x difference, or a tie broken alike", ok=a["safe"]))
     return rows

@@ -240,6 +240,23 @@ class NumpyActor:
         job, g = u[:J, :H], u[J, H:]
         return h, p, job, g, nw[:, H:]
 
+    def _compiled_heads(self, obs: Observation) -> tuple:
+        """``(row, processor, task logits of the ready rows, processor logits of the row)`` in compiled
+        code (:func:`~simsched.learned.rl.fastnet_kernel.heads`)."""
+        h, p, job, g, nw, st = self._compiled_encode(obs)
+        c = np.ascontiguousarray
+        return self._kernel.heads(h, p, job, g, nw, st.task_job, c(obs.task_mask), c(obs.proc_mask),
+                                  c(obs.pairs, dtype=np.float32), *self._head_w)
+
+    def logits(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(task logits of the ready rows in row order, processor logits of the greedy row (-1e9 where
+        masked), that row)`` of the compiled path, for comparing with torch's (the bench and tests).
+        O(as :meth:`act`)."""
+        if not self.compiled:
+            raise ValueError("logits: the compiled path only (numba not installed or compiled=False)")
+        t, _, tl, pl = self._compiled_heads(obs)
+        return tl, pl, int(t)
+
     def _first(self, st: _Structure, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(nodes W, h0, h0 W_hfb)``: the node features' products, the input embedding
         ``tanh(nodes W_inp + b)`` and the first round's product.  Each is a function of one row's
@@ -269,11 +286,7 @@ class NumpyActor:
         """The greedy ``(observation row, processor)`` of ``ActorCritic.forward(collate([obs]),
         greedy=True)``.  O(layers (n + e) H^2 + (k + m) H^2) for k ready tasks."""
         if self.compiled and obs.nodes.shape[0]:
-            k = self._kernel
-            h, p, job, g, nw, st = self._compiled_encode(obs)
-            t, q = k.heads(h, p, job, g, nw, st.task_job, np.ascontiguousarray(obs.task_mask),
-                           np.ascontiguousarray(obs.proc_mask), np.ascontiguousarray(obs.pairs, dtype=np.float32),
-                           *self._head_w)
+            t, q, _, _ = self._compiled_heads(obs)
             return int(t), int(q)
         h, p, job, g, nw = self.encode(obs)
         ready = np.flatnonzero(obs.task_mask)
@@ -344,3 +357,38 @@ def _blas_libraries() -> tuple:
     from threadpoolctl import ThreadpoolController
 
     return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
+
+
+def torch_logits(net: Any, obs: Observation, row: int) -> tuple[np.ndarray, np.ndarray]:
+    """The torch network's ``(task logits of the ready rows in row order, processor logits of row
+    ``row``, -1e9 where masked)`` for one observation: the layers of ``ActorCritic.forward`` before
+    their log-softmax, for comparing with :meth:`NumpyActor.logits`.  Imports torch.  O(as forward)."""
+    import torch
+
+    from simsched.learned.rl.nets import NEG as TORCH_NEG
+    from simsched.learned.rl.nets import collate
+
+    with torch.no_grad():
+        b = collate([obs])
+        h, p, job, g = net.encoder(b)
+        tl = net.task_head(torch.cat([h, job[b.task_job], g[b.node_graph], b.nodes], 1)).squeeze(1)
+        m = p.shape[0]
+        pair = torch.from_numpy(np.asarray(obs.pairs[row], dtype=np.float32))
+        pl = net.proc_head(torch.cat([h[row].expand(m, -1), p, pair, g.expand(m, -1)], 1)).squeeze(1)
+        pl = torch.where(torch.from_numpy(np.asarray(obs.proc_mask[row])), pl, torch.full_like(pl, TORCH_NEG))
+    return tl.numpy()[np.asarray(obs.task_mask, dtype=bool)], pl.numpy()
+
+
+def agreement(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float, bool, bool]:
+    """``(largest |difference|, gap between the best two of ``theirs`` (inf with one entry), exact
+    tie at the top, safe)`` of two logit vectors over the same entries (masked ones at -1e9 equal in
+    both).  ``safe``: the first-index argmax cannot differ by rounding (gap > 2 x difference) or both
+    tie exactly where they agree on the first index.  O(len)."""
+    if ours.size == 0:
+        return 0.0, np.inf, False, True
+    diff = float(np.max(np.abs(ours.astype(np.float64) - theirs)))
+    top = np.sort(theirs.astype(np.float64))[::-1]
+    gap = float(top[0] - top[1]) if top.size > 1 else np.inf
+    tie = gap == 0.0
+    safe = gap > 2 * diff or (tie and int(np.argmax(ours)) == int(np.argmax(theirs)))
+    return diff, gap, tie, safe

@@ -229,10 +229,10 @@ def greedy(logits):  # pragma: no cover - compiled
 def heads(h, p, u_job, u_glob, nw, task_job, task_mask, proc_mask, pairs,
           w_task_h, w_task_job, w_task_g, b_task, task2_w, task2_b,
           w_p_h, w_p_p, w_p_pair, w_p_g, b_p, p2_w, p2_b):  # pragma: no cover - compiled
-    """The greedy ``(row, processor)``: the task head over the ready rows (``nw[:, H:]`` holds the
-    node features' share of its first layer), then the processor head for the chosen row, masked
-    processors at ``-1e9``; no ready row: row 0, as torch's argmax over all-masked rows.
-    O(k H^2 + m H^2)."""
+    """The greedy ``(row, processor, task logits, processor logits)``: the task head over the ready
+    rows (``nw[:, H:]`` holds the node features' share of its first layer; logits in row order), then
+    the processor head for the chosen row, masked processors at ``-1e9``; no ready row: row 0, as
+    torch's argmax over all-masked rows.  O(k H^2 + m H^2)."""
     n, H = h.shape
     J = u_job.shape[0]
     m = p.shape[0]
@@ -240,6 +240,7 @@ def heads(h, p, u_job, u_glob, nw, task_job, task_mask, proc_mask, pairs,
     for i in range(n):
         k += task_mask[i]
     t = 0
+    logits = np.empty(k, dtype=np.float32)
     if k > 0:
         jw = np.empty((J, H), dtype=np.float32)
         _rows(u_job, w_task_job, jw)
@@ -248,7 +249,6 @@ def heads(h, p, u_job, u_glob, nw, task_job, task_mask, proc_mask, pairs,
         for c in range(H):
             gw[c] = gw[c] + b_task[c]
         ready = np.empty(k, dtype=np.int64)
-        logits = np.empty(k, dtype=np.float32)
         hid = np.empty(H, dtype=np.float32)
         out = np.empty(1, dtype=np.float32)
         r = 0
@@ -280,7 +280,7 @@ def heads(h, p, u_job, u_glob, nw, task_job, task_mask, proc_mask, pairs,
             a[c] = _tanh(a[c] + b[c] + base[c])
         _row(a, p2_w, out)
         pl[q] = out[0] + p2_b[0] if proc_mask[t, q] else NEG
-    return t, greedy(pl)
+    return t, greedy(pl), logits, pl
 
 
 @numba.njit(cache=True, error_model="numpy")
