@@ -260,15 +260,8 @@ def test_shipped_checkpoint_takes_torchs_action_at_every_decision_of_a_day():
     assert max(diffs) < 1e-4
 
 
-def without_numba(monkeypatch) -> None:
-    """Observations and actors take their numpy paths, as on an install without numba."""
-    import simsched.learned.rl.features as features
-
-    monkeypatch.setattr(features, "_kernel", lambda: None)
-
-
 @pytest.mark.parametrize("arrived_only", [True, False])
-def test_compiled_observation_equals_the_numpy_one_bit_for_bit(monkeypatch, arrived_only):
+def test_compiled_observation_equals_the_numpy_one_bit_for_bit(arrived_only):
     """observe's compiled path (observe_fill, open_rows) gives every field of its numpy path with the
     same bytes and dtype, at every decision of streams with arrivals, finished jobs and one processor."""
     import simsched.learned.rl.features as features
@@ -283,8 +276,7 @@ def test_compiled_observation_equals_the_numpy_one_bit_for_bit(monkeypatch, arri
                     infos[key] = (StaticInfo.of(view.problem, arrived_only=arrived_only),
                                   StaticInfo.of(view.problem, arrived_only=arrived_only))
                 fast = observe(infos[key][0], view)
-                with monkeypatch.context() as m:
-                    m.setattr(features, "_kernel", lambda: None)
+                with features.numpy_path():
                     slow = observe(infos[key][1], view)
                 for f in dataclasses.fields(fast):
                     a, b = getattr(fast, f.name), getattr(slow, f.name)
@@ -303,23 +295,24 @@ def test_compiled_observation_equals_the_numpy_one_bit_for_bit(monkeypatch, arri
 
 
 @pytest.mark.slow
-def test_rl_dynamic_day_gives_the_same_schedule_with_and_without_numba(monkeypatch):
+def test_rl_dynamic_day_gives_the_same_schedule_with_and_without_numba():
     """A whole day of rl_dynamic.yaml (failures, stragglers, noise, arrivals) with the shipped checkpoint:
     the compiled observation and forward give the schedule of the numpy ones, start for start."""
     from pathlib import Path
 
+    from simsched.learned.rl.features import numpy_path
     from simsched.learned.rl.policy import RLPolicy
     from simsched.run.streams import simulate_stream
     from simsched.scenario import load_scenario
 
     sc = load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / "streams" / "rl_dynamic.yaml")
     fast = RLPolicy(checkpoint="rl_dynamic")
-    assert fast.model.numpy_actor.compiled
     a = simulate_stream(sc, "rl", int(sc.seed) + 3, scheduler=fast).schedule
-    without_numba(monkeypatch)
+    assert fast.model.numpy_actor.compiled
     slow = RLPolicy(checkpoint="rl_dynamic")
-    slow.actor = NumpyActor(slow.model.state_dict(), len(slow.model.numpy_actor.layers), compiled=False)
-    b = simulate_stream(sc, "rl", int(sc.seed) + 3, scheduler=slow).schedule
+    slow.actor = NumpyActor(fast.model.state_dict(), len(fast.model.numpy_actor.layers), compiled=False)
+    with numpy_path():
+        b = simulate_stream(sc, "rl", int(sc.seed) + 3, scheduler=slow).schedule
     assert a.processor.size > 100
     for x, y in ((a.processor, b.processor), (a.start, b.start), (a.finish, b.finish)):
         assert np.array_equal(x, y, equal_nan=True)

@@ -7,8 +7,9 @@ baseline / measured, so the target "within 10x srjf-eft" is a ratio >= 0.1):
 
 * ``rl`` with its compiled forward (:mod:`simsched.learned.rl.fastnet_kernel`, one call per placement),
   what ``simsched run`` uses when numba is installed;
-* ``rl`` with the numpy forward (:mod:`simsched.learned.rl.fastnet` through numpy calls, one BLAS
-  thread), the path it replaced and the fallback without numba;
+* ``rl`` with the numpy observation and forward (:mod:`simsched.learned.rl.features` and
+  :mod:`simsched.learned.rl.fastnet` through numpy calls, one BLAS thread), the path it replaced and
+  what runs without numba;
 * ``rl`` with the torch network (one torch thread), the path before that;
 * whether all three made the same decisions (equal schedules on every day).
 
@@ -20,6 +21,7 @@ one day (:func:`logit_agreement`).  Cost: 4 x days + 1 stream runs in one proces
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
@@ -46,7 +48,7 @@ class _Timed:
 
 
 FORWARDS = {"rl": "compiled forward", "rl-numpy": "numpy forward", "rl-torch": "torch forward"}
-"""The ``rl`` forwards timed, by label."""
+"""The ``rl`` forwards timed, by label ("numpy": observation and forward through numpy calls)."""
 
 
 def measure_rl(days: int) -> dict:
@@ -56,6 +58,7 @@ def measure_rl(days: int) -> dict:
     import numpy as np
 
     from simsched.learned.rl.fastnet import NumpyActor, compiled_available
+    from simsched.learned.rl.features import numpy_path
     from simsched.run.streams import simulate_stream, stream_of
     from simsched.scenario import load_scenario
     from simsched.schedulers import registry
@@ -80,7 +83,8 @@ def measure_rl(days: int) -> dict:
                 if label == "rl-numpy":
                     policy.actor = numpy_actor
             timed = _Timed(policy)
-            run = simulate_stream(sc, label, seed, stream=stream, scheduler=timed)
+            with numpy_path() if label == "rl-numpy" else contextlib.nullcontext():  # as without numba
+                run = simulate_stream(sc, label, seed, stream=stream, scheduler=timed)
             out[label]["cpu_s"] += timed.cpu_s
             out[label]["calls"] += timed.calls
             finish[label] = (run.schedule.processor, run.schedule.finish)

@@ -185,10 +185,10 @@ def encode(h0, x0, indptr, indices, vals, task_job, n_jobs, procs, jobs, glob,
         _row(u_glob, w_lg[layer], v_glob)
         for c in range(H):
             v_glob[c] += b_l[layer, c]
-        if layer == 0:
-            x[:] = x0
-        else:
+        src = x0  # the first round's product, kept per row by first_round
+        if layer > 0:
             _rows(h, w_hfb[layer], x)
+            src = x
         # row i: its own term x[i, :H] (the CSR's diagonal), predecessors' x[j, H:2H], successors' x[k, 2H:]
         for i in range(n):
             pre[:] = 0
@@ -197,7 +197,7 @@ def encode(h0, x0, indptr, indices, vals, task_job, n_jobs, procs, jobs, glob,
                 r, part = col // 3, (col % 3) * H
                 v = vals[e]
                 for c in range(H):
-                    pre[c] += v * x[r, part + c]
+                    pre[c] += v * src[r, part + c]
             jt = task_job[i]
             for c in range(H):
                 h[i, c] = _tanh(pre[c] + (v_job[jt, c] + v_glob[c])) + h[i, c]

@@ -20,7 +20,10 @@ same features.  Cost per call O(n + e + k m) for k ready tasks, vectorised.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -231,9 +234,7 @@ def _rows_of(info: StaticInfo, view: DecisionView) -> _Rows:
 
 
 @functools.lru_cache(maxsize=1)
-def _kernel():  # -> the compiled module, or None
-    """:mod:`simsched.learned.rl.fastnet_kernel` when numba is installed (extra ``simsched[fast]``), else
-    None (numpy calls, the same arrays).  Found once."""
+def _compiled_module():  # -> the compiled module, or None
     import importlib.util
 
     if importlib.util.find_spec("numba") is None:
@@ -241,6 +242,27 @@ def _kernel():  # -> the compiled module, or None
     from simsched.learned.rl import fastnet_kernel
 
     return fastnet_kernel
+
+
+_NUMPY_ONLY = threading.local()
+
+
+def _kernel():  # -> the compiled module, or None
+    """:mod:`simsched.learned.rl.fastnet_kernel` when numba is installed (extra ``simsched[fast]``) and
+    this thread is not inside :func:`numpy_path`, else None (numpy calls, the same arrays).  O(1)."""
+    return None if getattr(_NUMPY_ONLY, "on", False) else _compiled_module()
+
+
+@contextlib.contextmanager
+def numpy_path() -> Iterator[None]:
+    """Observations through numpy calls inside the block (this thread), as without numba: the
+    reference the bench times and the tests compare with."""
+    before = getattr(_NUMPY_ONLY, "on", False)
+    _NUMPY_ONLY.on = True
+    try:
+        yield
+    finally:
+        _NUMPY_ONLY.on = before
 
 
 def observe(info: StaticInfo, view: DecisionView) -> Observation:
