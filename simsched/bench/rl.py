@@ -143,8 +143,8 @@ def bench_rl(quick: bool = False) -> list[dict]:
                          size=f"{size}, {r[label]['calls']:,} rl decisions", measured=per[label],
                          baseline=per["srjf-eft"], ratio=ratio, unit="ms",
                          target=f"<= {TARGET:g}x srjf-eft (ratio >= {1 / TARGET:g})", ok=ratio >= 1 / TARGET))
-    rows.append(dict(what=f"rl {', '.join(f.split(',')[0] for f in forwards.values())}s: same decisions (equal "
-                     "schedules)", size=size,
+    names = "compiled, numpy and torch" if r["compiled"] else "numpy and torch"
+    rows.append(dict(what=f"rl {names} forwards: same decisions (equal schedules)", size=size,
                      measured=None, baseline=None, ratio=None, unit="ms", target="equal", ok=bool(r["same"])))
     if r["compiled"]:
         a = logit_agreement(1)
