@@ -1,4 +1,8 @@
-"""The ``rl`` policy network's greedy forward pass in numpy, for decisions at run time.
+"""The ``rl`` policy network's greedy forward pass outside torch, for decisions at run time.
+
+With numba installed (extra ``simsched[fast]``) :class:`NumpyActor` decides in one compiled call per
+placement (:mod:`simsched.learned.rl.fastnet_kernel`, the same actions; :meth:`NumpyActor.logits` and
+:func:`torch_logits` compare its logits with torch's); without it, through the numpy calls below.
 
 :class:`NumpyActor` holds the weights of a trained :class:`~simsched.learned.rl.nets.ActorCritic`
 as float32 arrays and computes exactly the layers of ``ActorCritic.forward(..., greedy=True)`` for
