@@ -1,4 +1,8 @@
-"""The ``rl`` policy network's greedy forward pass in numpy, for decisions at run time.
+"""The ``rl`` policy network's greedy forward pass outside torch, for decisions at run time.
+
+With numba installed (extra ``simsched[fast]``) :class:`NumpyActor` decides in one compiled call per
+placement (:mod:`simsched.learned.rl.fastnet_kernel`, the same actions; :meth:`NumpyActor.logits` and
+:func:`torch_logits` compare its logits with torch's); without it, through the numpy calls below.
 
 :class:`NumpyActor` holds the weights of a trained :class:`~simsched.learned.rl.nets.ActorCritic`
 as float32 arrays and computes exactly the layers of ``ActorCritic.forward(..., greedy=True)`` for
@@ -84,15 +88,24 @@ class _Structure:
     next observation has the same (checked exactly, O(n + e)): rows change only when a job arrives
     or finishes, so most decisions reuse it."""
 
-    __slots__ = ("edges", "task_job", "n_jobs", "prop", "means", "first")
+    __slots__ = ("edges", "task_job", "n_jobs", "prop", "means", "first", "csr", "buffers")
 
-    def __init__(self, obs: Observation) -> None:
+    def __init__(self, obs: Observation, compiled: bool = False) -> None:
         n = obs.nodes.shape[0]
         self.edges, self.task_job, self.n_jobs = obs.edges, obs.task_job, obs.jobs.shape[0]
         self.prop = _propagation(obs.edges[0], obs.edges[1], n)
-        self.means = _means(obs.task_job, self.n_jobs)
         self.first: tuple[np.ndarray, ...] | None = None
         """``(nodes, nodes W, h0, h0 W_hfb)`` of the last observation, per row (see ``_first``)."""
+        self.buffers: list | None = None
+        """The compiled path's ``[last nodes, nodes W, h0, h0 W_hfb, valid]``, updated in place."""
+        if compiled:  # the CSR arrays and row jobs as the kernel reads them; no dense mean matrix
+            self.csr = (self.prop.indptr.astype(np.int64), self.prop.indices.astype(np.int64),
+                        np.ascontiguousarray(self.prop.data, dtype=np.float32))
+            self.task_job = np.ascontiguousarray(obs.task_job, dtype=np.int64)
+            self.means = None
+        else:
+            self.csr = None
+            self.means = _means(obs.task_job, self.n_jobs)
 
     def fits(self, obs: Observation) -> bool:
         return (self.n_jobs == obs.jobs.shape[0]
@@ -116,7 +129,7 @@ class NumpyActor:
     pair, job and global features) are read from the weights, so any checkpoint of this
     architecture loads."""
 
-    def __init__(self, state: Mapping[str, Any], layers: int) -> None:
+    def __init__(self, state: Mapping[str, Any], layers: int, compiled: bool | None = None) -> None:
         st = {k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)) for k, v in state.items()}
         w_inp, self.b_inp = _linear(st, "encoder.inp")
         H = self.b_inp.size
@@ -143,18 +156,67 @@ class NumpyActor:
         self.w_p_h, self.w_p_p, self.w_p_pair, self.w_p_g = w[:H], w[H:2 * H], w[2 * H:-H], w[-H:]
         self.p2 = _linear(st, "proc_head.2")
         self._local = threading.local()  # the cached structure, per thread (agents share an actor)
+        self.compiled = compiled_available() if compiled is None else bool(compiled)
+        """Decide in one compiled call per placement (:mod:`~simsched.learned.rl.fastnet_kernel`, needs
+        numba; the default when it is installed), else through numpy calls: the same actions."""
+        self._kernel = None
+        if self.compiled:
+            from simsched.learned.rl import fastnet_kernel  # fails here, not mid-run
+
+            self._kernel = fastnet_kernel
+
+            c = np.ascontiguousarray
+            L = len(self.layers)
+            self._enc_w = (*self.proc0, *self.proc2, c(self.w_job_f), self.b_job, c(self.w_glob_f), c(self.w_glob_p),
+                           self.b_glob,
+                           c(np.stack([w for w, _, _ in self.layers]) if L else np.zeros((0, H, 3 * H), np.float32)),
+                           c(np.stack([blk[:H, :H] for _, blk, _ in self.layers]) if L
+                             else np.zeros((0, H, H), np.float32)),
+                           c(np.stack([blk[H:, H:] for _, blk, _ in self.layers]) if L
+                             else np.zeros((0, H, H), np.float32)),
+                           c(np.stack([b for _, _, b in self.layers]) if L else np.zeros((0, H), np.float32)),
+                           c(self.w_sum[:, :H]), c(self.w_sum[:, H:]))
+            self._first_w = (self.w_nodes, self.b_inp, c(self.w_first))
+            self._head_w = (c(self.w_task_h), c(self.w_task_job), c(self.w_task_g), self.b_task, c(self.task2[0]),
+                            self.task2[1], c(self.w_p_h), c(self.w_p_p), c(self.w_p_pair), c(self.w_p_g), self.b_p,
+                            c(self.p2[0]), self.p2[1])
 
     def structure(self, obs: Observation) -> _Structure:
         """The cached :class:`_Structure` if it fits ``obs``, else a new one (then cached, per
         thread).  O(n + e) to check, O(n J + e log e) to build."""
         st = getattr(self._local, "structure", None)
         if st is None or not st.fits(obs):
-            st = self._local.structure = _Structure(obs)
+            st = self._local.structure = _Structure(obs, self.compiled)
         return st
+
+    def _compiled_encode(self, obs: Observation) -> tuple:
+        """:meth:`encode` in compiled code, ``(h, p, job, g, nodes W, structure)``: the first round's
+        changed rows updated in the structure's buffers, then every round in one call."""
+        k = self._kernel
+        H = self.hidden
+        st = self.structure(obs)
+        nodes = np.ascontiguousarray(obs.nodes, dtype=np.float32)
+        buf = st.buffers
+        if buf is None or buf[0].shape != nodes.shape:
+            n = nodes.shape[0]
+            buf = st.buffers = [np.empty_like(nodes), np.empty((n, self.w_nodes.shape[1]), np.float32),
+                                np.empty((n, H), np.float32), np.empty((n, self._first_w[2].shape[1]), np.float32),
+                                False]
+        last, nw, h0, x0, valid = buf
+        k.first_round(nodes, last, valid, *self._first_w, nw, h0, x0)
+        buf[4] = True
+        f32 = np.float32
+        h, p, job, g = k.encode(h0, x0, *st.csr, st.task_job, st.n_jobs, np.ascontiguousarray(obs.procs, dtype=f32),
+                                np.ascontiguousarray(obs.jobs, dtype=f32), np.ascontiguousarray(obs.globals, dtype=f32),
+                                *self._enc_w)
+        return h, p, job, g, nw, st
 
     def encode(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(h, p, job, g, nodes W)`` as :meth:`GraphEncoder.forward` for a batch of one (``g`` of
         shape (H,); ``nodes W``: the node features' product for the task head).  O(layers (n + e) H^2)."""
+        if self.compiled:
+            h, p, job, g, nw, _ = self._compiled_encode(obs)
+            return h, p, job, g, nw[:, self.hidden:]
         n, H = obs.nodes.shape[0], self.hidden
         st = self.structure(obs)
         J, tj = st.n_jobs, st.task_job
@@ -181,6 +243,23 @@ class NumpyActor:
         u = np.tanh(means @ h @ w_sum + const)
         job, g = u[:J, :H], u[J, H:]
         return h, p, job, g, nw[:, H:]
+
+    def _compiled_heads(self, obs: Observation) -> tuple:
+        """``(row, processor, task logits of the ready rows, processor logits of the row)`` in compiled
+        code (:func:`~simsched.learned.rl.fastnet_kernel.heads`)."""
+        h, p, job, g, nw, st = self._compiled_encode(obs)
+        c = np.ascontiguousarray
+        return self._kernel.heads(h, p, job, g, nw, st.task_job, c(obs.task_mask), c(obs.proc_mask),
+                                  c(obs.pairs, dtype=np.float32), *self._head_w)
+
+    def logits(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(task logits of the ready rows in row order, processor logits of the greedy row (-1e9 where
+        masked), that row)`` of the compiled path, for comparing with torch's (the bench and tests).
+        O(as :meth:`act`)."""
+        if not self.compiled:
+            raise ValueError("logits: the compiled path only (numba not installed or compiled=False)")
+        t, _, tl, pl = self._compiled_heads(obs)
+        return tl, pl, int(t)
 
     def _first(self, st: _Structure, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(nodes W, h0, h0 W_hfb)``: the node features' products, the input embedding
@@ -210,6 +289,9 @@ class NumpyActor:
     def act(self, obs: Observation) -> tuple[int, int]:
         """The greedy ``(observation row, processor)`` of ``ActorCritic.forward(collate([obs]),
         greedy=True)``.  O(layers (n + e) H^2 + (k + m) H^2) for k ready tasks."""
+        if self.compiled and obs.nodes.shape[0]:
+            t, q, _, _ = self._compiled_heads(obs)
+            return int(t), int(q)
         h, p, job, g, nw = self.encode(obs)
         ready = np.flatnonzero(obs.task_mask)
         if ready.size:
@@ -255,9 +337,62 @@ def single_threaded_blas() -> Iterator[None]:
 
 
 @functools.lru_cache(maxsize=1)
+def compiled_available() -> bool:
+    """True when numba is installed (extra ``simsched[fast]``), so the actor decides in compiled code;
+    else one warning line per process says the numpy path is used and how to install numba.  O(1)."""
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is not None:
+        return True
+    import warnings
+
+    from simsched.extras import install_hint
+
+    warnings.warn(f"rl decides through numpy calls, several times the CPU per decision of its compiled path "
+                  f"(numba not installed; `{install_hint('fast')}` installs it)", stacklevel=2)
+    return False
+
+
+@functools.lru_cache(maxsize=1)
 def _blas_libraries() -> tuple:
     """threadpoolctl's controllers of the BLAS libraries loaded with numpy and scipy.  Found once."""
-    import scipy.sparse  # noqa: F401 - loaded first, so its BLAS is found too
+    import scipy.linalg  # noqa: F401 - loaded first (scipy's own BLAS; numba's import loads it too), so it is found
+    import scipy.sparse  # noqa: F401
     from threadpoolctl import ThreadpoolController
 
     return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
+
+
+def torch_logits(net: Any, obs: Observation, row: int) -> tuple[np.ndarray, np.ndarray]:
+    """The torch network's ``(task logits of the ready rows in row order, processor logits of row
+    ``row``, -1e9 where masked)`` for one observation: the layers of ``ActorCritic.forward`` before
+    their log-softmax, for comparing with :meth:`NumpyActor.logits`.  Imports torch.  O(as forward)."""
+    import torch
+
+    from simsched.learned.rl.nets import NEG as TORCH_NEG
+    from simsched.learned.rl.nets import collate
+
+    with torch.no_grad():
+        b = collate([obs])
+        h, p, job, g = net.encoder(b)
+        tl = net.task_head(torch.cat([h, job[b.task_job], g[b.node_graph], b.nodes], 1)).squeeze(1)
+        m = p.shape[0]
+        pair = torch.from_numpy(np.asarray(obs.pairs[row], dtype=np.float32))
+        pl = net.proc_head(torch.cat([h[row].expand(m, -1), p, pair, g.expand(m, -1)], 1)).squeeze(1)
+        pl = torch.where(torch.from_numpy(np.asarray(obs.proc_mask[row])), pl, torch.full_like(pl, TORCH_NEG))
+    return tl.numpy()[np.asarray(obs.task_mask, dtype=bool)], pl.numpy()
+
+
+def agreement(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float, bool, bool]:
+    """``(largest |difference|, gap between the best two of ``theirs`` (inf with one entry), exact
+    tie at the top, safe)`` of two logit vectors over the same entries (masked ones at -1e9 equal in
+    both).  ``safe``: the first-index argmax cannot differ by rounding (gap > 2 x difference) or both
+    tie exactly where they agree on the first index.  O(len)."""
+    if ours.size == 0:
+        return 0.0, np.inf, False, True
+    diff = float(np.max(np.abs(ours.astype(np.float64) - theirs)))
+    top = np.sort(theirs.astype(np.float64))[::-1]
+    gap = float(top[0] - top[1]) if top.size > 1 else np.inf
+    tie = gap == 0.0
+    safe = gap > 2 * diff or (tie and int(np.argmax(ours)) == int(np.argmax(theirs)))
+    return diff, gap, tie, safe

@@ -20,6 +20,10 @@ same features.  Cost per call O(n + e + k m) for k ready tasks, vectorised.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -167,6 +171,7 @@ class _Rows:
     job_work: np.ndarray
     job_arrival: np.ndarray
     cost: np.ndarray  # (n,) mean cost of each row
+    row_tasks: np.ndarray  # (n,) int64 task of each row (``rows``, or 0..n-1 when rows is None)
 
 
 def _clip(x: np.ndarray) -> np.ndarray:
@@ -179,6 +184,9 @@ def _frozen(*arrays: np.ndarray) -> None:
         a.setflags(write=False)
 
 
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
 def _rows_of(info: StaticInfo, view: DecisionView) -> _Rows:
     """The :class:`_Rows` of ``view``: the cached one when the observed rows are those of the last
     call (row sets change only when a job arrives or finishes), else built again (and cached).  The
@@ -186,13 +194,21 @@ def _rows_of(info: StaticInfo, view: DecisionView) -> _Rows:
     build."""
     prob, g = info.problem, info.problem.graph
     rows: np.ndarray | None = None
-    if info.arrived_only:
-        open_jobs = _open_jobs(info, view)
-        if not (open_jobs.all() and (g.arrival <= view.now).all()):
-            rows = np.flatnonzero(open_jobs[info.jobs] & (g.arrival <= view.now))
     last = info.rows_cache
-    if last is not None and (last.rows is None if rows is None
-                             else last.rows is not None and np.array_equal(last.rows, rows)):
+    same: bool | None = None  # rows equal to the last call's (None: not tested yet)
+    if info.arrived_only:
+        kernel = _kernel()
+        if kernel is not None:  # the same rows and test in one compiled pass
+            open_jobs, rows, every, same = kernel.open_rows(
+                info.jobs, view.finish, info.job_arrival, g.arrival, float(view.now),
+                _NO_ROWS if last is None or last.rows is None else last.rows)
+            rows = None if every else rows
+        else:
+            open_jobs = _open_jobs(info, view)
+            if not (open_jobs.all() and (g.arrival <= view.now).all()):
+                rows = np.flatnonzero(open_jobs[info.jobs] & (g.arrival <= view.now))
+    if last is not None and (last.rows is None if rows is None else last.rows is not None and (
+            np.array_equal(last.rows, rows) if same is None else same)):
         return last
     if rows is not None:
         rows, s, base, speed = _arrived_view(info, view, open_jobs)
@@ -205,15 +221,48 @@ def _rows_of(info: StaticInfo, view: DecisionView) -> _Rows:
         jpos[job_kept] = np.arange(job_kept.size)
         out = _Rows(rows, pos, s, base, speed, edges, g.edge_src[keep], edges[1], g.arrival[rows],
                     g.in_degree[rows], jpos[info.jobs[rows]], info.job_work[job_kept], info.job_arrival[job_kept],
-                    info.raw[rows, 0])
+                    info.raw[rows, 0], rows.astype(np.int64))
         _frozen(*(a for a in vars(out).values() if isinstance(a, np.ndarray)))
     else:
         edges = np.stack([g.edge_src, g.edge_dst]).astype(np.int64)
         _frozen(edges)
         out = _Rows(None, None, info.scale, info.base, info.speed, edges, g.edge_src, g.edge_dst, g.arrival,
-                    g.in_degree, info.jobs, info.job_work, info.job_arrival, info.raw[:, 0])
+                    g.in_degree, info.jobs, info.job_work, info.job_arrival, info.raw[:, 0],
+                    np.arange(prob.n_tasks, dtype=np.int64))
     info.rows_cache = out
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled_module():  # -> the compiled module, or None
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
+        return None
+    from simsched.learned.rl import fastnet_kernel
+
+    return fastnet_kernel
+
+
+_NUMPY_ONLY = threading.local()
+
+
+def _kernel():  # -> the compiled module, or None
+    """:mod:`simsched.learned.rl.fastnet_kernel` when numba is installed (extra ``simsched[fast]``) and
+    this thread is not inside :func:`numpy_path`, else None (numpy calls, the same arrays).  O(1)."""
+    return None if getattr(_NUMPY_ONLY, "on", False) else _compiled_module()
+
+
+@contextlib.contextmanager
+def numpy_path() -> Iterator[None]:
+    """Observations through numpy calls inside the block (this thread), as without numba: the
+    reference the bench times and the tests compare with."""
+    before = getattr(_NUMPY_ONLY, "on", False)
+    _NUMPY_ONLY.on = True
+    try:
+        yield
+    finally:
+        _NUMPY_ONLY.on = before
 
 
 def observe(info: StaticInfo, view: DecisionView) -> Observation:
@@ -233,6 +282,19 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
     edges, arrival, indeg, task_job = r.edges, r.arrival, r.indeg, r.task_job
     job_work, job_arrival, open_src, open_dst = r.job_work, r.job_arrival, r.open_src, r.open_dst
     n = base.shape[0]
+    kernel = _kernel()
+    if kernel is not None:  # the same arrays in one compiled call (see fastnet_kernel.observe_fill)
+        k = view.ready
+        ct = view.completion_times(k) if k.size else np.zeros((0, m))
+        nodes, procs, completion, pairs, jobs, ready, proc_mask, done = kernel.observe_fill(
+            base, view.finish, view.processor, r.row_tasks, k, ready_rows, open_src, open_dst, indeg, arrival,
+            rows is None, float(now), float(s), view.available, view.idle, speed, prob.W, ct, task_job, r.cost,
+            job_work, job_arrival, prob.eligible, CLIP)
+        glob = np.array([min(now / s, CLIP), np.count_nonzero(done) / n, k.size / n,
+                         np.count_nonzero(view.idle) / m], dtype=np.float32)
+        if not np.isfinite(glob).all():
+            np.nan_to_num(glob, copy=False, nan=0.0, posinf=CLIP, neginf=0.0)
+        return Observation(nodes, edges, procs, pairs, jobs, task_job, glob, ready, proc_mask, completion, rows)
     done = ~np.isnan(finish)
     assigned = processor >= 0
     ready = np.zeros(n, dtype=bool)

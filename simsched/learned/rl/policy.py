@@ -125,6 +125,10 @@ class _Agent(OneByOne, RangeChecked):
     """Decide with the torch network instead of its numpy forward (:mod:`~simsched.learned.rl.fastnet`,
     the same actions); for tests and the rollout's candidate scores."""
 
+    actor = None
+    """The :class:`~simsched.learned.rl.fastnet.NumpyActor` that decides (None: the checkpoint's shared
+    one, compiled when numba is installed); the bench and tests set one that goes through numpy calls."""
+
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         if self.torch_forward or getattr(self, "rollout", 0) or self.kind != "rl":
             import torch
@@ -182,8 +186,8 @@ class _Agent(OneByOne, RangeChecked):
             self.n_seen = view.problem.n_tasks
         if self.rule is not None:
             return self.rule.decide(view)
-        if self.kind != "rl" or self.torch_forward:
-            return super().decide(view)
+        if self.kind != "rl" or self.torch_forward or (self.actor or self.model.numpy_actor).compiled:
+            return super().decide(view)  # the compiled forward calls no BLAS: no thread limit to set
         from simsched.learned.rl.fastnet import single_threaded_blas
 
         with single_threaded_blas():  # tiny matrices: one BLAS thread (once per decision point)
@@ -304,7 +308,7 @@ class RLPolicy(_Agent):
             if runnable.any():
                 obs.proc_mask, obs.task_mask = mask, runnable
         if not self.rollout and not self.torch_forward:
-            t, p = self.model.numpy_actor.act(obs)
+            t, p = (self.actor or self.model.numpy_actor).act(obs)
             task = obs.task_of(t)
             self._finish = (task, int(p), float(obs.completion[t, p]))  # for assume(): computed already
             return task, int(p)
