@@ -161,13 +161,10 @@ def test_numpy_forward_takes_torch_action_with_the_world_block():
         assert [fast.act(o) for o in obs] == [torch_action(o) for o in obs]
 
 
-needs_worlds = pytest.mark.skipif(not WORLDS.is_file(), reason="rl_worlds.pt not shipped")
-
-
-@needs_worlds
 def test_the_worlds_checkpoint_loads_observes_the_world_and_records_its_range():
     from simsched.learned.rl import checkpoint
 
+    assert WORLDS.is_file()
     agent = registry.create("rl", checkpoint="rl_worlds")
     assert agent.world_obs and agent.arrived_only
     cfg = checkpoint.load(agent.checkpoint, "rl")["config"]
@@ -176,11 +173,12 @@ def test_the_worlds_checkpoint_loads_observes_the_world_and_records_its_range():
     assert rng.processors[0] <= 8 <= rng.processors[1]  # the bar's 6 CPUs + 2 GPUs
     assert rng.speed_ratio[0] <= 3.0 <= rng.speed_ratio[1]
     assert rng.load is not None and rng.tasks is not None
-    net = agent.model
-    assert net.encoder.glob_inp.in_features == GLOBAL_FEATURES + WORLD_OBS + 2 * net.encoder.hidden
+    from simsched.learned.rl.policy import _load
+
+    net = _load("rl", agent.checkpoint)
+    assert net.world_obs and net.encoder.glob_inp.in_features == GLOBAL_FEATURES + WORLD_OBS + 2 * net.encoder.hidden
 
 
-@needs_worlds
 def test_the_worlds_checkpoint_stays_in_range_on_the_bar_and_decides_as_torch():
     from simsched.learned.rl.policy import GuardWarning
 
@@ -198,7 +196,6 @@ def test_the_worlds_checkpoint_stays_in_range_on_the_bar_and_decides_as_torch():
     np.testing.assert_array_equal(runs[0].schedule.start, runs[1].schedule.start)
 
 
-@needs_worlds
 def test_the_worlds_checkpoint_passes_the_no_future_contract():
     from simsched.testing.contract import check_scheduler
     from simsched.testing.strategies import ProblemSpace

@@ -16,6 +16,12 @@ stream share no edges.  Without it (the default, single DAGs and ``rl-world``) r
 derived from the view (``DecisionView.completion_times`` gives the expected finish of each ready
 task on each processor), so the env (engine-driven) and the online policies (``run_online``) see the
 same features.  Cost per call O(n + e + k m) for k ready tasks, vectorised.
+
+**World block** (``StaticInfo.of(..., world=WorldSeen())``, checkpoints trained with ``world_obs``):
+the global features gain :func:`world_block`, the :func:`world_description` of the arrived work (offered
+load so far, processor count, fast share and speed ratio, tasks per job, job-work spread, job width)
+with the failure rate seen so far, so one network can act differently in different worlds; without it
+(every older checkpoint) the observation is exactly the old one.
 """
 
 from __future__ import annotations

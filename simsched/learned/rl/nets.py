@@ -106,9 +106,10 @@ def segment_log_softmax(logits: torch.Tensor, seg: torch.Tensor, size: int) -> t
 class GraphEncoder(nn.Module):
     """Task, job and global embeddings of a :class:`Batch` (see the module docstring)."""
 
-    def __init__(self, hidden: int = 64, layers: int = 3, global_features: int = GLOBAL_FEATURES) -> None:
+    def __init__(self, hidden: int = 64, layers: int = 3, global_features: int | None = None) -> None:
         super().__init__()
         self.hidden = hidden
+        global_features = GLOBAL_FEATURES if global_features is None else global_features
         self.inp = nn.Linear(NODE_FEATURES, hidden)
         self.proc_inp = mlp(PROC_FEATURES, hidden, hidden)
         self.job_inp = nn.Linear(JOB_FEATURES + hidden, hidden)
@@ -139,9 +140,10 @@ class GraphEncoder(nn.Module):
 class ActorCritic(nn.Module):
     """GNN encoder + task head + processor head conditioned on the task + value head.
     ``global_features``: width of the observation's global features (:data:`GLOBAL_FEATURES`, plus
-    :data:`~simsched.learned.rl.features.WORLD_OBS` when the world description is observed)."""
+    :data:`~simsched.learned.rl.features.WORLD_OBS` when the world description is observed; None:
+    :data:`GLOBAL_FEATURES`)."""
 
-    def __init__(self, hidden: int = 64, layers: int = 3, global_features: int = GLOBAL_FEATURES) -> None:
+    def __init__(self, hidden: int = 64, layers: int = 3, global_features: int | None = None) -> None:
         super().__init__()
         self.encoder = GraphEncoder(hidden, layers, global_features)
         self.task_head = mlp(3 * hidden + NODE_FEATURES, hidden, 1)
