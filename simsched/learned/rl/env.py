@@ -10,9 +10,9 @@ happen at one instant; the simulation only advances when no processor is idle or
 Observation (a ``Dict`` of padded ``Box`` es, see :mod:`simsched.learned.rl.features`): ``nodes``
 (N, 12), ``edges`` (2, E) with ``n_edges``, ``procs`` (M, 4), ``pairs`` (N, M, 4), ``jobs`` (J, 4),
 ``task_job`` (N,), ``globals`` (4,; 13 with ``world_obs``: the world block of
-:func:`~simsched.learned.rl.features.world_block` after the four), ``n_tasks``/``n_procs``/``n_jobs``.  Action: ``MultiDiscrete
-([N, M])`` = (task, processor), chosen in two steps; ``info["action_mask"]`` holds ``"task"`` (N,)
-and ``"processor"`` (N, M) int8 masks.  An invalid action is replaced by the ready task of highest
+:func:`~simsched.learned.rl.features.world_block` after the four), ``n_tasks``/``n_procs``/``n_jobs``.
+Action: ``MultiDiscrete([N, M])`` = (task, processor), chosen in two steps; ``info["action_mask"]``
+holds ``"task"`` (N,) and ``"processor"`` (N, M) int8 masks.  An invalid action is replaced by the ready task of highest
 upward rank on its earliest-finish processor, flagged ``info["invalid_action"]`` and penalised by
 ``invalid_penalty``.
 
