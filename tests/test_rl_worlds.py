@@ -222,7 +222,8 @@ def test_worlds_family_episodes_carry_their_world_and_stay_in_the_train_space():
 def test_budget_cli_refuses_bad_options_in_one_line(capsys, tmp_path):
     from simsched.learned.rl.budget import main
 
-    for args in (["--budget-min", "nan"], ["--budget-min", "-1"], ["--select-days", "0"], ["--seed", "-3"]):
+    for args in (["--budget-min", "nan"], ["--budget-min", "-1"], ["--select-days", "0"], ["--seed", "-3"],
+                 ["--range-draws", "0"], ["--bc-episodes", "0"], ["--bar-days", "-1"]):
         assert main(["worlds", "-o", str(tmp_path / "o"), *args]) == 2
         out = capsys.readouterr().out.strip().splitlines()
         assert len(out) == 1 and out[0].startswith("error: --")

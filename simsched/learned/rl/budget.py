@@ -261,23 +261,30 @@ def worlds_config(out: Path, seed: int):  # -> TrainConfig
 
 
 def train_across_worlds(out: Path, budget_s: float, *, seed: int = 0, select_days: int = 6,
+                        bar_days: int | None = None, range_draws: int = WORLDS_RANGE_DRAWS,
+                        bc_episodes: int = 48, bc_epochs: int = 8, episodes_per_iter: int = 4,
                         progress: Callable[[float, dict], None] | None = None) -> dict:
     """``rl`` trained across worlds (``OUT/rl.pt``; shipped as ``rl_worlds.pt``): cloning of srjf-eft
     then PPO on worlds of the ``train`` seed space (:func:`clone_then_ppo`, ``budget_s`` CPU seconds
     in all), every candidate scored on ``select_days`` worlds of the ``select`` space plus as many
-    ``select`` days of ``scenarios/streams/rl_dynamic.yaml`` (:func:`simsched.learned.rl.worlds.world_days`,
-    ``bar_days``).  The training range (for the guard) is measured on :data:`WORLDS_RANGE_DRAWS`
-    training worlds and stored in the checkpoint's metadata.  Returns ``{"history", "best",
+    ``select`` days of ``scenarios/streams/rl_dynamic.yaml`` (``bar_days`` of them if given;
+    :func:`simsched.learned.rl.worlds.world_days`, ``bar_days``).  The training range (for the guard)
+    is measured on the first ``range_draws`` training worlds and stored in the checkpoint's metadata;
+    training worlds start after :data:`WORLDS_RANGE_DRAWS` (a window per seed).  ``bc_episodes``,
+    ``bc_epochs``, ``episodes_per_iter``: the config's cloning and PPO sizes.  Returns ``{"history", "best",
     "clone_ratio"}``.  Cost: the budget plus the selection's srjf-eft runs and range draws."""
+    from simsched.learned.rl import worlds
     from simsched.learned.rl.family import WorldsFamily
     from simsched.learned.rl.policy import episodes_range
-    from simsched.learned.rl.worlds import bar_days, world_days
 
+    world_days = worlds.world_days
     cfg = worlds_config(out, seed)
+    cfg.ppo.bc_episodes, cfg.ppo.bc_epochs, cfg.ppo.episodes_per_iter = bc_episodes, bc_epochs, episodes_per_iter
     c0 = time.process_time()
     fam = WorldsFamily()
-    span = episodes_range("rl_worlds", (fam.draw(k) for k in range(WORLDS_RANGE_DRAWS)))
-    selector = _Selector(world_days("select", 0, select_days) + bar_days("select", select_days))
+    span = episodes_range("rl_worlds", (fam.draw(k) for k in range(range_draws)))
+    bar = select_days if bar_days is None else bar_days
+    selector = _Selector(world_days("select", 0, select_days) + (worlds.bar_days("select", bar) if bar else []))
     first = WORLDS_RANGE_DRAWS + (seed % 1024) * 4096  # training worlds after the range's draws
     history, best = clone_then_ppo(cfg, out, budget_s, selector, first, progress=progress,
                                    meta={"range": span, "select_days": select_days}, c0=c0)
@@ -301,7 +308,18 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--budget-min", type=float, default=20.0)
     w.add_argument("--select-days", type=int, default=6)
     w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--bar-days", type=int, default=None, help="select days of rl_dynamic.yaml (default: --select-days)")
+    w.add_argument("--range-draws", type=int, default=WORLDS_RANGE_DRAWS)
+    w.add_argument("--bc-episodes", type=int, default=48)
+    w.add_argument("--bc-epochs", type=int, default=8)
+    w.add_argument("--episodes-per-iter", type=int, default=4)
     a = p.parse_args(argv)
+    for name, lo, hi in (("bar_days", 0, MAX_DAYS), ("range_draws", 1, 1000), ("bc_episodes", 1, 10000),
+                         ("bc_epochs", 1, 1000), ("episodes_per_iter", 1, 1000)):
+        v = getattr(a, name)
+        if v is not None and not lo <= v <= hi:
+            print(f"error: --{name.replace('_', '-')}: expected {lo} to {hi}, got {v}")
+            return 2
     if not (math.isfinite(a.budget_min) and 0 < a.budget_min <= MAX_BUDGET_MIN):
         print(f"error: --budget-min: expected minutes in (0, {MAX_BUDGET_MIN:g}], got {a.budget_min}")
         return 2
@@ -320,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)  # CPU seconds are the budget: one thread is the cheapest per update
     try:
         res = train_across_worlds(Path(a.output), 60.0 * a.budget_min, seed=a.seed, select_days=a.select_days,
-                                  progress=show)
+                                  bar_days=a.bar_days, range_draws=a.range_draws, bc_episodes=a.bc_episodes,
+                                  bc_epochs=a.bc_epochs, episodes_per_iter=a.episodes_per_iter, progress=show)
     except SimschedError as exc:
         print(f"error: {exc}")
         return 2
