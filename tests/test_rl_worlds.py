@@ -228,3 +228,20 @@ def test_budget_cli_refuses_bad_options_in_one_line(capsys, tmp_path):
         out = capsys.readouterr().out.strip().splitlines()
         assert len(out) == 1 and out[0].startswith("error: --")
     assert not (tmp_path / "o").exists()
+
+
+def test_rl_without_a_checkpoint_uses_rl_worlds_on_job_streams_and_rl_pt_on_single_dags():
+    from simsched.learned.rl.policy import RLPolicy
+
+    problem = stream_problem(6, sizes=(6, 9, 4, 12))
+    default, named = RLPolicy(), RLPolicy(checkpoint="rl_worlds")
+    runs = [run_online(problem, agent)[0] for agent in (default, named)]
+    assert default.checkpoint.endswith("rl_worlds.pt") and default.world_obs and default.rule is None
+    np.testing.assert_array_equal(runs[0].processor, runs[1].processor)
+    np.testing.assert_array_equal(runs[0].start, runs[1].start)
+    dag = Problem(GENERATORS["random"](20, rng=np.random.default_rng(1), processors=4), problem.platform)
+    single = RLPolicy()
+    run_online(dag, single)
+    assert single.checkpoint.endswith("rl.pt") and not single.world_obs
+    line = RLPolicy().range_warning(problem, "rl")  # the runner's check, before the run: rl_worlds's range
+    assert line is None

@@ -113,6 +113,11 @@ def _stream_range(checkpoint: str, scenario: Path):  # -> TrainingRange
     return range_of(ident, episodes_range(ident, (fam.draw(s) for s in range(RANGE_DRAWS))))
 
 
+STREAM_DEFAULT = "rl_worlds"
+"""The shipped checkpoint ``rl`` uses on a job stream when no checkpoint is named (trained across
+worlds, docs/rl.md); single DAGs keep ``rl.pt``."""
+
+
 class GuardWarning(DataRepairWarning):
     """A learned agent met a world outside its training range and handed its decisions to the rule
     (printed by the command line as one plain ``warning:`` line, like an importer's repairs)."""
@@ -143,6 +148,8 @@ class _Agent(OneByOne, RangeChecked):
                     path = bundled
                     break
         self.checkpoint = str(path)
+        self.default_checkpoint = checkpoint is None
+        """No checkpoint named: ``rl`` switches to :data:`STREAM_DEFAULT` on a job stream."""
         model = _load(self.kind, self.checkpoint)  # a bad checkpoint fails here, so `validate` agrees with `run`
         self.arrived_only = bool(getattr(model, "arrived_only", False))  # as the network was trained
         self.world_obs = bool(getattr(model, "world_obs", False))
@@ -178,6 +185,13 @@ class _Agent(OneByOne, RangeChecked):
         job sizes, offered load: :meth:`TrainingRange.outside_stream`) lies outside the checkpoint's
         range, hand every later decision to the best rule, ``srjf-eft``, so the agent degrades to the
         rule and not below it; one :class:`GuardWarning` says so.  O(n + m)."""
+        stream = self.info.n_jobs > 1 or float(problem.graph.arrival.max(initial=0.0)) > 0.0
+        if self.default_checkpoint and stream and self._use_stream_default():
+            # a job stream and no checkpoint named: the one trained on streams, observing as it was
+            # trained, and its range decides from here on (rl.pt's fallback, if any, is lifted)
+            self.info = StaticInfo.of(problem, arrived_only=self.arrived_only,
+                                      world=WorldSeen() if self.world_obs else None)
+            self.rule, self.fallback_reasons = None, []
         if not self.guard or self.rule is not None:
             return
         reasons = self._range().outside_stream(problem, self.info.jobs, self.info.job_arrival)
@@ -222,10 +236,31 @@ class _Agent(OneByOne, RangeChecked):
         """The runner's one range warning (:class:`RangeChecked`), saying that the agent falls back
         to srjf-eft when its platform lies outside the range (the guard then decides nothing else to
         warn about).  O(n m + e)."""
+        from simsched.workloads.jobs import job_ids
+
+        if problem.n_tasks and int(job_ids(problem.graph).max()) > 0:  # a job stream: its checkpoint's range
+            self._use_stream_default()
         line = super().range_warning(problem, label, workload)
         if line and self.guard and self._range().outside_platform(problem.platform):
             line = line.replace("its plans may be poor", "it falls back to srjf-eft")
         return line
+
+    def _use_stream_default(self) -> bool:
+        """When no checkpoint was named and the agent is ``rl``, switch (once, for good) to the
+        shipped :data:`STREAM_DEFAULT` checkpoint, trained on job streams: its network, observation
+        flags and range.  True if it switched.  O(1) after the first load."""
+        if not (self.default_checkpoint and self.kind == "rl" and STREAM_DEFAULT):
+            return False
+        from simsched.learned.rl.checkpoint import shipped_path
+
+        self.default_checkpoint = False
+        self.checkpoint = str(shipped_path("rl").parent / f"{STREAM_DEFAULT}.pt")
+        for cache in ("_config_cache", "_training_range_cache"):
+            self.__dict__.pop(cache, None)
+        self.model = _load(self.kind, self.checkpoint)
+        self.arrived_only = bool(getattr(self.model, "arrived_only", False))
+        self.world_obs = bool(getattr(self.model, "world_obs", False))
+        return True
 
     def _config(self) -> dict:
         """The checkpoint's training config (cached per instance)."""
