@@ -207,7 +207,7 @@ def test_the_worlds_checkpoint_passes_the_no_future_contract():
 
 
 def test_worlds_family_episodes_carry_their_world_and_stay_in_the_train_space():
-    from simsched.learned.rl.family import WorldsFamily
+    from simsched.learned.rl.worldfamily import WorldsFamily
     from simsched.run.seedspace import space_of
 
     fam = WorldsFamily()

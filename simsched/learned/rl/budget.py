@@ -243,7 +243,7 @@ WORLDS_RANGE_DRAWS = 48
 
 def worlds_config(out: Path, seed: int):  # -> TrainConfig
     """The config of :func:`train_across_worlds`: episodes from the worlds sampler
-    (:class:`~simsched.learned.rl.family.WorldsFamily`), arrived-only observations with the world
+    (:class:`~simsched.learned.rl.worldfamily.WorldsFamily`), arrived-only observations with the world
     description (``world_obs``), the job-stream reward, cloning of srjf-eft, the network of
     ``rl_dynamic`` (hidden 64, 3 rounds).  Refuses a seed of the evaluate or fresh space.  O(1)."""
     from simsched.errors import SimschedError
@@ -274,8 +274,8 @@ def train_across_worlds(out: Path, budget_s: float, *, seed: int = 0, select_day
     ``bc_epochs``, ``episodes_per_iter``: the config's cloning and PPO sizes.  Returns ``{"history", "best",
     "clone_ratio"}``.  Cost: the budget plus the selection's srjf-eft runs and range draws."""
     from simsched.learned.rl import worlds
-    from simsched.learned.rl.family import WorldsFamily
     from simsched.learned.rl.policy import episodes_range
+    from simsched.learned.rl.worldfamily import WorldsFamily
 
     world_days = worlds.world_days
     cfg = worlds_config(out, seed)

@@ -162,7 +162,7 @@ class TrainConfig(_M):
     Stored in the checkpoint; checkpoints without it observe exactly as before."""
     worlds: bool = False
     """Draw every training episode from a different world of the worlds sampler
-    (:class:`~simsched.learned.rl.family.WorldsFamily`: platform shapes, loads, job mixes, failures;
+    (:class:`~simsched.learned.rl.worldfamily.WorldsFamily`: platform shapes, loads, job mixes, failures;
     ``train`` seed space) instead of ``scenario`` or ``stream_scenario``."""
     fixed_seed: int | None = Field(None, ge=0, le=2**63 - 1)
     seed: int = Field(0, ge=0, le=2**63 - 1)

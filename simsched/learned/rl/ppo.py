@@ -32,7 +32,7 @@ def make_family(cfg: TrainConfig):  # -> Family | StreamFamily
     from simsched.simulator.engine import Disruptions
 
     if cfg.worlds:
-        from simsched.learned.rl.family import WorldsFamily
+        from simsched.learned.rl.worldfamily import WorldsFamily
 
         return WorldsFamily()
     if cfg.stream_scenario is not None:
