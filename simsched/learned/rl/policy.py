@@ -297,7 +297,8 @@ class RLPolicy(_Agent):
     Model-free: PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016) on the SimPy-driven
     gymnasium env, as READYS (Grinsztajn et al. 2021) / Decima (Mao et al. 2019).  One GNN forward
     per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint, or the name of one
-    shipped with simsched (default: trained on single DAGs; ``rl_online``: trained on job streams).
+    shipped with simsched (default: ``rl.pt``, trained on single DAGs, and on a job stream
+    :data:`STREAM_DEFAULT`, trained across worlds; ``rl_dynamic``: trained on the bar's stream).
     ``threads``: torch CPU threads while it runs (default ``$SIMSCHED_TORCH_THREADS``, else 1).
 
     Decision-time search, Bertsekas' rollout at every placement (:mod:`simsched.learned.rl.rollout`):
