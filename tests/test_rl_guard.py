@@ -66,11 +66,11 @@ def test_the_single_dag_checkpoint_falls_back_on_streams_and_guard_false_keeps_t
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        agent = RLPolicy()
+        agent = RLPolicy(checkpoint="rl")  # named: the default switches to rl_worlds on streams
         run_online(prob, agent)
     assert agent.rule is not None and any("single DAGs" in r for r in agent.fallback_reasons)
     assert sum(issubclass(w.category, GuardWarning) for w in caught) == 1
-    free = RLPolicy(guard=False)
+    free = RLPolicy(checkpoint="rl", guard=False)
     run_online(prob, free)
     assert free.rule is None
     with pytest.raises(SimschedError, match="guard"):

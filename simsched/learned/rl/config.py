@@ -156,6 +156,14 @@ class TrainConfig(_M):
     """Observe only the tasks and jobs that have arrived (:mod:`simsched.learned.rl.features`): what an
     online scheduler can know; job-stream checkpoints set it.  Stored in the checkpoint, so ``rl``
     observes the way its network was trained."""
+    world_obs: bool = False
+    """Append the world description (:func:`~simsched.learned.rl.features.world_block`: offered load
+    so far, platform shape, job mix, failures seen; arrived work only) to the global features.
+    Stored in the checkpoint; checkpoints without it observe exactly as before."""
+    worlds: bool = False
+    """Draw every training episode from a different world of the worlds sampler
+    (:class:`~simsched.learned.rl.worldfamily.WorldsFamily`: platform shapes, loads, job mixes, failures;
+    ``train`` seed space) instead of ``scenario`` or ``stream_scenario``."""
     fixed_seed: int | None = Field(None, ge=0, le=2**63 - 1)
     seed: int = Field(0, ge=0, le=2**63 - 1)
     threads: int = Field(1, ge=1)

@@ -9,9 +9,10 @@ happen at one instant; the simulation only advances when no processor is idle or
 
 Observation (a ``Dict`` of padded ``Box`` es, see :mod:`simsched.learned.rl.features`): ``nodes``
 (N, 12), ``edges`` (2, E) with ``n_edges``, ``procs`` (M, 4), ``pairs`` (N, M, 4), ``jobs`` (J, 4),
-``task_job`` (N,), ``globals`` (4,), ``n_tasks``/``n_procs``/``n_jobs``.  Action: ``MultiDiscrete
-([N, M])`` = (task, processor), chosen in two steps; ``info["action_mask"]`` holds ``"task"`` (N,)
-and ``"processor"`` (N, M) int8 masks.  An invalid action is replaced by the ready task of highest
+``task_job`` (N,), ``globals`` (4,; 13 with ``world_obs``: the world block of
+:func:`~simsched.learned.rl.features.world_block` after the four), ``n_tasks``/``n_procs``/``n_jobs``.
+Action: ``MultiDiscrete([N, M])`` = (task, processor), chosen in two steps; ``info["action_mask"]``
+holds ``"task"`` (N,) and ``"processor"`` (N, M) int8 masks.  An invalid action is replaced by the ready task of highest
 upward rank on its earliest-finish processor, flagged ``info["invalid_action"]`` and penalised by
 ``invalid_penalty``.
 
@@ -45,8 +46,10 @@ from simsched.learned.rl.features import (
     NODE_FEATURES,
     PAIR_FEATURES,
     PROC_FEATURES,
+    WORLD_OBS,
     Observation,
     StaticInfo,
+    WorldSeen,
     observe,
 )
 from simsched.simulator.arrived import arrival_order
@@ -92,7 +95,8 @@ class SchedulingEnv(gym.Env):
 
     def __init__(self, family: Family | None = None, reward: str = "makespan", max_tasks: int = 64,
                  max_procs: int = 4, max_jobs: int = 4, max_edges: int | None = None,
-                 fixed_seed: int | None = None, invalid_penalty: float = 0.1, arrived_only: bool = False) -> None:
+                 fixed_seed: int | None = None, invalid_penalty: float = 0.1, arrived_only: bool = False,
+                 world_obs: bool = False) -> None:
         if reward not in REWARDS:
             raise SimschedError(f"unknown reward {reward!r}; choose one of {', '.join(REWARDS)}")
         self.family = family or default_family()
@@ -102,9 +106,11 @@ class SchedulingEnv(gym.Env):
         self.fixed_seed = fixed_seed
         self.invalid_penalty = float(invalid_penalty)
         self.arrived_only = bool(arrived_only)
-        if self.family.platform.n_processors > self.M:
-            raise SimschedError(f"the platform has {self.family.platform.n_processors} processors; "
-                                f"max_procs is {self.M}")
+        self.world_obs = bool(world_obs)
+        self.G = GLOBAL_FEATURES + (WORLD_OBS if self.world_obs else 0)
+        m = getattr(self.family, "max_processors", None) or self.family.platform.n_processors
+        if m > self.M:
+            raise SimschedError(f"the platform has {m} processors; max_procs is {self.M}")
         box = lambda *shape: spaces.Box(-BOUND, BOUND, shape, np.float32)  # noqa: E731
         self.observation_space = spaces.Dict({
             "nodes": box(self.N, NODE_FEATURES),
@@ -113,7 +119,7 @@ class SchedulingEnv(gym.Env):
             "pairs": box(self.N, self.M, PAIR_FEATURES),
             "jobs": box(self.J, JOB_FEATURES),
             "task_job": spaces.Box(0, self.J - 1, (self.N,), np.int64),
-            "globals": box(GLOBAL_FEATURES),
+            "globals": box(self.G),
             "n_tasks": spaces.Box(0, self.N, (1,), np.int64),
             "n_edges": spaces.Box(0, self.E, (1,), np.int64),
             "n_procs": spaces.Box(0, self.M, (1,), np.int64),
@@ -147,17 +153,18 @@ class SchedulingEnv(gym.Env):
             raise SimschedError(f"episode too large for the env's padding ({g.n_tasks} tasks, {g.n_edges} "
                                 f"edges, {len(ep.job_arrival)} jobs; max {self.N}, {self.E}, {self.J})")
         self.episode = ep
-        self.info_static = StaticInfo.of(ep.problem, ep.jobs, arrived_only=self.arrived_only)
+        self.info_static = StaticInfo.of(ep.problem, ep.jobs, arrived_only=self.arrived_only,
+                                         world=WorldSeen() if self.world_obs else None)
         order = arrival_order(ep.problem)  # the engine's visible numbering (None: the task index)
         self._visible_jobs = ep.jobs if order is None else ep.jobs[order]
         self.baseline = heft_makespan(ep)
         if self.reward_kind == "jobs":
             from simsched.learned.rl.baselines import heft_static_jct
 
-            self.baseline_score = heft_static_jct(ep, self.family.disruptions)
+            self.baseline_score = heft_static_jct(ep, self.disruptions(ep))
         else:
             self.baseline_score = self.baseline
-        self.session = OnlineSession(ep.problem, ep.factors, self.family.disruptions,
+        self.session = OnlineSession(ep.problem, ep.factors, self.disruptions(ep),
                                      np.random.default_rng(ep.disruption_seed))
         self.view = self.session.reset()
         self.expected = 0.0
@@ -188,6 +195,10 @@ class SchedulingEnv(gym.Env):
         return observation, reward, terminated, False, info
 
     # ------------------------------------------------------------------ helpers
+    def disruptions(self, ep: Episode):  # -> simsched.simulator.engine.Disruptions
+        """The episode's own failures and stragglers (a world's), else the family's."""
+        return ep.disruptions if ep.disruptions is not None else self.family.disruptions
+
     def fallback_action(self) -> tuple[int, int]:
         """The ready task of highest upward rank on its earliest expected finish processor (as an
         observation row)."""
@@ -237,7 +248,7 @@ class SchedulingEnv(gym.Env):
     def _observation(self) -> dict:
         if self.view.problem is not self.info_static.problem:  # tasks arrived: the agent sees them now
             self.info_static = StaticInfo.of(self.view.problem, self._visible_jobs[:self.view.problem.n_tasks],
-                                             arrived_only=self.arrived_only)
+                                             arrived_only=self.arrived_only, world=self.info_static.world)
         self.obs = observe(self.info_static, self.view)
         return self.pad(self.obs)
 

@@ -33,6 +33,8 @@ class Episode:
     job_arrival: np.ndarray
     factors: np.ndarray | None
     disruption_seed: int
+    disruptions: Disruptions | None = None
+    """The episode's own failures and stragglers (a world's); None: the family's."""
 
 
 @dataclass
@@ -150,3 +152,4 @@ class StreamFamily:
         factors = None if noise.deterministic else noise.factors(problem.n_tasks, np.random.default_rng(noise_ss))
         return Episode(problem, np.asarray(stream.jobs), np.asarray(stream.job_arrival), factors,
                        int(dis_ss.generate_state(1)[0]))
+

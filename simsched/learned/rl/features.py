@@ -16,6 +16,12 @@ stream share no edges.  Without it (the default, single DAGs and ``rl-world``) r
 derived from the view (``DecisionView.completion_times`` gives the expected finish of each ready
 task on each processor), so the env (engine-driven) and the online policies (``run_online``) see the
 same features.  Cost per call O(n + e + k m) for k ready tasks, vectorised.
+
+**World block** (``StaticInfo.of(..., world=WorldSeen())``, checkpoints trained with ``world_obs``):
+the global features gain :func:`world_block`, the :func:`world_description` of the arrived work (offered
+load so far, processor count, fast share and speed ratio, tasks per job, job-work spread, job width)
+with the failure rate seen so far, so one network can act differently in different worlds; without it
+(every older checkpoint) the observation is exactly the old one.
 """
 
 from __future__ import annotations
@@ -57,10 +63,16 @@ class StaticInfo:
     arrived_only: bool = False
     rows_cache: _Rows | None = field(default=None, repr=False, compare=False)
     """The observed rows' structure of the last :func:`observe` (:func:`_rows_of`)."""
+    world: WorldSeen | None = None
+    """With a :class:`WorldSeen`, :func:`observe` appends the world description to the global
+    features (:func:`world_block`); None (old checkpoints): the four global features alone."""
 
     @classmethod
-    def of(cls, problem: Problem, jobs: np.ndarray | None = None, arrived_only: bool = False) -> StaticInfo:
-        """O(n m + e).  ``arrived_only``: observe only arrived tasks (see the module docstring)."""
+    def of(cls, problem: Problem, jobs: np.ndarray | None = None, arrived_only: bool = False,
+           world: WorldSeen | None = None) -> StaticInfo:
+        """O(n m + e).  ``arrived_only``: observe only arrived tasks (see the module docstring).
+        ``world``: observe the world description too, counting failures in this :class:`WorldSeen`
+        (pass the previous info's ``world`` after an arrival, so the count carries over)."""
         from simsched.schedulers.heft import upward_rank
         from simsched.workloads.jobs import job_ids
 
@@ -87,7 +99,11 @@ class StaticInfo:
         job_arrival = np.full(n_jobs, np.inf)
         np.minimum.at(job_arrival, jobs, g.arrival)
         raw = np.stack([mean_cost, problem.min_cost, rank], axis=1)
-        return cls(problem, jobs, n_jobs, scale, base, speed, job_work, job_arrival, rank, raw, bool(arrived_only))
+        out = cls(problem, jobs, n_jobs, scale, base, speed, job_work, job_arrival, rank, raw, bool(arrived_only))
+        if world is not None:
+            world.arrived(out)
+        out.world = world
+        return out
 
 
 @dataclass
@@ -347,6 +363,8 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
     # fractions as ndarray.mean gives them (an exact count over n), without its overhead
     glob = np.array([min(now / s, CLIP), np.count_nonzero(done) / n, k.size / n, np.count_nonzero(view.idle) / m],
                     dtype=np.float32)
+    if info.world is not None:
+        glob = np.concatenate([glob, world_block(info, view)])
     proc_mask = np.zeros((n, m), dtype=bool)
     if k.size:
         proc_mask[ready_rows] = prob.eligible[k]
@@ -411,3 +429,61 @@ def world_description(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarra
     if elapsed > 0 and mean_task > 0:
         out[8] = float(np.log1p(100.0 * failures / (m * elapsed) * mean_task))
     return np.nan_to_num(out, nan=0.0, posinf=3.0, neginf=0.0)
+
+
+WORLD_OBS = len(WORLD_FEATURES)
+"""Width of the world block appended to the global features (:func:`world_block`)."""
+
+
+def processors_down(view: DecisionView) -> np.ndarray:
+    """(m,) bool: processors that are down at ``view.now`` (the engine shows a failed processor as
+    neither idle nor holding work, available only after its repair).  O(n + m)."""
+    busy = view.processor[(view.processor >= 0) & np.isnan(view.finish)]
+    has_work = np.bincount(busy, minlength=view.available.size) > 0
+    return (view.available > view.now) & ~has_work & ~view.idle
+
+
+@dataclass
+class WorldSeen:
+    """What an agent has seen of its world over a day, kept across arrivals (each arrival builds a
+    new :class:`StaticInfo`; pass the previous one's ``world``): processor failures seen so far,
+    and the world description of the arrived work, computed once per arrival at the first
+    :func:`world_block` after it (so the env's initial info over the whole episode never computes
+    one: the view's problem, arrived tasks only, replaces it before any observation)."""
+
+    failures: int = 0
+    down: np.ndarray | None = None
+    info: StaticInfo | None = field(default=None, repr=False)
+    base: np.ndarray | None = None  # the description, failure entry 0
+    t0: float = 0.0
+    mean_task: float = 0.0
+
+    def arrived(self, info: StaticInfo) -> None:
+        self.info, self.base = info, None
+
+
+def world_block(info: StaticInfo, view: DecisionView) -> np.ndarray:
+    """(:data:`WORLD_OBS`,) float32: :func:`world_description` of the arrived work of ``info``
+    (recomputed only after an arrival) with the failure rate of the failures seen up to
+    ``view.now`` (a processor counted each time it goes down; :func:`processors_down`).  Only
+    arrived work and the past: the no-future check holds with it.  O(n + m) per call, O(n m + J)
+    after an arrival."""
+    w = info.world
+    if w.base is None or w.info is not info:
+        w.info = info
+        w.base = world_description(info.problem, info.jobs, info.job_arrival, info.rank).astype(np.float32)
+        arrived = info.job_arrival[np.isfinite(info.job_arrival)]
+        w.t0 = float(arrived.min()) if arrived.size else 0.0
+        cost = np.nan_to_num(info.problem.mean_cost, posinf=0.0)
+        w.mean_task = float(cost.mean()) if cost.size else 0.0
+    down = processors_down(view)
+    if w.down is not None and w.down.shape == down.shape:
+        w.failures += int(np.count_nonzero(down & ~w.down))
+    else:
+        w.failures += int(np.count_nonzero(down))
+    w.down = down
+    out = w.base.copy()
+    elapsed, m = view.now - w.t0, max(view.available.size, 1)
+    if w.failures and elapsed > 0 and w.mean_task > 0:
+        out[8] = np.log1p(100.0 * w.failures / (m * elapsed) * w.mean_task)
+    return out

@@ -106,13 +106,14 @@ def segment_log_softmax(logits: torch.Tensor, seg: torch.Tensor, size: int) -> t
 class GraphEncoder(nn.Module):
     """Task, job and global embeddings of a :class:`Batch` (see the module docstring)."""
 
-    def __init__(self, hidden: int = 64, layers: int = 3) -> None:
+    def __init__(self, hidden: int = 64, layers: int = 3, global_features: int | None = None) -> None:
         super().__init__()
         self.hidden = hidden
+        global_features = GLOBAL_FEATURES if global_features is None else global_features
         self.inp = nn.Linear(NODE_FEATURES, hidden)
         self.proc_inp = mlp(PROC_FEATURES, hidden, hidden)
         self.job_inp = nn.Linear(JOB_FEATURES + hidden, hidden)
-        self.glob_inp = nn.Linear(GLOBAL_FEATURES + 2 * hidden, hidden)
+        self.glob_inp = nn.Linear(global_features + 2 * hidden, hidden)
         self.layers = nn.ModuleList(nn.Linear(5 * hidden, hidden) for _ in range(layers))
 
     def summaries(self, b: Batch, h: torch.Tensor, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -137,11 +138,14 @@ class GraphEncoder(nn.Module):
 
 
 class ActorCritic(nn.Module):
-    """GNN encoder + task head + processor head conditioned on the task + value head."""
+    """GNN encoder + task head + processor head conditioned on the task + value head.
+    ``global_features``: width of the observation's global features (:data:`GLOBAL_FEATURES`, plus
+    :data:`~simsched.learned.rl.features.WORLD_OBS` when the world description is observed; None:
+    :data:`GLOBAL_FEATURES`)."""
 
-    def __init__(self, hidden: int = 64, layers: int = 3) -> None:
+    def __init__(self, hidden: int = 64, layers: int = 3, global_features: int | None = None) -> None:
         super().__init__()
-        self.encoder = GraphEncoder(hidden, layers)
+        self.encoder = GraphEncoder(hidden, layers, global_features)
         self.task_head = mlp(3 * hidden + NODE_FEATURES, hidden, 1)
         self.proc_head = mlp(3 * hidden + PAIR_FEATURES, hidden, 1)
         self.value_head = mlp(hidden, hidden, 1)
@@ -195,6 +199,14 @@ class ActorCritic(nn.Module):
             out.append(torch.log_softmax(pl, 0))
         procs = torch.stack(out).numpy() if out else np.zeros((0, m))
         return tlogp.numpy(), rows, procs
+
+
+def network_for(cfg) -> ActorCritic:
+    """A fresh :class:`ActorCritic` for a training config (``simsched.learned.rl.config.TrainConfig``):
+    its hidden width and rounds, and the world block in the global features when ``world_obs``."""
+    from simsched.learned.rl.features import WORLD_OBS
+
+    return ActorCritic(cfg.ppo.hidden, cfg.ppo.layers, GLOBAL_FEATURES + (WORLD_OBS if cfg.world_obs else 0))
 
 
 def _choose(logp: torch.Tensor, seg: torch.Tensor, offset: torch.Tensor, size: int, greedy: bool,

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from simsched.errors import DataRepairWarning
-from simsched.learned.rl.features import StaticInfo, observe
+from simsched.learned.rl.features import StaticInfo, WorldSeen, observe
 from simsched.learned.training_range import RangeChecked
 from simsched.schedulers.jobaware import OneByOne
 from simsched.simulator.policy import DecisionView
@@ -28,13 +28,14 @@ def _load(kind: str, path: str):
     ck = checkpoint.load(path, kind)
     if kind == "rl":
         from simsched.checkpoints import load_checked_state
-        from simsched.learned.rl.nets import ActorCritic
+        from simsched.learned.rl.nets import network_for
 
         cfg = checkpoint.config_of(ck, path, kind)
-        net = ActorCritic(cfg.ppo.hidden, cfg.ppo.layers)
+        net = network_for(cfg)
         load_checked_state(net, ck["state"], file=path, what=kind, retrain=checkpoint.RETRAIN[kind])
         net.eval()
         net.arrived_only = cfg.arrived_only
+        net.world_obs = cfg.world_obs
         from simsched.learned.rl.fastnet import NumpyActor
 
         net.numpy_actor = NumpyActor(net.state_dict(), cfg.ppo.layers)  # the run path's forward
@@ -60,30 +61,61 @@ LOAD_WIDEN = 2.0
 """The offered-load span of the training streams is widened by this factor each way."""
 
 
+def episodes_range(ident: str, episodes) -> dict:
+    """The range of training episodes (:class:`~simsched.learned.rl.family.Episode` s, each on its own
+    platform or one shared): job sizes (tasks per job), processor counts, speed ratios and the offered
+    load after every arrival (:func:`~simsched.learned.training_range.prefix_loads`, widened by
+    :data:`LOAD_WIDEN`), as a mapping for :func:`range_of` (what a worlds checkpoint stores in its
+    metadata).  O(sum of episode sizes)."""
+    from simsched.learned.training_range import prefix_loads, speed_ratio
+
+    episodes = list(episodes)
+    sizes = np.concatenate([np.bincount(ep.jobs) for ep in episodes])
+    # what the guard observes during a day: the load after every arrival from the 8th job on
+    loads = np.concatenate([prefix_loads(ep.problem, ep.jobs, ep.job_arrival) for ep in episodes])
+    procs = [ep.problem.platform.n_processors for ep in episodes]
+    ratios = [speed_ratio(ep.problem.platform) for ep in episodes]
+    out = {"tasks": [int(sizes[sizes > 0].min()), int(sizes.max())], "processors": [min(procs), max(procs)],
+           "speed_ratio": [float(min(ratios)), float(max(ratios))]}
+    if loads.size:
+        out["load"] = [float(loads.min()) / LOAD_WIDEN, float(loads.max()) * LOAD_WIDEN]
+    return out
+
+
+def range_of(ident: str, doc: dict):  # -> TrainingRange
+    """The :class:`~simsched.learned.training_range.TrainingRange` of an :func:`episodes_range` mapping
+    (a malformed one is unknown: never checked).  O(1)."""
+    from simsched.learned.training_range import TrainingRange
+
+    def pair(key: str, kind=float):
+        v = doc.get(key) if isinstance(doc, dict) else None
+        ok = isinstance(v, list | tuple) and len(v) == 2 and all(isinstance(x, int | float) for x in v)
+        return (kind(v[0]), kind(v[1])) if ok else None
+
+    return TrainingRange(ident, pair("tasks", int), pair("processors", int), speed_ratio=pair("speed_ratio"),
+                         load=pair("load"))
+
+
 @functools.lru_cache(maxsize=8)
 def _stream_range(checkpoint: str, scenario: Path):  # -> TrainingRange
-    """The range of a checkpoint trained in a stream scenario's world: the job sizes (tasks per job),
-    processor count, speed ratio and offered load after every arrival (:func:`~simsched.learned.
-    training_range.prefix_loads`, widened by :data:`LOAD_WIDEN`) of
+    """The range of a checkpoint trained in a stream scenario's world: :func:`episodes_range` of
     :data:`RANGE_DRAWS` of its training episodes; unknown if the scenario cannot be read.
     O(RANGE_DRAWS draws), cached per checkpoint."""
     from simsched.errors import SimschedError
     from simsched.learned.rl.family import StreamFamily
-    from simsched.learned.training_range import TrainingRange, checkpoint_id, prefix_loads, speed_ratio
+    from simsched.learned.training_range import TrainingRange, checkpoint_id
 
     ident = checkpoint_id(checkpoint)
     try:
         fam = StreamFamily.from_scenario(scenario)
     except (SimschedError, OSError):
         return TrainingRange(ident)
-    episodes = [fam.draw(s) for s in range(RANGE_DRAWS)]
-    sizes = np.concatenate([np.bincount(ep.jobs) for ep in episodes])
-    # what the guard observes during a day: the load after every arrival from the 8th job on
-    loads = np.concatenate([prefix_loads(ep.problem, ep.jobs, ep.job_arrival) for ep in episodes])
-    m = fam.platform.n_processors
-    load = (float(loads.min()) / LOAD_WIDEN, float(loads.max()) * LOAD_WIDEN) if loads.size else None
-    r = speed_ratio(fam.platform)
-    return TrainingRange(ident, (int(sizes.min()), int(sizes.max())), (m, m), speed_ratio=(r, r), load=load)
+    return range_of(ident, episodes_range(ident, (fam.draw(s) for s in range(RANGE_DRAWS))))
+
+
+STREAM_DEFAULT = "rl_worlds"
+"""The shipped checkpoint ``rl`` uses on a job stream when no checkpoint is named (trained across
+worlds, docs/rl.md); single DAGs keep ``rl.pt``."""
 
 
 class GuardWarning(DataRepairWarning):
@@ -116,8 +148,11 @@ class _Agent(OneByOne, RangeChecked):
                     path = bundled
                     break
         self.checkpoint = str(path)
+        self.default_checkpoint = checkpoint is None
+        """No checkpoint named: ``rl`` switches to :data:`STREAM_DEFAULT` on a job stream."""
         model = _load(self.kind, self.checkpoint)  # a bad checkpoint fails here, so `validate` agrees with `run`
         self.arrived_only = bool(getattr(model, "arrived_only", False))  # as the network was trained
+        self.world_obs = bool(getattr(model, "world_obs", False))
         self.model = None
         self.info: StaticInfo | None = None
 
@@ -136,7 +171,8 @@ class _Agent(OneByOne, RangeChecked):
             if torch.get_num_threads() != self.threads:  # for the whole run: one small forward per placement
                 torch.set_num_threads(self.threads)
         self.model = _load(self.kind, self.checkpoint)
-        self.info = StaticInfo.of(problem, arrived_only=self.arrived_only)
+        self.info = StaticInfo.of(problem, arrived_only=self.arrived_only,
+                                  world=WorldSeen() if self.world_obs else None)
         self.n_seen = problem.n_tasks
         self.rule = None  # the fallback rule, once the world is found outside the training range
         self.rng = rng
@@ -145,7 +181,7 @@ class _Agent(OneByOne, RangeChecked):
     def grow(self, problem: Problem) -> None:
         """Tasks arrived (the view's problem has only arrived tasks): the static features again,
         over the arrived tasks, and the world checked again.  O(n m + e) per arrival."""
-        self.info = StaticInfo.of(problem, arrived_only=self.arrived_only)
+        self.info = StaticInfo.of(problem, arrived_only=self.arrived_only, world=self.info.world)
         self._guard(problem)
 
     def _guard(self, problem: Problem) -> None:
@@ -153,11 +189,18 @@ class _Agent(OneByOne, RangeChecked):
         job sizes, offered load: :meth:`TrainingRange.outside_stream`) lies outside the checkpoint's
         range, hand every later decision to the best rule, ``srjf-eft``, so the agent degrades to the
         rule and not below it; one :class:`GuardWarning` says so.  O(n + m)."""
+        stream = self.info.n_jobs > 1 or float(problem.graph.arrival.max(initial=0.0)) > 0.0
+        if self.default_checkpoint and stream and self._use_stream_default():
+            # a job stream and no checkpoint named: the one trained on streams, observing as it was
+            # trained, and its range decides from here on (rl.pt's fallback, if any, is lifted)
+            self.info = StaticInfo.of(problem, arrived_only=self.arrived_only,
+                                      world=WorldSeen() if self.world_obs else None)
+            self.rule, self.fallback_reasons = None, []
         if not self.guard or self.rule is not None:
             return
         reasons = self._range().outside_stream(problem, self.info.jobs, self.info.job_arrival)
         cfg = self._config()
-        streams = int(cfg.get("jobs") or 1) > 1 or bool(cfg.get("stream_scenario"))
+        streams = int(cfg.get("jobs") or 1) > 1 or bool(cfg.get("stream_scenario")) or bool(cfg.get("worlds"))
         if not streams and self.info.n_jobs > 1:
             reasons.append("job streams (trained on single DAGs)")
         if streams and not cfg.get("arrived_only"):
@@ -197,10 +240,31 @@ class _Agent(OneByOne, RangeChecked):
         """The runner's one range warning (:class:`RangeChecked`), saying that the agent falls back
         to srjf-eft when its platform lies outside the range (the guard then decides nothing else to
         warn about).  O(n m + e)."""
+        from simsched.workloads.jobs import job_ids
+
+        if problem.n_tasks and int(job_ids(problem.graph).max()) > 0:  # a job stream: its checkpoint's range
+            self._use_stream_default()
         line = super().range_warning(problem, label, workload)
         if line and self.guard and self._range().outside_platform(problem.platform):
             line = line.replace("its plans may be poor", "it falls back to srjf-eft")
         return line
+
+    def _use_stream_default(self) -> bool:
+        """When no checkpoint was named and the agent is ``rl``, switch (once, for good) to the
+        shipped :data:`STREAM_DEFAULT` checkpoint, trained on job streams: its network, observation
+        flags and range.  True if it switched.  O(1) after the first load."""
+        if not (self.default_checkpoint and self.kind == "rl" and STREAM_DEFAULT):
+            return False
+        from simsched.learned.rl.checkpoint import shipped_path
+
+        self.default_checkpoint = False
+        self.checkpoint = str(shipped_path("rl").parent / f"{STREAM_DEFAULT}.pt")
+        for cache in ("_config_cache", "_training_range_cache"):
+            self.__dict__.pop(cache, None)
+        self.model = _load(self.kind, self.checkpoint)
+        self.arrived_only = bool(getattr(self.model, "arrived_only", False))
+        self.world_obs = bool(getattr(self.model, "world_obs", False))
+        return True
 
     def _config(self) -> dict:
         """The checkpoint's training config (cached per instance)."""
@@ -214,6 +278,12 @@ class _Agent(OneByOne, RangeChecked):
         """What the checkpoint was trained on: its config's task range and scenario family."""
         cfg = self._config()
         scenarios = Path(__file__).resolve().parents[3] / "scenarios" / "rl"
+        if cfg.get("worlds"):  # trained across worlds: the range measured at training time
+            from simsched.learned.rl import checkpoint
+            from simsched.learned.training_range import checkpoint_id
+
+            meta = checkpoint.load(self.checkpoint, self.kind).get("meta") or {}
+            return range_of(checkpoint_id(self.checkpoint), meta.get("range"))
         if cfg.get("stream_scenario"):
             return _stream_range(self.checkpoint, scenarios / cfg["stream_scenario"])
         tasks = cfg.get("tasks")
@@ -231,7 +301,8 @@ class RLPolicy(_Agent):
     Model-free: PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016) on the SimPy-driven
     gymnasium env, as READYS (Grinsztajn et al. 2021) / Decima (Mao et al. 2019).  One GNN forward
     per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint, or the name of one
-    shipped with simsched (default: trained on single DAGs; ``rl_online``: trained on job streams).
+    shipped with simsched (default: ``rl.pt``, trained on single DAGs, and on a job stream
+    :data:`STREAM_DEFAULT`, trained across worlds; ``rl_dynamic``: trained on the bar's stream).
     ``threads``: torch CPU threads while it runs (default ``$SIMSCHED_TORCH_THREADS``, else 1).
 
     Decision-time search, Bertsekas' rollout at every placement (:mod:`simsched.learned.rl.rollout`):

@@ -20,7 +20,7 @@ import torch
 from simsched.learned.rl.config import TrainConfig
 from simsched.learned.rl.env import SchedulingEnv
 from simsched.learned.rl.family import Family
-from simsched.learned.rl.nets import ActorCritic, collate
+from simsched.learned.rl.nets import ActorCritic, collate, network_for
 
 Progress = Callable[[int, int, dict], None]
 
@@ -31,6 +31,10 @@ def make_family(cfg: TrainConfig):  # -> Family | StreamFamily
     world (:class:`~simsched.learned.rl.family.StreamFamily`)."""
     from simsched.simulator.engine import Disruptions
 
+    if cfg.worlds:
+        from simsched.learned.rl.worldfamily import WorldsFamily
+
+        return WorldsFamily()
     if cfg.stream_scenario is not None:
         from simsched.learned.rl.family import StreamFamily
 
@@ -43,8 +47,9 @@ def make_family(cfg: TrainConfig):  # -> Family | StreamFamily
 def make_env(cfg: TrainConfig, family: Family | None = None) -> SchedulingEnv:
     fam = family or make_family(cfg)
     return SchedulingEnv(fam, reward=cfg.reward, max_tasks=max(64, fam.tasks[1] * fam.n_jobs),
-                         max_procs=fam.platform.n_processors, max_jobs=max(4, fam.n_jobs),
-                         fixed_seed=cfg.fixed_seed, arrived_only=cfg.arrived_only)
+                         max_procs=getattr(fam, "max_processors", None) or fam.platform.n_processors,
+                         max_jobs=max(4, fam.n_jobs), fixed_seed=cfg.fixed_seed, arrived_only=cfg.arrived_only,
+                         world_obs=cfg.world_obs)
 
 
 @dataclass
@@ -230,7 +235,7 @@ def train_ppo(cfg: TrainConfig, progress: Progress | None = None,
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     env = env or make_env(cfg)
-    net = ActorCritic(cfg.ppo.hidden, cfg.ppo.layers)
+    net = network_for(cfg)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.ppo.lr)
     history: list[dict] = []
     best, best_state = np.inf, None
