@@ -295,9 +295,11 @@ def test_compiled_observation_equals_the_numpy_one_bit_for_bit(arrived_only):
 
 
 @pytest.mark.slow
-def test_rl_dynamic_day_gives_the_same_schedule_with_and_without_numba():
-    """A whole day of rl_dynamic.yaml (failures, stragglers, noise, arrivals) with the shipped checkpoint:
-    the compiled observation and forward give the schedule of the numpy ones, start for start."""
+@pytest.mark.parametrize("checkpoint", ["rl_dynamic", "rl_worlds"])
+def test_rl_dynamic_day_gives_the_same_schedule_with_and_without_numba(checkpoint):
+    """A whole day of rl_dynamic.yaml (failures, stragglers, noise, arrivals) with a shipped stream
+    checkpoint (``rl_worlds`` observes the world block too): the compiled observation and forward give
+    the schedule of the numpy ones, start for start."""
     from pathlib import Path
 
     from simsched.learned.rl.features import numpy_path
@@ -306,10 +308,10 @@ def test_rl_dynamic_day_gives_the_same_schedule_with_and_without_numba():
     from simsched.scenario import load_scenario
 
     sc = load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / "streams" / "rl_dynamic.yaml")
-    fast = RLPolicy(checkpoint="rl_dynamic")
+    fast = RLPolicy(checkpoint=checkpoint)
     a = simulate_stream(sc, "rl", int(sc.seed) + 3, scheduler=fast).schedule
     assert fast.model.numpy_actor.compiled
-    slow = RLPolicy(checkpoint="rl_dynamic")
+    slow = RLPolicy(checkpoint=checkpoint)
     slow.actor = NumpyActor(fast.model.state_dict(), len(fast.model.numpy_actor.layers), compiled=False)
     with numpy_path():
         b = simulate_stream(sc, "rl", int(sc.seed) + 3, scheduler=slow).schedule

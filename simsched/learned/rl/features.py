@@ -281,6 +281,23 @@ def numpy_path() -> Iterator[None]:
         _NUMPY_ONLY.on = before
 
 
+def _global_features(info: StaticInfo, view: DecisionView, done: np.ndarray, n_ready: int, scale: float) -> np.ndarray:
+    """The observation's global features: time, the observed rows' done and ready fractions, the idle
+    share, then the world block (:func:`world_block`) where the checkpoint observes the world.  The
+    fractions are exact counts over the observed rows, as ``ndarray.mean`` gives them (0 where none is
+    observed); non-finite entries cleaned.  ONE function for both observation paths (compiled and
+    numpy), so a feature added here reaches both.  O(n + m) (+ the world block's cost)."""
+    n = max(done.shape[0], 1)
+    m = max(info.problem.n_processors, 1)
+    glob = np.array([min(view.now / scale, CLIP), np.count_nonzero(done) / n, n_ready / n,
+                     np.count_nonzero(view.idle) / m], dtype=np.float32)
+    if info.world is not None:
+        glob = np.concatenate([glob, world_block(info, view)])
+    if not np.isfinite(glob).all():
+        np.nan_to_num(glob, copy=False, nan=0.0, posinf=CLIP, neginf=0.0)
+    return glob
+
+
 def observe(info: StaticInfo, view: DecisionView) -> Observation:
     """The observation of ``view`` (arrived tasks only when ``info.arrived_only``).  O(n + e + k m);
     the parts that depend only on which rows are observed come from :func:`_rows_of`'s cache."""
@@ -306,10 +323,7 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
             base, view.finish, view.processor, r.row_tasks, k, ready_rows, open_src, open_dst, indeg, arrival,
             rows is None, float(now), float(s), view.available, view.idle, speed, prob.W, ct, task_job, r.cost,
             job_work, job_arrival, prob.eligible, CLIP)
-        glob = np.array([min(now / s, CLIP), np.count_nonzero(done) / n, k.size / n,
-                         np.count_nonzero(view.idle) / m], dtype=np.float32)
-        if not np.isfinite(glob).all():
-            np.nan_to_num(glob, copy=False, nan=0.0, posinf=CLIP, neginf=0.0)
+        glob = _global_features(info, view, done, k.size, s)
         return Observation(nodes, edges, procs, pairs, jobs, task_job, glob, ready, proc_mask, completion, rows)
     done = ~np.isnan(finish)
     assigned = processor >= 0
@@ -360,15 +374,11 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
     jobs[:, 2] = np.where(arrived, _clip((now - job_arrival) / s), 0.0)
     jobs[:, 3] = arrived
 
-    # fractions as ndarray.mean gives them (an exact count over n), without its overhead
-    glob = np.array([min(now / s, CLIP), np.count_nonzero(done) / n, k.size / n, np.count_nonzero(view.idle) / m],
-                    dtype=np.float32)
-    if info.world is not None:
-        glob = np.concatenate([glob, world_block(info, view)])
+    glob = _global_features(info, view, done, k.size, s)
     proc_mask = np.zeros((n, m), dtype=bool)
     if k.size:
         proc_mask[ready_rows] = prob.eligible[k]
-    for a in (nodes, procs, pairs, jobs, glob):  # arrays made here: cleaned in place, and only when needed
+    for a in (nodes, procs, pairs, jobs):  # arrays made here: cleaned in place, and only when needed
         if not np.isfinite(a).all():
             np.nan_to_num(a, copy=False, nan=0.0, posinf=CLIP, neginf=0.0)
     return Observation(nodes, edges, procs, pairs, jobs, task_job, glob, ready, proc_mask, completion, rows)
