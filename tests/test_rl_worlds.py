@@ -230,8 +230,30 @@ def test_budget_cli_refuses_bad_options_in_one_line(capsys, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_rl_without_a_checkpoint_uses_rl_worlds_on_job_streams_and_rl_pt_on_single_dags():
+def test_rl_without_a_checkpoint_hands_a_job_stream_to_the_rule():
+    """The shipped default: no stream checkpoint switched in, so plain ``rl`` on a stream is srjf-eft's
+    schedule exactly (the guard's fallback), and a single DAG is decided by ``rl.pt``."""
+    from simsched.learned.rl import policy
+    from simsched.schedulers.jobaware import ShortestJobEFT
+
+    assert policy.STREAM_DEFAULT is None
+    problem = stream_problem(6, sizes=(6, 9, 4, 12))
+    agent = policy.RLPolicy(guard=True)
+    with pytest.warns(policy.GuardWarning):
+        got = run_online(problem, agent)[0]
+    want = run_online(problem, ShortestJobEFT())[0]
+    assert agent.checkpoint.endswith("rl.pt") and agent.rule is not None
+    np.testing.assert_array_equal(got.processor, want.processor)
+    np.testing.assert_array_equal(got.start, want.start)
+
+
+def test_rl_without_a_checkpoint_uses_rl_worlds_on_job_streams_and_rl_pt_on_single_dags(monkeypatch):
+    """The switch a stream default makes (``policy.STREAM_DEFAULT`` set): the stream checkpoint decides
+    a stream exactly as when named, single DAGs keep ``rl.pt``, the range checked is the stream one's."""
+    from simsched.learned.rl import policy
     from simsched.learned.rl.policy import RLPolicy
+
+    monkeypatch.setattr(policy, "STREAM_DEFAULT", "rl_worlds")
 
     problem = stream_problem(6, sizes=(6, 9, 4, 12))
     default, named = RLPolicy(), RLPolicy(checkpoint="rl_worlds")

@@ -119,6 +119,7 @@ def test_a_sigterm_while_the_lock_is_taken_leaves_no_lock(tmp_path: Path) -> Non
 
     previous = signal.signal(signal.SIGTERM, common._on_sigterm)
     common._TERM["terminating"] = False
+    was_standalone, common._TERM["standalone"] = common._TERM["standalone"], False  # no watchdog in the runner
     try:
         fileio.os.link = link  # type: ignore[attr-defined]
         with pytest.raises(common.Terminated):
@@ -128,6 +129,24 @@ def test_a_sigterm_while_the_lock_is_taken_leaves_no_lock(tmp_path: Path) -> Non
         fileio.os.link = real_link  # type: ignore[attr-defined]
         signal.signal(signal.SIGTERM, previous)
         common._TERM["terminating"] = False
+        common._TERM["standalone"] = was_standalone
         release_outputs()
     assert sent
     assert not list(tmp_path.iterdir()), sorted(p.name for p in tmp_path.iterdir())
+
+
+def test_an_in_process_call_never_arms_the_watchdog_of_its_caller() -> None:
+    """``main([...])`` called by another program (a test, a notebook) must not mark that process as the
+    ``simsched`` program: a SIGTERM its caller later handles would otherwise arm the watchdog and end
+    the caller 20 s later (it ended a pytest-xdist worker in CI)."""
+    from simsched.cli import common
+    from simsched.cli.main import main
+
+    was = common._TERM["standalone"]
+    common._TERM["standalone"] = False
+    try:
+        with pytest.raises(SystemExit):
+            main(["list"])
+        assert common._TERM["standalone"] is False
+    finally:
+        common._TERM["standalone"] = was

@@ -376,7 +376,8 @@ def main(args: list[str] | None = None) -> None:
     the ``--help`` to read, exit code 2, instead of a boxed panel (click's own exceptions are caught here,
     through the public ``standalone_mode=False``)."""
 
-    _standalone()  # a SIGTERM'd command ends within a bounded time (simsched.cli.common.TERM_GRACE_S)
+    if args is None:  # the program itself (its arguments from sys.argv), not a caller's in-process call
+        _standalone()  # a SIGTERM'd command ends within a bounded time (simsched.cli.common.TERM_GRACE_S)
     try:
         code = app(args=args, prog_name="simsched", standalone_mode=False)
     except KeyboardInterrupt:

@@ -166,12 +166,12 @@ def matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Sequenc
             stream = stream_of(sc, int(day))
             for lab, (n, p) in zip(labels, specs):
                 instance = registry.create(n, **p)
-                hook = getattr(instance, "range_warning", None)  # a learned scheduler: its range, as `run` says it
-                if hook is not None and not warnings:
+                if getattr(instance, "range_warning", None) is not None and not warnings:
+                    from simsched.run.runner import range_line  # a learned scheduler: its range, as `run` says it
                     from simsched.simulator.problem import Problem
 
                     probe = largest_job_problem(Problem(stream.graph, sc.platform, sc.affinity), stream)
-                    warnings.append(hook(probe, lab) or "")
+                    warnings.append(range_line(instance, probe, lab, stream=True) or "")
                 run = simulate_stream(sc, n, int(day), stream, instance)
                 jct[lab][int(day)] = float(run.metrics.summary["jct_mean"])
         best = min(labels[1:], key=lambda lab: (float(np.mean(list(jct[lab].values()))), lab))

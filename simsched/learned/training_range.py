@@ -249,10 +249,13 @@ class RangeChecked:
         """The content id of the checkpoint (first 12 hex digits of its SHA-256)."""
         return self._range().checkpoint
 
-    def range_warning(self, problem: Problem, label: str, workload: tuple[dict, str] | None = None) -> str | None:
+    def range_warning(self, problem: Problem, label: str, workload: tuple[dict, str] | None = None,
+                      stream: bool = False) -> str | None:
         """One warning line when ``problem`` lies outside the checkpoint's training range, else
         ``None``; ``workload`` is the scenario workload's ``(options, form)`` (its family only
-        names the instance in the line, it is never checked).  O(n m + e)."""
+        names the instance in the line, it is never checked); ``stream``: ``problem`` is one job of
+        a job stream (an agent with a checkpoint per kind of workload judges it by its stream
+        checkpoint).  O(n m + e)."""
         family = workload_family(*workload) if workload is not None else None
         return warning_line(label, self._range(), problem, family)
 

@@ -168,6 +168,23 @@ def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None
     return schedule, float(stats.policy_time_s)
 
 
+def range_line(scheduler: Any, problem: Problem, label: str, workload: tuple[dict, str] | None = None,
+               stream: bool = False) -> str | None:
+    """A learned scheduler's range warning for ``problem`` (its ``range_warning`` hook, reached by
+    ``getattr``), told whether ``problem`` is one job of a stream where the hook takes ``stream``
+    (a plugin's older hook without it is called as before); ``None`` without a hook.  O(hook)."""
+    import inspect
+
+    hook = getattr(scheduler, "range_warning", None)
+    if hook is None:
+        return None
+    try:
+        takes_stream = "stream" in inspect.signature(hook).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin or C callable
+        takes_stream = False
+    return hook(problem, label, workload, stream=stream) if takes_stream else hook(problem, label, workload)
+
+
 def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerChoice, warnings: list[str],
                   scheduler: Any) -> str | None:
     """For a learned scheduler (``scheduler`` exposes the hooks ``range_warning`` and ``checkpoint_id``,
@@ -175,14 +192,14 @@ def learned_check(scenario: Scenario, problem: Problem, spec: SchedulerChoice, w
     checkpoint id, and a warning line appended to ``warnings`` when ``problem`` lies outside the
     checkpoint's training range (for a job stream, pass its largest job's problem: the family is then
     its jobs' source's)."""
-    hook = getattr(scheduler, "range_warning", None)
-    if hook is None:
+    if getattr(scheduler, "range_warning", None) is None:
         return None
     wl = scenario.workload
-    if wl is not None and wl.form == "stream":  # a stream is judged by its jobs' family (one source)
+    stream = wl is not None and wl.form == "stream"
+    if stream:  # a stream is judged by its jobs' family (one source)
         sources = wl.options["stream"].sources
         wl = sources[0].spec if len(sources) == 1 else wl
-    line = hook(problem, spec.label, (dict(wl.options), wl.form) if wl else None)
+    line = range_line(scheduler, problem, spec.label, (dict(wl.options), wl.form) if wl else None, stream)
     if line:
         warnings.append(line)
     return scheduler.checkpoint_id

@@ -113,9 +113,12 @@ def _stream_range(checkpoint: str, scenario: Path):  # -> TrainingRange
     return range_of(ident, episodes_range(ident, (fam.draw(s) for s in range(RANGE_DRAWS))))
 
 
-STREAM_DEFAULT = "rl_worlds"
-"""The shipped checkpoint ``rl`` uses on a job stream when no checkpoint is named (trained across
-worlds, docs/rl.md); single DAGs keep ``rl.pt``."""
+STREAM_DEFAULT: str | None = None
+"""The shipped checkpoint ``rl`` would switch to on a job stream when no checkpoint is named (single
+DAGs keep ``rl.pt``); ``None``: none, so plain ``rl`` on a stream keeps ``rl.pt``, whose guard hands
+the stream to ``srjf-eft``.  ``rl_worlds`` (trained across worlds) is not the default: rechecked on
+fresh days it leans worse than the rule where fast processors are twice as fast (docs/rl.md, "`rl`
+across worlds"), and a default must degrade to the rule, not below it."""
 
 
 class GuardWarning(DataRepairWarning):
@@ -236,13 +239,15 @@ class _Agent(OneByOne, RangeChecked):
         with single_threaded_blas():  # tiny matrices: one BLAS thread (once per decision point)
             return super().decide(view)
 
-    def range_warning(self, problem: Problem, label: str, workload: tuple[dict, str] | None = None) -> str | None:
+    def range_warning(self, problem: Problem, label: str, workload: tuple[dict, str] | None = None,
+                      stream: bool = False) -> str | None:
         """The runner's one range warning (:class:`RangeChecked`), saying that the agent falls back
         to srjf-eft when its platform lies outside the range (the guard then decides nothing else to
-        warn about).  O(n m + e)."""
+        warn about).  On a job stream (``stream``, or ``problem`` holds several jobs) the range is the
+        stream checkpoint's, the one that will decide.  O(n m + e)."""
         from simsched.workloads.jobs import job_ids
 
-        if problem.n_tasks and int(job_ids(problem.graph).max()) > 0:  # a job stream: its checkpoint's range
+        if stream or (problem.n_tasks and int(job_ids(problem.graph).max()) > 0):
             self._use_stream_default()
         line = super().range_warning(problem, label, workload)
         if line and self.guard and self._range().outside_platform(problem.platform):
@@ -301,8 +306,8 @@ class RLPolicy(_Agent):
     Model-free: PPO (Schulman et al. 2017) with GAE (Schulman et al. 2016) on the SimPy-driven
     gymnasium env, as READYS (Grinsztajn et al. 2021) / Decima (Mao et al. 2019).  One GNN forward
     per placement.  ``checkpoint``: path of a ``simsched train rl`` checkpoint, or the name of one
-    shipped with simsched (default: ``rl.pt``, trained on single DAGs, and on a job stream
-    :data:`STREAM_DEFAULT`, trained across worlds; ``rl_dynamic``: trained on the bar's stream).
+    shipped with simsched (default: ``rl``, trained on single DAGs, which hands a job stream to
+    srjf-eft; ``rl_worlds``: trained across worlds; ``rl_dynamic``: trained on the bar's stream).
     ``threads``: torch CPU threads while it runs (default ``$SIMSCHED_TORCH_THREADS``, else 1).
 
     Decision-time search, Bertsekas' rollout at every placement (:mod:`simsched.learned.rl.rollout`):
