@@ -204,14 +204,19 @@ def strict_json(value: Any, *, indent: int | None = 2) -> str:
         return json.dumps(value, indent=indent, default=str, allow_nan=False)
     except ValueError:
         pass
+    return json.dumps(finite(value), indent=indent, default=str, allow_nan=False)
 
-    def clean(v: Any) -> Any:
-        if isinstance(v, float):
-            return v if math.isfinite(v) else None
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        return v
 
-    return json.dumps(clean(value), indent=indent, default=str, allow_nan=False)
+def finite(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by ``None``, recursively through mappings and
+    sequences (a sequence becomes a list; text stays text): what strict JSON can hold.  The one
+    clean-up every JSON writer uses.  O(size of ``value``)."""
+    from collections.abc import Mapping, Sequence
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
+        return [finite(v) for v in value]
+    return value

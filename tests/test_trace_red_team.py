@@ -288,3 +288,18 @@ def test_a_job_file_task_wider_than_every_type_is_located_on_the_batch_path(tmp_
     s = tmp_path / "s.yaml"
     s.write_text(JOB_FILE_STREAM)
     refused(["run", str(s), *policies], inputs=(s,), says="s.yaml:6: workload.stream: task 'j0.a' needs 9")
+
+
+def test_the_one_json_clean_up_nulls_every_non_finite_number_and_keeps_text():
+    """``outputs.finite`` (used by the results, baseline and capacity writers): NaN and infinities
+    become null at any depth, through mappings, lists, tuples and other sequences; text and ints stay."""
+    import json
+    import math
+    from collections import UserList
+
+    from simsched.outputs import finite, strict_json
+
+    value = {"a": [1.0, math.nan, ("x", math.inf)], "b": {"c": -math.inf, "d": 3}, "e": UserList([math.nan]),
+             "s": "nan"}
+    assert finite(value) == {"a": [1.0, None, ["x", None]], "b": {"c": None, "d": 3}, "e": [None], "s": "nan"}
+    assert json.loads(strict_json(value)) == finite(value)

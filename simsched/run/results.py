@@ -22,31 +22,19 @@ scenario and seed give byte-identical documents apart from ``scheduler_time_s``.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from simsched import __version__
-from simsched.outputs import atomic_write
+from simsched.outputs import atomic_write, finite
 from simsched.run.document import network_section
 from simsched.run.runner import RunReport, ScheduleRecords
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every non-finite float replaced by None, recursively."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, ScheduleRecords)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def results_document(report: RunReport) -> dict[str, Any]:
     """The results document for ``report`` as plain JSON-ready data (every schedule record a dict;
     :func:`write_results` streams them from the arrays instead)."""
-    return _finite(_document(report))
+    return finite(_document(report))
 
 
 def _document(report: RunReport) -> dict[str, Any]:
@@ -96,7 +84,7 @@ def _plain_json(value: Any) -> str:
     try:
         return json.dumps(value, allow_nan=False)
     except (ValueError, TypeError):  # a NaN or infinity, or records deep inside: clean (slower), retry
-        return json.dumps(_finite(value), allow_nan=False)
+        return json.dumps(finite(value), allow_nan=False)
 
 
 def _chunks(value: Any, indent: str = "") -> Any:

@@ -89,18 +89,9 @@ def record_baseline(scenarios: Sequence[str | Path], output: str | Path, *, repe
 
 def write_baseline(doc: dict[str, Any], path: str | Path) -> Path:
     """Write ``doc`` atomically (strict JSON; non-finite numbers as null)."""
-    from simsched.outputs import atomic_write
+    from simsched.outputs import atomic_write, finite
 
-    def clean(v: Any) -> Any:
-        if isinstance(v, float):
-            return v if math.isfinite(v) else None
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [clean(x) for x in v]
-        return v
-
-    text = json.dumps(clean(doc), indent=1, allow_nan=False) + "\n"
+    text = json.dumps(finite(doc), indent=1, allow_nan=False) + "\n"
     return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
