@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from simsched.errors import GraphError, SimschedError
 from simsched.workloads.generators import GENERATORS
 from simsched.workloads.importers import EXPORTERS, IMPORTERS, detect_form, load, save
-from simsched.workloads.importers.wfformat import machines, to_wfformat
+from simsched.workloads.importers.wfformat import to_wfformat
+from simsched.workloads.importers.wfformat_recorded import machines
 from simsched.workloads.taskgraph import TaskGraph
 
 

@@ -1,21 +1,24 @@
-"""WfCommons WfFormat JSON (https://github.com/wfcommons/WfFormat), schema versions 1.4, 1.5 and 1.6.
+"""WfCommons WfFormat JSON (https://github.com/wfcommons/WfFormat), schema versions 1.3, 1.4, 1.5 and 1.6.
 
 Reading maps a workflow instance to a :class:`TaskGraph`:
 
-* tasks: in 1.4 ``workflow.tasks[]`` refer to each other by **name**; from 1.5 on,
+* tasks: in 1.3 and 1.4 ``workflow.tasks[]`` refer to each other by **name**; from 1.5 on,
   ``workflow.specification.tasks[]`` refer to each other by **id**, and runtimes, cores and memory
   live in ``workflow.execution.tasks[]`` (matched by id).  Task names in the graph are the 1.4
   names / the 1.5+ ids.  A dependency may be listed on either end (parents or children); both count.
-* work = ``runtimeInSeconds`` (seconds on the machine that ran it); kind = the task's ``category``, else
-  its name without the instance id (:func:`kind_of_name`: ``mProject_ID0000001`` → ``mProject``), so a
-  per-kind affinity (``mProject: {gpu: 4}``) applies to every task of that program.  (1.4's ``type`` is
-  ``compute``/``auxiliary`` for every task, not a kind.)
+* work = ``runtimeInSeconds`` (1.3: ``runtime``; seconds on the machine that ran it); kind = the task's
+  ``category``, else its name without the instance id (:func:`kind_of_name`: ``mProject_ID0000001`` →
+  ``mProject``), so a per-kind affinity (``mProject: {gpu: 4}``) applies to every task of that program.
+  (1.4's ``type`` is ``compute``/``auxiliary`` for every task, not a kind.)
 * negative runtimes and file sizes are repaired by their absolute value with one warning line, or refused
   with ``strict=True`` (:class:`~simsched.workloads.importers._common.NegativeRepairs`).
 * edge data = total size of the files the parent writes and the child reads, in units of
   ``data_unit`` bytes (default 1e6: megabytes, so bandwidth is in MB/s); memory likewise.
-* machines: :func:`machines` returns the instance's machines (name, cores, speed in MHz, memory) as
-  platform hints.
+* 1.3 writes memory in KB (``memory``); it is read as 1,000 bytes per KB, as WfFormat's own migration
+  tool (``wfcommons-migrate-instance.py``) converts it; 1.3 file ``size`` is in bytes (the tool copies it).
+* 1.6 adds only optional ``metrics`` summaries (a valid 1.5 instance is a valid 1.6 one): they are not read.
+* what the run recorded (machines, placement, start times, I/O, makespan): see
+  :mod:`simsched.workloads.importers.wfformat_recorded`, which builds on :func:`parse_wfformat_parts`.
 
 Errors (truncated JSON, unknown schema version, a parent that does not exist, a cycle, a negative or
 missing runtime) name the file and the line where the offending value is written.  O(tasks + file
@@ -33,7 +36,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -49,7 +52,9 @@ from simsched.workloads.importers._common import (
 )
 from simsched.workloads.taskgraph import TaskGraph
 
-SUPPORTED_VERSIONS = ("1.4", "1.5", "1.6")
+SUPPORTED_VERSIONS = ("1.3", "1.4", "1.5", "1.6")
+FLAT_VERSIONS = ("1.3", "1.4")
+"""Versions with one ``workflow.tasks`` list (by name); later ones split specification and execution."""
 
 
 class _Ctx:
@@ -97,29 +102,54 @@ def _obj(value: Any, what: str, ctx: _Ctx, field: str, kind: type = dict) -> Any
     return value
 
 
+class WfParts(NamedTuple):
+    """What :func:`parse_wfformat_parts` read: the graph, the schema version, the ``workflow`` object, one
+    record per task in graph order (``raw``: the task's object that holds its execution values, the 1.3/1.4
+    task or the 1.5+ execution entry, ``{}`` when there is none; ``ex_field``: that object's field path) and
+    the context that locates errors."""
+
+    graph: TaskGraph
+    version: str
+    workflow: Mapping
+    records: list[dict]
+    ctx: _Ctx
+
+
 def parse_wfformat(doc: Any, *, file: str | Path | None = None, text: str | None = None,
                    data_unit: float = 1e6, default_runtime: float | None = None, strict: bool = False) -> TaskGraph:
     """Build the graph from already-parsed WfFormat data (``text`` only serves to find lines)."""
+    return parse_wfformat_parts(doc, file=file, text=text, data_unit=data_unit, default_runtime=default_runtime,
+                                strict=strict).graph
+
+
+def parse_wfformat_parts(doc: Any, *, file: str | Path | None = None, text: str | None = None,
+                         data_unit: float = 1e6, default_runtime: float | None = None,
+                         strict: bool = False) -> WfParts:
+    """:func:`parse_wfformat` and what it read on the way (:class:`WfParts`), for readers of the
+    execution records.  O(tasks + file references)."""
     ctx = _Ctx(file, text)
     ctx.repairs.strict = strict
     _obj(doc, "the document", ctx, "(top level)")
     version = doc.get("schemaVersion")
     if version is None:
         raise ctx.fail("no schemaVersion: not a WfFormat instance", "schemaVersion")
-    if str(version) not in SUPPORTED_VERSIONS:
+    version = str(version)
+    if version not in SUPPORTED_VERSIONS:
         raise ctx.fail(f"unknown schemaVersion {version!r}; supported: {', '.join(SUPPORTED_VERSIONS)}",
                        "schemaVersion", '"schemaVersion"')
     wf = _obj(doc.get("workflow"), "workflow", ctx, "workflow")
-    if str(version) == "1.4":
-        records = _records_14(wf, ctx)
+    if version in FLAT_VERSIONS:
+        records = _records_14(wf, ctx, kb_memory=version == "1.3")
     else:
         records = _records_15(wf, ctx)
     graph = _build(records, ctx, data_unit, default_runtime)
     ctx.repairs.warn()
-    return graph
+    return WfParts(graph, version, wf, records, ctx)
 
 
-def _records_14(wf: Mapping, ctx: _Ctx) -> list[dict]:
+def _records_14(wf: Mapping, ctx: _Ctx, kb_memory: bool = False) -> list[dict]:
+    """One record per task of a 1.3/1.4 ``workflow.tasks`` list; ``kb_memory`` (1.3) reads ``memory`` in KB
+    as 1,000 bytes each.  O(tasks + file references)."""
     tasks = _obj(wf.get("tasks"), "workflow.tasks", ctx, "workflow.tasks", list)
     out = []
     for i, t in enumerate(tasks):
@@ -134,10 +164,13 @@ def _records_14(wf: Mapping, ctx: _Ctx) -> list[dict]:
             sizes[fid] = f.get("sizeInBytes", f.get("size", 0))
             (ins if str(f.get("link", "")).lower() == "input" else outs).append(fid)
         kind = t.get("category") or kind_of_name(name)
+        memory = t.get("memoryInBytes")
+        if kb_memory and memory is None and "memory" in t:
+            memory = t["memory"] * 1000 if _is_number(t["memory"]) else t["memory"]
         out.append(dict(name=name, kind=kind, parents=t.get("parents", []) or [],
                         children=t.get("children", []) or [], runtime=t.get("runtimeInSeconds", t.get("runtime")),
-                        cores=t.get("cores"), memory=t.get("memoryInBytes"), inputs=ins, outputs=outs,
-                        sizes=sizes, field=field))
+                        cores=t.get("cores"), memory=memory, inputs=ins, outputs=outs,
+                        sizes=sizes, field=field, raw=t, ex_field=field))
     return out
 
 
@@ -182,7 +215,8 @@ def _records_15(wf: Mapping, ctx: _Ctx) -> list[dict]:
                     "runtime": ex.get("runtimeInSeconds"), "cores": ex.get("coreCount"),
                     "memory": ex.get("memoryInBytes"), "inputs": t.get("inputFiles", []) or [],
                     "outputs": t.get("outputFiles", []) or [], "sizes": sizes, "field": field,
-                    "runtime_field": f"workflow.execution.tasks[id={tid}].runtimeInSeconds"})
+                    "runtime_field": f"workflow.execution.tasks[id={tid}].runtimeInSeconds", "raw": ex,
+                    "ex_field": f"workflow.execution.tasks[id={tid}]"})
     return out
 
 
@@ -305,6 +339,12 @@ def _transfers(records: list[dict], src: np.ndarray,
 
 
 _PLAIN_TYPES = frozenset({int, float})
+
+
+def _is_number(value: Any) -> bool:
+    """True for an int or float that is not a bool (a value to convert; anything else is left for the
+    value checks to name)."""
+    return type(value) in _PLAIN_TYPES
 _MAX_CORES = 2**31  # above it the all-at-once path would overflow int64 casts: leave it to the task-by-task one
 
 
@@ -343,15 +383,48 @@ def _task_values(records: list[dict], ctx: _Ctx,
             except SimschedError as e:
                 raise e.located(file=ctx.file, line=_runtime_line(ctx.lines, r["name"])) from None
         c = r["cores"]
-        cores.append(1 if c is None else max(1, math.ceil(number(c, "coreCount", file=ctx.file, field=r["field"]))))
+        cores.append(1 if c is None else max(1, math.ceil(task_number(ctx, r, c, core_key(r)))))
         m = r["memory"]
-        memory.append(0.0 if m is None else number(m, "memoryInBytes", file=ctx.file, field=r["field"]))
+        memory.append(0.0 if m is None else task_number(ctx, r, m, memory_key(r)))
     return work, cores, memory
 
 
+def core_key(record: dict) -> str:
+    """The key a record's core count is written under: ``coreCount`` (1.5+) or ``cores`` (1.3, 1.4)."""
+    return "coreCount" if "runtime_field" in record else "cores"
+
+
+def memory_key(record: dict) -> str:
+    """The key a record's memory is written under: ``memoryInBytes``, or 1.3's ``memory`` (KB)."""
+    return "memory" if "memoryInBytes" not in record["raw"] and "memory" in record["raw"] else "memoryInBytes"
+
+
+def task_number(ctx: _Ctx, record: dict, value: Any, key: str, minimum: float | None = 0.0) -> float:
+    """``value`` (the task's ``key``) as a finite number ``>= minimum``; otherwise a :class:`SimschedError`
+    naming the task, its field (in the object that holds it) and the line.  O(1); the line is looked up on
+    the error path only."""
+    try:
+        return number(value, f"task {record['name']!r}: {key}", minimum=minimum)
+    except SimschedError as e:
+        raise e.located(file=ctx.file, line=task_field_line(ctx.lines, record["name"], key),
+                        field=f"{record['ex_field']}.{key}") from None
+
+
 def _runtime_line(lines: Lines, name: str) -> int | None:
-    """Line of the ``runtimeInSeconds`` that follows the last ``"id"``/``"name"`` entry equal to ``name``
-    (1.5+: the execution entry comes after the specification entry).  Only used on the error path."""
+    """Line of the ``runtimeInSeconds`` in the last ``"id"``/``"name"`` entry equal to ``name`` (1.5+: the
+    execution entry comes after the specification entry).  Only used on the error path."""
+    return task_field_line(lines, name, "runtimeInSeconds", stop=_OBJECT_END)
+
+
+_OBJECT_END = re.compile(r"\}")
+_NEXT_ENTRY = re.compile(r'"(?:id|name)"\s*:')
+
+
+def task_field_line(lines: Lines, name: str, key: str, *, stop: re.Pattern[str] = _NEXT_ENTRY) -> int | None:
+    """Line of the ``"key"`` that follows the last ``"id"``/``"name"`` entry equal to ``name``, if it comes
+    before the next match of ``stop`` (by default the next ``"id"``/``"name"`` key: the next task's entry);
+    else the line of that entry; ``None`` when the text or the entry is missing.  Only used on the error
+    path: O(len(text))."""
     text = lines.text
     if not text:
         return None
@@ -359,23 +432,10 @@ def _runtime_line(lines: Lines, name: str) -> int | None:
     if not hits:
         return None
     start = hits[-1].start()
-    k = text.find('"runtimeInSeconds"', start)
-    nxt = text.find("}", start)
-    return lines.at(k if 0 <= k < nxt else start)
-
-
-def machines(path: str | Path) -> list[dict[str, Any]]:
-    """The machines an instance was executed on, as platform hints: ``name``, ``cores``,
-    ``speed_mhz``, ``memory_bytes`` (missing values are ``None``).  Works for 1.4 to 1.6."""
-    doc, _ = load_json(path)
-    wf = doc.get("workflow", {}) if isinstance(doc, dict) else {}
-    raw = wf.get("machines") or (wf.get("execution") or {}).get("machines") or []
-    out = []
-    for m in raw:
-        cpu = m.get("cpu") or {}
-        out.append(dict(name=m.get("nodeName"), cores=cpu.get("coreCount", cpu.get("count")),
-                        speed_mhz=cpu.get("speedInMHz", cpu.get("speed")), memory_bytes=m.get("memoryInBytes")))
-    return out
+    k = text.find(f'"{key}"', start)
+    bound = stop.search(text, hits[-1].end())
+    end = bound.start() if bound else len(text)
+    return lines.at(k if 0 <= k < end else start)
 
 
 def to_wfformat(graph: TaskGraph, *, version: str = "1.5", data_unit: float = 1e6, name: str = "simsched") -> dict:
