@@ -74,7 +74,7 @@ def test_checkpoint_paths_are_relative_to_the_scenario_file(tmp_path, counting):
     (tmp_path / "sub").mkdir()
     path = tmp_path / "sub" / "s.yaml"
     path.write_text(_scenario(tmp_path, "[{name: 'counting_scheduler:Refusing', checkpoint: ck/model.pt},"
-                                        " {name: 'counting_scheduler:Refusing', checkpoint: rl_online}]").read_text())
+                                        " {name: 'counting_scheduler:Refusing', checkpoint: rl_dynamic}]").read_text())
     choices = load_scenario(path).schedulers
     assert choices[0].params["checkpoint"] == str(tmp_path / "sub" / "ck" / "model.pt")
-    assert choices[1].params["checkpoint"] == "rl_online"  # a shipped checkpoint's name stays a name
+    assert choices[1].params["checkpoint"] == "rl_dynamic"  # a shipped checkpoint's name stays a name

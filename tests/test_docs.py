@@ -63,8 +63,6 @@ NOT_RUN = {
     "the same `plot` runs in the runnable block of studies.md",
     "simsched summarize out/ccr_shape.csv --metric slr": "needs the study swept at the top of studies.md, whose "
     "runnable block runs this same command",
-    "simsched run scenarios/streams/rl_online.yaml": "20 days of the RL family with the learned agent (about a "
-    "minute); tests/test_streams.py runs rl_online on a stream",
     "simsched generalise scenarios/streams/rl_dynamic.yaml": "generalisation cells of 4 days each for the "
     "late-binding rule and rl (minutes); tests/test_rl_generalise_matrix.py runs the matrix on 2 cells x 2 days",
     "simsched run scenarios/streams/rl_dynamic.yaml": "100 days of every rule and the learned agent (minutes); "

@@ -170,7 +170,7 @@ def test_rl_rollout_parameters_are_checked():
 
     for bad in ({"rollout": -1}, {"base": "oracle"}, {"horizon": -3}, {"rollout": 1.5}, {"margin": 1.0}):
         with pytest.raises(SimschedError):
-            registry.create("rl", checkpoint="rl_online", **bad)
+            registry.create("rl", checkpoint="rl_dynamic", **bad)
 
 
 def test_tuned_fair_share_weights_jobs_by_their_work():
@@ -218,7 +218,7 @@ def test_the_shipped_dynamic_checkpoint_sees_arrived_jobs_only_and_states_its_wo
     assert pol.checkpoint.endswith("rl_dynamic.pt") and pol.arrived_only
     rng = pol.training_range()
     assert rng.processors == (8, 8) and rng.tasks[0] <= 5 and rng.tasks[1] >= 58  # random DAGs to Montage
-    assert not registry.create("rl", checkpoint="rl_online").arrived_only  # the legacy checkpoint sees the stream
+    assert not registry.create("rl").arrived_only  # the single-DAG checkpoint observes the whole graph
 
 
 def test_dynamic_comparison_parses_specs_shifts_worlds_and_pairs_days(tmp_path, capsys):

@@ -49,12 +49,23 @@ def test_outside_the_platform_range_rl_is_exactly_srjf_eft_with_one_warning() ->
     assert rl.metrics.summary["jct_mean"] == rule.metrics.summary["jct_mean"]
 
 
-def test_a_checkpoint_that_saw_future_jobs_is_withdrawn_to_the_rule() -> None:
-    sc = shifted(str(ROOT / "scenarios" / "streams" / "rl_online.yaml"), None)
-    rl, agent, warned = _run(sc, "rl", {"checkpoint": "rl_online"})
+def test_a_checkpoint_that_saw_future_jobs_is_withdrawn_to_the_rule(tmp_path: Path) -> None:
+    """A job-stream checkpoint trained without ``arrived_only`` (it observed jobs before they arrived):
+    ``rl_dynamic`` relabelled so, on the bar's own world, where nothing else is outside its range."""
+    import torch
+
+    from simsched.learned.rl.checkpoint import shipped_path
+
+    ck = torch.load(shipped_path("rl").parent / "rl_dynamic.pt", map_location="cpu", weights_only=True)
+    ck["config"]["arrived_only"] = False
+    torch.save(ck, tmp_path / "future.pt")
+    sc = shifted(BAR, None)
+    rl, agent, warned = _run(sc, "rl", {"checkpoint": str(tmp_path / "future.pt")})
     rule, _, _ = _run(sc, "srjf-eft", {})
-    assert any("withdrawn" in r for r in agent.fallback_reasons) and len(warned) == 1
-    assert rl.metrics.summary["jct_mean"] == rule.metrics.summary["jct_mean"]
+    assert agent.fallback_reasons == ["a checkpoint trained on observations of jobs not yet arrived (withdrawn)"]
+    assert len(warned) == 1
+    np.testing.assert_array_equal(rl.schedule.processor, rule.schedule.processor)
+    np.testing.assert_array_equal(rl.schedule.start, rule.schedule.start)
 
 
 def test_the_single_dag_checkpoint_falls_back_on_streams_and_guard_false_keeps_the_network() -> None:

@@ -112,22 +112,24 @@ def test_tiny_online_training_reports_the_job_table(tmp_path):
     assert r.returncode == 2 and "sigma" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_the_shipped_job_stream_checkpoint_is_found_by_name():
+def test_shipped_job_stream_checkpoints_are_found_by_name_and_a_withdrawn_one_says_what_to_name():
+    from simsched.errors import SimschedError
     from simsched.schedulers import registry
 
-    assert registry.create("rl", checkpoint="rl_online").checkpoint.endswith("rl_online.pt")
-    assert registry.create("rl", checkpoint="rl_online.pt").checkpoint.endswith("rl_online.pt")
+    assert registry.create("rl", checkpoint="rl_dynamic").checkpoint.endswith("rl_dynamic.pt")
+    assert registry.create("rl", checkpoint="rl_dynamic.pt").checkpoint.endswith("rl_dynamic.pt")
     assert registry.create("rl").checkpoint.endswith("rl.pt")
+    for name in ("rl_online", "rl_online.pt"):  # removed: it always handed its decisions to srjf-eft
+        with pytest.raises(SimschedError, match="no longer shipped.*name srjf-eft"):
+            registry.create("rl", checkpoint=name)
 
 
 
 def test_generalisation_shifts_change_only_what_they_name():
-    from simsched.learned.rl.checkpoint import config_of, load, shipped_path
+    from simsched.learned.rl.config import load_config
     from simsched.learned.rl.generalise import shifted_families
 
-    path = str(shipped_path("rl").parent / "rl_online.pt")
-    cfg = config_of(load(path, "rl"), path, "rl")
-    cfg.base = str(Path(__file__).resolve().parents[1] / "scenarios" / "rl")
+    cfg = load_config(ROOT / "scenarios/rl/train_online_tiny.yaml")  # the job-stream family it trains on
     fams = shifted_families(cfg)
     base = fams["trained family"]
     assert len(fams) == 7

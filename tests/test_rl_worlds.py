@@ -38,9 +38,11 @@ ROOT = Path(__file__).resolve().parents[1]
 BAR = ROOT / "scenarios" / "streams" / "rl_dynamic.yaml"
 WORLDS = ROOT / "simsched" / "learned" / "rl" / "data" / "rl_worlds.pt"
 
-# schedules of the old checkpoints on days of the bar, recorded before the world block existed
+# schedules of the old checkpoints on days of the bar (guard off, so the network decides): rl_dynamic's
+# recorded before the world block existed; rl.pt's (a checkpoint that observes every job, arrived or not)
+# recorded at a16c820, when it replaced the removed rl_online.pt, the other checkpoint that observes so
 BEFORE = {("rl_dynamic", 10000): "ed5c093919ca3ec6dfbc508e943840ba",
-          ("rl_online", 10001): "d4480ac7456339ef4975678eb0c8cfab"}
+          ("rl", 10001): "4b7bb37a27c2c804ca88fc2930cde3ea"}
 
 
 def stream_problem(seed: int, m: int = 4, sizes=(6, 9, 4, 12, 5, 7, 8, 3, 10), gap: float = 12.0) -> Problem:

@@ -103,8 +103,7 @@ def test_every_online_scheduler_and_rl_run_on_a_failure_stream(tmp_path: Path) -
     names = [n for n in registry.names() if registry.kind(registry.load_class(n)) == "online"]
     assert {"srjf-eft", "fair-eft", "online-heft", "rl"} <= set(names)
     for name in names:
-        params = {"checkpoint": "rl_online"} if name == "rl" else {}
-        run = simulate_stream(sc, name, 4, stream, registry.create(name, **params))
+        run = simulate_stream(sc, name, 4, stream, registry.create(name))
         assert validate_schedule(run.schedule, run.problem, check_durations=False) == [], name
         assert len(run.metrics.records) == stream.n_jobs
 

@@ -2,8 +2,8 @@
 it was trained on, against the best heuristic on each shift, with paired 95% intervals.
 
 ``python -m simsched.learned.generalise_report CHECKPOINT [--seeds N]`` prints one markdown row per
-shift; ``CHECKPOINT`` is ``deepsched-general`` (or a DeepSched checkpoint file), ``rl``, ``rl-world``,
-``rl_online`` (the shipped files of those names) or an ``rl``/``rl-world`` checkpoint file; ``--first N``
+shift; ``CHECKPOINT`` is ``deepsched-general`` (or a DeepSched checkpoint file), ``rl``, ``rl-world``
+(the shipped files of those names) or an ``rl``/``rl-world`` checkpoint file; ``--first N``
 runs only the first N shifts (1: the trained family alone).
 
 * **Online agents** (``rl``, ``rl-world``): episodes of the checkpoint's own training family
@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-RL_NAMES = {"rl": ("rl", "rl.pt"), "rl-world": ("rl-world", "rl_world.pt"), "rl_online": ("rl", "rl_online.pt")}
+RL_NAMES = {"rl": ("rl", "rl.pt"), "rl-world": ("rl-world", "rl_world.pt")}
 """Shipped online checkpoints by name: (kind, file in simsched/learned/rl/data)."""
 
 STATIC_HEURISTICS = ("heft", "peft", "cpop", "ipeft")
@@ -271,7 +271,7 @@ def _is_rl(path: str) -> bool:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m simsched.learned.generalise_report", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("checkpoint", help="deepsched-general | rl | rl-world | rl_online | FILE")
+    parser.add_argument("checkpoint", help="deepsched-general | rl | rl-world | FILE")
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--first", type=int, default=None, help="only the first N shifts (1: the trained family)")
     args = parser.parse_args(argv)

@@ -113,7 +113,7 @@ def scheduler_label(name: str, params: Mapping[str, Any]) -> str:
 
 def _checkpoint_relative_to(params: dict[str, Any], base: Path | None) -> dict[str, Any]:
     """A ``checkpoint`` given as a relative path is relative to the scenario file, like every other path
-    in a scenario; a bare name (``rl_online``, a checkpoint shipped with simsched) stays a name."""
+    in a scenario; a bare name (``rl_dynamic``, a checkpoint shipped with simsched) stays a name."""
     value = params.get("checkpoint")
     if base is None or not isinstance(value, str) or not value or Path(value).is_absolute():
         return params

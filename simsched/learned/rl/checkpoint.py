@@ -15,6 +15,9 @@ from simsched.fileio import atomic_path
 SHIPPED = {"rl": "rl.pt", "rl-world": "rl_world.pt"}
 RETRAIN = {"rl": "retrain it with `simsched train rl CONFIG`",
            "rl-world": "retrain it with `simsched train rl CONFIG --stage world`"}
+WITHDRAWN = {"rl_online": "it observed jobs before they arrived, so the guard handed every decision to "
+                          "srjf-eft: name srjf-eft for the same schedules"}
+"""Checkpoints once shipped and since removed, by name -> what to name instead (said when one is named)."""
 
 
 def shipped_path(kind: str) -> Path:
@@ -40,6 +43,8 @@ def load(path: str | Path, kind: str) -> dict[str, Any]:
     if path.exists():  # a FIFO or device is named as such; a zip bomb is refused before torch.load
         check_archive(path, what=kind, retrain="retrain it with `simsched train rl CONFIG.yaml`")
     if not path.is_file():
+        if str(path).removesuffix(".pt") in WITHDRAWN:
+            raise SimschedError(f"checkpoint {path} is no longer shipped: {WITHDRAWN[str(path).removesuffix('.pt')]}")
         raise SimschedError(f"checkpoint {path} not found; train one with `simsched train rl CONFIG.yaml`")
     try:
         ck = torch.load(path, map_location="cpu", weights_only=True)

@@ -8,7 +8,7 @@ stragglers for all, :func:`simsched.run.streams.simulate_stream`) and prints one
 scheduler: mean JCT, and the per-day JCT ratio to the reference (the first scheduler) and to the
 best other one as geometric means with **paired** 95% t intervals
 (:func:`simsched.stats.paired_ratio`).  ``SPEC`` is a registry name with ``key=value`` parameters
-after colons (``fair-eft:alpha=-1``, ``rl:checkpoint=rl_online:rollout=3``).  ``--shift`` runs a
+after colons (``fair-eft:alpha=-1``, ``rl:checkpoint=rl_dynamic:rollout=3``).  ``--shift`` runs a
 shifted version of the scenario (:data:`SHIFTS`: twice the jobs, twice the processors at the same
 load, load 70% / 110%, noise sigma 0.2 / 1.5, unseen job families), for the generalisation table.
 Cost: schedulers x seeds engine runs.

@@ -108,21 +108,19 @@ def final_evaluation(cfg: TrainConfig, rl_net, world_agent) -> dict:
     return res
 
 
-def job_comparison(cfg: TrainConfig, rl_net, family=None, seeds: list[int] | None = None) -> dict:
+def job_comparison(cfg: TrainConfig, rl_net) -> dict:
     """The job-stream table: mean job completion time (JCT) and makespan of ``rl`` and each
     heuristic (:func:`simsched.learned.rl.baselines.heuristics`) on ``eval.final_seeds`` seeds that neither
     training nor checkpoint selection saw (after the ``eval.seeds`` selection seeds), every policy
     under the same noise and stragglers per seed.  Per-seed JCT ratios to the best list heuristic
     (lowest mean JCT among HEFT static, online HEFT, MCT, min-min) give paired 95% intervals.
-    ``family``: another :class:`~simsched.learned.rl.family.Family` than the config's (a shifted one);
-    ``seeds``: other seeds than :func:`~simsched.learned.rl.ppo.final_seeds`.  ``per_seed``: every
-    policy's JCT per seed, for paired comparisons."""
+    ``per_seed``: every policy's JCT per seed, for paired comparisons."""
     from simsched.learned.rl.baselines import episode_metrics, heuristics
     from simsched.learned.rl.ppo import final_seeds, make_env, run_episode
     from simsched.simulator.jobmetrics import job_metrics
 
-    env = make_env(cfg, family)
-    seeds = final_seeds(cfg) if seeds is None else seeds
+    env = make_env(cfg)
+    seeds = final_seeds(cfg)
     jct: dict[str, list[float]] = {}
     span: dict[str, list[float]] = {}
     for s in seeds:

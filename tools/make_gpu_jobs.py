@@ -1,7 +1,7 @@
 """Write gpu_jobs_300.csv: a synthetic GPU-cluster trace (seeded), the shape of the public GPU logs
 (Microsoft Philly, Alibaba PAI) reduced to job, submit, gpus, duration, user, requested.
 
-    python scenarios/data/traces/make_gpu_jobs.py scenarios/data/traces/gpu_jobs_300.csv
+    python tools/make_gpu_jobs.py scenarios/data/traces/gpu_jobs_300.csv
 """
 
 import sys

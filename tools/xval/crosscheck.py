@@ -28,7 +28,7 @@ way (``procs_from``, ``keep``).
 
 Usage (a few minutes on one core)::
 
-    python scenarios/data/traces/xval/crosscheck.py --rlscheduler PATH/TO/deep-batch-scheduler \\
+    python tools/xval/crosscheck.py --rlscheduler PATH/TO/deep-batch-scheduler \\
         --accasim-python PATH/TO/accasim-venv/bin/python [--random 20] [--out DIR] [--raw]
 """
 
@@ -53,7 +53,7 @@ from simsched.workloads.importers.gpu_trace import read_gpu_trace
 from simsched.workloads.importers.swf import RigidTrace, make_trace, read_swf, write_swf
 
 HERE = Path(__file__).resolve().parent
-TRACES = HERE.parent
+TRACES = HERE.parents[1] / "scenarios" / "data" / "traces"  # the shipped traces stay with the data
 SHIPPED = [("lublin_256", TRACES / "lublin_256.swf", 256), ("ricc_2010_5000", TRACES / "ricc_2010_5000.swf", 8192),
            ("gpu_jobs_300", TRACES / "gpu_jobs_300.csv", 64)]
 
