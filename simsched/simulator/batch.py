@@ -57,8 +57,8 @@ import simpy
 from simpy.core import NORMAL
 
 from simsched.errors import SimschedError
-from simsched.simulator.engine.common import DECISION_PRIORITY, gc_paused
-from simsched.simulator.engine.online import MAX_EXPECTED_ATTEMPTS, MAX_RESTARTS, Disruptions, _per_processor, _Tick
+from simsched.simulator.engine.common import DECISION_PRIORITY, Tick, gc_paused
+from simsched.simulator.engine.disruptions import MAX_EXPECTED_ATTEMPTS, MAX_RESTARTS, Disruptions, per_processor
 from simsched.workloads.importers.swf import RigidTrace
 
 TAU = 10.0
@@ -288,7 +288,7 @@ def check_batch_failures(trace: RigidTrace, m: int, failures: Disruptions, kill:
     """Refuse, before a run, failures under which the batch engine cannot model or finish it:
     stragglers (not modelled here); a down interval of a processor the machine lacks; a job whose
     ``k`` processors fail so often that a run of its length needs more than
-    :data:`~simsched.simulator.engine.online.MAX_EXPECTED_ATTEMPTS` tries on average
+    :data:`~simsched.simulator.engine.disruptions.MAX_EXPECTED_ATTEMPTS` tries on average
     (``e^(length x sum of the k smallest failure rates)``); a job whose ``k`` processors are up at once
     less than once in ``max_events`` failures (a Chernoff bound on the number up, each up a fraction
     ``MTBF / (MTBF + MTTR)`` of the time); more failure episodes than ``max_events``
@@ -303,7 +303,7 @@ def check_batch_failures(trace: RigidTrace, m: int, failures: Disruptions, kill:
         if not 0 <= p < m:
             raise SimschedError(f"a down interval names processor {p}; the machine has {m} (0..{m - 1})",
                                 field="failures")
-    rate = _per_processor(failures.failure_rate, m, "failure_rate")
+    rate = per_processor(failures.failure_rate, m, "failure_rate")
     if trace.n == 0 or not (rate > 0).any():
         return
     dur = np.minimum(trace.run, trace.requested) if kill else trace.run
@@ -319,7 +319,7 @@ def check_batch_failures(trace: RigidTrace, m: int, failures: Disruptions, kill:
     # at a random instant has mean mu = sum a_p, and P(at least k up) <= e^-mu (e mu / k)^k for k > mu
     # (Chernoff); a chance below 1 / max_events means more failures and repairs than the limit pass
     # before the job can start (an MTTR far above the MTBF on a job as wide as the machine never ended)
-    up = 1.0 / (1.0 + rate * _per_processor(failures.repair_time, m, "repair_time"))
+    up = 1.0 / (1.0 + rate * per_processor(failures.repair_time, m, "repair_time"))
     mu = float(up.sum())
     j = int(np.argmax(trace.procs))
     k = min(int(trace.procs[j]), m)
@@ -429,9 +429,9 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
                     idle_up[mine] = False
                     holder[mine] = j
                     held[j] = mine
-                    heappush(queue_, (now + dur_l[j], NORMAL, next(eid), _Tick(finish_run, (j, token[j]))))
+                    heappush(queue_, (now + dur_l[j], NORMAL, next(eid), Tick(finish_run, (j, token[j]))))
                 else:
-                    heappush(queue_, (now + dur_l[j], NORMAL, next(eid), _Tick(finish, j)))
+                    heappush(queue_, (now + dur_l[j], NORMAL, next(eid), Tick(finish, j)))
             k = len(chosen)
             qa = qa[k:] if qa[:k].tolist() == list(chosen) else qa[waiting[qa]]  # a prefix costs O(1)
         busy = m - state["free"] - len(down_est)
@@ -451,14 +451,14 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
     def wake() -> None:
         if not state["pending"]:
             state["pending"] = True
-            heappush(queue_, (env._now, DECISION_PRIORITY, next(eid), _Tick(decide, None)))
+            heappush(queue_, (env._now, DECISION_PRIORITY, next(eid), Tick(decide, None)))
 
     alarms: set[float] = set()
 
     def wake_at(t: float) -> None:
         if t not in alarms:
             alarms.add(t)
-            heappush(queue_, (t, NORMAL, next(eid), _Tick(alarm, t)))
+            heappush(queue_, (t, NORMAL, next(eid), Tick(alarm, t)))
 
     def alarm(event: Any) -> None:
         alarms.discard(event._value)
@@ -495,7 +495,7 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
             i += 1
         wake()
         if i < n:
-            heappush(queue_, (submit_l[i], NORMAL, next(eid), _Tick(arrive, i)))
+            heappush(queue_, (submit_l[i], NORMAL, next(eid), Tick(arrive, i)))
 
     def finish(event: Any) -> None:
         j = event._value
@@ -529,12 +529,12 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
             if until > repair_at[p]:
                 repair_at[p] = until
                 down_est[p] = max(down_est[p], estimate)
-                heappush(queue_, (until, NORMAL, next(eid), _Tick(repair, p)))
+                heappush(queue_, (until, NORMAL, next(eid), Tick(repair, p)))
             return
         down_est[p] = estimate
         repair_at[p] = until
         down_since[p] = now
-        heappush(queue_, (until, NORMAL, next(eid), _Tick(repair, p)))
+        heappush(queue_, (until, NORMAL, next(eid), Tick(repair, p)))
         j = int(holder[p])
         if j < 0:  # idle: it just leaves the pool
             idle_up[p] = False
@@ -600,22 +600,22 @@ def simulate_batch(trace: RigidTrace, m: int, policy: BatchPolicy, *, kill: bool
     def next_failure(p: int) -> None:
         if state["left"] > 0:
             gap = float(fail_rng[p].exponential(1.0 / rate[p]))
-            heappush(queue_, (env._now + gap, NORMAL, next(eid), _Tick(random_failure, p)))
+            heappush(queue_, (env._now + gap, NORMAL, next(eid), Tick(random_failure, p)))
 
     policy.reset(trace, m)
     if fail_on:
         assert failures is not None
-        rate = _per_processor(failures.failure_rate, m, "failure_rate").tolist()
-        mttr = _per_processor(failures.repair_time, m, "repair_time").tolist()
+        rate = per_processor(failures.failure_rate, m, "failure_rate").tolist()
+        mttr = per_processor(failures.repair_time, m, "repair_time").tolist()
         # a seed space of its own ([seed, 31]), apart from the children of ``seed`` that draw a stream's jobs
         fail_rng = [np.random.default_rng(c) for c in np.random.SeedSequence([int(seed), 31]).spawn(m)]
         for p in range(m):
             if rate[p] > 0:
                 next_failure(p)
         for p, a, b in failures.down_trace:
-            heappush(queue_, (float(a), NORMAL, next(eid), _Tick(scheduled_failure, (int(p), float(b)))))
+            heappush(queue_, (float(a), NORMAL, next(eid), Tick(scheduled_failure, (int(p), float(b)))))
     if n:
-        heappush(queue_, (submit_l[0], NORMAL, next(eid), _Tick(arrive, 0)))
+        heappush(queue_, (submit_l[0], NORMAL, next(eid), Tick(arrive, 0)))
     with gc_paused():
         env.run()
     unstarted = np.isnan(start) & ~lost
