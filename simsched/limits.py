@@ -69,7 +69,7 @@ float overflow (1.8e308) even after sums over millions of tasks and ratios of tw
 
 MAX_POWER_BINS = 10_000
 """Most slices of a power-over-time profile a results document may carry per processor type (a run
-writes :data:`simsched.simulator.power.PROFILE_BINS`)."""
+writes :data:`simsched.simulator.power.profile.PROFILE_BINS`)."""
 
 MAX_SIGMA = 10.0
 """Largest noise ``sigma`` (lognormal and normal): at 10 the lognormal median factor is already

@@ -111,7 +111,7 @@ def test_the_progress_guard_ends_a_run_stuck_in_restarts() -> None:
 
     from simsched.errors import SimschedError
     from simsched.schedulers.registry import create
-    from simsched.simulator.engine import Disruptions, online, run_online
+    from simsched.simulator.engine import Disruptions, disruptions, run_online
     from simsched.simulator.platform import Platform, Processor
     from simsched.simulator.problem import Problem
     from simsched.workloads.taskgraph import TaskGraph
@@ -119,13 +119,13 @@ def test_the_progress_guard_ends_a_run_stuck_in_restarts() -> None:
     graph = TaskGraph(names=["t"], work=[80.0])  # e^16 attempts expected
     problem = Problem(graph, Platform.uniform([Processor(name="p")], 1.0, 0.0))
     d = Disruptions(failure_rate=1 / 5, repair_time=0.01)
-    saved = online.MAX_EXPECTED_ATTEMPTS
-    online.MAX_EXPECTED_ATTEMPTS = 10**9  # past the check before the run: only the guard can stop it
+    saved = disruptions.MAX_EXPECTED_ATTEMPTS
+    disruptions.MAX_EXPECTED_ATTEMPTS = 10**9  # past the check before the run: only the guard can stop it
     try:
         with pytest.raises(SimschedError, match="after 10,000 restarts task 't'.*MTBF 5"):
             run_online(problem, create("mct"), None, np.random.default_rng(0), d, np.random.default_rng(1))
     finally:
-        online.MAX_EXPECTED_ATTEMPTS = saved
+        disruptions.MAX_EXPECTED_ATTEMPTS = saved
 
 
 def test_straggler_storm_refused(tmp_path: Path) -> None:

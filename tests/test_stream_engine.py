@@ -165,26 +165,26 @@ def test_mct_row_by_row_equals_the_board_for_any_ready_set(seed) -> None:
 @pytest.mark.parametrize("noisy", [False, True])
 @pytest.mark.parametrize("policy", ["mct", "srjf-eft", "minmin"])
 def test_uniform_links_give_the_schedule_of_the_link_matrices(monkeypatch, noisy, policy) -> None:
-    from simsched.simulator.engine import online
+    from simsched.simulator.engine import assign, common
 
     js = _stream(4, 10, 1.0)
     prob = Problem(js.graph, PLATFORM)
-    assert online._uniform_link(prob.latency, prob.inv_bandwidth) == (0.0, 0.0, 0.1, 0.25)
+    assert common.uniform_link(prob.latency, prob.inv_bandwidth) == (0.0, 0.0, 0.1, 0.25)
     factors = np.random.default_rng(4).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
     fast = run_online(prob, registry.create(policy), factors)[0]
-    monkeypatch.setattr(online, "_uniform_link", lambda latency, inv_bandwidth: None)
+    monkeypatch.setattr(assign, "uniform_link", lambda latency, inv_bandwidth: None)
     _same(fast, run_online(prob, registry.create(policy), factors)[0])
 
 
 def test_uniform_link_only_when_every_link_is_alike() -> None:
-    from simsched.simulator.engine.online import _uniform_link
+    from simsched.simulator.engine.common import uniform_link
 
     lat = np.full((3, 3), 0.5)
     np.fill_diagonal(lat, 0.0)
     inv = np.where(lat > 0, 0.25, 0.0)
-    assert _uniform_link(lat, inv) == (0.0, 0.0, 0.5, 0.25)
+    assert uniform_link(lat, inv) == (0.0, 0.0, 0.5, 0.25)
     odd = lat.copy()
     odd[2, 1] = 0.7
-    assert _uniform_link(odd, inv) is None
-    assert _uniform_link(lat, np.where(odd > 0.6, 1.0, inv)) is None
-    assert _uniform_link(np.zeros((1, 1)), np.zeros((1, 1))) is None  # one processor: the matrix path
+    assert uniform_link(odd, inv) is None
+    assert uniform_link(lat, np.where(odd > 0.6, 1.0, inv)) is None
+    assert uniform_link(np.zeros((1, 1)), np.zeros((1, 1))) is None  # one processor: the matrix path

@@ -109,11 +109,11 @@ def build_problem(scenario: Scenario, seed: int | None = None, *, graph: TaskGra
 
 def check_world_ends(scenario: Scenario, problem: Problem) -> None:
     """Refuse, located at the scenario's ``failures``/``stragglers`` line, disruptions under which a run
-    on ``problem`` would not end (:func:`~simsched.simulator.engine.online.check_disruptions_end`).
+    on ``problem`` would not end (:func:`~simsched.simulator.engine.disruptions.check_disruptions_end`).
     Nothing to check without disruptions.  O(n x m)."""
     if getattr(scenario, "disruptions", None) is None:
         return
-    from simsched.simulator.engine.online import check_disruptions_end
+    from simsched.simulator.engine.disruptions import check_disruptions_end
 
     try:
         check_disruptions_end(problem, scenario.disruptions)

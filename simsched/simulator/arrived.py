@@ -1,6 +1,6 @@
 """What an online policy may see: the problem restricted to the tasks that have arrived.
 
-The online engine (:mod:`simsched.simulator.engine.online`) hands a policy a
+The online engine (:func:`simsched.simulator.engine.loop.run_online`) hands a policy a
 :class:`~simsched.simulator.policy.DecisionView` whose ``problem`` is built here: the **induced
 sub-problem of the arrived tasks**, numbered in arrival order.  Nothing of a task that has not
 arrived is reachable from it — no row of a cost matrix, no name, no edge to it, no count, no kind

@@ -42,8 +42,7 @@ from simpy.core import NORMAL
 
 from simsched.errors import SimschedError
 from simsched.simulator.batch import BatchEngineError, BatchResult
-from simsched.simulator.engine.common import DECISION_PRIORITY, gc_paused
-from simsched.simulator.engine.online import _Tick
+from simsched.simulator.engine.common import DECISION_PRIORITY, Tick, gc_paused
 from simsched.simulator.gang import moldable_factor
 from simsched.simulator.problem import Problem
 from simsched.workloads.importers.swf import make_trace
@@ -218,7 +217,7 @@ def simulate_typed_batch(jobs: TypedJobs, policy: TypedBatchPolicy) -> TypedResu
     def wake() -> None:
         if not state["pending"]:
             state["pending"] = True
-            heappush(queue_, (env._now, DECISION_PRIORITY, next(eid), _Tick(decide, None)))
+            heappush(queue_, (env._now, DECISION_PRIORITY, next(eid), Tick(decide, None)))
 
     def release(i: int) -> None:
         released[i] = env._now
@@ -235,7 +234,7 @@ def simulate_typed_batch(jobs: TypedJobs, policy: TypedBatchPolicy) -> TypedResu
             i += 1
         wake()
         if i < n:
-            heappush(queue_, (submit_l[i], NORMAL, next(eid), _Tick(arrive, i)))
+            heappush(queue_, (submit_l[i], NORMAL, next(eid), Tick(arrive, i)))
 
     def finish(event: object) -> None:
         j = event._value  # type: ignore[attr-defined]
@@ -275,7 +274,7 @@ def simulate_typed_batch(jobs: TypedJobs, policy: TypedBatchPolicy) -> TypedResu
             start[j], option[j], pool[j] = now, o, p
             est_end[j] = now + opt_dur[o]
             running.add(j)
-            heappush(queue_, (now + opt_dur[o], NORMAL, next(eid), _Tick(finish, j)))
+            heappush(queue_, (now + opt_dur[o], NORMAL, next(eid), Tick(finish, j)))
         if chosen:
             queue = [j for j in queue if waiting[j]]
         busy = m - int(free.sum())
@@ -288,7 +287,7 @@ def simulate_typed_batch(jobs: TypedJobs, policy: TypedBatchPolicy) -> TypedResu
 
     policy.reset(jobs)
     if n:
-        heappush(queue_, (submit_l[0], NORMAL, next(eid), _Tick(arrive, 0)))
+        heappush(queue_, (submit_l[0], NORMAL, next(eid), Tick(arrive, 0)))
     with gc_paused():
         env.run()
     if np.isnan(start).any():

@@ -37,6 +37,52 @@ A task that needs several processors at once (:mod:`simsched.simulator.gang`) is
 node waiting for its turn on every member (plan) or allocated all its members together by
 :class:`~simsched.simulator.engine.gangs.GangAllocation` (online), and released with them.
 
+The online engine, by concern (one mixin per module, composed into
+:class:`~simsched.simulator.engine.loop.OnlineRun`; each owns its part of the run's state):
+
+=================  ====================================================================================
+``loop.py``        :func:`run_online`, the run's graph state (arrivals, ready set, finishes), the driver
+``decide.py``      decision points, the policy's :class:`~simsched.simulator.policy.DecisionView`, its answer
+``assign.py``      checking and costing an assignment, input transfers, per-processor queues, starts, release
+``gangs.py``       tasks that hold several processors at once
+``disruptions.py`` :class:`Disruptions`, :func:`~simsched.simulator.engine.disruptions.check_disruptions_end`,
+                   failures, repairs and slowdowns during a run
+``stats.py``       :class:`OnlineStats` and :class:`DisruptionLog`: what a run counts and records
+``session.py``     :class:`OnlineSession`: the same run, stepped one assignment at a time
+``plan.py``        :func:`execute_plan` (``copies.py``: plans with task duplication)
+``compiled*.py``   the numba stream loop (below)
+``common.py``      the decision priority, the ``Tick`` event entry, the paused GC, uniform links
+=================  ====================================================================================
+
+**Where the model of execution grows.**  A new part of it (hosts with cores, workflow-system
+overheads, storage with shared bandwidth) is a new module beside these holding one more mixin,
+placed before the others in a class composed only for runs that use it (today's runs keep
+today's class, hence today's floats and speed).  The hooks it overrides, each the one place where
+that thing happens in a single-processor run:
+
+* ``Assignment._checked_cost(v, p, k)``: how long task ``v`` holds processor ``p`` (``W[v, p]`` x the
+  P-state slowdown) — pre- and post-execution overheads add here, so ``view.available`` counts them.
+* ``Assignment._input_delay(v, p)``: the transfers of ``v``'s inputs to ``p`` start here (all at
+  assignment, since only ready tasks are assigned) and it returns when the last is there — a storage
+  service whose bandwidth is shared among concurrent transfers replaces this with flows that end
+  by calling ``Assignment._on_data``; a per-task submission delay or a dispatcher releasing jobs at a
+  bounded rate delays the same moment (the task's earliest start on ``p``).
+* ``Assignment._start_next(p)``: the head of ``p``'s queue starts (entered only when ``running[p] < 0``,
+  the head's data is there and ``p`` is up; from ``_assign``, ``_on_data``, ``_release`` and a repair) and
+  its duration (cost x noise factor x slowdown) becomes its finish event — hosts with ``c`` cores
+  start heads while ``k`` cores are free and keep ``running[p] < 0`` while one is.
+  ``GangAllocation._start_gang(v)`` is the same for a multi-processor task.
+* ``Assignment._release(p)``: ``p`` ended what it ran (every finish comes here) — cores free ``k`` cores.
+* ``Decisions._decision_point(trigger)``: when the policy is next asked — a scheduling cycle moves
+  it to the next cycle boundary.
+* ``OnlineRun.direct_start``: a task assigned to an idle processor gets its finish event at once
+  (``Assignment._start_when_data``) only while this is True; a concern that can delay or stop a
+  start sets it False (disruptions do).
+
+``execute_plan`` (``plan.py``) is a closed loop of closures, for speed, and has none of these hooks: a
+plan under a model with these parts is best run through the online loop by a policy replaying the
+plan's assignments in order, so that each part is written once.
+
 :mod:`simsched.simulator.engine.compiled` runs the common stream case (MCT or a replay of recorded
 decisions; no failures, gangs or arrivals out of index order) in one numba loop that pushes SimPy's
 events one for one and gives the same schedules float for float; ``run_online(engine="auto")`` picks
@@ -53,9 +99,11 @@ a slotted event holding only what ``Environment.step`` reads.  These are SimPy 4
 """
 
 from simsched.simulator.engine.common import DECISION_PRIORITY
-from simsched.simulator.engine.online import DisruptionLog, Disruptions, OnlineStats, run_online
+from simsched.simulator.engine.disruptions import Disruptions
+from simsched.simulator.engine.loop import run_online
 from simsched.simulator.engine.plan import _execute, execute_plan
 from simsched.simulator.engine.session import OnlineSession
+from simsched.simulator.engine.stats import DisruptionLog, OnlineStats
 
 __all__ = ["DECISION_PRIORITY", "DisruptionLog", "Disruptions",
            "OnlineSession", "OnlineStats", "_execute", "execute_plan", "run_online"]

@@ -1,5 +1,5 @@
-"""What the engine's drivers share: the decision-point priority, a paused garbage collector,
-per-task durations with noise factors."""
+"""What the engine's drivers share: the decision-point priority, the event entry they push, a paused
+garbage collector, per-task durations with noise factors, the uniform-link test."""
 
 from __future__ import annotations
 
@@ -15,6 +15,20 @@ from simsched.simulator.problem import Problem
 DECISION_PRIORITY = 2
 """SimPy priority of decision points: after every ordinary event (priority 1) at the same time, so
 all that happens at one instant is batched into one decision."""
+
+
+class Tick:
+    """A triggered SimPy event reduced to what ``Environment.step`` reads (``callbacks``, ``_ok``,
+    ``_value``): a driver pushes it on the event queue itself, ``(time, priority, eid, tick)``,
+    exactly the entry ``Timeout``/``Environment.schedule`` would push (same time float, same eid
+    sequence, so the same order), without their per-event bookkeeping.  O(1)."""
+
+    __slots__ = ("callbacks", "_ok", "_value")
+
+    def __init__(self, callback, value) -> None:
+        self.callbacks = [callback]
+        self._ok = True
+        self._value = value
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """The compiled stream engine: the common online run in one numba loop, the SimPy engine's schedule
 float for float (:mod:`simsched.simulator.engine.compiled_kernel`).
 
-The SimPy engine (:func:`~simsched.simulator.engine.online.run_online`) stays the ground truth and the
+The SimPy engine (:func:`~simsched.simulator.engine.loop.run_online`) stays the ground truth and the
 fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
 form (:func:`compiled_applies`):
 
@@ -178,7 +178,7 @@ def _call(problem: Problem, policy: int, replay, factors):
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,
                  pstate_slowdown: np.ndarray | None = None) -> tuple[Schedule, dict] | None:
     """Run ``policy`` (MCT, or a :class:`Replay`) on the compiled loop; returns the schedule and the
-    :class:`~simsched.simulator.engine.online.OnlineStats` fields, or None when the loop stopped where
+    :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or None when the loop stopped where
     the SimPy engine raises (run it there for the message).  Callers go through ``run_online``.
 
     :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`).  ``events`` is the

@@ -4,7 +4,7 @@ Imported only when numba is installed (extra ``simsched[fast]``) and a run quali
 :func:`simsched.simulator.engine.compiled.compiled_applies`); ``cache=True`` keeps the machine code
 next to this file, so only the first run on a machine pays the compilation (several seconds).
 
-:func:`stream_loop` is :class:`~simsched.simulator.engine.online._OnlineRun` without failures,
+:func:`stream_loop` is :class:`~simsched.simulator.engine.loop.OnlineRun` without failures,
 stragglers, P-states, gangs or a Python policy, transcribed statement for statement: the same event
 entries ``(time, priority, eid)`` pushed at the same moments, popped from a binary heap in the same
 total order (the eid is unique, so the order of equal times and priorities is the push order, as in
@@ -101,7 +101,7 @@ def _cost(t, q, table, key, work, memory, proc_memory, structured):  # pragma: n
 @numba.njit(cache=True)
 def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors,
                 ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
-    """``_OnlineRun._start_next``: the head of ``p``'s queue starts now, its finish is pushed, ``p``'s
+    """``Assignment._start_next``: the head of ``p``'s queue starts now, its finish is pushed, ``p``'s
     expected end is refreshed over the rest of the queue.  Returns ``(size, eid)``.  O(queue length)."""
     u = qhead[p]
     qhead[p] = qnext[u]

@@ -1,10 +1,10 @@
 """Multi-processor (gang) tasks in the online engine: allocation, start, release and failure of a
 task that holds several processors at once (:mod:`simsched.simulator.gang` states the rule).
 
-A mixin of :class:`~simsched.simulator.engine.online._OnlineRun` (it reads and writes that run's
-state: ``queue``, ``running``, ``ready``, ``cost``, ``data_ok`` ...), kept in its own module so the
-single-processor engine stays as it was; the run enters here only for a task assigned to a tuple of
-processors (``gangs`` empty: never).
+A mixin of :class:`~simsched.simulator.engine.loop.OnlineRun` (it reads and writes the assignment
+state of :class:`~simsched.simulator.engine.assign.Assignment`: ``queue``, ``running``, ``ready``,
+``cost``, ``data_ok`` ...), kept in its own module so the single-processor engine stays as it was;
+the run enters here only for a task assigned to a tuple of processors (``gangs`` empty: never).
 """
 
 from __future__ import annotations
@@ -15,20 +15,23 @@ import numpy as np
 from simpy.events import NORMAL, Event, Timeout
 
 from simsched.errors import PlanError, SimschedError
+from simsched.simulator.engine.common import Tick
 from simsched.simulator.gang import Gang, check_gang, gang_durations
 
 _INF = float("inf")
 
 
 class GangAllocation:
-    """Methods of the online run for multi-processor tasks (see the module docstring)."""
+    """Methods of the online run for multi-processor tasks (see the module docstring).  Owns
+    ``min_k`` (processors each task needs at least; None without multi-processor tasks), ``gangs``
+    (assigned multi-processor tasks -> members, lead first) and ``members_of`` (every gang a task ran
+    on: the schedule's record)."""
 
-    def _global(self, task: int) -> int:
-        """The task index of visible index ``task`` (refused like :meth:`assign_visible`)."""
-        if not 0 <= task < self.n_arrived:
-            raise SimschedError(f"policy {self.policy_name!r} assigned task index {task}, which does not "
-                                f"exist among the {self.n_arrived} arrived tasks")
-        return int(self.arrivals.order[task])
+    def _init_gangs(self) -> None:
+        g = self.problem.graph
+        self.min_k = g.procs_min.tolist() if g.gang else None
+        self.gangs: dict[int, tuple[int, ...]] = {}
+        self.members_of: dict[int, tuple[int, ...]] = {}
 
     def _assign_gang(self, v: int, members: tuple[int, ...]) -> None:
         """Append ready task ``v`` to the queue of every processor in ``members`` (lead first) and send
@@ -64,7 +67,7 @@ class GangAllocation:
         tag = v if self.disruptions is None else (v, self.attempt[v])
         if delay > 0.0:
             self.data_time[v] = now + delay
-            heappush(self._events, (now + delay, NORMAL, next(self._eid), self._tick(self._on_data, tag)))
+            heappush(self._events, (now + delay, NORMAL, next(self._eid), Tick(self._on_data, tag)))
         else:
             self.data_ok[v] = True
             self.data_time[v] = now
@@ -95,7 +98,7 @@ class GangAllocation:
             self.expected_end[q] = self._queue_end(q, now + w)
         d = w if self.factors is None else w * self.factors[v]
         if self.disruptions is None:
-            heappush(self._events, (now + d, NORMAL, next(self._eid), self._tick(self._on_gang_finish, v)))
+            heappush(self._events, (now + d, NORMAL, next(self._eid), Tick(self._on_gang_finish, v)))
         else:
             if any(self.slow[q] for q in members):
                 d = d * self.disruptions.slowdown
@@ -118,23 +121,6 @@ class GangAllocation:
         for q in members[1:]:
             self._release(q)
         self._on_finish(ev)
-
-    def _release(self, p: int) -> None:
-        """Processor ``p`` has ended what it ran: start its next task, or mark it idle.  O(1).  (The
-        tail of :meth:`_on_finish`, which keeps its own inlined copy: a call there would cost every
-        single-processor task a method call on the engine's hottest path.)"""
-        now = self.env._now
-        self.running[p] = -1
-        q = self.queue[p]
-        if q:
-            if self.data_ok[q[0]] and not self.down[p]:
-                self._start_next(p)
-        elif self.down[p]:
-            self.expected_end[p] = max(now, self.repair_at[p])
-        else:
-            self.idle[p] = True
-            self.expected_end[p] = now
-            self._decision_point("idle")
 
     def _drop_gangs(self, tasks: list[int], failed: int) -> None:
         """Tasks handed back by the failure of processor ``failed``: take every gang task among them

@@ -6,7 +6,9 @@ import numpy as np
 
 from simsched.errors import SimschedError
 from simsched.simulator.engine.common import gc_paused as _gc_paused
-from simsched.simulator.engine.online import Disruptions, OnlineStats, _OnlineRun
+from simsched.simulator.engine.disruptions import Disruptions
+from simsched.simulator.engine.loop import OnlineRun
+from simsched.simulator.engine.stats import OnlineStats
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
@@ -29,7 +31,7 @@ class OnlineSession:
                  disruptions: Disruptions | None = None,
                  disruption_rng: np.random.Generator | None = None, name: str = "agent") -> None:
         self.problem = problem
-        self._run = _OnlineRun(problem, None, factors, np.random.default_rng(0), disruptions, disruption_rng)
+        self._run = OnlineRun(problem, None, factors, np.random.default_rng(0), disruptions, disruption_rng)
         self._run.policy_name = name
         self.view: DecisionView | None = None
         self._schedule: Schedule | None = None
