@@ -54,5 +54,8 @@ class OnlineStats:
     """Every attempt and down interval, in runs with disruptions."""
     pstate: np.ndarray | None = None
     """(n,) the P-state each task (its last attempt) ran at, when the run had P-states (``pstate_slowdown``)."""
+    done: np.ndarray | None = None
+    """(n,) when each task was done for the workflow system (its post step ended: ``finish + post``), in
+    runs with workflow-system overheads; the workflow's end is its max.  None otherwise."""
     engine: str = "simpy"
     """Which engine ran: ``simpy`` (the ground truth) or ``compiled`` (:mod:`simsched.simulator.engine.compiled`)."""
