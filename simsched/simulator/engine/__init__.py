@@ -50,6 +50,8 @@ The online engine, by concern (one mixin per module, composed into
 ``stats.py``       :class:`OnlineStats` and :class:`DisruptionLog`: what a run counts and records
 ``overheads.py``   :class:`Overheads`, :data:`PROFILES`: workflow-system overheads (submission, a
                    rate-limited dispatcher, a scheduling cycle, pre/post steps, start-up), off by default
+``storage.py``     :class:`Storage`, :class:`TaskIO`: files read and written through one storage service
+                   whose bandwidth concurrent flows share fairly, files kept per host; off by default
 ``session.py``     :class:`OnlineSession`: the same run, stepped one assignment at a time
 ``plan.py``        :func:`execute_plan` (``copies.py``: plans with task duplication)
 ``compiled*.py``   the numba stream loop (below)
@@ -107,6 +109,7 @@ from simsched.simulator.engine.overheads import PROFILES, Overheads
 from simsched.simulator.engine.plan import _execute, execute_plan
 from simsched.simulator.engine.session import OnlineSession
 from simsched.simulator.engine.stats import DisruptionLog, OnlineStats
+from simsched.simulator.engine.storage import Storage, TaskIO
 
 __all__ = ["DECISION_PRIORITY", "PROFILES", "DisruptionLog", "Disruptions", "OnlineSession", "OnlineStats",
-           "Overheads", "_execute", "execute_plan", "run_online"]
+           "Overheads", "Storage", "TaskIO", "_execute", "execute_plan", "run_online"]

@@ -35,6 +35,7 @@ from simsched.simulator.engine.disruptions import Disruptions, FailureHandling
 from simsched.simulator.engine.gangs import GangAllocation
 from simsched.simulator.engine.overheads import Overheads, WorkflowOverheads, check_overheads_run
 from simsched.simulator.engine.stats import OnlineStats
+from simsched.simulator.engine.storage import SharedStorage, Storage, TaskIO, check_storage_run
 from simsched.simulator.policy import OnlinePolicy
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
@@ -50,6 +51,8 @@ def run_online(
     pstate_slowdown: np.ndarray | None = None,
     engine: str = "auto",
     overheads: Overheads | None = None,
+    storage: Storage | None = None,
+    io: TaskIO | None = None,
 ) -> tuple[Schedule, OnlineStats]:
     """Run ``policy`` on ``problem`` in the SimPy model; return the schedule and :class:`OnlineStats`.
 
@@ -108,28 +111,41 @@ def run_online(
     ``pre`` begins), ``finish`` the end of its runtime, and ``stats.done`` when its post step ended
     (its children and the workflow's end wait for it).  They run on SimPy only (``engine="auto"``
     falls back, ``"compiled"`` refuses) and not together with active ``disruptions`` (refused).
+
+    **Storage** (``storage``, with the I/O plan ``io``; :mod:`simsched.simulator.engine.storage`): a task
+    reads its input files not already on its host, runs, then writes its outputs, on its slot, through
+    one storage service whose bandwidth concurrent flows share fairly; edge data then moves only
+    through files (no network transfers).  Without ``io`` every edge is a file of ``edge_data`` bytes
+    (:meth:`TaskIO.from_graph` converts other units).  ``finish`` is then the end of the writes;
+    ``stats.read_time``/``write_time`` say what the I/O took.  SimPy only, like overheads.
     """
     overheads = check_overheads_run(overheads, disruptions)
+    active = overheads is not None or storage is not None
     if engine != "simpy":
         from simsched.simulator.engine.compiled import dispatch
 
-        out = dispatch(engine, problem, policy, factors, disruptions, pstate_slowdown, overheads=overheads)
+        out = dispatch(engine, problem, policy, factors, disruptions, pstate_slowdown, extended=active)
         if out is not None:
             return out[0], OnlineStats(**out[1])
     run = make_run(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
-                   disruptions, disruption_rng, pstate_slowdown, overheads)
+                   disruptions, disruption_rng, pstate_slowdown, overheads, storage, io)
     return run.run()
 
 
 def make_run(problem: Problem, policy: OnlinePolicy | None, factors: np.ndarray | None, rng: np.random.Generator,
              disruptions: Disruptions | None = None, disruption_rng: np.random.Generator | None = None,
-             pstate_slowdown: np.ndarray | None = None, overheads: Overheads | None = None) -> OnlineRun:
+             pstate_slowdown: np.ndarray | None = None, overheads: Overheads | None = None,
+             storage: Storage | None = None, io: TaskIO | None = None) -> OnlineRun:
     """The run object for these parts of the model: :class:`OnlineRun` (today's class, today's code
     path) unless a part that is off by default is active, then the class composed with it.  O(n + e + m)."""
     overheads = check_overheads_run(overheads, disruptions)
-    if overheads is None:
-        return OnlineRun(problem, policy, factors, rng, disruptions, disruption_rng, pstate_slowdown)
-    return OverheadRun(problem, policy, factors, rng, disruptions, disruption_rng, pstate_slowdown, overheads)
+    io = check_storage_run(storage, io, problem, disruptions)
+    args = (problem, policy, factors, rng, disruptions, disruption_rng, pstate_slowdown)
+    if io is not None:
+        return StorageRun(*args, overheads, storage, io)
+    if overheads is not None:
+        return OverheadRun(*args, overheads)
+    return OnlineRun(*args)
 
 
 class OnlineRun(Decisions, Assignment, GangAllocation, FailureHandling):
@@ -264,3 +280,19 @@ class OverheadRun(WorkflowOverheads, OnlineRun):
                  pstate_slowdown: np.ndarray | None = None, overheads: Overheads | None = None) -> None:
         super().__init__(problem, policy, factors, rng, disruptions, disruption_rng, pstate_slowdown)
         self._init_overheads(overheads if overheads is not None else Overheads())
+
+
+class StorageRun(SharedStorage, WorkflowOverheads, OnlineRun):
+    """An online run with storage (:mod:`simsched.simulator.engine.storage`) and overheads (all zero
+    when none were given: the storage phases are timed by the overheads' ``pre`` and runtime)."""
+
+    def __init__(self, problem: Problem, policy: OnlinePolicy | None, factors: np.ndarray | None,
+                 rng: np.random.Generator, disruptions: Disruptions | None = None,
+                 disruption_rng: np.random.Generator | None = None,
+                 pstate_slowdown: np.ndarray | None = None, overheads: Overheads | None = None,
+                 storage: Storage | None = None, io: TaskIO | None = None) -> None:
+        OnlineRun.__init__(self, problem, policy, factors, rng, disruptions, disruption_rng, pstate_slowdown)
+        self._init_overheads(overheads if overheads is not None else Overheads())
+        if storage is None or io is None:
+            raise SimschedError("a storage run needs a storage service and an I/O plan")
+        self._init_storage(storage, io)

@@ -45,7 +45,7 @@ import numpy as np
 from simpy.events import NORMAL, Event
 
 from simsched.errors import SimschedError
-from simsched.simulator.engine.common import Tick
+from simsched.simulator.engine.common import Tick, model_number
 
 _INF = float("inf")
 
@@ -70,12 +70,7 @@ class Overheads:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            x = getattr(self, f.name)
-            if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-                raise SimschedError(f"overheads: {f.name} must be a number of seconds, got {x!r}")
-            if not (math.isfinite(x) and x >= 0):
-                raise SimschedError(f"overheads: {f.name} must be finite and >= 0 seconds, got {x!r}")
-            object.__setattr__(self, f.name, float(x))
+            object.__setattr__(self, f.name, model_number(getattr(self, f.name), f"overheads: {f.name}"))
 
     @property
     def active(self) -> bool:
