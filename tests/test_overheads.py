@@ -243,3 +243,27 @@ def test_profiles():
                                            (0.3, 0.1, 0.30000000000000004), (7.0, 0.0, 7.0)])
 def test_next_boundary(t, c, b):
     assert next_boundary(t, c) == b and next_boundary(t, c) >= t
+
+
+# ---------------------------------------------------------------- static plans
+def test_a_static_plan_under_overheads_is_replayed_in_its_order():
+    """HEFT's plan on a random DAG: under zero overheads the closed replay; under overheads the
+    online replay keeps every processor's planned sequence and the chain bound holds."""
+    from simsched.simulator.engine import execute_plan
+    from simsched.simulator.evaluate import evaluate_plan
+
+    problem = random_problem(5, 20, 3)
+    plan = registry.create("heft").plan(problem, np.random.default_rng(0))
+    same_run(execute_plan(problem, plan), execute_plan(problem, plan, overheads=Overheads()))
+    o = Overheads(submit=2.0, pre=1.0, post=3.0)
+    s = execute_plan(problem, plan, overheads=o)
+    np.testing.assert_array_equal(s.processor, plan.processor)
+    for p in range(problem.n_processors):  # each processor ran its tasks in the planned order
+        mine = np.flatnonzero(plan.processor == p)
+        planned = mine[np.lexsort((mine, plan.order[mine]))]
+        np.testing.assert_array_equal(mine[np.argsort(s.start[mine], kind="stable")], planned)
+    base = execute_plan(problem, plan)
+    assert s.makespan >= base.makespan  # overheads only add time along every path
+    assert validate_schedule(s, problem, check_durations=False) == []
+    with pytest.raises(SimschedError, match="fast evaluator models neither workflow-system overheads"):
+        evaluate_plan(problem, plan, overheads=o)
