@@ -139,11 +139,11 @@ def test_cli_reference_covers_every_command() -> None:
 
 
 def test_scenario_reference_examples_validate() -> None:
-    from simsched.scenario import schema, stream
+    from simsched.scenario import schema, stream_section
 
     for name, text in EXAMPLES.items():
-        getattr(schema, name, None) or getattr(stream, name)
-        (getattr(schema, name, None) or getattr(stream, name)).model_validate(yaml.safe_load(text))
+        getattr(schema, name, None) or getattr(stream_section, name)
+        (getattr(schema, name, None) or getattr(stream_section, name)).model_validate(yaml.safe_load(text))
 
 
 def test_scenario_reference_types_every_section_with_its_limits() -> None:

@@ -38,7 +38,7 @@ def test_a_section_the_walk_cannot_type_is_reported() -> None:
 
 def test_kinds_come_from_the_annotation() -> None:
     from simsched.scenario.schema import PositiveInt
-    from simsched.scenario.stream import ArrivalsSpec
+    from simsched.scenario.stream_section import ArrivalsSpec
 
     assert hostile.kind_of(FiniteRate) == "float" and hostile.kind_of(PositiveInt | None) == "int"
     assert hostile.kind_of(list[tuple[float, float]] | None) == "list"

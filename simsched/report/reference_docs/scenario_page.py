@@ -275,7 +275,7 @@ def scenario_reference() -> str:
         out.append(doc_first(model) + "\n")
         out.append(model_table(model, FIELD_DOCS[title]) + "\n")
         out.append("Example:\n\n```yaml\n" + EXAMPLES[title] + "```\n")
-    from simsched.scenario.stream import BatchTraceSection, StreamSection
+    from simsched.scenario.stream_section import BatchTraceSection, StreamSection
 
     out.append("## Workload: `stream` (jobs arriving over time)\n")
     out.append("`workload: {stream: ...}` sends DAG jobs drawn from other workload forms over time; "

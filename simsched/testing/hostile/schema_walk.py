@@ -40,8 +40,8 @@ class FieldTarget:
 
 def _sections() -> dict[str, tuple[type[BaseModel], str]]:
     from simsched.scenario.autotuning import AutotuningSection
-    from simsched.scenario.schema import InlineWorkload
-    from simsched.scenario.stream import BatchTraceSection, FailuresSection, StragglersSection, StreamSection
+    from simsched.scenario.schema import FailuresSection, InlineWorkload, StragglersSection
+    from simsched.scenario.stream_section import BatchTraceSection, StreamSection
 
     return {"workload": (InlineWorkload, "graph"), "workload.stream": (StreamSection, "stream"),
             "workload.stream (cluster log)": (BatchTraceSection, "cluster"),
@@ -123,7 +123,7 @@ def unreached_models(roots: Sequence[tuple[type[BaseModel], str]] = ()) -> list[
     """Input models (subclasses of :class:`~simsched.scenario.schema.NumbersChecked` imported so far)
     that the walk does not reach: a section added as a plain mapping and not named in :data:`SECTIONS`."""
     import simsched.scenario.autotuning  # noqa: F401  (their models register as subclasses)
-    import simsched.scenario.stream  # noqa: F401
+    import simsched.scenario.stream_section  # noqa: F401
     from simsched.scenario.schema import NumbersChecked
 
     reached = {t.model for t in walk_schema(roots)}
