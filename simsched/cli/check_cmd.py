@@ -81,7 +81,7 @@ def _check(target: str, examples: int, seed: int, param: list[str] | None, prop:
         from simsched.testing.batch_contract import check_batch_policy as check_scheduler
     else:
         from simsched.testing.contract import check_scheduler
-    from simsched.testing.contract import hypothesis_home_outside_cwd
+    from simsched.testing.contract_search import hypothesis_home_outside_cwd
 
     with hypothesis_home_outside_cwd():  # nothing written into the user's current folder
         report = check_scheduler(target, examples=examples, seed=seed, params=parse_params(param),
