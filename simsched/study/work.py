@@ -38,6 +38,17 @@ METRICS = GRAPH_METRICS + STREAM_METRICS
 """Metric columns of a results row (floats; NaN for a failed run).  The row of a static task-graph
 run has no stream metrics, and a results file of such runs no such columns."""
 
+
+def check_metric(name: str, option: str) -> str:
+    """``name`` if it is a metric column (:data:`METRICS`); a :class:`SimschedError` naming ``option`` and
+    listing them otherwise.  O(metrics)."""
+    from simsched.errors import SimschedError
+
+    if name not in METRICS:
+        raise SimschedError(f"{option} {name!r} is not a metric; choose from {', '.join(METRICS)}")
+    return name
+
+
 HEAD = ("task_id", "point", "point_id")
 MIDDLE = ("scheduler", "seed", "tasks")
 TAIL = ("error", "checkpoint", "warning", "run_id", "run_s")
