@@ -17,10 +17,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_write_text
+
+if TYPE_CHECKING:
+    from simsched.learned.rl.config import TrainConfig
 
 
 def is_stream_scenario(path: Path) -> bool:
@@ -35,7 +38,7 @@ def is_stream_scenario(path: Path) -> bool:
     return isinstance(data, dict) and isinstance(data.get("workload"), dict) and "stream" in data["workload"]
 
 
-def ppo_steps(cfg: Any) -> int:
+def ppo_steps(cfg: TrainConfig) -> int:
     """Real steps of the PPO run of ``cfg``: one step per task, so episodes x mean tasks (exact on average)."""
     return int((cfg.ppo.bc_episodes + cfg.ppo.iterations * cfg.ppo.episodes_per_iter) * sum(cfg.tasks) / 2)
 
@@ -62,7 +65,7 @@ def model_free_steps(out: Path) -> int:
     return 0
 
 
-def train_ppo_stage(cfg: Any, conf: dict, out: Path, progress: Callable[[int, int, dict], None]) -> Any:
+def train_ppo_stage(cfg: TrainConfig, conf: dict, out: Path, progress: Callable[[int, int, dict], None]) -> Any:
     """Train ``rl`` (PPO + GNN) from ``cfg`` (``conf``: its dump, stored in the checkpoint); the checkpoint
     ``out/rl.pt`` is saved whenever PPO keeps an iteration, the history at the end.  Returns the network."""
     from simsched.learned.rl import checkpoint
@@ -76,13 +79,13 @@ def train_ppo_stage(cfg: Any, conf: dict, out: Path, progress: Callable[[int, in
     return net
 
 
-def world_budget(cfg: Any, out: Path) -> int:
+def world_budget(cfg: TrainConfig, out: Path) -> int:
     """Real steps ``rl-world`` may use: ``world.real_fraction`` of what the model-free agent in ``out`` cost
     (:func:`model_free_steps`, else the planned PPO run's :func:`ppo_steps`)."""
     return int(cfg.world.real_fraction * (model_free_steps(out) or ppo_steps(cfg)))
 
 
-def train_world_stage(cfg: Any, conf: dict, out: Path, budget: int, progress: Callable[[dict], None]) -> Any:
+def train_world_stage(cfg: TrainConfig, conf: dict, out: Path, budget: int, progress: Callable[[dict], None]) -> Any:
     """Train ``rl-world`` within ``budget`` real steps; after each round ``progress(record)`` and the history
     so far written to ``out/world_history.json`` (a long run shows and keeps its progress); at the end the
     checkpoint ``out/rl_world.pt``.  Returns the agent."""
@@ -102,7 +105,7 @@ def train_world_stage(cfg: Any, conf: dict, out: Path, budget: int, progress: Ca
     return agent
 
 
-def report_stage(cfg: Any, out: Path, rl_net: Any, world: Any, say: Callable[[str], None],
+def report_stage(cfg: TrainConfig, out: Path, rl_net: Any, world: Any, say: Callable[[str], None],
                  show: Callable[[str], None]) -> None:
     """Evaluate the agents (those given, else the checkpoints in ``out``) on ``eval.final_seeds`` unseen seeds
     and write the report into ``out``; ``say`` tells what it is doing, ``show`` prints the job table of a
