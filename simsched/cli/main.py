@@ -249,7 +249,7 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
 
     if is_batch(loaded):
         typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: {loaded.workload.describe()} on "
-                   f"{loaded.platform.n_processors} processors; policies: {', '.join(loaded.scheduler_labels)}")
+                   f"{loaded.platform.size_text()}; policies: {', '.join(loaded.scheduler_labels)}")
         return
     stream = None
     if loaded.workload.form == "stream":  # draw the day once: for the problem and for the offered load
@@ -263,7 +263,7 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
     noise = loaded.noise
     typer.echo(
         f"ok: {scenario}: scenario {loaded.name!r}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges "
-        f"({loaded.workload.describe()}) on {problem.n_processors} processors "
+        f"({loaded.workload.describe()}) on {problem.platform.size_text()} "
         f"({', '.join(f'{k} {t}' for t, k in kinds.items())}); "
         f"schedulers: {', '.join(loaded.scheduler_labels)}; seed {loaded.seed}, "
         f"{loaded.repetitions} repetition{'s' if loaded.repetitions > 1 else ''}; "

@@ -187,11 +187,12 @@ def _build_platform(spec: PlatformSpec, problems: Problems) -> Platform | None:
                              f"no processor or host named {end!r}{_closest(end, sorted(names))}")
     seen: dict[str, int] = {}
     for i, entry in enumerate(spec.processors):
-        for p in entry.expand():
-            if p.name in seen:
+        # a host of cores keeps its own name beside its slots': another processor may not take it
+        for name in [p.name for p in entry.expand()] + (entry.names if entry.cores > 1 else []):
+            if name in seen:
                 problems.add(("platform", "processors", i, "name"),
-                             f"processor name {p.name!r} is used twice (also by processors[{seen[p.name]}])")
-            seen.setdefault(p.name, i)
+                             f"processor name {name!r} is used twice (also by processors[{seen[name]}])")
+            seen.setdefault(name, i)
     types = sorted({p.type for p in processors})
     for kind, per_type in spec.affinity.items():
         for ptype in per_type:
@@ -243,7 +244,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
     platform = workload = energy = None
     schedulers: tuple[SchedulerChoice, ...] = ()
     if model.platform is not None:
-        m = sum(p.count or 1 for p in model.platform.processors)
+        m = sum(p.n_slots for p in model.platform.processors)  # with cores: c, each core is a slot
         try:
             with limits.using(model.limits.overrides()):
                 limits.check_processors(m)

@@ -58,6 +58,7 @@ from pydantic import AfterValidator, Field, StrictBool, StrictInt, ValidationErr
 from simsched import limits
 from simsched.errors import SimschedError
 from simsched.fileio import note_read
+from simsched.scenario.cores import CoresError, on_cores
 from simsched.scenario.schema import (  # noqa: F401  (the failure models are documented here too)
     FailureRates,
     FailuresSection,
@@ -289,7 +290,8 @@ class StreamConfig:
         """The stream for ``rng``: arrivals, then each job's source (by weight) and graph, merged.
         Generated jobs get the platform's speeds and affinities (as a generator workload does);
         when generated (cost-matrix) jobs meet work-based file jobs, every job gets its explicit
-        execution-time matrix.  O(total tasks x processors + edges)."""
+        execution-time matrix; a task of ``cores: k > 1`` becomes a gang of ``k`` slots of one host
+        (:mod:`simsched.scenario.cores`).  O(total tasks x processors + edges)."""
         m = platform.n_processors
         if self.trace is not None:
             arrivals = np.array([row.time for row in self.trace])
@@ -311,6 +313,11 @@ class StreamConfig:
             limits.check_tasks(total, field="workload.stream")  # file jobs: their size is known only now
             if src.spec.form == "generator":
                 g = spread_over_platform(g, platform, affinity)
+            try:
+                g = on_cores(g, platform)  # tasks of cores: k > 1 as gangs of k slots of one host
+            except CoresError as exc:
+                exc.message = f"jobs[{k}] ({src.name or src.spec.describe()}): {exc.message}"
+                raise
             graphs.append(g)
         with_cost = [g.cost is not None for g in graphs]
         if any(with_cost) and not all(with_cost):
@@ -720,6 +727,13 @@ def parse_dynamics(failures: Any, stragglers: Any, platform: Platform | None, ba
     except ValidationError as exc:
         problems.add_validation(("stragglers",), exc, StragglersSection)
     if platform is None or (failures is not None and fail is None) or (stragglers is not None and strag is None):
+        return None
+    if platform.core_slots:  # a failure or a slowdown episode strikes one processor: here one core of a host
+        for key, section in (("failures", failures), ("stragglers", stragglers)):
+            if section is not None:
+                problems.add((key,), f"{key} strike one processor at a time, and on a host with cores "
+                                     f"(platform.processors[].cores > 1) a processor is one core: a host's {key} are "
+                                     f"not modelled; give the processors no cores, or drop {key}")
         return None
     m = platform.n_processors
     rate, mttr, trace = np.zeros(m), np.full(m, 1.0), ()
