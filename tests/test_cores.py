@@ -229,14 +229,21 @@ def test_zero_and_huge_cores_are_refused(tmp_path: Path) -> None:
     refused(scenario(tmp_path, [{"name": "n", "cores": 0}], tasks(1), ["heft"]),
             "s.yaml:5: platform.processors[0].cores", "greater than or equal to 1")
     refused(scenario(tmp_path, [{"name": "n", "cores": 1e9}], tasks(1), ["heft"]),
-            "platform.processors[0].cores", "processor limit 2,000")
+            "s.yaml:5: platform.processors[0].cores", "1,000,000,000 processors (each core of a host is one: "
+            "count x cores) is more than the limit of 2,000")
+    refused(scenario(tmp_path, [{"name": "n", "cores": 2**70}], tasks(1), ["heft"]), "platform.processors[0].cores")
     refused(scenario(tmp_path, [{"name": "n", "cores": 2}], [{"name": "a", "work": 1.0, "cores": 0}], ["heft"]),
             "workload.tasks[0].cores", "greater than or equal to 1")
     refused(scenario(tmp_path, [{"name": "n", "cores": 2}], [{"name": "a", "work": 1.0, "cores": 10**9}], ["heft"]),
             "workload.tasks[0].cores", "processor limit")
-    # 1,500 cores pass one by one but not as two hosts (3,000 slots)
+    # 1,500 cores pass one by one but not as two hosts (3,000 slots): count x cores of one entry, or two entries
     refused(scenario(tmp_path, [{"name": "n", "cores": 1500, "count": 2}], tasks(1), ["heft"]),
-            "platform.processors", "3,000 processors is more than the limit")
+            "s.yaml:5: platform.processors[0].cores", "3,000 processors")
+    refused(scenario(tmp_path, [{"name": "n", "cores": 1500}, {"name": "m", "cores": 1500}], tasks(1), ["heft"]),
+            "s.yaml:3: platform.processors:", "3,000 processors")
+    # a scenario that raises the limit may have a host of more cores than the default limit
+    big = scenario(tmp_path, [{"name": "n", "cores": 2500}], tasks(1), ["mct"], limits={"max_processors": 3000})
+    assert load_scenario(big).platform.n_processors == 2500
 
 
 def test_a_task_needing_more_cores_than_any_host_is_refused(tmp_path: Path) -> None:
@@ -266,3 +273,22 @@ def test_a_host_name_is_not_taken_twice(tmp_path: Path) -> None:
         load_scenario(scenario(tmp_path, [{"name": "n", "cores": 2}, {"name": "n"}], tasks(1), ["heft"]))
     with pytest.raises(ScenarioError, match="'n/c1' is used twice"):
         load_scenario(scenario(tmp_path, [{"name": "n", "cores": 2}, {"name": "n/c1"}], tasks(1), ["heft"]))
+
+
+def test_a_stream_job_of_cores_runs_as_a_gang_and_is_refused_where_no_host_holds_it(tmp_path: Path) -> None:
+    (tmp_path / "job.csv").write_text("name,work,cores,depends\nwide,10,2,\nnarrow,10,1,wide\n", encoding="utf-8")
+    doc = {"name": "cores-stream", "platform": {"processors": [{"name": "node", "cores": 2}]},
+           "workload": {"stream": {"jobs": [{"tasklist": "job.csv"}], "arrivals": {"poisson": 0.5}, "count": 3}},
+           "schedulers": ["online-heft", "srjf-eft"]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    report = run_scenario(load_scenario(path))
+    for label, schedule in report.schedules.items():
+        g = report.problem.graph
+        assert g.cores.tolist() == [2, 1] * 3 and g.procs_min.tolist() == [2, 1] * 3, label
+        assert schedule.gang is not None and schedule.gang.k.tolist() == [2, 1] * 3, label
+        assert (most_cores_at_once(report.problem, schedule) <= 2).all()
+    doc["platform"]["processors"] = [{"name": "node", "count": 2}]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    line = refused(path, "s.yaml:", "workload.stream", "jobs[0]", "'wide' needs 2 cores at once")
+    assert "no host has more than one slot" in line

@@ -212,6 +212,21 @@ def _build_platform(spec: PlatformSpec, problems: Problems) -> Platform | None:
         return None
 
 
+def _too_many_slots(spec: PlatformSpec, error: SimschedError) -> Loc:
+    """Where a platform over the processor limit is located: at the ``cores`` (or ``count``) of the
+    first entry over it alone, else at ``platform.processors``; with cores the message says that each
+    core is a processor.  O(entries)."""
+    if not any(p.cores > 1 for p in spec.processors):
+        return ("platform", "processors")
+    error.message = error.message.replace(" processors is more", " processors (each core of a host is one: count "
+                                          "x cores) is more", 1)
+    top = limits.current().max_processors
+    for i, p in enumerate(spec.processors):
+        if p.n_slots > top:
+            return ("platform", "processors", i, "cores" if p.cores > 1 else "count")
+    return ("platform", "processors")
+
+
 def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Sequence[str] | bool = False) -> Scenario:
     """Validate a loaded document into a :class:`Scenario`; raises :class:`ScenarioError` listing
     every problem found (each with file, field and line).  Scheduler names are resolved to their
@@ -249,7 +264,8 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
             with limits.using(model.limits.overrides()):
                 limits.check_processors(m)
         except SimschedError as exc:
-            problems.add_error(("platform", "processors"), exc)
+            exc.field = None  # located below: at the entry's cores when it alone is over the limit
+            problems.add_error(_too_many_slots(model.platform, exc), exc)
             problems.raise_if_any()
         platform = _build_platform(model.platform, problems)
         base = doc.file.parent if doc.file is not None else Path.cwd()

@@ -128,17 +128,10 @@ class _Model(NumbersChecked):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _cores_bound(c: int) -> int:
-    """A host's cores: each is a slot (a processor), so at most the processor limit."""
-    top = limits.current().max_processors
-    if c > top:
-        raise ValueError(f"must be at most the processor limit {top:,} (limits.max_processors): each core is "
-                         f"a slot the engine schedules")
-    return c
-
-
-Cores = Annotated[int, _NotBool, BeforeValidator(_int_in_range), Field(ge=1), AfterValidator(_cores_bound)]
-"""A number of cores (of a host or needed by a task): a whole number from 1 to ``limits.max_processors``."""
+Cores = Annotated[int, _NotBool, BeforeValidator(_int_in_range), Field(ge=1), AfterValidator(_procs_bound)]
+"""The cores a task needs at once: a whole number from 1 to ``limits.max_processors`` (each core is a
+slot, a processor; a host's own ``cores`` are bounded with its ``count``, against the scenario's
+limits, when the platform is built)."""
 
 
 class ProcessorSpec(_Model):
@@ -148,7 +141,7 @@ class ProcessorSpec(_Model):
     name: str
     type: str = "cpu"
     speed: FiniteRate = 1.0
-    cores: Cores = 1
+    cores: PositiveInt = 1
     memory: Positive = float("inf")
     host: str | None = None
     count: PositiveInt | None = None
