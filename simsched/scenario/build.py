@@ -1,14 +1,18 @@
 """Building what a scenario describes: its task graph (from the seed) and the
-:class:`~simsched.simulator.problem.Problem` the schedulers see; graph errors located in the file."""
+:class:`~simsched.simulator.problem.Problem` the schedulers see; graph errors located in the file.  And the
+task graph of any workload source a command may be given (:func:`load_any_graph`)."""
 
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.scenario.load import Scenario
+from simsched.scenario.cores import CoresError, on_cores
+from simsched.scenario.load import Scenario, load_scenario
 from simsched.scenario.locate import Loc, _closest
 from simsched.simulator.problem import Problem, spread_over_platform
 from simsched.workloads.taskgraph import TaskGraph
@@ -88,6 +92,20 @@ def _check_platform_fields_used(scenario: Scenario, graph: TaskGraph) -> None:
             ("platform", "processors", at[0], "speed") if at else ("platform", "processors"))
 
 
+def honour_cores(scenario: Scenario, graph: TaskGraph) -> TaskGraph:
+    """``graph`` with its tasks of ``cores: k > 1`` as rigid gangs of ``k`` slots of one host
+    (:mod:`simsched.scenario.cores`); a task needing more cores than any host has, or cores and procs
+    both, is refused at its ``cores`` field (an inline task) or at the workload.  O(n + m)."""
+    assert scenario.platform is not None
+    try:
+        return on_cores(graph, scenario.platform)
+    except CoresError as exc:
+        spec = scenario.workload
+        loc = (("workload", "tasks", exc.task, "cores") if spec is not None and spec.written_inline
+               else spec.loc if spec is not None else ("workload",))
+        raise scenario.locate(exc, loc) from None
+
+
 def build_problem(scenario: Scenario, seed: int | None = None, *, graph: TaskGraph | None = None) -> Problem:
     """The :class:`Problem` (graph on platform, with the cost model applied) for ``seed`` (default:
     the scenario's).  ``graph``: that seed's graph when the caller has drawn it already (a job
@@ -97,6 +115,7 @@ def build_problem(scenario: Scenario, seed: int | None = None, *, graph: TaskGra
     if graph is None:
         graph = build_graph(scenario, scenario.seed if seed is None else seed)
     _check_platform_fields_used(scenario, graph)
+    graph = honour_cores(scenario, graph)
     try:
         with limits.using(scenario.limits):
             limits.check_matrix(graph.n_tasks, scenario.platform.n_processors, structured=graph.cost is None)
@@ -119,3 +138,38 @@ def check_world_ends(scenario: Scenario, problem: Problem) -> None:
         check_disruptions_end(problem, scenario.disruptions)
     except SimschedError as exc:
         raise scenario.locate(exc, (exc.field,) if exc.field else ("failures",)) from None
+
+
+# --------------------------------------------------------------------------- any workload source
+def _is_scenario(path: Path) -> bool:
+    """Whether the YAML file ``path`` is a scenario (it names a platform or schedulers) rather than a
+    workload file of the ``yaml`` importer."""
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return False
+    from simsched.yamlio import load_yaml
+
+    data = load_yaml(path).data
+    return isinstance(data, dict) and ("platform" in data or "schedulers" in data)
+
+
+def load_any_graph(path: Path, form: str | None = None) -> tuple[TaskGraph, float | None]:
+    """The task graph in a workload file (any importer form, ``form`` or from the extension), in a scenario
+    (built exactly as ``simsched run`` builds it: its seed, its platform) or named by a model (``resnet18``,
+    a name with no such file); and the scenario's mean bandwidth between processors (None otherwise, or
+    when every link is infinitely fast).  O(reading and building the graph)."""
+    from simsched.workloads.importers import load
+
+    if form is None and not path.exists() and path.suffix == "":
+        from simsched.workloads.dlmodels import ALIASES, MODELS
+
+        if path.name.lower() in MODELS or path.name.lower() in ALIASES:
+            return load(str(path), "model"), None
+    if form is None and path.is_file() and _is_scenario(path):
+        sc = load_scenario(path)
+        if not sc.has_task_graph:
+            raise SimschedError("the scenario has no task-graph workload", file=path)
+        bw = sc.platform.bandwidth
+        off = bw[~np.eye(bw.shape[0], dtype=bool)]
+        off = off[np.isfinite(off)]
+        return build_graph(sc, sc.seed), (float(off.mean()) if off.size else None)
+    return load(path, form), None
