@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, shown
 from simsched.fileio import atomic_write_text, unrecorded
 from simsched.run.tables import columns_of, read_table, table_format, write_table
 
@@ -259,20 +259,52 @@ class Completion:
 
 def completion(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Completion:
     """How complete the results at ``path`` (read as ``rows``) are: the study's identity file gives
-    the runs it has and its points (rows of other points are not counted); part files left beside
-    the results mean a sweep has not finished.  O(rows)."""
+    the runs it has and its points (rows of other points are not counted; a malformed identity is
+    refused: :func:`read_identity`); part files left beside the results mean a sweep has not finished.
+    O(rows)."""
     store = ResultsStore(path)
-    expected, points, stored = None, None, None
+    expected, points = None, None
     if store.identity_file.is_file():  # a FIFO or folder there is no identity (and never blocks)
-        from simsched import limits
-
-        with contextlib.suppress(SimschedError, ValueError, RecursionError):
-            stored = json.loads(limits.read_input(store.identity_file))  # recorded: an input like the results
-        if isinstance(stored, dict):
-            runs = stored.get("runs")
-            if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 0:
-                expected = runs
-            if isinstance(stored.get("points"), list):
-                points = {str(p) for p in stored["points"]}
+        stored = read_identity(store.identity_file)
+        expected = stored.get("runs")
+        if "points" in stored:
+            points = set(stored["points"])
     done = len({r.get("task_id") for r in rows if points is None or str(r.get("point_id")) in points})
     return Completion(done, expected, len(store.part_files()))
+
+
+_IDENTITY_TYPES = {"study": str, "fingerprint": str, "kind": str, "runs": int, "points": list}
+
+
+def read_identity(path: Path) -> dict[str, Any]:
+    """The study identity file ``path`` (``results.csv.study.json``) as a reader trusts it: JSON (read
+    capped, at most ``max_depth`` deep) holding an object whose ``study``, ``fingerprint`` and ``kind``
+    are text, ``runs`` a whole number of at least 0 and ``points`` a list of point ids (text); other
+    keys are kept as they are.  :class:`SimschedError` naming the file and the field otherwise (a reader
+    says "143 of 144 runs" from it, so it cannot be guessed).  Recorded in the read set, like the
+    results it describes.  O(size of the file)."""
+    from simsched import limits
+
+    raw = limits.read_input(path)
+    try:
+        stored = json.loads(raw)
+    except RecursionError:
+        raise SimschedError("the study identity is nested too deeply; remove it (a sweep with --resume writes it "
+                            "again)", file=path) from None
+    except ValueError as exc:
+        raise SimschedError(f"the study identity is not JSON ({getattr(exc, 'msg', exc)}); remove it (a sweep "
+                            f"with --resume writes it again)", file=path, line=getattr(exc, "lineno", None)) from None
+    limits.check_depth(limits.data_depth(stored, limits.current().max_depth), file=path)
+    if not isinstance(stored, dict):
+        raise SimschedError("the study identity must be an object {study, points, runs, ...}", file=path)
+    for key, kind in _IDENTITY_TYPES.items():
+        value = stored.get(key)
+        if key not in stored:
+            continue
+        bad = (isinstance(value, bool) or not isinstance(value, kind)
+               or (kind is int and not 0 <= value <= limits.MAX_INT)
+               or (kind is list and not all(isinstance(v, str) for v in value)))
+        if bad:
+            want = {str: "text", int: "a whole number of at least 0", list: "a list of point ids (text)"}[kind]
+            raise SimschedError(f"must be {want}, got {shown(value, 40)}", file=path, field=key)
+    return stored

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from simsched import limits
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, shown
 from simsched.extras import install_hint
 from simsched.outputs import atomic_write
-from simsched.run.columns import FIXED, GRAPH_METRICS, KNOWN, METRICS, STREAM_METRICS, TAIL
+from simsched.run.columns import ENERGY_METRICS, FIXED, GRAPH_METRICS, KNOWN, METRICS, STREAM_METRICS, TAIL
 from simsched.run.document import SIGNED_METRICS
 
 SUFFIXES = (".csv", ".parquet")
@@ -49,12 +49,12 @@ def pyarrow_module() -> Any:
 
 def columns_of(rows: Sequence[dict[str, Any]], fields: Sequence[str] = ()) -> list[str]:
     """Column order: the fixed head, the override fields (``fields`` first, then any other extra
-    column in first-seen order), the fixed middle and metrics, the stream metrics some row has (none
-    for a study without job streams), then the fixed tail.  O(rows x columns)."""
+    column in first-seen order), the fixed middle and metrics, the stream and energy metrics some row has
+    (none for a study without job streams or power models), then the fixed tail.  O(rows x columns)."""
     extra = list(dict.fromkeys([*fields, *(k for r in rows for k in r if k not in KNOWN)]))
-    stream = [m for m in STREAM_METRICS if any(m in r for r in rows)]
+    optional = [m for m in (*STREAM_METRICS, *ENERGY_METRICS) if any(m in r for r in rows)]
     head, middle = FIXED[:3], FIXED[3:len(FIXED) - len(TAIL)]
-    return [*head, *extra, *middle, *stream, *TAIL]
+    return [*head, *extra, *middle, *optional, *TAIL]
 
 
 def _kind(values: list[Any]) -> str:
@@ -167,8 +167,9 @@ def check_metrics(values: dict[str, Any], p: Path, line: int | None, *, row: int
                                 line=line)
     for column in _INTS:  # point index, seed, task count
         value = values.get(column)
-        if value is not None and (value.__class__ is not int or value < 0):
-            raise SimschedError(f"{value!r} is not a whole number of at least 0", field=column, file=p, line=line)
+        if value is not None and (value.__class__ is not int or not 0 <= value <= limits.MAX_INT):
+            raise SimschedError(f"{shown(value, 40)} is not a whole number from 0 to 2**63 - 1", field=column,
+                                file=p, line=line)
     makespan = values.get("makespan")
     if not values.get("error") and (makespan is None or makespan != makespan):
         raise SimschedError("the run has no error but no makespan; give the results file a sweep wrote",
