@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import digest, refused  # tests/ is on sys.path (rootdir-less test modules)
 
 from simsched.errors import SimschedError
@@ -26,27 +27,18 @@ from simsched.outputs import check_output, output_files, release_outputs
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT = ROOT / "simsched" / "learned" / "rl" / "data" / "rl_dynamic.pt"
 
-STREAM = """\
-name: small-stream
-seed: 1
-platform:
-  processors: [{name: cpu, type: cpu, count: 2}]
-  network: {bandwidth: 10.0, latency: 0.1}
-workload:
-  stream:
-    jobs:
-      - {name: small, tasklist: jobs.json}
-    arrivals: {poisson: 0.05}
-    count: 4
-schedulers: [mct]
-"""
+STREAM = {"name": "small-stream", "seed": 1, "platform": {"processors": [{"name": "cpu", "count": 2}]},
+          "workload": {"stream": {"jobs": [{"name": "small", "tasklist": "jobs.json"}], "arrivals": {"poisson": 0.05},
+                                  "count": 4}},
+          "schedulers": ["mct"]}
+"""A job stream whose one job source is a job file beside it (an input the commands read)."""
 
 
 @pytest.fixture
 def stream(tmp_path: Path) -> Path:
     (tmp_path / "jobs.json").write_text('[{"name": "a", "work": 3}, {"name": "b", "work": 2}]\n')
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(STREAM)
+    scenario.write_text(yaml.safe_dump(STREAM))
     return scenario
 
 
