@@ -43,15 +43,15 @@ from typing import Any
 from simsched import limits
 from simsched.errors import SimschedError, shown
 from simsched.fileio import unrecorded
-from simsched.run.columns import GRAPH_METRICS
+from simsched.run.columns import DAY_RECORD, GRAPH_METRICS
 from simsched.run.provenance import DIGEST_HEX, digest, file_digests
 from simsched.run.store import ResultsStore
 from simsched.run.tables import read_table
 
-IDENTITY = ("point_id", "scheduler", "capacity", "seed", "version", "metrics", "digest")
+IDENTITY = ("point_id", "scheduler", "capacity", "seed", *DAY_RECORD)
 """Columns every stored day has (with ``task_id``)."""
 
-TEXT = ("capacity", "version", "metrics", "digest")
+TEXT = ("capacity", *DAY_RECORD)
 """Columns read as text whatever they hold (a digest of hex digits is not a number)."""
 
 _CAPACITY = re.compile(r"[0-9]{1,9}(\+[0-9]{1,9}){0,63}")

@@ -44,5 +44,10 @@ in results with a run on a power model) between the metrics and TAIL."""
 KNOWN = frozenset(FIXED) | frozenset(STREAM_METRICS) | frozenset(ENERGY_METRICS)
 """Every column that is not a study override field."""
 
+DAY_RECORD = ("metrics", "version", "digest")
+"""Columns a capacity search's store adds to each day (:mod:`simsched.capacity.daystore`): its metrics
+as JSON, the code version and the row's digest.  Records of the day, not fields of a study point (its
+``capacity`` is one)."""
+
 VOLATILE = ("scheduler_time_s", "run_id", "run_s")
 """Columns that differ between two executions of the same run (wall times, which execution)."""
