@@ -233,6 +233,7 @@ def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, r
 def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", show_default=False)) -> None:
     """Check SCENARIO: print "ok: ..." and exit 0, or one line per problem and exit 2."""
     from simsched.scenario import ScenarioError, build_problem, load_scenario
+    from simsched.scenario.execution import describe_execution
 
     try:
         loaded = load_scenario(scenario, construct=True)  # validate: every constructor's own checks too
@@ -268,6 +269,7 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
         f"schedulers: {', '.join(loaded.scheduler_labels)}; seed {loaded.seed}, "
         f"{loaded.repetitions} repetition{'s' if loaded.repetitions > 1 else ''}; "
         f"noise: {'none' if noise.deterministic else f'{noise.model} (sigma {noise.sigma:g})'}"
+        + describe_execution(loaded.overheads, loaded.storage)
         + ("; autotuning section present" if loaded.autotuning is not None else "")
     )
     _offered_load(loaded, loaded.seed, stream, problem)
