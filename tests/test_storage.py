@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import GangFirst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -188,18 +189,9 @@ def test_a_multi_processor_task_reads_and_writes_once_through_its_lead():
     g = TaskGraph(["g", "x"], [(0, 1)], [0.0], work=[6.0, 1.0], procs=[2, 1])
     pb = Problem(g, Platform.uniform(procs))
 
-    class Gang:
-        name = "gang"
-        multiprocessor_tasks = True
-
-        def reset(self, problem, rng):
-            pass
-
-        def decide(self, view):
-            return [(int(t), (0, 1)) if t == 0 else (int(t), 1) for t in view.ready]
 
     io = TaskIO.from_lists([[0], [1]], [[1], []], [100.0, 20.0])
-    s, stats = run_online(pb, Gang(), storage=Storage(10.0), io=io)
+    s, stats = run_online(pb, GangFirst(1), storage=Storage(10.0), io=io)
     assert s.start.tolist() == [0.0, 18.0] and s.finish.tolist() == [18.0, 19.0]
     assert stats.read_time.tolist() == [10.0, 0.0] and stats.write_time.tolist() == [2.0, 0.0]
     assert sorted(s.gang.of(0).tolist()) == [0, 1]
