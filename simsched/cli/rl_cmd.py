@@ -144,7 +144,13 @@ def _model_free_steps(out: Path) -> int:
     checkpoint's record (a shipped ``rl.pt`` copied there); 0 when neither is there."""
     hist_path = out / "rl_history.json"
     if hist_path.exists():
-        return steps_to_best(json.loads(hist_path.read_text()))
+        from simsched.limits import read_json
+
+        history = read_json(hist_path, what="a training history")
+        if not (isinstance(history, list) and all(isinstance(h, dict) for h in history)):
+            raise SimschedError("a training history is a JSON list of records (written by `simsched train rl`)",
+                                file=hist_path)
+        return steps_to_best(history)
     if (out / "rl.pt").exists():
         from simsched.learned.rl import checkpoint
 
@@ -240,8 +246,8 @@ def _train_scenario(path: Path, budget_min: float | None, output: Path | None, s
     sc = load_scenario(path)  # a bad scenario: one located line, before any training
     bd.config_for(path, Path("."), seed)  # the seed space check, before any output is made
     out = output if output is not None else Path("out") / f"rl-{path.stem}"
-    if resume and not (out / "rl.pt").is_file():
-        raise SimschedError(f"nothing to resume: {out / 'rl.pt'} does not exist", field="--resume")
+    if resume:  # what it resumes from is read and checked before anything is printed or trained
+        bd.resume_state(bd.config_for(path, out, seed), out)
     out = output_dir(out, option="--output")
     budget_s = 60.0 * budget_min
     console.print(f"training rl on {sc.name}: {budget_min:g} CPU minutes; train, select ({select_days} days) and "
