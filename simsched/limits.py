@@ -36,6 +36,8 @@ limit                default     what it bounds
 ``max_net_layers``   64          a count of layers (rounds, recurrent layers, ensemble members)
 ``max_net_weights``  100,000,000 weights of the network a configuration describes, counted
                                  before any tensor of it is made
+``max_trace_rows``   1,000,000   rows of an input table (a down-interval or intensity trace);
+                                 job traces are bounded by ``max_jobs``, task lists by ``max_tasks``
 ===================  ==========  ============================================================
 
 Every input file is also checked to be a *regular* file before it is opened: a FIFO would block
@@ -113,6 +115,7 @@ class Limits:
     max_net_width: int = 4096
     max_net_layers: int = 64
     max_net_weights: int = 100_000_000
+    max_trace_rows: int = 1_000_000
 
     SCENARIO_FIELDS = ("max_tasks", "max_processors", "max_memory_mb")
     """The limits a scenario's ``limits:`` section may raise (or lower)."""
@@ -492,7 +495,8 @@ def not_a_number_check(value: Any, *, integer: bool = False, allow_inf: bool = F
 
 
 def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: tuple[str, ...] = (), what: str,
-                     delimiter: str = ",", extra_ok: bool = False, fold_case: bool = False
+                     delimiter: str = ",", extra_ok: bool = False, fold_case: bool = False,
+                     max_rows: tuple[int, str] | None = None, take: int | None = None
                      ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """The one capped CSV reader of input tables (arrival traces, down-interval traces, task lists):
     ``(header, [(line, {column: stripped cell}), ...])``.  Refused with a :class:`SimschedError` naming
@@ -501,7 +505,11 @@ def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: t
     empty file, a column twice in the header, a ``required`` column missing, a column neither
     ``required`` nor ``optional`` (unless ``extra_ok``), a row with more or fewer cells than the header.
     Blank lines are skipped; ``fold_case``: header names are compared in lower case (and returned so).
+    Rows are bounded while they are read: ``max_rows = (count, limit field)`` (default ``max_trace_rows``)
+    refuses row ``count + 1`` with the limit's name, and ``take`` stops after that many rows with a
+    cell (a trace's ``limit``), so a 60 MB file of tiny rows costs at most that many rows, never minutes.
     O(size of the file), whatever its content (the csv module is linear)."""
+    top, field = max_rows if max_rows is not None else (current().max_trace_rows, "max_trace_rows")
     text = read_text(path, what=f"{what} is a UTF-8 CSV file")
     if "\x00" in text:
         at = text.index("\x00")
@@ -548,7 +556,14 @@ def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: t
                 raise SimschedError(f"the row has {len(cells)} fields: no cell for this column (the header has "
                                     f"{len(header)} columns)",
                                     file=path, line=line, field=header[len(cells)])
+            if len(rows) >= top:
+                raise LimitError(f"{what} has more than {top:,} rows ({_hint(field, False)}; or take a slice)",
+                                 file=path, line=line)
             rows.append((line, {h: c.strip() for h, c in zip(header, cells)}))
+            if take is not None and any(c.strip() for c in cells):
+                take -= 1  # rows of empty cells (",,,") are not counted: their readers skip them
+                if take <= 0:
+                    break
     except csv.Error as exc:
         line = max(1, reader.line_num)  # the csv module has counted the line it stopped on (a +1 here named the next)
         if "field larger" in str(exc):
