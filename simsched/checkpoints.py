@@ -76,7 +76,7 @@ def check_weights(expected: Mapping[str, tuple[int, ...]], state: Any, *, file: 
                   retrain: str, field: str = "state") -> None:
     """Check that ``state`` (the stored weights) holds exactly the names of ``expected`` (name -> shape of
     the network the configuration describes, e.g. from :func:`planned_weights`) with those shapes, before
-    any network is built or loaded.  O(weights' names)."""
+    any network is built or loaded, every floating-point weight finite.  O(weights)."""
     if not isinstance(state, Mapping):
         raise SimschedError(f"the {what} checkpoint's weights are not a mapping of tensors; {retrain}",
                             file=file, field=field)
@@ -91,10 +91,14 @@ def check_weights(expected: Mapping[str, tuple[int, ...]], state: Any, *, file: 
         raise SimschedError(f"the {what} checkpoint's weights do not fit its network: {' and '.join(parts)} "
                             f"weight name(s); {retrain}", file=file, field=field)
     for key, shape in expected.items():
-        got = _shape(state[key])
+        value = state[key]
+        got = _shape(value)
         if got != tuple(shape):
             raise SimschedError(f"the {what} checkpoint's weight {key!r} has shape {got}, which does not fit its "
                                 f"network's {tuple(shape)}; {retrain}", file=file, field=field)
+        if getattr(value, "is_floating_point", lambda: False)() and not bool(value.isfinite().all()):
+            raise SimschedError(f"the {what} checkpoint's weight {key!r} holds NaN or infinite values; {retrain}",
+                                file=file, field=field)
 
 
 def planned_weights(factory: Callable[[], Any], states: Callable[[Any], Mapping[str, Any]] | None = None, *,
@@ -200,7 +204,8 @@ def read_checkpoint(path: str | Path, kind: str | tuple[str, ...], *, retrain: s
     missing path, a directory, FIFO or device (said so, never opened), an empty file, a truncated or
     damaged torch archive, a zip bomb (:func:`check_archive`), a pickle holding anything but tensors and
     plain data (``torch.load(weights_only=True)``), JSON nested past ``max_depth`` or above
-    ``max_file_mb``, text that is neither, and a checkpoint of another kind (named: "is an rl
+    ``max_file_mb`` (and a pickled document nested as deep), text that is neither, and a checkpoint of
+    another kind (named: "is an rl
     checkpoint, not a DeepSched checkpoint").  ``kind``: one kind, or a tuple of the kinds accepted
     (:func:`kind_of` of the result says which).  Cost: one read of the file (the archive's directory
     first); torch is imported only for a torch archive."""
@@ -234,6 +239,7 @@ def read_checkpoint(path: str | Path, kind: str | tuple[str, ...], *, retrain: s
         form = "JSON"
     else:
         raise SimschedError(f"this file is neither a torch archive nor JSON, so not {want}; {retrain}", file=path)
+    limits.check_depth(limits.data_depth(doc, limits.current().max_depth), file=path)  # a pickle nests freely
     found = kind_of(doc)
     if (found in TORCH_KINDS) != (form != "JSON"):  # a marker in the wrong form (JSON saying "rl") is no kind
         found = None

@@ -36,7 +36,7 @@ limit                default     what it bounds
 ``max_net_layers``   64          a count of layers (rounds, recurrent layers, ensemble members)
 ``max_net_weights``  100,000,000 weights of the network a configuration describes, counted
                                  before any tensor of it is made
-``max_trace_rows``   1,000,000   rows of an input table (a down-interval or intensity trace);
+``max_trace_rows``   500,000     rows of an input table (a down-interval or intensity trace);
                                  job traces are bounded by ``max_jobs``, task lists by ``max_tasks``
 ===================  ==========  ============================================================
 
@@ -115,7 +115,7 @@ class Limits:
     max_net_width: int = 4096
     max_net_layers: int = 64
     max_net_weights: int = 100_000_000
-    max_trace_rows: int = 1_000_000
+    max_trace_rows: int = 500_000
 
     SCENARIO_FIELDS = ("max_tasks", "max_processors", "max_memory_mb")
     """The limits a scenario's ``limits:`` section may raise (or lower)."""

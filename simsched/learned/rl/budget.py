@@ -150,10 +150,11 @@ def train_within_budget(scenario_path: Path, out: Path, budget_s: float, *, seed
 def resume_state(cfg, out: Path) -> tuple[dict, list[dict], float]:
     """What ``--resume`` continues from, read and checked before any training or output: ``OUT/rl.pt``
     through the one checkpoint reader (a directory, FIFO, truncated, text, rl-world or DeepSched file is
-    refused by name), its weights' names and shapes against the network ``cfg`` trains (built on the
-    meta device first); ``OUT/train_history.json`` (when there) as a list of records within the JSON
-    limits.  Returns ``(checkpoint, history, best selection score)``; :class:`SimschedError` (field
-    ``--resume``) otherwise.  O(size of the two files)."""
+    refused by name), its own configuration (sizes within the limits), its weights' names and shapes
+    against the network ``cfg`` trains (built on the meta device first); ``OUT/train_history.json``
+    (when there) as a list of records within the JSON limits.  Returns ``(checkpoint, history, best
+    selection score)``; :class:`SimschedError` (field ``--resume``) otherwise.  O(size of the two
+    files)."""
     from simsched import limits
     from simsched.checkpoints import check_weights, planned_weights
     from simsched.errors import SimschedError
@@ -165,6 +166,7 @@ def resume_state(cfg, out: Path) -> tuple[dict, list[dict], float]:
         raise SimschedError(f"nothing to resume: {best_path} does not exist", field="--resume")
     try:
         ck = checkpoint.load(best_path, "rl")
+        checkpoint.config_of(ck, best_path, "rl")  # its own configuration too: `rl` loads it by it after training
         check_weights(planned_weights(lambda: network_for(cfg), file=best_path, what="rl"), ck["state"],
                       file=best_path, what="rl", retrain="train afresh without --resume")
         history: list[dict] = []
