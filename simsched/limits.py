@@ -31,6 +31,13 @@ limit                default     what it bounds
                                  and expected restarts of its tasks, checked before it starts
 ``max_objective``    4,096       characters of a capacity objective expression
 ``max_csv_field``    65,536      characters of one CSV cell (traces, task lists)
+``max_net_width``    4,096       a width of a learned network (hidden units, embedding, slots)
+                                 in a checkpoint's or a training config's configuration
+``max_net_layers``   64          a count of layers (rounds, recurrent layers, ensemble members)
+``max_net_weights``  100,000,000 weights of the network a configuration describes, counted
+                                 before any tensor of it is made
+``max_trace_rows``   500,000     rows of an input table (a down-interval or intensity trace);
+                                 job traces are bounded by ``max_jobs``, task lists by ``max_tasks``
 ===================  ==========  ============================================================
 
 Sizes that multiply are counted before anything is listed: a study's grid (:func:`check_grid`) and a
@@ -57,6 +64,7 @@ import csv
 import dataclasses
 import gc
 import io
+import json
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -108,6 +116,10 @@ class Limits:
     max_events: int = 5_000_000
     max_objective: int = 4096
     max_csv_field: int = 65_536
+    max_net_width: int = 4096
+    max_net_layers: int = 64
+    max_net_weights: int = 100_000_000
+    max_trace_rows: int = 500_000
 
     SCENARIO_FIELDS = ("max_tasks", "max_processors", "max_memory_mb")
     """The limits a scenario's ``limits:`` section may raise (or lower)."""
@@ -246,6 +258,34 @@ def check_amount(value: float, field: str, *, what: str, where: str | None = Non
                          f"make the input smaller", field=where, line=line)
 
 
+def net_width(value: int) -> int:
+    """``value`` if it is at most ``max_net_width``, else ``ValueError`` (a pydantic ``AfterValidator`` of
+    a learned network's width: a training config or a checkpoint's configuration asking for 10^6 hidden
+    units is refused before any tensor is made).  O(1)."""
+    return _net_size(value, "max_net_width", "units wide")
+
+
+def net_layers(value: int) -> int:
+    """``value`` if it is at most ``max_net_layers``, else ``ValueError`` (see :func:`net_width`)."""
+    return _net_size(value, "max_net_layers", "layers")
+
+
+def _net_size(value: int, field: str, what: str) -> int:
+    limit = getattr(current(), field)
+    if isinstance(value, int) and value > limit:
+        raise ValueError(f"{value:,} {what} is more than the limit of {limit:,} ({_hint(field, False)})")
+    return value
+
+
+def check_net_weights(weights: int, *, what: str, file: str | Path | None = None, field: str | None = None) -> None:
+    """Refuse a network of more than ``max_net_weights`` weights (counted from its configuration before any
+    tensor is made)."""
+    limit = current().max_net_weights
+    if weights > limit:
+        raise LimitError(f"the {what} configuration describes a network of {weights:,} weights, more than the "
+                         f"limit of {limit:,} ({_hint('max_net_weights', False)})", file=file, field=field)
+
+
 def check_depth(depth: int, *, file: str | Path | None = None, line: int | None = None) -> None:
     """:class:`LimitError` when a document nests deeper than ``max_depth``."""
     limit = current().max_depth
@@ -276,6 +316,77 @@ def data_depth(data: Any, limit: int) -> int:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+# --------------------------------------------------------------------------- JSON within limits
+_NOT_A_JSON_TOKEN = bytes(sorted(set(range(256)) - set(b'"[]{}')))
+
+
+def json_depth(text: str) -> int:
+    """Nesting depth of the containers of JSON ``text`` (0 for a scalar): what :func:`data_depth` gives
+    for its data, computed from the text at C speed instead of a walk over every value (a 20,000-task
+    WfFormat file: ~10x faster), and **before** parsing (``json.loads`` recurses: text nested 100,000 deep
+    would end in a ``RecursionError``).  Escaped backslashes and quotes are dropped first, then every byte
+    but quotes and brackets (only the order of those tokens matters); a bracket counts when an even
+    number of quotes precede it (outside strings).  UTF-8 multi-byte characters hold no ASCII byte.
+    Exact for valid JSON; for text that is not, a bound that the parser's own error follows.
+    O(len(text)) time and memory."""
+    import numpy as np
+
+    if "\\" in text:
+        text = text.replace("\\\\", "").replace('\\"', "")
+    tokens = np.frombuffer(text.encode("utf-8", "surrogatepass").translate(None, _NOT_A_JSON_TOKEN), dtype=np.uint8)
+    quotes = tokens == ord('"')
+    outside = (np.cumsum(quotes) - quotes) % 2 == 0
+    opens = (tokens == ord("[")) | (tokens == ord("{"))
+    steps = np.where(opens, 1, -1)[outside & ~quotes]
+    return int(np.cumsum(steps).max(initial=0)) if steps.size else 0
+
+
+def parse_json(text: str, *, file: str | Path | None = None) -> Any:
+    """Parse JSON ``text`` within the limits: nesting past ``max_depth`` is refused before the parser
+    runs, and the non-standard ``NaN``/``Infinity`` constants, integers of more digits than Python
+    converts and syntax errors are refused, each a :class:`SimschedError` with the file and line.
+    O(len(text))."""
+
+    def at(offset: int) -> int:
+        return text.count("\n", 0, max(offset, 0)) + 1
+
+    def no_constant(name: str) -> Any:
+        raise SimschedError(f"invalid JSON: {name} is not a number JSON allows", file=file, line=at(text.find(name)))
+
+    check_depth(json_depth(text), file=file)
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except json.JSONDecodeError as e:
+        what = "the file ends too early (truncated?)" if e.pos >= len(text.rstrip()) else e.msg
+        raise SimschedError(f"invalid JSON: {what} (column {e.colno})", file=file, line=e.lineno) from None
+    except RecursionError:  # deeper than the interpreter allows although within max_depth (a raised limit)
+        raise LimitError("the JSON is nested too deeply to read (max_depth)", file=file) from None
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        import re
+
+        long = re.search(r"\d{4301,}", text)
+        raise SimschedError("invalid JSON: a number of more than 4300 digits", file=file,
+                            line=at(long.start()) if long else None) from None
+
+
+def read_json(path: str | Path, *, what: str) -> Any:
+    """The JSON document in input file ``path``, read within the limits: a regular file within
+    ``max_file_mb`` (:func:`read_input`), UTF-8 text, then :func:`parse_json`.  ``what`` names the
+    document in the refusal of a file that is not text (``"an rl-gate checkpoint"``).  O(size)."""
+    return parse_json(read_text(path, what=f"{what} is a JSON text file"), file=path)
+
+
+def read_text(path: str | Path, *, what: str) -> str:
+    """Input file ``path`` as UTF-8 text (a leading byte-order mark dropped), read by :func:`read_input`;
+    bytes that are not UTF-8 are refused with their line and ``what`` the file should be.  O(size)."""
+    raw = read_input(path)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SimschedError(f"not UTF-8 text (byte {exc.start}): {what}", file=path,
+                            line=raw[: exc.start].count(b"\n") + 1) from None
 
 
 def check_tasks(n: int, *, processors: int | None = None, field: str = "tasks",
@@ -402,7 +513,8 @@ def not_a_number_check(value: Any, *, integer: bool = False, allow_inf: bool = F
 
 
 def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: tuple[str, ...] = (), what: str,
-                     delimiter: str = ",", extra_ok: bool = False, fold_case: bool = False
+                     delimiter: str = ",", extra_ok: bool = False, fold_case: bool = False,
+                     max_rows: tuple[int, str] | None = None, take: int | None = None
                      ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """The one capped CSV reader of input tables (arrival traces, down-interval traces, task lists):
     ``(header, [(line, {column: stripped cell}), ...])``.  Refused with a :class:`SimschedError` naming
@@ -411,13 +523,12 @@ def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: t
     empty file, a column twice in the header, a ``required`` column missing, a column neither
     ``required`` nor ``optional`` (unless ``extra_ok``), a row with more or fewer cells than the header.
     Blank lines are skipped; ``fold_case``: header names are compared in lower case (and returned so).
+    Rows are bounded while they are read: ``max_rows = (count, limit field)`` (default ``max_trace_rows``)
+    refuses row ``count + 1`` with the limit's name, and ``take`` stops after that many rows with a
+    cell (a trace's ``limit``), so a 60 MB file of tiny rows costs at most that many rows, never minutes.
     O(size of the file), whatever its content (the csv module is linear)."""
-    raw = read_input(path)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SimschedError(f"not UTF-8 text (byte {exc.start}): {what} is a UTF-8 CSV file", file=path,
-                            line=raw[: exc.start].count(b"\n") + 1) from None
+    top, field = max_rows if max_rows is not None else (current().max_trace_rows, "max_trace_rows")
+    text = read_text(path, what=f"{what} is a UTF-8 CSV file")
     if "\x00" in text:
         at = text.index("\x00")
         raise SimschedError(f"a NUL byte: this is a binary file, not {what} (a CSV text file)", file=path,
@@ -463,7 +574,14 @@ def read_csv_records(path: str | Path, *, required: tuple[str, ...], optional: t
                 raise SimschedError(f"the row has {len(cells)} fields: no cell for this column (the header has "
                                     f"{len(header)} columns)",
                                     file=path, line=line, field=header[len(cells)])
+            if len(rows) >= top:
+                raise LimitError(f"{what} has more than {top:,} rows ({_hint(field, False)}; or take a slice)",
+                                 file=path, line=line)
             rows.append((line, {h: c.strip() for h, c in zip(header, cells)}))
+            if take is not None and any(c.strip() for c in cells):
+                take -= 1  # rows of empty cells (",,,") are not counted: their readers skip them
+                if take <= 0:
+                    break
     except csv.Error as exc:
         line = max(1, reader.line_num)  # the csv module has counted the line it stopped on (a +1 here named the next)
         if "field larger" in str(exc):

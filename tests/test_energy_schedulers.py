@@ -201,3 +201,39 @@ def test_power_off_intervals_never_overlap_work_and_energy_matches_reference(see
     np.testing.assert_allclose(acc.time_in_states(), horizon, rtol=1e-9, atol=1e-9)
     ref = reference(tables, iv, horizon)
     np.testing.assert_allclose(acc.energy_j, ref["energy"], rtol=1e-9, atol=1e-6)
+
+
+# ------------------------------------------------------------------ issue 40: no power model, no energy scheduler
+NO_POWER = {
+    "graph": "platform:\n  processors: [{name: cpu, count: 2}]\nworkload: {generator: random, tasks: 6}\n",
+    "stream": ("platform:\n  processors: [{name: cpu, count: 2}]\nworkload:\n  stream: {jobs: {generator: random, "
+               "tasks: [2, 3]}, arrivals: {poisson: 0.01}, count: 2}\n"),
+}
+
+
+@pytest.mark.parametrize("name, base", [("ecs", "graph"), ("heft-slack", "graph"), ("ecs-online", "stream")])
+def test_an_energy_aware_scheduler_without_a_power_model_is_refused_up_front(tmp_path: Path, name: str,
+                                                                            base: str) -> None:
+    """They ran as their non-energy twins with exit 0 and no word; now the scenario, `run -s` and
+    `generalise -s` refuse them in one located line naming the power model they need."""
+    from helpers import refused
+
+    from simsched.schedulers.registry import spec
+
+    assert "power" in spec(name).needs
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(NO_POWER[base] + f"schedulers: [mct, {name}]\n")
+    line = refused(["run", str(scenario)], inputs=(scenario,), says="platform.power")
+    assert f"s.yaml:{NO_POWER[base].count(chr(10)) + 1}: schedulers[1]" in line and name in line
+    plain = tmp_path / "p.yaml"
+    plain.write_text(NO_POWER[base] + "schedulers: [mct]\n")
+    line = refused(["run", str(plain), "-s", name], inputs=(plain,), says="--scheduler")
+    assert "power model" in line
+    if base == "stream":
+        refused(["generalise", str(plain), "-s", name, "--days", "2"], inputs=(plain,), says="platform.power")
+
+
+def test_an_energy_aware_scheduler_with_a_power_model_still_runs() -> None:
+    """The bundled energy scenarios name them with platform.power: they load as before."""
+    for path in ("scenarios/energy/dvfs.yaml", "scenarios/energy/ecs_golden.yaml"):
+        assert any(c.name in ("ecs", "heft-slack") for c in load_scenario(ROOT / path).schedulers)

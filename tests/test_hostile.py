@@ -78,3 +78,71 @@ def test_a_ci_sample_of_the_campaign_is_clean(tmp_path: Path) -> None:
     bad = [f"{o.verdict}: {o.case.name}: {o.line}" for o in outcomes
            if not o.clean and o.case.expected_failure is None]
     assert bad == [], "\n".join(bad)
+
+
+# --------------------------------------------------------------------------- issue 40: contents read back
+FIXED_HERE = ("checkpoint", "trace")
+"""Read-back kinds whose refusals live on this branch; the results stores, documents and sweep CSVs
+are fixed beside them (their cases run and report; see simsched/testing/hostile/readback.py)."""
+
+
+@pytest.fixture(scope="module")
+def readback_cases() -> list:
+    warm()
+    hostile.prepare_readbacks(entry)
+    return hostile.readback_cases()
+
+
+def test_every_read_back_kind_is_attacked_and_counted(readback_cases) -> None:
+    kinds = [rb.kind for rb in hostile.READBACK_KINDS]
+    assert hostile.readback_kinds(readback_cases) == kinds and len(kinds) >= 14
+    by_kind: dict[str, set[str]] = {}
+    for c in readback_cases:
+        by_kind.setdefault(c.target.removeprefix("readback:"), set()).add(c.what.split(":")[0])
+    for kind, whats in by_kind.items():  # every family: cut, emptied, foreign, and its own contents
+        assert {"truncated", "empty", "text", "binary", "directory", "fifo"} <= whats, kind
+        assert whats & {"tampered", "huge", "deep", "wrong kind", "identity"}, kind
+    for kind in kinds:
+        if kind.startswith("checkpoint"):
+            assert {"wrong kind", "huge", "deep", "tampered"} <= by_kind[kind], kind
+    outcome = hostile.Outcome(readback_cases[1], "clean", 2, 0.1, "error: ck.pt: bad")
+    text = hostile.summary([outcome], {"fields": 1, "field_places": 1, "options": 1, "missing_fields": [],
+                                       "missing_options": [], "unreached_models": [], "readback_kinds": kinds,
+                                       "missing_readback": []})
+    assert f"read back: {len(kinds)} kinds of file attacked by their contents" in text
+
+
+def test_refuse_or_warn_needs_the_warning() -> None:
+    case = hostile.Case("readback:store", "edited", ["capacity", "c.yaml"], expect="refuse-or-warn", needles=("days",))
+    same = {"c.yaml": "h"}
+    assert hostile.judge(case, 0, False, 0, "ok", "", same, same)[0] == "exit 0 on bad input"
+    assert hostile.judge(case, 0, False, 0, "ok", "warning: days.csv: 1 row recomputed\n", same, same)[0] == "clean"
+    assert hostile.judge(case, 2, False, 0, "", "error: days.csv: bad row\n", same, same)[0] == "clean"
+
+
+ISSUE_ROWS = [("checkpoint rl", "huge: width 10^6 (4 TB of weights)"), ("checkpoint rl", "huge: 10^5 layers"),
+              ("checkpoint rl (train rl --resume)", "truncated"),
+              ("checkpoint rl (train rl --resume)", "wrong kind: deepsched"),
+              ("checkpoint rl (train rl --resume)", "directory"), ("checkpoint rl-world", "wrong kind: rl"),
+              ("checkpoint deepsched", "huge: 10^5 layers"), ("checkpoint rl-gate", "deep: nested 100,000 deep"),
+              ("checkpoint rl-gate (generalise)", "deep: nested 100,000 deep"),
+              ("trace gpu csv", "huge: 60 MB of tiny rows"), ("trace swf", "huge: a 400-digit header number")]
+
+
+def test_the_issue_rows_read_back_are_clean(readback_cases, tmp_path: Path) -> None:
+    """Each row of issue 40 this branch fixes, as the campaign runs it (each failed on the main of the day:
+    a 4 TB allocation, a hang, RecursionError, a training started, an OverflowError)."""
+    chosen = [c for c in readback_cases if (c.target.removeprefix("readback:"), c.what) in ISSUE_ROWS]
+    assert len(chosen) == len(ISSUE_ROWS)
+    hostile.prepare(entry)
+    outcomes = hostile.run_campaign(chosen, entry, jobs=2)
+    bad = [f"{o.verdict}: {o.case.name}: {o.line}" for o in outcomes if not o.clean]
+    assert bad == [], "\n".join(bad)
+
+
+@pytest.mark.slow
+def test_every_checkpoint_and_trace_attack_is_clean(readback_cases) -> None:
+    chosen = [c for c in readback_cases if c.target.removeprefix("readback:").startswith(FIXED_HERE)]
+    outcomes = hostile.run_campaign(chosen, entry, jobs=2)
+    bad = [f"{o.verdict}: {o.case.name}: {o.line}" for o in outcomes if not o.clean]
+    assert bad == [], "\n".join(bad)

@@ -155,23 +155,23 @@ def _write(path: Path, **change) -> Path:
     ({"kind": "rl"}, "kind"),
     ({"weights": [0.0] * 3}, "weights"),
     ({"weights": [True] * N_WEIGHTS}, "weights"),
-    ({"weights": [float("nan")] * N_WEIGHTS}, "weights"),
+    ({"weights": [float("nan")] * N_WEIGHTS}, "NaN"),  # refused by the JSON reader, with its line
     ({"world_features": ["x"]}, "world_features"),
     ({"range": {"lo": [0.0]}}, "range"),
-    ({"range": {"lo": [float("inf")] * len(WORLD_FEATURES), "hi": [1.0] * len(WORLD_FEATURES)}}, "range"),
+    ({"range": {"lo": [float("inf")] * len(WORLD_FEATURES), "hi": [1.0] * len(WORLD_FEATURES)}}, "Infinity"),
 ])
 def test_a_bad_checkpoint_names_its_field(tmp_path, change, field):
     path = _write(tmp_path / "g.json", **change)
-    with pytest.raises(SimschedError, match=f"field '{field}'"):
+    with pytest.raises(SimschedError, match=f"field '{field}'" if field.islower() else f"{field} is not a number"):
         load_gate(path)
 
 
 def test_a_missing_or_garbled_checkpoint_is_one_line_exit_2(tmp_path, scenario):
     assert load_gate(_write(tmp_path / "ok.json"))["kind"] == "rl-gate"
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(SimschedError, match="not a readable"):
+    with pytest.raises(SimschedError, match="invalid JSON"):
         load_gate(tmp_path / "bad.json")
-    with pytest.raises(SimschedError, match="no rl-gate checkpoint"):
+    with pytest.raises(SimschedError, match="does not exist.*rl-gate checkpoint"):
         GatedBinding(checkpoint=str(tmp_path / "none.json"))
     for bad in ([1.0, 2.0], [True] * N_WEIGHTS, [float("inf")] * N_WEIGHTS, "0" * N_WEIGHTS):
         with pytest.raises(SimschedError, match="weights"):
@@ -305,20 +305,21 @@ def test_the_predictor_sees_no_future(tmp_path):
 
 @pytest.mark.parametrize("change, field", [
     ({"coef": [0.0] * 3}, "model.coef"),
-    ({"coef": [float("nan")] * N_BASIS}, "model.coef"),
+    ({"coef": [float("nan")] * N_BASIS}, None),  # None: refused by the JSON reader (not a number JSON allows)
     ({"coef": [True] * N_BASIS}, "model.coef"),
     ({"cov": [[0.0] * N_BASIS] * 2}, "model.cov"),
-    ({"cov": [[float("inf")] * N_BASIS] * N_BASIS}, "model.cov"),
+    ({"cov": [[float("inf")] * N_BASIS] * N_BASIS}, None),
     ({"scale": [0.0] * len(WORLD_FEATURES)}, "model.mean'/'model.scale"),
     ({"mean": "x"}, "model.mean'/'model.scale"),
     ({"k": -1.0}, "model.k"),
-    ({"k": float("nan")}, "model.k"),
+    ({"k": float("nan")}, None),
     ({"margin": True}, "model.margin"),
     ({"margin": 1e9}, "model.margin"),
 ])
 def test_a_bad_predictor_names_its_field(tmp_path, change, field):
     path = _predictor(tmp_path / "g.json", _model(**change))
-    with pytest.raises(SimschedError, match=f"field '{field}'"):
+    words = f"field '{field}'" if field else "line [0-9]+: .* not a number JSON allows"
+    with pytest.raises(SimschedError, match=words):
         load_gate(path)
 
 

@@ -303,3 +303,60 @@ def test_the_one_json_clean_up_nulls_every_non_finite_number_and_keeps_text():
              "s": "nan"}
     assert finite(value) == {"a": [1.0, None, ["x", None]], "b": {"c": None, "d": 3}, "e": [None], "s": "nan"}
     assert json.loads(strict_json(value)) == finite(value)
+
+
+# --------------------------------------------------------------------------- issue 40: traces read back bounded
+def _tiny_rows(path: Path, megabytes: int = 60) -> Path:
+    """A GPU trace of ~``megabytes`` MB of tiny valid rows (about 4 million jobs)."""
+    row = "".join(f"{i},{i},1,1\n" for i in range(1000))  # one block, repeated: ids repeat, but rows are read first
+    with path.open("w") as fh:
+        fh.write("job,submit,gpus,duration\n")
+        for _ in range(megabytes * 2**20 // len(row)):
+            fh.write(row)
+    return path
+
+
+@pytest.mark.parametrize("limit", [None, 10])
+def test_a_60_mb_gpu_trace_of_tiny_rows_is_bounded_while_read(tmp_path: Path, limit) -> None:
+    """A 60 MB GPU trace of tiny rows held ~4 million rows as dictionaries before its job count was checked
+    (16 s and 1.7 GB with ``limit: 10``): rows are now counted while read, refused past max_jobs, and a
+    ``limit`` stops reading after its jobs."""
+    import time
+
+    p = _tiny_rows(tmp_path / "big.csv")
+    t0 = time.process_time()
+    if limit is None:
+        with pytest.raises(limits.LimitError, match="more than 100,000 rows.*max_jobs") as info:
+            read_gpu_trace(p)
+        assert info.value.line == 100_002
+    else:
+        assert read_gpu_trace(p, limit=limit).n == limit
+    assert time.process_time() - t0 < 5.0
+
+
+def test_an_arrival_trace_and_a_task_list_are_bounded_while_read(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SIMSCHED_MAX_JOBS", "5")
+    monkeypatch.setenv("SIMSCHED_MAX_TRACE_ROWS", "4")
+    p = tmp_path / "a.csv"
+    p.write_text("time,job\n" + "".join(f"{i},j\n" for i in range(10)))
+    with pytest.raises(limits.LimitError, match="arrival trace has more than 5 rows.*max_jobs"):
+        limits.read_csv_records(p, required=("time", "job"), what="an arrival trace", max_rows=(5, "max_jobs"))
+    d = tmp_path / "down.csv"
+    d.write_text("processor,start,end\n" + "".join(f"P0,{i},{i + 0.5}\n" for i in range(10)))
+    with pytest.raises(limits.LimitError, match="max_trace_rows") as info:
+        limits.read_csv_records(d, required=("processor", "start", "end"), what="a down-interval trace")
+    assert info.value.line == 6
+
+
+@pytest.mark.parametrize("value", ["9" * 400, "99999999999999999999999999", str(2**53 + 1), "12abc"])
+def test_an_swf_header_with_a_huge_integer_is_a_located_refusal(tmp_path: Path, value: str) -> None:
+    """``; MaxProcs: 999...`` (400 digits) was compared with the float job fields: OverflowError."""
+    p = tmp_path / "h.swf"
+    p.write_text(f"; Version: 2.2\n; MaxProcs: {value}\n1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    with pytest.raises(SimschedError, match="MaxProcs|maxprocs") as info:
+        read_swf(p, max_procs=4)
+    assert info.value.line == 2 and len(str(info.value)) < 300
+    s = tmp_path / "s.yaml"
+    s.write_text("platform:\n  processors: [{name: node, count: 4}]\nworkload:\n  stream: {swf: h.swf}\n"
+                 "schedulers: [fcfs]\n")
+    refused(["run", str(s)], inputs=(p, s), says="h.swf")

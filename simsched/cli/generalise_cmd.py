@@ -59,6 +59,8 @@ def generalise(
     except ValueError as exc:
         raise SimschedError(str(exc), field="--scheduler") from None
     registry.create(name, **params)  # an unknown name or a bad parameter fails here, before any run
+    if (why := registry.unmet_needs(name, power=loaded.energy is not None)) is not None:
+        raise SimschedError(f"{why}: add platform.power to {scenario} or choose another scheduler", field="--scheduler")
     space = "fresh" if fresh else "evaluate"
     if fresh and seed is None:
         seed = fresh_seed()

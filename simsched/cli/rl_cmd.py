@@ -129,8 +129,8 @@ def _train_scenario(path: Path, budget_min: float | None, output: Path | None, s
     sc = load_scenario(path)  # a bad scenario: one located line, before any training
     bd.config_for(path, Path("."), run.seed)  # the seed space check, before any output is made
     out = output if output is not None else Path("out") / f"rl-{path.stem}"
-    if resume and not (out / "rl.pt").exists():
-        raise SimschedError(f"nothing to resume: {out / 'rl.pt'} does not exist", field="--resume")
+    if resume:  # what it resumes from is read and checked before anything is printed or trained
+        bd.resume_state(bd.config_for(path, out, run.seed), out)
     # every file the run writes, checked before any training: none is a file the scenario reads (a
     # scheduler's checkpoint included), a folder, a FIFO or another command's output
     best, _candidate, history, report = output_files(out, ("rl.pt", "candidate.pt", "train_history.json",

@@ -112,10 +112,10 @@ def _rl_checkpoint(name: str) -> tuple[str, str]:
     if name in RL_NAMES:
         kind, file = RL_NAMES[name]
         return kind, str(shipped_path("rl").parent / file)
-    import torch
+    from simsched.checkpoints import kind_of, read_checkpoint
 
-    ck = torch.load(name, map_location="cpu", weights_only=True)
-    return str(ck.get("kind")), name
+    ck = read_checkpoint(name, ("rl", "rl-world"), retrain="give a checkpoint written by `simsched train rl`")
+    return str(kind_of(ck)), name
 
 
 def online_rows(name: str, seeds: int, progress: Callable[[str], None] | None = None,
@@ -260,11 +260,14 @@ def report(checkpoint: str, seeds: int, progress: Callable[[str], None] | None =
 
 
 def _is_rl(path: str) -> bool:
-    import torch
+    """Whether ``path`` holds an rl or rl-world checkpoint (anything else goes to the DeepSched loader,
+    whose reader refuses it by name)."""
+    from simsched.checkpoints import kind_of, read_checkpoint
+    from simsched.errors import SimschedError
 
     try:
-        return torch.load(path, map_location="cpu", weights_only=True).get("kind") in ("rl", "rl-world")
-    except Exception:  # a DeepSched file (its own format) or not a checkpoint: the DeepSched loader says which
+        return kind_of(read_checkpoint(path, ("rl", "rl-world", "deepsched"), retrain="")) in ("rl", "rl-world")
+    except SimschedError:  # not a checkpoint: the DeepSched loader says why
         return False
 
 

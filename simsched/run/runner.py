@@ -95,6 +95,10 @@ def _select(scenario: Scenario, names: Sequence[str] | None,
             try:  # unknown names, other kinds and plug-ins that cannot load raise here; nothing is constructed
                 registry.check_kind(name, kinds or registry.TASK_GRAPH_KINDS)
                 cls = registry.load_class(name)
+                why = registry.unmet_needs(name, power=scenario.energy is not None)
+                if why is not None and scenario.platform is not None:
+                    raise SimschedError(f"{why}: add platform.power to {scenario.file or 'the scenario'} or choose "
+                                        f"another scheduler")
             except SimschedError as exc:
                 raise exc.located(field="--scheduler") from None
             spec = SchedulerChoice(name, {}, name, cls, ("--scheduler",))

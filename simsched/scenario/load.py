@@ -298,6 +298,12 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
         batch = isinstance(raw, dict) and bool({"swf", "gpu_trace", "procs"} & set(raw))  # rigid jobs: batch policies
         schedulers = _parse_schedulers(model.schedulers, problems, base_dir, construct,
                                        ("batch",) if batch else None)
+        if platform is not None:  # energy-aware schedulers without a power model: refused, not run as their twins
+            from simsched.schedulers.registry import unmet_needs
+
+            for choice in schedulers:
+                if (why := unmet_needs(choice.name, power=energy is not None)) is not None:
+                    problems.add(choice.loc, f"{why}: add platform.power or choose another scheduler")
         try:
             limits.check_runs(len(model.schedulers) * model.repetitions)
         except SimschedError as exc:

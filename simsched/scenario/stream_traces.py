@@ -27,11 +27,8 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
     by_name = {s.name: i for i, s in enumerate(sources)}
     rows: list[TraceRow] = []
     _, records = limits.read_csv_records(path, required=("time", "job"), optional=("deadline", "priority"),
-                                         what="an arrival trace")
-    try:
-        limits.check_amount(len(records), "max_jobs", what="the jobs of the arrival trace (one per row)")
-    except SimschedError as exc:
-        raise exc.located(file=path, line=records[-1][0]) from None
+                                         what="an arrival trace",
+                                         max_rows=(limits.current().max_jobs, "max_jobs"))
     last = 0.0
     for line, rec in records:
         def number(key: str, rec: dict[str, str] = rec, line: int = line) -> float | None:

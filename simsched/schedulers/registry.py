@@ -82,7 +82,9 @@ class SchedulerSpec:
     (cheaper parameters for many small contract runs), ``bench`` (:class:`BenchSpec`, ``None``: not
     timed by ``bench schedulers``), ``quality`` / ``quick_quality`` (parameters in ``bench quality``;
     ``quality=None`` keeps it out of that table), ``description`` (one line; ``None``: the first line
-    of the class docstring)."""
+    of the class docstring), ``needs`` (what a scenario must give it, from :data:`NEEDS`: ``"power"``
+    for the energy-aware schedulers, refused up front without a ``platform.power`` model by
+    :func:`unmet_needs`) and ``without`` (what it would do without them, said in that refusal)."""
 
     name: str
     target: str
@@ -94,8 +96,12 @@ class SchedulerSpec:
     quality: dict[str, Any] | None = field(default_factory=dict)
     quick_quality: dict[str, Any] | None = None
     description: str | None = None
+    needs: tuple[str, ...] = ()
+    without: str = ""
 
     def __post_init__(self) -> None:
+        if unknown := [n for n in self.needs if n not in NEEDS]:
+            raise ValueError(f"scheduler spec {self.name!r}: needs {unknown[0]!r} is not one of {tuple(NEEDS)}")
         if self.kind not in KINDS:
             raise ValueError(f"scheduler spec {self.name!r}: kind {self.kind!r} is not one of {KINDS}")
         if not is_import_path(self.target):
@@ -105,6 +111,20 @@ class SchedulerSpec:
         """Parameters for the quality benchmark (``--quick``: the cheaper ones when given)."""
         chosen = self.quick_quality if quick and self.quick_quality is not None else self.quality
         return dict(chosen or {})
+
+
+NEEDS = {"power": "a power model (platform.power: watts per processor type; docs/energy.md)"}
+"""What a scheduler may need from a scenario (:attr:`SchedulerSpec.needs`), in words."""
+
+
+def unmet_needs(name: str, *, power: bool) -> str | None:
+    """Why scheduler ``name`` cannot run on a scenario that has (``power``) or lacks a power model, in one
+    sentence, or None when it has what it needs (plug-ins and import paths declare nothing).  O(1)."""
+    found = SPECS.get(name)
+    if found is None or "power" not in found.needs or power:
+        return None
+    return (f"{name} is energy-aware and needs {NEEDS['power']}; this platform has none"
+            + (f", so {name} would run as {found.without}" if found.without else ""))
 
 
 _TIMED = BenchSpec(cap=84_654)
@@ -146,8 +166,10 @@ for _spec in (
     SchedulerSpec("mcp", "simsched.schedulers.parametric:MCP", "static", bench=_TIMED),
     SchedulerSpec("hlfet", "simsched.schedulers.parametric:HLFET", "static", bench=_TIMED),
     SchedulerSpec("heft-dup", "simsched.schedulers.duplication:HEFTDuplication", "static"),
-    SchedulerSpec("heft-slack", "simsched.schedulers.slack:HEFTSlack", "static", bench=_TIMED),
-    SchedulerSpec("ecs", "simsched.schedulers.ecs:ECS", "static", bench=BenchSpec(sizes=(100, 200), quick_sizes=(50,))),
+    SchedulerSpec("heft-slack", "simsched.schedulers.slack:HEFTSlack", "static", bench=_TIMED, needs=("power",),
+                  without="heft"),
+    SchedulerSpec("ecs", "simsched.schedulers.ecs:ECS", "static", bench=BenchSpec(sizes=(100, 200), quick_sizes=(50,)),
+                  needs=("power",), without="a heuristic counting busy time as energy"),
     SchedulerSpec("ga", "simsched.schedulers.ga:GA", "static",
                   check={"max_tasks": 8, "max_processors": 3, "examples": 4},
                   check_params={"population": 16, "generations": 15},
@@ -171,7 +193,8 @@ for _spec in (
     SchedulerSpec("random", "simsched.schedulers.online:RandomPolicy", "online"),
     SchedulerSpec("round-robin", "simsched.schedulers.online:RoundRobin", "online"),
     SchedulerSpec("olb", "simsched.schedulers.online:OLB", "online"),
-    SchedulerSpec("ecs-online", "simsched.schedulers.ecs:OnlineECS", "online"),
+    SchedulerSpec("ecs-online", "simsched.schedulers.ecs:OnlineECS", "online", needs=("power",),
+                  without="a rule counting busy time as energy"),
     SchedulerSpec("met", "simsched.schedulers.online:MET", "online"),
     SchedulerSpec("mct", "simsched.schedulers.online:MCT", "online"),
     SchedulerSpec("minmin", "simsched.schedulers.online:MinMin", "online"),

@@ -14,14 +14,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from simsched.checkpoints import check_archive, load_checked_state
+from simsched.checkpoints import DEEPSCHED_FORMAT, check_weights, planned_weights, read_checkpoint
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_path
 from simsched.learned.deepsched.features import FEATURE_VERSION, MACHINE_FEATURES, PAIR_FEATURES, TASK_FEATURES
 
-FORMAT = "simsched-deepsched"
+FORMAT = DEEPSCHED_FORMAT
 FORMAT_VERSION = 1
 SHIPPED = "deepsched-general.pt"
+RETRAIN = "retrain it with `simsched train deepsched CONFIG.yaml` (or omit `checkpoint` for the shipped one)"
 _CACHE: dict[tuple[str, float], tuple[Any, dict]] = {}
 
 
@@ -54,26 +55,12 @@ def save_checkpoint(path: Path, net: Any, config: dict, metrics: dict[str, float
 
 
 def _read(path: Path) -> dict:
-    import torch
-
-    if path.exists():  # a FIFO or device is named as such; a zip bomb is refused before torch.load
-        check_archive(path, what="DeepSched", retrain="retrain it with `simsched train deepsched CONFIG.yaml`")
-    if not path.is_file():
-        raise SimschedError(f"DeepSched checkpoint {path} does not exist; train one with "
-                            f"`simsched train deepsched CONFIG.yaml` or omit `checkpoint` to use the shipped one")
-    try:
-        doc = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SimschedError(f"DeepSched checkpoint {path} is corrupt or not a torch checkpoint ({first[:200]}); "
-                            f"retrain it with `simsched train deepsched CONFIG.yaml`") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise SimschedError(f"{path} is not a DeepSched checkpoint (no format {FORMAT!r} marker)")
+    doc = read_checkpoint(path, "deepsched", retrain=RETRAIN)
     if doc.get("format_version") != FORMAT_VERSION or doc.get("feature_version") != FEATURE_VERSION:
         raise SimschedError(
-            f"DeepSched checkpoint {path} has format {doc.get('format_version')} / features "
-            f"{doc.get('feature_version')}, this simsched reads format {FORMAT_VERSION} / features "
-            f"{FEATURE_VERSION}; retrain it with `simsched train deepsched CONFIG.yaml`")
+            f"DeepSched checkpoint {path} has format {str(doc.get('format_version'))[:20]} / features "
+            f"{str(doc.get('feature_version'))[:20]}, this simsched reads format {FORMAT_VERSION} / features "
+            f"{FEATURE_VERSION}; {RETRAIN}")
     want = {"task": list(TASK_FEATURES), "machine": list(MACHINE_FEATURES), "pair": list(PAIR_FEATURES)}
     if doc.get("features") != want:
         raise SimschedError(f"DeepSched checkpoint {path} was trained on other input features; retrain it")
@@ -104,18 +91,23 @@ def load_checkpoint(path: str | Path | None = None, device: str = "cpu") -> tupl
     from simsched.learned.deepsched.model import DeepSchedNet
 
     p = Path(path) if path is not None else shipped_checkpoint()
-    key = (f"{p.resolve()}@{device}", p.stat().st_mtime if p.is_file() else -1.0)
-    if key in _CACHE:
+    try:
+        key = (f"{p.resolve()}@{device}", p.stat().st_mtime if p.is_file() else -1.0)
+    except (OSError, RuntimeError):  # a symbolic-link loop: the reader says what the path is
+        key = (f"{p}@{device}", -1.0)
+    if key in _CACHE and key[1] >= 0:
         return _CACHE[key]
     doc = _read(p)
     cfg = config_from_dict(doc.get("config"), source=f"checkpoint {p}")
-    try:
+    try:  # shapes first, on the meta device: the real network is built only once they match the file's
+        shapes = planned_weights(lambda: DeepSchedNet(**cfg.model.model_dump()), file=p, what="DeepSched",
+                                 field="config.model")
+        check_weights(shapes, doc.get("model"), file=p, what="DeepSched", field="model", retrain=RETRAIN)
         net = DeepSchedNet(**cfg.model.model_dump())
+        net.load_state_dict(dict(doc["model"]))
     except (TypeError, ValueError, RuntimeError) as exc:
-        raise SimschedError(f"DeepSched checkpoint {p}: its model configuration cannot build a network ({exc}); "
-                            f"retrain it") from None
-    load_checked_state(net, doc.get("model"), file=p, what="DeepSched", field="model",
-                       retrain="retrain it with `simsched train deepsched CONFIG.yaml`")
+        raise SimschedError(f"DeepSched checkpoint {p}: its model configuration cannot build a network "
+                            f"({(str(exc).splitlines() or [type(exc).__name__])[0][:160]}); retrain it") from None
     net.to(device).eval()
     _warm_up(net, device)
     meta = {k: v for k, v in doc.items() if k != "model"}

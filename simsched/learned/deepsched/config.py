@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from simsched import limits
 from simsched.errors import SimschedError
+
+Width = Annotated[int, AfterValidator(limits.net_width)]
+"""A network width, at most ``max_net_width`` (checked before any tensor is made)."""
+Layers = Annotated[int, AfterValidator(limits.net_layers)]
+"""A count of layers, at most ``max_net_layers``."""
 
 
 class _Strict(BaseModel):
@@ -78,11 +84,11 @@ class DataConfig(_Strict):
 class ModelConfig(_Strict):
     """Network sizes; ``dag_layers`` > 0 is the DAG-aware variant (message passing along edges)."""
 
-    hidden: int = Field(64, ge=4)
-    machine_hidden: int = Field(32, ge=4)
-    pair_hidden: int = Field(32, ge=2)
-    gru_layers: int = Field(1, ge=1)
-    dag_layers: int = Field(0, ge=0)
+    hidden: Width = Field(64, ge=4)
+    machine_hidden: Width = Field(32, ge=4)
+    pair_hidden: Width = Field(32, ge=2)
+    gru_layers: Layers = Field(1, ge=1)
+    dag_layers: Layers = Field(0, ge=0)
     dropout: float = Field(0.0, ge=0.0, lt=1.0)
 
 

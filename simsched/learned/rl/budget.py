@@ -147,6 +147,46 @@ def train_within_budget(scenario_path: Path, out: Path, budget_s: float, *, seed
     return {"history": history, "best": best, "report": report}
 
 
+def resume_state(cfg, out: Path) -> tuple[dict, list[dict], float]:
+    """What ``--resume`` continues from, read and checked before any training or output: ``OUT/rl.pt``
+    through the one checkpoint reader (a directory, FIFO, truncated, text, rl-world or DeepSched file is
+    refused by name), its own configuration (sizes within the limits), its weights' names and shapes
+    against the network ``cfg`` trains (built on the meta device first); ``OUT/train_history.json``
+    (when there) as a list of records within the JSON limits.  Returns ``(checkpoint, history, best
+    selection score)``; :class:`SimschedError` (field ``--resume``) otherwise.  O(size of the two
+    files)."""
+    from simsched import limits
+    from simsched.checkpoints import check_weights, planned_weights
+    from simsched.errors import SimschedError
+    from simsched.learned.rl import checkpoint
+    from simsched.learned.rl.nets import network_for
+
+    best_path, hist_path = out / "rl.pt", out / "train_history.json"
+    if not best_path.exists() and not best_path.is_symlink():
+        raise SimschedError(f"nothing to resume: {best_path} does not exist", field="--resume")
+    try:
+        ck = checkpoint.load(best_path, "rl")
+        checkpoint.config_of(ck, best_path, "rl")  # its own configuration too: `rl` loads it by it after training
+        check_weights(planned_weights(lambda: network_for(cfg), file=best_path, what="rl"), ck["state"],
+                      file=best_path, what="rl", retrain="train afresh without --resume")
+        history: list[dict] = []
+        if hist_path.exists() or hist_path.is_symlink():
+            history = limits.read_json(hist_path, what="a training history")
+            if not (isinstance(history, list) and all(isinstance(h, dict) for h in history)):
+                raise SimschedError("a training history is a JSON list of records (written by `simsched train rl`)",
+                                    file=hist_path)
+            used = history[-1].get("train_seeds_used", 0) if history else 0
+            if isinstance(used, bool) or not isinstance(used, int) or not 0 <= used <= 2**31:
+                raise SimschedError(f"train_seeds_used must be a count, got {str(used)[:40]}", file=hist_path,
+                                    field=f"[{len(history) - 1}].train_seeds_used")
+    except SimschedError as exc:
+        raise exc.located(field="--resume") from None
+    best = (ck.get("meta") or {}).get("select_ratio", np.inf) if isinstance(ck.get("meta"), dict) else np.inf
+    if isinstance(best, bool) or not isinstance(best, (int, float)) or np.isnan(best):
+        best = np.inf
+    return ck, history, float(best)
+
+
 def clone_then_ppo(cfg, out: Path, budget_s: float, selector: _Selector, first: int, *, resume: bool = False,
                    progress: Callable[[float, dict], None] | None = None, meta: dict | None = None,
                    c0: float | None = None) -> tuple[list[dict], float]:
@@ -159,7 +199,6 @@ def clone_then_ppo(cfg, out: Path, budget_s: float, selector: _Selector, first: 
     ``c0`` (default: now).  Cost: as the module docstring."""
     import torch
 
-    from simsched.errors import SimschedError
     from simsched.fileio import atomic_write_text
     from simsched.learned.rl import checkpoint
     from simsched.learned.rl.nets import network_for
@@ -178,15 +217,8 @@ def clone_then_ppo(cfg, out: Path, budget_s: float, selector: _Selector, first: 
     history: list[dict] = []
     best = np.inf
     if resume:
-        if not best_path.is_file():
-            raise SimschedError(f"nothing to resume: {best_path} does not exist", field="--resume")
-        from simsched.checkpoints import load_checked_state
-
-        ck = checkpoint.load(best_path, "rl")
-        load_checked_state(net, ck["state"], file=best_path, what="rl", retrain=checkpoint.RETRAIN["rl"])
-        if hist_path.is_file():
-            history = json.loads(hist_path.read_text())
-        best = float(ck.get("meta", {}).get("select_ratio", np.inf))
+        ck, history, best = resume_state(cfg, out)
+        net.load_state_dict(ck["state"])
     drawn = int(history[-1].get("train_seeds_used", 0)) if history else 0
 
     def train_seeds(k: int) -> list[int]:

@@ -1,6 +1,6 @@
-"""Checkpoints: ``torch.save`` of ``{"kind", "config", "state", "meta"}``; loaded with
-``weights_only=True`` (no code runs on load).  A missing or corrupt file is a
-:class:`~simsched.errors.SimschedError` (exit 2)."""
+"""Checkpoints: ``torch.save`` of ``{"kind", "config", "state", "meta"}``; read by the one reader of
+checkpoints (:func:`simsched.checkpoints.read_checkpoint`: weights only, no code runs on load, the kind
+checked).  A missing, corrupt or foreign file is a :class:`~simsched.errors.SimschedError` (exit 2)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from simsched.checkpoints import check_archive
+from simsched.checkpoints import read_checkpoint
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_path
 
@@ -36,23 +36,16 @@ def save(path: str | Path, kind: str, config: dict, state: dict, meta: dict | No
 
 
 def load(path: str | Path, kind: str) -> dict[str, Any]:
-    """The checkpoint at ``path``, checked to be of ``kind``."""
-    import torch
-
+    """The checkpoint at ``path``, read by :func:`simsched.checkpoints.read_checkpoint` (a regular file, a
+    readable torch archive loaded as weights only, of ``kind``: an rl-world or DeepSched file given for
+    ``rl`` is refused by name) with a ``state`` mapping."""
     path = Path(path)
-    if path.exists():  # a FIFO or device is named as such; a zip bomb is refused before torch.load
-        check_archive(path, what=kind, retrain="retrain it with `simsched train rl CONFIG.yaml`")
-    if not path.is_file():
-        if str(path).removesuffix(".pt") in WITHDRAWN:
-            raise SimschedError(f"checkpoint {path} is no longer shipped: {WITHDRAWN[str(path).removesuffix('.pt')]}")
-        raise SimschedError(f"checkpoint {path} not found; train one with `simsched train rl CONFIG.yaml`")
-    try:
-        ck = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        raise SimschedError(f"checkpoint {path} is corrupt or not a simsched checkpoint: "
-                            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-    if not isinstance(ck, dict) or ck.get("kind") != kind or "state" not in ck:
-        raise SimschedError(f"checkpoint {path} is not a {kind!r} checkpoint")
+    if not path.exists() and not path.is_symlink() and str(path).removesuffix(".pt") in WITHDRAWN:
+        raise SimschedError(f"checkpoint {path} is no longer shipped: {WITHDRAWN[str(path).removesuffix('.pt')]}")
+    ck = read_checkpoint(path, kind, retrain=RETRAIN[kind])
+    if not isinstance(ck.get("state"), dict):
+        raise SimschedError(f"the {kind} checkpoint has no 'state' mapping of weights; {RETRAIN[kind]}",
+                            file=path, field="state")
     return ck
 
 

@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from simsched import limits
 from simsched.errors import SimschedError
+
+Width = Annotated[int, AfterValidator(limits.net_width)]
+"""A network width, at most ``max_net_width`` (checked before any tensor is made)."""
+Layers = Annotated[int, AfterValidator(limits.net_layers)]
+"""A count of layers (or of ensemble members), at most ``max_net_layers``."""
 
 
 class _M(BaseModel):
@@ -31,8 +38,8 @@ class PPOConfig(_M):
     entropy: float = Field(0.01, ge=0)
     value_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(0.5, gt=0)
-    hidden: int = Field(64, ge=4)
-    layers: int = Field(3, ge=1)
+    hidden: Width = Field(64, ge=4)
+    layers: Layers = Field(3, ge=1)
     bc_episodes: int = Field(0, ge=0)
     """Warm start: behaviour cloning of the rank + earliest-finish heuristic on this many episodes
     (their real steps count) before PPO; 0 = PPO from scratch."""
@@ -49,9 +56,9 @@ class WorldConfig(_M):
     real_fraction: float = Field(0.25, gt=0, le=1)
     """Real-simulator steps as a fraction of the model-free agent's (the done-when budget: 1/4)."""
     rounds: int = Field(2, ge=1)
-    z_dim: int = Field(32, ge=2)
-    lstm: int = Field(256, ge=8)
-    mixtures: int = Field(5, ge=1)
+    z_dim: Width = Field(32, ge=2)
+    lstm: Width = Field(256, ge=8)
+    mixtures: Width = Field(5, ge=1)
     temperature: float = Field(1.0, gt=0)
     encoder_epochs: int = Field(30, ge=1)
     wm_epochs: int = Field(40, ge=1)
@@ -59,8 +66,8 @@ class WorldConfig(_M):
     dream_batch: int = Field(256, ge=1)
     dream_horizon: int = Field(15, ge=1)
     """Length of each imagined branch from a real decision point (bootstrapped by C's value)."""
-    task_slots: int = Field(8, ge=1)
-    proc_slots: int = Field(4, ge=1)
+    task_slots: Width = Field(8, ge=1)
+    proc_slots: Width = Field(4, ge=1)
     slot_order: str = Field("rank", pattern="^(rank|job)$")
     """Which ready tasks fill the task slots, in order: ``rank`` (highest upward rank first: slot 0
     is online HEFT's action) or ``job`` (the task's job with the least remaining mean work first,
@@ -82,9 +89,9 @@ class WorldConfig(_M):
     dream_lr: float = Field(3e-4, gt=0)
     dream_entropy: float = Field(0.01, ge=0)
     dream_minibatch: int = Field(512, ge=1)
-    slot_dim: int = Field(4, ge=1)
+    slot_dim: Width = Field(4, ge=1)
     """Width of each action slot's embedding in the latent ``z``."""
-    ensemble: int = Field(1, ge=1)
+    ensemble: Layers = Field(1, ge=1)
     """Members of M's ensemble (each fitted on the same data from its own initialisation and order);
     dreams draw each transition from a random member and measure their disagreement."""
     pessimism: float = Field(0.0, ge=0)
@@ -92,6 +99,15 @@ class WorldConfig(_M):
     bootstrap: str = Field("controller", pattern="^(controller|real)$")
     """Value at the end of a dream branch: C's own value head, or V's value head fitted on the real
     returns-to-go (``real``: anchored in real returns)."""
+
+    @model_validator(mode="after")
+    def _slot_actions_bounded(self) -> WorldConfig:
+        """The slot actions (task_slots x proc_slots) are a width of the world model's heads."""
+        try:
+            limits.net_width(self.task_slots * self.proc_slots)
+        except ValueError as exc:
+            raise ValueError(f"task_slots x proc_slots (the slot actions, a width of the world model): {exc}") from None
+        return self
 
     @model_validator(mode="after")
     def _pessimism_needs_an_ensemble(self) -> WorldConfig:

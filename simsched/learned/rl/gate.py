@@ -119,19 +119,14 @@ def shipped_path() -> Path:
 def load_gate(path: str | Path) -> dict[str, Any]:
     """A gate checkpoint ``{"kind": "rl-gate", "weights", "world_features", "range": {"lo", "hi"},
     "config", "meta"}`` and, optionally, ``"model"``: the predictor ``{"mean", "scale", "coef", "cov",
-    "k", "margin"}`` (see :class:`GatedBinding`), checked: a missing, unreadable or malformed file, weights of the wrong
-    length or not finite, or feature names other than this version's, is a :class:`SimschedError`
-    naming the file and the field.  O(size of the file)."""
+    "k", "margin"}`` (see :class:`GatedBinding`), read by :func:`simsched.checkpoints.read_checkpoint` (a
+    regular file, JSON within the depth and size limits, of kind ``rl-gate``: a torch checkpoint given here
+    is refused by name) and checked: weights of the wrong length or not finite, or feature names other
+    than this version's, is a :class:`SimschedError` naming the file and the field.  O(size of the file)."""
+    from simsched.checkpoints import read_checkpoint
+
     p = Path(path)
-    if not p.is_file():
-        raise SimschedError(f"{p}: no rl-gate checkpoint there (a file written by "
-                            "`python -m simsched.learned.rl.worlds train`)")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SimschedError(f"{p}: not a readable rl-gate checkpoint ({type(exc).__name__}: {exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != "rl-gate":
-        raise SimschedError(f"{p}: field 'kind': expected 'rl-gate'")
+    data = read_checkpoint(p, "rl-gate", retrain="retrain it with `python -m simsched.learned.rl.worlds train`")
     if data.get("world_features") != list(WORLD_FEATURES) + list(LOCAL_FEATURES):
         raise SimschedError(f"{p}: field 'world_features': made for other features than this version's; "
                             "retrain it with `python -m simsched.learned.rl.worlds train`")

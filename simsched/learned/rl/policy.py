@@ -27,10 +27,13 @@ def _load(kind: str, path: str):
 
     ck = checkpoint.load(path, kind)
     if kind == "rl":
-        from simsched.checkpoints import load_checked_state
+        from simsched.checkpoints import check_weights, load_checked_state, planned_weights
         from simsched.learned.rl.nets import network_for
 
         cfg = checkpoint.config_of(ck, path, kind)
+        # the network's shapes first, on the meta device; the real one only once they are the file's
+        check_weights(planned_weights(lambda: network_for(cfg), file=path, what=kind, field="config.ppo"),
+                      ck["state"], file=path, what=kind, retrain=checkpoint.RETRAIN[kind])
         net = network_for(cfg)
         load_checked_state(net, ck["state"], file=path, what=kind, retrain=checkpoint.RETRAIN[kind])
         net.eval()

@@ -57,7 +57,13 @@ def model_free_steps(out: Path) -> int:
     checkpoint's record (a shipped ``rl.pt`` copied there); 0 when neither is there."""
     hist_path = out / "rl_history.json"
     if hist_path.exists():
-        return steps_to_best(json.loads(hist_path.read_text()))
+        from simsched.limits import read_json
+
+        history = read_json(hist_path, what="a training history")
+        if not (isinstance(history, list) and all(isinstance(h, dict) for h in history)):
+            raise SimschedError("a training history is a JSON list of records (written by `simsched train rl`)",
+                                file=hist_path)
+        return steps_to_best(history)
     if (out / "rl.pt").exists():
         from simsched.learned.rl import checkpoint
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -164,16 +165,23 @@ class Controller(nn.Module):
         super().__init__()
         self.w = w
         self.ctx = nn.Linear(w.lstm, 32)
-        self.register_buffer("position", slot_position(w), persistent=False)
+        self._position: torch.Tensor | None = None  # slot_position(w), made on first use (not on the meta device)
         self.score = mlp(w.slot_dim + w.task_slots + w.proc_slots + w.z_dim + 32, 64, 1)
         self.v = mlp(w.z_dim + w.lstm, 64, 1)
+
+    def position(self) -> torch.Tensor:
+        """:func:`slot_position` of the config, on the weights' device (made once: O(A (task + proc slots)))."""
+        device = self.ctx.weight.device
+        if self._position is None or self._position.device != device:
+            self._position = slot_position(self.w).to(device)
+        return self._position
 
     def forward(self, z: torch.Tensor, h: torch.Tensor, mask: torch.Tensor):
         w, B = self.w, z.shape[0]
         A = n_actions(w)
         zg, zs = z[:, : w.z_dim], z[:, w.z_dim:].view(B, A, w.slot_dim)
         ctx = torch.cat([zg, torch.tanh(self.ctx(h))], 1)[:, None, :].expand(B, A, -1)
-        pos = self.position[None].expand(B, -1, -1)
+        pos = self.position()[None].expand(B, -1, -1)
         logits = self.score(torch.cat([zs, pos, ctx], 2)).squeeze(2).masked_fill(~mask, -1e9)
         return F.log_softmax(logits, 1), self.v(torch.cat([zg, h], 1)).squeeze(1)
 
@@ -240,23 +248,27 @@ class WorldAgent:
     def from_checkpoint(cls, ck: dict, path: str | None = None) -> WorldAgent:
         """The agent stored in a loaded checkpoint: its config validated by :class:`TrainConfig`, each
         module's weights checked (names and shapes) against a freshly built one."""
-        from simsched.checkpoints import load_checked_state
+        from simsched.checkpoints import check_weights, load_checked_state, planned_weights
         from simsched.errors import SimschedError
         from simsched.learned.rl import checkpoint
 
         file = path or "<rl-world checkpoint>"
         retrain = checkpoint.RETRAIN["rl-world"]
         cfg = checkpoint.config_of(ck, file, "rl-world")
-        agent = cls.create(cfg.world, cfg.ppo.hidden, cfg.ppo.layers)
         state = ck["state"]
         if not isinstance(state, dict):
             raise SimschedError(f"the rl-world checkpoint's weights are not a mapping; {retrain}", file=file)
+
+        def weights(agent: WorldAgent) -> dict[str, Any]:
+            return {f"{name}.{k}": v for name, mod in agent._modules() for k, v in mod.state_dict().items()}
+
+        # the agent's shapes first, on the meta device; the real one only once they are the file's
+        planned = planned_weights(lambda: cls.create(cfg.world, cfg.ppo.hidden, cfg.ppo.layers), weights,
+                                  file=file, what="rl-world", field="config.world")
+        check_weights(planned, {k: v for k, v in state.items() if not str(k).startswith("starts.")}, file=file,
+                      what="rl-world", retrain=retrain)
+        agent = cls.create(cfg.world, cfg.ppo.hidden, cfg.ppo.layers)
         modules = agent._modules()
-        known = tuple(f"{name}." for name, _ in modules) + ("starts.",)
-        stray = [k for k in state if not str(k).startswith(known)]
-        if stray:
-            raise SimschedError(f"the rl-world checkpoint has {len(stray)} unexpected weight name(s) "
-                                f"(e.g. {stray[0]!r}); {retrain}", file=file, field="state")
         for name, mod in modules:
             load_checked_state(mod, {k[len(name) + 1:]: v for k, v in state.items() if k.startswith(name + ".")},
                                file=file, what="rl-world", retrain=retrain, field=f"state.{name}")

@@ -33,7 +33,12 @@ One module per concern, each importing only those listed before it:
 * :mod:`~.fields`: the cases of fields and of whole documents;
 * :mod:`~.sandbox`: one case run in a forked child under bounds, and judged;
 * :mod:`~.commands`: the command table's options and their cases;
-* :mod:`~.campaign`: all cases, their coverage, a sample, the summary table, :func:`main`.
+* :mod:`~.contents`: the hostile contents of a file read back (tampered, truncated, deep, huge,
+  foreign, wrong kind), by family: torch checkpoints, JSON, CSV traces, results tables;
+* :mod:`~.readback`: every kind of file simsched reads back (checkpoints, traces, results stores,
+  documents, sweep CSVs), the command that reads it, its valid file and its cases (issue 40);
+* :mod:`~.campaign`: all cases, their coverage (read-back kinds counted), a sample, the summary table,
+  :func:`main`.
 
 Cost: one fork per case (about 0.05-0.5 s each for the small bases used); the whole campaign is
 ``len(all_cases(app))`` cases (about 3,400).
@@ -44,10 +49,13 @@ from __future__ import annotations
 from simsched.testing.hostile.campaign import all_cases, all_targets, coverage, iter_targets, main, sample, summary
 from simsched.testing.hostile.commands import OptionTarget, prepare, walk_commands
 from simsched.testing.hostile.documents import Case
+from simsched.testing.hostile.readback import KINDS as READBACK_KINDS
+from simsched.testing.hostile.readback import prepare_readbacks, readback_cases, readback_kinds
 from simsched.testing.hostile.sandbox import Outcome, judge, run_campaign, run_case
 from simsched.testing.hostile.schema_walk import FieldTarget, unreached_models, walk_schema
 from simsched.testing.hostile.values import expected_refusal, kind_of
 
-__all__ = ["Case", "FieldTarget", "OptionTarget", "Outcome", "all_cases", "all_targets", "coverage",
-           "expected_refusal", "iter_targets", "judge", "kind_of", "main", "prepare", "run_campaign", "run_case",
-           "sample", "summary", "unreached_models", "walk_commands", "walk_schema"]
+__all__ = ["READBACK_KINDS", "Case", "FieldTarget", "OptionTarget", "Outcome", "all_cases", "all_targets",
+           "coverage", "expected_refusal", "iter_targets", "judge", "kind_of", "main", "prepare", "prepare_readbacks",
+           "readback_cases", "readback_kinds", "run_campaign", "run_case", "sample", "summary", "unreached_models",
+           "walk_commands", "walk_schema"]

@@ -1,4 +1,5 @@
-"""A hostile-input campaign generated from the scenario schema and the command table (issue #33).
+"""A hostile-input campaign generated from the scenario schema and the command table (issue #33), and
+from the kinds of file simsched reads back (issue 40, :mod:`~.readback`).
 
 This module gathers the cases (:func:`all_cases`), measures what they cover (:func:`coverage`), samples
 them (:func:`sample`), prints the summary table and is the campaign's entry (:func:`main`, behind
@@ -26,6 +27,7 @@ from simsched.testing.hostile.commands import (
 )
 from simsched.testing.hostile.documents import BASES, Case, base_files
 from simsched.testing.hostile.fields import document_cases, field_cases
+from simsched.testing.hostile.readback import KINDS, prepare_readbacks, readback_cases, readback_kinds
 from simsched.testing.hostile.sandbox import Outcome, run_campaign
 from simsched.testing.hostile.schema_walk import FieldTarget, unreached_models, walk_schema
 
@@ -45,6 +47,7 @@ def all_cases(app: Any, roots: Roots = ()) -> list[Case]:
     cases += [c for t in fields for c in field_cases(t)]
     cases += document_cases()
     cases += [c for t in options for c in option_cases(t, options)]
+    cases += readback_cases()
     return cases
 
 
@@ -56,9 +59,11 @@ def coverage(app: Any, cases: Sequence[Case], roots: Roots = ()) -> dict[str, An
     missing_fields = sorted({t.key for t in fields} - {t.key for t in fields
                                                         if f"{t.base}:{t.dotted}" in attacked})
     missing_options = sorted(t.key for t in options if f"option:{t.key}" not in attacked)
+    kinds = readback_kinds(list(cases))
     return {"fields": len(field_keys), "field_places": len(fields), "options": len(options),
             "missing_fields": missing_fields, "missing_options": missing_options,
-            "unreached_models": unreached_models(roots)}
+            "unreached_models": unreached_models(roots), "readback_kinds": kinds,
+            "missing_readback": [rb.kind for rb in KINDS if rb.kind not in kinds]}
 
 
 def sample(cases: Sequence[Case], n: int, seed: int = 0) -> list[Case]:
@@ -113,9 +118,17 @@ def summary(outcomes: Sequence[Outcome], cover: dict[str, Any] | None = None) ->
         text.append(f"attacked: {cover['fields']} scenario/study fields ({cover['field_places']} places) and "
                     f"{cover['options']} command options and arguments; not attacked: "
                     f"{len(cover['missing_fields']) + len(cover['missing_options']) + len(cover['unreached_models'])}")
-        for k in ("missing_fields", "missing_options", "unreached_models"):
+        text.append(f"read back: {len(cover['readback_kinds'])} kinds of file attacked by their contents "
+                    f"({', '.join(cover['readback_kinds'])}); not attacked: {len(cover['missing_readback'])}")
+        for k in ("missing_fields", "missing_options", "unreached_models", "missing_readback"):
             if cover[k]:
                 text.append(f"  {k.replace('_', ' ')}: {', '.join(cover[k])}")
+    kinds: Counter[tuple[str, bool]] = Counter()
+    for o in outcomes:
+        if o.case.target.startswith("readback:") and o.case.expect != "run":
+            kinds[(o.case.target.removeprefix("readback:"), o.clean or o.case.expected_failure is not None)] += 1
+    for kind in dict.fromkeys(k for k, _ in kinds):
+        text.append(f"  {kind}: {kinds[(kind, True)]} of {kinds[(kind, True)] + kinds[(kind, False)]} attacks clean")
     for o in bad[:200]:
         text.append(f"  {o.verdict}: {o.case.name} [{' '.join(a[:40] for a in o.case.argv)}]: {o.line}")
     return "\n".join(text)
@@ -135,6 +148,9 @@ def main(app: Any, entry: Callable[[list[str]], Any], argv: Sequence[str] | None
     parser.add_argument("--list", action="store_true", help="list the cases, run nothing")
     parser.add_argument("--jobs", type=int, default=2, help="cases run at once (default 2)")
     args = parser.parse_args(argv)
+    if warm is not None:
+        warm()  # modules the commands import lazily, imported once here instead of in every child
+    prepare_readbacks(entry)  # the valid stores, documents and CSVs the read-back cases attack
     cases = all_cases(app, roots)
     cover = coverage(app, cases, roots)
     chosen = [c for c in cases if args.match in c.name]
@@ -152,13 +168,12 @@ def main(app: Any, entry: Callable[[list[str]], Any], argv: Sequence[str] | None
         elif i % 50 == 0:
             print(f"[{i}/{n}] ...", file=sys.stderr, flush=True)
 
-    if warm is not None:
-        warm()  # modules the commands import lazily, imported once here instead of in every child
     prepare(entry)
     outcomes = run_campaign(chosen, entry, jobs=args.jobs, progress=show)
     print(summary(outcomes, cover))
     bad = [o for o in outcomes if not o.clean and o.case.expected_failure is None]
-    missing = cover["missing_fields"] or cover["missing_options"] or cover["unreached_models"]
+    missing = (cover["missing_fields"] or cover["missing_options"] or cover["unreached_models"]
+               or cover["missing_readback"])
     return 1 if bad or missing else 0
 
 

@@ -123,10 +123,12 @@ class Case:
     special: dict[str, str] = field(default_factory=dict)
     extra: dict[str, bytes] = field(default_factory=dict)
     expect: str = "either"  # "refuse": only exit 2 is right; "either": exit 0 inside the bounds, or 2;
-    # "run": only exit 0 is right (a base)
+    # "run": only exit 0 is right (a base); "refuse-or-warn": exit 2, or exit 0 with a "warning:" line
     expected_failure: str | None = None
     needles: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()  # files the command may replace when it runs (exit 0)
+    setup: list[str] = field(default_factory=list)  # a command run in the case's folder first (its files: inputs)
+    transform: Callable[[Any], None] | None = None  # then applied to the folder (a Path): the attack on what it wrote
 
     @property
     def name(self) -> str:

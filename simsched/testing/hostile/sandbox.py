@@ -63,10 +63,12 @@ def _hashes(root: Path) -> dict[str, str]:
 
 def materialise(case: Case, root: Path) -> None:
     for name, data in case.files().items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)  # a file read back may sit in a folder (out/rl.pt)
         (root / name).write_bytes(data)
     specials = {**case.special, "adir": "directory", "afifo": "fifo", "loop": "symlink loop"}
     for name, what in specials.items():
         p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
         if p.exists() or p.is_symlink():
             p.unlink()
         if what == "directory":
@@ -139,6 +141,15 @@ def _start(case: Case, entry: Callable[[list[str]], Any], workdir: Path) -> _Run
     root = Path(tempfile.mkdtemp(prefix="case-", dir=workdir))
     out = Path(tempfile.mkdtemp(prefix="out-", dir=workdir))
     materialise(case, root)
+    if case.setup:  # a file only a command can write here (a results store naming this folder), then attacked
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            run_child(entry, case.setup, root, out)
+        os.waitpid(pid, 0)
+        if case.transform is not None:
+            case.transform(root)
     before = _hashes(root)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -214,9 +225,10 @@ def judge(case: Case, code: int | None, hung: bool, status: int, stdout: str, st
     if case.expect == "run" and code != 0:
         return "base does not run", line[:300]
     if code == 0:
-        if case.expect == "refuse":
+        warned = [s for s in stderr.splitlines() if s.startswith("warning: ")]
+        if case.expect == "refuse" or (case.expect == "refuse-or-warn" and not warned):
             return "exit 0 on bad input", (stdout.strip().splitlines() or [""])[0][:300]
-        return "clean", "ran"
+        return "clean", "ran" if case.expect != "refuse-or-warn" else warned[0][:300]
     new = sorted(set(after) - set(before))
     if new:
         return "wrote on error", new[0]

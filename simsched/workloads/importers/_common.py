@@ -8,7 +8,6 @@ file and, where the format has lines, the line; otherwise the task or field.
 from __future__ import annotations
 
 import bisect
-import json
 import math
 import warnings
 from collections.abc import Callable, Iterator
@@ -16,12 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from simsched import limits
 from simsched.errors import DataRepairWarning, SimschedError
 from simsched.extras import require_extra  # noqa: F401  (the importers' optional packages)
 from simsched.fileio import atomic_path
+from simsched.limits import json_depth, parse_json  # noqa: F401  (the importers' JSON reading, within limits)
 
 
 def read_text(path: str | Path) -> str:
@@ -41,46 +39,6 @@ def load_json(path: str | Path) -> tuple[Any, str]:
     """Parse a JSON file; returns ``(data, text)``.  Syntax errors name the line and column."""
     text = read_text(path)
     return parse_json(text, file=path), text
-
-
-def parse_json(text: str, *, file: str | Path | None = None) -> Any:
-    """Parse JSON ``text`` with the limits of :mod:`simsched.limits`: nesting past ``max_depth``
-    and the non-standard ``NaN``/``Infinity`` constants are refused (with the file and line)."""
-
-    def no_constant(name: str) -> Any:
-        raise SimschedError(f"invalid JSON: {name} is not a number JSON allows", file=file,
-                            line=line_of(text, name))
-
-    try:
-        data = json.loads(text, parse_constant=no_constant)
-    except json.JSONDecodeError as e:
-        what = "the file ends too early (truncated?)" if e.pos >= len(text.rstrip()) else e.msg
-        raise SimschedError(f"invalid JSON: {what} (column {e.colno})", file=file, line=e.lineno) from None
-    except RecursionError:
-        data = None
-        limits.check_depth(10**9, file=file)
-    limits.check_depth(json_depth(text), file=file)
-    return data
-
-
-_NOT_A_JSON_TOKEN = bytes(sorted(set(range(256)) - set(b'"[]{}')))
-
-
-def json_depth(text: str) -> int:
-    """Nesting depth of the containers of a VALID JSON ``text`` (0 for a scalar): what
-    :func:`simsched.limits.data_depth` gives for its data, computed from the text at C speed instead of a
-    walk over every value (a 20,000-task WfFormat file: ~10x faster).  Escaped backslashes and quotes are
-    dropped first, then every byte but quotes and brackets (only the order of those tokens matters); a
-    bracket counts when an even number of quotes precede it (outside strings).  UTF-8 multi-byte
-    characters hold no ASCII byte.  O(len(text)) time and memory."""
-    if "\\" in text:
-        text = text.replace("\\\\", "").replace('\\"', "")
-    tokens = np.frombuffer(text.encode("utf-8", "surrogatepass").translate(None, _NOT_A_JSON_TOKEN), dtype=np.uint8)
-    quotes = tokens == ord('"')
-    outside = (np.cumsum(quotes) - quotes) % 2 == 0
-    opens = (tokens == ord("[")) | (tokens == ord("{"))
-    steps = np.where(opens, 1, -1)[outside & ~quotes]
-    return int(np.cumsum(steps).max(initial=0)) if steps.size else 0
 
 
 def line_of(text: str | None, needle: str, start: int = 0) -> int | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from simsched import limits
-from simsched.errors import DataRepairWarning, SimschedError
+from simsched.errors import DataRepairWarning, SimschedError, shown
 from simsched.workloads.importers.swf import RigidTrace
 
 REQUIRED = ("job", "submit", "gpus", "duration")
@@ -40,14 +40,15 @@ def read_gpu_trace(path: str | Path, *, limit: int | None = None, scale: float =
         raise SimschedError(f"too_wide must be 'drop' or 'refuse', got {too_wide!r}", field="too_wide")
     # the one capped CSV reader of input tables: a byte-order mark, a NUL, a cell past max_csv_field, a
     # malformed quote, a duplicated or unknown column and a row of the wrong width are located refusals
+    # rows bounded while read: max_jobs + 1 rows are a refusal, and a limit stops reading after its jobs
+    cap = limits.current().max_jobs  # once: reading the limits parses the environment (~1 ms)
     _, records = limits.read_csv_records(p, required=REQUIRED, optional=OPTIONAL, what="a GPU trace",
-                                         fold_case=True)
+                                         fold_case=True, max_rows=(cap, "max_jobs"), take=limit)
     names: list[str] = []
     submit, run, gpus, req, user = [], [], [], [], []
     seen: dict[str, int] = {}
     users: dict[str, int] = {}
     last = 0.0
-    cap = limits.current().max_jobs  # once: reading the limits parses the environment (~1 ms)
     for line, row in records:
         if not any(row.values()):  # a spreadsheet's row of empty cells (",,,,") is a blank line
             continue
@@ -67,13 +68,13 @@ def read_gpu_trace(path: str | Path, *, limit: int | None = None, scale: float =
             try:
                 v = float(text)
             except ValueError:
-                raise SimschedError(f"{text!r} is not a number", file=p, line=line, field=key) from None
+                raise SimschedError(f"{shown(text)} is not a number", file=p, line=line, field=key) from None
             # a whole number past 2**53 has no exact float, and none fits an int64 processor count
             top = 2.0**53 if whole else limits.MAX_VALUE
             if not math.isfinite(v) or abs(v) > top or v < low or (whole and v != int(v)):
                 kind = "a whole number" if whole else "a finite number"
-                raise SimschedError(f"must be {kind} >= {low:g} and at most {top:g}, got {text}", file=p, line=line,
-                                    field=key)
+                raise SimschedError(f"must be {kind} >= {low:g} and at most {top:g}, got {shown(text)}", file=p,
+                                    line=line, field=key)
             return v
 
         name = row["job"]

@@ -55,7 +55,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from simsched import limits
-from simsched.errors import DataRepairWarning, SimschedError
+from simsched.errors import DataRepairWarning, SimschedError, shown
 from simsched.fileio import atomic_path
 from simsched.workloads.importers._common import read_text
 
@@ -168,10 +168,12 @@ def _header_int(head: dict[str, str], key: str, path: Path, line_no: dict[str, i
         return None
     text = head[key].split()[0] if head[key].split() else ""
     try:
-        value = int(text)
+        value = int(text) if len(text) <= 20 else None  # more digits than any machine: not converted at all
     except ValueError:
-        raise SimschedError(f"header {key} must be a whole number, got {head[key]!r}", file=path,
-                            line=line_no[key], field=key) from None
+        value = None
+    if value is None or value > 2**53:  # a machine size the job fields (floats) can be compared with exactly
+        raise SimschedError(f"header {key} must be a whole number of processors up to 2**53, got {shown(head[key])}",
+                            file=path, line=line_no[key], field=key)
     return value if value > 0 else None
 
 

@@ -55,7 +55,8 @@ def _read_csv(p: Path) -> TaskGraph:
     (:func:`simsched.limits.read_csv_records`: UTF-8, cell size, duplicated columns, cut rows), the
     row count checked against ``max_tasks`` before any row becomes a task.  O(size)."""
     delim = "\t" if p.suffix.lower() == ".tsv" else ","
-    _, records = limits.read_csv_records(p, required=(), what="a task list", delimiter=delim, extra_ok=True)
+    _, records = limits.read_csv_records(p, required=(), what="a task list", delimiter=delim, extra_ok=True,
+                                         max_rows=(limits.current().max_tasks, "max_tasks"))
     limits.check_tasks(len(records), field="rows", file=p)
     rows = [rec for _, rec in records]
     lines = [line for line, _ in records]
