@@ -19,9 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "simsched"
 
 FLOORS: dict[str, int] = {
-    "cli": 8,
-    "report": 7, "bench": 7,
-    "study": 6, "testing": 6, "learned": 6, "analysis": 6,
+    "cli": 9,
+    "report": 8, "bench": 8,
+    "study": 7, "testing": 7, "learned": 7, "analysis": 7,
+    "capacity": 6, "fidelity": 6,
     "run": 5,
     "scenario": 4,
     "schedulers": 3,
@@ -158,8 +159,8 @@ def test_the_rule_catches_up_and_sideways_imports() -> None:
              "simsched.bench.dispatch": [(9, "simsched.report.numbers")],
              "simsched.errors": [], "simsched.limits": [(1, "simsched.errors")]}
     assert violations(graph) == [
-        "simsched.run.runner:3 imports simsched.learned.training_range: up from floor 5 to 6",
-        "simsched.bench.dispatch:9 imports simsched.report.numbers: sideways on floor 7 (bench -> report)"]
+        "simsched.run.runner:3 imports simsched.learned.training_range: up from floor 5 to 7",
+        "simsched.bench.dispatch:9 imports simsched.report.numbers: sideways on floor 8 (bench -> report)"]
     with pytest.raises(AssertionError, match="package 'plugins' has no floor"):
         package_of("simsched.plugins.x")
 
@@ -209,9 +210,10 @@ def test_the_import_linter_contract_holds() -> None:
     tomllib = pytest.importorskip("tomllib")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     layers = config["contracts"][0]["layers"]
-    named = [{name.strip() for name in layer.replace(":", "|").split("|")} for layer in layers]
+    # a floor's package in parentheses is optional to import-linter (a floor being built in another branch)
+    named = [{name.strip().strip("()") for name in layer.replace(":", "|").split("|")} for layer in layers]
     expected = [{p for p, f in FLOORS.items() if f == floor and p != "ground"} or set(GROUND)
-                for floor in range(8, -1, -1)]
+                for floor in range(max(FLOORS.values()), -1, -1)]
     assert named == expected, "pyproject.toml's layers differ from this test's floors"
     result = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command; "
                              "lint_imports_command()", "--no-cache"], cwd=ROOT, capture_output=True, text=True,
