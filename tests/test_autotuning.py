@@ -137,7 +137,7 @@ def test_four_jobs_done_when() -> None:
 
 
 def test_capacity_day_of_arrivals_checked_by_direct_simulation() -> None:
-    from simsched.run.capacity import AutotuneModel, find_capacity, parse_objective
+    from simsched.capacity import AutotuneModel, find_capacity, parse_objective
 
     data = yaml.safe_load((SCEN / "day_of_arrivals.yaml").read_text())
     model = AutotuneModel(data["autotuning"])

@@ -216,7 +216,7 @@ def test_bad_failure_sections_exit_2_with_the_field(tmp_path, extra, stream, exp
 def test_capacity_with_failures_draws_a_timeline_per_day(tmp_path) -> None:
     """With failures a cluster log's days differ (one failure timeline per seed), and the machine can
     be sized only when every processor shares one MTBF/MTTR."""
-    from simsched.run.batch import BatchCapacityModel
+    from simsched.capacity import BatchCapacityModel
     from simsched.scenario import load_scenario
 
     path = _scenario(tmp_path, "failures: {mtbf: 200000, mttr: 600}\n", "    limit: 120\n")

@@ -1,4 +1,4 @@
-"""Capacity what-if (simsched.run.capacity and `simsched capacity`): objectives, the search, confidence,
+"""Capacity what-if (simsched.capacity and `simsched capacity`): objectives, the search, confidence,
 a task-graph scenario end to end, and bad input (exit 2, located)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import yaml
 from typer import Typer
 from typer.testing import CliRunner
 
+from simsched.capacity import find_capacity, parse_objective, search_capacity
 from simsched.cli.capacity_cmd import capacity_command
 from simsched.errors import SimschedError
-from simsched.run.capacity import find_capacity, parse_objective, search_capacity
 
 
 def test_parse_objective_forms() -> None:
@@ -164,7 +164,7 @@ def test_bad_input_is_exit_2_located(tmp_path: Path, extra, args, needle) -> Non
 
 
 def test_bundled_capacity_scenario_and_grid_study_validate() -> None:
-    from simsched.run.capacity import question_from
+    from simsched.capacity import question_from
     from simsched.study.spec import load_study
     from simsched.yamlio import load_yaml
 
@@ -177,7 +177,7 @@ def test_bundled_capacity_scenario_and_grid_study_validate() -> None:
 
 def test_summarize_counts_days_meeting_an_objective(tmp_path: Path) -> None:
     from simsched.cli.main import app
-    from simsched.study.tables import columns_of, write_table
+    from simsched.run.tables import columns_of, write_table
 
     rows = [{"task_id": f"t{p}{s}", "point": p, "point_id": f"p{p}", "platform.processors[1].count": p + 1,
              "scheduler": "heft", "seed": s, "tasks": 5, "makespan": 100.0 + 10 * s / (p + 1), "error": None}
@@ -197,7 +197,7 @@ def test_summarize_counts_days_meeting_an_objective(tmp_path: Path) -> None:
 
 
 def test_autotuning_day_without_arrivals_meets_upper_bounds() -> None:
-    from simsched.run.capacity import AutotuneModel, find_capacity
+    from simsched.capacity import AutotuneModel, find_capacity
 
     section = {"servers": [{"cores": 8, "gpus": 1}],
                "arrivals": {"rate_per_hour": 0.05, "duration_h": 1,

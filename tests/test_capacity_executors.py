@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from typer import Typer
 from typer.testing import CliRunner
 
+from simsched.capacity import IN_PROCESS, evaluate_levels, find_capacity, parse_objective
+from simsched.capacity.days import StoredDays
 from simsched.cli.capacity_cmd import capacity_command
-from simsched.run.capacity import IN_PROCESS, evaluate_levels, find_capacity, parse_objective
-from simsched.study.capacity_days import StoredDays
 
 CLI = [sys.executable, "-m", "simsched.cli.main"]
 
@@ -346,21 +346,21 @@ def test_resume_reuses_the_store_for_another_objective(tmp_path: Path) -> None:
 def test_a_dask_cluster_gives_the_serial_answer(tmp_path: Path) -> None:
     """The same days on a Dask LocalCluster (threads in this process): the same answer, through the store."""
     pytest.importorskip("distributed")
-    from simsched.run.capacity import answer, question_from
-    from simsched.study.capacity_days import ExecutorDays
-    from simsched.study.executors import DaskExecutor
+    from simsched.capacity import question_from
+    from simsched.capacity.days import ExecutorDays
+    from simsched.run.executors import DaskExecutor
     from simsched.yamlio import YamlDocument
 
     def question():
         return question_from(YamlDocument({**TASK_GRAPH, "capacity": {**TASK_GRAPH["capacity"], "days": 4}}, {},
                                           tmp_path / "s.yaml"))
 
-    serial = answer(question())
+    serial = question().answer()
     stored = StoredDays(ExecutorDays(DaskExecutor("local", 2, processes=False)), tmp_path / "days.csv",
                         resume=False, name="tg")
     try:
         with stored.inner:
-            dask = answer(question(), runner=stored)
+            dask = question().answer(runner=stored)
         stored.finish()
     finally:
         stored.close()

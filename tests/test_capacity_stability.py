@@ -2,7 +2,7 @@
 
 A capacity search answers "the fewest servers meeting the objective on >= 95% of N days"; when a
 capacity's true day success rate is near 95%, windows of N days disagree.  The tutorial's day
-success rates were measured on 600 fresh days (seeds 1000-1599, `simsched.run.capacity.AutotuneModel`
+success rates were measured on 600 fresh days (seeds 1000-1599, `simsched.capacity.AutotuneModel`
 on scenarios/tutorials/capacity_whatif.yaml, objective jct_p95 <= 6h):
 
     sequential: 2 servers 48.0%, 3: 84.3%, 4: 97.5%, 5: 99.7%
@@ -22,7 +22,7 @@ import numpy as np
 import yaml
 from scipy import stats
 
-from simsched.run.capacity import parse_objective, search_capacity
+from simsched.capacity import parse_objective, search_capacity
 
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIAL = ROOT / "scenarios" / "tutorials" / "capacity_whatif.yaml"

@@ -1,5 +1,5 @@
 """Capacity with energy and money: objectives over energy_kwh / cost_usd / carbon_kg, and the cheapest
-mix of processor types (simsched.run.mix) with its front."""
+mix of processor types (simsched.capacity.mix) with its front."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from simsched.capacity import mix_question, pareto_front
 from simsched.cli.main import app
-from simsched.run.mix import answer_mix, mix_question, pareto_front
 from simsched.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +29,7 @@ def _small(tmp_path: Path, capacity: dict) -> Path:
 
 def test_mix_answer_is_the_cheapest_passing_and_the_front_is_not_dominated(tmp_path: Path) -> None:
     f = _small(tmp_path, {"objective": "jct_p95 <= 200", "mix": {"cpu": [1, 2], "gpu": [0, 1]}, "days": 3})
-    result = answer_mix(mix_question(load_yaml(f)))
+    result = mix_question(load_yaml(f)).answer()
     assert result["kind"] == "mix" and len(result["points"]) == 4
     labels = [p["label"] for p in result["points"]]
     assert labels == ["1 cpu + 0 gpu", "1 cpu + 1 gpu", "2 cpu + 0 gpu", "2 cpu + 1 gpu"]

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from simsched.capacity import parse_objective
 from simsched.cli.main import app
-from simsched.run.capacity import parse_objective
 
 ROOT = Path(__file__).resolve().parent.parent
 

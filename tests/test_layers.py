@@ -210,7 +210,7 @@ def test_the_import_linter_contract_holds() -> None:
     tomllib = pytest.importorskip("tomllib")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     layers = config["contracts"][0]["layers"]
-    # a floor's package in parentheses is optional to import-linter (a floor being built in another branch)
+    # "(name)": an optional layer, a package that may not exist yet
     named = [{name.strip().strip("()") for name in layer.replace(":", "|").split("|")} for layer in layers]
     expected = [{p for p, f in FLOORS.items() if f == floor and p != "ground"} or set(GROUND)
                 for floor in range(max(FLOORS.values()), -1, -1)]

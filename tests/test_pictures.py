@@ -128,7 +128,7 @@ def test_run_transfers_flag(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- plot
 def test_plot_keeps_every_series_visible_and_shares_y(sweep_csv: Path) -> None:
     from simsched.report.plots import draw_plot
-    from simsched.study.store import load_rows
+    from simsched.run.store import load_rows
 
     rows = load_rows(sweep_csv)
     for r in rows:  # two schedulers with identical results: the worst case for hiding a line
@@ -158,8 +158,8 @@ def test_plot_keeps_every_series_visible_and_shares_y(sweep_csv: Path) -> None:
 
 # ----------------------------------------------------------------------------- study report
 def test_study_report_from_a_sweep_csv(sweep_csv: Path, tmp_path: Path) -> None:
+    from simsched.run.store import load_rows
     from simsched.study.stats import column_decimals, format_mean_ci, summarize_rows
-    from simsched.study.store import load_rows
 
     out = tmp_path / "study.html"
     result = runner.invoke(app, ["report", str(sweep_csv), "-o", str(out), "-m", "makespan", "-m", "slr"])
@@ -252,8 +252,8 @@ def test_mean_ci_text_has_no_noise_digits() -> None:
 
 
 def test_study_report_of_a_single_point_draws_one_box_per_scheduler(sweep_csv: Path, tmp_path: Path) -> None:
-    from simsched.study.store import load_rows
-    from simsched.study.tables import columns_of, write_table
+    from simsched.run.store import load_rows
+    from simsched.run.tables import columns_of, write_table
 
     rows = [r for r in load_rows(sweep_csv) if r["point"] == 0]
     for r in rows:

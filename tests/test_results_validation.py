@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,9 @@ from typer.testing import CliRunner
 
 from simsched.cli.main import app
 from simsched.run.document import json_line
+from simsched.run.store import completion, load_rows
 from simsched.study.spec import load_study
-from simsched.study.store import completion, load_rows
 from simsched.study.sweep import run_sweep
-from simsched.study.work import run_chunk
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -162,7 +161,7 @@ def test_json_line_finds_keys_and_items() -> None:
 
 # ---------------------------------------------------------------- sweep results (CSV)
 class Serial:
-    """The executor interface of :mod:`simsched.study.executors`, in this process; ``stop_after``
+    """The executor interface of :mod:`simsched.run.executors`, in this process; ``stop_after``
     chunks then a Ctrl-C, as if the user interrupted the sweep."""
 
     workers = 1
@@ -176,11 +175,12 @@ class Serial:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def results(self, chunks: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    def results(self, chunks: list[dict[str, Any]],
+                fn: Callable[[Any], list[dict[str, Any]]]) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
         for k, chunk in enumerate(chunks):
             if self.stop_after is not None and k >= self.stop_after:
                 raise KeyboardInterrupt
-            yield chunk, run_chunk(chunk)
+            yield chunk, fn(chunk)
 
 
 @pytest.fixture

@@ -172,7 +172,7 @@ def test_run_table_and_summarize_are_paired(tmp_path) -> None:
     from typer.testing import CliRunner
 
     from simsched.cli.main import app
-    from simsched.study.tables import columns_of, write_table
+    from simsched.run.tables import columns_of, write_table
 
     root = Path(__file__).resolve().parents[1]
     runner = CliRunner()

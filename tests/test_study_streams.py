@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
-from simsched.study.executors import PoolExecutor
+from simsched.run.columns import GRAPH_METRICS, METRICS, STREAM_METRICS
+from simsched.run.executors import PoolExecutor
+from simsched.run.store import load_rows
 from simsched.study.spec import load_study
 from simsched.study.stats import default_metrics, objective_entries, paired_comparison
-from simsched.study.store import load_rows
 from simsched.study.sweep import run_sweep
-from simsched.study.work import GRAPH_METRICS, METRICS, STREAM_METRICS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -173,8 +173,8 @@ schedulers: [mct]
 
 
 def test_parse_over() -> None:
+    from simsched.capacity import parse_over
     from simsched.errors import SimschedError
-    from simsched.study.capacity_over import parse_over
 
     assert parse_over("workload.stream.arrivals.poisson=0.01, 0.02") == ("workload.stream.arrivals.poisson",
                                                                         [0.01, 0.02])

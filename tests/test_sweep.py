@@ -16,12 +16,13 @@ from typer.testing import CliRunner
 
 from simsched.cli.main import app
 from simsched.errors import SimschedError
-from simsched.study.executors import PoolExecutor
-from simsched.study.overrides import apply_overrides, parse_path
+from simsched.run.columns import VOLATILE
+from simsched.run.executors import PoolExecutor
+from simsched.run.store import ResultsStore, load_rows
+from simsched.scenario.overrides import apply_overrides, parse_path
 from simsched.study.spec import load_study
-from simsched.study.store import ResultsStore, load_rows
 from simsched.study.sweep import make_chunks, run_sweep
-from simsched.study.work import VOLATILE, run_chunk
+from simsched.study.work import run_chunk
 
 SMALL = """\
 name: small
@@ -73,7 +74,7 @@ def test_expansion_and_ids(tmp_path: Path) -> None:
 
 def test_pool_and_dask_give_identical_rows(tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
-    from simsched.study.executors import DaskExecutor
+    from simsched.run.executors import DaskExecutor
 
     study = load_study(_write(tmp_path, SMALL))
     run_sweep(study, tmp_path / "pool.csv", PoolExecutor(2))

@@ -89,7 +89,8 @@ def test_run_warns_once_per_learned_scheduler_and_records_checkpoint(tmp_path: P
 
 def test_sweep_rows_carry_checkpoint_id_and_range_warning() -> None:
     from simsched.learned.deepsched.checkpoint import shipped_checkpoint
-    from simsched.study.work import FIXED, run_chunk
+    from simsched.run.columns import FIXED
+    from simsched.study.work import run_chunk
 
     data = {"name": "s", "seed": 1, "platform": {"processors": [{"name": "p", "count": 40}]},
             "workload": {"generator": "random", "tasks": 30}, "schedulers": ["heft", "deepsched"]}
@@ -104,8 +105,8 @@ def test_sweep_rows_carry_checkpoint_id_and_range_warning() -> None:
 
 
 def test_sweep_table_round_trips_checkpoint_column(tmp_path: Path) -> None:
-    from simsched.study.tables import columns_of, read_table, write_table
-    from simsched.study.work import METRICS
+    from simsched.run.columns import METRICS
+    from simsched.run.tables import columns_of, read_table, write_table
 
     rows = [{"task_id": "t", "point": 0, "point_id": "p", "scheduler": "deepsched", "seed": 1, "tasks": 3,
              **dict.fromkeys(METRICS, 1.0), "error": "", "checkpoint": "0123456789ab", "warning": "",

@@ -34,7 +34,7 @@ seeds: [%s]
 
 def measure_sweep(workers: int, runs: int, directory: Path) -> dict:
     """Seconds and runs/s of one sweep of ``runs`` runs (a multiple of 40) on ``workers`` processes."""
-    from simsched.study.executors import PoolExecutor
+    from simsched.run.executors import PoolExecutor
     from simsched.study.spec import load_study
     from simsched.study.sweep import run_sweep
 
@@ -79,18 +79,18 @@ def measure_capacity(workers: int | None, days: int) -> tuple[float, dict]:
     or on a pool of ``workers`` processes (started and stopped inside the time), and its answer."""
     import time
 
-    from simsched.run.capacity import answer, question_from
-    from simsched.study.capacity_days import ExecutorDays
-    from simsched.study.executors import PoolExecutor
+    from simsched.capacity.days import ExecutorDays
+    from simsched.capacity.question import question_from
+    from simsched.run.executors import PoolExecutor
     from simsched.yamlio import load_yaml
 
     question = question_from(load_yaml(CAPACITY), days=days)
     t0 = time.perf_counter()
     if workers is None:
-        result = answer(question)
+        result = question.answer()
     else:
         with ExecutorDays(PoolExecutor(workers)) as runner:
-            result = answer(question, runner=runner)
+            result = question.answer(runner=runner)
     return time.perf_counter() - t0, result
 
 

@@ -1,21 +1,18 @@
 """``simsched capacity SCENARIO.yaml``: the fewest processors (or servers) meeting a service objective.
 
-A thin command over :mod:`simsched.run.capacity`: reads the scenario (task-graph, stream or
-autotuning), the objective (``--objective`` or the scenario's ``capacity.objective``), searches over
-``--days`` simulated days with live progress on stderr, prints a table with the confidence of each
-answer, and optionally writes a plot (``--plot``, PNG, atomic; matplotlib imported only then) and
-the answer as JSON (``--json``).  The days run here, or on the sweep's executors (``--workers N``,
-``--dask``) and in a sweep's results store (``--results``, ``--resume`` after a kill): see
-:mod:`simsched.study.capacity_days`; the answer is the same.  Bad input: exit 2 with one located line.
+A thin command over :mod:`simsched.capacity`: checks the options, asks :func:`simsched.capacity.ask`
+(the scenario — task-graph, stream, autotuning, cluster log or a mix of processor types — its
+objective from ``--objective`` or ``capacity.objective``, ``--days`` simulated days, here or on
+``--workers N`` / ``--dask`` executors and in a ``--results`` store that ``--resume`` continues after
+a kill) with live progress on stderr, and prints the answer with the confidence of each number
+(:mod:`simsched.report.capacity`); ``--plot`` (PNG, atomic; matplotlib imported only then) and
+``--json`` write it too.  Bad input: exit 2 with one located line.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 import sys
 import time
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,144 +22,6 @@ from simsched.cli.common import console as common_console
 from simsched.cli.common import keeps_finished_work, recorded_reads
 from simsched.cli.flags import quoted, retired
 from simsched.errors import SimschedError
-from simsched.fileio import save_figure
-
-
-def _fmt(x: float) -> str:
-    if not math.isfinite(x):
-        return "inf" if x == math.inf else "-"
-    return f"{x:.4g}"
-
-
-def print_capacity_table(result: Mapping[str, Any], console: Any = None) -> None:
-    """The answer per scheduler/policy with its confidence (one row each) and one sentence each."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from simsched.run.capacity import confidence_statement, days_text, display_of, level_of
-
-    clause = result["clauses"][0]
-    scale, unit = display_of(result, clause["metric"])
-    table = Table(title=escape(f"capacity: {result['objective']} on ≥ {result['on_days']:.0%} of days"),
-                  caption=escape(f"{result['days']} simulated days (seeds {result['seeds'][0]}–{result['seeds'][1]}"
-                                 + (f"; {result['days_note']}" if result.get("days_note") else "") + "); "
-                                 "interval of the day success rate: Wilson 95%; of the mean: Student's t 95%; "
-                                 "≤k/N: stopped once it could not pass"))
-    for col in ("scheduler", result["unit"], "days met", "95% interval", f"{clause['metric']} mean{unit}",
-                "95% t interval", "one fewer", "sims", "s"):
-        table.add_column(escape(col), justify="left" if col == "scheduler" else "right")
-    for e in result["variants"]:
-        n = e["capacity"]
-        lv = level_of(e, n) if n is not None else max(e["levels"], key=lambda x: x["capacity"])
-        below = level_of(e, n - 1) if n is not None else None
-        m = lv["metrics"][clause["metric"]]
-        table.add_row(escape(e["variant"]), "not reachable" if n is None else str(n),
-                      days_text(lv), f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
-                      _fmt(m["mean"] / scale),
-                      f"{_fmt(m['t_low'] / scale)}–{_fmt(m['t_high'] / scale)}" if math.isfinite(m["t_low"]) else "-",
-                      "-" if below is None else days_text(below), str(e["simulations"]),
-                      f"{e['wall_s']:.1f}")
-    out = console or common_console()
-    out.print(table)
-    for e in result["variants"]:
-        out.print(escape(confidence_statement(result, e)), soft_wrap=True)
-
-
-def print_over_table(over: Mapping[str, Any], console: Any = None) -> None:
-    """One row per value of the ``--over`` field and scheduler: the fewest capacity, its days met
-    with the Wilson interval, the first clause's metric mean, and what one fewer gave."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from simsched.run.capacity import days_text, display_of, level_of
-
-    first = over["cells"][0]["result"]
-    clause = first["clauses"][0]
-    scale, unit = display_of(first, clause["metric"])
-    table = Table(title=escape(f"capacity per {over['field']}: {first['objective']} on ≥ {first['on_days']:.0%} "
-                               f"of days"),
-                  caption=escape(f"{first['days']} simulated days per capacity (seeds {first['seeds'][0]}–"
-                                 f"{first['seeds'][1]}, the same for every value); interval of the day success "
-                                 "rate: Wilson 95%; ≤k/N: stopped once it could not pass"))
-    for col in (over["field"], "scheduler", first["unit"], "days met", "95% interval",
-                f"{clause['metric']} mean{unit}", "one fewer", "sims"):
-        table.add_column(escape(col), justify="left" if col == "scheduler" else "right")
-    for cell in over["cells"]:
-        for e in cell["result"]["variants"]:
-            n = e["capacity"]
-            lv = level_of(e, n) if n is not None else max(e["levels"], key=lambda x: x["capacity"])
-            below = level_of(e, n - 1) if n is not None else None
-            table.add_row(escape(str(cell["value"])), escape(e["variant"]), "not reachable" if n is None else str(n),
-                          days_text(lv), f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
-                          _fmt(lv["metrics"][clause["metric"]]["mean"] / scale),
-                          "-" if below is None else days_text(below), str(e["simulations"]))
-    (console or common_console()).print(table)
-
-
-def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
-    """Two panels against capacity, one line per scheduler: the first clause's metric (mean over
-    days, Student's t 95% interval as error bars, the threshold dashed) and the day success rate
-    (Wilson 95% error bars, the required rate dashed; hollow markers for capacities that stopped
-    early).  Atomic write."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    from simsched.run.capacity import display_of
-
-    clause = result["clauses"][0]
-    metric = clause["metric"]
-    scale, unit = display_of(result, metric)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
-    any_stopped = False
-    for i, e in enumerate(result["variants"]):
-        levels = sorted(e["levels"], key=lambda lv: lv["capacity"])
-        color = f"C{i}"
-        pts = [(lv["capacity"], lv["metrics"][metric]) for lv in levels if math.isfinite(lv["metrics"][metric]["mean"])]
-        if pts:
-            xs = [p[0] for p in pts]
-            ys = [p[1]["mean"] / scale for p in pts]
-            lo = [max(0.0, (p[1]["mean"] - p[1]["t_low"]) / scale) if math.isfinite(p[1]["t_low"]) else 0 for p in pts]
-            hi = [max(0.0, (p[1]["t_high"] - p[1]["mean"]) / scale) if math.isfinite(p[1]["t_high"]) else 0
-                  for p in pts]
-            ax1.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=color,
-                         label=f"{e['variant']} (answer {e['capacity']})")
-        xs = [lv["capacity"] for lv in levels]
-        rates = [lv["rate"] for lv in levels]
-        ax2.errorbar(xs, rates, yerr=[[max(0.0, r - lv["wilson"][0]) for r, lv in zip(rates, levels)],
-                                      [max(0.0, lv["wilson"][1] - r) for r, lv in zip(rates, levels)]],
-                     marker="o", capsize=3, color=color, label=e["variant"])
-        stopped = [lv for lv in levels if lv.get("stopped_early")]
-        if stopped:  # hollow: the days simulated before the capacity could no longer pass
-            ax2.scatter([lv["capacity"] for lv in stopped], [lv["rate"] for lv in stopped], s=60, zorder=3,
-                        facecolors="white", edgecolors=color)
-            any_stopped = True
-        if e["capacity"] is not None:
-            for ax in (ax1, ax2):
-                ax.axvline(e["capacity"], color=color, linestyle=":", alpha=0.6)
-    ax1.axhline(clause["threshold"] / scale, color="grey", linestyle="--", label=f"objective {clause['op']} "
-                f"{_fmt(clause['threshold'] / scale)}{unit}")
-    ax2.axhline(result["on_days"], color="grey", linestyle="--", label=f"required {result['on_days']:.0%} of days")
-    ax1.set_ylabel(f"{metric}{unit}: mean over days, 95% t interval")
-    ax2.set_ylabel("days meeting the objective (95% Wilson interval)")
-    if any_stopped:
-        ax2.set_title("hollow: stopped once it could not pass (rate over the days simulated; --all-days "
-                      "simulates all)", fontsize=8, color="#555")
-    ax2.set_ylim(-0.03, 1.03)
-    for ax in (ax1, ax2):
-        ax.set_xlabel(result["unit"])
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-    fig.suptitle(f"{result['objective']}  ({result['days']} days, seeds {result['seeds'][0]}–{result['seeds'][1]})",
-                 fontsize=10)
-    fig.tight_layout()
-    try:
-        save_figure(fig, Path(path), dpi=110)
-    finally:
-        plt.close(fig)
 
 
 class _LiveProgress:
@@ -191,69 +50,13 @@ class _LiveProgress:
             self.task = self.live.add_task(text, total=None, where=self.where)
         self.live.update(self.task, description=text, completed=sims)
 
+    def started(self, where: str) -> None:
+        """The days run on ``where`` (an executor): shown after the count."""
+        self.where = f" on {where}"
+
     def close(self) -> None:
         if self.live is not None:
             self.live.stop()
-
-
-def _check_runner_options(scenario: Path, workers: int | None, dask: str | None, results: Path | None,
-                          resume: bool, outputs: tuple[Path | None, ...]) -> Any:
-    """Check ``--workers``, ``--dask``, ``--results`` and ``--resume`` before anything runs; the
-    executor they ask for (not started), or None for days simulated here."""
-    from simsched.outputs import check_output
-
-    if resume and results is None:
-        raise SimschedError("--resume continues the search saved by --results PATH: give --results", field="--resume")
-    if results is not None:
-        from simsched.study.tables import SUFFIXES, pyarrow_module, table_format
-
-        check_output(results, option="--results", suffixes=SUFFIXES, inputs=[scenario])
-        if any(o is not None and o.resolve() == results.resolve() for o in outputs):
-            raise SimschedError("--results must name a file of its own, not the --json or --plot output",
-                                field="--results")
-        if table_format(results) == "parquet":
-            pyarrow_module()
-    if workers is None and dask is None:
-        return None
-    from simsched.study.executors import executor_for, require_distributed
-
-    executor = executor_for(workers, dask)
-    if dask is not None:
-        require_distributed()
-    return executor
-
-
-@contextlib.contextmanager
-def _runner(executor: Any, results: Path | None, resume: bool, name: str, progress: _LiveProgress) -> Iterator[Any]:
-    """Where the search's days run (:mod:`simsched.study.capacity_days`): here, or on ``executor``,
-    through the results store ``results`` when given; a line on stderr says where and what was reused.
-    A lost worker or Ctrl-C keeps the days that finished (exit 2 / 130, naming ``--resume``)."""
-    from simsched.run.capacity import IN_PROCESS
-    keep = f"; the days that finished are saved in {results}: continue with --resume" if results else ""
-    with contextlib.ExitStack() as stack:
-        runner: Any = IN_PROCESS
-        stored = None
-        if executor is not None:
-            from simsched.study.capacity_days import ExecutorDays
-
-            runner = stack.enter_context(ExecutorDays(executor))
-        if results is not None:
-            from simsched.study.capacity_days import StoredDays
-
-            stored = StoredDays(runner, results, resume=resume, name=name)
-            stack.callback(stored.close)
-            runner = stored
-        if executor is not None:
-            progress.where = f" on {runner.description}"
-        t0 = time.perf_counter()
-        with keeps_finished_work(progress.close, keep):
-            yield runner
-            if stored is not None:
-                stored.finish()
-        if executor is not None or stored is not None:
-            where = getattr(runner, "description", "this process")
-            note = (f"; {stored.ran} simulated, {stored.reused} reused from {results}" if stored is not None else "")
-            print(f"days simulated on {where} in {time.perf_counter() - t0:.1f} s{note}", file=sys.stderr)
 
 
 @recorded_reads
@@ -296,15 +99,15 @@ def capacity_command(
 ) -> None:
     """Find the fewest processors/servers meeting a service objective over N simulated days, with confidence."""
 
+    from simsched.capacity import Choices, ask, parse_over, where_days_run
+    from simsched.fileio import atomic_write_text
     from simsched.limits import check_seed
-    from simsched.outputs import check_output, release_outputs
-    from simsched.run.capacity import answer, question_from
-    from simsched.yamlio import load_yaml
+    from simsched.outputs import check_output, release_outputs, strict_json
+    from simsched.report.capacity import print_answer, write_answer_plot
 
-    progress = None
     try:
         check_seed(seed)
-        executor = _check_runner_options(scenario, workers, dask, results, resume, (plot, json_path))
+        where = where_days_run(scenario, workers, dask, results, resume, (plot, json_path))
         if plot is not None:
             check_output(plot, option="--plot", suffixes=(".png", ".svg", ".pdf"), inputs=[scenario])
         if json_path is not None:
@@ -316,53 +119,23 @@ def capacity_command(
                 raise SimschedError(f"must be >= 1, got {value}", field=name)
         if on_days is not None and not 0 < on_days <= 1:
             raise SimschedError(f"must be in (0, 1], got {on_days}", field="--on-days")
-        if over is not None:
-            from simsched.study.capacity_over import answer_over, parse_over
-
-            field, values = parse_over(over)
-            if plot is not None:
-                raise SimschedError("--plot draws one search; run without --over for it", field="--plot")
-        doc = load_yaml(scenario)
-
-        def ask(d: Any) -> Any:
-            return question_from(d, objective=objective, resource=resource, days=days, on_days=on_days,
-                                 seed=seed, high=max_capacity, variants=policy or None, all_days=all_days)
-
-        name = str(doc.data.get("name") or scenario.stem) if isinstance(doc.data, dict) else scenario.stem
-        if over is not None:
-            progress = _LiveProgress()
-            with _runner(executor, results, resume, name, progress) as runner:
-                grid = answer_over(doc, field, values, ask, progress, runner)
-            print_over_table(grid)
-            if json_path is not None:
-                from simsched.fileio import atomic_write_text
-                from simsched.outputs import strict_json
-
-                atomic_write_text(json_path, strict_json(grid))
-            return
-        from simsched.run.mix import answer_mix, mix_question
-
-        mix = mix_question(doc, objective=objective, resource=resource, days=days, on_days=on_days, seed=seed,
-                           variants=policy or None)  # capacity.mix: the cheapest mix of processor types
-        question = ask(doc) if mix is None else None
+        grid = parse_over(over) if over is not None else None
+        if grid is not None and plot is not None:
+            raise SimschedError("--plot draws one search; run without --over for it", field="--plot")
+        choices = Choices(objective=objective, resource=resource, days=days, on_days=on_days, seed=seed,
+                          high=max_capacity, variants=policy or None, all_days=all_days, over=grid)
         progress = _LiveProgress()
-        with _runner(executor, results, resume, name, progress) as runner:
-            result = answer(question, progress, runner) if mix is None else answer_mix(mix, progress, runner)
-        if result.get("kind") == "mix":  # capacity.mix: the cheapest mix of processor types
-            from simsched.cli.mix_view import print_mix_table, write_mix_plot
-
-            print_table, write_plot = print_mix_table, write_mix_plot
-        else:
-            print_table, write_plot = print_capacity_table, write_capacity_plot
-        print_table(result)
+        keep = f"; the days that finished are saved in {results}: continue with --resume" if results else ""
+        with keeps_finished_work(progress.close, keep):
+            asked = ask(scenario, choices, where, progress, started=progress.started)
+        if asked.note is not None:
+            print(asked.note, file=sys.stderr)
+        print_answer(asked.answer, common_console())
         if plot is not None:
-            write_plot(result, plot)
+            write_answer_plot(asked.answer, plot)
             typer.echo(f"plot written to {plot}")
         if json_path is not None:
-            from simsched.fileio import atomic_write_text
-            from simsched.outputs import strict_json
-
-            atomic_write_text(json_path, strict_json(result))
+            atomic_write_text(json_path, strict_json(asked.answer))
     except SimschedError as exc:
         print(f"error: {exc.located(file=scenario) if exc.file is None else exc}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None

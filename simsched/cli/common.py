@@ -321,7 +321,7 @@ def keeps_finished_work(close: Callable[[], None], keep: str) -> Iterator[None]:
     """How a long run that saves as it goes ends early (sweeps, capacity searches): a lost worker as a
     one-line error (exit 2), Ctrl-C as ``interrupted`` (exit 130), each followed by ``keep`` (where the
     finished work is and how to continue); ``close`` (the progress display) runs in every case."""
-    from simsched.study.executors import WorkerLost
+    from simsched.run.executors import WorkerLost
 
     try:
         yield

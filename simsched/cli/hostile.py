@@ -19,9 +19,8 @@ def roots() -> list[tuple[type, str]]:
 
 def warm() -> None:
     """Import what the commands import lazily, once, before the campaign forks its children."""
-    import simsched.run.capacity  # noqa: F401
+    import simsched.capacity  # noqa: F401
     import simsched.run.runner  # noqa: F401
-    import simsched.study.capacity_over  # noqa: F401
     import simsched.study.sweep  # noqa: F401
     import simsched.workloads.generators  # noqa: F401
     from simsched.schedulers import registry

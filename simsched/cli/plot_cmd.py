@@ -17,8 +17,8 @@ from simsched.report.plots import SUFFIXES, write_plot
 def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None:
     from simsched.cli.summarize_cmd import check_metric
     from simsched.outputs import check_output
-    from simsched.study.store import completion, load_rows
-    from simsched.study.work import METRICS
+    from simsched.run.columns import METRICS
+    from simsched.run.store import completion, load_rows
 
     check_metric(y, "--y")
     if kind not in ("line", "box"):

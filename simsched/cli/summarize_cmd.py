@@ -20,7 +20,7 @@ from simsched.errors import SimschedError
 
 def check_metric(name: str, option: str) -> str:
     """``name`` if it is a metric column; a :class:`SimschedError` listing them otherwise."""
-    from simsched.study.work import METRICS
+    from simsched.run.columns import METRICS
 
     if name not in METRICS:
         raise SimschedError(f"{option} {name!r} is not a metric; choose from {', '.join(METRICS)}")
@@ -31,8 +31,8 @@ def check_metric(name: str, option: str) -> str:
 
 def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
                objective: str | None = None) -> None:
+    from simsched.run.store import completion, load_rows
     from simsched.study.stats import objective_entries, override_fields, summarize_rows
-    from simsched.study.store import completion, load_rows
 
     metrics = [check_metric(m, "--metric") for m in (metric or ())]
     if objective is not None:

@@ -63,19 +63,19 @@ class _Bar:
 
 def _sweep(study: Path, workers: int | None, dask: str | None, resume: bool, output: Path | None) -> None:
     from simsched.outputs import check_output
+    from simsched.run.tables import SUFFIXES, pyarrow_module, table_format
     from simsched.study.spec import load_study
     from simsched.study.sweep import run_sweep
-    from simsched.study.tables import SUFFIXES, pyarrow_module, table_format
 
     output = output if output is not None else Path(study.stem + ".csv")
     check_output(output, option="-o", suffixes=SUFFIXES)
     if table_format(output) == "parquet":
         pyarrow_module()
-    from simsched.study.executors import executor_for
+    from simsched.run.executors import executor_for
 
     executor = executor_for(workers, dask)
     if dask is not None:
-        from simsched.study.executors import require_distributed
+        from simsched.run.executors import require_distributed
 
         require_distributed()
     loaded = load_study(study)
@@ -100,7 +100,7 @@ def _print_failures(output: Path, run_id: str, limit: int = 3) -> None:
     """The most common error messages of this sweep's failed runs."""
     from collections import Counter
 
-    from simsched.study.store import load_rows
+    from simsched.run.store import load_rows
 
     errors = Counter(r["error"] for r in load_rows(output) if r["error"] and r["run_id"] == run_id)
     for message, count in errors.most_common(limit):

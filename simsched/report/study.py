@@ -25,7 +25,7 @@ from simsched.fileio import atomic_write_text
 from simsched.report.html import BASE_CSS, wtl_matrix_html
 
 if TYPE_CHECKING:
-    from simsched.study.store import Completion
+    from simsched.run.store import Completion
 
 _CSS = BASE_CSS + """
 body{max-width:1400px} td.name,th.name{text-align:left} tr.first td{border-top:1px solid #bbb}
@@ -122,7 +122,7 @@ def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
                       metrics: Sequence[str] | None = None, done: Completion | None = None) -> str:
     """The report page of a study's result ``rows`` read from ``source`` (see the module docstring);
     ``metrics`` default to :func:`simsched.study.stats.default_metrics` (job metrics for streams).
-    ``done`` (:func:`simsched.study.store.completion`) puts "143 of 144 runs" in the header and, for
+    ``done`` (:func:`simsched.run.store.completion`) puts "143 of 144 runs" in the header and, for
     an incomplete study, a banner, "(incomplete)" in the title and ``data-complete="false"`` on the body."""
     from simsched.study.stats import default_metrics, override_fields, summarize_rows
 
@@ -136,7 +136,7 @@ def study_report_html(rows: Sequence[dict[str, Any]], source: str | Path,
     points = len({r.get("point_id") for r in rows})
     name = Path(source).name
     if done is None:
-        from simsched.study.store import Completion
+        from simsched.run.store import Completion
 
         done = Completion(len(rows), None, 0)
     meta = (f"{done.runs()}: {points} study point{'s' if points != 1 else ''} × {len(schedulers)} "
@@ -172,7 +172,7 @@ def write_study_report(results: str | Path, output: str | Path, metrics: Sequenc
     """Read the study results at ``results`` and write their report page to ``output`` atomically
     (``metrics``: see :func:`study_report_html`).
     :class:`SimschedError` for an unreadable file, one without rows or one where every run failed."""
-    from simsched.study.store import completion, load_rows
+    from simsched.run.store import completion, load_rows
 
     if not metrics:  # the defaults follow the rows (job metrics for streams); their columns are checked
         from simsched.study.stats import default_metrics

@@ -353,7 +353,7 @@ class ScenarioModel(_Model):
     code (their shapes depend on the registries).  ``autotuning`` is checked into the typed
     :class:`~simsched.scenario.autotuning.AutotuningSection` by the loader; a scenario with one may omit ``platform``,
     ``workload`` and ``schedulers`` (all three are required otherwise).  ``capacity`` (objective,
-    resource, days, ...) is read by ``simsched capacity`` (:mod:`simsched.run.capacity`)."""
+    resource, days, ...) is read by ``simsched capacity`` (:mod:`simsched.capacity.question`)."""
 
     name: str | None = None
     description: str = ""

@@ -15,7 +15,7 @@
 
 :func:`load_study` validates the file (unknown fields, wrong types; each error names the file, the
 field and the line) and then *every* study point: the overrides are applied to the raw scenario data
-(:func:`~simsched.study.overrides.apply_overrides`) and the result goes through
+(:func:`~simsched.scenario.overrides.apply_overrides`) and the result goes through
 :func:`~simsched.scenario.parse_scenario`, so a bad override fails before anything runs,
 with its dotted path.  Each point gets an id hashed from its scenario data (names, descriptions and
 the scheduler list excluded) and each run — (point, scheduler, seed) — a task id hashed from the
@@ -39,8 +39,8 @@ from pydantic import ConfigDict, Field, ValidationError
 from simsched import limits
 from simsched.errors import SimschedError
 from simsched.scenario import Problems, Scenario, ScenarioError, dotted, parse_scenario
+from simsched.scenario.overrides import parse_path
 from simsched.scenario.schema import NumbersChecked
-from simsched.study.overrides import parse_path
 from simsched.yamlio import YamlDocument, load_yaml
 
 RESERVED = ("seed", "repetitions", "schedulers")
@@ -237,7 +237,7 @@ def load_study(path: str | Path) -> Study:
 def _make_point(index: int, values: dict[str, Any], base: YamlDocument, model: StudyModel,
                 doc: YamlDocument) -> StudyPoint:
     """Apply ``values`` (and the study's schedulers) to the base data and validate the result."""
-    from simsched.study.overrides import apply_overrides
+    from simsched.scenario.overrides import apply_overrides
 
     label = ", ".join(f"{k}={v!r}" for k, v in values.items()) or "the base scenario"
     try:

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.run.columns import KNOWN
 from simsched.stats import t_interval
-from simsched.study.work import KNOWN
 
 
 def override_fields(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -206,9 +206,9 @@ def objective_entries(rows: Sequence[dict[str, Any]], fields: Sequence[str], tex
     """Per study point and scheduler: on how many seeds (days) the objective ``text`` holds, the rate
     and its Wilson 95% interval (a failed run counts as a day that misses it).  With capacity as a
     study field this is the capacity what-if swept over a grid.  O(rows)."""
-    from simsched.run.capacity import parse_objective
+    from simsched.capacity.objective import parse_objective
+    from simsched.run.columns import METRICS
     from simsched.stats import wilson_interval
-    from simsched.study.work import METRICS
 
     objective = parse_objective(text, field="--objective")
     for c in objective.clauses:

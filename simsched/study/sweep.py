@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simsched.run.store import ResultsStore
 from simsched.study.spec import Study, StudyTask
-from simsched.study.store import ResultsStore
-from simsched.study.work import make_chunk
+from simsched.study.work import make_chunk, run_chunk
 
 Progress = Callable[[int, int, int], None]
 """``progress(done, total, failed)``: runs finished in this sweep so far, runs to do, failures."""
@@ -66,7 +66,7 @@ def chunk_size(n_tasks: int, workers: int) -> int:
 def run_sweep(study: Study, path: str | Path, executor: Any, *, resume: bool = False,
               progress: Progress | None = None, flush_s: float = 1.0, size: int | None = None) -> SweepOutcome:
     """Run every task of ``study`` not already in the results at ``path`` on ``executor`` (a
-    :mod:`simsched.study.executors` object, not yet entered), append rows as they finish, and compact
+    :mod:`simsched.run.executors` object, not yet entered), append rows as they finish, and compact
     the results at the end.  Raises :class:`SimschedError` for results that exist without
     ``resume``; re-raises an interruption after saving every finished row."""
     t0 = time.perf_counter()
@@ -86,7 +86,7 @@ def run_sweep(study: Study, path: str | Path, executor: Any, *, resume: bool = F
                 workers = getattr(executor, "workers", None) or 1
                 chunks = make_chunks(study, todo, run_id, size or chunk_size(len(todo), workers))
                 last = time.perf_counter()
-                for _chunk, rows in executor.results(chunks):
+                for _chunk, rows in executor.results(chunks, run_chunk):
                     buffer.extend(rows)
                     ran += len(rows)
                     failed += sum(1 for r in rows if r["error"])

@@ -6,7 +6,7 @@ those files must exist at the same path on the workers) and a list of ``(task_id
 runs.  Each run is :func:`simsched.run.runner.run_scenario` with that one scheduler, that seed and
 one repetition: the seed draws the graph (for a generator workload) and the noise (for a job stream
 or a world with failures: the day — arrivals, jobs, failures — and the row also carries
-:data:`STREAM_METRICS`).  A run that raises becomes a row with its ``error`` and NaN metrics; it
+:data:`~simsched.run.columns.STREAM_METRICS`).  A run that raises becomes a row with its ``error`` and NaN metrics; it
 never stops the chunk.  A learned scheduler's row carries its ``checkpoint`` id and any
 out-of-range ``warning`` the runner gave.
 """
@@ -20,38 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-GRAPH_METRICS = ("makespan", "avg_turnaround", "avg_waiting", "utilization", "slr", "speedup", "efficiency",
-                 "lower_bound", "gap_to_lower_bound", "scheduler_time_s")
-"""Metrics every run has (one task graph, or a job stream's whole day seen as one schedule)."""
-
-STREAM_METRICS = ("jobs", "jct_mean", "jct_p50", "jct_p95", "jct_p99", "slowdown_mean", "slowdown_p95",
-                  "waiting_mean", "waiting_p95", "deadline_miss_rate", "throughput", "lost_work",
-                  "lost_work_fraction", "failures", "restarts", "offered_load")
-"""Metrics of a run on a job stream, named as in the results JSON
-(:func:`simsched.simulator.jobmetrics.stream_metrics`; docs/streams.md), in the rows of dynamic
-scenarios only (a job stream, or failures/stragglers: the online engine's runs);
-``deadline_miss_rate`` NaN when no job has a deadline; ``jobs`` the number of jobs of the day,
-``failures``/``restarts`` the processor failures and task restarts.  Utilisation over all processors
-is the ``utilization`` column."""
-
-METRICS = GRAPH_METRICS + STREAM_METRICS
-"""Metric columns of a results row (floats; NaN for a failed run).  The row of a static task-graph
-run has no stream metrics, and a results file of such runs no such columns."""
-
-HEAD = ("task_id", "point", "point_id")
-MIDDLE = ("scheduler", "seed", "tasks")
-TAIL = ("error", "checkpoint", "warning", "run_id", "run_s")
-"""``checkpoint``: a learned scheduler's checkpoint id (12 hex digits of its SHA-256; empty for the
-others); ``warning``: the run's warnings (e.g. an instance outside the checkpoint's training range)."""
-FIXED = HEAD + MIDDLE + GRAPH_METRICS + TAIL
-"""Columns every results store has; the study's override fields come between HEAD and MIDDLE, and
-the :data:`STREAM_METRICS` (only in results with a job-stream run) between the metrics and TAIL."""
-
-KNOWN = frozenset(FIXED) | frozenset(STREAM_METRICS)
-"""Every column that is not a study override field."""
-
-VOLATILE = ("scheduler_time_s", "run_id", "run_s")
-"""Columns that differ between two executions of the same run (wall times, which execution)."""
+from simsched.run.columns import GRAPH_METRICS, METRICS, STREAM_METRICS
 
 _CACHE: dict[str, Any] = {}
 _CACHE_LIMIT = 64

@@ -244,7 +244,7 @@ def walk_schema(roots: Sequence[tuple[type[BaseModel], str]] = ()) -> list[Field
     models with their base, e.g. the study file's :class:`~simsched.study.spec.StudyModel` and
     ``"study"``: the caller passes what lives on this floor), each at a place of a base document where
     the rest is valid.  O(fields)."""
-    from simsched.run.capacity import _SECTION_FIELDS
+    from simsched.capacity.question import SECTION_FIELDS as _SECTION_FIELDS
     from simsched.scenario.schema import ScenarioModel
 
     sections = SECTIONS()

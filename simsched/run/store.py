@@ -1,4 +1,4 @@
-"""The results store of a sweep: crash-safe appends, resume, compaction.
+"""The results store of a sweep (and of a capacity search's days): crash-safe appends, resume, compaction.
 
 Layout for ``-o results.csv`` (or ``.parquet``)::
 
@@ -35,14 +35,14 @@ from typing import Any
 
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_write_text, unrecorded
-from simsched.study.tables import columns_of, read_table, table_format, write_table
+from simsched.run.tables import columns_of, read_table, table_format, write_table
 
 
 class ResultsStore:
     """Rows of one study, kept at ``path`` (see the module docstring).  ``option`` is the command-line
     option that named the path (in messages); ``checked=False`` reads rows without the sweep's metric
     checks (a capacity search's rows, whose metrics travel in their own column:
-    :mod:`simsched.study.capacity_days`)."""
+    :mod:`simsched.capacity.days`)."""
 
     def __init__(self, path: str | Path, *, option: str = "-o", checked: bool = True) -> None:
         self.path = Path(path)
@@ -177,7 +177,7 @@ class ResultsStore:
 def load_rows(path: str | Path, need: Sequence[str] = (), *, checked: bool = True) -> list[dict[str, Any]]:
     """The completed rows of results ``path``: its compacted file and any parts of a sweep that is
     running or was interrupted, de-duplicated by ``task_id`` (``checked``: see
-    :func:`~simsched.study.tables.read_table`).  :class:`SimschedError` when there is neither."""
+    :func:`~simsched.run.tables.read_table`).  :class:`SimschedError` when there is neither."""
     p = Path(path)
     store = ResultsStore(p)
     files = ([p] if p.exists() else []) + store.part_files()  # a FIFO or folder: read_table says what it is

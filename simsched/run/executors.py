@@ -2,9 +2,10 @@
 
 Both are context managers with one method, :meth:`results`, that submits every chunk and yields
 ``(chunk, rows)`` as chunks finish, in completion order.  The work of a chunk is ``fn(chunk)``: a
-sweep's :func:`~simsched.study.work.run_chunk` by default, a capacity search's days
-(:func:`simsched.study.capacity_days.run_days`) otherwise; ``fn`` must be a module-level function
-(it is pickled by reference).  ``skip(chunk)`` says a chunk is no longer wanted: it is cancelled if
+sweep's :func:`~simsched.study.work.run_chunk`, or a capacity search's days
+(:func:`simsched.capacity.days.run_days`); ``fn`` must be a module-level function (it is pickled by
+reference).  The executors know nothing of what a chunk holds, so the floors that use them (a
+sweep, a capacity search) stand above this one.  ``skip(chunk)`` says a chunk is no longer wanted: it is cancelled if
 it has not started (a capacity level decided by its first days); closing the iterator early cancels
 every chunk not yet started.  Scheduling is the engine's own
 (:class:`concurrent.futures.ProcessPoolExecutor`, or Dask's scheduler through ``client.map`` and
@@ -13,8 +14,8 @@ infrastructure fails — a worker process dies, a Dask worker is lost — :class
 and the sweep stops with its completed rows saved.
 
 Workers never outlive the sweep: each worker process (pool or Dask) calls
-:func:`~simsched.study.lifeline.die_with_parent` while it unpickles its process configuration,
-before it imports anything heavy (:mod:`simsched.study.lifeline`), which asks Linux to kill it when
+:func:`~simsched.run.lifeline.die_with_parent` while it unpickles its process configuration,
+before it imports anything heavy (:mod:`simsched.run.lifeline`), which asks Linux to kill it when
 its parent dies (``prctl(PR_SET_PDEATHSIG, SIGKILL)``) and starts a watchdog thread that ends it
 once ``os.getppid()`` is no longer the sweep (for platforms without ``prctl``, and for a parent whose
 spawning thread is not the one that dies).  Pool workers do it again in their initializer, Dask
@@ -36,8 +37,7 @@ from typing import Any
 
 from simsched.errors import SimschedError
 from simsched.extras import install_hint
-from simsched.study.lifeline import die_with_parent, lifeline
-from simsched.study.work import run_chunk
+from simsched.run.lifeline import die_with_parent, lifeline
 
 Result = tuple[dict[str, Any], list[dict[str, Any]]]
 Work = Callable[[Any], list[dict[str, Any]]]
@@ -47,6 +47,15 @@ _UNSET = object()
 
 class WorkerLost(SimschedError):
     """A worker died or the cluster failed; completed rows are saved and ``--resume`` continues."""
+
+
+def _rows(future: Any, what: str) -> list[dict[str, Any]]:
+    """A finished chunk's rows (its runs never raise); :class:`WorkerLost` naming ``what`` failed when
+    the infrastructure did (a worker process died, a Dask worker was lost)."""
+    try:
+        return future.result()
+    except Exception as exc:
+        raise WorkerLost(f"{what} failed ({type(exc).__name__}: {exc})") from None
 
 
 def default_workers() -> int:
@@ -97,7 +106,7 @@ class PoolExecutor:
                                         initializer=_worker_init, initargs=(os.getpid(),))
         return self
 
-    def results(self, chunks: Sequence[Any], fn: Work = run_chunk, skip: Skip | None = None) -> Iterator[Result]:
+    def results(self, chunks: Sequence[Any], fn: Work, skip: Skip | None = None) -> Iterator[Result]:
         """``(chunk, fn(chunk))`` as chunks finish (module docstring).  O(chunks) per finished chunk
         with ``skip``, O(1) without."""
         assert self.pool is not None
@@ -108,11 +117,7 @@ class PoolExecutor:
                 pending.discard(future)
                 if future.cancelled():
                     continue
-                try:
-                    rows = future.result()
-                except Exception as exc:
-                    raise WorkerLost(f"a worker process failed ({type(exc).__name__}: {exc})") from None
-                yield futures[future], rows
+                yield futures[future], _rows(future, "a worker process")
                 if skip is not None:
                     for f in [f for f in pending if skip(futures[f])]:
                         f.cancel()
@@ -185,7 +190,7 @@ class DaskExecutor:
             self.description = f"{self.description} ({self.workers} worker threads)"
         return self
 
-    def results(self, chunks: Sequence[Any], fn: Work = run_chunk, skip: Skip | None = None) -> Iterator[Result]:
+    def results(self, chunks: Sequence[Any], fn: Work, skip: Skip | None = None) -> Iterator[Result]:
         """``(chunk, fn(chunk))`` as chunks finish (module docstring); Dask's ``as_completed``.
         O(chunks) per finished chunk with ``skip``."""
         distributed = require_distributed()
@@ -197,11 +202,7 @@ class DaskExecutor:
                 pending.pop(future.key, None)
                 if future.cancelled():
                     continue
-                try:
-                    rows = future.result()
-                except Exception as exc:
-                    raise WorkerLost(f"a Dask task failed ({type(exc).__name__}: {exc})") from None
-                yield by_key[future.key], rows
+                yield by_key[future.key], _rows(future, "a Dask task")
                 if skip is not None:
                     drop = [f for k, f in pending.items() if skip(by_key[k])]
                     if drop:

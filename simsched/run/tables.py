@@ -1,6 +1,6 @@
 """Reading and writing tables of result rows as CSV (standard library) or Parquet (pyarrow).
 
-Rows are dicts; the columns of :data:`simsched.study.work.FIXED` have fixed types (metrics float,
+Rows are dicts; the columns of :data:`simsched.run.columns.FIXED` have fixed types (metrics float,
 ``point``/``seed``/``tasks`` int, ids and ``error`` text) and every other column is a study override
 field whose type is inferred (int, float, bool or text).  A CSV round trip gives back the same rows:
 floats are written with ``repr`` (exact), a missing value is an empty cell.  Files are written with
@@ -20,8 +20,8 @@ from simsched import limits
 from simsched.errors import SimschedError
 from simsched.extras import install_hint
 from simsched.outputs import atomic_write
+from simsched.run.columns import FIXED, GRAPH_METRICS, KNOWN, METRICS, STREAM_METRICS, TAIL
 from simsched.run.document import SIGNED_METRICS
-from simsched.study.work import FIXED, GRAPH_METRICS, KNOWN, METRICS, STREAM_METRICS, TAIL
 
 SUFFIXES = (".csv", ".parquet")
 _INTS = ("point", "seed", "tasks")

@@ -5,7 +5,8 @@ A path is a sequence of mapping keys separated by dots, each optionally followed
 brackets.  :func:`parse_path` turns the text into a tuple of keys and indices (the ``loc`` format of
 :mod:`simsched.scenario`), :func:`apply_overrides` returns a copy of the data with the
 values set.  Overrides work on the plain data *before* validation, so the scenario parser checks the
-result exactly as it checks a file.
+result exactly as it checks a file.  A study's grid (:mod:`simsched.study.spec`) and a capacity
+search's ``--over`` (:mod:`simsched.capacity.question`) both set fields this way.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.scenario.locate import dotted
 
 Loc = tuple[Any, ...]
 
@@ -55,8 +57,6 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> di
 
 
 def _where(loc: Loc) -> str:
-    from simsched.scenario import dotted
-
     return dotted(loc) or "the top level"
 
 

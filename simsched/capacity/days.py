@@ -1,16 +1,16 @@
-"""A capacity search's days on a sweep's executor, saved in a sweep's results store, resumable after a kill.
+"""Where a capacity search's days run: on an executor, in a results store, resumable after a kill.
 
 ``simsched capacity`` simulates (variant, capacity, day) triples: the search
-(:mod:`simsched.run.capacity`, :mod:`simsched.run.mix`) hands each round of them to a
-:class:`~simsched.run.capacity.DayRunner`.  This module gives it two more runners, which the command
-line stacks:
+(:mod:`simsched.capacity.search`, :mod:`simsched.capacity.mix`) hands each round of them to a
+:class:`~simsched.capacity.search.DayRunner`.  This module gives it two more runners, which
+:func:`days_on` stacks as the command line asks (:func:`where_days_run`):
 
-* :class:`ExecutorDays`: the days run on a :mod:`simsched.study.executors` executor — the local
+* :class:`ExecutorDays`: the days run on a :mod:`simsched.run.executors` executor — the local
   process pool of ``--workers N`` or a Dask cluster of ``--dask`` — one day per chunk, executed by
   :func:`run_days`, which rebuilds the model in the worker from its plain-data ``source``
-  (:func:`rebuild_model`, once per worker process and model).  Days a decided level no longer needs
-  are cancelled before they start.
-* :class:`StoredDays`: every finished day is appended to a :class:`~simsched.study.store.ResultsStore`
+  (:func:`~simsched.capacity.models.rebuild_model`, once per worker process and model).  Days a
+  decided level no longer needs are cancelled before they start.
+* :class:`StoredDays`: every finished day is appended to a :class:`~simsched.run.store.ResultsStore`
   (``--results PATH``: crash-safe part files, a lock, an identity, compaction at the end) and a day
   already there is not simulated again (``--resume``).  A row's ``task_id`` hashes the model's
   *fingerprint* (the scenario data without its ``capacity:`` section, the model's kind and what it
@@ -33,14 +33,19 @@ import math
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simsched.capacity.models import rebuild_model
+from simsched.capacity.search import IN_PROCESS, Request
 from simsched.errors import SimschedError
-from simsched.study.store import ResultsStore
-from simsched.study.work import GRAPH_METRICS
+from simsched.outputs import check_output
+from simsched.run.columns import GRAPH_METRICS
+from simsched.run.executors import executor_for, require_distributed
+from simsched.run.store import ResultsStore
+from simsched.run.tables import SUFFIXES, pyarrow_module, table_format
 
-Request = tuple[str, Any, int]
 _MODELS: dict[str, Any] = {}
 _MODELS_LIMIT = 16
 
@@ -60,33 +65,6 @@ def task_id(print_: str, variant: str, capacity: Any, seed: int) -> str:
     """The results-store id of one day: 16 hex digits of the SHA-256 of what it simulates."""
     text = json.dumps([print_, variant, capacity_key(capacity), int(seed)])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def rebuild_model(source: Mapping[str, Any]) -> Any:
-    """The capacity model ``source`` describes (:func:`simsched.run.capacity.model_source`), built
-    as the command built it, from plain data.  Errors are those of building it the first time."""
-    from simsched.yamlio import YamlDocument
-
-    kind = source["kind"]
-    if kind == "autotuning":
-        from simsched.run.capacity import AutotuneModel
-
-        return AutotuneModel(source["section"], quantiles=source["quantiles"])
-    doc = YamlDocument(dict(source["data"]), {}, Path(source["file"]) if source["file"] else None)
-    if kind == "task-graph":
-        from simsched.run.capacity import TaskGraphModel
-
-        return TaskGraphModel(doc, source["resource"])
-    if kind == "mix":
-        from simsched.run.mix import MixModel
-
-        return MixModel(doc, source["mix"], field=source["field"])
-    if kind == "batch":
-        from simsched.run.batch import BatchCapacityModel
-        from simsched.scenario import parse_scenario
-
-        return BatchCapacityModel(parse_scenario(doc))
-    raise SimschedError(f"unknown capacity model kind {kind!r}")
 
 
 def _model(chunk: Mapping[str, Any]) -> Any:
@@ -125,7 +103,7 @@ def _describe(exc: BaseException) -> str:
 
 
 class ExecutorDays:
-    """Days on a :mod:`simsched.study.executors` executor (not yet entered: :meth:`__enter__` starts
+    """Days on a :mod:`simsched.run.executors` executor (not yet entered: :meth:`__enter__` starts
     it, :meth:`__exit__` stops it).  One day per chunk, submitted a round at a time."""
 
     def __init__(self, executor: Any) -> None:
@@ -142,7 +120,7 @@ class ExecutorDays:
 
     def run(self, model: Any, requests: Sequence[Request],
             skip: Callable[[int], bool]) -> Iterator[tuple[int, dict[str, float]]]:
-        """Every request not skipped, in completion order (see :class:`~simsched.run.capacity.DayRunner`).
+        """Every request not skipped, in completion order (see :class:`~simsched.capacity.search.DayRunner`).
         A day that raised in its worker raises :class:`SimschedError` with its message."""
         source = model.source
         key = fingerprint(source)
@@ -263,3 +241,78 @@ class StoredDays:
         if self._fresh and not self.store.exists():
             with contextlib.suppress(OSError):
                 self.store.identity_file.unlink()
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where the days run, as the command line asked: ``executor`` (a :mod:`simsched.run.executors`
+    executor, not started; None: here, in order), and the results store ``results`` (None: none)
+    that ``resume`` continues."""
+
+    executor: Any = None
+    results: Path | None = None
+    resume: bool = False
+
+
+HERE = Where()
+
+
+def where_days_run(scenario: Path, workers: int | None, dask: str | None, results: Path | None, resume: bool,
+                   outputs: Sequence[Path | None] = ()) -> Where:
+    """Check ``--workers``, ``--dask``, ``--results`` and ``--resume`` before anything runs (a results
+    store needs a file of its own, not one of ``outputs``, and pyarrow for Parquet); where they ask
+    the days to run, the executor not yet started.  :class:`SimschedError` naming the option."""
+    if resume and results is None:
+        raise SimschedError("--resume continues the search saved by --results PATH: give --results", field="--resume")
+    if results is not None:
+        check_output(results, option="--results", suffixes=SUFFIXES, inputs=[scenario])
+        if any(o is not None and o.resolve() == results.resolve() for o in outputs):
+            raise SimschedError("--results must name a file of its own, not the --json or --plot output",
+                                field="--results")
+        if table_format(results) == "parquet":
+            pyarrow_module()
+    if workers is None and dask is None:
+        return Where(None, results, resume)
+    executor = executor_for(workers, dask)
+    if dask is not None:
+        require_distributed()
+    return Where(executor, results, resume)
+
+
+class Days:
+    """The runner of one search (:func:`days_on`) and, once it is over, :attr:`note`: where the days
+    ran, in how long, how many a store reused (None: here, without a store)."""
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+        self.note: str | None = None
+
+
+@contextlib.contextmanager
+def days_on(where: Where, name: str, started: Callable[[str], None] | None = None) -> Iterator[Days]:
+    """The day runner ``where`` asks for: here (:data:`~simsched.capacity.search.IN_PROCESS`), on its
+    executor (:class:`ExecutorDays`, started here and stopped on exit; ``started`` is told where, e.g.
+    ``"2 local processes"``), through its results store (:class:`StoredDays`, identified by the
+    scenario's ``name``; compacted when the search ends, released in every case, keeping the days that
+    finished).  :attr:`Days.note` says where the days ran once the block ends without an error."""
+    with contextlib.ExitStack() as stack:
+        runner: Any = IN_PROCESS
+        stored = None
+        if where.executor is not None:
+            runner = stack.enter_context(ExecutorDays(where.executor))
+        if where.results is not None:
+            stored = StoredDays(runner, where.results, resume=where.resume, name=name)
+            stack.callback(stored.close)
+            runner = stored
+        if where.executor is not None and started is not None:
+            started(runner.description)
+        days = Days(runner)
+        t0 = time.perf_counter()
+        yield days
+        if stored is not None:
+            stored.finish()
+        if where.executor is not None or stored is not None:
+            note = (f"; {stored.ran} simulated, {stored.reused} reused from {where.results}" if stored is not None
+                    else "")
+            days.note = (f"days simulated on {getattr(runner, 'description', 'this process')} in "
+                         f"{time.perf_counter() - t0:.1f} s{note}")

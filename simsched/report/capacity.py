@@ -1,0 +1,266 @@
+"""What ``simsched capacity`` prints and draws of an answer (:mod:`simsched.capacity.answer`).
+
+* a ``"capacity"`` answer: one row per scheduler/policy with its confidence, and one sentence each
+  (:func:`print_capacity_table`); two panels against capacity (:func:`write_capacity_plot`);
+* a ``"capacity-over"`` answer: one row per value and scheduler (:func:`print_over_table`);
+* a ``"mix"`` answer: one row per mix, the cheapest passing one and the front marked
+  (:func:`print_mix_table`); service against cost (:func:`write_mix_plot`).
+
+:func:`print_answer` and :func:`write_answer_plot` pick the right one.  Plots are written atomically
+(:func:`simsched.fileio.save_figure`); matplotlib is imported only to draw.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from simsched.capacity.answer import display_of, level_of, one_fewer, shown_level
+from simsched.fileio import save_figure
+
+
+def _fmt(x: float) -> str:
+    """Four significant digits; ``inf`` for infinity, ``-`` for NaN."""
+    if not math.isfinite(x):
+        return "inf" if x == math.inf else "-"
+    return f"{x:.4g}"
+
+
+def days_text(level: Mapping[str, Any]) -> str:
+    """``"18/20"``, or for a capacity that stopped early ``"≤17/20"`` (at most that many could
+    have met it: it had already missed too many)."""
+    k, n, planned = level["met_days"], level["days"], level.get("planned_days", level["days"])
+    return f"{k}/{n}" if n >= planned else f"≤{planned - (n - k)}/{planned}"
+
+
+def confidence_statement(result: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
+    """One sentence: the answer, on how many days it meets the objective with the Wilson interval,
+    the first clause's metric mean with its t interval, and what one fewer gives."""
+    n = entry["capacity"]
+    if n is None:
+        top = max(entry["levels"], key=lambda lv: lv["capacity"])
+        return (f"{entry['variant']}: not met with up to {result['max']} {result['unit']} "
+                f"(best {days_text(top)} days at {top['capacity']})")
+    lv = level_of(entry, n)
+    assert lv is not None
+    lo, hi = lv["wilson"]
+    clause = result["clauses"][0]
+    m = lv["metrics"][clause["metric"]]
+    scale, unit = display_of(result, clause["metric"])
+    text = (f"{entry['variant']}: {n} {result['unit']} meets it on {lv['met_days']}/{lv['days']} days "
+            f"({lv['rate']:.0%}; 95% Wilson interval {lo:.0%}–{hi:.0%}); {clause['metric']} mean "
+            f"{_fmt(m['mean'] / scale)}{unit}" + (f" (95% t interval {_fmt(m['t_low'] / scale)}–"
+                                                 f"{_fmt(m['t_high'] / scale)}{unit})"
+                                                 if math.isfinite(m["t_low"]) else ""))
+    below = level_of(entry, n - 1)
+    if below is not None:
+        text += f"; with {n - 1}: {days_text(below)} days"
+    return text
+
+
+def mix_statement(result: Mapping[str, Any]) -> str:
+    """One sentence: the cheapest passing mix, its days met with the Wilson interval and its mean cost
+    with the t interval, or that no mix passes."""
+    by = result["cheapest_by"]
+    if result["answer"] is None:
+        return (f"{result['variant']}: no mix meets {result['objective']} on {result['on_days']:.0%} of "
+                f"{result['days']} days")
+    p = result["points"][result["answer"]]
+    c = p["metrics"][by]
+    lo, hi = p["wilson"]
+    return (f"{result['variant']}: the cheapest mix by {by} meeting {result['objective']} is {p['label']}: "
+            f"{p['met_days']}/{p['days']} days ({p['rate']:.0%}; 95% Wilson interval {lo:.0%}–{hi:.0%}), "
+            f"{by} mean {c['mean']:.4g}" + (f" (95% t interval {c['t_low']:.4g}–{c['t_high']:.4g})"
+                                            if math.isfinite(c["t_low"]) else ""))
+
+
+def _capacity_cells(entry: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    """A variant's answer as a cell, the level shown for it and the one below it."""
+    n = entry["capacity"]
+    return "not reachable" if n is None else str(n), shown_level(entry), one_fewer(entry)
+
+
+def print_capacity_table(result: Mapping[str, Any], console: Any) -> None:
+    """The answer per scheduler/policy with its confidence (one row each) and one sentence each."""
+    clause = result["clauses"][0]
+    scale, unit = display_of(result, clause["metric"])
+    table = Table(title=escape(f"capacity: {result['objective']} on ≥ {result['on_days']:.0%} of days"),
+                  caption=escape(f"{result['days']} simulated days (seeds {result['seeds'][0]}–{result['seeds'][1]}"
+                                 + (f"; {result['days_note']}" if result.get("days_note") else "") + "); "
+                                 "interval of the day success rate: Wilson 95%; of the mean: Student's t 95%; "
+                                 "≤k/N: stopped once it could not pass"))
+    for col in ("scheduler", result["unit"], "days met", "95% interval", f"{clause['metric']} mean{unit}",
+                "95% t interval", "one fewer", "sims", "s"):
+        table.add_column(escape(col), justify="left" if col == "scheduler" else "right")
+    for e in result["variants"]:
+        answer, lv, below = _capacity_cells(e)
+        m = lv["metrics"][clause["metric"]]
+        table.add_row(escape(e["variant"]), answer,
+                      days_text(lv), f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
+                      _fmt(m["mean"] / scale),
+                      f"{_fmt(m['t_low'] / scale)}–{_fmt(m['t_high'] / scale)}" if math.isfinite(m["t_low"]) else "-",
+                      "-" if below is None else days_text(below), str(e["simulations"]),
+                      f"{e['wall_s']:.1f}")
+    console.print(table)
+    for e in result["variants"]:
+        console.print(escape(confidence_statement(result, e)), soft_wrap=True)
+
+
+def print_over_table(over: Mapping[str, Any], console: Any) -> None:
+    """One row per value of the ``--over`` field and scheduler: the fewest capacity, its days met
+    with the Wilson interval, the first clause's metric mean, and what one fewer gave."""
+    first = over["cells"][0]["result"]
+    clause = first["clauses"][0]
+    scale, unit = display_of(first, clause["metric"])
+    table = Table(title=escape(f"capacity per {over['field']}: {first['objective']} on ≥ {first['on_days']:.0%} "
+                               f"of days"),
+                  caption=escape(f"{first['days']} simulated days per capacity (seeds {first['seeds'][0]}–"
+                                 f"{first['seeds'][1]}, the same for every value); interval of the day success "
+                                 "rate: Wilson 95%; ≤k/N: stopped once it could not pass"))
+    for col in (over["field"], "scheduler", first["unit"], "days met", "95% interval",
+                f"{clause['metric']} mean{unit}", "one fewer", "sims"):
+        table.add_column(escape(col), justify="left" if col == "scheduler" else "right")
+    for cell in over["cells"]:
+        for e in cell["result"]["variants"]:
+            answer, lv, below = _capacity_cells(e)
+            table.add_row(escape(str(cell["value"])), escape(e["variant"]), answer,
+                          days_text(lv), f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
+                          _fmt(lv["metrics"][clause["metric"]]["mean"] / scale),
+                          "-" if below is None else days_text(below), str(e["simulations"]))
+    console.print(table)
+
+
+def print_mix_table(result: Mapping[str, Any], console: Any) -> None:
+    """One row per mix: days met with the Wilson interval, the service metric's mean and the
+    ``cheapest_by`` mean with their t intervals; ``*`` marks the answer, ``f`` the front."""
+    service, by = result["service"], result["cheapest_by"]
+    table = Table(title=escape(f"cheapest mix by {by}: {result['objective']} on ≥ {result['on_days']:.0%} of days "
+                               f"({result['variant']})"),
+                  caption=escape(f"{result['days']} simulated days (seeds {result['seeds'][0]}–{result['seeds'][1]}), "
+                                 "the same for every mix; * the answer, f on the front of "
+                                 f"{service} against {by}; Wilson 95% (days), Student's t 95% (means)"))
+    for col in ("mix", "days met", "95% interval", f"{service} mean", f"{by} mean", f"{by} 95% t", ""):
+        table.add_column(escape(col), justify="left" if col == "mix" else "right")
+    front = set(result["front"])
+    for i, p in enumerate(result["points"]):
+        s, c = p["metrics"][service], p["metrics"][by]
+        mark = ("*" if i == result["answer"] else "") + ("f" if i in front else "")
+        table.add_row(escape(p["label"]), f"{p['met_days']}/{p['days']}", f"{p['wilson'][0]:.0%}–{p['wilson'][1]:.0%}",
+                      _fmt(s["mean"]), _fmt(c["mean"]), f"{_fmt(c['t_low'])}–{_fmt(c['t_high'])}", mark)
+    console.print(table)
+    console.print(escape(mix_statement(result)), soft_wrap=True)
+
+
+def print_answer(result: Mapping[str, Any], console: Any) -> None:
+    """The table (and sentences) of any capacity answer, by its ``kind``."""
+    show = {"capacity-over": print_over_table, "mix": print_mix_table}.get(result.get("kind", ""),
+                                                                          print_capacity_table)
+    show(result, console)
+
+
+def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
+    """Two panels against capacity, one line per scheduler: the first clause's metric (mean over
+    days, Student's t 95% interval as error bars, the threshold dashed) and the day success rate
+    (Wilson 95% error bars, the required rate dashed; hollow markers for capacities that stopped
+    early).  Atomic write."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    clause = result["clauses"][0]
+    metric = clause["metric"]
+    scale, unit = display_of(result, metric)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    any_stopped = False
+    for i, e in enumerate(result["variants"]):
+        levels = sorted(e["levels"], key=lambda lv: lv["capacity"])
+        color = f"C{i}"
+        pts = [(lv["capacity"], lv["metrics"][metric]) for lv in levels if math.isfinite(lv["metrics"][metric]["mean"])]
+        if pts:
+            xs = [p[0] for p in pts]
+            ys = [p[1]["mean"] / scale for p in pts]
+            lo = [max(0.0, (p[1]["mean"] - p[1]["t_low"]) / scale) if math.isfinite(p[1]["t_low"]) else 0 for p in pts]
+            hi = [max(0.0, (p[1]["t_high"] - p[1]["mean"]) / scale) if math.isfinite(p[1]["t_high"]) else 0
+                  for p in pts]
+            ax1.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=color,
+                         label=f"{e['variant']} (answer {e['capacity']})")
+        xs = [lv["capacity"] for lv in levels]
+        rates = [lv["rate"] for lv in levels]
+        ax2.errorbar(xs, rates, yerr=[[max(0.0, r - lv["wilson"][0]) for r, lv in zip(rates, levels)],
+                                      [max(0.0, lv["wilson"][1] - r) for r, lv in zip(rates, levels)]],
+                     marker="o", capsize=3, color=color, label=e["variant"])
+        stopped = [lv for lv in levels if lv.get("stopped_early")]
+        if stopped:  # hollow: the days simulated before the capacity could no longer pass
+            ax2.scatter([lv["capacity"] for lv in stopped], [lv["rate"] for lv in stopped], s=60, zorder=3,
+                        facecolors="white", edgecolors=color)
+            any_stopped = True
+        if e["capacity"] is not None:
+            for ax in (ax1, ax2):
+                ax.axvline(e["capacity"], color=color, linestyle=":", alpha=0.6)
+    ax1.axhline(clause["threshold"] / scale, color="grey", linestyle="--", label=f"objective {clause['op']} "
+                f"{_fmt(clause['threshold'] / scale)}{unit}")
+    ax2.axhline(result["on_days"], color="grey", linestyle="--", label=f"required {result['on_days']:.0%} of days")
+    ax1.set_ylabel(f"{metric}{unit}: mean over days, 95% t interval")
+    ax2.set_ylabel("days meeting the objective (95% Wilson interval)")
+    if any_stopped:
+        ax2.set_title("hollow: stopped once it could not pass (rate over the days simulated; --all-days "
+                      "simulates all)", fontsize=8, color="#555")
+    ax2.set_ylim(-0.03, 1.03)
+    for ax in (ax1, ax2):
+        ax.set_xlabel(result["unit"])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{result['objective']}  ({result['days']} days, seeds {result['seeds'][0]}–{result['seeds'][1]})",
+                 fontsize=10)
+    fig.tight_layout()
+    try:
+        save_figure(fig, Path(path), dpi=110)
+    finally:
+        plt.close(fig)
+
+
+def write_mix_plot(result: Mapping[str, Any], path: str | Path) -> None:
+    """The service metric against ``cheapest_by`` for every mix (passing ones filled), the front as a
+    labelled line, the answer circled; atomic (:func:`simsched.fileio.save_figure`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    service, by = result["service"], result["cheapest_by"]
+    pts = result["points"]
+    x = [p["metrics"][service]["mean"] for p in pts]
+    y = [p["metrics"][by]["mean"] for p in pts]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    front = result["front"]
+    for i, (xi, yi, p) in enumerate(zip(x, y, pts)):
+        ax.scatter([xi], [yi], c="tab:green" if p["passes"] else "white", edgecolors="tab:green", zorder=3)
+        if i in front or i == result["answer"]:  # labels on the front only: the rest would overlap
+            ax.annotate(p["label"], (xi, yi), fontsize=7, xytext=(4, 4), textcoords="offset points")
+    ax.plot([x[i] for i in front], [y[i] for i in front], color="tab:blue", lw=1, label="front")
+    if result["answer"] is not None:
+        a = result["answer"]
+        ax.scatter([x[a]], [y[a]], s=200, facecolors="none", edgecolors="tab:red", label="cheapest passing")
+    for c in result["clauses"]:
+        if c["metric"] == service:
+            ax.axvline(c["threshold"], color="grey", ls="--", lw=1)
+    ax.set_xlabel(f"{service} (mean over days)")
+    ax.set_ylabel(f"{by} (mean over days)")
+    ax.set_title(f"{result['variant']}: mixes, filled = meets the objective on ≥ {result['on_days']:.0%} of days",
+                 fontsize=9)
+    ax.legend(fontsize=8)
+    save_figure(fig, path)
+    plt.close(fig)
+
+
+def write_answer_plot(result: Mapping[str, Any], path: str | Path) -> None:
+    """The plot of a ``"capacity"`` or ``"mix"`` answer, by its ``kind`` (an ``--over`` answer has none)."""
+    (write_mix_plot if result.get("kind") == "mix" else write_capacity_plot)(result, path)
