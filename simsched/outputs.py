@@ -11,7 +11,7 @@ has read so far or reads later (the read set of :mod:`simsched.fileio`: a job fi
 arrival or down-interval trace, a checkpoint; checked again when loading ends and before the first
 write) — a name longer than the file system allows, and an
 existing target that is not a regular file (``--json /dev/null`` would replace the device); and it
-takes a lock file beside the target (:func:`simsched.fileio.output_lock`), so that a second command
+takes a lock file beside the target (:func:`simsched.outputlock.output_lock`), so that a second command
 writing the same path at the same time is refused instead of silently overwriting the first's
 result.  The locks are held until :func:`release_outputs`, which the command line calls when a
 command ends; a lock file left by a command that was killed records its dead owner and is removed by
@@ -32,17 +32,15 @@ from typing import IO, Any
 
 from simsched.errors import SimschedError
 from simsched.fileio import (
-    Busy,
     atomic_path,
     check_outputs,
     declare_output,
-    output_lock,
     remove_leftover_temps,
-    remove_stale_locks,
     same_file,
     signals_deferred,
     special_kind,
 )
+from simsched.outputlock import Busy, output_lock, remove_stale_locks
 
 NAME_MAX = 255
 """Longest file name (one path component) in bytes on the usual file systems."""

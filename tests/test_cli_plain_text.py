@@ -55,9 +55,9 @@ def test_explain_any_scheduler_shows_no_markup() -> None:
 
 def test_help_and_generated_pages_show_no_markup() -> None:
     from simsched.cli.main import app
-    from simsched.report.reference_docs import _click_commands, help_text
+    from simsched.report.reference_docs.cli_page import click_commands, help_text
 
-    for path, _ in _click_commands(app):
+    for path, _ in click_commands(app):
         text = help_text(app, path)
         assert not RST.search(text), (path, RST.findall(text))
     for page in ("cli.md", "scenario-reference.md", "schedulers.md"):

@@ -28,6 +28,8 @@ import yaml
 from helpers import compare_tables
 
 from simsched.report import reference_docs as docs_gen
+from simsched.report.reference_docs.scenario_page import EXAMPLES
+from simsched.report.reference_docs.scheduler_page import BEGIN
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -125,21 +127,21 @@ def test_generated_pages_are_current() -> None:
 
 def test_cli_reference_covers_every_command() -> None:
     from simsched.cli.main import app
-    from simsched.report.reference_docs import _click_commands
+    from simsched.report.reference_docs.cli_page import click_commands
 
     page = (DOCS / "cli.md").read_text()
-    paths = [path for path, _ in _click_commands(app)]
+    paths = [path for path, _ in click_commands(app)]
     assert {"simsched run", "simsched validate", "simsched sweep", "simsched train deepsched"} <= set(paths)
     for path in paths:
         assert f"`{path}`" in page and f"Usage: {path}" in page, f"docs/cli.md has no section for {path}"
 
 
 def test_scenario_reference_examples_validate() -> None:
-    from simsched.scenario import schema, stream
+    from simsched.scenario import schema, stream_section
 
-    for name, text in docs_gen.EXAMPLES.items():
-        getattr(schema, name, None) or getattr(stream, name)
-        (getattr(schema, name, None) or getattr(stream, name)).model_validate(yaml.safe_load(text))
+    for name, text in EXAMPLES.items():
+        getattr(schema, name, None) or getattr(stream_section, name)
+        (getattr(schema, name, None) or getattr(stream_section, name)).model_validate(yaml.safe_load(text))
 
 
 def test_scenario_reference_types_every_section_with_its_limits() -> None:
@@ -159,7 +161,7 @@ def test_every_builtin_scheduler_is_described() -> None:
     from simsched.schedulers import registry
 
     text = (DOCS / "schedulers.md").read_text(encoding="utf-8")
-    prose = text[:text.index(docs_gen.BEGIN)]
+    prose = text[:text.index(BEGIN)]
     for name in registry.BUILTIN:
         assert f"`{name}`" in prose, f"docs/schedulers.md has no prose for scheduler {name!r}"
         assert f"#### `{name}` (" in text, f"docs/schedulers.md has no parameter table for {name!r}"

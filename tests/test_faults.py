@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from simsched.errors import SimschedError
-from simsched.fileio import LOCK_TAG, lock_path, output_lock, owner_dead, remove_stale_locks
+from simsched.outputlock import LOCK_TAG, lock_path, output_lock, owner_dead, remove_stale_locks
 from simsched.outputs import check_output, release_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -244,7 +244,7 @@ def test_a_lock_file_never_exists_without_its_owner(tmp_path: Path) -> None:
     """Whoever sees the lock file sees who holds it: a ``kill -9`` at any moment leaves a lock that
     names its dead owner (a lock created empty and written afterwards was seen empty by CI)."""
     out = tmp_path / "r.json"
-    script = ("import sys\nfrom simsched.fileio import output_lock\n"
+    script = ("import sys\nfrom simsched.outputlock import output_lock\n"
               "for _ in range(3000):\n    with output_lock(sys.argv[1]):\n        pass\n")
     proc = subprocess.Popen([sys.executable, "-c", script, str(out)])
     seen = empty = 0

@@ -1,4 +1,4 @@
-"""The hostile-input campaign (simsched/testing/hostile.py): it covers every scenario field and every
+"""The hostile-input campaign (simsched/testing/hostile/): it covers every scenario field and every
 command option, a section added later is reported until it is attacked, and a CI-sized sample of its
 cases is clean (exit 2 with one located line, or a legal run; no traceback, hang, memory blow-up,
 output on error or modified input).  The whole campaign: ``python -m simsched.cli.hostile --all``."""
@@ -38,7 +38,7 @@ def test_a_section_the_walk_cannot_type_is_reported() -> None:
 
 def test_kinds_come_from_the_annotation() -> None:
     from simsched.scenario.schema import PositiveInt
-    from simsched.scenario.stream import ArrivalsSpec
+    from simsched.scenario.stream_section import ArrivalsSpec
 
     assert hostile.kind_of(FiniteRate) == "float" and hostile.kind_of(PositiveInt | None) == "int"
     assert hostile.kind_of(list[tuple[float, float]] | None) == "list"
@@ -55,7 +55,7 @@ def test_expected_refusal_follows_the_declared_constraints() -> None:
 def test_the_judge_catches_each_broken_promise() -> None:
     case = hostile.Case("stream:x", "v", ["run", "s.yaml"], needles=("s.yaml",), expect="refuse")
     same = {"s.yaml": "h"}
-    judge = hostile._judge
+    judge = hostile.judge
     assert judge(case, 2, False, 0, "", "error: s.yaml:3: x: bad\n", same, same)[0] == "clean"
     assert judge(case, 0, False, 0, "ok", "", same, same)[0] == "exit 0 on bad input"
     assert judge(case, 1, False, 0, "", "Traceback (most recent call last):\nKeyError: 'a'\n", same, same)[0] == \

@@ -17,8 +17,17 @@ import pytest
 
 from simsched.errors import SimschedError
 from simsched.learned.rl.features import WORLD_FEATURES, world_description
-from simsched.learned.rl.gate import N_BASIS, N_WEIGHTS, GatedBinding, basis, load_gate, save_gate
-from simsched.learned.rl.worlds import ALWAYS_QUEUE, HELD_OUT, NEVER_QUEUE, draw_world, world_days
+from simsched.learned.rl.gate import (
+    ALWAYS_QUEUE,
+    N_BASIS,
+    N_WEIGHTS,
+    NEVER_QUEUE,
+    GatedBinding,
+    basis,
+    load_gate,
+    save_gate,
+)
+from simsched.learned.rl.worlds import HELD_OUT, draw_world, world_days
 from simsched.run.seedspace import space_of
 from simsched.run.streams import simulate_stream, stream_of
 from simsched.scenario import load_scenario

@@ -20,7 +20,8 @@ from simsched import limits
 from simsched.checkpoints import check_archive
 from simsched.cli.main import app
 from simsched.errors import SimschedError
-from simsched.fileio import Busy, NotRegularFile, TooLarge, output_lock, read_bytes_capped, same_file
+from simsched.fileio import NotRegularFile, TooLarge, read_bytes_capped, same_file
+from simsched.outputlock import Busy, output_lock
 from simsched.outputs import check_output, printable, release_outputs
 
 ROOT = Path(__file__).resolve().parent.parent

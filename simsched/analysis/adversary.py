@@ -13,8 +13,8 @@ iteration budget (or the time budget); after ``patience`` moves without a new be
 restarts from the best instance.
 
 Values live on a grid of 0.001 within stated limits (:data:`LIMITS`) so the instance written as a
-scenario is short and replays to the same floats.  Cost per iteration: one run of each scheduler
-on a ``tasks`` x ``processors`` instance.
+scenario is short and replays to the same floats (:func:`write_found`, checked by :func:`replay`).  Cost per
+iteration: one run of each scheduler on a ``tasks`` x ``processors`` instance.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +32,9 @@ from simsched.errors import SimschedError
 from simsched.simulator.platform import Link, Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.workloads.taskgraph import TaskGraph
+
+if TYPE_CHECKING:
+    from simsched.run.runner import RunReport
 
 LIMITS = {"cost": (0.1, 1.0), "data": (0.0, 1.0), "bandwidth": (0.2, 1.0)}
 """Range of every searched value: execution times, edge data, link bandwidths (grid 0.001)."""
@@ -249,3 +254,33 @@ def anneal(evaluate_a: Evaluate, evaluate_b: Evaluate, *, tasks: int, processors
     result.iterations = i
     result.seconds = time.perf_counter() - began
     return result
+
+
+def write_found(found: SearchResult, path: Path, a: str, b: str, *, name: str, tasks: int, processors: int,
+                seed: int) -> None:
+    """Write the worst instance of a search of ``a`` against ``b`` as a scenario at ``path`` (atomically):
+    inline tasks with explicit costs, both schedulers, the seed, and a description saying how it was found
+    and within which limits.  O(tasks x processors + edges)."""
+    from simsched.fileio import atomic_write_text
+
+    limits = ", ".join(f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in LIMITS.items())
+    description = (f"Found by `simsched adversary {a} {b} --tasks {tasks} --processors {processors} "
+                   f"--seed {seed}` after {found.iterations} iterations: {a}'s makespan is "
+                   f"{found.ratio:.4g} times {b}'s.\nSearch limits: {limits}.")
+    atomic_write_text(path, found.instance.scenario_yaml(name=name, description=description, schedulers=(a, b),
+                                                         seed=seed))
+
+
+def replay(path: Path, makespan_a: float, makespan_b: float) -> RunReport:
+    """Load the written scenario at ``path`` and run it as ``simsched run`` does; the makespans must be the
+    search's (else the instance did not survive the round trip: a bug, :class:`RuntimeError`, not a user
+    error).  O(one run of each scheduler)."""
+    from simsched.run.runner import run_scenario
+    from simsched.scenario import load_scenario
+
+    report = run_scenario(load_scenario(path))
+    got = [report.rows_of(label)[0]["makespan"] for label in report.schedulers]
+    if got != [makespan_a, makespan_b]:
+        raise RuntimeError(f"the written scenario replays to makespans {got}, the search measured "
+                           f"{[makespan_a, makespan_b]}")
+    return report

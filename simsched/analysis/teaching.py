@@ -16,13 +16,16 @@
   ``optimal`` scheduler, and keeps the one where HEFT is furthest above the optimum;
   :func:`instance_yaml` writes it as a scenario.
 
-``simsched explain`` (:mod:`simsched.cli.explain_cmd`) prints both; see ``docs/tutorials/``.
+``simsched explain`` (:mod:`simsched.cli.explain_cmd`) prints them (:mod:`simsched.report.teaching`) on the
+problem :func:`teaching_problem` builds from a scenario; see ``docs/tutorials/``.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +39,9 @@ from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule
 from simsched.workloads.paths import longest_path_to
+
+if TYPE_CHECKING:
+    from simsched.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -273,6 +279,28 @@ def trace_minmin(problem: Problem) -> MinMinTrace:
     return MinMinTrace(policy.decisions, schedule)
 
 
+# --------------------------------------------------------------------------- the problem a view explains
+def teaching_problem(scenario: str | Path, seed: int | None, what: str, limit: int) -> tuple[Scenario, Problem]:
+    """The loaded scenario and its problem (the workload drawn with ``seed``, default the scenario's) for
+    the view ``explain WHAT``, which shows every task: :class:`~simsched.errors.SimschedError` for a
+    negative seed, a scenario without a task graph (an autotuning one) or more than ``limit`` tasks.
+    O(loading and building the problem)."""
+    from simsched.errors import SimschedError
+    from simsched.limits import check_seed
+    from simsched.scenario import build_problem, load_scenario
+
+    check_seed(seed)
+    loaded = load_scenario(scenario)
+    if not loaded.has_task_graph:
+        raise SimschedError(f"{scenario}: explain {what} needs a platform and a workload "
+                            f"(this is an autotuning scenario)")
+    problem = build_problem(loaded, seed)
+    if problem.n_tasks > limit:
+        raise SimschedError(f"{scenario}: {problem.n_tasks} tasks; explain {what} shows every task, "
+                            f"so it is limited to {limit}")
+    return loaded, problem
+
+
 # --------------------------------------------------------------------------- decisions in order
 def decision_order(problem: Problem, scheduler: str) -> tuple[Schedule, np.ndarray]:
     """The schedule of ``scheduler`` on ``problem`` (executed by the SimPy engine, no noise) and the order
@@ -312,6 +340,14 @@ def decision_order(problem: Problem, scheduler: str) -> tuple[Schedule, np.ndarr
 
 
 # --------------------------------------------------------------------------- greedy vs optimal
+GREEDY_GAP_MAX_TASKS = 20
+"""Largest DAG :func:`search_greedy_gap` is asked for from the command line: each try solves the instance
+exactly with CP-SAT."""
+
+GREEDY_GAP_MAX_PROCESSORS = 16
+"""Most processors asked for from the command line (the exact model grows with tasks x processors)."""
+
+
 @dataclass(frozen=True)
 class GapInstance:
     """A problem with HEFT's and the optimal makespan; ``gap`` = HEFT / optimum - 1."""

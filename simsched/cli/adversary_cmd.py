@@ -1,10 +1,10 @@
 """``simsched adversary A B``: search for the instance where scheduler A is furthest behind B.
 
 Runs :func:`simsched.analysis.adversary.anneal`, writes the worst instance as a scenario (``instance.yaml``,
-inline tasks with explicit costs, edges with data, one link per processor pair), then loads that
-file and runs it exactly as ``simsched run`` does — the table printed, the ratio reported and the
-Gantt charts (``gantt.png``, drawn by :mod:`simsched.report.gantt`) all come from that replay, and the
-command checks it reproduces the search's makespans.
+inline tasks with explicit costs, edges with data, one link per processor pair), then loads that file and
+runs it exactly as ``simsched run`` does (:func:`~simsched.analysis.adversary.replay`) — the table printed,
+the ratio reported and the Gantt charts (``gantt.png``, drawn by :mod:`simsched.report.gantt`) all come
+from that replay, and the command checks it reproduces the search's makespans.
 """
 
 from __future__ import annotations
@@ -15,24 +15,6 @@ import typer
 
 from simsched.cli.common import console, user_errors
 from simsched.errors import SimschedError
-
-
-def _progress_bar(total: int | None, seconds: float | None):  # noqa: ANN202  (rich types load lazily)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[what]}"),
-                   TimeElapsedColumn(), console=console(stderr=True), transient=True,
-                   disable=not console(stderr=True).is_terminal)
-    goal = float(total) if total is not None else float(seconds or 1.0)
-    task = bar.add_task("searching", total=goal, what="")
-
-    def update(i: int, elapsed: float, best: float) -> None:
-        done = i if total is not None else elapsed
-        if total is not None and seconds is not None:
-            done = max(i / total, elapsed / seconds) * goal
-        bar.update(task, completed=min(done, goal), what=f"iteration {i}, worst ratio {best:.4g}")
-
-    return bar, update
 
 
 @user_errors
@@ -52,8 +34,11 @@ def adversary(
 ) -> None:
     """Search instances where A's makespan is as many times B's as possible; write the worst as a
     scenario plus both Gantt charts, replayed by the simulator."""
-    from simsched.analysis.adversary import LIMITS, anneal, makespan_of
+    from simsched.analysis.adversary import anneal, makespan_of, replay, write_found
     from simsched.outputs import check_output, output_dir
+    from simsched.report.gantt import write_gantt
+    from simsched.report.run_table import print_run_table
+    from simsched.report.terminal import search_bar
     from simsched.scenario import SchedulerChoice
     from simsched.schedulers import registry
 
@@ -82,28 +67,17 @@ def adversary(
     yaml_path = check_output(folder / "instance.yaml", option="--output")
     gantt_path = check_output(folder / "gantt.png", option="--output")
     seconds = minutes * 60 if minutes is not None else (None if iterations is not None else 60.0)
-
-    bar, update = _progress_bar(iterations, seconds)
+    bar, update = search_bar(iterations, seconds)
     with bar:
         found = anneal(makespan_of(specs[0], seed), makespan_of(specs[1], seed), tasks=tasks,
                        processors=processors, seed=seed, iterations=iterations, seconds=seconds,
                        progress=update)
-    limits = ", ".join(f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in LIMITS.items())
-    description = (f"Found by `simsched adversary {a} {b} --tasks {tasks} --processors {processors} "
-                   f"--seed {seed}` after {found.iterations} iterations: {a}'s makespan is "
-                   f"{found.ratio:.4g} times {b}'s.\nSearch limits: {limits}.")
-    text = found.instance.scenario_yaml(name=f"adversary-{safe[0]}-vs-{safe[1]}", description=description,
-                                        schedulers=(a, b), seed=seed)
-    from simsched.fileio import atomic_write_text
-
-    atomic_write_text(yaml_path, text)
-    report = _replay(yaml_path, found.makespan_a, found.makespan_b)
-    from simsched.cli.common import print_report
-    from simsched.report.gantt import write_gantt
-
+    write_found(found, yaml_path, a, b, name=f"adversary-{safe[0]}-vs-{safe[1]}", tasks=tasks,
+                processors=processors, seed=seed)
+    report = replay(yaml_path, found.makespan_a, found.makespan_b)
     write_gantt(report, gantt_path)
     out_console = console()
-    print_report(report, out_console)
+    print_run_table(report, out_console)
     replayed = [report.rows_of(label)[0]["makespan"] for label in (a, b)]
     out_console.print(f"{found.iterations} iterations in {found.seconds:.1f} s; worst instance: {a} "
                       f"{replayed[0]:.6g} vs {b} {replayed[1]:.6g}, ratio {replayed[0] / replayed[1]:.4g}")
@@ -111,17 +85,3 @@ def adversary(
         out_console.print(f"{found.rejected_errors} candidate instances were skipped because a scheduler "
                           f"failed on them, e.g.: {found.first_error}")
     typer.echo(f"scenario written to {yaml_path}\nGantt charts written to {gantt_path}")
-
-
-def _replay(path: Path, makespan_a: float, makespan_b: float):  # noqa: ANN202
-    """Load the written scenario and run it as ``simsched run`` does; the makespans must be the
-    search's (else the instance did not survive the round trip: a bug, not a user error)."""
-    from simsched.run.runner import run_scenario
-    from simsched.scenario import load_scenario
-
-    report = run_scenario(load_scenario(path))
-    got = [report.rows_of(label)[0]["makespan"] for label in report.schedulers]
-    if got != [makespan_a, makespan_b]:
-        raise RuntimeError(f"the written scenario replays to makespans {got}, the search measured "
-                           f"{[makespan_a, makespan_b]}")
-    return report

@@ -3,57 +3,35 @@
 ``record`` runs the scenarios and writes every repetition's metrics (atomically); ``compare``
 re-runs them with the recorded seeds and repetitions and exits 1 when a scheduler's metric got
 worse beyond the tolerance and beyond what the noise between repetitions explains (Welch t
-interval, see :mod:`simsched.testing.baseline`), printing what changed.  Exit 2 on bad input.
+interval, see :mod:`simsched.testing.baseline`), printing what changed (:mod:`simsched.report.baseline`).
+Exit 2 on bad input.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import typer
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from simsched.testing.baseline import Comparison
+from simsched.cli.common import console as _console
+from simsched.cli.common import user_errors
 
 app = typer.Typer(help="Record scenario metrics and check later runs against them.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
 
 
-def _guarded(fn: Any, *args: Any) -> None:
-    from simsched.cli.common import user_errors
-
-    user_errors(fn)(*args)
-
-
-def print_comparison(cmp: Comparison, console: Console, show_all: bool = False) -> None:
-    """Changed metrics (all with ``show_all``) as a table, then a one-line verdict."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    for w in cmp.warnings:
-        console.print(f"[yellow]{escape(w)}[/yellow]")
-    shown = [c for c in cmp.changes if show_all or c.verdict != "unchanged"]
-    if shown:
-        table = Table(title="changes against the baseline")
-        for col in ("scenario", "scheduler", "metric", "old", "new", "change", "verdict"):
-            table.add_column(col, justify="right" if col in ("old", "new", "change") else "left")
-        colour = {"regression": "red", "missing": "red", "improvement": "green", "new": "cyan"}
-        for c in shown:
-            cells = ("-", "-", "-") if c.metric == "-" else (
-                f"{c.old_mean:.6g}", f"{c.new_mean:.6g}", f"{100 * c.relative:+.1f}%" if c.old_mean else "-")
-            table.add_row(escape(c.scenario), escape(c.scheduler), c.metric, *cells,
-                          f"[{colour.get(c.verdict, 'default')}]{c.verdict}[/]")
-        console.print(table)
-    n_reg = len(cmp.regressions)
-    verdict = f"[red]{n_reg} regression(s)[/red]" if n_reg else "[green]no regression[/green]"
-    console.print(f"{len(cmp.changes)} metrics compared: {verdict} (tolerance {100 * cmp.tolerance:g}%, "
-                  f"{100 * cmp.confidence:g}% confidence)")
-
-
-def _record(scenarios: list[Path], output: Path, repetitions: int | None, metric: list[str] | None) -> None:
+@app.command()
+@user_errors
+def record(
+    scenarios: list[Path] = typer.Argument(..., help="Scenario YAML files.", show_default=False),
+    output: Path = typer.Option(..., "--output", "-o", help="Baseline file to write (.json).", show_default=False),
+    repetitions: int | None = typer.Option(None, "--repetitions", "-r",
+                                           help="Repetitions per scheduler (default: each scenario's)."),
+    metric: list[str] | None = typer.Option(None, "--metric", "-m",
+                                            help="Metric to track (repeatable; default: makespan, "
+                                                 "avg_turnaround, avg_waiting)."),
+) -> None:
+    """Run SCENARIOS and record every scheduler's metrics as a baseline."""
     from simsched.errors import SimschedError
     from simsched.outputs import check_output
     from simsched.testing.baseline import DEFAULT_METRICS, record_baseline, write_baseline
@@ -67,31 +45,8 @@ def _record(scenarios: list[Path], output: Path, repetitions: int | None, metric
     typer.echo(f"baseline of {len(doc['scenarios'])} scenario(s), {runs} runs, written to {output}")
 
 
-def _compare(baseline: Path, tolerance: float, confidence: float, show_all: bool) -> None:
-    from simsched.cli.common import console as _console
-    from simsched.testing.baseline import compare_baseline
-
-    cmp = compare_baseline(baseline, tolerance=tolerance, confidence=confidence)
-    print_comparison(cmp, _console(), show_all)
-    if cmp.failed:
-        raise typer.Exit(1)
-
-
 @app.command()
-def record(
-    scenarios: list[Path] = typer.Argument(..., help="Scenario YAML files.", show_default=False),
-    output: Path = typer.Option(..., "--output", "-o", help="Baseline file to write (.json).", show_default=False),
-    repetitions: int | None = typer.Option(None, "--repetitions", "-r",
-                                           help="Repetitions per scheduler (default: each scenario's)."),
-    metric: list[str] | None = typer.Option(None, "--metric", "-m",
-                                            help="Metric to track (repeatable; default: makespan, "
-                                                 "avg_turnaround, avg_waiting)."),
-) -> None:
-    """Run SCENARIOS and record every scheduler's metrics as a baseline."""
-    _guarded(_record, scenarios, output, repetitions, metric)
-
-
-@app.command()
+@user_errors
 def compare(
     baseline: Path = typer.Argument(..., help="Baseline file written by `baseline record`.", show_default=False),
     tolerance: float = typer.Option(0.05, "--tolerance", "-t", help="Relative worsening allowed (0.05 = 5%)."),
@@ -99,4 +54,10 @@ def compare(
     show_all: bool = typer.Option(False, "--all", help="Show unchanged metrics too."),
 ) -> None:
     """Re-run the baseline's scenarios; exit 1 when a scheduler's metric got worse."""
-    _guarded(_compare, baseline, tolerance, confidence, show_all)
+    from simsched.report.baseline import print_comparison
+    from simsched.testing.baseline import compare_baseline
+
+    cmp = compare_baseline(baseline, tolerance=tolerance, confidence=confidence)
+    print_comparison(cmp, _console(), show_all)
+    if cmp.failed:
+        raise typer.Exit(1)

@@ -1,5 +1,6 @@
-"""What every command shares: the one-line error format, the exit code of user errors, a console,
-the run comparison table (:func:`print_report`), warning lines and a progress bar (:class:`Progress`).
+"""What every command shares: the one-line error format, the exit code of user errors, the number rule
+for numeric options, SIGTERM's unwinding, warning lines and how a long run that saves as it goes ends
+early.  The console the commands print to is :func:`simsched.report.terminal.console` (named here too).
 
 Kept apart from :mod:`simsched.cli.main` so that command modules can import it at load time without
 an import cycle (``python -m simsched.cli.main`` runs ``main`` as ``__main__``).
@@ -11,28 +12,19 @@ import contextlib
 import functools
 import inspect
 import sys
-import time
 import warnings
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import typer
 import typer.core
 
 from simsched.errors import DataRepairWarning, SimschedError
 from simsched.fileio import interrupt, reading
-from simsched.limits import GC_FIRST_GENERATION, fewer_collections  # noqa: F401  (the commands import them here)
 from simsched.outputs import release_outputs
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from simsched.run.runner import RunReport
+from simsched.report.terminal import console  # noqa: F401  (the commands import it here)
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-
 
 
 def print_error(message: str) -> None:
@@ -211,63 +203,9 @@ def _replay(caught: list[warnings.WarningMessage]) -> None:
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
-def console(stderr: bool = False) -> Console:
-    """A rich console; on pipes and in tests wide enough (200 columns) that table rows never wrap
-    or truncate names."""
-    from rich.console import Console
-
-    out = Console(stderr=stderr)
-    if not out.is_terminal:
-        out = Console(stderr=stderr, width=200)
-    return out
-
-
 def warning_line(message: str) -> None:
     """One ``warning: ...`` line on stderr."""
-    import sys
-
     sys.stderr.write("warning: " + " ".join(message.split()) + "\n")
-
-
-def print_report(report: RunReport, console: Console, wide: bool = False) -> None:
-    """The comparison table of a run (:func:`simsched.report.run_table.print_run_table`): columns chosen by
-    what the scenario is, fitting 100 columns; ``wide`` shows every column with ± std."""
-    from simsched.report.run_table import print_run_table
-
-    print_run_table(report, console, wide)
-
-
-class Progress:
-    """A transient rich progress bar on stderr, shown only on a terminal and only once a run has
-    taken longer than ``delay_s``."""
-
-    def __init__(self, delay_s: float = 0.5) -> None:
-        self.console = console(stderr=True)
-        self.delay_s = delay_s
-        self.t0 = time.perf_counter()
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __call__(self, done: int, total: int, label: str) -> None:
-        if not self.console.is_terminal:
-            return
-        if self.bar is None:
-            if time.perf_counter() - self.t0 < self.delay_s or done >= total:
-                return
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=self.console, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(label, total=total)
-        self.bar.update(self.task, completed=done, description=label)
-        if done >= total:
-            self.close()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-            self.bar = None
 
 
 class OneLineUsageErrors(typer.core.TyperGroup):

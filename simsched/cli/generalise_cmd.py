@@ -7,41 +7,10 @@ matrix as JSON (``--json``) and as an HTML page (``--html``).  Days come from th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
-from simsched.cli.common import user_errors
-
-
-def print_matrix(doc: dict[str, Any]) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from simsched.cli.common import console
-
-    s = doc["summary"]
-    table = Table(title=escape(f"{doc['scheduler']} on {doc['scenario']}: ratio of mean JCT to the best rule"),
-                  caption=escape(f"{doc['days']} days per cell, {doc['seed_space']} seed space (seed {doc['seed']}); "
-                                 f"geometric mean of per-day ratios, paired 95% t interval; cells better "
-                                 f"{s['better']}, tie {s['tie']}, worse {s['worse']}; geometric mean "
-                                 f"{s['geomean_ratio']:.3f}"))
-    for col in ("cell", "world", "best rule", "ratio", "95% interval", "better on", "verdict"):
-        table.add_column(col, justify="left" if col in ("cell", "world", "best rule", "verdict") else "right")
-    for r in doc["rows"]:
-        if "skipped" in r:
-            table.add_row(escape(r["cell"]), escape(f"skipped: {r['skipped']}"), "", "", "", "", "")
-            continue
-        colour = {"worse": "red", "better": "green"}.get(r["verdict"], "")
-        verdict = f"[{colour}]{r['verdict']}[/]" if colour else r["verdict"]
-        table.add_row(escape(r["cell"]), escape(r["world"]), escape(r["best_rule"]), f"{r['ratio']:.3f}",
-                      f"[{r['low']:.3f}, {r['high']:.3f}]", f"{r['wins']}/{r['days']}", verdict)
-    console().print(table)
-    from simsched.cli.common import warning_line
-
-    for r in doc["rows"]:
-        for line in r.get("warnings", ()):
-            warning_line(f"{r['cell']}: {line}")
+from simsched.cli.common import console, user_errors, warning_line
 
 
 @user_errors
@@ -99,7 +68,12 @@ def generalise(
                   progress=lambda text: typer.echo(f"  {text}", err=True))
     doc = {"scenario": loaded.name, "simsched_version": __version__, "scheduler": scheduler, "days": days,
            "seed_space": space, "seed": base, "rows": rows, "summary": summary(rows)}
-    print_matrix(doc)
+    from simsched.report.generalise import print_matrix
+
+    print_matrix(doc, console())
+    for r in rows:
+        for line in r.get("warnings", ()):
+            warning_line(f"{r['cell']}: {line}")
     if json_path is not None:
         from simsched.run.results import write_document
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 from simsched.cli.main import app, main
-from simsched.testing.hostile import main as campaign
+from simsched.testing.hostile.campaign import main as campaign
 
 
 def roots() -> list[tuple[type, str]]:

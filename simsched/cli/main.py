@@ -18,7 +18,7 @@ from typing import Any
 import typer
 
 from simsched import __version__
-from simsched.cli.common import OneLineUsageErrors, Progress, fewer_collections, print_report, usage_line, user_errors
+from simsched.cli.common import OneLineUsageErrors, usage_line, user_errors
 from simsched.cli.common import console as _console
 from simsched.cli.common import print_error as _error
 from simsched.cli.common import standalone as _standalone
@@ -135,6 +135,10 @@ def run(
                                 field="--repetitions")
         _run_batch(loaded, scheduler, seed, json_path, gantt, trace, swf)
         return
+    from simsched.limits import fewer_collections
+    from simsched.report.run_table import print_run_table
+    from simsched.report.terminal import Progress
+
     _offered_load(loaded, loaded.seed if seed is None else seed)
     progress = Progress()
     with fewer_collections():
@@ -143,7 +147,7 @@ def run(
                                   progress=progress)
         finally:
             progress.close()
-    print_report(report, _console(), wide)
+    print_run_table(report, _console(), wide)
     for warning in report.warnings:
         _warning(warning)
     if json_path is not None:
@@ -164,12 +168,15 @@ def run(
         typer.echo(f"trace written to {trace}")
 
 
-def _offered_load(loaded: Any, seed: int, stream: Any = None, problem: Any = None) -> None:
-    """For a job stream: print its offered load per processor type, and warn above 1 (``stream`` and
-    ``problem``: that day's, when the caller has drawn them already)."""
+def _offered_load(loaded: Any, seed: int) -> None:
+    """For a job stream: print its offered load per processor type on day ``seed``, and warn above 1."""
     from simsched.run.streams import offered_load_of
 
-    load = offered_load_of(loaded, seed, stream, problem)
+    _print_load(offered_load_of(loaded, seed))
+
+
+def _print_load(load: Any) -> None:
+    """A job stream's offered load (:class:`simsched.run.streams.OfferedLoad`) and its warning above 1."""
     if load is None:
         return
     typer.echo(load.line())
@@ -232,7 +239,8 @@ def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, r
 @user_errors
 def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", show_default=False)) -> None:
     """Check SCENARIO: print "ok: ..." and exit 0, or one line per problem and exit 2."""
-    from simsched.scenario import ScenarioError, build_problem, load_scenario
+    from simsched.run.validate import validate_scenario
+    from simsched.scenario import ScenarioError, load_scenario
 
     try:
         loaded = load_scenario(scenario, construct=True)  # validate: every constructor's own checks too
@@ -240,37 +248,9 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
         for problem in exc.problems:
             _error(str(problem))
         raise typer.Exit(2) from None
-    if not loaded.has_task_graph:
-        policies = loaded.autotuning.policies if loaded.autotuning is not None else None
-        typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: autotuning section"
-                   + (f" (policies: {', '.join(map(str, policies))})" if isinstance(policies, list) else ""))
-        return
-    from simsched.run.batch import is_batch
-
-    if is_batch(loaded):
-        typer.echo(f"ok: {scenario}: scenario {loaded.name!r}: {loaded.workload.describe()} on "
-                   f"{loaded.platform.n_processors} processors; policies: {', '.join(loaded.scheduler_labels)}")
-        return
-    stream = None
-    if loaded.workload.form == "stream":  # draw the day once: for the problem and for the offered load
-        from simsched.run.streams import stream_of
-
-        stream = stream_of(loaded, loaded.seed)
-    problem = build_problem(loaded, graph=None if stream is None else stream.graph)
-    kinds: dict[str, int] = {}
-    for p in problem.platform.processors:
-        kinds[p.type] = kinds.get(p.type, 0) + 1
-    noise = loaded.noise
-    typer.echo(
-        f"ok: {scenario}: scenario {loaded.name!r}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges "
-        f"({loaded.workload.describe()}) on {problem.n_processors} processors "
-        f"({', '.join(f'{k} {t}' for t, k in kinds.items())}); "
-        f"schedulers: {', '.join(loaded.scheduler_labels)}; seed {loaded.seed}, "
-        f"{loaded.repetitions} repetition{'s' if loaded.repetitions > 1 else ''}; "
-        f"noise: {'none' if noise.deterministic else f'{noise.model} (sigma {noise.sigma:g})'}"
-        + ("; autotuning section present" if loaded.autotuning is not None else "")
-    )
-    _offered_load(loaded, loaded.seed, stream, problem)
+    checked = validate_scenario(loaded, scenario)
+    typer.echo(checked.line)
+    _print_load(checked.load)
 
 
 # --------------------------------------------------------------------------- list
@@ -280,26 +260,9 @@ def list_schedulers() -> None:
     """List the registered schedulers and autotuning policies: kind, description, origin.
 
     The origin is builtin, or the installed package that registers a plug-in."""
-    from rich.markup import escape
-    from rich.table import Table
+    from simsched.report.schedulers import print_scheduler_list
 
-    from simsched.outputs import plain_docstring
-    from simsched.schedulers import registry
-
-    table = Table(title="schedulers")
-    table.add_column("name", style="bold")
-    table.add_column("kind")
-    table.add_column("description")
-    table.add_column("origin")
-    for name in registry.names(registry.KINDS):
-        try:
-            cls = registry.load_class(name)
-            kind, description = registry.kind(cls, name), registry.summary(cls, name)
-        except Exception as exc:  # a broken or missing optional module must not hide the others
-            spec = registry.spec(name)
-            kind, description = spec.kind if spec else "?", f"unavailable: {type(exc).__name__}: {exc}"
-        table.add_row(escape(name), kind, escape(plain_docstring(description)), escape(registry.origin(name)))
-    _console().print(table)
+    print_scheduler_list(_console())
 
 
 # --------------------------------------------------------------------------- bench
@@ -319,6 +282,7 @@ def bench(
     except ImportError as exc:
         raise SimschedError(f"the benchmarks are not available: {exc}") from None
     from simsched.report.bench import show_rows
+    from simsched.report.terminal import Progress
 
     out, bar = _console(), Progress()
     try:

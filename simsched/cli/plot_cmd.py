@@ -10,15 +10,24 @@ from pathlib import Path
 
 import typer
 
+from simsched.cli.common import user_errors, warning_line
 from simsched.errors import SimschedError
 from simsched.report.plots import SUFFIXES, write_plot
 
 
-def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None:
-    from simsched.cli.summarize_cmd import check_metric
+@user_errors
+def plot(
+    results: Path = typer.Argument(..., help="Results of a sweep (.csv or .parquet).", show_default=False),
+    x: str = typer.Option(..., "--x", help="Field on the x axis (a study override field, seed, tasks, ...)."),
+    y: str = typer.Option(..., "--y", help="Metric on the y axis (makespan, slr, ...)."),
+    output: Path | None = typer.Option(None, "--output", "-o",
+                                       help="Output file, .png or .svg (default: RESULTS_Y_vs_X.png)."),
+    kind: str = typer.Option("line", "--kind", help="line (mean ± 95% CI) or box (distribution)."),
+) -> None:
+    """Plot a metric against a field, one line or box per scheduler."""
     from simsched.outputs import check_output
-    from simsched.run.columns import METRICS
     from simsched.run.store import completion, load_rows
+    from simsched.study.work import METRICS, check_metric
 
     check_metric(y, "--y")
     if kind not in ("line", "box"):
@@ -41,22 +50,6 @@ def _plot(results: Path, x: str, y: str, output: Path | None, kind: str) -> None
         raise SimschedError("every run in the results failed: nothing to plot", file=results)
     done = completion(results, rows)
     if not done.complete:
-        from simsched.cli.common import warning_line
-
         warning_line(f"{results}: {done.note()}")
     write_plot(rows, x, y, output, kind)
     typer.echo(f"plot written to {output}" + ("" if done.complete else f" (INCOMPLETE study: {done.runs()})"))
-
-
-def plot(
-    results: Path = typer.Argument(..., help="Results of a sweep (.csv or .parquet).", show_default=False),
-    x: str = typer.Option(..., "--x", help="Field on the x axis (a study override field, seed, tasks, ...)."),
-    y: str = typer.Option(..., "--y", help="Metric on the y axis (makespan, slr, ...)."),
-    output: Path | None = typer.Option(None, "--output", "-o",
-                                       help="Output file, .png or .svg (default: RESULTS_Y_vs_X.png)."),
-    kind: str = typer.Option("line", "--kind", help="line (mean ± 95% CI) or box (distribution)."),
-) -> None:
-    """Plot a metric against a field, one line or box per scheduler."""
-    from simsched.cli.common import user_errors
-
-    user_errors(_plot)(results, x, y, output, kind)

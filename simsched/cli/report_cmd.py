@@ -14,11 +14,23 @@ from pathlib import Path
 
 import typer
 
+from simsched.cli.common import user_errors
 from simsched.errors import SimschedError
 
 
-def _report(results: Path, output: Path | None, trace: Path | None, metric: list[str] | None,
-            transfers: bool = False) -> None:
+@user_errors
+def report(
+    results: Path = typer.Argument(..., help="Results document of `simsched run --json`, or a sweep's results "
+                                   "(.csv or .parquet).", show_default=False),
+    output: Path | None = typer.Option(None, "--output", "-o", help="HTML file (default: RESULTS with .html)."),
+    trace: Path | None = typer.Option(None, "--trace", help="Also write a Chrome/Perfetto trace (.json) of a run."),
+    metric: list[str] | None = typer.Option(None, "--metric", "-m", help="Study reports: metric of the table and "
+                                            "plots (repeatable; default: makespan, slr, utilization)."),
+    transfers: bool = typer.Option(False, "--transfers", help="Run reports: show the data transfers between "
+                                   "processors on the Gantt charts when the page opens (a check box toggles them)."),
+) -> None:
+    """Write a self-contained HTML report: of a run (metrics, interactive Gantt charts, utilisation) or
+    of a sweep (summary table with 95% intervals, plots)."""
     from simsched.outputs import check_output
     from simsched.report.html import write_report
     from simsched.report.study import is_study_results, write_study_report
@@ -27,7 +39,7 @@ def _report(results: Path, output: Path | None, trace: Path | None, metric: list
     output = output if output is not None else results.with_suffix(".html")
     check_output(output, option="-o", suffixes=(".html", ".htm"), inputs=[results])
     if is_study_results(results):
-        from simsched.cli.summarize_cmd import check_metric
+        from simsched.study.work import check_metric
 
         if trace is not None or transfers:
             raise SimschedError("--trace and --transfers draw a run's schedules: give them the JSON of "
@@ -51,20 +63,3 @@ def _report(results: Path, output: Path | None, trace: Path | None, metric: list
 
         write_trace_document(doc, trace)
         typer.echo(f"trace written to {trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
-
-
-def report(
-    results: Path = typer.Argument(..., help="Results document of `simsched run --json`, or a sweep's results "
-                                   "(.csv or .parquet).", show_default=False),
-    output: Path | None = typer.Option(None, "--output", "-o", help="HTML file (default: RESULTS with .html)."),
-    trace: Path | None = typer.Option(None, "--trace", help="Also write a Chrome/Perfetto trace (.json) of a run."),
-    metric: list[str] | None = typer.Option(None, "--metric", "-m", help="Study reports: metric of the table and "
-                                            "plots (repeatable; default: makespan, slr, utilization)."),
-    transfers: bool = typer.Option(False, "--transfers", help="Run reports: show the data transfers between "
-                                   "processors on the Gantt charts when the page opens (a check box toggles them)."),
-) -> None:
-    """Write a self-contained HTML report: of a run (metrics, interactive Gantt charts, utilisation) or
-    of a sweep (summary table with 95% intervals, plots)."""
-    from simsched.cli.common import user_errors
-
-    user_errors(_report)(results, output, trace, metric, transfers)

@@ -1,29 +1,25 @@
 """``simsched train rl CONFIG.yaml``: train the model-free (PPO + GNN) and model-based (World
-Models) agents, with progress, periodic evaluation against HEFT, checkpoints and an optional report.
+Models) agents, with progress, periodic evaluation against HEFT, checkpoints and an optional report; or
+``simsched train rl SCENARIO.yaml``: train ``rl`` on a stream scenario within a CPU budget.
 
-Stages: ``ppo`` writes ``OUTPUT/rl.pt`` (+ ``rl_history.json``); ``world`` trains the model-based
-agent within ``world.real_fraction`` of the PPO agent's real-simulator steps and writes
-``OUTPUT/rl_world.pt`` (+ ``world_history.json``); ``--report`` then evaluates both on
-``eval.final_seeds`` unseen seeds and writes ``report.md``/``report.png``/``report.json``
-(:mod:`simsched.learned.rl.report`).  torch and gymnasium are imported only inside the command.
+The stages and checks are :mod:`simsched.learned.rl.training`'s, the budgeted run
+:func:`simsched.learned.rl.budget.train_within_budget`; this command draws their progress bars
+(:func:`simsched.report.terminal.training_bar`) and prints what they reached.  torch and gymnasium are
+imported only inside the command.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from simsched.cli.common import user_errors
 from simsched.errors import SimschedError
-from simsched.fileio import atomic_write_text
 
 
-def _ppo_steps(cfg) -> int:
-    """Real steps of the PPO run: one step per task, so episodes x mean tasks (exact on average)."""
-    return int((cfg.ppo.bc_episodes + cfg.ppo.iterations * cfg.ppo.episodes_per_iter) * sum(cfg.tasks) / 2)
-
-
+@user_errors
 def rl(
     config: Path = typer.Argument(..., help="a training config (YAML, e.g. scenarios/rl/train_tiny.yaml) or a "
                                   "stream scenario (workload.stream) to train on within --budget-min"),
@@ -43,26 +39,6 @@ def rl(
 ) -> None:
     """Train the RL agents `rl` (PPO + GNN) and `rl-world` (MDN-RNN world model) on a scenario family, or `rl`
     on your own stream scenario within a CPU budget (train, select and evaluate seed spaces kept apart)."""
-    from simsched.cli.common import user_errors
-
-    user_errors(_run)(config, stage, report, budget_min, output, seed, select_days, report_days, resume)
-
-
-def _is_stream_scenario(path: Path) -> bool:
-    """Whether ``path`` is a scenario with a job stream (``workload.stream``) rather than a training
-    config (errors of either kind are left to the loader that follows).  O(file)."""
-    from simsched.yamlio import load_yaml
-
-    try:
-        data = load_yaml(path, require_mapping=False).data
-    except SimschedError:
-        return False
-    return isinstance(data, dict) and isinstance(data.get("workload"), dict) and "stream" in data["workload"]
-
-
-def _run(config: Path, stage: str, report: bool, budget_min: float | None = None, output: Path | None = None,
-         seed: int | None = None, select_days: int | None = None, report_days: int | None = None,
-         resume: bool = False) -> None:
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -74,7 +50,9 @@ def _run(config: Path, stage: str, report: bool, budget_min: float | None = None
     require_extra("gymnasium", "learned", "`simsched train rl`")
     scenario_only = {"--budget-min": budget_min, "--output": output, "--seed": seed, "--select-days": select_days,
                      "--report-days": report_days, "--resume": resume or None}
-    if _is_stream_scenario(config):
+    from simsched.learned.rl.training import is_stream_scenario, report_stage
+
+    if is_stream_scenario(config):
         return _train_scenario(config, budget_min, output, seed, select_days, report_days, resume, console)
     given = [k for k, v in scenario_only.items() if v is not None]
     if given:
@@ -99,154 +77,64 @@ def _run(config: Path, stage: str, report: bool, budget_min: float | None = None
     if stage in ("all", "world") and cfg.world.enabled:
         world = _train_world(cfg, conf, out, console)
     if report:
-        _report(cfg, out, rl_net, world, console)
+        report_stage(cfg, out, rl_net, world, console.print, print)
 
 
-def _progress(console, total: int, label: str):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _train_ppo(cfg: Any, conf: dict, out: Path, console: Any) -> Any:
+    """The PPO stage with a bar of iterations and the latest evaluation against HEFT."""
+    from simsched.learned.rl.training import train_ppo_stage
+    from simsched.report.terminal import training_bar
 
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-                    TimeElapsedColumn(), console=console, transient=False)
-
-
-def _train_ppo(cfg, conf, out: Path, console):
-    from simsched.learned.rl import checkpoint
-    from simsched.learned.rl.ppo import train_ppo
-
-    def save(net, rec):
-        checkpoint.save(out / "rl.pt", "rl", conf, net.state_dict(), rec)
-
-    with _progress(console, cfg.ppo.iterations, "PPO") as bar:
+    with training_bar(console, "PPO") as bar:
         task = bar.add_task("ppo", total=cfg.ppo.iterations, info="")
 
-        def progress(i, n, rec):
+        def progress(i: int, n: int, rec: dict) -> None:
             info = f"steps {rec['real_steps']}"
             if "eval_ratio" in rec:
                 info += f"  eval {'mean JCT' if cfg.reward == 'jobs' else 'makespan'}/HEFT {rec['eval_ratio']:.3f}"
             bar.update(task, completed=i, info=info)
 
-        net, hist = train_ppo(cfg, progress, save)
-    (out / "rl_history.json").write_text(json.dumps(hist))
-    return net
+        return train_ppo_stage(cfg, conf, out, progress)
 
 
-def steps_to_best(history: list[dict]) -> int:
-    """Real-simulator steps the model-free run had used when it saved its checkpoint: PPO keeps the
-    iteration with the best evaluation, so that is what the shipped agent cost (not the last)."""
-    evaluated = [h for h in history if "eval_ratio" in h]
-    if not evaluated:
-        return int(history[-1]["real_steps"]) if history else 0
-    return int(min(evaluated, key=lambda h: h["eval_ratio"])["real_steps"])
+def _train_world(cfg: Any, conf: dict, out: Path, console: Any) -> Any:
+    """The world-model stage with a bar of rounds and one line per round as it ends."""
+    from simsched.learned.rl.training import train_world_stage, world_budget
+    from simsched.report.terminal import training_bar
 
-
-def _model_free_steps(out: Path) -> int:
-    """Real steps of the model-free agent in ``out``: from its training history, else from its
-    checkpoint's record (a shipped ``rl.pt`` copied there); 0 when neither is there."""
-    hist_path = out / "rl_history.json"
-    if hist_path.exists():
-        return steps_to_best(json.loads(hist_path.read_text()))
-    if (out / "rl.pt").exists():
-        from simsched.learned.rl import checkpoint
-
-        return int(checkpoint.load(out / "rl.pt", "rl").get("meta", {}).get("real_steps", 0))
-    return 0
-
-
-def _train_world(cfg, conf, out: Path, console):
-    from simsched.learned.rl import checkpoint
-    from simsched.learned.rl.world import train_world
-
-    ppo_steps = _model_free_steps(out) or _ppo_steps(cfg)
-    budget = int(cfg.world.real_fraction * ppo_steps)
-    with _progress(console, cfg.world.rounds, "world model") as bar:
+    budget = world_budget(cfg, out)
+    with training_bar(console, "world model") as bar:
         task = bar.add_task("world", total=cfg.world.rounds, info=f"budget {budget} real steps")
 
-        done: list[dict] = []
-
-        def progress(kind, rec):
+        def progress(rec: dict) -> None:
             bar.update(task, advance=1, info=f"steps {rec['real_steps']}  eval makespan/HEFT {rec['eval_ratio']:.3f}")
-            # each round's record as it ends: a long run on a busy machine shows (and keeps) its progress
             console.print(f"world round {rec['round']}: {rec['real_steps']} real steps, evaluation score / "
                           f"HEFT's {rec['eval_ratio']:.4f}, {rec['wall_s']:.0f} s")
-            done.append(rec)
-            atomic_write_text(out / "world_history.json", json.dumps(done))
 
-        agent, hist, timing = train_world(cfg, budget, progress)
-    checkpoint.save(out / "rl_world.pt", "rl-world", conf, agent.state_dict(), {"timing": timing})
-    (out / "world_history.json").write_text(json.dumps(hist))
-    return agent
-
-
-def _report(cfg, out: Path, rl_net, world, console) -> None:
-    from simsched.learned.rl.policy import _load
-    from simsched.learned.rl.ppo import eval_seeds, make_env
-    from simsched.learned.rl.report import (
-        final_evaluation,
-        job_comparison,
-        job_table_lines,
-        measure_steps,
-        write_report,
-    )
-    from simsched.learned.rl.world import temperature_sweep
-
-    if rl_net is None and (out / "rl.pt").exists():
-        rl_net = _load("rl", str(out / "rl.pt"))
-    if world is None and (out / "rl_world.pt").exists():
-        world = _load("rl-world", str(out / "rl_world.pt"))
-    if rl_net is None and world is None:
-        raise SimschedError(f"no checkpoint in {out} to report on; train first")
-    console.print(f"evaluating on {cfg.eval.final_seeds} unseen seeds ...")
-    jobs = cfg.reward == "jobs"
-    final = final_evaluation(cfg, None if jobs else rl_net, world)
-    table = job_comparison(cfg, rl_net) if jobs else None
-    hist = {k: json.loads((out / f"{k}.json").read_text()) if (out / f"{k}.json").exists() else []
-            for k in ("rl_history", "world_history")}
-    steps = {"rl": _model_free_steps(out),
-             "rl-world": hist["world_history"][-1]["real_steps"] if hist["world_history"] else 0}
-    data = {"scenario": cfg.scenario, "tasks": list(cfg.tasks), "final_seeds": cfg.eval.final_seeds,
-            "final": final, "real_steps": steps, **hist}
-    if table is not None:
-        data.update(jobs=cfg.jobs, jobs_table=table)
-        print("\n".join(job_table_lines(table)))
-    if world is not None:
-        console.print("timing real vs world-model steps ...")
-        data["timing"] = measure_steps(cfg, world)
-        if hasattr(world, "starts"):
-            console.print(f"temperature sweep {cfg.world.tau_sweep} ...")
-            data["sweep"] = temperature_sweep(world, cfg, make_env(cfg), cfg.world.tau_sweep,
-                                              eval_seeds(cfg, cfg.eval.seeds))
-    write_report(out, data)
-    console.print(f"wrote {out / 'report.md'} and {out / 'report.png'}")
+        return train_world_stage(cfg, conf, out, budget, progress)
 
 
 def _train_scenario(path: Path, budget_min: float | None, output: Path | None, seed: int | None,
-                    select_days: int | None, report_days: int | None, resume: bool, console) -> None:
+                    select_days: int | None, report_days: int | None, resume: bool, console: Any) -> None:
     """``simsched train rl SCENARIO.yaml``: :func:`simsched.learned.rl.budget.train_within_budget` with a
     rich progress bar over the CPU budget, then the evaluate-space report."""
     from simsched.learned.rl import budget as bd
+    from simsched.learned.rl.training import budget_run
     from simsched.outputs import output_dir
+    from simsched.report.terminal import training_bar
     from simsched.scenario import load_scenario
 
-    budget_min = 30.0 if budget_min is None else budget_min
-    if not 0 < budget_min <= bd.MAX_BUDGET_MIN:
-        raise SimschedError(f"--budget-min must be in (0, {bd.MAX_BUDGET_MIN:g}] CPU minutes, got {budget_min!r}")
-    seed = 0 if seed is None else seed
-    if seed < 0:
-        raise SimschedError(f"--seed must be >= 0, got {seed}")
-    select_days, report_days = (8 if select_days is None else select_days), (20 if report_days is None else report_days)
-    for name, v in (("--select-days", select_days), ("--report-days", report_days)):
-        if not 1 <= v <= bd.MAX_DAYS:
-            raise SimschedError(f"{name} must be from 1 to {bd.MAX_DAYS}, got {v}")
+    run = budget_run(budget_min, seed, select_days, report_days)
     sc = load_scenario(path)  # a bad scenario: one located line, before any training
-    bd.config_for(path, Path("."), seed)  # the seed space check, before any output is made
+    bd.config_for(path, Path("."), run.seed)  # the seed space check, before any output is made
     out = output if output is not None else Path("out") / f"rl-{path.stem}"
     if resume and not (out / "rl.pt").is_file():
         raise SimschedError(f"nothing to resume: {out / 'rl.pt'} does not exist", field="--resume")
     out = output_dir(out, option="--output")
-    budget_s = 60.0 * budget_min
-    console.print(f"training rl on {sc.name}: {budget_min:g} CPU minutes; train, select ({select_days} days) and "
-                  f"evaluate ({report_days} days) seed spaces of seed {sc.seed}; writing {out}")
-    with _progress(console, int(budget_s), "rl") as bar:
+    budget_s = 60.0 * run.budget_min
+    console.print(f"training rl on {sc.name}: {run.budget_min:g} CPU minutes; train, select ({run.select_days} "
+                  f"days) and evaluate ({run.report_days} days) seed spaces of seed {sc.seed}; writing {out}")
+    with training_bar(console, "rl") as bar:
         task = bar.add_task("rl", total=budget_s, info="cloning srjf-eft")
 
         def progress(cpu_s: float, rec: dict) -> None:
@@ -255,10 +143,10 @@ def _train_scenario(path: Path, budget_min: float | None, output: Path | None, s
                        info=f"{label}: select mean JCT / srjf-eft {rec['select_ratio']:.3f}"
                             + (" (best)" if rec.get("best") else ""))
 
-        result = bd.train_within_budget(path, out, budget_s, seed=seed, select_days=select_days,
-                                        report_days=report_days, resume=resume, progress=progress)
+        result = bd.train_within_budget(path, out, budget_s, seed=run.seed, select_days=run.select_days,
+                                        report_days=run.report_days, resume=resume, progress=progress)
     r = result["report"]
-    console.print(f"selected: mean JCT / srjf-eft {result['best']:.3f} on {select_days} select days")
+    console.print(f"selected: mean JCT / srjf-eft {result['best']:.3f} on {run.select_days} select days")
     print(f"evaluate space, {r['days']} days (seeds {r['first_seed']}...): rl / srjf-eft mean JCT "
           f"{r['ratio']:.3f} [{r['low']:.3f}, {r['high']:.3f}] (geometric mean of per-day ratios, paired 95% "
           f"interval), better on {r['better_days']}/{r['days']} days")

@@ -14,25 +14,28 @@ from pathlib import Path
 
 import typer
 
+from simsched.cli.common import console, user_errors, warning_line
 from simsched.cli.flags import quoted, retired
 from simsched.errors import SimschedError
 
 
-def check_metric(name: str, option: str) -> str:
-    """``name`` if it is a metric column; a :class:`SimschedError` listing them otherwise."""
-    from simsched.run.columns import METRICS
-
-    if name not in METRICS:
-        raise SimschedError(f"{option} {name!r} is not a metric; choose from {', '.join(METRICS)}")
-    return name
-
-
-
-
-def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
-               objective: str | None = None) -> None:
+@user_errors
+def summarize(
+    results: Path = typer.Argument(..., help="Results of a sweep (.csv or .parquet).", show_default=False),
+    metric: list[str] | None = typer.Option(None, "--metric", "-m",
+                                            help="Metric to show (repeatable; default: makespan, slr, utilization; for "
+                                                 "job streams jct_mean, jct_p95, slowdown_mean, utilization)."),
+    json_path: Path | None = typer.Option(None, "--json", help="Also write the summary as JSON here."),
+    objective: str | None = typer.Option(None, "--objective",
+                                         help="Also count the seeds meeting a service objective per point, "
+                                              "e.g. 'makespan <= 120' (Wilson 95% interval)."),
+    _old_o: str | None = retired("summarize", "-o", lambda v: f"give the objective with --objective {quoted(v)}"),
+) -> None:
+    """Print mean ± 95% confidence interval per study point and scheduler, and the paired comparison."""
+    from simsched.report.summary import print_objective, print_paired, print_summary
     from simsched.run.store import completion, load_rows
-    from simsched.study.stats import objective_entries, override_fields, summarize_rows
+    from simsched.study.stats import objective_entries, override_fields, paired_entries, summarize_rows
+    from simsched.study.work import check_metric
 
     metrics = [check_metric(m, "--metric") for m in (metric or ())]
     if objective is not None:
@@ -51,10 +54,6 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
     done = completion(results, rows)
     fields = override_fields(rows)
     entries = summarize_rows(rows, metrics)
-    from simsched.cli.common import console, warning_line
-    from simsched.report.summary import print_objective, print_paired, print_summary
-    from simsched.study.stats import objective_entries, paired_entries
-
     if not done.complete:
         warning_line(f"{results}: {done.note()}")
     title = f"{results}: {done.runs()}" + ("" if done.complete else " (INCOMPLETE)")
@@ -74,20 +73,3 @@ def _summarize(results: Path, metric: list[str] | None, json_path: Path | None,
             doc["objective"] = {"text": objective, "groups": met}
         write_document(doc, json_path)
         typer.echo(f"summary written to {json_path}")
-
-
-def summarize(
-    results: Path = typer.Argument(..., help="Results of a sweep (.csv or .parquet).", show_default=False),
-    metric: list[str] | None = typer.Option(None, "--metric", "-m",
-                                            help="Metric to show (repeatable; default: makespan, slr, utilization; for "
-                                                 "job streams jct_mean, jct_p95, slowdown_mean, utilization)."),
-    json_path: Path | None = typer.Option(None, "--json", help="Also write the summary as JSON here."),
-    objective: str | None = typer.Option(None, "--objective",
-                                         help="Also count the seeds meeting a service objective per point, "
-                                              "e.g. 'makespan <= 120' (Wilson 95% interval)."),
-    _old_o: str | None = retired("summarize", "-o", lambda v: f"give the objective with --objective {quoted(v)}"),
-) -> None:
-    """Print mean ± 95% confidence interval per study point and scheduler, and the paired comparison."""
-    from simsched.cli.common import user_errors
-
-    user_errors(_summarize)(results, metric, json_path, objective)

@@ -1,6 +1,6 @@
 """The generalisation matrix (:mod:`simsched.learned.generalise_matrix`) as a self-contained HTML
 page: one row per cell with the ratio to the best rule, its 95% interval and the verdict (worse in
-red, better in green).  O(cells)."""
+red, better in green), and the same as a terminal table (:func:`print_matrix`).  O(cells)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ import html
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simsched.outputs import atomic_write
 from simsched.report.html import BASE_CSS
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _CSS = BASE_CSS + ".worse{color:#b00020;font-weight:bold}.better{color:#1b7a1b;font-weight:bold}"
 
@@ -49,3 +52,29 @@ def write_matrix_html(doc: Mapping[str, Any], path: str | Path) -> Path:
     """Write :func:`matrix_html` to ``path`` atomically."""
     text = matrix_html(doc)
     return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def print_matrix(doc: Mapping[str, Any], console: Console) -> None:
+    """The matrix as a terminal table: per cell the world, the best rule, the ratio to it with its 95%
+    interval, the days it was better on and the verdict (worse in red, better in green); the caption
+    counts the verdicts.  O(cells)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    s = doc["summary"]
+    table = Table(title=escape(f"{doc['scheduler']} on {doc['scenario']}: ratio of mean JCT to the best rule"),
+                  caption=escape(f"{doc['days']} days per cell, {doc['seed_space']} seed space (seed {doc['seed']}); "
+                                 f"geometric mean of per-day ratios, paired 95% t interval; cells better "
+                                 f"{s['better']}, tie {s['tie']}, worse {s['worse']}; geometric mean "
+                                 f"{s['geomean_ratio']:.3f}"))
+    for col in ("cell", "world", "best rule", "ratio", "95% interval", "better on", "verdict"):
+        table.add_column(col, justify="left" if col in ("cell", "world", "best rule", "verdict") else "right")
+    for r in doc["rows"]:
+        if "skipped" in r:
+            table.add_row(escape(r["cell"]), escape(f"skipped: {r['skipped']}"), "", "", "", "", "")
+            continue
+        colour = {"worse": "red", "better": "green"}.get(r["verdict"], "")
+        verdict = f"[{colour}]{r['verdict']}[/]" if colour else r["verdict"]
+        table.add_row(escape(r["cell"]), escape(r["world"]), escape(r["best_rule"]), f"{r['ratio']:.3f}",
+                      f"[{r['low']:.3f}, {r['high']:.3f}]", f"{r['wins']}/{r['days']}", verdict)
+    console.print(table)

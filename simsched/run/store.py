@@ -193,6 +193,15 @@ def load_rows(path: str | Path, need: Sequence[str] = (), *, checked: bool = Tru
     return out
 
 
+def common_errors(path: str | Path, run_id: str, limit: int = 3) -> list[tuple[str, int]]:
+    """The ``limit`` most common error messages of the failed runs of sweep ``run_id`` in the results at
+    ``path``, each with its count, most common first.  O(rows)."""
+    from collections import Counter
+
+    errors = Counter(r["error"] for r in load_rows(path) if r["error"] and r["run_id"] == run_id)
+    return errors.most_common(limit)
+
+
 def fsync_dir(path: Path) -> None:
     """Make a rename in ``path`` durable (best effort; not all platforms allow it)."""
     with contextlib.suppress(OSError):

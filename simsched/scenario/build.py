@@ -1,14 +1,17 @@
 """Building what a scenario describes: its task graph (from the seed) and the
-:class:`~simsched.simulator.problem.Problem` the schedulers see; graph errors located in the file."""
+:class:`~simsched.simulator.problem.Problem` the schedulers see; graph errors located in the file.  And the
+task graph of any workload source a command may be given (:func:`load_any_graph`)."""
 
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.scenario.load import Scenario
+from simsched.scenario.load import Scenario, load_scenario
 from simsched.scenario.locate import Loc, _closest
 from simsched.simulator.problem import Problem, spread_over_platform
 from simsched.workloads.taskgraph import TaskGraph
@@ -119,3 +122,38 @@ def check_world_ends(scenario: Scenario, problem: Problem) -> None:
         check_disruptions_end(problem, scenario.disruptions)
     except SimschedError as exc:
         raise scenario.locate(exc, (exc.field,) if exc.field else ("failures",)) from None
+
+
+# --------------------------------------------------------------------------- any workload source
+def _is_scenario(path: Path) -> bool:
+    """Whether the YAML file ``path`` is a scenario (it names a platform or schedulers) rather than a
+    workload file of the ``yaml`` importer."""
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return False
+    from simsched.yamlio import load_yaml
+
+    data = load_yaml(path).data
+    return isinstance(data, dict) and ("platform" in data or "schedulers" in data)
+
+
+def load_any_graph(path: Path, form: str | None = None) -> tuple[TaskGraph, float | None]:
+    """The task graph in a workload file (any importer form, ``form`` or from the extension), in a scenario
+    (built exactly as ``simsched run`` builds it: its seed, its platform) or named by a model (``resnet18``,
+    a name with no such file); and the scenario's mean bandwidth between processors (None otherwise, or
+    when every link is infinitely fast).  O(reading and building the graph)."""
+    from simsched.workloads.importers import load
+
+    if form is None and not path.exists() and path.suffix == "":
+        from simsched.workloads.dlmodels import ALIASES, MODELS
+
+        if path.name.lower() in MODELS or path.name.lower() in ALIASES:
+            return load(str(path), "model"), None
+    if form is None and path.is_file() and _is_scenario(path):
+        sc = load_scenario(path)
+        if not sc.has_task_graph:
+            raise SimschedError("the scenario has no task-graph workload", file=path)
+        bw = sc.platform.bandwidth
+        off = bw[~np.eye(bw.shape[0], dtype=bool)]
+        off = off[np.isfinite(off)]
+        return build_graph(sc, sc.seed), (float(off.mean()) if off.size else None)
+    return load(path, form), None

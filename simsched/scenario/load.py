@@ -254,14 +254,14 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
         base = doc.file.parent if doc.file is not None else Path.cwd()
         energy = parse_energy(model.platform, platform, base, problems)
         if model.workload is not None and "stream" in model.workload:  # a job stream of workload forms
-            from simsched.scenario.stream import parse_stream
+            from simsched.scenario.stream_parse import parse_stream
 
             workload = parse_stream(model.workload, m, base, problems)
         elif model.workload is not None:
             workload = _parse_workload(model.workload, m, base, problems)
     disruptions = None
     if model.failures is not None or model.stragglers is not None:
-        from simsched.scenario.stream import parse_dynamics
+        from simsched.scenario.dynamics import parse_dynamics
 
         disruptions = parse_dynamics(model.failures, model.stragglers, platform,
                                      doc.file.parent if doc.file is not None else Path.cwd(), problems)

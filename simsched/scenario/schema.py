@@ -367,9 +367,9 @@ class ScenarioModel(_Model):
     capacity: dict[str, Any] | None = None
     limits: LimitsSpec = LimitsSpec()
     failures: FailuresSection | None = None
-    """Processor failures (turned into the engine's disruptions by :mod:`simsched.scenario.stream`)."""
+    """Processor failures (turned into the engine's disruptions by :mod:`simsched.scenario.dynamics`)."""
     stragglers: StragglersSection | None = None
-    """Straggler episodes (turned into the engine's disruptions by :mod:`simsched.scenario.stream`)."""
+    """Straggler episodes (turned into the engine's disruptions by :mod:`simsched.scenario.dynamics`)."""
 
 
 class SpeedupSpec(_Model):

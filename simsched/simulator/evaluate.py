@@ -90,13 +90,16 @@ def _gang_execution_graph(problem: Problem, plan: Plan) -> tuple[np.ndarray, np.
 
 
 def evaluate_plan(problem: Problem, plan: Plan, durations: np.ndarray | None = None, *,
-                  disruptions: Any = None) -> Schedule:
+                  disruptions: Any = None, overheads: Any = None, storage: Any = None) -> Schedule:
     """Start and finish of every task when ``plan`` is executed with ``durations`` (default: the
     cost model's times on the planned processors).
 
-    It models neither processor failures nor stragglers: given active ``disruptions`` (a
-    :class:`~simsched.simulator.engine.Disruptions`) it raises :class:`SimschedError` rather than
-    guess; the SimPy engine (:func:`~simsched.simulator.engine.run_online`) simulates them.
+    It models neither processor failures nor stragglers, nor workflow-system overheads or storage:
+    given active ``disruptions`` (a :class:`~simsched.simulator.engine.Disruptions`), active
+    ``overheads`` (:class:`~simsched.simulator.engine.Overheads`) or a ``storage`` it raises
+    :class:`SimschedError` rather than guess; the SimPy engine
+    (:func:`~simsched.simulator.engine.run_online`, :func:`~simsched.simulator.engine.execute_plan`)
+    simulates them.
 
     Raises :class:`PlanError` when the plan cannot run: a task on an ineligible processor, or a
     processor order that puts a task before one of its own ancestors (which would deadlock).
@@ -106,6 +109,9 @@ def evaluate_plan(problem: Problem, plan: Plan, durations: np.ndarray | None = N
     if disruptions is not None and disruptions.active:
         raise SimschedError("the fast evaluator models neither processor failures nor stragglers; "
                             "simulate them with the SimPy engine (`simsched run`)")
+    if (overheads is not None and overheads.active) or storage is not None:
+        raise SimschedError("the fast evaluator models neither workflow-system overheads nor storage; "
+                            "simulate them with the SimPy engine (execute_plan, `simsched run`)")
     if plan.copies is not None:
         return evaluate_with_copies(problem, plan, durations)
     dur = plan_durations(problem, plan) if durations is None else np.asarray(durations, dtype=np.float64)

@@ -292,9 +292,11 @@ class Schedule:
 
 
 def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
-                      check_durations: bool = True, limit: int = 20) -> list[str]:
-    """See :meth:`Schedule.validate`.  With ``check_durations=False`` (stochastic runs) only the
-    sign of each duration is checked."""
+                      check_durations: bool = True, limit: int = 20, transfers: bool = True) -> list[str]:
+    """See :meth:`Schedule.validate`.  With ``check_durations=False`` (stochastic runs, or a model of
+    execution that adds time on the processor: overheads, storage) only the sign of each duration is
+    checked; with ``transfers=False`` (data moved through a storage service, not the network) each
+    consumer is checked to start after its producers finished, without the network's delay."""
     g, names, pnames = problem.graph, problem.graph.names, problem.platform.names
     n, m = g.n_tasks, problem.n_processors
     errors: list[str] = []
@@ -342,7 +344,7 @@ def validate_schedule(s: Schedule, problem: Problem, *, tol: float = TOL,
     if g.n_edges:
         if s.copies is None:
             edge, consumer = np.arange(g.n_edges), g.edge_dst
-            arrive = s.finish[g.edge_src] + problem.edge_delays(s.processor)
+            arrive = s.finish[g.edge_src] + (problem.edge_delays(s.processor) if transfers else 0.0)
         else:  # the earliest arrival from any instance of the producer counts
             edge, consumer, arrive = s.input_arrivals(problem)
         bad = np.flatnonzero(start[consumer] < arrive - scale)

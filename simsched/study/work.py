@@ -22,6 +22,16 @@ from typing import Any
 
 from simsched.run.columns import GRAPH_METRICS, METRICS, STREAM_METRICS
 
+
+def check_metric(name: str, option: str) -> str:
+    """``name`` if it is a metric column (:data:`~simsched.run.columns.METRICS`); a :class:`SimschedError`
+    naming ``option`` and listing them otherwise.  O(metrics)."""
+    from simsched.errors import SimschedError
+
+    if name not in METRICS:
+        raise SimschedError(f"{option} {name!r} is not a metric; choose from {', '.join(METRICS)}")
+    return name
+
 _CACHE: dict[str, Any] = {}
 _CACHE_LIMIT = 64
 

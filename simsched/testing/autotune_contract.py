@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from simsched.schedulers import registry
 from simsched.simulator.autotune_engine import AutotuneResult, ServerSpec, simulate
-from simsched.testing.contract import ContractReport, _search, violation
+from simsched.testing.contract_search import ContractReport, search_property, violation
 from simsched.testing.strategies import ProblemSpace
 from simsched.workloads.autotuning import PRESETS, JobPlan, JobSpec, TuningTask, plan_job
 
@@ -113,7 +113,7 @@ def _prop_conflict_free(res: AutotuneResult) -> None:
 def check_autotune_policy(name: str, examples: int = 50, seed: int = 0, *, params: dict[str, Any] | None = None,
                           properties: list[str] | None = None) -> ContractReport:
     """Check the registered autotuning policy ``name`` against :data:`AUTOTUNE_PROPERTIES`; returns a
-    :class:`~simsched.testing.contract.ContractReport` (``.passed``, ``.defects``, ``.format()``).
+    :class:`~simsched.testing.contract_search.ContractReport` (``.passed``, ``.defects``, ``.format()``).
     A name that is not a registered ``autotune`` policy, a bad parameter or an unknown property
     raises :class:`~simsched.errors.SimschedError`.  Cost: see the module docstring."""
     from simsched.errors import SimschedError
@@ -149,7 +149,7 @@ def check_autotune_policy(name: str, examples: int = 50, seed: int = 0, *, param
     checks = {"complete": complete, "conflict-free": conflict_free, "determinism": determinism}
     strategy = st.tuples(autotune_cases(), st.integers(0, 2**32 - 1))
     for prop in wanted:
-        report.properties.append(_search(prop, checks[prop], strategy, examples, seed,
-                                         description=AUTOTUNE_PROPERTIES[prop]))
+        report.properties.append(search_property(prop, checks[prop], strategy, examples, seed,
+                                                 description=AUTOTUNE_PROPERTIES[prop]))
     report.elapsed_s = time.perf_counter() - t0
     return report

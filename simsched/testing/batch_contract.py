@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from simsched.schedulers import registry
 from simsched.simulator.batch import BatchResult, simulate_batch
-from simsched.testing.contract import ContractReport, _search, violation
+from simsched.testing.contract_search import ContractReport, search_property, violation
 from simsched.testing.strategies import ProblemSpace
 from simsched.workloads.importers.swf import RigidTrace, make_trace
 
@@ -99,7 +99,7 @@ def _prop_capacity(r: BatchResult, case: BatchCase) -> None:
 def check_batch_policy(name: str, examples: int = 50, seed: int = 0, *, params: dict[str, Any] | None = None,
                        properties: list[str] | None = None) -> ContractReport:
     """Check the registered batch policy ``name`` against :data:`BATCH_PROPERTIES`; returns a
-    :class:`~simsched.testing.contract.ContractReport`.  A name that is not a registered ``batch``
+    :class:`~simsched.testing.contract_search.ContractReport`.  A name that is not a registered ``batch``
     policy, a bad parameter or an unknown property raises :class:`~simsched.errors.SimschedError`."""
     from simsched.errors import SimschedError
 
@@ -128,7 +128,7 @@ def check_batch_policy(name: str, examples: int = 50, seed: int = 0, *, params: 
     checks = {"complete": complete, "capacity": capacity, "determinism": determinism}
     strategy = st.tuples(batch_cases(), st.integers(0, 2**32 - 1))
     for prop in [p for p in BATCH_PROPERTIES if properties is None or p in properties]:
-        report.properties.append(_search(prop, checks[prop], strategy, examples, seed,
-                                         description=BATCH_PROPERTIES[prop]))
+        report.properties.append(search_property(prop, checks[prop], strategy, examples, seed,
+                                                 description=BATCH_PROPERTIES[prop]))
     report.elapsed_s = time.perf_counter() - t0
     return report

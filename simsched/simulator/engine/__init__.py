@@ -48,6 +48,10 @@ The online engine, by concern (one mixin per module, composed into
 ``disruptions.py`` :class:`Disruptions`, :func:`~simsched.simulator.engine.disruptions.check_disruptions_end`,
                    failures, repairs and slowdowns during a run
 ``stats.py``       :class:`OnlineStats` and :class:`DisruptionLog`: what a run counts and records
+``overheads.py``   :class:`Overheads`, :data:`PROFILES`: workflow-system overheads (submission, a
+                   rate-limited dispatcher, a scheduling cycle, pre/post steps, start-up), off by default
+``storage.py``     :class:`Storage`, :class:`TaskIO`: files read and written through one storage service
+                   whose bandwidth concurrent flows share fairly, files kept per host; off by default
 ``session.py``     :class:`OnlineSession`: the same run, stepped one assignment at a time
 ``plan.py``        :func:`execute_plan` (``copies.py``: plans with task duplication)
 ``compiled*.py``   the numba stream loop (below)
@@ -101,9 +105,11 @@ a slotted event holding only what ``Environment.step`` reads.  These are SimPy 4
 from simsched.simulator.engine.common import DECISION_PRIORITY
 from simsched.simulator.engine.disruptions import Disruptions
 from simsched.simulator.engine.loop import run_online
+from simsched.simulator.engine.overheads import PROFILES, Overheads
 from simsched.simulator.engine.plan import _execute, execute_plan
 from simsched.simulator.engine.session import OnlineSession
 from simsched.simulator.engine.stats import DisruptionLog, OnlineStats
+from simsched.simulator.engine.storage import Storage, TaskIO
 
-__all__ = ["DECISION_PRIORITY", "DisruptionLog", "Disruptions",
-           "OnlineSession", "OnlineStats", "_execute", "execute_plan", "run_online"]
+__all__ = ["DECISION_PRIORITY", "PROFILES", "DisruptionLog", "Disruptions", "OnlineSession", "OnlineStats",
+           "Overheads", "Storage", "TaskIO", "_execute", "execute_plan", "run_online"]

@@ -1,14 +1,17 @@
 """What the engine's drivers share: the decision-point priority, the event entry they push, a paused
-garbage collector, per-task durations with noise factors, the uniform-link test."""
+garbage collector, per-task durations with noise factors, the uniform-link test, the check of a
+model parameter."""
 
 from __future__ import annotations
 
 import gc
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
 
+from simsched.errors import SimschedError
 from simsched.simulator.noise import check_factors
 from simsched.simulator.problem import Problem
 
@@ -62,3 +65,14 @@ def uniform_link(latency: np.ndarray, inv_bandwidth: np.ndarray) -> tuple[float,
             return None
         out.append((float(d), float(o)))
     return out[0][0], out[1][0], out[0][1], out[1][1]
+
+
+def model_number(value: object, what: str, *, positive: bool = False) -> float:
+    """``value`` as a float once checked to be a number (not a bool), finite and >= 0 (> 0 with
+    ``positive``); :class:`SimschedError` naming ``what`` (e.g. ``"overheads: submit"``) otherwise.  O(1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise SimschedError(f"{what} must be a number, got {value!r}")
+    x = float(value)
+    if not (math.isfinite(x) and (x > 0 if positive else x >= 0)):
+        raise SimschedError(f"{what} must be finite and {'> 0' if positive else '>= 0'}, got {value!r}")
+    return x

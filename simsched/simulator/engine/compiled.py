@@ -80,8 +80,12 @@ def policy_kernel(policy) -> str | None:
     return kernel if kernel in KERNELS else None
 
 
-def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, pstate_slowdown=None) -> str | None:
-    """None when the compiled loop can run this call of ``run_online``, else why not (one phrase).  O(n)."""
+def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, pstate_slowdown=None, *,
+                     extended: bool = False) -> str | None:
+    """None when the compiled loop can run this call of ``run_online``, else why not (one phrase).
+    ``extended``: the run has workflow-system overheads or storage, which only SimPy models.  O(n)."""
+    if extended:
+        return "workflow-system overheads and storage run on the SimPy engine"
     if policy_kernel(policy) is None:
         name = getattr(policy, "name", None) or type(policy).__name__
         return f"policy {name!r} has no compiled form (compiled: {', '.join(KERNELS)})"
@@ -211,7 +215,7 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,
     return Schedule(proc, start, finish), stats
 
 
-def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate_slowdown):
+def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate_slowdown, *, extended=False):
     """``run_online``'s hook: the compiled run's ``(schedule, OnlineStats fields)``, or None to run on
     SimPy.  ``auto``: compiled when :func:`compiled_applies` and the problem has :data:`AUTO_MIN_TASKS`
     tasks (a numba that fails to import counts as missing); ``compiled``: :class:`SimschedError` when it
@@ -220,7 +224,7 @@ def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate
         raise SimschedError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "auto" and (problem.n_tasks < AUTO_MIN_TASKS or policy_kernel(policy) is None):
         return None
-    why = compiled_applies(problem, policy, factors, disruptions, pstate_slowdown)
+    why = compiled_applies(problem, policy, factors, disruptions, pstate_slowdown, extended=extended)
     if why is not None:
         if engine == "compiled":
             raise SimschedError(f"engine 'compiled': {why}")

@@ -54,6 +54,7 @@ class GangAllocation:
         if not w < _INF:
             raise SimschedError(f"policy {self.policy_name!r} assigned task {prob.graph.names[v]!r} to processors "
                                 f"{[prob.platform.names[q] for q in members]}, not all of which may run it")
+        w = self._gang_cost(v, w)
         now = self.env._now
         self.ready.discard(v)
         self.processor[v] = lead
@@ -61,9 +62,7 @@ class GangAllocation:
         self.cost[v] = w
         self.gangs[v] = self.members_of[v] = members
         self.stats.assignments += 1
-        g = prob.graph
-        edges = g.pred_edges[g.pred_ptr[v]:g.pred_ptr[v + 1]]
-        delay = float(prob.transfer_time(edges, self.processor[g.edge_src[edges]], lead).max()) if edges.size else 0.0
+        delay = self._gang_input_delay(v, lead)
         tag = v if self.disruptions is None else (v, self.attempt[v])
         if delay > 0.0:
             self.data_time[v] = now + delay
@@ -79,6 +78,19 @@ class GangAllocation:
             self.queue[q].append(v)
         if self.data_ok[v]:
             self._start_gang(v)
+
+    def _gang_input_delay(self, v: int, lead: int) -> float:
+        """Time from now until every input of gang task ``v`` is on its lead ``lead``: the max of
+        ``Problem.transfer_time`` over its in-edges (0 without any).  O(in-degree)."""
+        prob = self.problem
+        g = prob.graph
+        edges = g.pred_edges[g.pred_ptr[v]:g.pred_ptr[v + 1]]
+        return float(prob.transfer_time(edges, self.processor[g.edge_src[edges]], lead).max()) if edges.size else 0.0
+
+    def _gang_cost(self, v: int, w: float) -> float:
+        """How long multi-processor task ``v`` holds its members, given its runtime ``w`` on them: ``w``
+        (the hook where workflow-system overheads add their ``pre``).  O(1)."""
+        return w
 
     def _start_gang(self, v: int) -> None:
         """Start gang task ``v`` now if it heads the queue of every member, none runs anything or is
@@ -96,11 +108,18 @@ class GangAllocation:
             queue[q].popleft()
             running[q] = v
             self.expected_end[q] = self._queue_end(q, now + w)
+        self._hold_gang(v, now)
+
+    def _hold_gang(self, v: int, now: float) -> None:
+        """Gang task ``v`` took its members at ``now``: its finish event, its cost times its noise factor
+        (times the slowdown while a member is slowed down) ahead (the hook where workflow-system
+        overheads and storage time its phases).  O(k)."""
+        w = self.cost[v]
         d = w if self.factors is None else w * self.factors[v]
         if self.disruptions is None:
             heappush(self._events, (now + d, NORMAL, next(self._eid), Tick(self._on_gang_finish, v)))
         else:
-            if any(self.slow[q] for q in members):
+            if any(self.slow[q] for q in self.gangs[v]):
                 d = d * self.disruptions.slowdown
                 self.stats.slowed_tasks += 1
             Timeout(self.env, d, (v, self.attempt[v])).callbacks.append(self._on_gang_finish)

@@ -33,7 +33,9 @@ from simsched.simulator.engine.common import Tick, gc_paused
 from simsched.simulator.engine.decide import Decisions
 from simsched.simulator.engine.disruptions import Disruptions, FailureHandling
 from simsched.simulator.engine.gangs import GangAllocation
+from simsched.simulator.engine.overheads import Overheads, WorkflowOverheads, check_overheads_run
 from simsched.simulator.engine.stats import OnlineStats
+from simsched.simulator.engine.storage import SharedStorage, Storage, TaskIO, check_storage_run
 from simsched.simulator.policy import OnlinePolicy
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
@@ -48,6 +50,9 @@ def run_online(
     disruption_rng: np.random.Generator | None = None,
     pstate_slowdown: np.ndarray | None = None,
     engine: str = "auto",
+    overheads: Overheads | None = None,
+    storage: Storage | None = None,
+    io: TaskIO | None = None,
 ) -> tuple[Schedule, OnlineStats]:
     """Run ``policy`` on ``problem`` in the SimPy model; return the schedule and :class:`OnlineStats`.
 
@@ -98,16 +103,49 @@ def run_online(
     ``engine``: ``auto`` runs the same model in the compiled loop when the run qualifies (MCT or a replay,
     no failures, P-states or gangs, numba installed, a large problem), ``compiled`` insists, ``simpy``
     never; the schedule is the same float for float (:mod:`simsched.simulator.engine.compiled`).
+
+    **Workflow-system overheads** (``overheads``, :mod:`simsched.simulator.engine.overheads`: submission,
+    a rate-limited dispatcher, a scheduling cycle, pre and post steps, per-workflow start-up): only
+    when active (any field non-zero) the run is composed with them (:class:`OverheadRun`); a task is
+    then in the policy's ready set only once runnable, ``start`` is when it takes its processor (its
+    ``pre`` begins), ``finish`` the end of its runtime, and ``stats.done`` when its post step ended
+    (its children and the workflow's end wait for it).  They run on SimPy only (``engine="auto"``
+    falls back, ``"compiled"`` refuses) and not together with active ``disruptions`` (refused).
+
+    **Storage** (``storage``, with the I/O plan ``io``; :mod:`simsched.simulator.engine.storage`): a task
+    reads its input files not already on its host, runs, then writes its outputs, on its slot, through
+    one storage service whose bandwidth concurrent flows share fairly; edge data then moves only
+    through files (no network transfers).  Without ``io`` every edge is a file of ``edge_data`` bytes
+    (:meth:`TaskIO.from_graph` converts other units).  ``finish`` is then the end of the writes;
+    ``stats.read_time``/``write_time`` say what the I/O took.  SimPy only, like overheads.
     """
+    overheads = check_overheads_run(overheads, disruptions)
+    active = overheads is not None or storage is not None
     if engine != "simpy":
         from simsched.simulator.engine.compiled import dispatch
 
-        out = dispatch(engine, problem, policy, factors, disruptions, pstate_slowdown)
+        out = dispatch(engine, problem, policy, factors, disruptions, pstate_slowdown, extended=active)
         if out is not None:
             return out[0], OnlineStats(**out[1])
-    run = OnlineRun(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
-                     disruptions, disruption_rng, pstate_slowdown)
+    run = make_run(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
+                   disruptions, disruption_rng, pstate_slowdown, overheads, storage, io)
     return run.run()
+
+
+def make_run(problem: Problem, policy: OnlinePolicy | None, factors: np.ndarray | None, rng: np.random.Generator,
+             disruptions: Disruptions | None = None, disruption_rng: np.random.Generator | None = None,
+             pstate_slowdown: np.ndarray | None = None, overheads: Overheads | None = None,
+             storage: Storage | None = None, io: TaskIO | None = None) -> OnlineRun:
+    """The run object for these parts of the model: :class:`OnlineRun` (today's class, today's code
+    path) unless a part that is off by default is active, then the class composed with it.  O(n + e + m)."""
+    overheads = check_overheads_run(overheads, disruptions)
+    io = check_storage_run(storage, io, problem, disruptions)
+    args = (problem, policy, factors, rng, disruptions, disruption_rng, pstate_slowdown)
+    if io is not None:
+        return StorageRun(*args, overheads, storage, io)
+    if overheads is not None:
+        return OverheadRun(*args, overheads)
+    return OnlineRun(*args)
 
 
 class OnlineRun(Decisions, Assignment, GangAllocation, FailureHandling):
@@ -154,15 +192,21 @@ class OnlineRun(Decisions, Assignment, GangAllocation, FailureHandling):
 
     def begin(self) -> None:
         """Schedule the arrivals and the first decision point."""
-        g, env = self.problem.graph, self.env
+        g = self.problem.graph
         late = np.flatnonzero(g.arrival > 0)
-        if late.size:
-            times, counts = np.unique(g.arrival[late], return_counts=True)
-            groups = np.split(late[np.argsort(g.arrival[late], kind="stable")], np.cumsum(counts)[:-1])
-            for t, tasks in zip(times.tolist(), groups):
-                heappush(self._events, (env._now + t, NORMAL, next(self._eid), Tick(self._on_arrival, tasks.tolist())))
+        self._schedule_arrivals(late, g.arrival[late])
         if self.ready:
             self._decision_point("arrival")
+
+    def _schedule_arrivals(self, tasks: np.ndarray, at: np.ndarray) -> None:
+        """One arrival event per distinct time in ``at`` (``tasks[i]`` arrives ``at[i]`` from now), its
+        tasks in index order.  O(k log k)."""
+        if tasks.size:
+            now = self.env._now
+            times, counts = np.unique(at, return_counts=True)
+            groups = np.split(tasks[np.argsort(at, kind="stable")], np.cumsum(counts)[:-1])
+            for t, group in zip(times.tolist(), groups):
+                heappush(self._events, (now + t, NORMAL, next(self._eid), Tick(self._on_arrival, group.tolist())))
 
     def result(self) -> tuple[Schedule, OnlineStats]:
         """The schedule of a finished run; :class:`SimschedError` if tasks did not run."""
@@ -192,7 +236,7 @@ class OnlineRun(Decisions, Assignment, GangAllocation, FailureHandling):
         for v in ev._value:
             self.arrived[v] = True
             if self.npred[v] == 0:
-                self.ready.add(v)
+                self._becomes_ready(v)
         self._decision_point("arrival")
 
     def _on_finish(self, ev: Event) -> None:
@@ -201,15 +245,54 @@ class OnlineRun(Decisions, Assignment, GangAllocation, FailureHandling):
         ready.  O(out-degree)."""
         v = ev._value
         self.finish[v] = self.env._now
+        became_ready = self._count_down(v)
+        self._release(self.proc_of[v])
+        if became_ready and self.trigger is None:
+            self._decision_point("ready")
+
+    def _count_down(self, v: int) -> bool:
+        """Count finished task ``v`` off its successors; those left with no unfinished predecessor
+        become ready if arrived (:meth:`_becomes_ready`).  True when one became ready at once.
+        O(out-degree)."""
         npred, arrived = self.npred, self.arrived
         became_ready = False
         succ_ptr = self.succ_ptr
         for w in self.succ_dst[succ_ptr[v]:succ_ptr[v + 1]]:
             c = npred[w] - 1
             npred[w] = c
-            if c == 0 and arrived[w]:
-                self.ready.add(w)
+            if c == 0 and arrived[w] and self._becomes_ready(w):
                 became_ready = True
-        self._release(self.proc_of[v])
-        if became_ready and self.trigger is None:
-            self._decision_point("ready")
+        return became_ready
+
+    def _becomes_ready(self, v: int) -> bool:
+        """Task ``v`` has arrived and every predecessor has finished: it joins the ready set now (True;
+        workflow-system overheads delay this: submission, dispatcher, cycle).  O(1)."""
+        self.ready.add(v)
+        return True
+
+
+class OverheadRun(WorkflowOverheads, OnlineRun):
+    """An online run with workflow-system overheads (:mod:`simsched.simulator.engine.overheads`)."""
+
+    def __init__(self, problem: Problem, policy: OnlinePolicy | None, factors: np.ndarray | None,
+                 rng: np.random.Generator, disruptions: Disruptions | None = None,
+                 disruption_rng: np.random.Generator | None = None,
+                 pstate_slowdown: np.ndarray | None = None, overheads: Overheads | None = None) -> None:
+        super().__init__(problem, policy, factors, rng, disruptions, disruption_rng, pstate_slowdown)
+        self._init_overheads(overheads if overheads is not None else Overheads())
+
+
+class StorageRun(SharedStorage, WorkflowOverheads, OnlineRun):
+    """An online run with storage (:mod:`simsched.simulator.engine.storage`) and overheads (all zero
+    when none were given: the storage phases are timed by the overheads' ``pre`` and runtime)."""
+
+    def __init__(self, problem: Problem, policy: OnlinePolicy | None, factors: np.ndarray | None,
+                 rng: np.random.Generator, disruptions: Disruptions | None = None,
+                 disruption_rng: np.random.Generator | None = None,
+                 pstate_slowdown: np.ndarray | None = None, overheads: Overheads | None = None,
+                 storage: Storage | None = None, io: TaskIO | None = None) -> None:
+        OnlineRun.__init__(self, problem, policy, factors, rng, disruptions, disruption_rng, pstate_slowdown)
+        self._init_overheads(overheads if overheads is not None else Overheads())
+        if storage is None or io is None:
+            raise SimschedError("a storage run needs a storage service and an I/O plan")
+        self._init_storage(storage, io)

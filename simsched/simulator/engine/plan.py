@@ -9,12 +9,17 @@ from simpy.events import Event, Timeout
 from simsched.errors import PlanError
 from simsched.simulator.engine.common import durations as _durations
 from simsched.simulator.engine.common import gc_paused as _gc_paused
+from simsched.simulator.engine.overheads import Overheads
+from simsched.simulator.engine.replay import replay_plan
+from simsched.simulator.engine.storage import Storage, TaskIO
 from simsched.simulator.evaluate import evaluate_plan, execution_graph, plan_durations
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, topological_rank
 
 
-def execute_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None) -> Schedule:
+def execute_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None, *,
+                 overheads: Overheads | None = None, storage: Storage | None = None,
+                 io: TaskIO | None = None) -> Schedule:
     """Execute ``plan`` on the SimPy model and return what happened.
 
     Each processor runs the tasks ``plan`` gives it in planned order (equal ``order`` values in
@@ -39,7 +44,14 @@ def execute_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None
 
     A plan with copies (task duplication) runs every instance; a consumer takes each input from
     whichever instance of its producer delivers it first (:func:`_execute_with_copies`).
+
+    Under active workflow-system ``overheads`` or a ``storage`` service (with the I/O plan ``io``) the
+    plan is run through the online engine, which models them, by a policy making its decisions
+    (:func:`~simsched.simulator.engine.replay.replay_plan`, whose stats also give each task's done
+    time); a plan with copies is then refused.
     """
+    if (overheads is not None and overheads.active) or storage is not None:
+        return replay_plan(problem, plan, factors, overheads=overheads, storage=storage, io=io)[0]
     if plan.copies is not None:
         return _execute_with_copies(problem, plan, factors)
     schedule, _ = _execute(problem, plan, factors)

@@ -7,8 +7,10 @@ import numpy as np
 from simsched.errors import SimschedError
 from simsched.simulator.engine.common import gc_paused as _gc_paused
 from simsched.simulator.engine.disruptions import Disruptions
-from simsched.simulator.engine.loop import OnlineRun
+from simsched.simulator.engine.loop import make_run
+from simsched.simulator.engine.overheads import Overheads
 from simsched.simulator.engine.stats import OnlineStats
+from simsched.simulator.engine.storage import Storage, TaskIO
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
@@ -24,14 +26,18 @@ class OnlineSession:
     returns the next view at once, otherwise it runs the SimPy environment until the next decision
     point (paused by ``StopSimulation`` in the decision callback) and returns that view, or
     ``None`` when every task has finished.  The dynamics are exactly :func:`run_online`'s — one
-    engine, two drivers.  Cost per ``assign``: the events processed up to the next decision.
+    engine, two drivers (``overheads``, ``storage`` and ``io`` as there).  Cost per ``assign``: the
+    events processed up to the next decision.
     """
 
     def __init__(self, problem: Problem, factors: np.ndarray | None = None,
                  disruptions: Disruptions | None = None,
-                 disruption_rng: np.random.Generator | None = None, name: str = "agent") -> None:
+                 disruption_rng: np.random.Generator | None = None, name: str = "agent", *,
+                 overheads: Overheads | None = None, storage: Storage | None = None,
+                 io: TaskIO | None = None) -> None:
         self.problem = problem
-        self._run = OnlineRun(problem, None, factors, np.random.default_rng(0), disruptions, disruption_rng)
+        self._run = make_run(problem, None, factors, np.random.default_rng(0), disruptions, disruption_rng,
+                             overheads=overheads, storage=storage, io=io)
         self._run.policy_name = name
         self.view: DecisionView | None = None
         self._schedule: Schedule | None = None

@@ -54,5 +54,17 @@ class OnlineStats:
     """Every attempt and down interval, in runs with disruptions."""
     pstate: np.ndarray | None = None
     """(n,) the P-state each task (its last attempt) ran at, when the run had P-states (``pstate_slowdown``)."""
+    done: np.ndarray | None = None
+    """(n,) when each task was done for the workflow system (its post step ended: ``finish + post``), in
+    runs with workflow-system overheads; the workflow's end is its max.  None otherwise."""
+    read_time: np.ndarray | None = None
+    """(n,) seconds each task spent reading its inputs from storage (its read flow, latency included),
+    in runs with storage; None otherwise."""
+    write_time: np.ndarray | None = None
+    """(n,) seconds each task spent writing its outputs to storage, in runs with storage."""
+    bytes_read: float = 0.0
+    """Bytes read from storage (runs with storage)."""
+    bytes_written: float = 0.0
+    """Bytes written to storage (runs with storage)."""
     engine: str = "simpy"
     """Which engine ran: ``simpy`` (the ground truth) or ``compiled`` (:mod:`simsched.simulator.engine.compiled`)."""

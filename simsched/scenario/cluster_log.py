@@ -1,0 +1,74 @@
+"""A cluster log as a scenario's workload: ``workload.stream`` naming ``swf`` or ``gpu_trace``, read once
+into rigid jobs (:class:`BatchTraceConfig`) that ``simsched run`` replays under the batch policies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from simsched.errors import SimschedError
+from simsched.scenario.stream_section import BatchTraceSection
+from simsched.workloads.importers.swf import RigidTrace
+from simsched.workloads.taskgraph import TaskGraph
+
+if TYPE_CHECKING:
+    from simsched.scenario.locate import Loc, Problems
+    from simsched.scenario.workload import WorkloadSpec
+
+
+@dataclass
+class BatchTraceConfig:
+    """A validated cluster-log section: the rigid jobs, read once, whether jobs are killed at
+    their requested time, and what a processor failure does to the job running there."""
+
+    trace: RigidTrace
+    kill: bool = False
+    on_failure: str = "requeue"
+
+    def describe(self) -> str:
+        return (f"cluster log of {self.trace.n} rigid jobs ({Path(self.trace.source).name})"
+                + (", killed at their requested time" if self.kill else ""))
+
+
+def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
+    """Validate a ``workload.stream`` section naming ``swf`` or ``gpu_trace`` into a
+    :class:`~simsched.scenario.WorkloadSpec` of form ``batch`` (``options["batch"]``: a
+    :class:`BatchTraceConfig`); the file is read now, its errors located at its own line (or at the
+    field naming it).  Dropped jobs are one warning line with their counts.  O(lines)."""
+    from simsched.scenario.workload import WorkloadSpec
+    from simsched.workloads.importers.gpu_trace import read_gpu_trace
+    from simsched.workloads.importers.swf import read_swf
+
+    top: Loc = ("workload", "stream")
+    try:
+        section = BatchTraceSection.model_validate(raw)
+    except ValidationError as exc:
+        problems.add_validation(top, exc, BatchTraceSection)
+        return None
+    key = "swf" if section.swf is not None else "gpu_trace"
+    name = str(getattr(section, key))
+    path = Path(name) if Path(name).is_absolute() else base / name
+    try:
+        if key == "swf":
+            trace = read_swf(path, limit=section.limit, window=section.window, scale=float(section.scale),
+                             max_procs=m, too_wide=section.too_wide, procs_from=section.procs_from,
+                             keep=section.keep)
+        else:
+            trace = read_gpu_trace(path, limit=section.limit, scale=float(section.scale), max_procs=m,
+                                   too_wide=section.too_wide)
+    except SimschedError as exc:
+        problems.add_error((*top, key), exc)
+        return None
+
+    def build(_m: int, rng: np.random.Generator) -> TaskGraph:
+        raise SimschedError("a cluster log (swf, gpu_trace) is a stream of rigid jobs, not a task graph: "
+                            "`simsched run` replays it under batch policies")
+
+    config = BatchTraceConfig(trace, section.kill, section.on_failure)
+    return WorkloadSpec("batch", {"batch": config, "path": str(path)}, build, top)
+
