@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from simsched.cli.common import Progress, console
 from simsched.errors import SimschedError
+from simsched.report.terminal import Progress, console
 
 if TYPE_CHECKING:
     from simsched.fidelity.table import FidelityTable
