@@ -26,7 +26,7 @@ from simsched.fidelity import (
 )
 from simsched.fidelity.calibrate import Bound, bounds_for, parse_bounds
 from simsched.fidelity.corpus import find_instances
-from simsched.fidelity.model import build_problem
+from simsched.fidelity.model import build_problem, documented_defaults, task_io
 from simsched.fidelity.table import start_error
 from simsched.workloads.importers.wfformat_recorded import read_recorded
 
@@ -171,12 +171,47 @@ def test_calibration_fits_the_training_runs_only(tmp_path: Path) -> None:
     for i in range(4):
         fan(tmp_path / f"fan-{i}.json", [10.0] * 6, 30.0, cores=8)
     corpus = read_corpus([tmp_path])
-    [result] = calibrate(corpus, budget_s=20.0, seed=1, bounds={"runtime_factor": (1.0, 1.0)})
-    assert result.parameters == Parameters(slots=2, runtime_factor=1.0)
+    fixed = {name: (0.0, 0.0) for name in ("submit", "dispatch_interval", "cycle", "pre", "post", "startup")}
+    [result] = calibrate(corpus, budget_s=20.0, seed=1, bounds={"runtime_factor": (1.0, 1.0), **fixed})
+    assert result.parameters.slots == 2 and result.parameters.pre == 0.0
     assert result.train_error == 0.0 < result.start_error
     assert set(result.train) == {e.name for e in corpus.executions if not e.held_out}
     table = fidelity_table(corpus)
     assert [g.runs for g in table.groups if g.kind == "all"] == [2]
+
+
+def test_calibration_recovers_a_per_task_overhead_of_a_chain(tmp_path: Path) -> None:
+    # a chain of three 10 s tasks recorded at 45 s: 5 s per task beyond the runtimes
+    for i in range(2):
+        chain(tmp_path / f"c-{i}.json", [10.0, 10.0, 10.0], 45.0)
+    free = {"pre": (0.0, 20.0)}
+    fixed = {name: (0.0, 0.0) for name in ("submit", "dispatch_interval", "cycle", "post", "startup")}
+    [result] = calibrate(read_corpus([tmp_path]), budget_s=20.0, seed=2,
+                         bounds={"runtime_factor": (1.0, 1.0), **fixed, **free})
+    assert result.parameters.pre == pytest.approx(5.0, abs=0.05)
+    assert result.train_error < 2e-3
+
+
+def test_documented_defaults_and_overheads_in_the_model(tmp_path: Path) -> None:
+    graph, run = read_recorded(chain(tmp_path / "c-1.json", [3.0, 4.0, 5.0], 100.0))
+    # sum of runtimes + n x (submit + pre + post) + startup
+    params = Parameters(submit=1.0, pre=2.0, post=0.5, startup=7.0)
+    assert simulate(graph, run, params).makespan == pytest.approx(12.0 + 3 * 3.5 + 7.0)
+    pegasus = documented_defaults("pegasus")
+    assert (pegasus.submit, pegasus.pre, pegasus.post) == (13.5, 13.5, 13.5) and pegasus.slots is None
+    assert documented_defaults("someone-else") == Parameters()
+
+
+def test_storage_moves_the_recorded_files(tmp_path: Path) -> None:
+    graph, run = read_recorded(HAND)
+    io = task_io(run)
+    assert io.size.sum() == 7e6 + 3e6 + 1e6 + 5e5 + 2.5e5 + 2e6
+    # split read 7 MB (its input file) and wrote 4 MB (its two outputs): nothing beyond its files
+    assert io.extra_read[0] == 0.0 and io.extra_write[0] == 0.0
+    slow = simulate(graph, run, Parameters(bandwidth=1e6))
+    fast = simulate(graph, run, Parameters(bandwidth=1e12))
+    assert slow.makespan > fast.makespan == pytest.approx(34.0, abs=1e-3)
+    assert simulate(graph, run, Parameters()).makespan == 34.0
 
 
 def test_calibration_refuses_a_zero_budget_empty_bounds_and_no_training_runs(tmp_path: Path) -> None:
@@ -257,7 +292,7 @@ def test_calibrate_then_fidelity_end_to_end(twice: Path, tmp_path: Path) -> None
     assert "HELD-OUT" in shown.stdout and "calibrated" in shown.stdout
     assert max(len(line) for line in shown.stdout.splitlines() if line.startswith(("┃", "│"))) <= 100
     doc = json.loads(out_json.read_text())
-    assert doc["models"] == ["today", "calibrated"] and len(doc["executions"]) == 6
+    assert doc["models"] == ["today", "defaults", "calibrated"] and len(doc["executions"]) == 6
     held = [e for e in doc["executions"] if e["part"] == "held-out"]
     assert len(held) == 3 and {e["execution"] for e in held}.isdisjoint(read_profile(profile).train)
     page = out_html.read_text()
@@ -270,7 +305,7 @@ def test_fidelity_draws_the_recorded_gantt_where_starts_are_recorded(tmp_path: P
     shown = runner.invoke(app, ["fidelity", str(HAND), "--html", str(out), "--gantt", HAND.name, "--wide"])
     assert shown.exit_code == 0, shown.output
     page = out.read_text()
-    assert "recorded</text>" in page and "simulated (today)" in page
+    assert "recorded</text>" in page and "simulated (defaults)" in page
     assert "5.5/6.8" in shown.stdout  # the start-time error, median/p95 in seconds
 
 

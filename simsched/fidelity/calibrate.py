@@ -43,7 +43,8 @@ from scipy.optimize import differential_evolution
 
 from simsched.errors import SimschedError, did_you_mean
 from simsched.fidelity.corpus import Corpus, Execution
-from simsched.fidelity.model import NAMES, Parameters, simulate
+from simsched.fidelity.model import NAMES, Parameters, documented_defaults, simulate, task_io
+from simsched.simulator.engine import TaskIO
 
 
 @dataclass(frozen=True)
@@ -91,12 +92,30 @@ class Calibration:
     train: tuple[str, ...]
 
 
+DEFAULT_BOUNDS: dict[str, Bound] = {
+    "runtime_factor": Bound(0.5, 2.0, log=True),
+    "submit": Bound(0.0, 120.0),
+    "dispatch_interval": Bound(0.0, 10.0),
+    "cycle": Bound(0.0, 60.0),
+    "pre": Bound(0.0, 120.0),
+    "post": Bound(0.0, 120.0),
+    "startup": Bound(0.0, 600.0),
+    "bandwidth": Bound(1e6, 1e10, log=True),
+    "latency": Bound(0.0, 0.0),
+}
+"""The search box of every parameter but ``slots`` (:func:`default_bounds`): overheads up to 2 minutes per
+task (published HTCondor figures are 12-15 s per step), a dispatcher releasing from 0.1 to any number
+of tasks per second, a cycle up to HTCondor's 60 s negotiator interval, a start-up up to 10 minutes,
+a storage service from 1 MB/s to 10 GB/s (searched on a log scale; at 10 GB/s the corpus's I/O takes
+seconds, so "no storage bottleneck" is inside the box), a runtime factor from 0.5 to 2.  The storage
+latency is fixed at 0 (a makespan cannot tell it from ``pre``); ``--bound latency=0,1`` frees it."""
+
+
 def default_bounds(train: Sequence[Execution]) -> dict[str, Bound]:
-    """The search box of an installation: ``slots`` 1 to the most cores of its machines (48 when no
-    machine says), ``runtime_factor`` 0.5 to 2.  O(runs x machines)."""
+    """The search box of an installation: :data:`DEFAULT_BOUNDS`, and ``slots`` from 1 to the most cores
+    of its machines (48 when no machine says).  O(runs x machines)."""
     cores = [m.cores for e in train for m in e.run.machines if m.cores]
-    return {"slots": Bound(1, max(cores, default=48), integer=True),
-            "runtime_factor": Bound(0.5, 2.0, log=True)}
+    return {"slots": Bound(1, max(cores, default=48), integer=True), **DEFAULT_BOUNDS}
 
 
 def parse_bounds(items: Sequence[str]) -> dict[str, tuple[float, float]]:
@@ -138,11 +157,12 @@ def log_error(simulated: float, recorded: float) -> float:
     return abs(math.log(simulated / recorded))
 
 
-def objective(train: Sequence[Execution], params: Parameters, scheduler: str = "recorded") -> float:
-    """Mean ``|log(simulated / recorded makespan)|`` over ``train`` under ``params``.  One simulation
-    per run."""
-    return float(np.mean([log_error(simulate(e.graph, e.run, params, scheduler).makespan, e.run.makespan)
-                          for e in train]))
+def objective(train: Sequence[Execution], params: Parameters, scheduler: str = "recorded",
+              io: Sequence[TaskIO] | None = None) -> float:
+    """Mean ``|log(simulated / recorded makespan)|`` over ``train`` under ``params`` (``io``: each run's
+    :func:`~simsched.fidelity.model.task_io`, built once by the caller).  One simulation per run."""
+    return float(np.mean([log_error(simulate(e.graph, e.run, params, scheduler, io[i] if io else None).makespan,
+                                    e.run.makespan) for i, e in enumerate(train)]))
 
 
 class _Spent(Exception):
@@ -169,7 +189,8 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
     fixed = {n: (int(b.low) if b.integer else b.low) for n, b in bounds.items() if b.fixed}
     start = replace(start, **{n: v for n, v in fixed.items()})
     free = [n for n in NAMES if n in bounds and not bounds[n].fixed]
-    start_error = objective(train, start, scheduler)
+    io = [task_io(e.run) for e in train]
+    start_error = objective(train, start, scheduler, io)
     best = [start_error, start]
     evaluations = [1]
 
@@ -177,7 +198,7 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
         if clock() - t0 >= budget_s:
             raise _Spent
         params = _to_params(x, free, bounds, start)
-        value = objective(train, params, scheduler)
+        value = objective(train, params, scheduler, io)
         evaluations[0] += 1
         if value < best[0]:
             best[0], best[1] = value, params
@@ -190,7 +211,7 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
         x0 = []
         for n, (lo, hi) in zip(free, box):
             v = getattr(start, n)
-            if v is None:  # slots unset: every core, the top of its range
+            if v is None:  # slots unset: every core; no bandwidth: no storage bottleneck (the top of the range)
                 v = bounds[n].high
             v = math.log10(v) if bounds[n].log else v
             x0.append(min(max(float(v), lo), hi))
@@ -224,7 +245,8 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
               progress: Callable[[int, int, str], None] | None = None) -> list[Calibration]:
     """Calibrate every installation of ``corpus`` on its training runs (:func:`training_runs`) within
     ``budget_s`` CPU seconds in all (shared as the module docstring says), from ``start(train)``
-    (default: today's model, ``Parameters()``), over :func:`bounds_for` with ``bounds`` overriding.
+    (default: the documented defaults of its workflow system, :func:`documented_defaults`), over
+    :func:`bounds_for` with ``bounds`` overriding.
     Checks everything (budget, bounds, training runs) before the first simulation.
     ``progress(done, total, label)`` after each installation.  Installations in corpus order."""
     if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0 \
@@ -238,7 +260,7 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
     out = []
     for i, (label, train) in enumerate(runs.items()):
         share = left_s * cost[label] / left_cost
-        origin = start(train) if start is not None else Parameters()
+        origin = start(train) if start is not None else documented_defaults(train[0].wms)
         result = calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label], start=origin)
         out.append(result)
         left_s, left_cost = max(left_s - result.cpu_s, 0.0), left_cost - cost[label]

@@ -156,6 +156,8 @@ class _Reader:
                 if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                     raise self.fail(f"must be a whole number >= 1 (or null: every core), got {v!r}", where)
                 values[key] = v
+            elif key == "bandwidth" and v is None:  # no storage model
+                values[key] = v
             else:
                 values[key] = self.number(v, where)
         try:

@@ -5,6 +5,8 @@ Models, in the table's order:
 
 * ``today``: today's model of a recorded run — every recorded core a slot, runtimes as recorded,
   nothing else (``Parameters()``);
+* ``defaults``: the workflow system's documented defaults (its overheads profile with each value's
+  published source, :func:`~simsched.fidelity.model.documented_defaults`), uncalibrated;
 * ``calibrated``: the parameters a profile (:mod:`simsched.fidelity.profile`) holds for the run's
   installation (absent without a profile; NaN for an installation the profile does not cover).
 
@@ -28,11 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
-from simsched.fidelity.model import Parameters, Simulated, simulate
+from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
 from simsched.fidelity.profile import Profile
 from simsched.workloads.recorded import RecordedRun
 
-TODAY, CALIBRATED = "today", "calibrated"
+TODAY, DEFAULTS, CALIBRATED = "today", "defaults", "calibrated"
 GROUP_KINDS = ("installation", "wms", "application", "all")
 
 
@@ -154,7 +156,7 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
     the last model are kept (:attr:`FidelityTable.simulations`).  ``progress(done, total, name)`` after
     each execution.  O(models x simulations)."""
     t0 = time.process_time()
-    models = (TODAY,) if profile is None else (TODAY, CALIBRATED)
+    models = (TODAY, DEFAULTS) if profile is None else (TODAY, DEFAULTS, CALIBRATED)
     trained = profile.train if profile is not None else frozenset()
     machines = {label: sorted({m.name for e in runs for m in e.run.machines})
                 for label, runs in corpus.installations().items()}
@@ -162,17 +164,18 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
              for label, runs in corpus.installations().items()}
     rows, kept, runs = [], {}, {}
     for i, e in enumerate(corpus.executions):
-        chosen: list[Parameters | None] = [Parameters()]
+        chosen: list[Parameters | None] = [Parameters(), documented_defaults(e.wms)]
         if profile is not None:
             found = entry[e.installation]
             chosen.append(found.parameters if found is not None else None)
         simulated, starts = [], []
+        io = task_io(e.run) if any(p is not None and p.storage is not None for p in chosen) else None
         for params in chosen:
             if params is None:
                 simulated.append(math.nan)
                 starts.append(None)
                 continue
-            sim = simulate(e.graph, e.run, params, scheduler)
+            sim = simulate(e.graph, e.run, params, scheduler, io)
             simulated.append(sim.makespan)
             starts.append(start_error(e.run.start, sim))
             if keep:

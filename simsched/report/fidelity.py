@@ -4,7 +4,7 @@
   ``|log(simulated / recorded makespan)|``) at the start and after, the fitted parameters, the
   simulations and CPU seconds it took and why it stopped;
 * :func:`print_fidelity`: the held-out errors by installation, workflow system and application, each
-  model side by side (median and mean ``|relative error|``; ``wide`` adds the largest and the bias,
+  model side by side (median / mean ``|relative error|``; ``wide`` adds the largest and the bias,
   and a row per execution), then the runs and CPU time.  The default table fits 100 columns.
 
 Errors are shown as signed or absolute percentages (:func:`percent`).
@@ -57,11 +57,11 @@ def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -
     out.add_column("group", overflow="fold", max_width=None if wide else 34)
     out.add_column("runs", justify="right")
     for m in table.models:
-        out.add_column(f"{m}\nmedian", justify="right")
-        out.add_column(f"{m}\nmean", justify="right")
         if wide:
-            out.add_column(f"{m}\nmax", justify="right")
-            out.add_column(f"{m}\nbias", justify="right")
+            for stat in ("median", "mean", "max", "bias"):
+                out.add_column(f"{m}\n{stat}", justify="right")
+        else:
+            out.add_column(f"{m}\nmedian / mean", justify="right")
     kind = None
     for g in table.groups:
         if g.kind != kind and kind is not None:
@@ -69,9 +69,10 @@ def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -
         kind = g.kind
         cells = [escape(g.key if g.kind == "all" else f"{_KIND_TITLE[g.kind]}: {g.key}"), str(g.runs)]
         for s in g.stats:
-            cells += [percent(s.median), percent(s.mean)]
             if wide:
-                cells += [percent(s.max), percent(s.bias, signed=True)]
+                cells += [percent(s.median), percent(s.mean), percent(s.max), percent(s.bias, signed=True)]
+            else:
+                cells.append(f"{percent(s.median)} / {percent(s.mean)}")
         out.add_row(*cells)
     console.print(out)
     if wide:
