@@ -94,16 +94,22 @@ def test_yaml_file_errors(tmp_path: Path) -> None:
 def test_count_expands_names_and_hosts(tmp_path: Path) -> None:
     s = load_scenario(write(tmp_path, PLATFORM))
     procs = s.platform.processors
-    assert [p.name for p in procs] == ["cpu0", "cpu1", "cpu2", "cpu3", "gpu0", "gpu1", "big"]
-    assert [p.host for p in procs] == ["cpu0", "cpu1", "cpu2", "cpu3", "node", "node", "big"]
+    big = [f"big/c{i}" for i in range(8)]  # cores: 8 is a host of 8 one-core slots
+    assert [p.name for p in procs] == ["cpu0", "cpu1", "cpu2", "cpu3", "gpu0", "gpu1", *big]
+    assert [p.host for p in procs] == ["cpu0", "cpu1", "cpu2", "cpu3", "node", "node", *["big"] * 8]
     assert procs[4].speed == 4.0 and procs[4].type == "gpu"
-    assert procs[6].cores == 8 and procs[6].memory == 64
+    assert all(p.cores == 1 and p.memory == 64 for p in procs[6:])
+    assert [p.core for p in procs] == [None] * 6 + list(range(8))
+    pf = s.platform
+    assert pf.host_names == ("cpu0", "cpu1", "cpu2", "cpu3", "node", "big") and pf.n_hosts == 6
+    assert pf.host_cores.tolist() == [1, 1, 1, 1, 2, 8] and pf.core_slots
+    assert pf.size_text() == "6 hosts, 14 slots"
 
 
 def test_network_and_links(tmp_path: Path) -> None:
     s = load_scenario(write(tmp_path, PLATFORM))
     pf = s.platform
-    i, j, k = pf.index("cpu0"), pf.index("big"), pf.index("cpu1")
+    i, j, k = pf.index("cpu0"), pf.index("big/c3"), pf.index("cpu1")  # a link to a host: to each of its slots
     assert pf.bandwidth[i, j] == pf.bandwidth[j, i] == 100.0
     assert pf.latency[i, j] == 0.01
     assert pf.bandwidth[i, k] == 10.0 and pf.latency[i, k] == 0.5
@@ -117,8 +123,8 @@ def test_affinity_and_memory_reach_the_cost_model(tmp_path: Path) -> None:
     pf = s.platform
     assert problem.W[0, pf.index("gpu0")] == pytest.approx(8 / (4.0 * 10.0))
     assert problem.W[0, pf.index("cpu0")] == pytest.approx(8 / 0.5)
-    assert np.isinf(problem.W[1, pf.index("cpu0")])  # y needs memory 32: only "big" may run it
-    assert problem.eligible[1].sum() == 1
+    assert np.isinf(problem.W[1, pf.index("cpu0")])  # y needs memory 32: only "big" (any of its 8 cores) may run it
+    assert problem.eligible[1].sum() == 8
 
 
 def test_link_to_unknown_processor(tmp_path: Path) -> None:
@@ -266,7 +272,7 @@ def test_affinity_that_would_have_no_effect_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="no processor has type 'gpus'.*did you mean 'gpu'") as info:
         load_scenario(write(tmp_path, base.replace("AFF", "{task: {gpus: 10}}"), "t.yaml"))
     assert info.value.field == "platform.affinity.task.gpus"
-    ones = "cost: [1, 1, 1, 1, 1, 1, 1]"
+    ones = "cost: [" + ", ".join(["1"] * 14) + "]"  # one per processor: big's 8 cores are 8 slots
     inline = PLATFORM.replace("work: 8", ones).replace("work: 4", ones)
     with pytest.raises(SimschedError, match="explicit per-processor costs, so the affinity"):
         build_problem(load_scenario(write(tmp_path, inline, "u.yaml")))

@@ -170,7 +170,7 @@ def run_table(report: RunReport, wide: bool = False, drop: tuple[str, ...] = ())
         paired = paired_comparison(report.rows, key)
 
     table = Table(title=escape(f"{cut(scenario.name)}: {problem.n_tasks} tasks, {problem.graph.n_edges} edges on "
-                               f"{problem.n_processors} processors ({platform})"), title_justify="left")
+                               f"{problem.platform.size_text()} ({platform})"), title_justify="left")
     longest = max((len(s["scheduler"]) for s in summary), default=9)
     table.add_column("scheduler", style="bold", overflow="fold", min_width=min(max(9, longest), 24))
     for c in cols:

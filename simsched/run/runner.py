@@ -402,8 +402,10 @@ def _check_gang_support(scenario: Scenario, problem: Problem, spec: SchedulerCho
     if not g.gang or g.procs_min.max() <= 1 or getattr(scheduler, "multiprocessor_tasks", False):
         return
     i = int(np.argmax(g.procs_min > 1))
+    what = (f"{g.procs_min[i]} cores (a gang of {g.procs_min[i]} one-core slots of one host)"
+            if g.cores[i] == g.procs_min[i] and g.same_host[i] else f"{g.procs_min[i]}")
     error = SimschedError(f"scheduler {spec.label!r} places every task on one processor, but task {g.names[i]!r} "
-                          f"needs {g.procs_min[i]} at once; use a gang-aware scheduler (heft, online-heft, srjf-eft, "
+                          f"needs {what} at once; use a gang-aware scheduler (heft, online-heft, srjf-eft, "
                           f"fair-eft)")
     if spec.loc and spec.loc[0] == "--scheduler":
         raise error.located(field="--scheduler")

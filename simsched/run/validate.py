@@ -36,7 +36,7 @@ def validate_scenario(loaded: Scenario, path: str | Path) -> Validated:
         return Validated(head + "autotuning section"
                          + (f" (policies: {', '.join(map(str, policies))})" if isinstance(policies, list) else ""))
     if is_batch(loaded):
-        return Validated(head + f"{loaded.workload.describe()} on {loaded.platform.n_processors} processors; "
+        return Validated(head + f"{loaded.workload.describe()} on {loaded.platform.size_text()}; "
                                 f"policies: {', '.join(loaded.scheduler_labels)}")
     stream = None
     if loaded.workload.form == "stream":  # draw the day once: for the problem and for the offered load
@@ -49,7 +49,7 @@ def validate_scenario(loaded: Scenario, path: str | Path) -> Validated:
         kinds[p.type] = kinds.get(p.type, 0) + 1
     noise = loaded.noise
     line = (head + f"{problem.n_tasks} tasks, {problem.graph.n_edges} edges "
-            f"({loaded.workload.describe()}) on {problem.n_processors} processors "
+            f"({loaded.workload.describe()}) on {problem.platform.size_text()} "
             f"({', '.join(f'{k} {t}' for t, k in kinds.items())}); "
             f"schedulers: {', '.join(loaded.scheduler_labels)}; seed {loaded.seed}, "
             f"{loaded.repetitions} repetition{'s' if loaded.repetitions > 1 else ''}; "

@@ -11,6 +11,7 @@ import numpy as np
 
 from simsched import limits
 from simsched.errors import SimschedError
+from simsched.scenario.cores import CoresError, on_cores
 from simsched.scenario.load import Scenario, load_scenario
 from simsched.scenario.locate import Loc, _closest
 from simsched.simulator.problem import Problem, spread_over_platform
@@ -91,6 +92,20 @@ def _check_platform_fields_used(scenario: Scenario, graph: TaskGraph) -> None:
             ("platform", "processors", at[0], "speed") if at else ("platform", "processors"))
 
 
+def honour_cores(scenario: Scenario, graph: TaskGraph) -> TaskGraph:
+    """``graph`` with its tasks of ``cores: k > 1`` as rigid gangs of ``k`` slots of one host
+    (:mod:`simsched.scenario.cores`); a task needing more cores than any host has, or cores and procs
+    both, is refused at its ``cores`` field (an inline task) or at the workload.  O(n + m)."""
+    assert scenario.platform is not None
+    try:
+        return on_cores(graph, scenario.platform)
+    except CoresError as exc:
+        spec = scenario.workload
+        loc = (("workload", "tasks", exc.task, "cores") if spec is not None and spec.written_inline
+               else spec.loc if spec is not None else ("workload",))
+        raise scenario.locate(exc, loc) from None
+
+
 def build_problem(scenario: Scenario, seed: int | None = None, *, graph: TaskGraph | None = None) -> Problem:
     """The :class:`Problem` (graph on platform, with the cost model applied) for ``seed`` (default:
     the scenario's).  ``graph``: that seed's graph when the caller has drawn it already (a job
@@ -100,6 +115,7 @@ def build_problem(scenario: Scenario, seed: int | None = None, *, graph: TaskGra
     if graph is None:
         graph = build_graph(scenario, scenario.seed if seed is None else seed)
     _check_platform_fields_used(scenario, graph)
+    graph = honour_cores(scenario, graph)
     try:
         with limits.using(scenario.limits):
             limits.check_matrix(graph.n_tasks, scenario.platform.n_processors, structured=graph.cost is None)

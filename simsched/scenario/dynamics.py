@@ -40,6 +40,13 @@ def parse_dynamics(failures: Any, stragglers: Any, platform: Platform | None, ba
         problems.add_validation(("stragglers",), exc, StragglersSection)
     if platform is None or (failures is not None and fail is None) or (stragglers is not None and strag is None):
         return None
+    if platform.core_slots:  # a failure or a slowdown episode strikes one processor: here one core of a host
+        for key, section in (("failures", failures), ("stragglers", stragglers)):
+            if section is not None:
+                problems.add((key,), f"{key} strike one processor at a time, and on a host with cores "
+                                     f"(platform.processors[].cores > 1) a processor is one core: a host's {key} are "
+                                     f"not modelled; give the processors no cores, or drop {key}")
+        return None
     m = platform.n_processors
     rate, mttr, trace = np.zeros(m), np.full(m, 1.0), ()
     if fail is not None:

@@ -57,15 +57,21 @@ def parse_energy(spec: PlatformSpec, platform: Platform | None, base: Path, prob
         if t not in types:
             problems.add(("platform", "power", "types", t), f"no processor has type {t!r}; the platform's types: "
                                                              f"{', '.join(types)}")
+    slots = _core_slots_by_host(platform)
     for n in pw.processors:
-        if n not in names:
+        if n not in names and n not in slots:
             problems.add(("platform", "power", "processors", n), f"no processor named {n!r}")
-    missing = sorted({p.type for p in platform.processors if p.name not in pw.processors and p.type not in pw.types})
+    # a host of cores named here: each of its slots (one core) draws what the entry says
+    by_name = {}
+    for n, s in pw.processors.items():
+        for slot in ([n] if n in names else slots[n]):
+            by_name[slot] = s
+    missing = sorted({p.type for p in platform.processors if p.name not in by_name and p.type not in pw.types})
     if missing:
         problems.add(("platform", "power", "types"), f"no power entry for processor type {missing[0]!r}: every "
                                                      f"processor needs one (its type's or its own)")
     model = PowerModel({t: s.build() for t, s in pw.types.items()},
-                       {n: s.build() for n, s in pw.processors.items()}, pw.link_energy, pw.time_unit_s)
+                       {n: s.build() for n, s in by_name.items()}, pw.link_energy, pw.time_unit_s)
     prices, kwh = None, 0.0
     if spec.prices is not None:
         for t in spec.prices.types:
@@ -91,6 +97,19 @@ def parse_energy(spec: PlatformSpec, platform: Platform | None, base: Path, prob
             except SimschedError as exc:
                 problems.add_error(("platform", "carbon", "types", t), exc)
     return EnergySetup(model, prices, kwh, carbon, by_type)
+
+
+def _core_slots_by_host(platform: Platform) -> dict[str, list[str]]:
+    """The core slots named by each host of cores and by each processor entry with cores (``{"node":
+    ["node/c0", ...]}``: ``node/c<i>`` belongs to ``node``, and to its host when ``host`` is given);
+    names without core slots are absent.  O(m)."""
+    out: dict[str, list[str]] = {}
+    for p in platform.processors:
+        if p.core is not None:
+            entry = p.name.rsplit("/c", 1)[0]
+            for key in dict.fromkeys((entry, p.host)):
+                out.setdefault(key, []).append(p.name)
+    return out
 
 
 def _resolve(name: str, base: Path) -> Path:

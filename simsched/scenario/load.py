@@ -187,11 +187,12 @@ def _build_platform(spec: PlatformSpec, problems: Problems) -> Platform | None:
                              f"no processor or host named {end!r}{_closest(end, sorted(names))}")
     seen: dict[str, int] = {}
     for i, entry in enumerate(spec.processors):
-        for p in entry.expand():
-            if p.name in seen:
+        # a host of cores keeps its own name beside its slots': another processor may not take it
+        for name in [p.name for p in entry.expand()] + (entry.names if entry.cores > 1 else []):
+            if name in seen:
                 problems.add(("platform", "processors", i, "name"),
-                             f"processor name {p.name!r} is used twice (also by processors[{seen[p.name]}])")
-            seen.setdefault(p.name, i)
+                             f"processor name {name!r} is used twice (also by processors[{seen[name]}])")
+            seen.setdefault(name, i)
     types = sorted({p.type for p in processors})
     for kind, per_type in spec.affinity.items():
         for ptype in per_type:
@@ -209,6 +210,21 @@ def _build_platform(spec: PlatformSpec, problems: Problems) -> Platform | None:
     except SimschedError as exc:
         problems.add_error(("platform",), exc)
         return None
+
+
+def _too_many_slots(spec: PlatformSpec, error: SimschedError) -> Loc:
+    """Where a platform over the processor limit is located: at the ``cores`` (or ``count``) of the
+    first entry over it alone, else at ``platform.processors``; with cores the message says that each
+    core is a processor.  O(entries)."""
+    if not any(p.cores > 1 for p in spec.processors):
+        return ("platform", "processors")
+    error.message = error.message.replace(" processors is more", " processors (each core of a host is one: count "
+                                          "x cores) is more", 1)
+    top = limits.current().max_processors
+    for i, p in enumerate(spec.processors):
+        if p.n_slots > top:
+            return ("platform", "processors", i, "cores" if p.cores > 1 else "count")
+    return ("platform", "processors")
 
 
 def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Sequence[str] | bool = False) -> Scenario:
@@ -243,12 +259,13 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
     platform = workload = energy = None
     schedulers: tuple[SchedulerChoice, ...] = ()
     if model.platform is not None:
-        m = sum(p.count or 1 for p in model.platform.processors)
+        m = sum(p.n_slots for p in model.platform.processors)  # with cores: c, each core is a slot
         try:
             with limits.using(model.limits.overrides()):
                 limits.check_processors(m)
         except SimschedError as exc:
-            problems.add_error(("platform", "processors"), exc)
+            exc.field = None  # located below: at the entry's cores when it alone is over the limit
+            problems.add_error(_too_many_slots(model.platform, exc), exc)
             problems.raise_if_any()
         platform = _build_platform(model.platform, problems)
         base = doc.file.parent if doc.file is not None else Path.cwd()

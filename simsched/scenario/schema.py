@@ -22,7 +22,7 @@ from pydantic import (
 
 from simsched import limits
 from simsched.simulator.noise import NoiseKind
-from simsched.simulator.platform import Processor
+from simsched.simulator.platform import Processor, host_slots
 from simsched.simulator.power import ProcessorPower, PState
 
 Loc = tuple[Any, ...]
@@ -128,8 +128,15 @@ class _Model(NumbersChecked):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+Cores = Annotated[int, _NotBool, BeforeValidator(_int_in_range), Field(ge=1), AfterValidator(_procs_bound)]
+"""The cores a task needs at once: a whole number from 1 to ``limits.max_processors`` (each core is a
+slot, a processor; a host's own ``cores`` are bounded with its ``count``, against the scenario's
+limits, when the platform is built)."""
+
+
 class ProcessorSpec(_Model):
-    """One processor, or ``count`` identical ones named ``name0 .. name{count-1}``."""
+    """One processor, or ``count`` identical ones named ``name0 .. name{count-1}``; with ``cores: c >
+    1`` each is a host of ``c`` one-core slots ``<name>/c0 .. <name>/c{c-1}`` (docs/model.md)."""
 
     name: str
     type: str = "cpu"
@@ -139,12 +146,23 @@ class ProcessorSpec(_Model):
     host: str | None = None
     count: PositiveInt | None = None
 
+    @property
+    def names(self) -> list[str]:
+        """The entry's processor names, ``name`` or ``name0 .. name{count-1}`` (with ``cores: c > 1``
+        each names a host of ``c`` slots, and is no processor's name itself).  O(count)."""
+        return [self.name] if self.count is None else [f"{self.name}{i}" for i in range(self.count)]
+
+    @property
+    def n_slots(self) -> int:
+        """How many processors (slots) this entry expands into: ``count x cores``.  O(1)."""
+        return (self.count or 1) * self.cores
+
     def expand(self) -> list[Processor]:
-        """The processors this entry stands for (one per ``count``; each is its own host unless
-        ``host`` is given)."""
-        names = [self.name] if self.count is None else [f"{self.name}{i}" for i in range(self.count)]
-        return [Processor(name=n, type=self.type, speed=self.speed, cores=self.cores, memory=self.memory,
-                          host=self.host or "") for n in names]
+        """The processors this entry stands for: one per ``count`` (each its own host unless ``host``
+        is given), or with ``cores: c > 1`` the ``c`` slots of each (:func:`host_slots`: named
+        ``<name>/c<i>``, on host ``host`` or else the processor's own name).  O(count x cores)."""
+        return [p for n in self.names for p in host_slots(n, self.cores, type=self.type, speed=self.speed,
+                                                        memory=self.memory, host=self.host or "")]
 
 
 class NetworkSpec(_Model):
@@ -410,7 +428,9 @@ class TaskSpec(_Model):
     arrival: NonNegative | None = None
     priority: Finite | None = None
     memory: NonNegative | None = None
-    cores: PositiveInt | None = None
+    cores: Cores | None = None
+    """Cores the task needs at once: ``k > 1`` makes it a rigid gang of ``k`` one-core slots of one host
+    (``procs: k`` with ``same_host``, when the problem is built; docs/model.md)."""
     procs: Procs | tuple[Procs, Procs] | None = None
     """Processors of one type the task needs at once: ``k`` (rigid) or ``[k_min, k_max]`` (moldable:
     the scheduler chooses k; Amdahl's law with ``serial``).  See :mod:`simsched.simulator.gang`."""
@@ -420,6 +440,15 @@ class TaskSpec(_Model):
     """A moldable task's speedup model (instead of ``serial``): Amdahl's or Downey's."""
     same_host: StrictBool | None = None
     """All of the task's processors on one host (and of one type)."""
+
+    @model_validator(mode="after")
+    def _cores_or_procs(self) -> TaskSpec:
+        if self.cores is not None and self.cores > 1:
+            given = [k for k in ("procs", "same_host", "serial", "speedup") if getattr(self, k) is not None]
+            if given:
+                raise ValueError(f"cores: {self.cores} makes the task a rigid gang of {self.cores} one-core slots of "
+                                 f"one host; give cores or {'/'.join(given)}, not both")
+        return self
 
     @model_validator(mode="after")
     def _one_speedup_model(self) -> TaskSpec:

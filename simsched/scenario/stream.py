@@ -16,6 +16,7 @@ import numpy as np
 
 from simsched import limits
 from simsched.errors import SimschedError
+from simsched.scenario.cores import CoresError, on_cores
 from simsched.simulator.jobmetrics import job_critical_paths
 from simsched.simulator.platform import Platform
 from simsched.simulator.problem import Problem, execution_times, spread_over_platform
@@ -113,7 +114,8 @@ class StreamConfig:
         """The stream for ``rng``: arrivals, then each job's source (by weight) and graph, merged.
         Generated jobs get the platform's speeds and affinities (as a generator workload does);
         when generated (cost-matrix) jobs meet work-based file jobs, every job gets its explicit
-        execution-time matrix.  O(total tasks x processors + edges)."""
+        execution-time matrix; a task of ``cores: k > 1`` becomes a gang of ``k`` slots of one host
+        (:mod:`simsched.scenario.cores`).  O(total tasks x processors + edges)."""
         m = platform.n_processors
         if self.trace is not None:
             arrivals = np.array([row.time for row in self.trace])
@@ -135,6 +137,11 @@ class StreamConfig:
             limits.check_tasks(total, field="workload.stream")  # file jobs: their size is known only now
             if src.spec.form == "generator":
                 g = spread_over_platform(g, platform, affinity)
+            try:
+                g = on_cores(g, platform)  # tasks of cores: k > 1 as gangs of k slots of one host
+            except CoresError as exc:
+                exc.message = f"jobs[{k}] ({src.name or src.spec.describe()}): {exc.message}"
+                raise
             graphs.append(g)
         with_cost = [g.cost is not None for g in graphs]
         if any(with_cost) and not all(with_cost):

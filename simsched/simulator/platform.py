@@ -1,7 +1,12 @@
 """The platform: processors grouped into hosts, and the network between them.
 
 A :class:`Processor` is one schedulable execution slot (a CPU core group or a GPU) with a type, a
-speed, a number of cores, memory and the host it sits in.  A :class:`Platform` holds the processors
+speed, a number of cores, memory and the host it sits in.  The engines run one task at a time on a
+processor.  A host with ``c`` cores that runs up to ``c`` one-core tasks at once is ``c`` processors,
+its **slots** (:func:`host_slots`: ``node/c0 .. node/c{c-1}``, each ``cores=1`` and ``core`` its index,
+all on host ``node``); a task needing ``k`` of them is a gang of ``k`` slots of one host
+(:mod:`simsched.simulator.gang`).  :attr:`Platform.host_names`, :attr:`Platform.host_index` and
+:attr:`Platform.host_cores` describe the hosts.  A :class:`Platform` holds the processors
 and the network: moving ``d`` units of data from processor p to q takes
 ``latency[p, q] + d / bandwidth[p, q]``, and nothing when ``p == q``.  Processors on the same host use
 the host's internal link (by default free: zero latency, infinite bandwidth).
@@ -26,7 +31,11 @@ from simsched.errors import SimschedError
 @dataclass(frozen=True)
 class Processor:
     """One execution slot: ``type`` (e.g. ``cpu``, ``gpu``) selects kind affinities; time for work w
-    is ``w / (speed * affinity)``; ``host`` groups processors that share memory and cores."""
+    is ``w / (speed * affinity)``; ``host`` groups processors that share a host (free transfers within
+    it by default).  The engines run one task at a time on it, whatever its ``cores``: ``cores`` says
+    how many cores that one slot stands for (1 for a core slot of :func:`host_slots`; a learned
+    scheduler may read it as a feature).  ``core``: this slot's index among its host's cores when it
+    is one core of a multi-core host (:func:`host_slots`), else None."""
 
     name: str
     type: str = "cpu"
@@ -34,6 +43,7 @@ class Processor:
     cores: int = 1
     memory: float = float("inf")
     host: str = ""
+    core: int | None = None
 
     def __post_init__(self) -> None:
         if not self.host:
@@ -44,6 +54,27 @@ class Processor:
             raise SimschedError(f"processor {self.name!r}: cores must be >= 1, got {self.cores}")
         if not self.memory > 0:
             raise SimschedError(f"processor {self.name!r}: memory must be > 0, got {self.memory}")
+
+
+def slot_name(host: str, core: int) -> str:
+    """The name of core ``core`` of host ``host``: ``host/c{core}`` (``worker0/c3``).  O(1)."""
+    return f"{host}/c{core}"
+
+
+def host_slots(name: str, cores: int, *, type: str = "cpu", speed: float = 1.0, memory: float = float("inf"),
+               host: str = "") -> list[Processor]:
+    """The processors of a host of ``cores`` cores that runs up to ``cores`` one-core tasks at once:
+    ``[Processor(name)]`` (its own cores=1 processor) when ``cores == 1``, else ``cores`` one-core
+    slots ``name/c0 .. name/c{cores-1}`` of ``type``, ``speed`` and ``memory`` (each slot may run a
+    task needing up to ``memory``: the memory is not shared out among them), all on host ``host``
+    (default: ``name``).  O(cores)."""
+    if cores < 1:
+        raise SimschedError(f"processor {name!r}: cores must be >= 1, got {cores}")
+    if cores == 1:
+        return [Processor(name=name, type=type, speed=speed, cores=1, memory=memory, host=host)]
+    on = host or name
+    return [Processor(name=slot_name(name, i), type=type, speed=speed, cores=1, memory=memory, host=on, core=i)
+            for i in range(cores)]
 
 
 @dataclass(frozen=True)
@@ -121,8 +152,8 @@ class Platform:
     O(m) numbers, so per-processor queries never cost O(m^2).
     """
 
-    __slots__ = ("processors", "_index", "_speed", "_cores", "_memory", "_host", "_network", "_latency",
-                 "_bandwidth")
+    __slots__ = ("processors", "_index", "_speed", "_cores", "_memory", "_host", "_host_names", "_network",
+                 "_latency", "_bandwidth")
 
     def __init__(self, processors: Sequence[Processor], latency: np.ndarray, bandwidth: np.ndarray) -> None:
         self._gather(processors)
@@ -151,6 +182,7 @@ class Platform:
         self._index = index
         codes.setflags(write=False)
         self._host = codes
+        self._host_names = tuple(hosts)
         self._speed = np.array([p.speed for p in self.processors], dtype=np.float64)
         self._cores = np.array([p.cores for p in self.processors], dtype=np.int64)
         self._memory = np.array([p.memory for p in self.processors], dtype=np.float64)
@@ -285,3 +317,31 @@ class Platform:
         """(m,) index of each processor's host (hosts numbered in order of first appearance), a fresh
         array per call (O(m) copy of the codes gathered at construction)."""
         return self._host.copy()
+
+    @property
+    def host_names(self) -> tuple[str, ...]:
+        """Host names in order of first appearance (``host_names[host_index[p]]`` is ``p``'s host).  O(1)."""
+        return self._host_names
+
+    @property
+    def n_hosts(self) -> int:
+        """Number of distinct hosts.  O(1)."""
+        return len(self._host_names)
+
+    @property
+    def host_cores(self) -> np.ndarray:
+        """(hosts,) the cores of each host: the sum of its processors' ``cores`` (its slot count when
+        every processor is a one-core slot), a fresh array per call.  O(m)."""
+        return np.bincount(self._host, weights=self._cores, minlength=self.n_hosts).astype(np.int64)
+
+    @property
+    def core_slots(self) -> bool:
+        """True when some processor is one core of a multi-core host (:func:`host_slots`).  O(m)."""
+        return any(p.core is not None for p in self.processors)
+
+    def size_text(self) -> str:
+        """``"8 processors"``, or ``"2 hosts, 96 slots"`` on a platform with core slots (what
+        ``simsched validate`` and the run header say).  O(m)."""
+        if self.core_slots:
+            return f"{self.n_hosts} host{'s' if self.n_hosts != 1 else ''}, {self.n_processors} slots"
+        return f"{self.n_processors} processors"

@@ -93,7 +93,9 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "name": "Processor name (with `count`: the prefix, `cpu` -> `cpu0 .. cpu{count-1}`).",
         "type": "Processor type, used by `affinity` (e.g. `cpu`, `gpu`).",
         "speed": "Execution time of a `work` task is `work / (speed x affinity)`.",
-        "cores": "Cores (recorded; the engine runs one task at a time per processor).",
+        "cores": "`c > 1`: a host of c one-core slots `<name>/c0 .. <name>/c{c-1}` (with `count`: `<name>0/c0 ..`), "
+                 "each running one task at a time; power per slot (per core); `count x cores` slots count against "
+                 "`limits.max_processors`. See model.md#cores.",
         "memory": "A task whose `memory` exceeds this may not run here.",
         "host": "Host name; processors on one host use `host_bandwidth`/`host_latency` (default: own host).",
         "count": "Expand into `count` identical processors.",
@@ -127,7 +129,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "arrival": "Earliest start (online arrivals).",
         "priority": "Priority (used by some policies).",
         "memory": "Memory needed; processors with less may not run it.",
-        "cores": "Cores needed (recorded).",
+        "cores": "Cores needed at once: `k > 1` is a rigid gang of k slots of one host (`procs: k` with "
+                 "`same_host`; gang-aware schedulers only); refused where no host has k cores. See model.md#cores.",
         "procs": "Processors of one type it needs at once: `k` (rigid; `cost`/`work` is its time on k) or "
                  "`[k_min, k_max]` (moldable: the scheduler chooses k; time at k_min, Amdahl's law). "
                  "Gang-aware schedulers only (heft, online-heft, srjf-eft, fair-eft). See model.md.",
