@@ -161,7 +161,7 @@ def test_the_hand_written_fork_join_with_a_two_core_task() -> None:
 def test_parameters_are_checked() -> None:
     with pytest.raises(SimschedError, match="slots must be an integer >= 1"):
         Parameters(slots=0)
-    with pytest.raises(SimschedError, match="runtime_factor must be a finite number > 0"):
+    with pytest.raises(SimschedError, match="the value must be finite and > 0, got nan"):
         Parameters(runtime_factor=float("nan"))
 
 

@@ -39,6 +39,7 @@ from simsched.errors import SimschedError
 from simsched.schedulers import registry
 from simsched.schedulers.recorded import Recorded
 from simsched.simulator.engine import PROFILES, OnlineStats, Overheads, Storage, TaskIO, run_online
+from simsched.simulator.engine.common import model_number
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
@@ -89,12 +90,11 @@ class Parameters:
             v = getattr(self, name)
             if name == "bandwidth" and v is None:
                 continue
-            positive = name in ("runtime_factor", "bandwidth")
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
-                    or (v <= 0 if positive else v < 0):
-                raise SimschedError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {v!r}",
-                                    field=name)
-            object.__setattr__(self, name, float(v))
+            try:
+                positive = name in ("runtime_factor", "bandwidth")
+                object.__setattr__(self, name, model_number(v, "the value", positive=positive))
+            except SimschedError as exc:
+                raise exc.located(field=name) from None
 
     def as_dict(self) -> dict[str, int | float | None]:
         """The parameters by name (the order of :data:`NAMES`)."""
