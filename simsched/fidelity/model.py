@@ -3,8 +3,9 @@
 A recorded run (:class:`~simsched.workloads.recorded.RecordedRun`) becomes a
 :class:`~simsched.simulator.problem.Problem` as follows (:func:`build_problem`):
 
-* **hosts**: every machine the run lists is a host of ``slots`` one-core slots (processors named
-  ``<machine>/c<i>``, ``host=<machine>``), at most the machine's recorded cores; with ``slots`` unset,
+* **hosts**: every machine the run lists is a host of ``slots`` one-core slots
+  (:func:`~simsched.simulator.platform.host_slots`: ``<machine>/c<i>`` on host ``<machine>``, or the
+  machine itself for one slot), at most the machine's recorded cores; with ``slots`` unset,
   exactly its cores (one slot when the trace does not say).  A run that names no machine gets one host,
   ``unrecorded``.  Slots of one host share its internal link (transfers between them are free).
 * **tasks**: the recorded graph; every task costs its recorded runtime times ``runtime_factor`` on
@@ -40,7 +41,7 @@ from simsched.schedulers import registry
 from simsched.schedulers.recorded import Recorded
 from simsched.simulator.engine import PROFILES, OnlineStats, Overheads, Storage, TaskIO, run_online
 from simsched.simulator.engine.common import model_number
-from simsched.simulator.platform import Platform, Processor
+from simsched.simulator.platform import Platform, host_slots
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
 from simsched.workloads.recorded import RecordedRun
@@ -136,7 +137,7 @@ class Simulated:
     problem: Problem
 
 
-def host_slots(run: RecordedRun, slots: int | None) -> list[tuple[str, int]]:
+def slots_per_host(run: RecordedRun, slots: int | None) -> list[tuple[str, int]]:
     """``(host name, slots)`` of the model of ``run`` (see the module docstring).  O(machines)."""
     if not run.machines:
         return [(UNRECORDED_HOST, slots or 1)]
@@ -154,8 +155,8 @@ def build_problem(graph: TaskGraph, run: RecordedRun, params: Parameters) -> Pro
     """The :class:`Problem` of ``run`` (imported with ``graph``) under ``params``: hosts of slots, the
     recorded runtimes times ``runtime_factor``, multi-core tasks as rigid gangs on one host, a free
     network.  O(n + e + slots)."""
-    hosts = host_slots(run, params.slots)
-    procs = [Processor(f"{name}/c{i}", host=name) for name, n in hosts for i in range(n)]
+    hosts = slots_per_host(run, params.slots)
+    procs = [p for name, n in hosts for p in host_slots(name, n)]
     widest = max(n for _, n in hosts)
     cores = np.nan_to_num(run.cores, nan=1.0)
     k = np.clip(np.ceil(cores), 1, widest).astype(np.int64)
