@@ -4,15 +4,17 @@ The package is a house of floors: a package imports only from lower floors, neve
 floor, never up (``tests/test_layers.py`` and the import-linter contract in ``pyproject.toml`` check
 it; ``docs/architecture.md`` draws it)::
 
-    8  cli/                                  command table and thin commands
-    7  report/  bench/                       pictures, documents, tables; benchmarks
-    6  study/  testing/  learned/  analysis/ sweeps; contracts; DeepSched and RL (torch); adversary
-    5  run/                                  run_scenario, the results document, autotuning runs
+    9  cli/                                  command table and thin commands
+    8  report/  bench/                       pictures, documents, tables; benchmarks
+    7  study/  testing/  learned/  analysis/ sweeps; contracts; DeepSched and RL (torch); adversary
+    6  capacity/                             the capacity what-if (fidelity/ joins this floor)
+    5  run/                                  one run and many: runner, results, executors, store
     4  scenario/                             YAML schema, load, build
     3  schedulers/                           the classic policies and ONE registry of SchedulerSpec
     2  simulator/                            platform, problem, the SimPy engine (ground truth)
     1  workloads/                            task graphs, generators, importers, jobs
-    0  ground                                errors, limits, fileio, outputs, yamlio, extras, checkpoints
+    0  ground                                errors, limits, fileio, outputlock, outputs, yamlio,
+                                             extras, checkpoints, stats
 
 Upper floors reach lower ones by plain imports; lower floors reach upper ones only through the
 registry's ``"module:Class"`` strings (learned schedulers, plug-ins), hooks found by ``getattr`` and

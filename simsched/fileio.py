@@ -343,6 +343,17 @@ def note_read(path: str | Path, st: os.stat_result | None = None) -> None:
         reads.add(path, st)
 
 
+def rewrites(path: str | Path) -> None:
+    """Record that the running command reads ``path`` in order to rewrite it — its own earlier output,
+    such as the checkpoint a training resumes: reading it is not reading an input, and replacing it is
+    not overwriting one.  Call it once ``path`` was checked as an output (``check_output``), so a file the
+    command read for another reason (a scheduler's checkpoint named by the scenario) is still refused.
+    No-op outside :func:`reading`.  O(1)."""
+    reads = _READS.get()
+    if reads is not None:
+        reads.wrote(path)
+
+
 def declare_output(path: str | Path, option: str | None = None) -> None:
     """Record that the running command will write ``path`` (named by ``option``), so that the first
     write checks it against the read set together with the others (no-op outside :func:`reading`)."""

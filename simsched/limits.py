@@ -33,6 +33,10 @@ limit                default     what it bounds
 ``max_csv_field``    65,536      characters of one CSV cell (traces, task lists)
 ===================  ==========  ============================================================
 
+Sizes that multiply are counted before anything is listed: a study's grid (:func:`check_grid`) and a
+capacity search's mixes of processor counts (:func:`check_product`: every mix of ``cpu: [0, 10**6]`` and
+``gpu: [0, 10**6]`` is 10^12 combinations, refused as such instead of a MemoryError).
+
 Every input file is also checked to be a *regular* file before it is opened: a FIFO would block
 the reader forever and ``/dev/zero`` would be read until memory runs out.
 
@@ -55,7 +59,7 @@ import gc
 import io
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -326,6 +330,20 @@ def check_grid(runs: int, *, field: str = "grid") -> None:
     if runs > lim.max_grid_points:
         raise LimitError(f"the study has {runs:,} runs (points x schedulers x seeds), more than the limit of "
                          f"{lim.max_grid_points:,} ({_hint('max_grid_points', False)})", field=field)
+
+
+def check_product(sizes: Iterable[int], limit: int, *, what: str, hint: str, field: str | None = None,
+                  file: str | Path | None = None, line: int | None = None) -> int:
+    """The number of combinations of axes of ``sizes`` values each (their exact product, Python
+    integers), refused with :class:`LimitError` when it passes ``limit`` — before any combination is
+    listed (every mix of two ranges of 10^6 counts is 10^12 tuples: a MemoryError, not an answer).
+    ``what`` names the combinations in the message, ``hint`` says how to ask for fewer.  O(axes)."""
+    total = math.prod(max(int(size), 0) for size in sizes)
+    if total > limit:
+        shown = f"{total:,}" if total < 10**15 else f"about {float(total):.3g}"
+        raise LimitError(f"{shown} {what} is more than the limit of {limit:,}; {hint}", field=field, file=file,
+                         line=line)
+    return total
 
 
 def check_runs(runs: int, *, field: str = "repetitions") -> None:

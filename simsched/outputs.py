@@ -122,6 +122,18 @@ def output_dir(path: str | Path, *, option: str) -> Path:
     return p
 
 
+def output_files(folder: str | Path, names: Sequence[str], *, option: str,
+                 inputs: Iterable[str | Path | None] = ()) -> list[Path]:
+    """The files ``names`` inside directory ``folder`` (created if missing: :func:`output_dir`), each
+    checked as an output by :func:`check_output` before any work — not an input or a file the command
+    has read (its read set), not a directory, FIFO or device, not being written by another command —
+    for a command that writes several files into one folder (a training run).  :class:`SimschedError`
+    naming ``option`` and the file otherwise.  O(names x inputs)."""
+    inputs = list(inputs)
+    where = output_dir(folder, option=option)
+    return [check_output(where / name, option=option, inputs=inputs) for name in names]
+
+
 def hold_output(path: str | Path, *, option: str) -> None:
     """Take the lock of output ``path`` until :func:`release_outputs` (a second call for the same
     path in this process is a no-op).  :class:`SimschedError` when another process writes it.  Lock

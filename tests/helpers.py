@@ -260,3 +260,20 @@ def schedule_digest(schedule) -> str:
               np.asarray(schedule.finish, dtype=np.float64)):
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()[:32]
+
+
+class GangFirst:
+    """An online policy for two-task cases: task 0 on processors (0, 1) at once, every other task on
+    processor ``other``."""
+
+    name = "gang-first"
+    multiprocessor_tasks = True
+
+    def __init__(self, other: int) -> None:
+        self.other = other
+
+    def reset(self, problem, rng) -> None:
+        pass
+
+    def decide(self, view):
+        return [(int(t), (0, 1)) if t == 0 else (int(t), self.other) for t in view.ready]

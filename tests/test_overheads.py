@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import GangFirst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -187,18 +188,9 @@ def test_multi_processor_tasks_hold_their_members_for_pre_plus_runtime():
     g = TaskGraph(["g", "x"], [(0, 1)], [0.0], work=[6.0, 2.0], procs=[2, 1])
     problem = Problem(g, Platform.uniform(procs))
 
-    class Gang:
-        name = "gang"
-        multiprocessor_tasks = True
 
-        def reset(self, problem, rng):
-            pass
-
-        def decide(self, view):
-            return [(int(t), (0, 1)) if t == 0 else (int(t), 0) for t in view.ready]
-
-    base, _ = run_online(problem, Gang())
-    s, stats = run_online(problem, Gang(), overheads=Overheads(pre=1.0, post=2.0))
+    base, _ = run_online(problem, GangFirst(0))
+    s, stats = run_online(problem, GangFirst(0), overheads=Overheads(pre=1.0, post=2.0))
     w = base.finish[0] - base.start[0]
     assert s.start[0] == 0.0 and s.finish[0] == 1.0 + w
     assert s.start[1] == s.finish[0] + 2.0  # x waits for g's post step

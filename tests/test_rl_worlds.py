@@ -41,7 +41,7 @@ WORLDS = ROOT / "simsched" / "learned" / "rl" / "data" / "rl_worlds.pt"
 # schedules of the old checkpoints on days of the bar (guard off, so the network decides): rl_dynamic's
 # recorded before the world block existed; rl.pt's (a checkpoint that observes every job, arrived or not)
 # recorded at a16c820, when it replaced the removed rl_online.pt, the other checkpoint that observes so
-BEFORE = {("rl_dynamic", 10000): "ed5c093919ca3ec6dfbc508e943840ba",
+BEFORE = {("rl_dynamic", 10000): "c86c2a94b0a987895b402c9744172f9b",
           ("rl", 10001): "4b7bb37a27c2c804ca88fc2930cde3ea"}
 
 

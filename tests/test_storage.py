@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import GangFirst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -177,3 +178,20 @@ def test_bad_io_plans_are_refused():
         run_online(pb, MCT(), io=io)
     with pytest.raises(SimschedError, match="storage does not combine with failures"):
         run_online(pb, MCT(), storage=Storage(1.0), disruptions=Disruptions(failure_rate=0.1, repair_time=1.0))
+
+
+def test_a_multi_processor_task_reads_and_writes_once_through_its_lead():
+    """Gang task g on both slots of host h reads f0 (100 B at 10 B/s) and writes f1 (20 B), holding
+    both slots [0, 10 + 6 + 2); x (on a slot of h) then finds f1 there."""
+    from simsched.workloads.taskgraph import TaskGraph
+
+    procs = [Processor("h/c0", host="h"), Processor("h/c1", host="h")]
+    g = TaskGraph(["g", "x"], [(0, 1)], [0.0], work=[6.0, 1.0], procs=[2, 1])
+    pb = Problem(g, Platform.uniform(procs))
+
+
+    io = TaskIO.from_lists([[0], [1]], [[1], []], [100.0, 20.0])
+    s, stats = run_online(pb, GangFirst(1), storage=Storage(10.0), io=io)
+    assert s.start.tolist() == [0.0, 18.0] and s.finish.tolist() == [18.0, 19.0]
+    assert stats.read_time.tolist() == [10.0, 0.0] and stats.write_time.tolist() == [2.0, 0.0]
+    assert sorted(s.gang.of(0).tolist()) == [0, 1]

@@ -12,12 +12,15 @@
   decided level no longer needs are cancelled before they start.
 * :class:`StoredDays`: every finished day is appended to a :class:`~simsched.run.store.ResultsStore`
   (``--results PATH``: crash-safe part files, a lock, an identity, compaction at the end) and a day
-  already there is not simulated again (``--resume``).  A row's ``task_id`` hashes the model's
-  *fingerprint* (the scenario data without its ``capacity:`` section, the model's kind and what it
-  sizes), the variant, the capacity and the seed: a day is reused exactly when it would simulate the
-  same thing, whatever the objective; its metrics are a JSON object in the ``metrics`` column, so they
-  come back bit for bit (``inf`` included) and the answer after a resume is the one a run without a
-  kill gives.
+  already there is not simulated again (``--resume``).  A row carries the day's identity
+  (:mod:`simsched.capacity.daystore`): the digest of the scenario's content (without its ``capacity:``
+  section, with the files it reads; not its path), the variant, capacity and seed, the code version
+  that simulated it, and a digest of all that and its metrics — a day is reused exactly when it would
+  simulate the same thing with the same code, whatever the objective; its metrics are a JSON object in
+  the ``metrics`` column, so they come back bit for bit (``inf`` included) and the answer after a
+  resume is the one a run without a kill gives.  A store whose rows do not verify is refused before
+  any day runs (:func:`~simsched.capacity.daystore.read_days`); days another code version simulated
+  are simulated again, with one line saying how many.
 
 A day's metrics are a deterministic function of the model source, variant, capacity and seed, so
 the answer is the same on every runner (a test holds serial and ``--workers 2`` JSON equal apart from
@@ -29,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -37,12 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simsched.capacity.daystore import TEXT, day_id, read_days, scenario_digest, stale_note, stored_row
 from simsched.capacity.models import rebuild_model
 from simsched.capacity.search import IN_PROCESS, Request
 from simsched.errors import SimschedError
+from simsched.fileio import atomic_write_text
 from simsched.outputs import check_output
-from simsched.run.columns import GRAPH_METRICS
 from simsched.run.executors import executor_for, require_distributed
+from simsched.run.provenance import code_version
 from simsched.run.store import ResultsStore
 from simsched.run.tables import SUFFIXES, pyarrow_module, table_format
 
@@ -53,17 +57,6 @@ _MODELS_LIMIT = 16
 def fingerprint(source: Mapping[str, Any]) -> str:
     """16 hex digits of the SHA-256 of a model source (canonical JSON).  O(size of the source)."""
     text = json.dumps(source, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def capacity_key(capacity: Any) -> str:
-    """A capacity as text: the count, or a mix's counts joined by ``+``."""
-    return "+".join(str(int(c)) for c in capacity) if isinstance(capacity, (tuple, list)) else str(int(capacity))
-
-
-def task_id(print_: str, variant: str, capacity: Any, seed: int) -> str:
-    """The results-store id of one day: 16 hex digits of the SHA-256 of what it simulates."""
-    text = json.dumps([print_, variant, capacity_key(capacity), int(seed)])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -141,48 +134,65 @@ class StoredDays:
     """Days from a results store at ``path``, the others from ``inner`` (appended to the store as
     they finish, at most ``flush_s`` seconds apart and at the end of every round).  The store is
     opened on the first round (after the question was validated): without ``resume`` it must not
-    exist; with it, it must be this scenario's (the sweep's identity check).  :meth:`finish` compacts
-    it; :meth:`close` releases it, keeping what finished."""
+    exist; with it, every row must verify (:func:`~simsched.capacity.daystore.read_days`) and the
+    store must be this scenario's (the sweep's identity check).  ``inputs``: the files the scenario
+    read when it was loaded (part of its digest); ``notice`` hears the line saying how many stored
+    days another code version simulated.  :meth:`finish` compacts the store (without those days);
+    :meth:`close` releases it, keeping what finished."""
 
     def __init__(self, inner: Any, path: str | Path, *, resume: bool, name: str, option: str = "--results",
-                 flush_s: float = 1.0) -> None:
+                 flush_s: float = 1.0, inputs: Sequence[str | Path] = (),
+                 notice: Callable[[str], None] | None = None) -> None:
         self.inner, self.resume, self.name, self.flush_s = inner, resume, name, flush_s
-        self.store = ResultsStore(path, option=option, checked=False)
+        self.inputs, self.notice = tuple(inputs), notice
+        self.store = ResultsStore(path, option=option, checked=False, text=TEXT)
         self.description = getattr(inner, "description", "this process")
         self.run_id = uuid.uuid4().hex[:12]
+        self.version = code_version()
         self.done: dict[str, dict[str, float]] | None = None
+        self.stale: set[str] = set()
         self.order: dict[str, None] = {}
         self.reused = self.ran = 0
+        self._digests: dict[str, str] = {}
         self._buffer: list[dict[str, Any]] = []
         self._last = time.perf_counter()
         self._fresh = False
+
+    def scenario(self, model: Any) -> str:
+        """The scenario digest of ``model`` (:func:`~simsched.capacity.daystore.scenario_digest`), once per source."""
+        key = fingerprint(model.source)
+        if key not in self._digests:
+            self._digests[key] = scenario_digest(model.source, self.inputs)
+        return self._digests[key]
 
     def _open(self, key: str) -> None:
         if self.done is not None:
             return
         self._fresh = not self.store.exists() and not self.store.identity_file.exists()
         identity = {"study": f"capacity search of {self.name}", "points": [key], "kind": "capacity"}
-        self.store.open(resume=self.resume, identity=identity)
+        self.store.open(resume=self.resume)
+        try:
+            contents = read_days(self.store, self.version) if self.store.exists() else None
+            if self.resume:
+                self.store.check_identity(identity)
+            atomic_write_text(self.store.identity_file, json.dumps(identity, indent=1))
+        except BaseException:
+            self.store.close()
+            raise
         self.done = {}
-        if self.store.exists():
-            for row in self.store.rows():
-                text = row.get("metrics")
-                if row.get("error") or not isinstance(text, str):
-                    continue
-                try:
-                    metrics = json.loads(text)
-                except ValueError:
-                    continue
-                if isinstance(metrics, dict):
-                    self.done[str(row["task_id"])] = {str(k): float(v) for k, v in metrics.items()}
+        if contents is not None:
+            self.done, self.stale = contents.days, contents.stale
+            line = stale_note(contents, self.store.path, self.version)
+            if line is not None and self.notice is not None:
+                self.notice(line)
 
     def run(self, model: Any, requests: Sequence[Request],
             skip: Callable[[int], bool]) -> Iterator[tuple[int, dict[str, float]]]:
         """The stored days first (request order), then the others from ``inner``, each saved."""
-        key = fingerprint(model.source)
+        key = self.scenario(model)
         self._open(key)
         assert self.done is not None
-        ids = [task_id(key, v, c, s) for v, c, s in requests]
+        ids = [day_id(key, v, c, s, self.version) for v, c, s in requests]
         self.order.update(dict.fromkeys(ids))
         missing = []
         try:
@@ -212,12 +222,7 @@ class StoredDays:
         assert self.done is not None
         self.done[tid] = dict(metrics)
         self.ran += 1
-        row: dict[str, Any] = {"task_id": tid, "point": 0, "point_id": key, "capacity": capacity_key(capacity),
-                               "scheduler": variant, "seed": int(seed), "tasks": None}
-        row.update({m: float(metrics.get(m, math.nan)) for m in GRAPH_METRICS})
-        row.update(metrics=json.dumps(dict(metrics), sort_keys=True), error="", checkpoint="", warning="",
-                   run_id=self.run_id, run_s=None)
-        self._buffer.append(row)
+        self._buffer.append(stored_row(key, variant, capacity, seed, self.version, metrics, self.run_id))
         if time.perf_counter() - self._last >= self.flush_s or len(self._buffer) >= 500:
             self._flush()
 
@@ -227,11 +232,12 @@ class StoredDays:
         self._buffer, self._last = [], time.perf_counter()
 
     def finish(self) -> int:
-        """Compact the store (the search's days in the order it asked for them); the rows written."""
+        """Compact the store (the search's days in the order it asked for them, without the days another
+        code version simulated); the rows written."""
         self._flush()
         if self.done is None:
             return 0
-        return self.store.compact(list(self.order), ())
+        return self.store.compact(list(self.order), (), drop=self.stale)
 
     def close(self) -> None:
         """Save what finished and release the store (a store this run created and left empty is removed)."""
@@ -260,7 +266,8 @@ HERE = Where()
 def where_days_run(scenario: Path, workers: int | None, dask: str | None, results: Path | None, resume: bool,
                    outputs: Sequence[Path | None] = ()) -> Where:
     """Check ``--workers``, ``--dask``, ``--results`` and ``--resume`` before anything runs (a results
-    store needs a file of its own, not one of ``outputs``, and pyarrow for Parquet); where they ask
+    store needs a file of its own, not one of ``outputs``, and pyarrow for Parquet; an existing one needs
+    ``--resume`` and rows that verify: :func:`~simsched.capacity.daystore.read_days`); where they ask
     the days to run, the executor not yet started.  :class:`SimschedError` naming the option."""
     if resume and results is None:
         raise SimschedError("--resume continues the search saved by --results PATH: give --results", field="--resume")
@@ -271,6 +278,10 @@ def where_days_run(scenario: Path, workers: int | None, dask: str | None, result
                                 field="--results")
         if table_format(results) == "parquet":
             pyarrow_module()
+        store = ResultsStore(results, option="--results", checked=False, text=TEXT)
+        store.refuse_existing(resume)
+        if store.exists():  # every row verified before any day runs (again under the lock when the store opens)
+            read_days(store, code_version())
     if workers is None and dask is None:
         return Where(None, results, resume)
     executor = executor_for(workers, dask)
@@ -289,19 +300,22 @@ class Days:
 
 
 @contextlib.contextmanager
-def days_on(where: Where, name: str, started: Callable[[str], None] | None = None) -> Iterator[Days]:
+def days_on(where: Where, name: str, started: Callable[[str], None] | None = None, *,
+            inputs: Sequence[str | Path] = (), notice: Callable[[str], None] | None = None) -> Iterator[Days]:
     """The day runner ``where`` asks for: here (:data:`~simsched.capacity.search.IN_PROCESS`), on its
     executor (:class:`ExecutorDays`, started here and stopped on exit; ``started`` is told where, e.g.
     ``"2 local processes"``), through its results store (:class:`StoredDays`, identified by the
-    scenario's ``name``; compacted when the search ends, released in every case, keeping the days that
-    finished).  :attr:`Days.note` says where the days ran once the block ends without an error."""
+    scenario's ``name``, its days by the scenario's content and the files ``inputs`` it read; ``notice``
+    hears how many stored days are simulated again; compacted when the search ends, released in every
+    case, keeping the days that finished).  :attr:`Days.note` says where the days ran once the block
+    ends without an error."""
     with contextlib.ExitStack() as stack:
         runner: Any = IN_PROCESS
         stored = None
         if where.executor is not None:
             runner = stack.enter_context(ExecutorDays(where.executor))
         if where.results is not None:
-            stored = StoredDays(runner, where.results, resume=where.resume, name=name)
+            stored = StoredDays(runner, where.results, resume=where.resume, name=name, inputs=inputs, notice=notice)
             stack.callback(stored.close)
             runner = stored
         if where.executor is not None and started is not None:

@@ -127,7 +127,8 @@ def capacity_command(
         progress = _LiveProgress()
         keep = f"; the days that finished are saved in {results}: continue with --resume" if results else ""
         with keeps_finished_work(progress.close, keep):
-            asked = ask(scenario, choices, where, progress, started=progress.started)
+            asked = ask(scenario, choices, where, progress, started=progress.started,
+                        notice=lambda line: print(line, file=sys.stderr, flush=True))
         if asked.note is not None:
             print(asked.note, file=sys.stderr)
         print_answer(asked.answer, common_console())

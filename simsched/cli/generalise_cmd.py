@@ -32,7 +32,7 @@ def generalise(
     from simsched.learned.generalise_matrix import CELLS, matrix, summary
     from simsched.limits import check_count, check_seed
     from simsched.outputs import check_output
-    from simsched.run.seedspace import fresh_seed, space_seeds
+    from simsched.run.seedspace import check_base, fresh_seed, space_seeds
     from simsched.scenario import load_scenario
 
     for option, out, suffixes in (("--json", json_path, None), ("--html", html_path, (".html",))):
@@ -41,6 +41,8 @@ def generalise(
     if json_path is not None and html_path is not None and json_path.resolve() == html_path.resolve():
         raise SimschedError("--json and --html must name different files")
     check_seed(seed)
+    if seed is not None:  # before the scenario is read
+        check_base(seed)
     check_count(days, option="--days", low=2, high=10_000, hint="at least 2 days give an interval")
     unknown = [c for c in cell or () if c not in CELLS]
     if unknown:
@@ -62,6 +64,10 @@ def generalise(
         seed = fresh_seed()
         typer.echo(f"fresh days from seed {seed} (repeat with --fresh --seed {seed})")
     base = loaded.seed if seed is None else seed
+    try:  # the base the days derive from is a scenario seed (the option's, or the scenario's own field)
+        check_base(base, option="--seed" if seed is not None else None)
+    except SimschedError as exc:
+        raise (exc if seed is not None else loaded.locate(exc, ("seed",))) from None
     day_seeds = space_seeds(base, space, days)
     typer.echo(f"{space} days {day_seeds[0]} ... {day_seeds[-1]}", err=True)
     rows = matrix(scenario, scheduler, day_seeds, tuple(cell) if cell else CELLS,

@@ -98,6 +98,10 @@ def run(
     from simsched.limits import check_seed
 
     check_seed(seed)
+    if seed_space is not None and seed is not None:  # before the scenario is read
+        from simsched.run.seedspace import check_base
+
+        check_base(seed)
     if repetitions is not None and repetitions < 1:
         raise SimschedError(f"--repetitions must be >= 1, got {repetitions}")
     if fresh:
@@ -114,8 +118,13 @@ def run(
 
     loaded = load_scenario(scenario)  # refuses an output that is a file it reads (simsched.fileio's read set)
     if seed_space is not None:
-        from simsched.run.seedspace import space_seeds
+        from simsched.run.seedspace import check_base, space_seeds
 
+        if seed is None:  # the scenario's own seed is the base: located at its field
+            try:
+                check_base(loaded.seed, option=None)
+            except SimschedError as exc:
+                raise loaded.locate(exc, ("seed",)) from None
         days = space_seeds(loaded.seed if seed is None else seed, seed_space,
                            loaded.repetitions if repetitions is None else repetitions)
         seed = days[0]

@@ -118,9 +118,10 @@ def _train_scenario(path: Path, budget_min: float | None, output: Path | None, s
                     select_days: int | None, report_days: int | None, resume: bool, console: Any) -> None:
     """``simsched train rl SCENARIO.yaml``: :func:`simsched.learned.rl.budget.train_within_budget` with a
     rich progress bar over the CPU budget, then the evaluate-space report."""
+    from simsched.fileio import rewrites
     from simsched.learned.rl import budget as bd
     from simsched.learned.rl.training import budget_run
-    from simsched.outputs import output_dir
+    from simsched.outputs import output_files
     from simsched.report.terminal import training_bar
     from simsched.scenario import load_scenario
 
@@ -128,9 +129,20 @@ def _train_scenario(path: Path, budget_min: float | None, output: Path | None, s
     sc = load_scenario(path)  # a bad scenario: one located line, before any training
     bd.config_for(path, Path("."), run.seed)  # the seed space check, before any output is made
     out = output if output is not None else Path("out") / f"rl-{path.stem}"
-    if resume and not (out / "rl.pt").is_file():
+    if resume and not (out / "rl.pt").exists():
         raise SimschedError(f"nothing to resume: {out / 'rl.pt'} does not exist", field="--resume")
-    out = output_dir(out, option="--output")
+    # every file the run writes, checked before any training: none is a file the scenario reads (a
+    # scheduler's checkpoint included), a folder, a FIFO or another command's output
+    best, _candidate, history, report = output_files(out, ("rl.pt", "candidate.pt", "train_history.json",
+                                                           "report.json"), option="--output", inputs=[path])
+    out = best.parent
+    if not resume:
+        earlier = next((p for p in (best, history, report) if p.exists()), None)
+        if earlier is not None:
+            raise SimschedError(f"{earlier} holds an earlier training's result, which this run would replace; "
+                                f"continue it with --resume, or choose another --output", field="--output")
+    else:
+        rewrites(best)  # the checkpoint resumed is this run's own output: read, then replaced when it improves
     budget_s = 60.0 * run.budget_min
     console.print(f"training rl on {sc.name}: {run.budget_min:g} CPU minutes; train, select ({run.select_days} "
                   f"days) and evaluate ({run.report_days} days) seed spaces of seed {sc.seed}; writing {out}")

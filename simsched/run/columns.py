@@ -21,9 +21,15 @@ scenarios only (a job stream, or failures/stragglers: the online engine's runs);
 ``failures``/``restarts`` the processor failures and task restarts.  Utilisation over all processors
 is the ``utilization`` column."""
 
-METRICS = GRAPH_METRICS + STREAM_METRICS
+ENERGY_METRICS = ("energy_j", "peak_w", "carbon_g", "cost_usd")
+"""Metrics of a run on a platform with a power model (docs/energy.md), named as in the results JSON:
+energy in joules, the peak draw in watts, carbon in grams (with a carbon intensity) and money (with
+prices); in the rows of such runs only."""
+
+METRICS = GRAPH_METRICS + STREAM_METRICS + ENERGY_METRICS
 """Metric columns of a results row (floats; NaN for a failed run).  The row of a static task-graph
-run has no stream metrics, and a results file of such runs no such columns."""
+run has no stream metrics, and a results file of such runs no such columns; a run without a power
+model has no energy metrics."""
 
 HEAD = ("task_id", "point", "point_id")
 MIDDLE = ("scheduler", "seed", "tasks")
@@ -32,10 +38,16 @@ TAIL = ("error", "checkpoint", "warning", "run_id", "run_s")
 others); ``warning``: the run's warnings (e.g. an instance outside the checkpoint's training range)."""
 FIXED = HEAD + MIDDLE + GRAPH_METRICS + TAIL
 """Columns every results store has; the study's override fields come between HEAD and MIDDLE, and
-the :data:`STREAM_METRICS` (only in results with a job-stream run) between the metrics and TAIL."""
+the :data:`STREAM_METRICS` (only in results with a job-stream run) and the :data:`ENERGY_METRICS` (only
+in results with a run on a power model) between the metrics and TAIL."""
 
-KNOWN = frozenset(FIXED) | frozenset(STREAM_METRICS)
+KNOWN = frozenset(FIXED) | frozenset(STREAM_METRICS) | frozenset(ENERGY_METRICS)
 """Every column that is not a study override field."""
+
+DAY_RECORD = ("metrics", "version", "digest")
+"""Columns a capacity search's store adds to each day (:mod:`simsched.capacity.daystore`): its metrics
+as JSON, the code version and the row's digest.  Records of the day, not fields of a study point (its
+``capacity`` is one)."""
 
 VOLATILE = ("scheduler_time_s", "run_id", "run_s")
 """Columns that differ between two executions of the same run (wall times, which execution)."""

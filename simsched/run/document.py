@@ -17,6 +17,7 @@ from typing import Any
 
 from simsched import limits
 from simsched.errors import SimschedError
+from simsched.run.seedspace import space_of
 
 _RECORD_KEYS = ("task", "processor", "start", "finish")
 
@@ -98,20 +99,21 @@ def _record(record: dict[str, Any], at: tuple[Any, ...], what: str, required: Se
             _number(value, (*at, key), null=key not in not_null, signed=key in signed)
 
 
-def check_row(row: Any, i: int) -> None:
+def check_row(row: Any, i: int, schedules: bool = True) -> None:
     """One row of ``results``: its scheduler, seed, metrics (:data:`REQUIRED_METRICS` present and
-    not null, every other metric a number or null), schedule records and per-job records.  Raises
-    :class:`_Bad` with the path of the first value that does not fit.  O(records)."""
+    not null, every other metric a number or null), schedule records (required with ``schedules``) and
+    per-job records.  Raises :class:`_Bad` with the path of the first value that does not fit.  O(records)."""
     at = ("results", i)
     if not isinstance(row, dict):
         raise _Bad(at, f"a result must be an object with a scheduler, metrics and a schedule, got {_shown(row)}")
     if "scheduler" not in row:
         raise _Bad(at, "a result without a scheduler")
-    schedule = row.get("schedule")
+    schedule = row.get("schedule", None if schedules else [])
     if not isinstance(schedule, list):
         raise _Bad((*at, "schedule") if "schedule" in row else at,
                    "no schedule: this report draws task schedules (an autotuning result has none)")
     _record(row, at, "the result", ("seed", *REQUIRED_METRICS), _ROW_OTHER, REQUIRED_METRICS, SIGNED_METRICS)
+    _check_seed_space(row, at)
     limit = limits.MAX_VALUE
     for j, rec in enumerate(schedule):
         if (rec.__class__ is dict and len(rec) >= 4 and rec.get("processor").__class__ is str
@@ -186,7 +188,14 @@ def _check_power(power: dict[str, Any], at: tuple[Any, ...]) -> None:
 BATCH_METRICS = ("wait_mean", "wait_p95", "bsld_mean", "bsld_p95", "utilisation", "lost_capacity")
 """The metrics every row of a cluster log's results document has (null where no job completed)."""
 _BATCH_JOB = ("job", "submit", "start", "end", "procs")
+_BATCH_JOB_OTHER = {"job": int, "procs": int, "killed": bool, "lost": bool}
+_BATCH_ROW_OTHER = {"scheduler": str, "seed": int, "engine": str, "killed_jobs": int, "decisions": int,
+                    "failures": int, "requeues": int, "lost_jobs": int, "seed_space": str, "warning": str}
+"""Keys of a cluster log's result row that are not metrics, and their types (every other key but ``jobs``,
+``timeline`` and ``per_user`` is a metric: a number at least 0, or null)."""
+_USER_OTHER = {"jobs": int}
 _TIMELINE = ("t", "busy", "queued", "up")
+_TRACE_TYPES = {"file": str, "stream": str, "kill": bool, "jobs": int, "notes": list}
 
 
 def check_batch_row(row: Any, i: int) -> None:
@@ -201,16 +210,34 @@ def check_batch_row(row: Any, i: int) -> None:
     for key in BATCH_METRICS:
         if key not in row:
             raise _Bad(at, f"the result has no {key!r}; give the JSON written by `simsched run --json`")
-        _number(row[key], (*at, key), null=True)
     jobs = row.get("jobs")
     if not isinstance(jobs, list):
         raise _Bad((*at, "jobs"), f"must be the list of job records, got {_shown(jobs)}")
+    for key, value in row.items():  # every metric a number or null; ids, counts and names of their type
+        if key in _BATCH_ROW_OTHER:
+            _typed(value, _BATCH_ROW_OTHER[key], (*at, key))
+        elif key not in ("jobs", "timeline", "per_user"):
+            _number(value, (*at, key), null=True)
+    _check_seed_space(row, at)
     for j, job in enumerate(jobs):
         where = (*at, "jobs", j)
         if not isinstance(job, dict) or any(k not in job for k in _BATCH_JOB):
             raise _Bad(where, f"a job record needs {', '.join(_BATCH_JOB)}")
-        for k in _BATCH_JOB[1:]:
-            _number(job[k], (*where, k), null=k in ("start", "end"))
+        for k, v in job.items():
+            if k in _BATCH_JOB_OTHER:
+                _typed(v, _BATCH_JOB_OTHER[k], (*where, k))
+            else:
+                _number(v, (*where, k), null=k in ("start", "end"))
+    per_user = row.get("per_user")
+    if per_user is not None:
+        if not isinstance(per_user, dict):
+            raise _Bad((*at, "per_user"), f"must be an object of user -> {{jobs, wait_mean, bsld_mean}}, got "
+                                          f"{_shown(per_user)}")
+        for user, figures in per_user.items():
+            if not isinstance(figures, dict):
+                raise _Bad((*at, "per_user", user), f"must be an object {{jobs, wait_mean, bsld_mean}}, got "
+                                                    f"{_shown(figures)}")
+            _record(figures, (*at, "per_user", user), "the user's figures", ("jobs",), _USER_OTHER, (), ())
     timeline = row.get("timeline")
     if timeline is None:
         return
@@ -229,14 +256,58 @@ def check_batch_row(row: Any, i: int) -> None:
         raise _Bad((*at, "timeline", "t"), "times must not decrease")
 
 
-def check_document(doc: Any) -> None:
+def _check_seed_space(row: dict[str, Any], at: tuple[Any, ...]) -> None:
+    """A row's ``seed_space``, when it has one, is the space its seed lies in (:func:`~simsched.run.
+    seedspace.space_of`): a row cannot claim evaluation days it did not run."""
+    space = row.get("seed_space")
+    if space is not None and isinstance(row.get("seed"), int) and space != space_of(row["seed"]):
+        raise _Bad((*at, "seed_space"), f"{_shown(space)} is not the space of seed {row['seed']} "
+                                        f"({space_of(row['seed'])}); give the JSON written by `simsched run --json`")
+
+
+def _check_identity(doc: dict[str, Any]) -> None:
+    """Who wrote the document: ``scenario`` and ``simsched_version`` are text where present."""
+    for key in ("scenario", "simsched_version"):
+        if key in doc and not isinstance(doc[key], str):
+            raise _Bad((key,), f"must be text, got {_shown(doc[key])}")
+
+
+def _check_batch_head(doc: dict[str, Any]) -> None:
+    """A cluster log's document: ``processors`` a whole number at least 1 (the machine every utilisation
+    is a share of), ``schedulers`` a list of names, ``trace`` an object of its file or stream, kill flag,
+    job count and notes (text)."""
+    if "processors" in doc:
+        n = doc["processors"]
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= limits.MAX_INT:
+            raise _Bad(("processors",), f"must be a whole number of processors of at least 1, got {_shown(n)}")
+    names = doc.get("schedulers", [])
+    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+        raise _Bad(("schedulers",), f"must be a list of scheduler names, got {_shown(names)}")
+    trace = doc.get("trace", {})
+    if not isinstance(trace, dict):
+        raise _Bad(("trace",), f"must be an object (file or stream, kill, jobs, notes), got {_shown(trace)}")
+    for key, value in trace.items():
+        kind = _TRACE_TYPES.get(key)
+        if kind is None:
+            raise _Bad(("trace", key), "is not a field of a cluster log's trace (file, stream, kill, jobs, notes)")
+        _typed(value, kind, ("trace", key))
+    if not all(isinstance(n, str) for n in trace.get("notes", ())):
+        raise _Bad(("trace", "notes"), "must be a list of text notes")
+
+
+def check_document(doc: Any, schedules: bool = True) -> None:
     """The shape and values a report needs (see :func:`check_row`, and :func:`check_batch_row` for a
-    cluster log's document); :class:`_Bad` otherwise."""
+    cluster log's document; ``schedules``: every task-graph row has its schedule); :class:`_Bad` otherwise."""
+    if isinstance(doc, dict) and "rows" in doc and "seed_space" in doc and "results" not in doc:
+        raise _Bad((), "this is a generalisation matrix (`simsched generalise --json`), not results of `simsched "
+                       "run`: its page is written by `simsched generalise --html`")
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise _Bad((), "not a results document: expected {\"results\": [...]} as written by `simsched run --json`")
     if not doc["results"]:
         raise _Bad(("results",), "the results document has no results")
+    _check_identity(doc)
     if doc.get("workload") == "batch":
+        _check_batch_head(doc)
         for i, row in enumerate(doc["results"]):
             check_batch_row(row, i)
         return
@@ -249,7 +320,7 @@ def check_document(doc: Any) -> None:
         raise _Bad(("problem",), "must be an object with a list of processors and a mapping of kinds")
     _check_network(doc.get("network"), len((problem or {}).get("processors") or ()))
     for i, row in enumerate(doc["results"]):
-        check_row(row, i)
+        check_row(row, i, schedules)
 
 
 def _check_network(network: Any, m: int) -> None:
@@ -324,12 +395,14 @@ def json_line(text: str, path: Sequence[Any]) -> int | None:
     return None
 
 
-def load_document(path: str | Path) -> dict[str, Any]:
-    """The results document at ``path``, checked (:func:`check_document`): a ``results`` list whose
-    rows have a scheduler, a seed, the :data:`REQUIRED_METRICS` and a ``schedule`` of task records,
-    every metric a finite non-negative number (or null where a run may leave it undefined), no
-    ``NaN`` or ``Infinity``.  :class:`SimschedError` naming the file, the line and the field.
-    O(size of the file)."""
+def load_document(path: str | Path, *, schedules: bool = True) -> dict[str, Any]:
+    """The results document at ``path``, checked (:func:`check_document`): at most ``max_file_mb`` and
+    ``max_depth`` deep, a ``results`` list whose rows have a scheduler, a seed (in the seed space the row
+    names), the :data:`REQUIRED_METRICS` and (with ``schedules``) a ``schedule`` of task records, every
+    metric a finite non-negative number (or null where a run may leave it undefined), no ``NaN`` or
+    ``Infinity``, the scenario and version text; a cluster log's document with its machine's processors
+    and per-user figures typed.  The one reader of results documents: ``report``, the energy table.
+    :class:`SimschedError` naming the file, the line and the field.  O(size of the file)."""
     p = Path(path)
     raw = limits.read_input(p)
     try:
@@ -359,7 +432,7 @@ def load_document(path: str | Path) -> dict[str, Any]:
                             line=text.count("\n", 0, long.start()) + 1 if long else None) from None
     limits.check_depth(limits.data_depth(doc, limits.current().max_depth), file=p)
     try:
-        check_document(doc)
+        check_document(doc, schedules)
     except _Bad as bad:
         raise SimschedError(bad.message, file=p, line=json_line(text, bad.path),
                             field=_dotted(bad.path) or None) from None

@@ -27,6 +27,7 @@ import numpy as np
 
 from simsched import limits
 from simsched.errors import SchedulerDeclined, SimschedError
+from simsched.run.execution import execution_kwargs
 from simsched.run.seedspace import space_of
 from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.bounds import lower_bound
@@ -130,16 +131,20 @@ def prediction_mismatch(problem: Problem, plan: Plan, durations: np.ndarray | No
 def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None,
              scheduler_rng: np.random.Generator, warn: Callable[[str], None] | None = None,
              scheduler: Any = None, info: dict[str, Any] | None = None,
-             power: Any = None) -> tuple[Schedule, float]:
+             power: Any = None, model: dict[str, Any] | None = None) -> tuple[Schedule, float]:
     """Run one scheduler once in the simulator; returns the schedule and the scheduler's own wall
     time (planning time of a static planner, time inside ``decide`` of an online policy).
     ``scheduler``: the instance to run (default: a fresh one from ``spec``).  With ``warn``, a static
     planner whose predicted times the simulator does not reproduce is reported (one line naming the
     first such task).  With ``info``, a static plan's ``info`` is copied into it (the exact
     scheduler's proof status and bound).  A scheduler that declines the problem raises
-    :class:`~simsched.errors.SchedulerDeclined`."""
+    :class:`~simsched.errors.SchedulerDeclined`.  ``model``: the engine's ``overheads``/``storage``/``io``
+    (:func:`~simsched.run.execution.execution_kwargs`); a static plan then runs through the online
+    engine (:func:`~simsched.simulator.engine.replay.replay_plan`), and ``info["done"]`` gets each task's
+    done time when there are overheads (the workflow's end is their max)."""
     from simsched.schedulers import registry
     from simsched.simulator.engine import execute_plan, run_online
+    from simsched.simulator.engine.replay import replay_plan
 
     if scheduler is None:
         scheduler = spec.create()
@@ -156,15 +161,22 @@ def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None
             slow = power.slowdown(plan.processor, plan.info["pstate"])
             durations = problem.cost_pairs(np.arange(problem.n_tasks), plan.processor) * slow
             factors = slow if factors is None else factors * slow
+        if model:  # overheads or storage: the planner's times cannot include them; the online engine runs it
+            schedule, stats = replay_plan(problem, plan, factors, **model)
+            if info is not None and stats.done is not None:
+                info["done"] = stats.done
+            return schedule, elapsed
         mismatch = prediction_mismatch(problem, plan, durations) if warn is not None else None
         if mismatch is not None:
             warn(f"{spec.label}: its plan's predicted times differ from the simulated ones ({mismatch}); "
                  f"the simulated times count, and `simsched check` tests the planner")
         return execute_plan(problem, plan, factors), elapsed
     slowdown = power.speed[:, :1] / power.speed if power is not None else None  # P-states an online policy may name
-    schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, pstate_slowdown=slowdown)
+    schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, pstate_slowdown=slowdown, **(model or {}))
     if info is not None and stats.pstate is not None and stats.pstate.any():
         info["pstate"] = stats.pstate  # what the engine ran, for the energy accounting
+    if info is not None and stats.done is not None:
+        info["done"] = stats.done
     return schedule, float(stats.policy_time_s)
 
 
@@ -296,8 +308,10 @@ def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, sche
                bound: float, info: dict[str, Any] | None = None) -> dict[str, Any]:
     """One row of the results document for ``schedule``.  A plan ``info`` with a proof status (the
     exact scheduler's ``optimal``, or ``search``'s ``proven_by_bound``) adds ``proven_optimal`` and
-    ``makespan_bound`` (the solver's bound on the planned makespan, never below ``bound``)."""
-    metrics = schedule.metrics(problem)
+    ``makespan_bound`` (the solver's bound on the planned makespan, never below ``bound``).  An ``info``
+    with ``done`` (each task's done time under workflow-system overheads) ends the run at their max."""
+    done = info.get("done") if info else None
+    metrics = schedule.metrics(problem, end=None if done is None or not done.size else float(done.max()))
     row: dict[str, Any] = {"scheduler": label, "seed": int(seed), "seed_space": space_of(seed)}
     row.update({k: v for k, v in metrics.as_dict().items() if k != "utilization_per_processor"})
     row["lower_bound"] = bound
@@ -332,6 +346,7 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     noisy = not scenario.noise.deterministic
     power = scenario.energy.power.tables(problem.platform) if scenario.energy is not None else None
     report = RunReport(scenario, problem, base, reps, [s.label for s in specs], bound)
+    model = execution_kwargs(scenario, problem)
     if scenario.is_dynamic:  # job streams, failures, stragglers: the online engine, one day per repetition
         _run_dynamic(scenario, specs, base, reps, report, progress)
         return report
@@ -341,14 +356,15 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
         info: dict[str, Any] = {}
         try:
             schedule, elapsed = run_once(problem, spec, factors, scheduler_rng,
-                                         report.warnings.append if r == 0 else None, scheduler, info, power)
+                                         report.warnings.append if r == 0 else None, scheduler, info, power, model)
         except SchedulerDeclined as exc:  # same problem every repetition: declined for all of them
             report.declined[spec.label] = str(exc)
             report.schedulers.remove(spec.label)
             report.rows = [row for row in report.rows if row["scheduler"] != spec.label]
             report.schedules.pop(spec.label, None)
             continue
-        _check_simulated(spec.label, schedule, problem, exact=not noisy and info.get("pstate") is None)
+        _check_simulated(spec.label, schedule, problem, exact=not noisy and info.get("pstate") is None and not model,
+                         transfers="storage" not in model)
         report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
         if scenario.energy is not None:
             fields, acc = scenario.energy.measure(problem, schedule, info.get("pstate"))
@@ -412,10 +428,11 @@ def _check_gang_support(scenario: Scenario, problem: Problem, spec: SchedulerCho
     raise scenario.locate(error, spec.loc)
 
 
-def _check_simulated(label: str, schedule: Schedule, problem: Problem, *, exact: bool) -> None:
+def _check_simulated(label: str, schedule: Schedule, problem: Problem, *, exact: bool, transfers: bool = True) -> None:
     """:class:`SimulatorBug` when the simulated schedule breaks an invariant (precedence, overlap,
-    eligibility, and durations when ``exact``): a simulator bug, never a user error."""
-    errors = validate_schedule(schedule, problem, check_durations=exact)
+    eligibility, and durations when ``exact``; network delays on edges unless data moved through
+    storage, ``transfers`` False): a simulator bug, never a user error."""
+    errors = validate_schedule(schedule, problem, check_durations=exact, transfers=transfers)
     if errors:
         raise SimulatorBug(f"{label}: the simulated schedule is invalid (a simulator bug): " + "; ".join(errors[:5]))
 
@@ -431,7 +448,8 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
     from simsched.run.streams import JobStream, largest_job_problem, simulate_stream, stream_of
 
     drawn: dict[int, JobStream] = {}
-    exact = scenario.noise.deterministic and scenario.disruptions is None
+    exact = scenario.noise.deterministic and scenario.disruptions is None and scenario.overheads is None \
+        and scenario.storage is None
     probe = largest_job_problem(report.problem, stream_of(scenario, base))  # one job, for range checks
     for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, probe, base, reps, report, progress):
         if seed_r not in drawn:
@@ -442,9 +460,10 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
             if exc.field in ("failures", "stragglers") and exc.file is None:
                 raise scenario.locate(exc, (exc.field,)) from None
             raise
-        _check_simulated(spec.label, run.schedule, run.problem, exact=exact)
+        _check_simulated(spec.label, run.schedule, run.problem, exact=exact, transfers=scenario.storage is None)
         bound = report.lower_bound if r == 0 else lower_bound(run.problem)
-        row = result_row(run.problem, spec.label, seed_r, run.schedule, run.scheduler_time_s, bound)
+        row = result_row(run.problem, spec.label, seed_r, run.schedule, run.scheduler_time_s, bound,
+                         {"done": run.stats.done} if run.stats.done is not None else None)
         row.update(run.metrics.summary)
         row["failures"] = run.stats.failures
         row["restarts"] = run.stats.restarts

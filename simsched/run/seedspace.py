@@ -65,6 +65,21 @@ def space_seeds(base: int, space: str, days: int) -> list[int]:
     return list(range(start, start + days))
 
 
+def check_base(seed: int, *, option: str | None = "--seed") -> None:
+    """Refuse ``seed`` as the base a space's days derive from (:func:`space_seeds`) unless it is a
+    scenario seed (``0 <= seed < WIDTH``): a seed of a space, or one above every space (``2**63 - 1``),
+    names days already, and deriving other days from it would hide which ones ran.  ``option`` names
+    where the seed came from (``None``: the caller locates it, e.g. at the scenario's ``seed`` field).
+    :class:`SimschedError` otherwise.  O(1)."""
+    seed = int(seed)
+    if 0 <= seed < WIDTH:
+        return
+    what = ("negative" if seed < 0 else f"a seed of the {space_of(seed)} seed space" if space_of(seed) in SPACES
+            else "above every seed space")
+    raise SimschedError(f"{seed} is {what}; a seed space derives its days from a scenario seed "
+                        f"(0 ... {WIDTH - 1:,}): give one of those", field=option)
+
+
 def fresh_seed() -> int:
     """A random seed for fresh days (from the operating system's entropy, not from any seed the
     user or the scenario gave), to be printed so the run can be repeated.  O(1)."""

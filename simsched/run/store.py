@@ -28,12 +28,12 @@ import contextlib
 import json
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, shown
 from simsched.fileio import atomic_write_text, unrecorded
 from simsched.run.tables import columns_of, read_table, table_format, write_table
 
@@ -42,11 +42,12 @@ class ResultsStore:
     """Rows of one study, kept at ``path`` (see the module docstring).  ``option`` is the command-line
     option that named the path (in messages); ``checked=False`` reads rows without the sweep's metric
     checks (a capacity search's rows, whose metrics travel in their own column:
-    :mod:`simsched.capacity.days`)."""
+    :mod:`simsched.capacity.days`); the ``text`` columns are read back as text, whatever they hold."""
 
-    def __init__(self, path: str | Path, *, option: str = "-o", checked: bool = True) -> None:
+    def __init__(self, path: str | Path, *, option: str = "-o", checked: bool = True,
+                 text: Collection[str] = ()) -> None:
         self.path = Path(path)
-        self.option, self.checked = option, checked
+        self.option, self.checked, self.text = option, checked, tuple(text)
         self.format = table_format(self.path)
         self.parts = self.path.with_name(self.path.name + ".parts")
         self.identity_file = self.path.with_name(self.path.name + ".study.json")
@@ -67,7 +68,7 @@ class ResultsStore:
         """Every completed row, once each (compacted file first, then parts).  O(rows).  The store's
         own files: read to be rewritten, so not recorded as inputs (:func:`simsched.fileio.unrecorded`)."""
         with unrecorded():
-            return load_rows(self.path, checked=self.checked)
+            return load_rows(self.path, checked=self.checked, text=self.text)
 
     # ------------------------------------------------------------------ writing
     def check_identity(self, identity: Mapping[str, Any]) -> None:
@@ -91,6 +92,13 @@ class ResultsStore:
             raise SimschedError(f"--resume: these results belong to {other}, not to study {identity['study']!r}; "
                                 f"resuming would mix two studies' rows: choose another {self.option}",
                                 file=self.path)
+
+    def refuse_existing(self, resume: bool) -> None:
+        """Without ``resume`` there may be no earlier results: :class:`SimschedError` saying to resume or
+        choose another path when there are (checked again under the lock by :meth:`open`)."""
+        if not resume and self.exists():
+            raise SimschedError(f"{self.path} already holds results; pass --resume to continue that study, "
+                                f"or choose another {self.option}")
 
     def open(self, *, resume: bool, identity: Mapping[str, Any] | None = None) -> None:
         """Take the lock and check the store may be written: without ``resume`` there must be no
@@ -122,8 +130,7 @@ class ResultsStore:
                                 f"{self.parts / '.lock'})") from None
         if not resume and self.exists():
             self.close()
-            raise SimschedError(f"{self.path} already holds results; pass --resume to continue that study, "
-                                f"or choose another {self.option}")
+            self.refuse_existing(resume)
         if identity is not None:
             try:
                 if resume:
@@ -147,12 +154,14 @@ class ResultsStore:
         fsync_dir(self.parts)
         return path
 
-    def compact(self, order: Sequence[str], fields: Sequence[str], points: Mapping[str, int] | None = None) -> int:
+    def compact(self, order: Sequence[str], fields: Sequence[str], points: Mapping[str, int] | None = None,
+                drop: Collection[str] = ()) -> int:
         """Merge the compacted file and all parts into ``path`` (study ``order`` of task ids first,
         rows of tasks not in the study after them, as found), then remove the parts.  ``points``
         (point id -> index in the current study) renumbers the ``point`` column of rows saved by an
-        earlier version of the study.  Returns the number of rows written."""
-        rows = self.rows()
+        earlier version of the study; rows whose task id is in ``drop`` (superseded) are left out.
+        Returns the number of rows written."""
+        rows = [r for r in self.rows() if r["task_id"] not in drop] if drop else self.rows()
         for r in rows:
             if points is not None and r["point_id"] in points:
                 r["point"] = points[r["point_id"]]
@@ -174,9 +183,10 @@ class ResultsStore:
                 shutil.rmtree(self.parts, ignore_errors=True)
 
 
-def load_rows(path: str | Path, need: Sequence[str] = (), *, checked: bool = True) -> list[dict[str, Any]]:
+def load_rows(path: str | Path, need: Sequence[str] = (), *, checked: bool = True,
+              text: Collection[str] = ()) -> list[dict[str, Any]]:
     """The completed rows of results ``path``: its compacted file and any parts of a sweep that is
-    running or was interrupted, de-duplicated by ``task_id`` (``checked``: see
+    running or was interrupted, de-duplicated by ``task_id`` (``checked``, ``text``: see
     :func:`~simsched.run.tables.read_table`).  :class:`SimschedError` when there is neither."""
     p = Path(path)
     store = ResultsStore(p)
@@ -186,7 +196,7 @@ def load_rows(path: str | Path, need: Sequence[str] = (), *, checked: bool = Tru
     seen: set[str] = set()
     out = []
     for f in files:
-        for row in read_table(f, need, checked=checked):
+        for row in read_table(f, need, checked=checked, as_text=text):
             if row["task_id"] not in seen:
                 seen.add(row["task_id"])
                 out.append(row)
@@ -249,20 +259,52 @@ class Completion:
 
 def completion(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Completion:
     """How complete the results at ``path`` (read as ``rows``) are: the study's identity file gives
-    the runs it has and its points (rows of other points are not counted); part files left beside
-    the results mean a sweep has not finished.  O(rows)."""
+    the runs it has and its points (rows of other points are not counted; a malformed identity is
+    refused: :func:`read_identity`); part files left beside the results mean a sweep has not finished.
+    O(rows)."""
     store = ResultsStore(path)
-    expected, points, stored = None, None, None
+    expected, points = None, None
     if store.identity_file.is_file():  # a FIFO or folder there is no identity (and never blocks)
-        from simsched import limits
-
-        with contextlib.suppress(SimschedError, ValueError, RecursionError):
-            stored = json.loads(limits.read_input(store.identity_file))  # recorded: an input like the results
-        if isinstance(stored, dict):
-            runs = stored.get("runs")
-            if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 0:
-                expected = runs
-            if isinstance(stored.get("points"), list):
-                points = {str(p) for p in stored["points"]}
+        stored = read_identity(store.identity_file)
+        expected = stored.get("runs")
+        if "points" in stored:
+            points = set(stored["points"])
     done = len({r.get("task_id") for r in rows if points is None or str(r.get("point_id")) in points})
     return Completion(done, expected, len(store.part_files()))
+
+
+_IDENTITY_TYPES = {"study": str, "fingerprint": str, "kind": str, "runs": int, "points": list}
+
+
+def read_identity(path: Path) -> dict[str, Any]:
+    """The study identity file ``path`` (``results.csv.study.json``) as a reader trusts it: JSON (read
+    capped, at most ``max_depth`` deep) holding an object whose ``study``, ``fingerprint`` and ``kind``
+    are text, ``runs`` a whole number of at least 0 and ``points`` a list of point ids (text); other
+    keys are kept as they are.  :class:`SimschedError` naming the file and the field otherwise (a reader
+    says "143 of 144 runs" from it, so it cannot be guessed).  Recorded in the read set, like the
+    results it describes.  O(size of the file)."""
+    from simsched import limits
+
+    raw = limits.read_input(path)
+    try:
+        stored = json.loads(raw)
+    except RecursionError:
+        raise SimschedError("the study identity is nested too deeply; remove it (a sweep with --resume writes it "
+                            "again)", file=path) from None
+    except ValueError as exc:
+        raise SimschedError(f"the study identity is not JSON ({getattr(exc, 'msg', exc)}); remove it (a sweep "
+                            f"with --resume writes it again)", file=path, line=getattr(exc, "lineno", None)) from None
+    limits.check_depth(limits.data_depth(stored, limits.current().max_depth), file=path)
+    if not isinstance(stored, dict):
+        raise SimschedError("the study identity must be an object {study, points, runs, ...}", file=path)
+    for key, kind in _IDENTITY_TYPES.items():
+        value = stored.get(key)
+        if key not in stored:
+            continue
+        bad = (isinstance(value, bool) or not isinstance(value, kind)
+               or (kind is int and not 0 <= value <= limits.MAX_INT)
+               or (kind is list and not all(isinstance(v, str) for v in value)))
+        if bad:
+            want = {str: "text", int: "a whole number of at least 0", list: "a list of point ids (text)"}[kind]
+            raise SimschedError(f"must be {want}, got {shown(value, 40)}", file=path, field=key)
+    return stored

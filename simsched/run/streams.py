@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from simsched.errors import SimschedError
+from simsched.run.execution import execution_kwargs
 from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.arrived import arrival_order
 from simsched.simulator.engine import OnlineStats, run_online
@@ -245,10 +246,11 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     # the engine runs a task at the P-state its policy names, stretched by the platform's speed factors
     slowdown = tables.speed[:, :1] / tables.speed if tables is not None else None
     schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng,
-                                 slowdown)
+                                 slowdown, **execution_kwargs(scenario, problem))
     lost = stats.log.lost_work(problem.n_tasks) if stats.log is not None else None
     metrics = stream_metrics(schedule, problem, stream.jobs, stream.job_arrival, job_deadline=stream.job_deadline,
-                             job_priority=stream.job_priority, job_names=stream.job_names, lost_work=lost)
+                             job_priority=stream.job_priority, job_names=stream.job_names, lost_work=lost,
+                             done=stats.done)
     elapsed = stats.policy_time_s + (follower.planning_s if follower is not None else 0.0)
     off = None
     if hasattr(scheduler, "off_intervals"):  # a policy that switched processors off says when

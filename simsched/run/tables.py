@@ -12,15 +12,15 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from simsched import limits
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, shown
 from simsched.extras import install_hint
 from simsched.outputs import atomic_write
-from simsched.run.columns import FIXED, GRAPH_METRICS, KNOWN, METRICS, STREAM_METRICS, TAIL
+from simsched.run.columns import ENERGY_METRICS, FIXED, GRAPH_METRICS, KNOWN, METRICS, STREAM_METRICS, TAIL
 from simsched.run.document import SIGNED_METRICS
 
 SUFFIXES = (".csv", ".parquet")
@@ -49,12 +49,12 @@ def pyarrow_module() -> Any:
 
 def columns_of(rows: Sequence[dict[str, Any]], fields: Sequence[str] = ()) -> list[str]:
     """Column order: the fixed head, the override fields (``fields`` first, then any other extra
-    column in first-seen order), the fixed middle and metrics, the stream metrics some row has (none
-    for a study without job streams), then the fixed tail.  O(rows x columns)."""
+    column in first-seen order), the fixed middle and metrics, the stream and energy metrics some row has
+    (none for a study without job streams or power models), then the fixed tail.  O(rows x columns)."""
     extra = list(dict.fromkeys([*fields, *(k for r in rows for k in r if k not in KNOWN)]))
-    stream = [m for m in STREAM_METRICS if any(m in r for r in rows)]
+    optional = [m for m in (*STREAM_METRICS, *ENERGY_METRICS) if any(m in r for r in rows)]
     head, middle = FIXED[:3], FIXED[3:len(FIXED) - len(TAIL)]
-    return [*head, *extra, *middle, *stream, *TAIL]
+    return [*head, *extra, *middle, *optional, *TAIL]
 
 
 def _kind(values: list[Any]) -> str:
@@ -111,7 +111,9 @@ def write_table(path: str | Path, rows: Sequence[dict[str, Any]], columns: Seque
     return atomic_write(path, lambda fh: fh.write(text.getvalue().encode("utf-8")))
 
 
-def _parse_cell(text: str, column: str) -> Any:
+def _parse_cell(text: str, column: str, as_text: Collection[str] = ()) -> Any:
+    if column in as_text:
+        return text
     if column in METRICS:
         return float(text) if text else math.nan
     if column in _INTS:
@@ -165,8 +167,9 @@ def check_metrics(values: dict[str, Any], p: Path, line: int | None, *, row: int
                                 line=line)
     for column in _INTS:  # point index, seed, task count
         value = values.get(column)
-        if value is not None and (value.__class__ is not int or value < 0):
-            raise SimschedError(f"{value!r} is not a whole number of at least 0", field=column, file=p, line=line)
+        if value is not None and (value.__class__ is not int or not 0 <= value <= limits.MAX_INT):
+            raise SimschedError(f"{shown(value, 40)} is not a whole number from 0 to 2**63 - 1", field=column,
+                                file=p, line=line)
     makespan = values.get("makespan")
     if not values.get("error") and (makespan is None or makespan != makespan):
         raise SimschedError("the run has no error but no makespan; give the results file a sweep wrote",
@@ -183,11 +186,14 @@ def _missing(header: Sequence[str], need: Sequence[str], p: Path, line: int | No
                             file=p, line=line, field=missing[0])
 
 
-def _read_csv(p: Path, need: Sequence[str] = (), checked: bool = True) -> list[dict[str, Any]]:
+def _read_csv(p: Path, need: Sequence[str] = (), checked: bool = True,
+              lines: list[int | None] | None = None, as_text: Collection[str] = ()) -> list[dict[str, Any]]:
     """Rows of results CSV ``p``, every field a reader needs checked first: the header holds the
     :data:`KEY_COLUMNS` and the ``need`` columns, each row has exactly the header's number of cells
     (a truncated file ends mid-row), ids, scheduler, point and seed are filled, and each cell parses
-    as its column's type.  :class:`SimschedError` naming the file, line and column.  O(size)."""
+    as its column's type (the ``as_text`` columns: as text).  ``lines`` (when given) receives the line of
+    each row.  :class:`SimschedError`
+    naming the file, line and column.  O(size)."""
     raw = limits.read_input(p)
     try:
         text = raw.decode("utf-8-sig")  # a spreadsheet's byte-order mark is not part of the first column
@@ -221,24 +227,30 @@ def _read_csv(p: Path, need: Sequence[str] = (), checked: bool = True) -> list[d
                     raise SimschedError("the cell is empty; every row of a results file has it", file=p,
                                         line=line, field=column)
                 try:
-                    row[column] = _parse_cell(cell, column)
+                    row[column] = _parse_cell(cell, column, as_text)
                 except ValueError:
                     want = "a number" if column in METRICS else "an integer"
                     raise SimschedError(f"{cell[:40]!r} is not {want}", file=p, line=line, field=column) from None
             if checked:
                 check_metrics(row, p, line, columns=metric_columns)
             rows.append(row)
+            if lines is not None:
+                lines.append(line)
     except csv.Error as exc:
         raise SimschedError(f"malformed CSV ({exc})", file=p, line=reader.line_num) from None
     return rows
 
 
-def read_table(path: str | Path, need: Sequence[str] = (), *, checked: bool = True) -> list[dict[str, Any]]:
+def read_table(path: str | Path, need: Sequence[str] = (), *, checked: bool = True,
+               lines: list[int | None] | None = None, as_text: Collection[str] = ()) -> list[dict[str, Any]]:
     """The rows of a CSV or Parquet results file (NaN for metrics of failed runs).  :class:`SimschedError`
     for an unreadable or malformed file, or one without the :data:`KEY_COLUMNS` or the ``need``
     columns, naming the line and column where it can (see :func:`_read_csv`).  ``checked=False``
     (a capacity search's store, whose days may measure ``inf``) needs only the ids, scheduler and
-    seed columns and leaves the metric cells as they parse."""
+    seed columns and leaves the metric cells as they parse (its own reader checks them:
+    :mod:`simsched.capacity.daystore`).  ``lines`` (when given) receives each row's line in a CSV file
+    (``None`` for each row of a Parquet file), to locate what a later check finds; the ``as_text`` columns
+    of a CSV file are read as text (a digest of hex digits is not a number)."""
     p = Path(path)
     fmt = table_format(p)
     if not p.exists():
@@ -250,11 +262,13 @@ def read_table(path: str | Path, need: Sequence[str] = (), *, checked: bool = Tr
             table = pa.parquet.read_table(p)
             _missing(table.column_names, need, p, None, checked)
             rows = table.to_pylist()
+            if lines is not None:
+                lines.extend([None] * len(rows))
             for k, row in enumerate(rows):
                 if checked:
                     check_metrics(row, p, None, row=k)
         else:
-            rows = _read_csv(p, need, checked)
+            rows = _read_csv(p, need, checked, lines, as_text)
     except SimschedError:
         raise
     except Exception as exc:

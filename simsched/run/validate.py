@@ -13,6 +13,7 @@ from pathlib import Path
 
 from simsched.run.streams import OfferedLoad, offered_load_of
 from simsched.scenario import Scenario, build_problem
+from simsched.scenario.execution import describe_execution
 
 
 @dataclass(frozen=True)
@@ -54,5 +55,6 @@ def validate_scenario(loaded: Scenario, path: str | Path) -> Validated:
             f"schedulers: {', '.join(loaded.scheduler_labels)}; seed {loaded.seed}, "
             f"{loaded.repetitions} repetition{'s' if loaded.repetitions > 1 else ''}; "
             f"noise: {'none' if noise.deterministic else f'{noise.model} (sigma {noise.sigma:g})'}"
+            + describe_execution(loaded.overheads, loaded.storage)
             + ("; autotuning section present" if loaded.autotuning is not None else ""))
     return Validated(line, offered_load_of(loaded, loaded.seed, stream, problem))

@@ -68,6 +68,10 @@ class Scenario:
     """:class:`~simsched.simulator.engine.Disruptions` from the ``failures``/``stragglers`` sections, or None."""
     energy: Any = None
     """:class:`~simsched.simulator.power.EnergySetup` from ``platform.power``/``prices``/``carbon``, or None."""
+    overheads: Any = None
+    """:class:`~simsched.simulator.engine.Overheads` from ``platform.overheads`` (None when absent or all zero)."""
+    storage: Any = None
+    """:class:`~simsched.scenario.execution.StorageSetup` from ``platform.storage``, or None."""
 
     @property
     def is_dynamic(self) -> bool:
@@ -276,6 +280,12 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
             workload = parse_stream(model.workload, m, base, problems)
         elif model.workload is not None:
             workload = _parse_workload(model.workload, m, base, problems)
+    overheads = storage = None
+    if model.platform is not None:
+        from simsched.scenario.execution import parse_execution
+
+        overheads, storage = parse_execution(model.platform, workload.options if workload is not None else None,
+                                             problems)
     disruptions = None
     if model.failures is not None or model.stragglers is not None:
         from simsched.scenario.dynamics import parse_dynamics
@@ -307,7 +317,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
         affinity=model.platform.affinity if model.platform is not None else {},
         workload=workload, noise=noise, schedulers=schedulers, autotuning=autotuning,
         file=doc.file, document=doc, limits=model.limits.overrides(), disruptions=disruptions,
-        energy=energy,
+        energy=energy, overheads=overheads, storage=storage,
     )
 
 

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from simsched import limits
+from simsched.simulator.engine.overheads import PROFILES, Overheads
 from simsched.simulator.noise import NoiseKind
 from simsched.simulator.platform import Processor, host_slots
 from simsched.simulator.power import ProcessorPower, PState
@@ -302,9 +303,54 @@ class CarbonSection(_Model):
         return self
 
 
+class OverheadsSpec(_Model):
+    """``platform.overheads``: a workflow system's overheads in seconds (the scenario's time unit) —
+    a ``profile`` (the documented defaults of ``pegasus``, ``makeflow`` or ``nextflow``) and/or the
+    fields, which override the profile's (docs/execution-model.md).  A bare profile name is accepted
+    for the whole section."""
+
+    profile: str | None = None
+    submit: Amount | None = None
+    dispatch_interval: Amount | None = None
+    cycle: Amount | None = None
+    pre: Amount | None = None
+    post: Amount | None = None
+    startup: Amount | None = None
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, name: str | None) -> str | None:
+        if name is not None and name not in PROFILES:
+            raise ValueError(f"unknown profile {name!r}; the profiles: {', '.join(sorted(PROFILES))}")
+        return name
+
+    def build(self) -> Overheads:
+        """The :class:`~simsched.simulator.engine.Overheads` this section stands for."""
+        fields = {k: v for k, v in self.model_dump(exclude={"profile"}).items() if v is not None}
+        return Overheads.profile(self.profile, **fields) if self.profile is not None else Overheads(**fields)
+
+
+def _profile_name(value: Any) -> Any:
+    """``overheads: pegasus`` is ``overheads: {profile: pegasus}``."""
+    return {"profile": value} if isinstance(value, str) else value
+
+
+class StorageSpec(_Model):
+    """``platform.storage``: the storage service tasks read their input files from and write their
+    outputs to — ``bandwidth`` in bytes per second (shared fairly among concurrent transfers),
+    ``latency`` in seconds per transfer, ``data_unit`` bytes per unit of the workload's edge data
+    (default: the workload importer's ``data_unit`` option when given, else 1e6, the WfFormat and DAX
+    importers' megabytes)."""
+
+    bandwidth: FiniteRate
+    latency: Amount = 0.0
+    data_unit: FiniteRate | None = None
+
+
 class PlatformSpec(_Model):
     """Processors, the default network, per-pair links and per-kind affinities; optional ``power``,
-    ``prices`` and ``carbon`` (docs/energy.md)."""
+    ``prices`` and ``carbon`` (docs/energy.md); optional workflow-system ``overheads`` and a
+    ``storage`` service (docs/execution-model.md)."""
 
     processors: list[ProcessorSpec] = Field(min_length=1)
     network: NetworkSpec = NetworkSpec()
@@ -313,6 +359,8 @@ class PlatformSpec(_Model):
     power: PowerSection | None = None
     prices: PricesSection | None = None
     carbon: CarbonSection | None = None
+    overheads: Annotated[OverheadsSpec | None, BeforeValidator(_profile_name)] = None
+    storage: StorageSpec | None = None
 
 
 class NoiseSpec(_Model):

@@ -1,6 +1,6 @@
 """Standard generated problem instances shared by the benchmarks and the learned schedulers' evaluation.
 
-Kept on the simulator floor so that ``bench/`` (floor 7) and ``learned/`` (floor 6) use one definition
+Kept on the simulator floor so that ``bench/`` (floor 8) and ``learned/`` (floor 7) use one definition
 without either importing the other.
 """
 

@@ -107,12 +107,15 @@ class StreamMetrics:
 
 def stream_metrics(schedule: Schedule, problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray, *,
                    job_deadline: np.ndarray | None = None, job_priority: np.ndarray | None = None,
-                   job_names: tuple[str, ...] = (), lost_work: np.ndarray | None = None) -> StreamMetrics:
+                   job_names: tuple[str, ...] = (), lost_work: np.ndarray | None = None,
+                   done: np.ndarray | None = None) -> StreamMetrics:
     """Per-job JCT, slowdown and waiting, and their summaries, for a finished run.
 
     Per job ``k`` (records, in job order): ``arrival``; ``start`` (first task start); ``completion``
-    (last task finish); ``jct`` = completion - arrival; ``critical_path`` (alone, see
-    :func:`job_critical_paths`); ``slowdown`` = jct / critical_path (``nan`` for an empty path);
+    (last task finish, or last ``done`` time: under workflow-system overheads each task's post step's
+    end, :attr:`~simsched.simulator.engine.OnlineStats.done`); ``jct`` = completion - arrival;
+    ``critical_path`` (alone, see :func:`job_critical_paths`); ``slowdown`` = jct / critical_path (``nan``
+    for an empty path);
     ``waiting`` = start - arrival; ``deadline`` and ``missed`` (when it has one); ``priority``;
     ``lost_work`` (processor time of its attempts killed by failures); ``tasks``.
 
@@ -126,7 +129,7 @@ def stream_metrics(schedule: Schedule, problem: Problem, jobs: np.ndarray, job_a
     jobs = np.asarray(jobs, dtype=np.int64)
     arrival = np.asarray(job_arrival, dtype=np.float64)
     k = arrival.size
-    completion = job_completion(schedule.finish, jobs, k)
+    completion = job_completion(schedule.finish if done is None else done, jobs, k)
     first = np.full(k, np.inf)
     np.minimum.at(first, jobs, schedule.start)
     cp = job_critical_paths(problem, jobs, k)

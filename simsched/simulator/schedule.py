@@ -260,10 +260,10 @@ class Schedule:
         """
         return validate_schedule(self, problem, tol=tol)
 
-    def metrics(self, problem: Problem) -> Metrics:
+    def metrics(self, problem: Problem, end: float | None = None) -> Metrics:
         """Makespan, average turnaround and waiting, utilisation, SLR, speedup and efficiency of this schedule
-        on ``problem`` (:func:`compute_metrics`).  O(n + m)."""
-        return compute_metrics(self, problem)
+        on ``problem`` (:func:`compute_metrics`; ``end``: when the run ended, if after the last finish).  O(n + m)."""
+        return compute_metrics(self, problem, end)
 
     def busy_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(task, processor, start, finish)`` of every execution on every processor it occupies:
@@ -415,19 +415,21 @@ class Metrics:
         return d
 
 
-def compute_metrics(s: Schedule, problem: Problem) -> Metrics:
+def compute_metrics(s: Schedule, problem: Problem, end: float | None = None) -> Metrics:
     """Makespan (last finish minus first arrival); average turnaround (finish - arrival); average
     waiting (start - ready, where ready is when the task's inputs were on its processor); utilisation
     (busy time / makespan, per processor and mean; copies count as busy time, while turnaround and
     waiting use each task's primary execution); SLR (makespan / sum of minimum costs on the
     minimum-cost critical path, Topcuoglu et al. 2002); speedup (best single-processor sequential
-    time / makespan) and efficiency (speedup / processors).  O(n + e)."""
+    time / makespan) and efficiency (speedup / processors).  ``end``: when the run ended if not at its
+    last finish (under workflow-system overheads, the last task's post step: the makespan counts it).
+    O(n + e)."""
     from simsched.simulator.bounds import critical_path_min_cost
 
     g = problem.graph
     m = problem.n_processors
     origin = float(g.arrival.min())
-    makespan = s.makespan - origin
+    makespan = (s.makespan if end is None else max(end, s.makespan)) - origin
     _, proc, start, finish = s.busy_intervals()
     busy = np.bincount(proc, weights=finish - start, minlength=m)
     util = busy / makespan if makespan > 0 else np.zeros(m)

@@ -11,7 +11,6 @@ of the per-day ratio to the baseline (default: the first scheduler) with its pai
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from simsched.errors import SimschedError
+from simsched.run.document import load_document
 from simsched.stats import paired_ratio
 
 METRICS = (("energy_j", "energy kWh", 1 / 3.6e6), ("carbon_g", "carbon kg", 1e-3), ("cost_usd", "cost", 1.0),
@@ -78,10 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", default=None)
     args = ap.parse_args(argv)
     try:
-        doc = json.loads(args.results.read_text(encoding="utf-8"))
+        doc = load_document(args.results, schedules=False)  # the one reader of results documents
         print(format_rows(energy_table(doc, args.baseline)))
-    except (SimschedError, OSError, ValueError, KeyError) as exc:
-        print(f"error: {args.results}: {exc}", file=sys.stderr)
+    except SimschedError as exc:
+        print(f"error: {exc.located(file=args.results) if exc.file is None else exc}", file=sys.stderr)
         return 2
     return 0
 

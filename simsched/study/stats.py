@@ -12,13 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from simsched.errors import SimschedError
-from simsched.run.columns import KNOWN
+from simsched.run.columns import DAY_RECORD, KNOWN
 from simsched.stats import t_interval
 
 
 def override_fields(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The study's override columns (every column that is not a fixed one), in first-seen order."""
-    return list(dict.fromkeys(k for r in rows for k in r if k not in KNOWN))
+    """The study's override columns (every column that is not a fixed one, nor a capacity day's record:
+    :data:`~simsched.run.columns.DAY_RECORD`), in first-seen order."""
+    return list(dict.fromkeys(k for r in rows for k in r if k not in KNOWN and k not in DAY_RECORD))
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, int]:

@@ -6,8 +6,9 @@ those files must exist at the same path on the workers) and a list of ``(task_id
 runs.  Each run is :func:`simsched.run.runner.run_scenario` with that one scheduler, that seed and
 one repetition: the seed draws the graph (for a generator workload) and the noise (for a job stream
 or a world with failures: the day — arrivals, jobs, failures — and the row also carries
-:data:`~simsched.run.columns.STREAM_METRICS`).  A run that raises becomes a row with its ``error`` and NaN metrics; it
-never stops the chunk.  A learned scheduler's row carries its ``checkpoint`` id and any
+:data:`~simsched.run.columns.STREAM_METRICS`; on a platform with a power model, the
+:data:`~simsched.run.columns.ENERGY_METRICS` too).  A run that raises becomes a row with its ``error``
+and NaN metrics; it never stops the chunk.  A learned scheduler's row carries its ``checkpoint`` id and any
 out-of-range ``warning`` the runner gave.
 """
 
@@ -20,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from simsched.run.columns import GRAPH_METRICS, METRICS, STREAM_METRICS
+from simsched.run.columns import ENERGY_METRICS, GRAPH_METRICS, METRICS, STREAM_METRICS
 
 
 def check_metric(name: str, option: str) -> str:
@@ -103,7 +104,9 @@ def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
             try:
                 report = run_scenario(scenario, schedulers=[label], seed=int(seed), repetitions=1)
                 result = report.rows[0]
-                row.update({k: _metric(result, k) for k in (METRICS if stream else GRAPH_METRICS)})
+                row.update({k: _metric(result, k) for k in (GRAPH_METRICS + STREAM_METRICS if stream
+                                                             else GRAPH_METRICS)})
+                row.update({k: _metric(result, k) for k in ENERGY_METRICS if k in result})
                 row["tasks"] = int(report.problem.n_tasks)
                 checkpoint, warning = str(result.get("checkpoint", "")), " | ".join(report.warnings)
             except Exception as exc:

@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from simsched import limits
 from simsched.capacity.models.base import entries_matching, model_source, row_metrics
 from simsched.errors import SimschedError
 from simsched.run.runner import run_scenario
@@ -55,6 +56,9 @@ class MixModel:
                                     f"highest, got {span!r}", **where)
             entry = procs[matches[0]]
             self.entries.append((str(key), matches[0], str(entry.get("type", "cpu")), range(span[0], span[1] + 1)))
+        # before any mix is listed (one more: the mix of no processor at all is dropped below)
+        limits.check_product([len(r) for *_, r in self.entries], MAX_MIXES + 1, what="mixes",
+                             hint=f"narrow the ranges (at most {MAX_MIXES} mixes)", **where)
         self.mixes = [tuple(c) for c in itertools.product(*(r for *_, r in self.entries))]
         self.mixes = [c for c in self.mixes if sum(c) > 0 or len(procs) > len(self.entries)]
         if not self.mixes:

@@ -333,6 +333,14 @@ def main(argv: list[str] | None = None) -> int:
     def show(cpu: float, rec: dict) -> None:
         print(f"{rec['phase']} {rec.get('iteration', '')}: select ratio {rec['select_ratio']:.4f}"
               f"{' (best)' if rec.get('best') else ''}, {cpu:.0f} s CPU", flush=True)
+    from simsched.outputs import output_files, release_outputs
+
+    try:  # the folder and the files written into it, checked before any work (an existing file: refused)
+        output_files(a.output, ("rl.pt", "candidate.pt", "train_history.json"), option="-o")
+    except SimschedError as exc:
+        release_outputs()
+        print(f"error: {exc}")
+        return 2
     import torch
 
     torch.set_num_threads(1)  # CPU seconds are the budget: one thread is the cheapest per update
@@ -343,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     except SimschedError as exc:
         print(f"error: {exc}")
         return 2
+    finally:
+        release_outputs()
     print(f"selection ratio to srjf-eft: after cloning {res['clone_ratio']:.4f}, best {res['best']:.4f}")
     return 0
 

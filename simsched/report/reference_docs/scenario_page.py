@@ -48,6 +48,26 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
                  "adds `energy_j` to every results row (see [energy.md](energy.md)).",
         "prices": "Money: `kwh` and per type `hourly`/`billing` or `purchase`/`lifetime_hours`; adds `cost_usd`.",
         "carbon": "Grid intensity (gCO2/kWh): a constant `intensity` or a CSV `trace`; adds `carbon_g`.",
+        "overheads": "Workflow-system overheads (seconds): a profile name (`pegasus`, `makeflow`, `nextflow`), "
+                     "the fields, or both (see `OverheadsSpec`, [execution-model.md](execution-model.md)); "
+                     "off when absent.",
+        "storage": "A storage service tasks read and write their files through, its bandwidth shared fairly "
+                   "(see `StorageSpec`, [execution-model.md](execution-model.md)); off when absent.",
+    },
+    "OverheadsSpec": {
+        "profile": "Start from a workflow system's documented defaults: `pegasus`, `makeflow` or `nextflow`.",
+        "submit": "Seconds from a task becoming ready (parents done) to the dispatcher seeing it.",
+        "dispatch_interval": "The dispatcher releases at most one task every this many seconds (FIFO).",
+        "cycle": "Released tasks become runnable only at the next multiple of this (0: at once).",
+        "pre": "Seconds on the processor before the runtime (the record's start is when it begins).",
+        "post": "Seconds after the runtime, off the processor; children and the makespan wait for it.",
+        "startup": "Seconds once per workflow (per job of a stream) before its first task is submitted.",
+    },
+    "StorageSpec": {
+        "bandwidth": "Bytes per second of the storage service, shared fairly among concurrent transfers.",
+        "latency": "Seconds per transfer (a task's reads are one transfer, its writes another).",
+        "data_unit": "Bytes per unit of the workload's edge data (default: the importer's `data_unit` "
+                     "option, else 1e6: the WfFormat and DAX importers' megabytes).",
     },
     "PowerSection": {
         "types": "A power entry per processor type; every processor needs its type's or its own.",
@@ -221,6 +241,8 @@ EXAMPLES: dict[str, str] = {
     "PowerSection": "types:\n  cpu: {idle: 20, busy: 95, powered_off: 2}\n"
                     "  gpu: {pstates: [{speed: 1.0, busy: 300, idle: 50}, {speed: 0.6, busy: 140, idle: 40}]}\n"
                     "processors: {gpu1: {idle: 60, busy: 320}}\nlink_energy: 0.5\n",
+    "OverheadsSpec": "{profile: pegasus, cycle: 10, post: 5}\n",
+    "StorageSpec": "{bandwidth: 1.0e+8, latency: 0.01, data_unit: 1.0e+6}\n",
     "PowerSpec": "{idle: 20, busy: 95, powered_off: 2, failed: 0, on_delay: 30, on_energy: 900}\n",
     "PStateSpec": "{speed: 0.6, busy: 140, idle: 40}\n",
     "PricesSection": "kwh: 0.25\ntypes: {gpu: {hourly: 2.5, billing: hour}}\n",

@@ -58,30 +58,36 @@ The online engine, by concern (one mixin per module, composed into
 ``common.py``      the decision priority, the ``Tick`` event entry, the paused GC, uniform links
 =================  ====================================================================================
 
-**Where the model of execution grows.**  A new part of it (hosts with cores, workflow-system
-overheads, storage with shared bandwidth) is a new module beside these holding one more mixin,
-placed before the others in a class composed only for runs that use it (today's runs keep
-today's class, hence today's floats and speed).  The hooks it overrides, each the one place where
-that thing happens in a single-processor run:
+**Where the model of execution grows.**  A new part of it is a new module beside these holding one
+more mixin, placed before the others in a class that
+:func:`~simsched.simulator.engine.loop.make_run` composes only for runs that use it (``OverheadRun``,
+``StorageRun``); today's runs keep :class:`~simsched.simulator.engine.loop.OnlineRun`, hence today's
+floats and speed.  The hooks such a mixin overrides, each the one place where that thing happens:
 
-* ``Assignment._checked_cost(v, p, k)``: how long task ``v`` holds processor ``p`` (``W[v, p]`` x the
-  P-state slowdown) — pre- and post-execution overheads add here, so ``view.available`` counts them.
-* ``Assignment._input_delay(v, p)``: the transfers of ``v``'s inputs to ``p`` start here (all at
-  assignment, since only ready tasks are assigned) and it returns when the last is there — a storage
-  service whose bandwidth is shared among concurrent transfers replaces this with flows that end
-  by calling ``Assignment._on_data``; a per-task submission delay or a dispatcher releasing jobs at a
-  bounded rate delays the same moment (the task's earliest start on ``p``).
+* ``OnlineRun._becomes_ready(v)``: a task whose predecessors are done enters the ready set —
+  overheads delay it by submission, a rate-limited dispatcher and the scheduling cycle.
+* ``Assignment._checked_cost(v, p, k)`` (``GangAllocation._gang_cost`` for a multi-processor task): how
+  long task ``v`` holds processor ``p`` as the policy is told (``W[v, p]`` x the P-state slowdown) —
+  overheads add ``pre`` and storage its I/O estimate here, so ``view.available`` counts them.
+* ``Assignment._input_delay(v, p)`` (``_gang_input_delay``): the transfers of ``v``'s inputs to ``p``
+  start here and it returns when the last is there — storage makes it zero, since its inputs are
+  files read on the slot once the task holds it.
 * ``Assignment._start_next(p)``: the head of ``p``'s queue starts (entered only when ``running[p] < 0``,
-  the head's data is there and ``p`` is up; from ``_assign``, ``_on_data``, ``_release`` and a repair) and
-  its duration (cost x noise factor x slowdown) becomes its finish event — hosts with ``c`` cores
-  start heads while ``k`` cores are free and keep ``running[p] < 0`` while one is.
-  ``GangAllocation._start_gang(v)`` is the same for a multi-processor task.
-* ``Assignment._release(p)``: ``p`` ended what it ran (every finish comes here) — cores free ``k`` cores.
-* ``Decisions._decision_point(trigger)``: when the policy is next asked — a scheduling cycle moves
-  it to the next cycle boundary.
+  the head's data is there and ``p`` is up; from ``_assign``, ``_on_data``, ``_release`` and a repair);
+  ``GangAllocation._start_gang(v)`` is the same for a multi-processor task.  With overheads a start
+  becomes a finish in one place, ``WorkflowOverheads._hold``, which storage overrides with its phases
+  (``pre``, a read flow, the runtime, a write flow).
+* ``OnlineRun._on_finish(ev)``: a task's runtime ended — overheads free its processor and count it
+  done ``post`` later.  ``Assignment._release(p)``: ``p`` ended what it ran (every finish comes here).
+* ``Decisions._decision_point(trigger)``: when the policy is next asked.
 * ``OnlineRun.direct_start``: a task assigned to an idle processor gets its finish event at once
   (``Assignment._start_when_data``) only while this is True; a concern that can delay or stop a
-  start sets it False (disruptions do).
+  start sets it False (disruptions and overheads do).
+
+Hosts with cores need no hook: a platform entry with ``cores: c`` is ``c`` one-core slots of one host,
+and a task's ``cores: k`` a rigid gang of ``k`` slots of one host (``procs: k`` with ``same_host``),
+mapped when a scenario's problem is built (:mod:`simsched.scenario.cores`); the engine runs it as any
+other gang task (``gangs.py``).
 
 ``execute_plan`` (``plan.py``) is a closed loop of closures, for speed, and has none of these hooks: a
 plan under a model with these parts is best run through the online loop by a policy replaying the

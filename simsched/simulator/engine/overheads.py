@@ -6,7 +6,7 @@ documented defaults per workflow system, each with its source.  :class:`Workflow
 mixin of the online engine that models them; :func:`~simsched.simulator.engine.run_online` composes
 it only into runs given active overheads, so a run without them is today's run, float for float.
 
-The model (issue 39; every delay in seconds, each 0 by default):
+The model (every delay in seconds, the time unit of imported workflows; each 0 by default; docs/execution-model.md):
 
 * ``startup``: once per workflow (per job of a stream): a job's tasks arrive ``startup`` after the
   job's arrival (the engine shifts every arrival by it); the policy sees nothing of a job before.
@@ -119,7 +119,7 @@ PROFILES: dict[str, Overheads] = {
 }
 """Documented defaults per workflow system (each entry's comment says where each value comes from).
 A profile is a starting point that calibration (``simsched calibrate``) overrides per installation:
-the issue 39 study found overheads belong to the installation, not to the workflow system."""
+fits of recorded runs find overheads belong to the installation, not to the workflow system."""
 
 
 def next_boundary(t: float, cycle: float) -> float:

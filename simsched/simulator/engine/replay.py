@@ -3,7 +3,7 @@ storage): the plan is run through the online engine by a policy that makes its d
 
 :func:`~simsched.simulator.engine.plan.execute_plan` is a closed loop of closures, for speed, with
 none of the online engine's hooks; rather than write overheads and storage twice, a plan meets them
-in the online loop (:func:`replay_plan`): :class:`PlanFollower` assigns each task to its planned
+in the online loop (:func:`replay_plan`): :class:`PlanSequencer` assigns each task to its planned
 processor(s) once it is runnable and every task planned before it on each of them has been assigned,
 so every processor's queue runs the planned sequence in order.  Under these parts the times are the
 online engine's: a task's inputs are sent when it is assigned (its processor is known to the engine
@@ -24,7 +24,7 @@ from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, topological_rank
 
 
-class PlanFollower:
+class PlanSequencer:
     """An online policy making a static plan's decisions: each task goes to its planned processor
     (its gang's members, lead first, for a multi-processor task) once it is ready and heads the rest
     of the planned sequence of every one of them (order, then topological rank).  O(n + gang
@@ -97,8 +97,8 @@ class PlanFollower:
 def replay_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None, *,
                 overheads: Overheads | None = None, storage: Storage | None = None,
                 io: TaskIO | None = None) -> tuple[Schedule, OnlineStats]:
-    """Run ``plan`` through the online engine (:func:`run_online` with :class:`PlanFollower`) under
+    """Run ``plan`` through the online engine (:func:`run_online` with :class:`PlanSequencer`) under
     ``overheads`` and ``storage``; the schedule and the run's stats (``stats.done`` with overheads).
     :class:`SimschedError` for a plan with copies.  O(the online run)."""
-    return run_online(problem, PlanFollower(problem, plan), factors, engine="simpy",
+    return run_online(problem, PlanSequencer(problem, plan), factors, engine="simpy",
                       overheads=overheads, storage=storage, io=io)

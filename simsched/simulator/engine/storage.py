@@ -7,7 +7,7 @@ bandwidth concurrent transfers share.
 :func:`~simsched.simulator.engine.run_online` composes it only into runs given a storage, so a run
 without one is today's run, float for float.
 
-The model (issue 39; bytes, and seconds like every time in simsched):
+The model (bytes, and seconds like every time of an imported workflow; docs/execution-model.md):
 
 * Files live on the storage service and, once a task has read or written them there, on a **host**
   (:attr:`~simsched.simulator.platform.Processor.host`; the slots of one host share its files).

@@ -65,11 +65,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         run = lambda: train(a.output, a.iterations, a.population, a.days, a.select_days,  # noqa: E731
                             a.budget_min, a.seed)
-    try:
+    from simsched.outputs import output_files, release_outputs
+
+    try:  # the folder and the files written into it, checked before any work (an existing file: refused)
+        output_files(a.output, ("rl_gate.json", "train_history.json"), option="-o")
         run()
     except SimschedError as exc:
         print(f"error: {exc}")
         return 2
+    finally:
+        release_outputs()
     return 0
 
 
