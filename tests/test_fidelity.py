@@ -356,3 +356,25 @@ def test_the_whole_table_of_the_shipped_runs_under_today_model(twice: Path) -> N
     errors = {r.name: round(r.error(0), 3) for r in table.rows}
     assert errors["bacass-dirt02-001.json"] == round(3961.87 / 4243.0 - 1, 3)  # one core: the runtimes' sum
     assert all(s is None for r in table.rows for s in r.start_error)  # WfInstances records no task starts
+
+
+def test_the_profile_platform_as_a_scenario_gives_the_model_makespan(tmp_path: Path) -> None:
+    import yaml
+
+    from simsched.fidelity.model import scenario_platform
+    from simsched.schedulers.recorded import Recorded
+
+    path = fan(tmp_path / "f-1.json", [10.0, 6.0, 7.0, 3.0, 9.0], 60.0, cores=8)
+    graph, run = read_recorded(path)
+    params = Parameters(slots=2, submit=1.0, dispatch_interval=0.5, pre=2.0, post=3.0, startup=4.0)
+    expected = simulate(graph, run, params).makespan
+    platform = scenario_platform(run.machines, params)
+    assert platform["processors"] == [{"name": "m1", "cores": 2}]
+    hosts = Recorded.from_run(run).hosts
+    scenario = {"name": "replay", "platform": {**platform, "network": {"bandwidth": 1.0e9}},
+                "workload": {"wfcommons": str(path)}, "schedulers": [{"name": "recorded", "hosts": hosts}]}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(scenario))
+    out = tmp_path / "r.json"
+    result = runner.invoke(app, ["run", str(tmp_path / "s.yaml"), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["results"][0]["makespan"] == pytest.approx(expected)

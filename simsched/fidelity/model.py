@@ -32,6 +32,7 @@ recorded, nothing else; :func:`documented_defaults` the workflow system's publis
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
@@ -44,7 +45,7 @@ from simsched.simulator.engine.common import model_number
 from simsched.simulator.platform import Platform, host_slots
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
-from simsched.workloads.recorded import RecordedRun
+from simsched.workloads.recorded import RecordedMachine, RecordedRun
 from simsched.workloads.taskgraph import TaskGraph
 
 UNRECORDED_HOST = "unrecorded"
@@ -137,12 +138,13 @@ class Simulated:
     problem: Problem
 
 
-def slots_per_host(run: RecordedRun, slots: int | None) -> list[tuple[str, int]]:
-    """``(host name, slots)`` of the model of ``run`` (see the module docstring).  O(machines)."""
-    if not run.machines:
+def slots_per_host(machines: Sequence[RecordedMachine], slots: int | None) -> list[tuple[str, int]]:
+    """``(host name, slots)`` of the model of a run on ``machines`` (see the module docstring).
+    O(machines)."""
+    if not machines:
         return [(UNRECORDED_HOST, slots or 1)]
     out = []
-    for m in run.machines:
+    for m in machines:
         if slots is None:
             n = m.cores or 1
         else:
@@ -151,11 +153,27 @@ def slots_per_host(run: RecordedRun, slots: int | None) -> list[tuple[str, int]]
     return out
 
 
+def scenario_platform(machines: Sequence[RecordedMachine], params: Parameters) -> dict[str, object]:
+    """``params`` on ``machines`` as a scenario's ``platform`` section (docs/execution-model.md): each
+    machine a processor entry with its slots as ``cores`` and ``1 / runtime_factor`` as ``speed`` (a
+    WfFormat workload's work is its recorded runtime), the overheads and the storage service.  What a
+    scenario of this installation's workflows pastes in to simulate them as calibrated.  O(machines)."""
+    speed = 1.0 / params.runtime_factor
+    out: dict[str, object] = {"processors": [{"name": name, "cores": n, **({"speed": speed} if speed != 1.0 else {})}
+                                             for name, n in slots_per_host(machines, params.slots)]}
+    overheads = params.overheads
+    if overheads is not None:
+        out["overheads"] = {name: getattr(overheads, name) for name in OVERHEADS}
+    if params.bandwidth is not None:
+        out["storage"] = {"bandwidth": params.bandwidth, "latency": params.latency}
+    return out
+
+
 def build_problem(graph: TaskGraph, run: RecordedRun, params: Parameters) -> Problem:
     """The :class:`Problem` of ``run`` (imported with ``graph``) under ``params``: hosts of slots, the
     recorded runtimes times ``runtime_factor``, multi-core tasks as rigid gangs on one host, a free
     network.  O(n + e + slots)."""
-    hosts = slots_per_host(run, params.slots)
+    hosts = slots_per_host(run.machines, params.slots)
     procs = [p for name, n in hosts for p in host_slots(name, n)]
     widest = max(n for _, n in hosts)
     cores = np.nan_to_num(run.cores, nan=1.0)

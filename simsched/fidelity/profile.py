@@ -5,7 +5,10 @@
 file, line and field: the format marker, every installation's identity (its label must be the one
 its workflow system and machines give, as :func:`~simsched.workloads.recorded.installations` labels
 them), each parameter's name, type (a finite number; ``slots`` a whole number >= 1 or null) and range
-(the model's own checks), and the training runs as a list of names.  An example::
+(the model's own checks), and the training runs as a list of names.  Each entry also holds its
+parameters as a scenario's ``platform`` section (:func:`~simsched.fidelity.model.scenario_platform`), for
+a scenario of that installation's workflows to paste in; it is written for people and not read back
+(the ``parameters`` are the calibration).  An example::
 
     simsched_profile: 1
     seed: 0
@@ -14,7 +17,11 @@ them), each parameter's name, type (a finite number; ``slots`` a whole number >=
     - installation: pegasus@cc-worker-4+7
       wms: pegasus
       machines: [cc-worker-1, cc-worker-2, ...]
-      parameters: {slots: 7, runtime_factor: 1.41}
+      parameters: {slots: 7, runtime_factor: 1.41, submit: 3.3, ...}
+      platform:                      # the same as a scenario's platform section, to paste in
+        processors: [{name: cc-worker-1, cores: 7, speed: 0.709}, ...]
+        overheads: {submit: 3.3, ...}
+        storage: {bandwidth: 1.7e+09, latency: 0.0}
       train_error: 0.12
       evaluations: 103
       cpu_s: 56.3
@@ -39,7 +46,7 @@ import yaml
 from simsched.errors import SimschedError, did_you_mean
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.corpus import Corpus
-from simsched.fidelity.model import NAMES, Parameters
+from simsched.fidelity.model import NAMES, Parameters, scenario_platform
 from simsched.fileio import atomic_write_text
 from simsched.yamlio import YamlDocument, load_yaml
 
@@ -97,10 +104,12 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
     entries = []
     for c in calibrations:
         runs = groups[c.installation]
-        machines = sorted({m.name for e in runs for m in e.run.machines})
+        pool = {m.name: m for e in runs for m in e.run.machines}
+        machines = sorted(pool)
         entries.append({
             "installation": c.installation, "wms": runs[0].wms, "machines": machines,
             "parameters": {k: v for k, v in c.parameters.as_dict().items()},
+            "platform": scenario_platform([pool[name] for name in machines], c.parameters),
             "train_error": round(c.train_error, 6), "train_error_at_start": round(c.start_error, 6),
             "evaluations": c.evaluations, "cpu_s": round(c.cpu_s, 3), "stopped": c.stopped,
             "train": list(c.train)})
@@ -116,8 +125,8 @@ def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus:
 
 
 TOP_KEYS = ("simsched_profile", "seed", "budget_s", "installations")
-ENTRY_KEYS = ("installation", "wms", "machines", "parameters", "train_error", "train_error_at_start", "evaluations",
-              "cpu_s", "stopped", "train")
+ENTRY_KEYS = ("installation", "wms", "machines", "parameters", "platform", "train_error", "train_error_at_start",
+              "evaluations", "cpu_s", "stopped", "train")
 
 
 class _Reader:
