@@ -67,6 +67,10 @@ NOT_RUN = {
     "runnable block runs this same command",
     "simsched generalise scenarios/streams/rl_dynamic.yaml": "generalisation cells of 4 days each for the "
     "late-binding rule and rl (minutes); tests/test_rl_generalise_matrix.py runs the matrix on 2 cells x 2 days",
+    "simsched calibrate /tmp/WfInstances": "needs the fetched WfInstances corpus (150 MB, LGPL-3.0, not shipped) "
+    "and 10 CPU-minutes; tests/test_fidelity.py calibrates the shipped executions end to end",
+    "simsched fidelity /tmp/WfInstances": "needs the fetched WfInstances corpus and the profile calibrate writes; "
+    "tests/test_fidelity.py runs fidelity on the shipped executions",
     "simsched run scenarios/streams/rl_dynamic.yaml": "100 days of every rule and the learned agent (minutes); "
     "tests/test_rl_dynamic.py runs rl on streams, and rl.md's tables come from simsched.learned.rl.dynamic",
 }

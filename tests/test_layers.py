@@ -22,7 +22,7 @@ FLOORS: dict[str, int] = {
     "cli": 9,
     "report": 8, "bench": 8,
     "study": 7, "testing": 7, "learned": 7, "analysis": 7,
-    "capacity": 6, "fidelity": 6,  # fidelity: a home for the package to come (optional in pyproject's contract)
+    "capacity": 6, "fidelity": 6,
     "run": 5,
     "scenario": 4,
     "schedulers": 3,

@@ -313,6 +313,12 @@ from simsched.cli import capacity_cmd, workload_cmd  # noqa: E402  (light: heavy
 app.add_typer(workload_cmd.app, name="workload")
 app.command("capacity")(user_errors(capacity_cmd.capacity_command))  # numbers checked first
 
+# --------------------------------------------------------------------------- recorded runs: calibration, fidelity
+from simsched.cli import fidelity_cmd  # noqa: E402  (light: the corpus and the simulator load inside the commands)
+
+app.command("calibrate")(user_errors(fidelity_cmd.calibrate))
+app.command("fidelity")(user_errors(fidelity_cmd.fidelity))
+
 # --------------------------------------------------------------------------- learned schedulers
 from simsched.cli import train_cmd  # noqa: E402  (light: torch loads inside the commands)
 

@@ -206,6 +206,7 @@ for _spec in (
     SchedulerSpec("power-cap", "simsched.schedulers.powercap:PowerCap", "online", check_params={"cap": 2.0}),
     SchedulerSpec("carbon-defer", "simsched.schedulers.carbon:CarbonDefer", "online"),
     SchedulerSpec("power-off", "simsched.schedulers.poweroff:PowerOff", "online"),
+    SchedulerSpec("recorded", "simsched.schedulers.recorded:Recorded", "online"),
     SchedulerSpec("rl", "simsched.learned.rl.policy:RLPolicy", "online", extras=("learned",)),
     SchedulerSpec("rl-world", "simsched.learned.rl.policy:RLWorldPolicy", "online", extras=("learned",)),
     SchedulerSpec("rl-gate", "simsched.learned.rl.gate:GatedBinding", "online"),

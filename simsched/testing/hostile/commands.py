@@ -4,6 +4,7 @@ invocation per command, and the hostile cases of one option put onto it.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -71,6 +72,8 @@ COMMAND_BASES: dict[str, list[str]] = {
     "generalise": ["generalise", "s.yaml", "-s", "mct", "--cell", "fresh days", "--days", "2"],
     "explain gantt": ["explain", "gantt", "graph.s.yaml", "--out", "g.html"],
     "explain graph": ["explain", "graph", "graph.s.yaml", "--out", "g.png"],
+    "calibrate": ["calibrate", "wf.json", "-o", "p.yaml", "--budget", "1"],
+    "fidelity": ["fidelity", "wf.json"],
 }
 """A valid-looking invocation per command, onto which one hostile option is put (replacing the option
 when the base has it).  ``train rl`` on a stream scenario (``s.yaml``) trains for its budget, so its
@@ -174,7 +177,7 @@ def option_cases(t: OptionTarget, targets: Sequence[OptionTarget]) -> list[Case]
     return cases
 
 
-OPTION_FILES = ("s.yaml", "c.yaml", "study.yaml", "graph.s.yaml", "results.csv", "w.json", "b.json")
+OPTION_FILES = ("s.yaml", "c.yaml", "study.yaml", "graph.s.yaml", "results.csv", "w.json", "b.json", "wf.json")
 """The input files of the option bases: an error located in one of them is located."""
 
 _PREPARED: dict[str, bytes] = {}
@@ -212,4 +215,19 @@ def option_files() -> dict[str, bytes]:
     files["w.json"] = b'{"tasks": [{"name": "a", "work": 1}], "edges": []}'
     files["results.csv"] = _PREPARED.get("results.csv", b"task_id,point,point_id,scheduler,seed,makespan,error\n")
     files["b.json"] = b"{}"
+    files["wf.json"] = json.dumps(RECORDED_RUN).encode()
     return files
+
+
+RECORDED_RUN = {
+    "name": "chain", "schemaVersion": "1.5", "runtimeSystem": {"name": "Pegasus", "version": "5.0"},
+    "workflow": {
+        "specification": {"tasks": [
+            {"name": "a", "id": "a_ID01", "parents": [], "children": ["b_ID02"], "inputFiles": [],
+             "outputFiles": ["x"]},
+            {"name": "b", "id": "b_ID02", "parents": ["a_ID01"], "children": [], "inputFiles": ["x"],
+             "outputFiles": []}], "files": [{"id": "x", "sizeInBytes": 1000}]},
+        "execution": {"makespanInSeconds": 30.0, "machines": [{"nodeName": "n1", "cpu": {"coreCount": 2}}],
+                      "tasks": [{"id": "a_ID01", "runtimeInSeconds": 5.0, "machines": ["n1"]},
+                                {"id": "b_ID02", "runtimeInSeconds": 7.0, "machines": ["n1"]}]}}}
+"""A recorded run (WfFormat 1.5, two tasks on one machine): the corpus of ``calibrate`` and ``fidelity``."""

@@ -1,0 +1,135 @@
+"""``simsched calibrate CORPUS... -o PROFILE.yaml`` and ``simsched fidelity CORPUS... [--profile ...]``.
+
+Thin commands over :mod:`simsched.fidelity`: check the options and outputs (nothing is written when
+anything is wrong: exit 2 with one located line), call :func:`~simsched.fidelity.calibrate_corpus` or
+:func:`~simsched.fidelity.fidelity_of` with a progress bar on stderr, print through
+:mod:`simsched.report.fidelity` and write the profile, ``--json`` and ``--html`` atomically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from simsched.errors import SimschedError
+from simsched.report.terminal import Progress, console
+
+if TYPE_CHECKING:
+    from simsched.fidelity.table import FidelityTable
+
+CORPUS_HELP = "WfFormat instances: folders (walked for *.json) or files, e.g. a clone of WfInstances."
+SKIP_HELP = "List instances that fail to import and go on (default: the first one is an error)."
+
+
+def _found(corpus: list[Path]) -> list[tuple[Path, str]]:
+    """Every instance file of the corpus with its name (an output may be none of them)."""
+    from simsched.fidelity.corpus import find_instances
+
+    return find_instances(corpus)
+
+
+def calibrate(
+    corpus: list[Path] = typer.Argument(..., help=CORPUS_HELP),
+    output: Path = typer.Option(..., "-o", "--output", help="The calibrated profile to write (.yaml)."),
+    installation: str = typer.Option(None, "--installation", help="Calibrate this installation only (its label, "
+                                     "as `simsched fidelity` prints it); default: every one."),
+    budget: float = typer.Option(600.0, "--budget", help="CPU seconds for all installations together."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the train/held-out split and of the optimiser."),
+    bound: list[str] = typer.Option(None, "--bound", help="NAME=LOW,HIGH: the search range of one parameter "
+                                    "(repeatable; LOW=HIGH fixes it), e.g. --bound slots=1,8."),
+    skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
+) -> None:
+    """Fit the model's parameters per installation on its training runs; write a profile."""
+    from simsched.fidelity import calibrate_corpus, write_profile
+    from simsched.limits import check_seed
+    from simsched.outputs import check_output
+    from simsched.report.fidelity import print_calibrations
+
+    check_seed(seed)
+    if not budget > 0:
+        raise SimschedError(f"must be a number of CPU seconds > 0, got {budget:g}", field="--budget")
+    check_output(output, option="-o", suffixes=(".yaml", ".yml"), inputs=[p for p, _ in _found(corpus)])
+    bar = Progress()
+    try:
+        done = calibrate_corpus(corpus, budget_s=budget, seed=seed, installation=installation, bounds=bound or (),
+                                skip_refused=skip_refused, progress=bar)
+    finally:
+        bar.close()
+    out = console()
+    print_calibrations(done.calibrations, out)
+    write_profile(output, done.calibrations, done.corpus, budget_s=budget)
+    out.print(f"profile written to {output}", highlight=False)
+
+
+def fidelity(
+    corpus: list[Path] = typer.Argument(..., help=CORPUS_HELP),
+    profile: Path = typer.Option(None, "--profile", help="A profile from `simsched calibrate`: adds the "
+                                 "calibrated model (and uses its train/held-out split)."),
+    json_path: Path = typer.Option(None, "--json", help="Also write every execution and aggregate as JSON."),
+    html_path: Path = typer.Option(None, "--html", help="Also write an HTML report with Gantt charts."),
+    gantt: list[str] = typer.Option(None, "--gantt", help="Execution (as in the table) whose Gantt chart the "
+                                    "HTML report draws (repeatable; 'all': every one); default: the first "
+                                    "held-out run of each installation."),
+    seed: int = typer.Option(None, "--seed", help="Seed of the train/held-out split (default: the profile's, else 0)."),
+    scheduler: str = typer.Option("recorded", "--scheduler", "-s", help="Online policy placing the tasks "
+                                  "(default: the recorded placement)."),
+    wide: bool = typer.Option(False, "--wide", help="Largest error and bias too, and a row per execution "
+                              "(the default table fits 100 columns)."),
+    skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
+) -> None:
+    """Simulate every recorded execution; the makespan error on held-out runs, per installation, system, app."""
+    from simsched.fidelity import fidelity_of
+    from simsched.fileio import atomic_write_text
+    from simsched.limits import check_seed
+    from simsched.outputs import check_output, strict_json
+    from simsched.report.fidelity import print_fidelity
+    from simsched.report.fidelity_html import write_fidelity_html
+
+    check_seed(seed)
+    found = _found(corpus)
+    inputs = [*(p for p, _ in found), *([profile] if profile is not None else [])]
+    for path, option, suffixes in ((json_path, "--json", (".json",)), (html_path, "--html", (".html", ".htm"))):
+        if path is not None:
+            check_output(path, option=option, suffixes=suffixes, inputs=inputs)
+    if json_path is not None and html_path is not None and json_path.resolve() == html_path.resolve():
+        raise SimschedError("--json and --html must name different files")
+    if gantt and html_path is None:
+        raise SimschedError("draws in the HTML report: give --html too", field="--gantt")
+    _check_gantt(gantt or [], [name for _, name in found])
+    bar = Progress()
+    try:
+        table = fidelity_of(corpus, profile=profile, seed=seed, scheduler=scheduler, keep=html_path is not None,
+                            skip_refused=skip_refused, progress=bar)
+    finally:
+        bar.close()
+    chosen = _gantt_choice(table, gantt or [])
+    print_fidelity(table, console(), wide)
+    if json_path is not None:
+        atomic_write_text(json_path, strict_json(table.as_dict()))
+    if html_path is not None:
+        write_fidelity_html(table, html_path, chosen)
+
+
+def _check_gantt(asked: list[str], names: list[str]) -> None:
+    """:class:`SimschedError` naming the closest for an execution ``--gantt`` names that the corpus lacks."""
+    from simsched.errors import did_you_mean
+
+    for name in asked:
+        if name != "all" and name not in names:
+            raise SimschedError(f"no execution {name!r} in the corpus{did_you_mean(name, names)}", field="--gantt")
+
+
+def _gantt_choice(table: FidelityTable, asked: list[str]) -> list[str]:
+    """The executions whose Gantt charts the report draws (see ``--gantt``; a refused one is left out).
+    O(executions)."""
+    if "all" in asked:
+        return [r.name for r in table.rows]
+    if asked:
+        return [name for name in dict.fromkeys(asked) if name in table.simulations]
+    first: dict[str, str] = {}
+    for r in table.rows:
+        if r.part == "held-out":
+            first.setdefault(r.installation, r.name)
+    return list(first.values())

@@ -1,0 +1,61 @@
+"""The two calls of the command line: :func:`calibrate_corpus` (``simsched calibrate``) and
+:func:`fidelity_of` (``simsched fidelity``).  Each checks its options, reads the corpus with the split
+the calibration used, and returns its answer as data; printing and writing are the caller's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from simsched.errors import SimschedError
+from simsched.fidelity.calibrate import Calibration, calibrate, parse_bounds
+from simsched.fidelity.corpus import Corpus, read_corpus
+from simsched.fidelity.model import check_scheduler
+from simsched.fidelity.profile import Profile, read_profile
+from simsched.fidelity.table import FidelityTable, fidelity_table
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """What :func:`calibrate_corpus` answers: the corpus read (its split) and each installation's
+    calibration."""
+
+    corpus: Corpus
+    calibrations: tuple[Calibration, ...]
+
+
+def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: int = 0, installation: str | None = None,
+                     bounds: Sequence[str] = (), skip_refused: bool = False,
+                     progress: Progress | None = None) -> Calibrated:
+    """Read ``sources`` (split with ``seed``), keep ``installation`` (all when None) and calibrate each
+    installation on its training runs within ``budget_s`` CPU seconds in all, ``bounds`` (``NAME=LOW,HIGH``)
+    overriding the default box.  The options are checked before the corpus is read."""
+    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0:
+        raise SimschedError(f"the budget must be a number of CPU seconds > 0, got {budget_s!r}", field="--budget")
+    overrides = parse_bounds(bounds)
+    corpus = read_corpus(sources, seed=seed, skip_refused=skip_refused,
+                         progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
+    corpus = corpus.select(installation)
+    done = calibrate(corpus, budget_s=budget_s, seed=seed, bounds=overrides, progress=progress)
+    return Calibrated(corpus, tuple(done))
+
+
+def fidelity_of(sources: Sequence[str | Path], *, profile: str | Path | None = None, seed: int | None = None,
+                scheduler: str = "recorded", keep: bool = False, skip_refused: bool = False,
+                progress: Progress | None = None) -> FidelityTable:
+    """Read ``sources`` and tabulate every execution under today's model and, with ``profile``, the
+    calibrated one (:func:`~simsched.fidelity.table.fidelity_table`).  The split is the profile's (its
+    seed); ``seed`` gives it without a profile and must agree with the profile's when both are given."""
+    check_scheduler(scheduler)
+    read: Profile | None = read_profile(profile) if profile is not None else None
+    if read is not None and seed is not None and seed != read.seed:
+        raise SimschedError(f"the profile was calibrated on the split of seed {read.seed}; scoring it on another "
+                            f"split (seed {seed}) would score runs it was trained on", field="--seed")
+    split_seed = read.seed if read is not None else (seed or 0)
+    corpus = read_corpus(sources, seed=split_seed, skip_refused=skip_refused,
+                         progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
+    return fidelity_table(corpus, profile=read, scheduler=scheduler, keep=keep,
+                          progress=None if progress is None else lambda d, n, _name: progress(d, n, "simulating"))

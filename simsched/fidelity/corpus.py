@@ -1,0 +1,176 @@
+"""A corpus of recorded executions: found in folders, read, grouped into installations, split.
+
+:func:`read_corpus` finds the WfFormat instances (``*.json``) under the folders and files it is given,
+reads each with :func:`~simsched.workloads.importers.wfformat_recorded.read_recorded` (a record that
+could not have happened is a located :class:`~simsched.errors.SimschedError`: exit 2, or, with
+``skip_refused``, a refusal listed in :attr:`Corpus.refused`), groups the runs into installations
+(:func:`~simsched.workloads.recorded.installations`: one workflow system on one pool of machines, the
+unit calibration fits and scores) and splits each installation into a training part and a held-out
+part (:func:`split`).
+
+The split is what keeps the fidelity table honest: calibration sees the training runs only, and the
+table's aggregates are over held-out runs only.  It depends on the file names and the seed, never on
+what the files hold, so adding a run to an installation moves no other run across the split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from simsched.errors import SimschedError
+from simsched.workloads.importers.wfformat_recorded import read_recorded
+from simsched.workloads.recorded import RecordedRun, installations
+from simsched.workloads.taskgraph import TaskGraph
+
+TRAIN, HELD_OUT = "train", "held-out"
+"""The two parts of an installation's runs (:attr:`Execution.part`)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Execution:
+    """One recorded execution of a corpus: ``name`` (its path under the folder it was found in, as
+    written in tables), ``path`` (the file), ``application`` (the file name up to its first ``-``, as
+    WfInstances names its files: ``1000genome``, ``blast``), the imported ``graph`` and ``run``, its
+    ``installation`` label and its ``part`` (:data:`TRAIN` or :data:`HELD_OUT`)."""
+
+    name: str
+    path: Path
+    application: str
+    graph: TaskGraph
+    run: RecordedRun
+    installation: str
+    part: str
+
+    @property
+    def wms(self) -> str:
+        """The workflow system's name, lower case (``unknown`` when the run does not say)."""
+        return (self.run.wms_name or "unknown").lower()
+
+    @property
+    def held_out(self) -> bool:
+        return self.part == HELD_OUT
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Executions in the order found (folders walked in sorted order), the files refused with
+    their located reasons (``(name, message)``; only with ``skip_refused``), and the split's seed."""
+
+    executions: tuple[Execution, ...]
+    refused: tuple[tuple[str, str], ...]
+    seed: int
+
+    def installations(self) -> dict[str, list[Execution]]:
+        """Executions by installation label, labels in order of first execution.  O(n)."""
+        out: dict[str, list[Execution]] = {}
+        for e in self.executions:
+            out.setdefault(e.installation, []).append(e)
+        return out
+
+    def select(self, installation: str | None) -> Corpus:
+        """This corpus restricted to one installation (``None``: all).  :class:`SimschedError` naming
+        the labels there are when there is none of that name.  O(n)."""
+        if installation is None:
+            return self
+        kept = tuple(e for e in self.executions if e.installation == installation)
+        if not kept:
+            labels = ", ".join(self.installations()) or "none"
+            raise SimschedError(f"no installation {installation!r} in the corpus (there are: {labels})",
+                                field="--installation")
+        return Corpus(kept, self.refused, self.seed)
+
+
+def application(path: Path) -> str:
+    """The application of a WfInstances file: its name up to the first ``-`` (``montage-chameleon-dss-
+    15d-001.json`` is ``montage``).  O(len)."""
+    return path.stem.split("-")[0]
+
+
+def find_instances(sources: Sequence[str | Path]) -> list[tuple[Path, str]]:
+    """``(file, name)`` of every ``*.json`` under ``sources`` (a folder is walked, sorted; a file is
+    taken as it is), ``name`` relative to the folder it was found in.  A source that does not exist,
+    or a folder with no ``*.json`` file, is a :class:`SimschedError` naming it.  O(files)."""
+    found: list[tuple[Path, str]] = []
+    seen: set[Path] = set()
+    for source in sources:
+        root = Path(source)
+        if root.is_dir():
+            files = sorted(p for p in root.rglob("*.json") if p.is_file())
+            if not files:
+                raise SimschedError("no WfFormat instance (*.json) in this folder", file=root)
+            pairs = [(p, p.relative_to(root).as_posix()) for p in files]
+        elif root.is_file():
+            pairs = [(root, root.name)]
+        else:
+            raise SimschedError("no such file or folder", file=root)
+        for path, name in pairs:
+            key = path.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append((path, name))
+    return found
+
+
+def _rank(seed: int, name: str) -> str:
+    """A run's place in the seeded order of :func:`split`: a hash of the seed and the file's name."""
+    return hashlib.sha256(f"{seed}\0{Path(name).name}".encode()).hexdigest()
+
+
+def split(names: Sequence[str], applications: Sequence[str], seed: int) -> list[str]:
+    """The part (:data:`TRAIN` or :data:`HELD_OUT`) of each run of one installation.
+
+    Runs are ordered by application, then by a seeded hash of the file name (so within an application
+    the order is a seeded shuffle); along that order they alternate between the two parts, starting
+    with the training part (the phase carries over from one application to the next).  So about half
+    of the runs are held out, each application with two runs or more has runs in both parts, an
+    installation with two runs or more has at least one of each, and a single run is a training run.
+    Deterministic in ``(names, applications, seed)``; adding a run to one application moves none of
+    another.  O(n log n).
+    """
+    order = sorted(range(len(names)), key=lambda i: (applications[i], _rank(seed, names[i]), names[i]))
+    parts = [TRAIN] * len(names)
+    for position, i in enumerate(order):
+        parts[i] = TRAIN if position % 2 == 0 else HELD_OUT
+    return parts
+
+
+def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> Corpus:
+    """Read every instance under ``sources`` (:func:`find_instances`) into a :class:`Corpus` with its
+    installations and each installation's split (:func:`split`, seeded with ``seed``).
+
+    A file that :func:`read_recorded` refuses stops the reading with its located error
+    (:class:`SimschedError`), unless ``skip_refused``: then it is listed in :attr:`Corpus.refused` and
+    the rest are read; no readable instance at all is an error either way.  ``progress(done, total)`` is
+    called after each file.  O(total size of the files).
+    """
+    pairs = find_instances(sources)
+    read: list[tuple[Path, str, TaskGraph, RecordedRun]] = []
+    refused: list[tuple[str, str]] = []
+    for done, (path, name) in enumerate(pairs, start=1):
+        try:
+            graph, run = read_recorded(path)
+        except SimschedError as exc:
+            if not skip_refused:
+                raise exc.located(file=path) from None
+            refused.append((name, str(exc.located(file=path))))
+        else:
+            read.append((path, name, graph, run))
+        if progress is not None:
+            progress(done, len(pairs))
+    if not read:
+        where = ", ".join(str(s) for s in sources)
+        note = f" ({len(refused)} refused)" if refused else ""
+        raise SimschedError(f"no readable WfFormat instance in {where}{note}")
+    groups = installations([r for _, _, _, r in read])
+    label_of, part_of = [""] * len(read), [TRAIN] * len(read)
+    for label, members in groups:
+        parts = split([read[i][1] for i in members], [application(read[i][0]) for i in members], seed)
+        for i, part in zip(members, parts):
+            label_of[i], part_of[i] = label, part
+    executions = tuple(Execution(name, path, application(path), graph, run, label_of[i], part_of[i])
+                       for i, (path, name, graph, run) in enumerate(read))
+    return Corpus(executions, tuple(refused), seed)

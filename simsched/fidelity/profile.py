@@ -1,0 +1,224 @@
+"""The calibrated profile: one YAML file holding each installation's fitted parameters.
+
+``simsched calibrate`` writes it (:func:`write_profile`); ``simsched fidelity --profile`` reads it
+(:func:`read_profile`).  It is input as much as output, so reading checks everything and refuses with
+file, line and field: the format marker, every installation's identity (its label must be the one
+its workflow system and machines give, as :func:`~simsched.workloads.recorded.installations` labels
+them), each parameter's name, type (a finite number; ``slots`` a whole number >= 1 or null) and range
+(the model's own checks), and the training runs as a list of names.  Each entry also holds its
+parameters as a scenario's ``platform`` section (:func:`~simsched.fidelity.model.scenario_platform`), for
+a scenario of that installation's workflows to paste in; it is written for people and not read back
+(the ``parameters`` are the calibration).  An example::
+
+    simsched_profile: 1
+    seed: 0
+    budget_s: 600.0
+    installations:
+    - installation: pegasus@cc-worker-4+7
+      wms: pegasus
+      machines: [cc-worker-1, cc-worker-2, ...]
+      parameters: {slots: 7, runtime_factor: 1.41, submit: 3.3, ...}
+      platform:                      # the same as a scenario's platform section, to paste in
+        processors: [{name: cc-worker-1, cores: 7, speed: 0.709}, ...]
+        overheads: {submit: 3.3, ...}
+        storage: {bandwidth: 1.7e+09, latency: 0.0}
+      train_error: 0.12
+      evaluations: 103
+      cpu_s: 56.3
+      stopped: budget
+      train: [pegasus/cycles/cycles-chameleon-1l-1c-9p-001.json, ...]
+
+An installation of a corpus is matched to the entry of its workflow system whose machines it shares
+(:meth:`Profile.entry_for`): a corpus may hold fewer runs of an installation than the one calibrated
+on, hence a smaller pool and another label.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simsched.errors import SimschedError, did_you_mean
+from simsched.fidelity.calibrate import Calibration
+from simsched.fidelity.corpus import Corpus
+from simsched.fidelity.model import NAMES, Parameters, scenario_platform
+from simsched.fileio import atomic_write_text
+from simsched.yamlio import YamlDocument, load_yaml
+
+FORMAT = 1
+"""The ``simsched_profile`` marker this version writes and reads."""
+
+
+@dataclass(frozen=True)
+class ProfileEntry:
+    """One installation's calibration as a profile holds it."""
+
+    installation: str
+    wms: str
+    machines: tuple[str, ...]
+    parameters: Parameters
+    train: tuple[str, ...]
+    train_error: float | None = None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A read profile: its ``seed`` (the split it was calibrated with) and entries."""
+
+    seed: int
+    entries: tuple[ProfileEntry, ...]
+    file: str | None = None
+
+    def entry_for(self, wms: str, machines: Sequence[str]) -> ProfileEntry | None:
+        """The entry of workflow system ``wms`` sharing a machine with ``machines`` (both without
+        machines: the system's machine-less entry), or None.  :class:`SimschedError` when two entries
+        match (the corpus joins installations the profile keeps apart).  O(entries x machines)."""
+        mine = set(machines)
+        found = [e for e in self.entries
+                 if e.wms == wms and ((mine & set(e.machines)) or (not mine and not e.machines))]
+        if len(found) > 1:
+            raise SimschedError(f"the corpus's {wms} runs on {', '.join(sorted(mine)[:4])} match two calibrated "
+                                f"installations ({found[0].installation}, {found[1].installation})", file=self.file)
+        return found[0] if found else None
+
+    @property
+    def train(self) -> frozenset[str]:
+        """Every run some entry was calibrated on."""
+        return frozenset(name for e in self.entries for name in e.train)
+
+
+def label_of(wms: str, machines: Sequence[str]) -> str:
+    """The installation label :func:`~simsched.workloads.recorded.installations` gives a pool."""
+    pool = sorted(machines)
+    return f"{wms}@{pool[0] if pool else '(no machines)'}" + (f"+{len(pool) - 1}" if len(pool) > 1 else "")
+
+
+def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float) -> str:
+    """The YAML text of a profile of ``calibrations`` (made on ``corpus``).  O(runs)."""
+    groups = corpus.installations()
+    entries = []
+    for c in calibrations:
+        runs = groups[c.installation]
+        pool = {m.name: m for e in runs for m in e.run.machines}
+        machines = sorted(pool)
+        entries.append({
+            "installation": c.installation, "wms": runs[0].wms, "machines": machines,
+            "parameters": {k: v for k, v in c.parameters.as_dict().items()},
+            "platform": scenario_platform([pool[name] for name in machines], c.parameters),
+            "train_error": round(c.train_error, 6), "train_error_at_start": round(c.start_error, 6),
+            "evaluations": c.evaluations, "cpu_s": round(c.cpu_s, 3), "stopped": c.stopped,
+            "train": list(c.train)})
+    doc = {"simsched_profile": FORMAT, "seed": corpus.seed, "budget_s": float(budget_s), "installations": entries}
+    head = ("# Calibrated by `simsched calibrate` on the training runs of each installation; read by\n"
+            "# `simsched fidelity --profile`.  docs/fidelity.md says what each parameter means.\n")
+    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+
+
+def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float) -> Path:
+    """Write the profile atomically (a reader never sees half a file)."""
+    return atomic_write_text(path, profile_text(calibrations, corpus, budget_s=budget_s))
+
+
+TOP_KEYS = ("simsched_profile", "seed", "budget_s", "installations")
+ENTRY_KEYS = ("installation", "wms", "machines", "parameters", "platform", "train_error", "train_error_at_start",
+              "evaluations", "cpu_s", "stopped", "train")
+
+
+class _Reader:
+    def __init__(self, doc: YamlDocument) -> None:
+        self.doc = doc
+
+    def fail(self, message: str, path: tuple[Any, ...]) -> SimschedError:
+        field = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[")
+        return SimschedError(message, file=self.doc.file, line=self.doc.line_of(path), field=field or None)
+
+    def known(self, value: dict, keys: tuple[str, ...], path: tuple[Any, ...]) -> None:
+        for key in value:
+            if key not in keys:
+                raise self.fail(f"unknown field{did_you_mean(str(key), keys)}; fields: {', '.join(keys)}", (*path, key))
+
+    def number(self, value: Any, path: tuple[Any, ...]) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.fail(f"must be a finite number, got {value!r}", path)
+        return float(value)
+
+    def names(self, value: Any, path: tuple[Any, ...]) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail("must be a list of names", path)
+        return tuple(value)
+
+    def parameters(self, value: Any, path: tuple[Any, ...]) -> Parameters:
+        if not isinstance(value, dict):
+            raise self.fail("must be a mapping of parameter names to values", path)
+        values: dict[str, Any] = {}
+        for key, v in value.items():
+            where = (*path, key)
+            if key not in NAMES:
+                raise self.fail(f"unknown parameter{did_you_mean(str(key), NAMES)}; parameters: {', '.join(NAMES)}",
+                                where)
+            if key == "slots":
+                if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                    raise self.fail(f"must be a whole number >= 1 (or null: every core), got {v!r}", where)
+                values[key] = v
+            elif key == "bandwidth" and v is None:  # no storage model
+                values[key] = v
+            else:
+                values[key] = self.number(v, where)
+        try:
+            return Parameters(**values)
+        except SimschedError as exc:
+            raise self.fail(exc.message, (*path, exc.field) if exc.field else path) from None
+
+    def entry(self, value: Any, path: tuple[Any, ...]) -> ProfileEntry:
+        if not isinstance(value, dict):
+            raise self.fail("must be a mapping (installation, wms, machines, parameters, train)", path)
+        for key in ("installation", "wms", "machines", "parameters", "train"):
+            if key not in value:
+                raise self.fail(f"lacks {key!r}", path)
+        self.known(value, ENTRY_KEYS, path)
+        for key in ("train_error", "train_error_at_start", "cpu_s", "evaluations"):
+            if value.get(key) is not None:
+                self.number(value[key], (*path, key))
+        label, wms = value["installation"], value["wms"]
+        for key in ("installation", "wms"):
+            if not isinstance(value[key], str) or not value[key]:
+                raise self.fail("must be a non-empty text", (*path, key))
+        machines = self.names(value["machines"], (*path, "machines"))
+        if label != label_of(wms, machines):
+            raise self.fail(f"{label!r} is not the installation of {wms} on these {len(machines)} machines "
+                            f"({label_of(wms, machines)!r}): the entry was edited", (*path, "installation"))
+        error = value.get("train_error")
+        return ProfileEntry(label, wms, machines, self.parameters(value["parameters"], (*path, "parameters")),
+                            self.names(value["train"], (*path, "train")),
+                            None if error is None else self.number(error, (*path, "train_error")))
+
+
+def read_profile(path: str | Path) -> Profile:
+    """Read and check a profile (see the module docstring); :class:`SimschedError` with file, line and
+    field for anything wrong.  O(size of the file)."""
+    doc = load_yaml(path)
+    r = _Reader(doc)
+    data = doc.data
+    if data.get("simsched_profile") != FORMAT:
+        raise r.fail(f"not a simsched profile of format {FORMAT} (simsched_profile: {FORMAT} missing); write one "
+                     f"with `simsched calibrate`", ("simsched_profile",))
+    r.known(data, TOP_KEYS, ())
+    seed = data.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise r.fail(f"must be a whole number >= 0, got {seed!r}", ("seed",))
+    items = data.get("installations")
+    if not isinstance(items, list) or not items:
+        raise r.fail("must be a non-empty list of calibrated installations", ("installations",))
+    entries = tuple(r.entry(v, ("installations", i)) for i, v in enumerate(items))
+    seen: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        if e.installation in seen:
+            raise r.fail(f"{e.installation!r} is calibrated twice (also installations[{seen[e.installation]}])",
+                         ("installations", i, "installation"))
+        seen[e.installation] = i
+    return Profile(seed, entries, str(path))

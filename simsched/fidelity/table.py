@@ -1,0 +1,194 @@
+"""The fidelity table: every execution of a corpus simulated under each model, and the errors on the
+held-out runs.
+
+Models, in the table's order:
+
+* ``today``: today's model of a recorded run — every recorded core a slot, runtimes as recorded,
+  nothing else (``Parameters()``);
+* ``defaults``: the workflow system's documented defaults (its overheads profile with each value's
+  published source, :func:`~simsched.fidelity.model.documented_defaults`), uncalibrated;
+* ``calibrated``: the parameters a profile (:mod:`simsched.fidelity.profile`) holds for the run's
+  installation (absent without a profile; NaN for an installation the profile does not cover).
+
+Per execution (:class:`Row`): the recorded and simulated makespans, the relative error ``simulated /
+recorded - 1`` per model and, where the run recorded task start times, the error of the simulated
+starts (median and 95th percentile of ``|simulated - recorded|`` over the tasks, seconds).
+
+Aggregates (:class:`Group`) are over **held-out runs only** — runs no calibration saw — by
+installation, by workflow system, by application and over all: the number of runs, the mean, median
+and largest ``|relative error|``, and the median signed error (the bias: negative when the model is too
+fast).  A run is held out when the corpus's seeded split says so and no profile entry trained on it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
+from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
+from simsched.fidelity.profile import Profile
+from simsched.workloads.recorded import RecordedRun
+
+TODAY, DEFAULTS, CALIBRATED = "today", "defaults", "calibrated"
+GROUP_KINDS = ("installation", "wms", "application", "all")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One execution: where it belongs, its recorded makespan (None when not recorded) and, per model,
+    the simulated makespan (NaN: not simulated under that model) and the start-time error ``(median,
+    p95)`` in seconds (None without recorded starts)."""
+
+    name: str
+    installation: str
+    wms: str
+    application: str
+    part: str
+    tasks: int
+    recorded: float | None
+    simulated: tuple[float, ...]
+    start_error: tuple[tuple[float, float] | None, ...]
+
+    def error(self, k: int) -> float:
+        """Relative makespan error of model ``k``: ``simulated / recorded - 1`` (NaN when either is
+        missing)."""
+        if not self.recorded:
+            return math.nan
+        return self.simulated[k] / self.recorded - 1.0
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Errors of one model over one group's held-out runs: ``n`` runs with a value, the mean, median
+    and largest ``|relative error|``, the median signed error.  NaN when ``n`` is 0."""
+
+    n: int
+    mean: float
+    median: float
+    max: float
+    bias: float
+
+    @classmethod
+    def of(cls, errors: np.ndarray) -> Stats:
+        e = errors[~np.isnan(errors)]
+        if not e.size:
+            return cls(0, math.nan, math.nan, math.nan, math.nan)
+        a = np.abs(e)
+        return cls(int(e.size), float(a.mean()), float(np.median(a)), float(a.max()), float(np.median(e)))
+
+
+@dataclass(frozen=True)
+class Group:
+    """The held-out runs of one installation, workflow system or application (``kind``, ``key``), or
+    all of them (``kind == "all"``): their number and each model's :class:`Stats`."""
+
+    kind: str
+    key: str
+    runs: int
+    stats: tuple[Stats, ...]
+
+
+@dataclass(frozen=True)
+class FidelityTable:
+    """The whole answer: the models' names, a row per execution (corpus order), the groups (by kind,
+    then by key), the refused files, the CPU seconds the simulations took, the split's seed, the
+    profile's file (None without one) and, when asked for, each execution's simulation under the last
+    model and its recorded run (for pictures)."""
+
+    models: tuple[str, ...]
+    rows: tuple[Row, ...]
+    groups: tuple[Group, ...]
+    refused: tuple[tuple[str, str], ...]
+    cpu_s: float
+    seed: int
+    profile: str | None
+    simulations: dict[str, Simulated] = field(default_factory=dict)
+    runs: dict[str, RecordedRun] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        """The table as plain data (the ``--json`` document)."""
+        return {
+            "models": list(self.models), "seed": self.seed, "profile": self.profile, "cpu_s": round(self.cpu_s, 3),
+            "refused": [{"file": f, "reason": r} for f, r in self.refused],
+            "executions": [{
+                "execution": r.name, "installation": r.installation, "wms": r.wms, "application": r.application,
+                "part": r.part, "tasks": r.tasks, "recorded_makespan": r.recorded,
+                "simulated_makespan": dict(zip(self.models, r.simulated)),
+                "relative_error": {m: r.error(k) for k, m in enumerate(self.models)},
+                "start_error_s": {m: (None if s is None else {"median": s[0], "p95": s[1]})
+                                  for m, s in zip(self.models, r.start_error)}} for r in self.rows],
+            "held_out": [{"group": g.kind, "key": g.key, "runs": g.runs,
+                          **{m: vars(s) for m, s in zip(self.models, g.stats)}} for g in self.groups],
+        }
+
+
+def start_error(run_start: np.ndarray, simulated: Simulated) -> tuple[float, float] | None:
+    """``(median, p95)`` of ``|simulated start - recorded start|`` over the tasks with a recorded start
+    (None when none has one).  O(n)."""
+    known = ~np.isnan(run_start)
+    if not known.any():
+        return None
+    d = np.abs(simulated.schedule.start[known] - run_start[known])
+    return float(np.median(d)), float(np.percentile(d, 95))
+
+
+def _groups(rows: list[Row], n_models: int) -> list[Group]:
+    held = [r for r in rows if r.part == HELD_OUT and r.recorded]
+    out = []
+    for kind in GROUP_KINDS:
+        keys = ["all"] if kind == "all" else sorted({getattr(r, kind) for r in held})
+        for key in keys:
+            members = held if kind == "all" else [r for r in held if getattr(r, kind) == key]
+            stats = tuple(Stats.of(np.array([r.error(k) for r in members])) for k in range(n_models))
+            out.append(Group(kind, key, len(members), stats))
+    return out
+
+
+def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler: str = "recorded",
+                   keep: bool = False, progress: Callable[[int, int, str], None] | None = None) -> FidelityTable:
+    """Simulate every execution of ``corpus`` under each model (see the module docstring) with
+    ``scheduler`` (default: the recorded placement) and tabulate.  With ``keep``, the simulations under
+    the last model are kept (:attr:`FidelityTable.simulations`).  ``progress(done, total, name)`` after
+    each execution.  O(models x simulations)."""
+    t0 = time.process_time()
+    models = (TODAY, DEFAULTS) if profile is None else (TODAY, DEFAULTS, CALIBRATED)
+    trained = profile.train if profile is not None else frozenset()
+    machines = {label: sorted({m.name for e in runs for m in e.run.machines})
+                for label, runs in corpus.installations().items()}
+    entry = {label: profile.entry_for(runs[0].wms, machines[label]) if profile is not None else None
+             for label, runs in corpus.installations().items()}
+    rows, kept, runs = [], {}, {}
+    for i, e in enumerate(corpus.executions):
+        chosen: list[Parameters | None] = [Parameters(), documented_defaults(e.wms)]
+        if profile is not None:
+            found = entry[e.installation]
+            chosen.append(found.parameters if found is not None else None)
+        simulated, starts = [], []
+        io = task_io(e.run) if any(p is not None and p.storage is not None for p in chosen) else None
+        for params in chosen:
+            if params is None:
+                simulated.append(math.nan)
+                starts.append(None)
+                continue
+            sim = simulate(e.graph, e.run, params, scheduler, io)
+            simulated.append(sim.makespan)
+            starts.append(start_error(e.run.start, sim))
+            if keep:
+                kept[e.name], runs[e.name] = sim, e.run
+        rows.append(_row(e, trained, tuple(simulated), tuple(starts)))
+        if progress is not None:
+            progress(i + 1, len(corpus.executions), e.name)
+    source = profile.file if profile is not None else None
+    return FidelityTable(models, tuple(rows), tuple(_groups(rows, len(models))), corpus.refused,
+                         time.process_time() - t0, corpus.seed, source, kept, runs)
+
+
+def _row(e: Execution, trained: frozenset[str], simulated: tuple[float, ...],
+         starts: tuple[tuple[float, float] | None, ...]) -> Row:
+    part = TRAIN if e.name in trained else e.part
+    return Row(e.name, e.installation, e.wms, e.application, part, e.run.n_tasks, e.run.makespan, simulated, starts)

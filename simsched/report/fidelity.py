@@ -1,0 +1,110 @@
+"""What ``simsched calibrate`` and ``simsched fidelity`` print (:mod:`simsched.fidelity`).
+
+* :func:`print_calibrations`: one row per installation — training runs, the objective (mean
+  ``|log(simulated / recorded makespan)|``) at the start and after, the fitted parameters, the
+  simulations and CPU seconds it took and why it stopped;
+* :func:`print_fidelity`: the held-out errors by installation, workflow system and application, each
+  model side by side (median / mean ``|relative error|``; ``wide`` adds the largest and the bias,
+  and a row per execution), then the runs and CPU time.  The default table fits 100 columns.
+
+Errors are shown as signed or absolute percentages (:func:`percent`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from simsched.fidelity.calibrate import Calibration
+from simsched.fidelity.table import FidelityTable
+
+_KIND_TITLE = {"installation": "installation", "wms": "workflow system", "application": "application", "all": "all"}
+
+
+def percent(x: float, signed: bool = False) -> str:
+    """``x`` (a fraction) as a percentage with one decimal (``-`` for NaN); ``signed`` shows ``+``."""
+    if not math.isfinite(x):
+        return "-"
+    return f"{x:+.1%}" if signed else f"{x:.1%}"
+
+
+def _params(c: Calibration) -> str:
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in c.parameters.as_dict().items())
+
+
+def print_calibrations(calibrations: Sequence[Calibration], console: Console) -> None:
+    """The calibration table (see the module docstring)."""
+    table = Table(title="calibration on the training runs (objective: mean |log(simulated/recorded)|)",
+                  title_justify="left")
+    for name, justify in (("installation", "left"), ("runs", "right"), ("before", "right"), ("after", "right"),
+                          ("simulations", "right"), ("CPU s", "right"), ("stopped", "left")):
+        table.add_column(name, justify=justify, overflow="fold", max_width=40)  # type: ignore[arg-type]
+    for c in calibrations:
+        table.add_row(escape(c.installation), str(len(c.train)), f"{c.start_error:.3f}", f"{c.train_error:.3f}",
+                      str(c.evaluations), f"{c.cpu_s:.1f}", c.stopped)
+    console.print(table)
+    for c in calibrations:
+        console.print(f"{escape(c.installation)}: {escape(_params(c))}", highlight=False, width=100)
+
+
+def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -> None:
+    """The held-out table (see the module docstring)."""
+    out = Table(title="relative makespan error on HELD-OUT runs (|simulated/recorded - 1|)", title_justify="left")
+    out.add_column("group", overflow="fold", max_width=None if wide else 34)
+    out.add_column("runs", justify="right")
+    for m in table.models:
+        if wide:
+            for stat in ("median", "mean", "max", "bias"):
+                out.add_column(f"{m}\n{stat}", justify="right")
+        else:
+            out.add_column(f"{m}\nmedian / mean", justify="right")
+    kind = None
+    for g in table.groups:
+        if g.kind != kind and kind is not None:
+            out.add_section()
+        kind = g.kind
+        cells = [escape(g.key if g.kind == "all" else f"{_KIND_TITLE[g.kind]}: {g.key}"), str(g.runs)]
+        for s in g.stats:
+            if wide:
+                cells += [percent(s.median), percent(s.mean), percent(s.max), percent(s.bias, signed=True)]
+            else:
+                cells.append(f"{percent(s.median)} / {percent(s.mean)}")
+        out.add_row(*cells)
+    console.print(out)
+    if wide:
+        print_executions(table, console)
+    held = sum(r.part == "held-out" for r in table.rows)
+    starts = sum(any(s is not None for s in r.start_error) for r in table.rows)
+    console.print(f"{len(table.rows)} executions ({held} held out, {len(table.rows) - held} trained on), "
+                  f"{len(table.refused)} refused; {starts} with task start times"
+                  f"{'' if starts else ' (no start-time error to report)'}; simulated in "
+                  f"{table.cpu_s:.1f} CPU s; split seed {table.seed}"
+                  + (f"; profile {escape(table.profile)}" if table.profile else ""), highlight=False, width=100)
+    for name, reason in table.refused:
+        console.print(f"refused: {escape(name)}: {escape(reason)}", highlight=False, width=100)
+
+
+def print_executions(table: FidelityTable, console: Console) -> None:
+    """One row per execution: part, tasks, recorded makespan, each model's simulated makespan and error,
+    and the start-time error (median/p95 seconds) where starts are recorded."""
+    out = Table(title="every execution", title_justify="left")
+    for name, justify in (("execution", "left"), ("installation", "left"), ("part", "left"), ("tasks", "right"),
+                          ("recorded s", "right")):
+        out.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for m in table.models:
+        out.add_column(f"{m} s", justify="right")
+        out.add_column(f"{m} error", justify="right")
+        out.add_column(f"{m} starts", justify="right")
+    for r in table.rows:
+        cells = [escape(r.name), escape(r.installation), r.part, str(r.tasks),
+                 "-" if r.recorded is None else f"{r.recorded:.0f}"]
+        for k in range(len(table.models)):
+            s = r.start_error[k]
+            cells += ["-" if not math.isfinite(r.simulated[k]) else f"{r.simulated[k]:.0f}",
+                      percent(r.error(k), signed=True), "-" if s is None else f"{s[0]:.1f}/{s[1]:.1f}"]
+        out.add_row(*cells)
+    console.print(out)
