@@ -278,7 +278,9 @@ def _torch_document(path: Path, head: bytes, want: str, retrain: str) -> Any:
     try:
         import torch
     except ImportError:
-        raise SimschedError(f"this is a torch archive, which needs torch (pip install 'simsched[learned]'); "
+        from simsched.extras import install_hint
+
+        raise SimschedError(f"this is a torch archive, which needs torch ({install_hint('learned')}); "
                             f"not {want}", file=path) from None
     try:
         return torch.load(path, map_location="cpu", weights_only=True)

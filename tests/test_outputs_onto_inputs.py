@@ -132,7 +132,7 @@ def test_train_rl_resume_names_what_is_in_place_of_the_checkpoint(tmp_path: Path
     else:
         (out / "rl.pt").mkdir()
     line = refused(["train", "rl", str(scenario), "-o", str(out), "--resume", "--budget-min", "0.01"],
-                   says="--output")
+                   says="--resume")
     assert ("FIFO" in line) if kind == "fifo" else ("is a directory" in line)
 
 
