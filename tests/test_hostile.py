@@ -81,9 +81,10 @@ def test_a_ci_sample_of_the_campaign_is_clean(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- issue 40: contents read back
-FIXED_HERE = ("checkpoint", "trace")
-"""Read-back kinds whose refusals live on this branch; the results stores, documents and sweep CSVs
-are fixed beside them (their cases run and report; see simsched/testing/hostile/readback.py)."""
+FIXED_HERE = ("checkpoint", "trace", "store", "document")
+"""Read-back kinds held clean; sweep CSVs are attacked and counted but not yet held (an edited metric and
+a duplicated row still pass ``summarize``: sweep rows carry no digest yet, see
+simsched/testing/hostile/readback.py)."""
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +142,7 @@ def test_the_issue_rows_read_back_are_clean(readback_cases, tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-def test_every_checkpoint_and_trace_attack_is_clean(readback_cases) -> None:
+def test_every_held_read_back_attack_is_clean(readback_cases) -> None:
     chosen = [c for c in readback_cases if c.target.removeprefix("readback:").startswith(FIXED_HERE)]
     outcomes = hostile.run_campaign(chosen, entry, jobs=2)
     bad = [f"{o.verdict}: {o.case.name}: {o.line}" for o in outcomes if not o.clean]
