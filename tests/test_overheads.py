@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import GangFirst
+from helpers import GangFirst, random_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +25,6 @@ from simsched.simulator.schedule import validate_schedule
 from simsched.workloads.generators import random_dag
 from simsched.workloads.jobs import poisson_stream
 from simsched.workloads.taskgraph import TaskGraph
-from tests.helpers import random_problem
 
 
 def chain(runtimes: list[float], m: int = 2) -> Problem:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import refused
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
 from simsched.run.runner import run_scenario
 from simsched.scenario import load_scenario
 from simsched.simulator.engine import PROFILES, Overheads
-from tests.helpers import refused
 
 MONTAGE = Path(__file__).resolve().parents[1] / "scenarios" / "montage_wfcommons.yaml"
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import GangFirst
+from helpers import GangFirst, random_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +19,6 @@ from simsched.simulator.engine.loop import StorageRun
 from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import validate_schedule
-from tests.helpers import random_problem
 
 
 class Fixed:
