@@ -296,7 +296,8 @@ def scenario_reference() -> str:
            "naming the field path and the line). Unknown fields are refused everywhere. This page is "
            "generated from the pydantic models in `simsched/scenario/__init__.py`, the generator and "
            "importer signatures and `simsched/scenario/autotuning.py`. Worked examples: "
-           "[getting-started.md](getting-started.md), `scenarios/`.\n"]
+           "[getting-started.md](getting-started.md), `scenarios/`. From Python or a notebook, the same fields "
+           "as a `dict` (or the file's path) run with `simsched.run(...)`: see [notebooks.md](notebooks.md).\n"]
     sections = [(ScenarioModel, "top level"), *[(m, None) for m in list(models_under(ScenarioModel))[1:]],
                 *[(m, "workload: inline form") for m in models_under(InlineWorkload)]]
     for model, where in sections:
