@@ -47,8 +47,8 @@ def test_golden_log_gives_the_completed_jobs_sorted_by_submit() -> None:
     assert trace.dropped == {"pending (never started)": 5, "still running": 1, "cancelled before they started": 1,
                              "not completed (FAILED)": 1, "not completed (TIMEOUT)": 1,
                              "not completed (OUT_OF_MEMORY)": 1, "not completed (NODE_FAIL)": 1,
-                             "not completed (CANCELLED)": 1}
-    assert len(warned) == 1 and "dropped 12 of 17 jobs" in warned[0] and "5 pending (never started)" in warned[0]
+                             "not completed (BOOT_FAIL)": 1, "not completed (CANCELLED)": 1}
+    assert len(warned) == 1 and "dropped 13 of 18 jobs" in warned[0] and "5 pending (never started)" in warned[0]
 
 
 def test_keep_all_keeps_the_jobs_that_ran_and_never_those_that_did_not() -> None:
@@ -56,13 +56,27 @@ def test_keep_all_keeps_the_jobs_that_ran_and_never_those_that_did_not() -> None
     assert trace.ids.tolist() == [11, 1, 2, 3, 4, 6, 7, 8, 9, 10]  # + cancelled late, timeout, failed, OOM, node fail
     assert trace.run.tolist()[5:] == [300, 86400, 7, 720, 60]
     assert trace.requested.tolist()[5:] == [1200, 86400, 1800, 3600, 3600]  # "30" is 30 minutes
-    assert trace.dropped == {"pending (never started)": 5, "still running": 1, "cancelled before they started": 1}
+    assert trace.dropped == {"pending (never started)": 5, "still running": 1, "cancelled before they started": 1,
+                             "failed before they started": 1}  # the BOOT_FAIL that never ran
 
 
 def test_gpus_come_from_alloc_tres_and_jobs_without_any_are_dropped() -> None:
     trace, _ = _read(resource="gpus")
     assert trace.ids.tolist() == [2, 3, 4] and trace.procs.tolist() == [1, 2, 4]  # untyped, typed a100=2, het 0 + 4
     assert trace.dropped["without a gpus count"] == 2
+
+
+def test_nodes_and_requested_counts(tmp_path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text("jobid|submit|elapsed|reqcpus|alloccpus|nnodes|reqnodes|state\n"  # any case
+                   "1|2026-01-05T10:00:00|00:01:00|8|16|2|1|COMPLETED\n"
+                   "2|2026-01-05T10:00:01|00:02:00|4|0|0|3|COMPLETED\n")
+    assert _read(log)[0].procs.tolist() == [16, 4]  # allocated, else requested
+    assert _read(log, procs_from="requested")[0].procs.tolist() == [8, 4]
+    assert _read(log, procs_from="max")[0].procs.tolist() == [16, 4]
+    assert _read(log, resource="nodes")[0].procs.tolist() == [2, 3]
+    nodes, _ = _read(log, resource="nodes", procs_from="requested")
+    assert nodes.procs.tolist() == [1, 3] and nodes.perfect_estimates == 2  # no Timelimit column
 
 
 def test_slices_and_machine_size_follow_the_swf_rules() -> None:

@@ -23,7 +23,8 @@ with these conventions, each stated in the warning line of what was dropped:
 * states, as SWF statuses: ``COMPLETED`` is completed (kept); ``FAILED``, ``TIMEOUT``, ``OUT_OF_MEMORY``,
   ``NODE_FAIL``, ``PREEMPTED``, ``BOOT_FAIL``, ``DEADLINE``, ``SPECIAL_EXIT`` failed and ``CANCELLED`` (also
   ``CANCELLED by 1000``) cancelled: dropped and counted by state (``keep: all`` keeps those that started:
-  they held their processors while they ran); a job cancelled before it started, ``PENDING``, ``RUNNING``
+  they held their processors while they ran; it drops and counts those that failed before they started);
+  a job cancelled before it started, ``PENDING``, ``RUNNING``
   (and ``SUSPENDED``, ``RESIZING``, ``STOPPED``), ``REQUEUED`` (an earlier attempt of a job that ran again)
   and ``REVOKED`` records are always dropped and counted; an unknown state is refused;
 * ``Timelimit``: ``UNLIMITED``, ``Partition_Limit`` or empty is no requested time (the run time is used:
@@ -301,8 +302,9 @@ def read_sacct(path: str | Path, *, limit: int | None = None, window: tuple[floa
     procs = {"allocated": np.where(a >= 1, a, q), "requested": np.where(q >= 1, q, a),
              "max": np.maximum(a, q)}[procs_from]
     states = np.asarray(state)[order]
-    started = np.asarray(start)[order] >= 0
     r = np.asarray(run, dtype=np.float64)[order]
+    # a job started when it has a Start time (without that column: when it ran for a while)
+    started = np.asarray(start)[order] >= 0 if "start" in header else r > 0
     kept = np.ones(n, dtype=bool)
 
     def drop(bad: np.ndarray, why: str) -> None:
@@ -316,6 +318,7 @@ def read_sacct(path: str | Path, *, limit: int | None = None, window: tuple[floa
     drop((states == "CANCELLED") & (~started | (r <= 0)), "cancelled before they started")
     for st in (*FAILED, *CANCELLED):
         drop((states == st) & (keep == "completed"), f"not completed ({st})")
+    drop(~started & (states != "COMPLETED"), "failed before they started")  # keep: all keeps only those that ran
     drop(r < 0, "without a run time")
     drop(procs < 1, f"without a {resource} count")
     line_of = np.asarray(first_line)[order]
