@@ -96,8 +96,9 @@ def test_maskable_ppo_trains_and_never_takes_an_invalid_action() -> None:
 @pytest.mark.extra("sb3")
 def test_the_page_runs_as_written() -> None:
     blocks = BLOCK.findall(PAGE.read_text(encoding="utf-8"))
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     namespace: dict = {}
     for k, code in enumerate(blocks):
         exec(compile(code, f"{PAGE.name} block {k + 1}", "exec"), namespace)  # noqa: S102
     assert len(namespace["ratios"]) == 5 and namespace["invalid"] == 0
+    assert namespace["episode"] == 3 and namespace["loss"].requires_grad  # the plain loop ran its four episodes
