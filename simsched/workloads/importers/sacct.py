@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,7 @@ _NONE = ("", "unknown", "none", "n/a")
 _EPOCH = datetime(1970, 1, 1)
 
 
+@lru_cache(maxsize=65536)  # time limits and elapsed times repeat across a log's lines
 def duration(text: str) -> float | None:
     """Seconds of a Slurm duration (``UNLIMITED``, ``Partition_Limit`` or empty: ``None``): ``minutes``,
     ``mm:ss``, ``hh:mm:ss``, ``days-hh``, ``days-hh:mm``, ``days-hh:mm:ss``; ``ValueError`` otherwise."""
@@ -152,6 +154,22 @@ def _array_size(spec: str) -> int:
     return total
 
 
+def _located(p: Path, line: int, column: str, message: str) -> SimschedError:
+    """The error of ``column`` on ``line`` of ``p``, the column spelt as sacct spells it."""
+    return SimschedError(message, file=p, line=line, field=_SPELLING.get(column, column))
+
+
+def _cell(p: Path, line: int, row: dict[str, str], column: str, read: Callable[[str], Any]) -> Any:
+    """``read(row[column])`` (``None`` where the log has no such column); its ``ValueError`` located."""
+    if column not in row:
+        return None
+    try:
+        return read(row[column])
+    except ValueError as exc:
+        raise _located(p, line, column, str(exc)) from None
+
+
+@lru_cache(maxsize=256)
 def _state(text: str) -> str:
     word = text.strip().split(" ")[0].rstrip("+").upper()
     if word not in STATES:
@@ -214,7 +232,7 @@ def read_sacct(path: str | Path, *, limit: int | None = None, window: tuple[floa
         raw_id = row["jobid"]
 
         def fail(field: str, message: str, line: int = line) -> SimschedError:
-            return SimschedError(message, file=p, line=line, field=_SPELLING.get(field, field))
+            return _located(p, line, field, message)
 
         m = _JOBID.match(raw_id)
         if m is None:
@@ -226,16 +244,8 @@ def read_sacct(path: str | Path, *, limit: int | None = None, window: tuple[floa
                 count("job steps without their job's line")
                 folded += 1
             continue
-        def cell(column: str, read: Callable[[str], Any], row: dict[str, str] = row, line: int = line) -> Any:
-            if column not in row:
-                return None
-            try:
-                return read(row[column])
-            except ValueError as exc:
-                raise SimschedError(str(exc), file=p, line=line, field=_SPELLING.get(column, column)) from None
-
-        st = cell("state", _state)
-        t_submit, t_start, t_end = (cell(c, timestamp) for c in ("submit", "start", "end"))
+        st = _cell(p, line, row, "state", _state)
+        t_submit, t_start, t_end = (_cell(p, line, row, c, timestamp) for c in ("submit", "start", "end"))
         if task is not None and task.startswith("["):  # pending array tasks, one record for the range
             try:
                 n = _array_size(task)
@@ -248,7 +258,7 @@ def read_sacct(path: str | Path, *, limit: int | None = None, window: tuple[floa
             continue
         if t_submit is None:
             raise fail("submit", f"job {raw_id} has no submit time ({shown(row['submit'])})")
-        elapsed, limit_s = cell("elapsed", duration), cell("timelimit", duration)
+        elapsed, limit_s = _cell(p, line, row, "elapsed", duration), _cell(p, line, row, "timelimit", duration)
         if elapsed is None and t_start is not None and t_end is not None:
             elapsed = t_end - t_start
             if elapsed < 0:
