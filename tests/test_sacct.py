@@ -166,3 +166,15 @@ def test_every_batch_policy_replays_the_bundled_log_and_exports_swf(tmp_path) ->
         back = read_swf(out)
         for key in ("ids", "submit", "run", "procs", "requested", "user"):
             assert np.array_equal(getattr(back, key), getattr(trace, key)), (policy, key)
+
+
+def test_a_million_rows_are_refused_while_read(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SIMSCHED_MAX_TRACE_ROWS", "1000")  # the bound, small here; the file is a real 1M rows
+    row = "1|2026-01-05T10:00:00|00:00:01|1|COMPLETED\n"
+    (tmp_path / "log.txt").write_text("JobID|Submit|Elapsed|AllocCPUS|State\n" + row * 1_000_000)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("platform:\n  processors: [{name: c, count: 8}]\nworkload:\n  stream:\n    sacct: log.txt\n"
+                        "schedulers: [fcfs]\n")
+    res = CliRunner().invoke(app, ["run", str(scenario)])
+    errors = [line for line in res.output.splitlines() if line.startswith("error:")]
+    assert res.exit_code == 2 and len(errors) == 1 and "log.txt:1002" in errors[0] and "max_trace_rows" in errors[0]
