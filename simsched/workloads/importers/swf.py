@@ -302,6 +302,7 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
                   "max": "fields 5 and 8 (processors)"}[procs_from]
         refuse(kept & completed & (procs > stated), f"the job ran on more processors than the header's "
                f"MaxProcs/MaxNodes ({stated})", source)
+
     def refuse_wide(i: int, machine: int) -> SimschedError:
         return SimschedError(f"the job needs {int(procs[i])} processors, more than the machine's {machine}",
                              file=p, line=int(lines[i]), field="field 5 (allocated processors)")
