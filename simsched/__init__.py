@@ -18,7 +18,18 @@ it; ``docs/architecture.md`` draws it)::
 
 Upper floors reach lower ones by plain imports; lower floors reach upper ones only through the
 registry's ``"module:Class"`` strings (learned schedulers, plug-ins), hooks found by ``getattr`` and
-arguments passed in (a console, the Typer app).  This module holds only the version.
+arguments passed in (a console, the Typer app).  This module holds the version and makes ``simsched.run``
+reachable after a bare ``import simsched`` (the package :mod:`simsched.run`, imported when first named;
+it is callable: ``simsched.run("scenario.yaml")`` returns the run's results, see docs/notebooks.md).
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """``simsched.run`` imported when first named (PEP 562), so ``import simsched`` stays light."""
+    if name == "run":
+        import importlib
+
+        return importlib.import_module("simsched.run")
+    raise AttributeError(f"module 'simsched' has no attribute {name!r}")

@@ -21,7 +21,7 @@ from simsched.errors import SimschedError
 TORCH_PIN = "torch==2.13.0"
 """The PyTorch build installed before an extra that needs torch (the CPU build on these machines)."""
 
-TORCH_EXTRAS = frozenset({"learned", "rl"})
+TORCH_EXTRAS = frozenset({"learned", "rl", "sb3"})
 """Extras whose packages include PyTorch: their hint installs :data:`TORCH_PIN` first."""
 
 LEARNED = ("torch", "learned")
@@ -65,7 +65,8 @@ def install_hint(extra: str) -> str:
 
 
 EXTRA_MODULES: dict[str, str] = {"learned": "torch", "exact": "ortools", "workflows": "wfcommons",
-                                  "onnx": "onnx", "dot": "pydot", "rl": "gymnasium", "study": "dask"}
+                                  "onnx": "onnx", "dot": "pydot", "rl": "gymnasium", "study": "dask",
+                                  "notebook": "pandas", "sb3": "sb3_contrib"}
 """The module each extra of simsched installs (checked when a registered scheduler declares the extra)."""
 
 

@@ -73,7 +73,8 @@ SMOKE_FILES = frozenset({
 EXTRA_TEST_MODULES: dict[str, tuple[str, ...]] = {
     "learned": ("torch",), "rl": ("torch", "gymnasium"), "exact": ("ortools",), "workflows": ("wfcommons",),
     "onnx": ("onnx",), "dot": ("pydot",), "study": ("dask.distributed",), "fast": ("numba",),
-    "docs": ("mkdocs", "mkdocstrings"),
+    "docs": ("mkdocs", "mkdocstrings"), "notebook": ("pandas",),
+    "sb3": ("torch", "gymnasium", "stable_baselines3", "sb3_contrib"),
 }
 """The modules a test marked ``@pytest.mark.extra("name")`` needs: the extras of pyproject.toml."""
 

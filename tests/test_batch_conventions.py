@@ -151,7 +151,7 @@ def test_a_scenario_chooses_the_reading(tmp_path: Path) -> None:
 @pytest.mark.parametrize("stream, what", [
     ("{swf: t.swf, procs_from: nodes}", "procs_from"),
     ("{swf: t.swf, keep: true}", "keep"),
-    ("{gpu_trace: g.csv, keep: all}", "swf trace only"),
+    ("{gpu_trace: g.csv, keep: all}", "swf or sacct log only"),
 ])
 def test_bad_readings_exit_2(tmp_path: Path, stream: str, what: str) -> None:
     write(tmp_path, line(1, 0, 10, 1))

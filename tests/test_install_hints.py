@@ -24,7 +24,8 @@ EXTRAS: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
 
 # the pip distribution that provides each module a hint is printed for
 PROVIDES = {"torch": "torch", "ortools": "ortools", "distributed": "dask", "pyarrow": "pyarrow", "onnx": "onnx",
-            "pydot": "pydot", "wfcommons": "wfcommons", "gymnasium": "gymnasium", "hypothesis": "hypothesis"}
+            "pydot": "pydot", "wfcommons": "wfcommons", "gymnasium": "gymnasium", "hypothesis": "hypothesis",
+            "pandas": "pandas", "sb3_contrib": "sb3-contrib", "stable_baselines3": "stable-baselines3"}
 
 
 def _dist(requirement: str) -> str:

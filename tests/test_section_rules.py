@@ -67,7 +67,7 @@ def test_equal_busy_and_idle_draws_are_accepted(tmp_path: Path, text: str) -> No
      "workload.stream.arrivals: give exactly one of poisson, rates or trace"),
     (GPU_CLUSTER.read_text(), "gpu_trace: ../data/traces/gpu_jobs_300.csv",
      "gpu_trace: ../data/traces/gpu_jobs_300.csv\n    swf: ../data/traces/lublin_256.swf",
-     "workload.stream: give exactly one of swf or gpu_trace"),
+     "workload.stream: give exactly one of swf, sacct or gpu_trace"),
 ])
 def test_alternative_sources_take_exactly_one(tmp_path: Path, text: str, old: str, new: str, says: str) -> None:
     assert text.count(old) == 1, old

@@ -1,4 +1,4 @@
-"""A cluster log as a scenario's workload: ``workload.stream`` naming ``swf`` or ``gpu_trace``, read once
+"""A cluster log as a scenario's workload: ``workload.stream`` naming ``swf``, ``sacct`` or ``gpu_trace``, read once
 into rigid jobs (:class:`BatchTraceConfig`) that ``simsched run`` replays under the batch policies.
 """
 
@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from simsched.scenario.workload import WorkloadSpec
 
 
+LOG_FORMATS = ("swf", "sacct", "gpu_trace")
+"""The keys of ``workload.stream`` that name a cluster log of rigid jobs, one per format."""
+
+
 @dataclass
 class BatchTraceConfig:
     """A validated cluster-log section: the rigid jobs, read once, whether jobs are killed at
@@ -36,12 +40,13 @@ class BatchTraceConfig:
 
 
 def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
-    """Validate a ``workload.stream`` section naming ``swf`` or ``gpu_trace`` into a
+    """Validate a ``workload.stream`` section naming ``swf``, ``sacct`` or ``gpu_trace`` into a
     :class:`~simsched.scenario.WorkloadSpec` of form ``batch`` (``options["batch"]``: a
     :class:`BatchTraceConfig`); the file is read now, its errors located at its own line (or at the
     field naming it).  Dropped jobs are one warning line with their counts.  O(lines)."""
     from simsched.scenario.workload import WorkloadSpec
     from simsched.workloads.importers.gpu_trace import read_gpu_trace
+    from simsched.workloads.importers.sacct import read_sacct
     from simsched.workloads.importers.swf import read_swf
 
     top: Loc = ("workload", "stream")
@@ -50,7 +55,7 @@ def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> Workl
     except ValidationError as exc:
         problems.add_validation(top, exc, BatchTraceSection)
         return None
-    key = "swf" if section.swf is not None else "gpu_trace"
+    key = next(k for k in LOG_FORMATS if getattr(section, k) is not None)
     name = str(getattr(section, key))
     path = Path(name) if Path(name).is_absolute() else base / name
     try:
@@ -58,6 +63,10 @@ def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> Workl
             trace = read_swf(path, limit=section.limit, window=section.window, scale=float(section.scale),
                              max_procs=m, too_wide=section.too_wide, procs_from=section.procs_from,
                              keep=section.keep)
+        elif key == "sacct":
+            trace = read_sacct(path, limit=section.limit, window=section.window, scale=float(section.scale),
+                               max_procs=m, too_wide=section.too_wide, procs_from=section.procs_from,
+                               keep=section.keep, resource=section.resource or "cpus")
         else:
             trace = read_gpu_trace(path, limit=section.limit, scale=float(section.scale), max_procs=m,
                                    too_wide=section.too_wide)
@@ -66,7 +75,7 @@ def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> Workl
         return None
 
     def build(_m: int, rng: np.random.Generator) -> TaskGraph:
-        raise SimschedError("a cluster log (swf, gpu_trace) is a stream of rigid jobs, not a task graph: "
+        raise SimschedError("a cluster log (swf, sacct, gpu_trace) is a stream of rigid jobs, not a task graph: "
                             "`simsched run` replays it under batch policies")
 
     config = BatchTraceConfig(trace, section.kill, section.on_failure)

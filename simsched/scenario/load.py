@@ -16,6 +16,7 @@ from simsched import limits
 from simsched.errors import SimschedError
 from simsched.fileio import check_outputs, note_read
 from simsched.scenario.autotuning import AutotuningSection, validate_section
+from simsched.scenario.cluster_log import LOG_FORMATS
 from simsched.scenario.energy import parse_energy
 from simsched.scenario.locate import Loc, Problems, _closest, _short, dotted, locate_in
 from simsched.scenario.schema import PlatformSpec, ScenarioModel
@@ -295,7 +296,7 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
     if model.schedulers is not None:
         base_dir = doc.file.parent if doc.file is not None else None
         raw = model.workload.get("stream") if isinstance(model.workload, dict) else None
-        batch = isinstance(raw, dict) and bool({"swf", "gpu_trace", "procs"} & set(raw))  # rigid jobs: batch policies
+        batch = isinstance(raw, dict) and bool({*LOG_FORMATS, "procs"} & set(raw))  # rigid jobs: batch policies
         schedulers = _parse_schedulers(model.schedulers, problems, base_dir, construct,
                                        ("batch",) if batch else None)
         if platform is not None:  # energy-aware schedulers without a power model: refused, not run as their twins

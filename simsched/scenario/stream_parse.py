@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.scenario.cluster_log import parse_batch_trace
+from simsched.scenario.cluster_log import LOG_FORMATS, parse_batch_trace
 from simsched.scenario.schema import SpeedupSpec
 from simsched.scenario.stream import JobSource, StreamConfig, expected_jobs
 from simsched.scenario.stream_section import StreamSection
@@ -40,7 +40,7 @@ def parse_stream(workload: Mapping[str, Any], m: int, base: Path, problems: Prob
         return None
     raw = workload["stream"]
     top: Loc = ("workload", "stream")
-    if isinstance(raw, dict) and ("swf" in raw or "gpu_trace" in raw):  # a cluster log of rigid jobs
+    if isinstance(raw, dict) and any(k in raw for k in LOG_FORMATS):  # a cluster log of rigid jobs
         return parse_batch_trace(raw, m, base, problems)
     try:
         section = StreamSection.model_validate(raw)

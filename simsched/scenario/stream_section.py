@@ -92,15 +92,17 @@ class StreamSection(_Model):
 
 
 class BatchTraceSection(_Model):
-    """The ``workload.stream`` section of a cluster log: exactly one of ``swf`` (an SWF file) and
-    ``gpu_trace`` (a GPU-cluster CSV), with ``limit`` (first jobs), ``window`` (``[start, end)``
-    seconds after the first submit; SWF only), ``scale`` (load factor: submit times are divided by
+    """The ``workload.stream`` section of a cluster log: exactly one of ``swf`` (an SWF file),
+    ``sacct`` (Slurm accounting, ``sacct --parsable2`` output) and ``gpu_trace`` (a GPU-cluster CSV), with
+    ``limit`` (first jobs), ``window`` (``[start, end)`` seconds after the first submit; SWF and sacct),
+    ``scale`` (load factor: submit times are divided by
     it), ``too_wide`` (``drop`` or ``refuse`` jobs wider than the platform), ``kill`` (kill a job
     at its requested time), ``on_failure`` (with a ``failures`` section: a job whose processor
     fails is ``requeue``-d, the default, or ``lost``), and, for SWF, ``procs_from`` (which field
     gives a job's processors) and ``keep`` (``completed`` jobs, or ``all`` that ran)."""
 
     swf: str | None = None
+    sacct: str | None = None
     gpu_trace: str | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=10**9)] | None = None
     # the schema's own number types: YAML 1.1 reads an unsigned exponent (`1e6`, `1e-6`) as a string,
@@ -113,13 +115,16 @@ class BatchTraceSection(_Model):
     on_failure: Literal["requeue", "lost"] = "requeue"
     procs_from: Literal["allocated", "requested", "max"] = "allocated"
     keep: Literal["completed", "all"] = "completed"
+    resource: Literal["cpus", "gpus", "nodes"] | None = None
 
     @model_validator(mode="after")
     def _one(self) -> BatchTraceSection:
-        exactly_one(self, "swf", "gpu_trace")
+        exactly_one(self, "swf", "sacct", "gpu_trace")
         if self.window is not None and (self.gpu_trace is not None or not self.window[0] < self.window[1]):
-            raise ValueError("window is [start, end] with start < end, for an swf trace")
+            raise ValueError("window is [start, end] with start < end, for an swf or sacct log")
         if self.gpu_trace is not None and (self.procs_from != "allocated" or self.keep != "completed"):
-            raise ValueError("procs_from and keep choose SWF fields: they apply to an swf trace only")
+            raise ValueError("procs_from and keep choose a log's fields: they apply to an swf or sacct log only")
+        if self.resource is not None and self.sacct is None:
+            raise ValueError("resource (cpus, gpus or nodes) says what a processor is in a sacct log only")
         return self
 

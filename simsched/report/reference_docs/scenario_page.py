@@ -203,20 +203,25 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     },
     "BatchTraceSection": {
         "swf": "A Standard Workload Format file (Parallel Workloads Archive), relative to the scenario file.",
+        "sacct": "Slurm accounting: the output of `sacct -a -P --format=...`, relative to the scenario (see "
+                 "[cluster-traces.md](cluster-traces.md#slurm-accounting-sacct)).",
         "gpu_trace": "A GPU-cluster CSV `job,submit,gpus,duration[,user][,requested]`, relative to the scenario.",
         "limit": "Keep only the first `limit` jobs (after dropping those the archive's conventions drop).",
-        "window": "`[start, end)` seconds after the first submit (SWF only).",
+        "window": "`[start, end)` seconds after the first submit (SWF and sacct).",
         "scale": "Load factor: submit times are divided by it (1.3 = 30% more load).",
         "too_wide": "`drop` (with a count) or `refuse` jobs wider than the platform.",
         "kill": "Kill a job at its requested time, as resource managers do.",
         "on_failure": "With a `failures` section: `requeue` (start again, in its submit-order place) or "
                       "`lost` (never completes) a job whose processor fails (see "
                       "[cluster-traces.md](cluster-traces.md#failures)).",
-        "procs_from": "SWF only: a job's processors from `allocated` (field 5, else 8; the archive's "
-                      "definition), `requested` (field 8, else 5) or `max` (the larger).",
-        "keep": "SWF only: `completed` jobs (status 1 or -1; the others dropped with a count) or `all` "
-                "that have a run time (failed and cancelled ones held their processors too; checkpoint "
-                "parts, status 2-4, are still dropped).",
+        "procs_from": "SWF and sacct: a job's processors from `allocated` (SWF field 5, else 8, the archive's "
+                      "definition; sacct `AllocCPUS`...), `requested` (field 8, else 5; `ReqCPUS`...) or `max` "
+                      "(the larger).",
+        "keep": "SWF and sacct: `completed` jobs (status 1 or -1, `COMPLETED`; the others dropped with a count) "
+                "or `all` that have a run time (failed and cancelled ones held their processors too; checkpoint "
+                "parts, status 2-4, and sacct's pending, running and requeued records are still dropped).",
+        "resource": "sacct only: what one processor of the platform is, `cpus` (the default), `gpus` (the "
+                    "`gres/gpu` count of `AllocTRES`) or `nodes`.",
     },
     "ArrivalsSpec": {
         "poisson": "Jobs per unit of time, exponential gaps; the offered load `simsched validate` prints "
@@ -291,7 +296,8 @@ def scenario_reference() -> str:
            "naming the field path and the line). Unknown fields are refused everywhere. This page is "
            "generated from the pydantic models in `simsched/scenario/__init__.py`, the generator and "
            "importer signatures and `simsched/scenario/autotuning.py`. Worked examples: "
-           "[getting-started.md](getting-started.md), `scenarios/`.\n"]
+           "[getting-started.md](getting-started.md), `scenarios/`. From Python or a notebook, the same fields "
+           "as a `dict` (or the file's path) run with `simsched.run(...)`: see [notebooks.md](notebooks.md).\n"]
     sections = [(ScenarioModel, "top level"), *[(m, None) for m in list(models_under(ScenarioModel))[1:]],
                 *[(m, "workload: inline form") for m in models_under(InlineWorkload)]]
     for model, where in sections:
@@ -307,7 +313,8 @@ def scenario_reference() -> str:
                "`simsched validate` and `simsched run` print its offered load. See [streams.md](streams.md).\n")
     out.extend(_model_section(model) for model in models_under(StreamSection))
     out.append("## Workload: `stream` of a cluster log (rigid jobs)\n")
-    out.append("`workload: {stream: {swf: ...}}` or `{stream: {gpu_trace: ...}}` replays a cluster's log as rigid "
+    out.append("`workload: {stream: {swf: ...}}`, `{stream: {sacct: ...}}` or `{stream: {gpu_trace: ...}}` replays "
+               "a cluster's log as rigid "
                "jobs under the batch policies. See [cluster-traces.md](cluster-traces.md).\n")
     out.append(_model_section(BatchTraceSection))
     out.append("## Workload: `generator: NAME`\n")

@@ -35,7 +35,7 @@ def field_cases(target: FieldTarget) -> list[Case]:
     return cases
 
 
-REPLACES: dict[str, tuple[str, ...]] = {"BatchTraceSection.gpu_trace": ("swf",)}
+REPLACES: dict[str, tuple[str, ...]] = {"BatchTraceSection.gpu_trace": ("swf",), "BatchTraceSection.sacct": ("swf",)}
 """Fields that stand instead of others of the base (exactly one of them is allowed): a case of the field
 drops those, or every case would be refused for the pair, not for its own value, and the field's
 contents would never be read (a GPU trace's were not, in the cluster base that names an SWF log)."""

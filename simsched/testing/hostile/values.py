@@ -21,6 +21,7 @@ FIELD_KINDS: dict[str, str] = {
     "FailuresSection.trace": "csv-down",
     "BatchTraceSection.swf": "csv-swf",
     "BatchTraceSection.gpu_trace": "csv-gpu",
+    "BatchTraceSection.sacct": "csv-sacct",
     "CarbonSection.trace": "csv-carbon",
     "StudyModel.scenario": "path",
 }
@@ -134,6 +135,29 @@ CSV_CASES["csv-gpu"] = {
     "quoted cells and a row of empty ones": b'"job","submit","gpus","duration","user"\n"a,1",0,1,1,"x ""y"""\n,,,,\n',
     "unterminated quote": b'job,submit,gpus,duration,user\n1,0,1,1,"x\n2,1,1,1,y\n',
     "NUL in a cell": b"job,submit,gpus,duration,user\n1,0,1,1,a\x00b\n",
+}
+_SACCT_HEAD = b"JobID|Submit|Start|End|Elapsed|Timelimit|AllocCPUS|State\n"
+_SACCT_JOB = b"7|2026-03-02T08:00:00|2026-03-02T08:00:05|2026-03-02T08:10:05|00:10:00|01:00:00|4|COMPLETED\n"
+CSV_CASES["csv-sacct"] = {
+    "binary": b"\x00\x01JobID|Submit|State\n", "non-UTF-8": _SACCT_HEAD + _SACCT_JOB.replace(b"COMPLETED", b"\xff"),
+    "empty": b"", "only header": _SACCT_HEAD, "missing columns": b"JobID|JobName|Partition|Account|AllocCPUS|State\n"
+    b"7|x|cpu|acct|4|COMPLETED\n", "no run time": b"JobID|Submit|AllocCPUS|State\n7|2026-03-02T08:00:00|4|COMPLETED\n",
+    "bad time": _SACCT_JOB.replace(b"2026-03-02T08:00:05", b"yesterday").join([_SACCT_HEAD, b""]),
+    "unknown state": _SACCT_HEAD + _SACCT_JOB.replace(b"COMPLETED", b"EXPLODED"),
+    "bad job id": _SACCT_HEAD + _SACCT_JOB.replace(b"7|", b"7x|", 1),
+    "bad time limit": _SACCT_HEAD + _SACCT_JOB.replace(b"01:00:00", b"1:99:99"),
+    "duplicate job": _SACCT_HEAD + _SACCT_JOB + _SACCT_JOB,
+    "short row": _SACCT_HEAD + b"7|2026-03-02T08:00:00|COMPLETED\n",
+    "huge field": _SACCT_HEAD + b"7|" + b"9" * 200_000 + b"|x|x|x|x|4|COMPLETED\n",
+    "only pending and running": _SACCT_HEAD + b"8|2026-03-02T08:00:00|Unknown|Unknown|00:00:00|UNLIMITED|0|PENDING\n"
+    b"9_[1-50%5]|2026-03-02T08:00:00|Unknown|Unknown|00:00:00|01:00:00|0|PENDING\n",
+    "10**6 cpus": _SACCT_HEAD + _SACCT_JOB.replace(b"|4|", b"|1000000|"),
+    "200k rows": _SACCT_HEAD + b"".join(b"%d|2026-03-02T08:00:00|2026-03-02T08:00:00|2026-03-02T08:00:01|00:00:01|"
+                                        b"UNLIMITED|1|COMPLETED\n" % i for i in range(200_000)),
+    "byte-order mark and CRLF": b"\xef\xbb\xbf" + (_SACCT_HEAD + _SACCT_JOB).replace(b"\n", b"\r\n"),
+    "steps, arrays and a het job": _SACCT_HEAD + _SACCT_JOB + _SACCT_JOB.replace(b"7|", b"7.batch|", 1)
+    + _SACCT_JOB.replace(b"7|", b"8_3|", 1) + _SACCT_JOB.replace(b"7|", b"9+0|", 1)
+    + _SACCT_JOB.replace(b"7|", b"9+1|", 1),
 }
 CSV_CASES["csv-carbon"] = {
     "binary": b"\x00\x01time,intensity\n", "non-UTF-8": b"time,intensity\n0,\xff\n", "empty": b"",

@@ -10,7 +10,8 @@ Forms: ``wfcommons`` (WfFormat JSON 1.4-1.6), ``dax`` (Pegasus DAX XML), ``stg``
 ``onnx`` (extra ``onnx``), ``model`` (built-in DL graphs).  :func:`detect_form` guesses a form from
 the file name (and, for ``.json``, the content).
 
-Cluster logs are not task graphs: :mod:`~simsched.workloads.importers.swf` (SWF) and
+Cluster logs are not task graphs: :mod:`~simsched.workloads.importers.swf` (SWF),
+:mod:`~simsched.workloads.importers.sacct` (Slurm accounting) and
 :mod:`~simsched.workloads.importers.gpu_trace` (GPU-cluster CSV) read rigid jobs into a
 :class:`~simsched.workloads.importers.swf.RigidTrace` for the batch engine, reached through a
 scenario's ``workload: {stream: {swf: FILE}}``.

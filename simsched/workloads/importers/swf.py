@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -301,14 +302,34 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
                   "max": "fields 5 and 8 (processors)"}[procs_from]
         refuse(kept & completed & (procs > stated), f"the job ran on more processors than the header's "
                f"MaxProcs/MaxNodes ({stated})", source)
+
+    def refuse_wide(i: int, machine: int) -> SimschedError:
+        return SimschedError(f"the job needs {int(procs[i])} processors, more than the machine's {machine}",
+                             file=p, line=int(lines[i]), field="field 5 (allocated processors)")
+
+    return select_jobs(p, "the SWF file", len(rows), kept, dropped, ids=ids, submit=submit, run=run,
+                       requested=req_time, procs=procs, user=user, stated=stated, max_procs=max_procs,
+                       too_wide=too_wide, refuse_wide=refuse_wide, window=window, limit=limit, scale=scale)
+
+
+def select_jobs(p: Path, what: str, n_records: int, kept: np.ndarray, dropped: dict[str, int], *, ids: np.ndarray,
+                submit: np.ndarray, run: np.ndarray, requested: np.ndarray, procs: np.ndarray, user: np.ndarray,
+                stated: int | None, max_procs: int | None, too_wide: str,
+                refuse_wide: Callable[[int, int], SimschedError], window: tuple[float, float] | None,
+                limit: int | None, scale: float) -> RigidTrace:
+    """The :class:`RigidTrace` of a cluster log's parsed records (arrays over the ``n_records`` job records,
+    ``kept``: those that survived the format's own rules, ``dropped``: reason -> count so far), after the
+    rules every log shares: jobs wider than the machine (``max_procs``, else the log's ``stated`` size)
+    dropped and counted or refused (``refuse_wide(i, machine)`` locates the error), ``window`` and ``limit``
+    slicing, one :class:`DataRepairWarning` with the counts, submit times rebased to the first kept job and
+    divided by ``scale``; ``requested < 0``: the run time (perfect estimates).  ``submit`` must be sorted.
+    O(records)."""
     machine = max_procs if max_procs is not None else stated
     if machine is not None:
         wide = kept & (procs > machine)
         if wide.any():
             if too_wide == "refuse":
-                i = int(np.argmax(wide))
-                raise SimschedError(f"the job needs {int(procs[i])} processors, more than the machine's {machine}",
-                                    file=p, line=int(lines[i]), field="field 5 (allocated processors)")
+                raise refuse_wide(int(np.argmax(wide)), machine)
             dropped[f"wider than the machine's {machine} processors"] = int(wide.sum())
             kept &= ~wide
     if window is not None:
@@ -323,16 +344,16 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
             raise SimschedError(f"limit must be >= 1, got {limit}", field="limit")
         kept &= np.cumsum(kept) <= limit
     if not kept.any():
-        raise SimschedError("no job of the SWF file is left to run (" + (
+        raise SimschedError(f"no job of {what} is left to run (" + (
             ", ".join(f"{v} {k}" for k, v in dropped.items()) or "the slice is empty") + ")", file=p)
     if dropped:
-        warnings.warn(f"{p}: dropped {sum(dropped.values())} of {len(rows)} jobs: "
-                      + ", ".join(f"{v} {k}" for k, v in dropped.items()), DataRepairWarning, stacklevel=2)
+        warnings.warn(f"{p}: dropped {sum(dropped.values())} of {n_records} jobs: "
+                      + ", ".join(f"{v} {k}" for k, v in dropped.items()), DataRepairWarning, stacklevel=3)
     sub = submit[kept]
     sub = (sub - sub[0]) / float(scale)
     if sub[-1] > limits.MAX_VALUE:
         raise SimschedError(f"scale {scale:g} stretches the submit times past {limits.MAX_VALUE:g}", field="scale")
-    r, q = run[kept], req_time[kept]
+    r, q = run[kept], requested[kept]
     missing = q < 0
     return RigidTrace(ids[kept].astype(np.int64), sub, r.copy(), np.where(missing, r, q), procs[kept].astype(np.int64),
                       user[kept].astype(np.int64), stated, dropped, int(missing.sum()), str(p))
