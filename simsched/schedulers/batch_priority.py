@@ -14,6 +14,8 @@ processors, submit time ``s`` and waiting time ``w``:
 * ``f1``: ``log10(r) * n + 870 * log10(s)`` (F1 of Carastan-Santos & de Camargo, "Obtaining dynamic
   scheduling policies with simulation and machine learning", SC'17; ``r`` or ``s`` of 0 count as 0.1).
 
+Submit times are the log's own (``submit + epoch``, :class:`RigidTrace`), as RLScheduler reads them.
+
 **Waiting time** of ``wfp3``/``uni`` (``waiting``): ``"current"`` (default) is the job's wait so far,
 ``now - s``, as the formulas are published.  ``"rlscheduler"`` is what RLScheduler's code computes,
 ``scheduled_time - submit_time`` with ``scheduled_time = -1`` for every waiting job, i.e.
@@ -53,7 +55,7 @@ def priority_scores(rule: str, jobs: np.ndarray, trace: RigidTrace, now: float,
                     waiting: str = "current") -> np.ndarray:
     """The score of each job of ``jobs`` (indices into ``trace``) under ``rule`` at time ``now``
     (lower is scheduled first; see the module docstring for the formulas and ``waiting``).  O(len(jobs))."""
-    s = trace.submit[jobs].astype(np.float64)
+    s = trace.submit[jobs].astype(np.float64) + trace.epoch  # the log's own clock (F1's log10 is not shift-free)
     r = trace.requested[jobs].astype(np.float64)
     n = trace.procs[jobs].astype(np.float64)
     if rule == "fcfs":
@@ -62,7 +64,7 @@ def priority_scores(rule: str, jobs: np.ndarray, trace: RigidTrace, now: float,
         return r
     if rule == "f1":
         return np.log10(np.where(r > 0, r, 0.1)) * n + 870.0 * np.log10(np.where(s > 0, s, 0.1))
-    w = now - s if waiting == "current" else -1.0 - s
+    w = now + trace.epoch - s if waiting == "current" else -1.0 - s
     with np.errstate(divide="ignore", invalid="ignore"):
         if rule == "wfp3":
             return -np.power(w / r, 3) * n
