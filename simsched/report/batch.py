@@ -67,7 +67,8 @@ def print_windows_report(report: Any, console: Any) -> None:
     best = min((r["mean"] for r in rows), default=float("nan"))
     for r in rows:
         mean = f"{r['mean']:.2f}"
-        table.add_row(escape(r["scheduler"]), str(r["windows"]), f"[green]{mean}[/green]" if r["mean"] <= best else mean,
+        shown = f"[green]{mean}[/green]" if r["mean"] <= best else mean
+        table.add_row(escape(r["scheduler"]), str(r["windows"]), shown,
                       f"[{r['low']:.2f}, {r['high']:.2f}]")
     console.print(table)
     console.print(escape(f"windows' first jobs (0-based): {', '.join(map(str, report.starts))}; days "
