@@ -70,6 +70,7 @@ def run_windows(scenario: Scenario, *, schedulers: Sequence[str] | None = None, 
         report.starts.append(start)
         for row in one.rows:
             report.rows.append({**{k: v for k, v in row.items() if k not in LIGHT}, "window_start": start,
+                                "window_jobs": len(row["jobs"]),
                                 "seed_space": space_of(day)})
     return report
 

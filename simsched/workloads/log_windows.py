@@ -27,13 +27,13 @@ from simsched.workloads.importers.swf import RigidTrace
 
 def start_range(n: int, jobs: int, within: int | None = None) -> tuple[int, int]:
     """``[lo, hi)`` of the first job of a window of ``jobs`` jobs of a log of ``n`` jobs (drawn within
-    the first ``within``).  :class:`SimschedError` (field ``jobs``) when no window fits.  O(1)."""
+    the first ``within``).  :class:`SimschedError` when no window fits.  O(1)."""
     top = n if within is None else min(n, within)
     lo, hi = jobs, top - jobs - 1
     if hi <= lo:
         where = f"the first {top:,} jobs of the log" if within is not None and within < n else f"a log of {n:,} jobs"
         raise SimschedError(f"windows of {jobs:,} jobs need at least {2 * jobs + 2:,} jobs to draw from (a window's "
-                            f"worth before the first start and after the last); {where} is too short", field="jobs")
+                            f"worth before the first start and after the last); {where} is too short")
     return lo, hi
 
 
