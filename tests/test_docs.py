@@ -47,6 +47,9 @@ PRINTED = re.compile(r"\s*```[ \t]*\n(.*?)^```", re.M | re.S)
 """The plain fenced block right after a runnable block: what its commands print."""
 
 NOT_RUN = {
+    "simsched run scenarios/cluster/rlscheduler_lublin": "needs the two Lublin logs fetched by "
+    "tools/fetch_rlscheduler_traces.sh (no licence: not shipped); tests/test_log_windows.py runs cells of both "
+    "when they are present",
     "simsched train deepsched scenarios/deepsched/general.yaml": "trains/evaluates on 2000 instances: minutes",
     "simsched train deepsched scenarios/deepsched/tiny.yaml": "trains a network (~20 s) then evaluates it; the "
     "tiny scenario is trained in tests/test_deepsched.py",

@@ -55,7 +55,9 @@ def _root(
 def run(
     scenario: Path = typer.Argument(..., help="Scenario YAML file.", show_default=False),
     scheduler: list[str] | None = typer.Option(
-        None, "--scheduler", "-s", help="Run only this scheduler (repeatable); default: the scenario's."),
+        None, "--scheduler", "-s", help="Run only this scheduler (repeatable): a label of the scenario's, a "
+        "name naming one of its entries, or any registered NAME or \"NAME(param=value, ...)\"; default: the "
+        "scenario's."),
     seed: int | None = typer.Option(None, "--seed", help="Base seed (default: the scenario's)."),
     repetitions: int | None = typer.Option(
         None, "--repetitions", "-r", help="Repetitions (default: the scenario's)."),
