@@ -121,3 +121,11 @@ def test_rlschedulers_lublin_cells_where_the_logs_were_fetched(row: int, cells: 
     report = run_windows(sc, schedulers=list(cells), repetitions=10)
     got = {r["scheduler"]: round(r["mean"], 2) for r in report.summary()}
     assert got == cells
+
+
+def test_report_refuses_a_windowed_document_in_one_line(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "r.json"
+    assert run_cli(["run", str(scenario(tmp_path, "{jobs: 64}")), "-r", "2", "--json", str(out)], capsys)[0] == 0
+    code, text = run_cli(["report", str(out), "-o", str(tmp_path / "r.html")], capsys)
+    assert code == 2 and "batch-windows" in text and "Traceback" not in text
+    assert not (tmp_path / "r.html").exists()
