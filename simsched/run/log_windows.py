@@ -18,7 +18,7 @@ from simsched.errors import SimschedError
 from simsched.run.batch import log_window, run_batch_scenario
 from simsched.run.seedspace import space_of
 from simsched.scenario import Scenario
-from simsched.stats import t_interval
+from simsched.stats import paired_ratio, t_interval
 
 LIGHT = ("jobs", "timeline")
 """Per-run fields left out of a window's row (they would repeat 1,024 jobs per window and policy)."""
@@ -46,11 +46,19 @@ class WindowsReport:
 
     def summary(self, metric: str = "bsld_mean") -> list[dict[str, Any]]:
         """Per policy: ``scheduler``, ``windows``, ``mean`` over windows and the 95% interval ``low``,
-        ``high`` (NaN for one window).  O(rows)."""
+        ``high`` (NaN for one window), and ``vs_best``: the geometric mean over windows of its ratio to
+        the policy of lowest mean, with the paired 95% interval (``ratio``, ``ratio_low``,
+        ``ratio_high``; :func:`simsched.stats.paired_ratio`).  O(rows)."""
         out = []
         for label in self.labels():
             mean, half, n = t_interval(self.per_window(label, metric))
             out.append({"scheduler": label, "windows": n, "mean": mean, "low": mean - half, "high": mean + half})
+        if out:
+            best = min(out, key=lambda r: r["mean"])["scheduler"]
+            ref = self.per_window(best, metric)
+            for r in out:
+                p = paired_ratio(self.per_window(r["scheduler"], metric), ref)
+                r.update(vs_best=best, ratio=p.estimate, ratio_low=p.low, ratio_high=p.high)
         return out
 
 

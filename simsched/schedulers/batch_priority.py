@@ -109,7 +109,7 @@ class PriorityBatch:
             return []
         free = view.free
         out: list[int] = []
-        order = priority_order(self.rule, q, self.trace, view.now, self.waiting)
+        order = self._order(q, view.now)
         kept = self.head if self.head is not None and bool(np.any(q == self.head)) else None
         if kept is not None:  # the kept head goes first, the rest by score
             order = np.concatenate([np.array([kept], dtype=order.dtype), order[order != kept]])
@@ -125,6 +125,10 @@ class PriorityBatch:
         if self.head != kept:  # a new head: its shadow time, once
             self.shadow = self._shadow(view, out, free, self.procs[self.head])
         return out + self._backfill(view, q, out, free) if free > 0 else out
+
+    def _order(self, q: np.ndarray, now: float) -> np.ndarray:
+        """The waiting jobs ``q`` (submit order) in the order the rule starts them.  O(q log q)."""
+        return priority_order(self.rule, q, self.trace, now, self.waiting)
 
     def _shadow(self, view: BatchView, started: list[int], free: int, need: int) -> float:
         """The estimated end of the running job (or one started now) whose release first gives

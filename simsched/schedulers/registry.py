@@ -219,6 +219,8 @@ for _spec in (
     SchedulerSpec("wfp3", "simsched.schedulers.batch_priority:WFP3", "batch"),
     SchedulerSpec("uni", "simsched.schedulers.batch_priority:UNI", "batch"),
     SchedulerSpec("f1", "simsched.schedulers.batch_priority:F1", "batch"),
+    SchedulerSpec("learned-priority", "simsched.schedulers.batch_learned:LearnedPriority", "batch",
+                  check_params={"theta": (1.0, 0.0, 0.0)}),
     SchedulerSpec("sequential", "simsched.schedulers.loadaware:Sequential", "autotune"),
     SchedulerSpec("uncontrolled", "simsched.schedulers.loadaware:Uncontrolled", "autotune"),
     SchedulerSpec("dedicated", "simsched.schedulers.loadaware:Dedicated", "autotune"),
