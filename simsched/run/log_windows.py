@@ -15,7 +15,8 @@ from typing import Any
 
 from simsched import __version__
 from simsched.errors import SimschedError
-from simsched.run.batch import log_window, run_batch_scenario
+from simsched.run.batch import kinds_for, log_window, run_batch_scenario
+from simsched.run.runner import _select
 from simsched.run.seedspace import space_of
 from simsched.scenario import Scenario
 from simsched.stats import paired_ratio, t_interval
@@ -71,6 +72,10 @@ def run_windows(scenario: Scenario, *, schedulers: Sequence[str] | None = None, 
         raise SimschedError("this scenario's cluster log has no windows (workload.stream.windows)", file=scenario.file)
     base = scenario.seed if seed is None else int(seed)
     report = WindowsReport(scenario, scenario.platform.n_processors, notes=list(wl.options["batch"].trace.notes))
+    for choice in _select(scenario, schedulers, kinds_for(scenario)):  # a learned policy says which rule decides
+        explain = getattr(choice.create(), "explain", None)
+        if callable(explain):
+            report.notes.append(f"{choice.label}: {explain()}")
     for day in range(base, base + int(repetitions)):
         _trace, start = log_window(scenario, day)
         one = run_batch_scenario(scenario, schedulers=schedulers, seed=day)
