@@ -47,6 +47,13 @@ PRINTED = re.compile(r"\s*```[ \t]*\n(.*?)^```", re.M | re.S)
 """The plain fenced block right after a runnable block: what its commands print."""
 
 NOT_RUN = {
+    "simsched train batch-priority scenarios/cluster/lublin1_windows.yaml": "needs the fetched Lublin-1 log and "
+    "about 500 window replays (minutes); tests/test_batch_learned.py trains on the shipped log's windows",
+    "simsched run scenarios/cluster/lublin1_windows.yaml": "needs the fetched Lublin-1 log and the model the "
+    "training above writes",
+    "simsched run scenarios/cluster/rlscheduler_lublin": "needs the two Lublin logs fetched by "
+    "tools/fetch_rlscheduler_traces.sh (no licence: not shipped); tests/test_log_windows.py runs cells of both "
+    "when they are present",
     "simsched train deepsched scenarios/deepsched/general.yaml": "trains/evaluates on 2000 instances: minutes",
     "simsched train deepsched scenarios/deepsched/tiny.yaml": "trains a network (~20 s) then evaluates it; the "
     "tiny scenario is trained in tests/test_deepsched.py",

@@ -55,7 +55,9 @@ def _root(
 def run(
     scenario: Path = typer.Argument(..., help="Scenario YAML file.", show_default=False),
     scheduler: list[str] | None = typer.Option(
-        None, "--scheduler", "-s", help="Run only this scheduler (repeatable); default: the scenario's."),
+        None, "--scheduler", "-s", help="Run only this scheduler (repeatable): a label of the scenario's, a "
+        "name naming one of its entries, or any registered NAME or \"NAME(param=value, ...)\"; default: the "
+        "scenario's."),
     seed: int | None = typer.Option(None, "--seed", help="Base seed (default: the scenario's)."),
     repetitions: int | None = typer.Option(
         None, "--repetitions", "-r", help="Repetitions (default: the scenario's)."),
@@ -136,6 +138,9 @@ def run(
                             "this scenario has none", field="--swf")
     if not loaded.has_task_graph:
         _run_autotuning(loaded, scheduler, seed, repetitions, json_path, gantt, trace)
+        return
+    if is_batch(loaded) and loaded.workload.form == "batch" and loaded.workload.options["batch"].windows is not None:
+        _run_windows(loaded, scheduler, seed, repetitions, json_path, gantt, trace, swf)
         return
     if batch_path(loaded, scheduler):  # a cluster log, DAG jobs of rigid tasks, or batch policies named on a stream
         if repetitions is not None and repetitions > 1:
@@ -218,6 +223,26 @@ def _run_batch(loaded: Any, policies: list[str] | None, seed: int | None, json_p
     if swf is not None:
         write_run_swf(report, swf)
         typer.echo(f"jobs as {report.rows[0]['scheduler']} ran them written to {swf} (SWF)")
+
+
+def _run_windows(loaded: Any, policies: list[str] | None, seed: int | None, repetitions: int | None,
+                 json_path: Path | None, gantt: Path | None, trace: Path | None, swf: Path | None) -> None:
+    """``run`` for a cluster log with ``windows`` (simsched.run.log_windows): one window per day, the
+    mean bounded slowdown per policy over them with its 95% interval."""
+    for flag, value in (("--gantt", gantt), ("--trace", trace), ("--swf", swf)):
+        if value is not None:
+            raise SimschedError("a windowed log's runs go to --json (one row per window and policy)", field=flag)
+    from simsched.report.batch import print_windows_report
+    from simsched.run.log_windows import run_windows, windows_document
+
+    report = run_windows(loaded, schedulers=policies or None, seed=seed,
+                         repetitions=loaded.repetitions if repetitions is None else repetitions)
+    print_windows_report(report, _console())
+    if json_path is not None:
+        from simsched.run.results import write_document
+
+        write_document(windows_document(report), json_path)
+        typer.echo(f"results written to {json_path}")
 
 
 def _run_autotuning(loaded: Any, policies: list[str] | None, seed: int | None, repetitions: int | None,

@@ -101,3 +101,33 @@ def deepsched(
 from simsched.cli import rl_cmd  # noqa: E402  (light: torch loads inside the command)
 
 app.command("rl")(rl_cmd.rl)
+
+
+@app.command("batch-priority")
+@user_errors
+def batch_priority(
+    scenario: Path = typer.Argument(..., help="Scenario of a cluster log with windows.", show_default=False),
+    out: Path = typer.Option(..., "--out", "-o", help="Model file (JSON) to write.", show_default=False),
+    train: int = typer.Option(8, "--train-windows", help="Windows of the train seed space to fit on."),
+    select: int = typer.Option(10, "--select-windows", help="Windows of the select seed space to judge the fit."),
+    iterations: int = typer.Option(4, "--iterations", help="Cross-entropy iterations."),
+    population: int = typer.Option(12, "--population", help="Candidates per iteration."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the search."),
+) -> None:
+    """Fit a learned priority function (learned-priority) on train windows of a cluster log; keep it only if
+    it beats the best heuristic on select windows, else the model names that heuristic."""
+    import json
+
+    from simsched.learned.batch_fit import fit_priority
+    from simsched.outputs import check_output
+    from simsched.scenario import load_scenario
+
+    check_output(out, option="--out", suffixes=(".json",), inputs=[scenario])
+    loaded = load_scenario(scenario)
+    doc = fit_priority(loaded, train=train, select=select, iterations=iterations, population=population, seed=seed,
+                       log=_console().print)
+    from simsched.fileio import atomic_path
+
+    with atomic_path(out) as tmp:
+        Path(tmp).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    typer.echo(f"model written to {out} (use: {doc['use']})")

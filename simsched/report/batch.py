@@ -52,6 +52,33 @@ def print_batch_report(report: Any, console: Any) -> None:
                                  f"capacity down {100 * r['down_capacity']:.1f}%"), highlight=False)
 
 
+def print_windows_report(report: Any, console: Any) -> None:
+    """Print a windowed run (a :class:`~simsched.run.log_windows.WindowsReport`): per policy the mean
+    bounded slowdown over the windows with its 95% interval, its per-window ratio to the best policy
+    (geometric mean, paired 95% interval), and the windows' first jobs."""
+    w = report.scenario.workload.options["batch"].windows
+    table = Table(title=escape(f"{report.scenario.name}: {len(report.days)} windows of {w.jobs:,} jobs on "
+                               f"{report.processors} processors, each from an empty machine"),
+                  caption=escape("; ".join([*report.notes, "bsld: bounded slowdown, tau = 10 s, mean over each "
+                                            "window's jobs, then over windows (95% t interval); / best: "
+                                            "geometric mean of the per-window ratio to the lowest mean "
+                                            "(paired 95% interval)"])))
+    table.add_column("policy", style="bold")
+    rows = report.summary()
+    for name in ("windows", "bsld mean", "95% interval", f"/ {rows[0]['vs_best'] if rows else 'best'}"):
+        table.add_column(escape(name), justify="right")
+    best = min((r["mean"] for r in rows), default=float("nan"))
+    for r in rows:
+        mean = f"{r['mean']:.2f}"
+        shown = f"[green]{mean}[/green]" if r["mean"] <= best else mean
+        table.add_row(escape(r["scheduler"]), str(r["windows"]), shown,
+                      f"[{r['low']:.2f}, {r['high']:.2f}]",
+                      f"{r['ratio']:.3f} [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]")
+    console.print(table)
+    console.print(escape(f"windows' first jobs (0-based): {', '.join(map(str, report.starts))}; days "
+                         f"{report.days[0]} ... {report.days[-1]}"), highlight=False)
+
+
 # --------------------------------------------------------------------------- series and plots
 def binned_mean(t: np.ndarray, y: np.ndarray, end: float, bins: int = BINS) -> tuple[np.ndarray, np.ndarray]:
     """``(bin centres, mean of y over each bin)`` of the step function ``y[i]`` on ``[t[i], t[i+1])``

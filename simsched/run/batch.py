@@ -79,7 +79,9 @@ def batch_jobs(scenario: Scenario, seed: int) -> tuple[RigidTrace, tuple[np.ndar
     (:func:`~simsched.scenario.stream.rigid_tasks`)."""
     wl = scenario.workload
     if wl.form == "batch":
-        return wl.options["batch"].trace, None, wl.options["batch"].kill
+        config = wl.options["batch"]
+        trace = config.trace if config.windows is None else log_window(scenario, seed)[0]
+        return trace, None, config.kill
     from simsched.scenario.stream import build_stream, rigid_tasks
 
     stream = build_stream(scenario, seed)
@@ -89,6 +91,29 @@ def batch_jobs(scenario: Scenario, seed: int) -> tuple[RigidTrace, tuple[np.ndar
     except SimschedError as exc:
         raise scenario.locate(exc, (*wl.loc, "procs")) from None
     return trace, after, False
+
+
+def log_window(scenario: Scenario, seed: int) -> tuple[RigidTrace, int]:
+    """``(window, start)``: the jobs day ``seed`` replays of a cluster log with ``windows``
+    (:mod:`simsched.workloads.log_windows`): ``draw: seed`` from the day's seed, ``draw: rlscheduler``
+    RLScheduler's ``k``-th start for the scenario's seed, ``k = seed - scenario.seed`` (refused,
+    located at ``windows.draw``, outside ``0 <= k < 2**20``).  O(jobs + k)."""
+    from simsched.workloads import log_windows as lw
+
+    config = scenario.workload.options["batch"]
+    w = config.windows
+    lo, hi = lw.start_range(config.trace.n, w.jobs, w.within)
+    if w.draw == "seed":
+        start = lw.seeded_start(seed, lo, hi)
+    else:
+        k = int(seed) - scenario.seed
+        if not 0 <= k < 1 << 20:
+            raise scenario.locate(SimschedError(
+                f"draw: rlscheduler numbers its windows from the scenario's seed {scenario.seed}: day {seed} is not "
+                f"one of its first 2**20 (run without --seed and --seed-space, or use draw: seed)",
+                field="windows.draw"), (*scenario.workload.loc, "windows", "draw"))
+        start = lw.rlscheduler_starts(scenario.seed, k + 1, lo, hi)[-1]
+    return lw.cut(config.trace, start, w.jobs), start
 
 
 def batch_failures(scenario: Scenario, m: int) -> Disruptions | None:
@@ -131,6 +156,11 @@ def replay(scenario: Scenario, spec: SchedulerChoice | str, *, processors: int |
     trace, after, kill = batch_jobs(scenario, scenario.seed if seed is None else int(seed))
     m = scenario.platform.n_processors if processors is None else int(processors)
     policy = registry.create(spec, kinds=("batch",)) if isinstance(spec, str) else spec.create()
+    windows = scenario.workload.options["batch"].windows if scenario.workload.form == "batch" else None
+    if windows is not None and windows.queue is not None:
+        from simsched.simulator.batch.policy import QueueWindow
+
+        policy = QueueWindow(policy, windows.queue)
     if trace.n and int(trace.procs.max()) > m:  # a smaller machine than the file was read for
         if after is not None:
             raise SimschedError(f"a task needs {int(trace.procs.max())} processors, more than {m}", file=scenario.file)

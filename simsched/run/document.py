@@ -301,6 +301,9 @@ def check_document(doc: Any, schedules: bool = True) -> None:
     if isinstance(doc, dict) and "rows" in doc and "seed_space" in doc and "results" not in doc:
         raise _Bad((), "this is a generalisation matrix (`simsched generalise --json`), not results of `simsched "
                        "run`: its page is written by `simsched generalise --html`")
+    if isinstance(doc, dict) and doc.get("workload") == "batch-windows":
+        raise _Bad(("workload",), "windows of a cluster log (`workload: batch-windows`) have no report page: "
+                                  "`simsched run` prints their summary, and the rows per window are under results")
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise _Bad((), "not a results document: expected {\"results\": [...]} as written by `simsched run --json`")
     if not doc["results"]:

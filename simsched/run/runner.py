@@ -79,32 +79,58 @@ def repetition_streams(seed: int) -> tuple[np.random.Generator, np.random.Genera
 
 def _select(scenario: Scenario, names: Sequence[str] | None,
             kinds: tuple[str, ...] | None = None) -> list[SchedulerChoice]:
-    """The scenario's schedulers, or those named (a name may be a label in the scenario or any
-    registered scheduler of the declared ``kinds`` (default: the task-graph kinds), run with its
-    default parameters)."""
+    """The scenario's schedulers, or those named, each by one rule:
+
+    1. a scenario entry whose label is the text (``rl(checkpoint=rl_dynamic)``, ``fcfs``), also when
+       the text spells it with other spacing or parameter order (both parsed by
+       :func:`~simsched.scenario.parse_label` and labelled again);
+    2. a bare name that names exactly one scenario entry: that entry; several: refused (one located
+       line listing their labels), never one of them silently;
+    3. otherwise a registered scheduler of the declared ``kinds`` (default: the task-graph kinds),
+       with the parameters the text gives (``fair-eft(alpha=-1)``, checked as a scenario entry's) or
+       its defaults.
+
+    Errors are :class:`SimschedError` located at ``--scheduler``.  O(names x entries)."""
     if not names:
         return list(scenario.schedulers)
-    from simsched.schedulers import registry
-
     by_label = {s.label: s for s in scenario.schedulers}
-    by_name = {s.name: s for s in scenario.schedulers}
     chosen = []
-    for name in names:
-        spec = by_label.get(name) or by_name.get(name)
-        if spec is None:
-            try:  # unknown names, other kinds and plug-ins that cannot load raise here; nothing is constructed
-                registry.check_kind(name, kinds or registry.TASK_GRAPH_KINDS)
-                cls = registry.load_class(name)
-                why = registry.unmet_needs(name, power=scenario.energy is not None)
-                if why is not None and scenario.platform is not None:
-                    raise SimschedError(f"{why}: add platform.power to {scenario.file or 'the scenario'} or choose "
-                                        f"another scheduler")
-            except SimschedError as exc:
-                raise exc.located(field="--scheduler") from None
-            spec = SchedulerChoice(name, {}, name, cls, ("--scheduler",))
+    for text in names:
+        try:
+            spec = by_label.get(text) or _choose(scenario, text, by_label, kinds)
+        except SimschedError as exc:
+            raise exc.located(field="--scheduler") from None
         if spec not in chosen:
             chosen.append(spec)
     return chosen
+
+
+def _choose(scenario: Scenario, text: str, by_label: dict[str, SchedulerChoice],
+            kinds: tuple[str, ...] | None) -> SchedulerChoice:
+    """Rules 1-3 of :func:`_select` for one ``-s`` text that is not an exact label."""
+    from simsched.scenario import parse_label, scheduler_label
+    from simsched.schedulers import registry
+
+    name, params = parse_label(text)
+    if not params:
+        same = [s for s in scenario.schedulers if s.name == name]
+        if len(same) > 1:
+            raise SimschedError(f"scheduler {name!r} names {len(same)} entries of the scenario "
+                                f"({', '.join(s.label for s in same)}): give one of these labels, quoted, to -s")
+        if same:
+            return same[0]
+    # unknown names, other kinds, bad parameters and plug-ins that cannot load raise here; nothing is constructed
+    registry.check_kind(name, kinds or registry.TASK_GRAPH_KINDS)
+    cls = registry.load_class(name)
+    checked = registry.checked_params(name, cls, params, kinds=kinds or registry.TASK_GRAPH_KINDS)
+    label = scheduler_label(name, checked)
+    if label in by_label:
+        return by_label[label]
+    why = registry.unmet_needs(name, power=scenario.energy is not None)
+    if why is not None and scenario.platform is not None:
+        raise SimschedError(f"{why}: add platform.power to {scenario.file or 'the scenario'} or choose "
+                            f"another scheduler")
+    return SchedulerChoice(name, checked, label, cls, ("--scheduler",))
 
 
 def prediction_mismatch(problem: Problem, plan: Plan, durations: np.ndarray | None = None) -> str | None:

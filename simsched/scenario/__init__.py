@@ -32,7 +32,14 @@ generator or importer needs no change here.
 """
 
 from simsched.scenario.build import build_graph, build_problem
-from simsched.scenario.load import Scenario, SchedulerChoice, load_scenario, parse_scenario, scheduler_label
+from simsched.scenario.load import (
+    Scenario,
+    SchedulerChoice,
+    load_scenario,
+    parse_label,
+    parse_scenario,
+    scheduler_label,
+)
 from simsched.scenario.locate import Loc, Problems, ScenarioError, check_params, dotted, locate_in
 from simsched.scenario.schema import InlineWorkload, ScenarioModel
 from simsched.scenario.workload import WorkloadSpec
@@ -40,5 +47,5 @@ from simsched.scenario.workload import WorkloadSpec
 __all__ = [
     "InlineWorkload", "Loc", "Problems", "Scenario", "ScenarioError", "ScenarioModel", "SchedulerChoice",
     "WorkloadSpec", "build_graph", "build_problem", "check_params", "dotted", "load_scenario", "locate_in",
-    "parse_scenario", "scheduler_label",
+    "parse_label", "parse_scenario", "scheduler_label",
 ]

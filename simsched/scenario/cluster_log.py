@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from simsched.errors import SimschedError
-from simsched.scenario.stream_section import BatchTraceSection
+from simsched.scenario.stream_section import BatchTraceSection, WindowsSection
 from simsched.workloads.importers.swf import RigidTrace
 from simsched.workloads.taskgraph import TaskGraph
 
@@ -33,10 +33,14 @@ class BatchTraceConfig:
     trace: RigidTrace
     kill: bool = False
     on_failure: str = "requeue"
+    windows: WindowsSection | None = None
+    """Each day a window of consecutive jobs (RLScheduler's protocol), or ``None``: the whole log."""
 
     def describe(self) -> str:
+        w = self.windows
         return (f"cluster log of {self.trace.n} rigid jobs ({Path(self.trace.source).name})"
-                + (", killed at their requested time" if self.kill else ""))
+                + (", killed at their requested time" if self.kill else "")
+                + (f"; windows of {w.jobs:,} consecutive jobs from an empty machine" if w is not None else ""))
 
 
 def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> WorkloadSpec | None:
@@ -74,10 +78,19 @@ def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> Workl
         problems.add_error((*top, key), exc)
         return None
 
+    if section.windows is not None:
+        from simsched.workloads.log_windows import start_range
+
+        try:
+            start_range(trace.n, section.windows.jobs, section.windows.within)
+        except SimschedError as exc:
+            problems.add_error((*top, "windows", "jobs"), exc)
+            return None
+
     def build(_m: int, rng: np.random.Generator) -> TaskGraph:
         raise SimschedError("a cluster log (swf, sacct, gpu_trace) is a stream of rigid jobs, not a task graph: "
                             "`simsched run` replays it under batch policies")
 
-    config = BatchTraceConfig(trace, section.kill, section.on_failure)
+    config = BatchTraceConfig(trace, section.kill, section.on_failure, section.windows)
     return WorkloadSpec("batch", {"batch": config, "path": str(path)}, build, top)
 

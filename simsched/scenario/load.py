@@ -116,6 +116,53 @@ def scheduler_label(name: str, params: Mapping[str, Any]) -> str:
     return f"{name}({', '.join(changed)})" if changed else name
 
 
+def parse_label(text: str) -> tuple[str, dict[str, Any]]:
+    """The inverse of :func:`scheduler_label`: ``"fair-eft(alpha=-1, late_binding=true)"`` ->
+    ``("fair-eft", {"alpha": -1, "late_binding": True})``; a bare name -> ``(name, {})``.  Values are
+    YAML scalars or flow collections (``order=[a, b]``; commas inside brackets or quotes do not split).
+    A malformed text raises :class:`~simsched.errors.SimschedError` saying what was expected.  O(len)."""
+    import yaml
+
+    text = text.strip()
+    if "(" not in text:
+        return text, {}
+    name, _, rest = text.partition("(")
+    name = name.strip()
+    if not name or not rest.endswith(")"):
+        raise SimschedError(f"scheduler {text!r}: expected NAME or NAME(key=value, ...)")
+    items, depth, quote, cur = [], 0, "", ""
+    for ch in rest[:-1]:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        items.append(cur)
+    params: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise SimschedError(f"scheduler {text!r}: expected key=value between the parentheses, got {item.strip()!r}")
+        if key in params:
+            raise SimschedError(f"scheduler {text!r}: parameter {key!r} is given twice")
+        try:
+            params[key] = yaml.safe_load(value.strip()) if value.strip() else ""
+        except yaml.YAMLError:
+            raise SimschedError(f"scheduler {text!r}: the value of {key!r} is not a YAML value: "
+                                f"{value.strip()!r}") from None
+    return name, params
+
+
 def _checkpoint_relative_to(params: dict[str, Any], base: Path | None) -> dict[str, Any]:
     """A ``checkpoint`` given as a relative path is relative to the scenario file, like every other path
     in a scenario; a bare name (``rl_dynamic``, a checkpoint shipped with simsched) stays a name."""

@@ -91,6 +91,22 @@ class StreamSection(_Model):
     """``[lo, hi]``: every task is rigid and needs k processors at once, k drawn in [lo, hi] (batch policies)."""
 
 
+class WindowsSection(_Model):
+    """``workload.stream.windows`` of a cluster log: RLScheduler's protocol
+    (:mod:`simsched.workloads.log_windows`).  Each day of a run replays ``jobs`` consecutive jobs of
+    the log from an empty machine, its first job drawn from ``[jobs, N - jobs - 1)`` (``N``: the
+    log's jobs, or the first ``within``); ``draw: seed`` takes it from the day's seed (seed spaces
+    as for streams), ``draw: rlscheduler`` repeats RLScheduler's starts for the scenario's seed
+    (day ``seed + k``: its ``k``-th window).  ``queue``: policies see at most this many waiting jobs,
+    the first in submit order (RLScheduler's policy network sees 128; its heuristics see all, the
+    default)."""
+
+    jobs: Annotated[StrictInt, Field(ge=1, le=10**8)] = 1024
+    within: Annotated[StrictInt, Field(ge=1, le=10**9)] | None = None
+    queue: Annotated[StrictInt, Field(ge=1, le=10**8)] | None = None
+    draw: Literal["seed", "rlscheduler"] = "seed"
+
+
 class BatchTraceSection(_Model):
     """The ``workload.stream`` section of a cluster log: exactly one of ``swf`` (an SWF file),
     ``sacct`` (Slurm accounting, ``sacct --parsable2`` output) and ``gpu_trace`` (a GPU-cluster CSV), with
@@ -99,7 +115,8 @@ class BatchTraceSection(_Model):
     it), ``too_wide`` (``drop`` or ``refuse`` jobs wider than the platform), ``kill`` (kill a job
     at its requested time), ``on_failure`` (with a ``failures`` section: a job whose processor
     fails is ``requeue``-d, the default, or ``lost``), and, for SWF, ``procs_from`` (which field
-    gives a job's processors) and ``keep`` (``completed`` jobs, or ``all`` that ran)."""
+    gives a job's processors), ``keep`` (``completed`` jobs, or ``all`` that ran) and ``windows``
+    (:class:`WindowsSection`: each day a window of consecutive jobs, RLScheduler's protocol)."""
 
     swf: str | None = None
     sacct: str | None = None
@@ -116,12 +133,15 @@ class BatchTraceSection(_Model):
     procs_from: Literal["allocated", "requested", "max"] = "allocated"
     keep: Literal["completed", "all"] = "completed"
     resource: Literal["cpus", "gpus", "nodes"] | None = None
+    windows: WindowsSection | None = None
 
     @model_validator(mode="after")
     def _one(self) -> BatchTraceSection:
         exactly_one(self, "swf", "sacct", "gpu_trace")
         if self.window is not None and (self.gpu_trace is not None or not self.window[0] < self.window[1]):
             raise ValueError("window is [start, end] with start < end, for an swf or sacct log")
+        if self.gpu_trace is not None and self.windows is not None:
+            raise ValueError("windows draw consecutive jobs of an swf or sacct log")
         if self.gpu_trace is not None and (self.procs_from != "allocated" or self.keep != "completed"):
             raise ValueError("procs_from and keep choose a log's fields: they apply to an swf or sacct log only")
         if self.resource is not None and self.sacct is None:

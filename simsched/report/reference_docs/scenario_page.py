@@ -222,6 +222,15 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
                 "parts, status 2-4, and sacct's pending, running and requeued records are still dropped).",
         "resource": "sacct only: what one processor of the platform is, `cpus` (the default), `gpus` (the "
                     "`gres/gpu` count of `AllocTRES`) or `nodes`.",
+        "windows": "SWF and sacct: each day a window of consecutive jobs from an empty machine, RLScheduler's "
+                   "protocol (`WindowsSection`; [rlscheduler.md](rlscheduler.md)); `run -r N` reports N windows.",
+    },
+    "WindowsSection": {
+        "jobs": "Consecutive jobs per window (RLScheduler: 1,024); the log must hold `2 x jobs + 2`.",
+        "within": "Draw window starts among the first `within` jobs only (RLScheduler: 10,000 for SDSC-SP2, HPC2N).",
+        "queue": "Policies see at most this many waiting jobs, the first in submit order (default: all).",
+        "draw": "`seed`: each window's start from the day's seed (seed spaces apply); `rlscheduler`: "
+                "RLScheduler's starts for the scenario's seed (day `seed + k`: its `k`-th window).",
     },
     "ArrivalsSpec": {
         "poisson": "Jobs per unit of time, exponential gaps; the offered load `simsched validate` prints "
@@ -273,6 +282,7 @@ EXAMPLES: dict[str, str] = {
     "ArrivalsSpec": "{rates: [[0, 0.01], [500, 0.04]]}\n",
     "DeadlineSpec": "{slack: 3.0}\n",
     "BatchTraceSection": "{swf: data/lublin_256.swf, limit: 2000, scale: 1.3}\n",
+    "WindowsSection": "{jobs: 1024, within: 10000, draw: rlscheduler}\n",
 }
 """A YAML example per model (``tests/test_docs.py`` validates each against its model)."""
 
@@ -306,7 +316,7 @@ def scenario_reference() -> str:
         out.append(doc_first(model) + "\n")
         out.append(model_table(model, FIELD_DOCS[title]) + "\n")
         out.append("Example:\n\n```yaml\n" + EXAMPLES[title] + "```\n")
-    from simsched.scenario.stream_section import BatchTraceSection, StreamSection
+    from simsched.scenario.stream_section import BatchTraceSection, StreamSection, WindowsSection
 
     out.append("## Workload: `stream` (jobs arriving over time)\n")
     out.append("`workload: {stream: ...}` sends DAG jobs drawn from other workload forms over time; "
@@ -317,6 +327,7 @@ def scenario_reference() -> str:
                "a cluster's log as rigid "
                "jobs under the batch policies. See [cluster-traces.md](cluster-traces.md).\n")
     out.append(_model_section(BatchTraceSection))
+    out.append(_model_section(WindowsSection))
     out.append("## Workload: `generator: NAME`\n")
     out.append("Every generator is drawn from the scenario seed. `processors` (for those that take it) is "
                "filled in from the platform: the generator then draws a cost matrix that spreads each "

@@ -9,7 +9,7 @@ profile (free processors over future time) the backfilling ones reserve in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -85,3 +85,23 @@ class BatchPolicy(Protocol):
     def reset(self, trace: RigidTrace, m: int) -> None: ...
 
     def decide(self, view: BatchView) -> list[int]: ...
+
+
+class QueueWindow:
+    """``policy`` seeing at most the first ``k`` waiting jobs in submit order (a queue window, as a
+    policy network observes a fixed number of slots); everything else it sees is unchanged.  O(1)
+    per decision point beyond the policy's own cost."""
+
+    def __init__(self, policy: BatchPolicy, k: int) -> None:
+        if k < 1:
+            raise ValueError(f"a queue window holds at least 1 job, got {k}")
+        self.policy, self.k = policy, int(k)
+        self.name = policy.name
+
+    def reset(self, trace: RigidTrace, m: int) -> None:
+        self.policy.reset(trace, m)
+
+    def decide(self, view: BatchView) -> list[int]:
+        if view.queue_array.size > self.k:
+            view = replace(view, queue_array=view.queue_array[:self.k])
+        return self.policy.decide(view)

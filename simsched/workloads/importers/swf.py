@@ -75,7 +75,7 @@ class RigidTrace:
     log has none), ``procs`` (processors needed at once, >= 1), ``user`` (-1: unknown).
     ``max_procs``: the machine size the log states (header ``MaxProcs``/``MaxNodes``), or ``None``.
     ``dropped``: reason -> count of jobs left out.  ``perfect_estimates``: jobs whose requested time
-    was missing and set to their run time.  ``source``: the file (or ``""``)."""
+    was missing and set to their run time.  ``source``: the file (or ``""``); ``epoch``: see below."""
 
     ids: np.ndarray
     submit: np.ndarray
@@ -87,6 +87,9 @@ class RigidTrace:
     dropped: dict[str, int] = field(default_factory=dict)
     perfect_estimates: int = 0
     source: str = ""
+    epoch: float = 0.0
+    """The log's own submit time of the job at ``submit`` 0 (divided by ``scale``): ``submit + epoch``
+    is the file's clock, which a priority such as F1 (``log10`` of the submit time) reads."""
 
     @property
     def n(self) -> int:
@@ -350,13 +353,14 @@ def select_jobs(p: Path, what: str, n_records: int, kept: np.ndarray, dropped: d
         warnings.warn(f"{p}: dropped {sum(dropped.values())} of {n_records} jobs: "
                       + ", ".join(f"{v} {k}" for k, v in dropped.items()), DataRepairWarning, stacklevel=3)
     sub = submit[kept]
+    epoch = float(sub[0]) / float(scale)
     sub = (sub - sub[0]) / float(scale)
     if sub[-1] > limits.MAX_VALUE:
         raise SimschedError(f"scale {scale:g} stretches the submit times past {limits.MAX_VALUE:g}", field="scale")
     r, q = run[kept], requested[kept]
     missing = q < 0
     return RigidTrace(ids[kept].astype(np.int64), sub, r.copy(), np.where(missing, r, q), procs[kept].astype(np.int64),
-                      user[kept].astype(np.int64), stated, dropped, int(missing.sum()), str(p))
+                      user[kept].astype(np.int64), stated, dropped, int(missing.sum()), str(p), epoch)
 
 
 def write_swf(path: str | Path, trace: RigidTrace, start: np.ndarray | None = None,

@@ -1,0 +1,99 @@
+"""Fitting :class:`~simsched.schedulers.batch_learned.LearnedPriority` on windows of a cluster log
+(``simsched train batch-priority``).
+
+* **Train** (``train`` seed space only): every heuristic of :data:`CANDIDATES` runs on the train
+  windows; the best (lowest mean ``log`` of a window's mean bounded slowdown) is the *fallback*.  The
+  weights ``theta`` are fitted by the cross-entropy method (Rubinstein 1999): ``population`` Gaussian
+  candidates per iteration around the mean, the best quarter sets the next mean and spread; the
+  start is SJF's order ``(1, 0, 0)``; the objective is the same mean ``log`` bsld on the train windows.
+* **Select** (``select`` seed space, windows the fit never saw): the fitted weights against the
+  fallback, paired per window (geometric mean of the bsld ratio with its 95% t interval).  Only if
+  the interval lies below 1 is the fit used (``use: learned``); otherwise the model says
+  ``use: fallback`` and the policy is that rule.
+* Evaluation is left to ``simsched run ... --seed-space fresh`` (the windows' report pairs every
+  policy with the best one).
+
+Windows are drawn from each day's seed (``draw: seed``) whatever the scenario's ``draw`` says.  Cost:
+``(len(CANDIDATES) + iterations x population) x train + 2 x select`` engine runs of one window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from simsched.errors import SimschedError
+from simsched.run.seedspace import space_seeds
+from simsched.scenario import Scenario
+from simsched.simulator.batch import simulate_batch
+from simsched.stats import paired_ratio
+from simsched.workloads import log_windows as lw
+from simsched.workloads.importers.swf import RigidTrace
+
+CANDIDATES = (("fcfs", True), ("sjf", True), ("wfp3", True), ("uni", True), ("f1", True))
+"""The heuristics the fallback is chosen from: every priority rule with greedy backfilling (published
+waiting time)."""
+
+
+def windows_of(scenario: Scenario, space: str, count: int) -> list[RigidTrace]:
+    """``count`` windows of the scenario's log from days of ``space``, each drawn from its day's seed.
+    O(count x jobs)."""
+    wl = scenario.workload
+    if wl is None or wl.form != "batch" or wl.options["batch"].windows is None:
+        raise SimschedError("training a batch priority needs a cluster log with windows (workload.stream.windows)",
+                            file=scenario.file)
+    config = wl.options["batch"]
+    lo, hi = lw.start_range(config.trace.n, config.windows.jobs, config.windows.within)
+    return [lw.cut(config.trace, lw.seeded_start(d, lo, hi), config.windows.jobs)
+            for d in space_seeds(scenario.seed, space, count)]
+
+
+def window_bsld(make: Callable[[], Any], windows: list[RigidTrace], m: int) -> np.ndarray:
+    """Each window's mean bounded slowdown under a fresh policy from ``make``.  O(windows x engine run)."""
+    return np.array([simulate_batch(w, m, make()).metrics()["bsld_mean"] for w in windows])
+
+
+def fit_priority(scenario: Scenario, *, train: int = 8, select: int = 10, iterations: int = 4, population: int = 12,
+                 seed: int = 0, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """The model document of the module docstring (``theta``, ``fallback``, ``use``, and what the
+    fit saw: ``train`` rule means and ``select`` ratio).  Deterministic for one ``seed``."""
+    from simsched.schedulers.batch_learned import LearnedPriority
+    from simsched.schedulers.batch_priority import PriorityBatch
+
+    if min(train, select, iterations, population) < 1:
+        raise SimschedError("train, select, iterations and population must be >= 1")
+    m = scenario.platform.n_processors
+    tr = windows_of(scenario, "train", train)
+    rules = {f"{r}{'+backfill' if b else ''}": float(np.mean(np.log(window_bsld(lambda r=r, b=b: PriorityBatch(r, b),
+                                                                               tr, m)))) for r, b in CANDIDATES}
+    best = min(rules, key=rules.get)
+    fb_rule, fb_backfill = CANDIDATES[list(rules).index(best)]
+    log(f"train windows: {train}; mean log bsld per rule: "
+        + ", ".join(f"{k} {v:.3f}" for k, v in rules.items()) + f"; fallback {best}")
+    rng = np.random.default_rng(seed)
+    mu, sd = np.array([1.0, 0.0, 0.0]), np.full(3, 0.5)
+    top: tuple[float, np.ndarray] = (float("inf"), mu)
+    for it in range(iterations):
+        cands = np.vstack([mu, mu + sd * rng.standard_normal((population - 1, 3))]) if population > 1 else mu[None]
+        score = np.array([np.mean(np.log(window_bsld(lambda t=t: LearnedPriority(theta=tuple(t)), tr, m)))
+                          for t in cands])
+        order = np.argsort(score, kind="stable")
+        if score[order[0]] < top[0]:
+            top = (float(score[order[0]]), cands[order[0]].copy())
+        elite = cands[order[:max(2, population // 4)]]
+        mu, sd = elite.mean(axis=0), elite.std(axis=0) + 0.05
+        log(f"iteration {it + 1}/{iterations}: best mean log bsld {top[0]:.3f} theta {np.round(top[1], 3).tolist()}")
+    theta = top[1]
+    sel = windows_of(scenario, "select", select)
+    mine = window_bsld(lambda: LearnedPriority(theta=tuple(theta)), sel, m)
+    theirs = window_bsld(lambda: PriorityBatch(fb_rule, fb_backfill), sel, m)
+    ratio = paired_ratio(mine, theirs)
+    use = "learned" if ratio.n >= 2 and ratio.high < 1 else "fallback"
+    log(f"select windows: {select}; fitted / {best}: {ratio.estimate:.3f} [{ratio.low:.3f}, {ratio.high:.3f}] -> "
+        f"use {use}")
+    return {"theta": [float(x) for x in theta], "fallback": {"rule": fb_rule, "backfill": fb_backfill}, "use": use,
+            "train": {"windows": train, "mean_log_bsld": rules, "fitted_mean_log_bsld": top[0]},
+            "select": {"windows": select, "ratio": ratio.estimate, "low": ratio.low, "high": ratio.high},
+            "budget": {"iterations": iterations, "population": population, "seed": seed}}
