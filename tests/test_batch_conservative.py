@@ -35,6 +35,16 @@ TRACES = ROOT / "scenarios" / "data" / "traces"
 EXAMPLES = int(os.environ.get("SIMSCHED_CONSERVATIVE_EXAMPLES", "60"))
 
 
+def _started(reserved: dict[int, float], out: list[int], view: BatchView) -> list[int]:
+    """``out`` started: their reservations dropped, a wake-up asked at the next one still ahead."""
+    for j in out:
+        del reserved[j]
+    later = [s for s in reserved.values() if s > view.now]
+    if later:
+        view.wake_at(min(later))
+    return out
+
+
 # --------------------------------------------------------------------------- the independent reference
 class InstantReference:
     """Conservative backfilling from its definition, with nothing of the policy's profile: at each
@@ -107,12 +117,7 @@ class InstantReference:
                 if self.procs[j] <= free:
                     out.append(j)
                 free -= self.procs[j]
-        for j in out:
-            del self.reserved[j]
-        later = [s for s in self.reserved.values() if s > now]
-        if later:
-            view.wake_at(min(later))
-        return out
+        return _started(self.reserved, out, view)
 
 
 # --------------------------------------------------------------------------- the reference
@@ -160,12 +165,7 @@ class Reference:
                     free -= self.procs[j]
                 elif self.requested[j] > 0:
                     free -= self.procs[j]
-        for j in out:
-            del self.reserved[j]
-        later = [s for s in self.reserved.values() if s > now]
-        if later:
-            view.wake_at(min(later))
-        return out
+        return _started(self.reserved, out, view)
 
 
 def _policy(compiled: bool) -> ConservativeBackfill:

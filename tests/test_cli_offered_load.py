@@ -100,9 +100,8 @@ def test_validate_and_run_print_the_load_and_warn_above_one(tmp_path: Path) -> N
     assert result.exit_code == 0 and "offered load" in result.stdout and "grow without bound" in result.stderr
 
 
-def test_validate_draws_the_day_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``validate`` builds the problem and prints the offered load from one drawing of the day's stream
-    (it once drew the same day twice: for the problem, then again for the load)."""
+def _count_draws(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The seeds of every drawing of a stream's day from now on (``build_stream`` counted)."""
     from simsched.scenario import stream as stream_module
 
     calls: list[int] = []
@@ -113,6 +112,13 @@ def test_validate_draws_the_day_once(tmp_path: Path, monkeypatch: pytest.MonkeyP
         return real(scenario, seed)
 
     monkeypatch.setattr(stream_module, "build_stream", counting)
+    return calls
+
+
+def test_validate_draws_the_day_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``validate`` builds the problem and prints the offered load from one drawing of the day's stream
+    (it once drew the same day twice: for the problem, then again for the load)."""
+    calls = _count_draws(monkeypatch)
     result = CliRunner().invoke(app, ["validate", str(_write(tmp_path, 0.05))])
     assert result.exit_code == 0, result.output
     assert "offered load" in result.output
@@ -131,19 +137,11 @@ def test_run_draws_each_day_once_with_the_results_of_separate_draws(tmp_path: Pa
     import json
 
     from simsched.run.runner import run_scenario
-    from simsched.scenario import stream as stream_module
 
     path = _write(tmp_path, 0.05)
     path.write_text(path.read_text().replace("repetitions: 1", "repetitions: 2"))
     apart = run_scenario(load_scenario(path))  # no load line: its days drawn by itself
-    calls: list[int] = []
-    real = stream_module.build_stream
-
-    def counting(scenario, seed):  # noqa: ANN001, ANN202
-        calls.append(seed)
-        return real(scenario, seed)
-
-    monkeypatch.setattr(stream_module, "build_stream", counting)
+    calls = _count_draws(monkeypatch)
     result = CliRunner().invoke(app, ["run", str(path), "--json", str(tmp_path / "r.json")])
     assert result.exit_code == 0, result.output
     assert "offered load" in result.output
