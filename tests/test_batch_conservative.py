@@ -1,10 +1,13 @@
-"""Conservative backfilling, planned in compiled code or on the numpy profile, against the policy as
-it was before either (kept here verbatim as the reference: a dict of reservations, every placement
-an :class:`~simsched.simulator.batch.Profile` call): the same start time for every job, float for
-float, on the shipped logs and on random ones (ties, zero-length jobs, jobs as wide as the machine,
-requested times below the actual ones, killing, failures, DAG predecessors).  Then the properties:
-no reservation ever moves later, never more processors in use than exist.  The CI run draws 60
-logs for the main comparison; a thousand and more:
+"""Conservative backfilling, planned in compiled code or in plain Python (one source), against two
+references kept here: an independent one written from the definition (reservations as a list of
+intervals over time ordered within an instant, every fit checked point by point), the same start
+for every job, float for float, on random logs (ties, zero-length jobs, jobs as wide as the machine,
+requested times below the actual ones, killing, failures, DAG predecessors); and the policy as it
+was first written (a dict of reservations, every placement an :class:`~simsched.simulator.batch.Profile`
+call), on every log without zero-length jobs and on the shipped logs.  Then the properties: no
+reservation ever moves later, every job (zero-length ones too) starts at its last reservation, never
+more processors in use than exist.  The CI run draws 60 logs for the main comparison; a thousand
+and more:
 
     SIMSCHED_CONSERVATIVE_EXAMPLES=3000 pytest -q -p no:cacheprovider tests/test_batch_conservative.py
 """
@@ -21,9 +24,9 @@ from helpers import RecordingConservative as _Recording
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simsched.schedulers.batch_conservative import ConservativeBackfill, plan_numpy
+from simsched.schedulers.batch_conservative import ConservativeBackfill
 from simsched.schedulers.timeline import compiled_available
-from simsched.simulator.batch import BatchEngineError, BatchView, Profile, simulate_batch
+from simsched.simulator.batch import BatchView, Profile, simulate_batch
 from simsched.simulator.engine import Disruptions
 from simsched.workloads.importers.swf import RigidTrace, make_trace, read_swf
 
@@ -32,9 +35,95 @@ TRACES = ROOT / "scenarios" / "data" / "traces"
 EXAMPLES = int(os.environ.get("SIMSCHED_CONSERVATIVE_EXAMPLES", "60"))
 
 
+def _started(reserved: dict[int, float], out: list[int], view: BatchView) -> list[int]:
+    """``out`` started: their reservations dropped, a wake-up asked at the next one still ahead."""
+    for j in out:
+        del reserved[j]
+    later = [s for s in reserved.values() if s > view.now]
+    if later:
+        view.wake_at(min(later))
+    return out
+
+
+# --------------------------------------------------------------------------- the independent reference
+class InstantReference:
+    """Conservative backfilling from its definition, with nothing of the policy's profile: at each
+    decision point the running jobs and reservations are a list of occupations ``(start key, end key,
+    processors)`` over keys ``(time, order)``: at one instant ends come first (order -1), then the jobs
+    that start, in queue order (queue position ``i``: order ``2i``), a zero-length job ending right
+    after its own start (``2i + 1``).  A job fits at time ``T`` when, at its start key and at the start
+    key of every occupation inside its span, the processors in use plus its own are at most ``m``;
+    the times tried are now and every occupation's start and end, in order.  O(occupations^2) per
+    fit: for small logs only."""
+
+    name = "conservative-backfill"
+
+    def reset(self, trace: RigidTrace, m: int) -> None:
+        self.m = m
+        self.procs = trace.procs.tolist()
+        self.requested = trace.requested.tolist()
+        self.reserved: dict[int, float] = {}
+
+    def _span(self, s: float, j: int, pos: int) -> tuple[tuple, tuple]:
+        d = self.requested[j]
+        return (s, 2 * pos), ((s + d, -1) if d > 0 else (s, 2 * pos + 1))
+
+    def _earliest(self, occ: list, j: int, pos: int, now: float, old: tuple = ()) -> float:
+        """The first time that fits (``old``: the job's own slot before compression, still a time to
+        try); when none does (after an overrun), the float after the last time tried."""
+        k = self.procs[j]
+        times = sorted({now} | {x[0] for a, b, _ in occ for x in (a, b) if now <= x[0] < np.inf}
+                       | {x[0] for x in old})
+        for T in times:
+            a, b = self._span(T, j, pos)
+            probes = [a] + [o[0] for o in occ if a < o[0] < b]
+            if all(sum(w for s, e, w in occ if s <= p < e) + k <= self.m for p in probes):
+                return T
+        return float(np.nextafter(times[-1], np.inf))
+
+    def decide(self, view: BatchView) -> list[int]:
+        now, q = view.now, view.queue
+        if not q:
+            return []
+        ends, rp = view.running_ends()
+        occ = [((-np.inf, 0), (float(e), -1), int(k)) for e, k in zip(ends.tolist(), rp.tolist())]
+        busy = self.m - view.free - int(rp.sum())  # processors held beyond the running jobs' ends (down ones)
+        if busy:
+            occ.append(((-np.inf, 0), (np.inf, 0), busy))
+        pos = {j: i for i, j in enumerate(q)}
+        placed: dict[int, tuple] = {}
+        stale = False
+        for j in q:
+            if j in self.reserved:
+                s = max(self.reserved[j], now)
+                stale |= s > self.reserved[j]
+                placed[j] = (*self._span(s, j, pos[j]), self.procs[j])
+                self.reserved[j] = s
+        early = any(view.est_end[j] > now for j in view.finished)
+        if early or stale:
+            for j in [j for j in q if j in placed]:
+                old = placed.pop(j)
+                s = self._earliest(occ + list(placed.values()), j, pos[j], now, old[:2])
+                placed[j] = (*self._span(s, j, pos[j]), self.procs[j])
+                self.reserved[j] = s
+        for j in q:
+            if j not in self.reserved:
+                s = self._earliest(occ + list(placed.values()), j, pos[j], now)
+                placed[j] = (*self._span(s, j, pos[j]), self.procs[j])
+                self.reserved[j] = s
+        out, free = [], view.free
+        for j in q:  # due jobs in queue order, each keeping its processors from those behind it
+            if self.reserved[j] <= now:
+                if self.procs[j] <= free:
+                    out.append(j)
+                free -= self.procs[j]
+        return _started(self.reserved, out, view)
+
+
 # --------------------------------------------------------------------------- the reference
 class Reference:
-    """Conservative backfilling as first written (one Profile call per placement, dict of reservations)."""
+    """Conservative backfilling as first written (one Profile call per placement, dict of reservations);
+    a zero-length job held no processors there (the bug the instants fixed): used on logs without one."""
 
     name = "conservative-backfill"
 
@@ -76,12 +165,7 @@ class Reference:
                     free -= self.procs[j]
                 elif self.requested[j] > 0:
                     free -= self.procs[j]
-        for j in out:
-            del self.reserved[j]
-        later = [s for s in self.reserved.values() if s > now]
-        if later:
-            view.wake_at(min(later))
-        return out
+        return _started(self.reserved, out, view)
 
 
 def _policy(compiled: bool) -> ConservativeBackfill:
@@ -114,15 +198,40 @@ def logs(draw):
     return make_trace(submit, run, procs, req), m
 
 
+def _zero_free(trace: RigidTrace) -> bool:
+    return not bool(np.any(trace.requested == 0))
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(logs(), st.booleans())
 def test_start_times_equal_the_reference(case, kill) -> None:
     trace, m = case
-    want = simulate_batch(trace, m, Reference(), kill=kill)
+    want = simulate_batch(trace, m, InstantReference(), kill=kill)
+    if _zero_free(trace):  # and the policy as first written, where zero-length jobs do not come in
+        first = simulate_batch(trace, m, Reference(), kill=kill)
+        assert np.array_equal(first.start, want.start) and first.decisions == want.decisions
     for compiled in _modes():
         got = simulate_batch(trace, m, _policy(compiled), kill=kill)
         assert np.array_equal(got.start, want.start), (compiled, got.start, want.start)
         assert got.decisions == want.decisions
+
+
+def test_a_zero_length_job_keeps_its_reservation() -> None:
+    """Issue 42's log on 2 processors: job 0 (1 processor, 10 s) at 0, job 1 (2 processors, 0 s,
+    requested 0) at 1, job 2 (1, 10 s) at 2, job 3 (2, 10 s) at 3.  Job 1 is reserved at 10, when
+    job 0 ends (2 processors are free from then).  Job 2 would fit at 2 on the idle processor but would
+    run across 10 on one of job 1's processors, so it is reserved at 10, after job 1 in that instant;
+    job 3 needs both processors, busy with job 2 until 20.  Starts 0, 10, 10, 20, as FCFS and EASY
+    give (job 1 started at 22 when its instant held nothing: jobs 2 and 3 ran across it)."""
+    from simsched.schedulers import registry
+
+    trace = make_trace([0, 1, 2, 3], [10, 0, 10, 10], [1, 2, 1, 2], requested=[10, 0, 10, 10])
+    want = [0.0, 10.0, 10.0, 20.0]
+    for compiled in _modes():
+        assert simulate_batch(trace, 2, _policy(compiled)).start.tolist() == want
+    assert simulate_batch(trace, 2, InstantReference()).start.tolist() == want
+    for name in ("fcfs", "easy-backfill"):
+        assert simulate_batch(trace, 2, registry.create(name, kinds=("batch",))).start.tolist() == want
 
 
 @settings(max_examples=max(EXAMPLES // 10, 20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -132,7 +241,7 @@ def test_start_times_equal_the_reference_under_failures(case, requeue, seed) -> 
     end; a repair may come after the estimate): the same starts, runs and losses."""
     trace, m = case
     d = Disruptions(failure_rate=1 / 400.0, repair_time=5.0)
-    want = simulate_batch(trace, m, Reference(), failures=d, requeue=requeue, seed=seed)
+    want = simulate_batch(trace, m, InstantReference(), failures=d, requeue=requeue, seed=seed)
     for compiled in _modes():
         got = simulate_batch(trace, m, _policy(compiled), failures=d, requeue=requeue, seed=seed)
         assert got.attempts == want.attempts and np.array_equal(got.lost, want.lost)
@@ -146,7 +255,7 @@ def test_start_times_equal_the_reference_with_predecessors(case, data) -> None:
     preds = [sorted(set(data.draw(st.lists(st.integers(0, j - 1), max_size=3)))) if j else [] for j in range(n)]
     after = (np.concatenate([[0], np.cumsum([len(p) for p in preds])]).astype(np.int64),
              np.array([q for p in preds for q in p], dtype=np.int64))
-    want = simulate_batch(trace, m, Reference(), after=after)
+    want = simulate_batch(trace, m, InstantReference(), after=after)
     for compiled in _modes():
         assert np.array_equal(simulate_batch(trace, m, _policy(compiled), after=after).start,
                               want.start)
@@ -156,8 +265,8 @@ def test_start_times_equal_the_reference_with_predecessors(case, data) -> None:
 @given(logs(), st.booleans(), st.sampled_from(_modes()))
 def test_no_reservation_moves_later_and_capacity_holds(case, kill, compiled) -> None:
     """With requested times as upper bounds (or jobs killed at them): every reservation a job is
-    given is no later than the one before, the job starts at its last one (zero-length jobs hold no
-    processor-time and are left out), and never more processors are in use than exist."""
+    given is no later than the one before, the job starts at its last one (zero-length jobs too: no
+    later job runs across their instant), and never more processors are in use than exist."""
     trace, m = case
     if not kill:
         trace = make_trace(trace.submit, trace.run, trace.procs, np.maximum(trace.requested, trace.run))
@@ -170,8 +279,6 @@ def test_no_reservation_moves_later_and_capacity_holds(case, kill, compiled) -> 
     order = np.lexsort((d, t))  # releases before takes at one instant
     assert np.cumsum(d[order]).max(initial=0) <= m
     for j, seq in policy.history.items():
-        if trace.requested[j] == 0:
-            continue
         assert all(b <= a for a, b in zip(seq, seq[1:])), f"job {j}'s reservation moved later: {seq}"
         assert r.start[j] == seq[-1]
 
@@ -180,39 +287,34 @@ def test_no_reservation_moves_later_and_capacity_holds(case, kill, compiled) -> 
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 @pytest.mark.extra("fast")
-def test_compiled_planning_equals_the_numpy_profile(data) -> None:
-    """On a random profile (running jobs, held reservations, arrivals; zero durations, ties, widths
-    up to the machine's): the same held and new starts, bit for bit; a job wider than the machine
-    finds no slot in either."""
+def test_compiled_planning_equals_the_plain_python(data) -> None:
+    """On a random decision point (running jobs, held reservations, arrivals; zero durations, ties,
+    widths up to the machine's and one beyond): the compiled source and the plain one build the same
+    profile and give the same reservations, bit for bit, or refuse the same job."""
+    from simsched.schedulers import conservative_kernel, conservative_plan
+
     m = data.draw(st.integers(1, 12))
     times = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 7.25, 10.0, 1e9])
-    nr = data.draw(st.integers(0, 6))
+    nr = data.draw(st.integers(0, min(m, 6)))
     ends = np.sort(np.array(data.draw(st.lists(times, min_size=nr, max_size=nr)), dtype=np.float64))
     rp = np.ones(nr, dtype=np.int64)
-    free = m - nr if nr <= m else 0
-    rp = rp[:m]
-    ends = ends[:m]
-    nh = data.draw(st.integers(0, 6))
-    hs = np.array(data.draw(st.lists(times, min_size=nh, max_size=nh)), dtype=np.float64)
-    hd = np.array(data.draw(st.lists(times, min_size=nh, max_size=nh)), dtype=np.float64)
-    hk = np.array(data.draw(st.lists(st.integers(1, m), min_size=nh, max_size=nh)), dtype=np.int64)
-    na = data.draw(st.integers(0, 6))
-    nd = np.array(data.draw(st.lists(times, min_size=na, max_size=na)), dtype=np.float64)
-    nk = np.array(data.draw(st.lists(st.integers(1, m + data.draw(st.integers(0, 1))), min_size=na, max_size=na)),
-                  dtype=np.int64)
-    compress = data.draw(st.booleans())
-    from simsched.schedulers.conservative_kernel import build_profile, plan
-
-    prof = Profile(0.0, free, ends, rp, (hs, hd, hk))
-    t, f = build_profile(0.0, free, ends, rp, hs, hd, hk)
-    assert np.array_equal(t, prof.times) and np.array_equal(f, prof.free)
-    got_h, got_n, k = plan(prof.times, prof.free, hs, hd, hk, nd, nk, compress)
-    try:
-        want_h, want_n = plan_numpy(prof, (hs, hd, hk), (nd, nk), compress)
-    except BatchEngineError:
-        assert k > int(prof.free[-1])  # wider than the machine: no slot in either
-        return
-    assert k == -1 and np.array_equal(got_h, want_h) and np.array_equal(got_n, want_n)
+    nq = data.draw(st.integers(1, 10))
+    req = np.array(data.draw(st.lists(times, min_size=nq, max_size=nq)), dtype=np.float64)
+    procs = np.array(data.draw(st.lists(st.integers(1, m + data.draw(st.integers(0, 1))), min_size=nq, max_size=nq)),
+                     dtype=np.int64)
+    res = np.array([data.draw(st.sampled_from([np.nan, 0.0, 1.0, 2.0, 10.0])) for _ in range(nq)])
+    q = np.arange(nq, dtype=np.int64)
+    early = data.draw(st.booleans())
+    held = ~np.isnan(res)
+    ranks = conservative_plan.instant_ranks(q, req)
+    args = (0.0, m - nr, ends, rp, res[held], req[held], procs[held], ranks[held])
+    for a, b in zip(conservative_kernel.build_profile(*args), conservative_plan.build_profile(*args)):
+        assert np.array_equal(a, b)
+    out = []
+    for plan in (conservative_kernel.plan_queue, conservative_plan.plan_queue):
+        r = res.copy()
+        out.append((plan(q, r, req, procs, 0.0, m - nr, ends, rp, early), r))
+    assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1], equal_nan=True)
 
 
 def test_a_hand_worked_compression() -> None:

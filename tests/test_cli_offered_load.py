@@ -100,9 +100,8 @@ def test_validate_and_run_print_the_load_and_warn_above_one(tmp_path: Path) -> N
     assert result.exit_code == 0 and "offered load" in result.stdout and "grow without bound" in result.stderr
 
 
-def test_validate_draws_the_day_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``validate`` builds the problem and prints the offered load from one drawing of the day's stream
-    (it once drew the same day twice: for the problem, then again for the load)."""
+def _count_draws(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The seeds of every drawing of a stream's day from now on (``build_stream`` counted)."""
     from simsched.scenario import stream as stream_module
 
     calls: list[int] = []
@@ -113,6 +112,13 @@ def test_validate_draws_the_day_once(tmp_path: Path, monkeypatch: pytest.MonkeyP
         return real(scenario, seed)
 
     monkeypatch.setattr(stream_module, "build_stream", counting)
+    return calls
+
+
+def test_validate_draws_the_day_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``validate`` builds the problem and prints the offered load from one drawing of the day's stream
+    (it once drew the same day twice: for the problem, then again for the load)."""
+    calls = _count_draws(monkeypatch)
     result = CliRunner().invoke(app, ["validate", str(_write(tmp_path, 0.05))])
     assert result.exit_code == 0, result.output
     assert "offered load" in result.output
@@ -120,3 +126,28 @@ def test_validate_draws_the_day_once(tmp_path: Path, monkeypatch: pytest.MonkeyP
     # the load printed is the one of that day, as offered_load_of draws it on its own
     alone = offered_load_of(load_scenario(tmp_path / "s.yaml"), 3)
     assert alone is not None and alone.line() in result.output
+
+
+def test_run_draws_each_day_once_with_the_results_of_separate_draws(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run`` draws each day's stream once for the load line, the problem, the range probe and every
+    scheduler's run (it drew the first day four times), and its results are those of
+    :func:`simsched.run.runner.run_scenario` on its own, whose day is drawn apart from the load line's
+    (the pinned scenario digests hold both against the separate draws of before)."""
+    import json
+
+    from simsched.run.runner import run_scenario
+
+    path = _write(tmp_path, 0.05)
+    path.write_text(path.read_text().replace("repetitions: 1", "repetitions: 2"))
+    apart = run_scenario(load_scenario(path))  # no load line: its days drawn by itself
+    calls = _count_draws(monkeypatch)
+    result = CliRunner().invoke(app, ["run", str(path), "--json", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    assert "offered load" in result.output
+    assert sorted(calls) == [3, 4]  # two days, each drawn once
+    rows = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert len(rows) == len(apart.rows) == 4
+    for row, alone in zip(rows, apart.rows):
+        assert (row["scheduler"], row["seed"]) == (alone["scheduler"], alone["seed"])
+        assert row["makespan"] == alone["makespan"] and row["jct_mean"] == alone["jct_mean"]

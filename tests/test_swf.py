@@ -235,3 +235,39 @@ def test_any_swf_text_is_read_or_refused_with_a_line(tmp_path_factory, lines, he
         assert exc.file == str(p)
         return
     assert tr.n >= 1 and np.all(tr.procs >= 1) and np.all(tr.run >= 0) and np.all(np.diff(tr.submit) >= 0)
+
+
+def test_the_job_limit_counts_the_slice_not_the_file(tmp_path: Path) -> None:
+    """Issue 42: a log of 100,001 jobs replayed with ``limit: 10`` is accepted (max_jobs is 100,000 by
+    default), and the same slice as the file cut to its first jobs: reading stops where the slice
+    ends."""
+    from simsched import limits
+
+    assert limits.current().max_jobs == 100_000
+    lines = [line(i, i, 5, 1 + i % 3, req_time=7) for i in range(1, 100_002)]
+    big = read_swf(swf(tmp_path, *lines), limit=10, max_procs=8)
+    small_dir = tmp_path / "small"
+    small_dir.mkdir()
+    small = read_swf(swf(small_dir, *lines[:50]), limit=10, max_procs=8)
+    assert big.n == small.n == 10
+    assert np.array_equal(big.submit, small.submit) and np.array_equal(big.procs, small.procs)
+    with pytest.raises(SimschedError, match="max_jobs"):
+        read_swf(swf(tmp_path, *lines), max_procs=8)  # the whole file is still refused
+
+
+def test_a_slice_reads_only_what_it_needs(tmp_path: Path, monkeypatch) -> None:
+    """Lines after the slice are never read (a broken one there is not refused); dropped jobs before
+    its end are counted as before; the window's end stops reading too; a slice needing more lines
+    than max_jobs is refused, naming the slice."""
+    monkeypatch.setenv("SIMSCHED_MAX_JOBS", "4")
+    p = swf(tmp_path, line(1, 0, 5, 1), line(2, 1, -1, 1), line(3, 2, 5, 5), line(4, 3, 5, 2),
+            line(5, 4, 5, 2), "this line is not SWF")
+    with pytest.warns(DataRepairWarning, match="dropped 2 of 4 jobs"):
+        t = read_swf(p, limit=2, max_procs=4)
+    assert t.ids.tolist() == [1, 4]
+    t = read_swf(swf(tmp_path, line(1, 0, 5, 1), line(2, 10, 5, 1), line(3, 20, 5, 1), line(4, 30, 5, 1),
+                     line(5, 40, 5, 1), "broken"), window=(5.0, 25.0), max_procs=8)
+    assert t.ids.tolist() == [2, 3]
+    with pytest.raises(SimschedError, match="the slice .* needs more than max_jobs = 4") as info:
+        read_swf(swf(tmp_path, *[line(i, i, -1, 1) for i in range(1, 6)], line(6, 9, 5, 1)), limit=1, max_procs=8)
+    assert info.value.line == 6

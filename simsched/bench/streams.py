@@ -25,6 +25,10 @@ Rates are over this process's CPU time (``time.process_time``), the run's, the p
 floors' alike: on a shared machine wall time also counts the waits for a core, which made the same
 code measure 2-3x apart from run to run; the run's wall time is the end-to-end row.
 
+Then each of ``mct``, ``srjf-eft`` and ``fair-eft`` (:data:`POLICIES`) runs the same stream end to end
+in a fresh interpreter of its own, on the engine :func:`~simsched.simulator.engine.run_online` picks:
+its CPU seconds, peak memory, and events per CPU second beside the raw SimPy floor for as many events.
+
 Each size runs in a fresh interpreter so its peak memory is its own.
 """
 
@@ -212,15 +216,69 @@ def energy_accounting_cpu(problem, schedule, stats) -> tuple[float, float]:
     return time.process_time() - c0, fields["energy_j"]
 
 
+POLICIES = ("mct", "srjf-eft", "fair-eft")
+"""The online policies timed one by one on the bench stream (the default job-aware ones beside MCT)."""
+
+
+def measure_policy(n_jobs: int, n_procs: int, name: str) -> dict:
+    """Policy ``name`` on the bench stream end to end, in this process (a fresh one, for its own peak
+    memory): the CPU seconds of :func:`~simsched.simulator.engine.run_online` on the engine it picks
+    (``engine``; numba loaded first, outside the timing), the process's peak resident memory, the
+    events and the raw SimPy floor for that many events timed right after (CPU time), and a digest of
+    the schedule.  O(the run)."""
+    import hashlib
+
+    from simsched.schedulers import registry
+    from simsched.simulator.engine import compiled, run_online
+
+    problem, _stream = _stream_problem(n_jobs, n_procs)
+    policy = registry.create(name)
+    if compiled.numba_available():  # numba's load is its own row (measure_compiled), not the policy's
+        compiled.compile_seconds()
+    c0 = time.process_time()
+    schedule, stats = run_online(problem, policy)
+    cpu = time.process_time() - c0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    digest = hashlib.sha256(b"".join(a.tobytes() for a in (schedule.processor, schedule.start, schedule.finish)))
+    return {"policy": name, "engine": stats.engine, "tasks": problem.n_tasks, "events": stats.events, "cpu_s": cpu,
+            "peak_rss_mb": peak, "events_per_s": stats.events / cpu,
+            "floor_events_per_s": simpy_floor(stats.events, n_procs, clock=time.process_time),
+            "digest": digest.hexdigest()[:16]}
+
+
+def _policy_rows(runs: list[dict], size: str) -> list[dict]:
+    """Per policy: its CPU seconds end to end (engine and policy), its events/s beside the raw SimPy
+    floor for as many events (both CPU time), and its peak memory."""
+    rows = []
+    for p in runs:
+        rows.append(dict(what=f"{p['policy']} end to end ({p['engine']} engine, engine and policy, {p['cpu_s']:.2f} s "
+                              f"CPU) events/s vs raw SimPy floor (same events, CPU time)",
+                         size=f"{size}, {p['events']:,} events", measured=p["events_per_s"],
+                         baseline=p["floor_events_per_s"], ratio=p["events_per_s"] / p["floor_events_per_s"],
+                         unit="inst/s", target="-", ok=None))
+        rows.append(dict(what=f"{p['policy']} end to end: CPU seconds", size=size, measured=p["cpu_s"], baseline=None,
+                         ratio=None, unit="s", target="-", ok=None))
+        rows.append(dict(what=f"{p['policy']} run peak memory", size=size, measured=p["peak_rss_mb"], baseline=None,
+                         ratio=None, unit="MB", **_target("<= 1024 MB", p["tasks"], p["peak_rss_mb"] <= 1024)))
+    return rows
+
+
 def bench_streams(quick: bool = False, size: str | None = None) -> list[dict]:
     """Rows ``{what, size, measured, baseline, ratio, target, ok}`` for ``simsched bench streams``
-    at ``size`` (:func:`parse_size`; default 1,000 jobs on 100 processors, ``quick`` 100 on 50)."""
+    at ``size`` (:func:`parse_size`; default 1,000 jobs on 100 processors, ``quick`` 100 on 50): the
+    MCT run, its replays and floors (:func:`measure_stream`), then each of :data:`POLICIES` on the same
+    stream in a process of its own (:func:`measure_policy`)."""
     n_jobs, n_procs = parse_size(size, quick)
-    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:  # own peak memory
+    spawn = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:  # own peak memory
         r = pool.submit(measure_stream, n_jobs, n_procs).result()
+    runs = []
+    for name in POLICIES:
+        with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+            runs.append(pool.submit(measure_policy, n_jobs, n_procs, name).result())
     size = f"{r['jobs']:,} jobs, {r['tasks']:,} tasks x {r['processors']:,}"
     ratio = r["events_per_s"] / r["floor_events_per_s"]
-    return _simpy_rows(r, size, ratio) + _compiled_rows(r, size)
+    return _simpy_rows(r, size, ratio) + _compiled_rows(r, size) + _policy_rows(runs, size)
 
 
 def _compiled_rows(r: dict, size: str) -> list[dict]:

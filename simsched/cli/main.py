@@ -152,13 +152,15 @@ def run(
     from simsched.limits import fewer_collections
     from simsched.report.run_table import print_run_table
     from simsched.report.terminal import Progress
+    from simsched.run.streams import Days
 
-    _offered_load(loaded, loaded.seed if seed is None else seed)
+    days = Days(loaded)  # a job stream's day, drawn once for the load line, the problem and every run
+    _offered_load(loaded, loaded.seed if seed is None else seed, days)
     progress = Progress()
     with fewer_collections():
         try:
             report = run_scenario(loaded, schedulers=scheduler or None, seed=seed, repetitions=repetitions,
-                                  progress=progress)
+                                  progress=progress, days=days)
         finally:
             progress.close()
     print_run_table(report, _console(), wide)
@@ -182,11 +184,13 @@ def run(
         typer.echo(f"trace written to {trace}")
 
 
-def _offered_load(loaded: Any, seed: int) -> None:
-    """For a job stream: print its offered load per processor type on day ``seed``, and warn above 1."""
+def _offered_load(loaded: Any, seed: int, days: Any) -> None:
+    """For a job stream: print its offered load per processor type on day ``seed`` (of ``days``, a
+    :class:`simsched.run.streams.Days`), and warn above 1."""
     from simsched.run.streams import offered_load_of
 
-    _print_load(offered_load_of(loaded, seed))
+    if loaded.workload is not None and loaded.workload.form == "stream":
+        _print_load(offered_load_of(loaded, seed, days.stream(seed)))
 
 
 def _print_load(load: Any) -> None:

@@ -29,6 +29,7 @@ from simsched import limits
 from simsched.errors import SchedulerDeclined, SimschedError
 from simsched.run.execution import execution_kwargs
 from simsched.run.seedspace import space_of
+from simsched.run.streams import Days
 from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.power import power_profile
@@ -358,10 +359,13 @@ def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, sche
 
 
 def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None, seed: int | None = None,
-                 repetitions: int | None = None, progress: Progress | None = None) -> RunReport:
+                 repetitions: int | None = None, progress: Progress | None = None,
+                 days: Days | None = None) -> RunReport:
     """Run the chosen schedulers (default: the scenario's) for ``repetitions`` repetitions (default:
     the scenario's) from ``seed`` (default: the scenario's); see the module docstring for the
-    guarantees.  User errors raise :class:`SimschedError`; an invalid simulated schedule raises
+    guarantees.  ``days``: the scenario's days already drawn (:class:`~simsched.run.streams.Days`, e.g.
+    for the offered-load line): a job stream's day is drawn once for the problem, the probe and every
+    run.  User errors raise :class:`SimschedError`; an invalid simulated schedule raises
     :class:`SimulatorBug`."""
     base = scenario.seed if seed is None else int(seed)
     reps = scenario.repetitions if repetitions is None else int(repetitions)
@@ -371,14 +375,15 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
         raise SimschedError(f"repetitions must be >= 1, got {reps}", field="--repetitions")
     specs = _select(scenario, schedulers)
     limits.check_runs(len(specs) * reps, field="repetitions" if repetitions is None else "--repetitions")
-    problem = build_problem(scenario, base)
+    days = Days(scenario) if days is None else days
+    problem = build_problem(scenario, base, graph=days.graph(base) if scenario.is_dynamic else None)
     bound = lower_bound(problem)
     noisy = not scenario.noise.deterministic
     power = scenario.energy.power.tables(problem.platform) if scenario.energy is not None else None
     report = RunReport(scenario, problem, base, reps, [s.label for s in specs], bound)
     model = execution_kwargs(scenario, problem)
     if scenario.is_dynamic:  # job streams, failures, stragglers: the online engine, one day per repetition
-        _run_dynamic(scenario, specs, base, reps, report, progress)
+        _run_dynamic(scenario, specs, base, reps, report, progress, days)
         return report
     for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, problem, base, reps, report, progress):
         scheduler_rng, noise_rng = repetition_streams(seed_r)
@@ -468,24 +473,21 @@ def _check_simulated(label: str, schedule: Schedule, problem: Problem, *, exact:
 
 
 def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int, reps: int, report: RunReport,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None, days: Days) -> None:
     """Fill ``report`` (whose ``problem`` is day ``base``'s) through :mod:`simsched.run.streams`
     with one row per scheduler and repetition: the usual schedule metrics, the stream summary
     (:func:`~simsched.simulator.jobmetrics.stream_metrics`), ``failures``/``restarts``, ``engine``
     (which stream engine ran: ``simpy`` or ``compiled``, ``OnlineStats.engine``) and the
     per-job records under ``jobs``.  Simulated schedules are validated (precedence, no overlap,
     eligibility); an invalid one raises :class:`SimulatorBug`."""
-    from simsched.run.streams import JobStream, largest_job_problem, simulate_stream, stream_of
+    from simsched.run.streams import largest_job_problem, simulate_stream
 
-    drawn: dict[int, JobStream] = {}
     exact = scenario.noise.deterministic and scenario.disruptions is None and scenario.overheads is None \
         and scenario.storage is None
-    probe = largest_job_problem(report.problem, stream_of(scenario, base))  # one job, for range checks
+    probe = largest_job_problem(report.problem, days.stream(base))  # one job, for range checks
     for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, probe, base, reps, report, progress):
-        if seed_r not in drawn:
-            drawn[seed_r] = stream_of(scenario, seed_r)
         try:
-            run = simulate_stream(scenario, spec, seed_r, drawn[seed_r], scheduler)
+            run = simulate_stream(scenario, spec, seed_r, days.stream(seed_r), scheduler)
         except SimschedError as exc:  # the engine's refusals of failures/stragglers, located in the scenario
             if exc.field in ("failures", "stragglers") and exc.file is None:
                 raise scenario.locate(exc, (exc.field,)) from None

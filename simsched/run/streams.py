@@ -189,6 +189,30 @@ def stream_of(scenario: Scenario, seed: int) -> JobStream:
     return JobStream(graph, jobs, np.array([float(graph.arrival.min()) if graph.n_tasks else 0.0]))
 
 
+class Days:
+    """The days of one scenario drawn so far (:func:`stream_of` per seed), each drawn once and shared by
+    every consumer of one ``simsched run``: the offered-load line, the problem, the training-range probe
+    and the runs of every scheduler (a day's stream is deterministic in its seed, so sharing it changes
+    no result; drawing a 1,000-job day was most of such a run's CPU).  The consumers only read a
+    stream.  Holds every day asked for until dropped (a run keeps its repetitions' days anyway)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self._drawn: dict[int, JobStream] = {}
+
+    def stream(self, seed: int) -> JobStream:
+        """Day ``seed``'s stream, drawn at the first ask.  O(1) after the first."""
+        if seed not in self._drawn:
+            self._drawn[seed] = stream_of(self.scenario, seed)
+        return self._drawn[seed]
+
+    def graph(self, seed: int) -> TaskGraph | None:
+        """Day ``seed``'s graph when the workload is a job stream (for
+        :func:`~simsched.scenario.build_problem`'s ``graph``), else None (a task graph is built there)."""
+        wl = self.scenario.workload
+        return self.stream(seed).graph if wl is not None and wl.form == "stream" else None
+
+
 @dataclass
 class StreamRun:
     """One scheduler on one day (seed) of a dynamic scenario: the stream it ran, the problem, the

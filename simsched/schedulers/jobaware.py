@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from simsched.schedulers.gang_eft import gang_choice
-from simsched.simulator.arrived import grown
+from simsched.simulator.arrived import Appender, grown
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
 
@@ -77,15 +77,19 @@ class OneByOne:
     n_seen = 0
     """Tasks of the visible problem the per-task tables cover (set by ``reset`` and :meth:`grow`)."""
 
+    _tables: Appender | None = None
+    """Where the per-task tables grow (set by ``reset``; None: each arrival copies them)."""
+
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         self.rank = _rank(problem)
         self.n_seen = problem.n_tasks
+        self._tables = Appender()  # the per-task tables, grown in amortised O(new tasks) per arrival
 
     def grow(self, problem: Problem) -> None:
         """Tasks arrived: ``problem`` (the view's, :mod:`simsched.simulator.arrived`) has more tasks
         than the tables; extend them.  Upward ranks of the new tasks are computed on their own block
         when no edge joins it to the old tasks (a job stream), so O(new tasks x m) per arrival."""
-        self.rank = grown(self.rank, problem, _rank)
+        self.rank = grown(self.rank, problem, _rank, tables=self._tables, key="rank")
 
     def decide(self, view: DecisionView) -> Assignments:
         if view.problem.n_tasks != self.n_seen:
@@ -254,17 +258,18 @@ class _JobAware(OneByOne):
                 fresh[key] = first + len(fresh)
         ids.update(fresh)
         jobs = np.fromiter((fresh[key] for key in new.tolist()), dtype=np.int64, count=new.size)
-        self.jobs = np.concatenate([self.jobs, jobs])
+        extend = self._tables.extend
+        self.jobs = extend("jobs", self.jobs, jobs)
         self.n_jobs = first + len(fresh)
-        self.cost = np.concatenate([self.cost, np.nan_to_num(block.mean_cost, posinf=0.0)])
+        self.cost = extend("cost", self.cost, np.nan_to_num(block.mean_cost, posinf=0.0))
         priority = np.full(len(fresh), -np.inf)
         np.maximum.at(priority, jobs - first, block.graph.priority)
-        self.job_priority = np.concatenate([self.job_priority, priority])
+        self.job_priority = extend("job_priority", self.job_priority, priority)
         order = np.argsort(jobs, kind="stable")  # the new jobs' tasks, ascending
         bounds = np.searchsorted(jobs[order], np.arange(first, self.n_jobs + 1))
         order += seen
         self.job_tasks.extend(order[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()))
-        self._sums = np.concatenate([self._sums, np.zeros(len(fresh))])
+        self._sums = extend("_sums", self._sums, np.zeros(len(fresh)))
         self._valid = np.zeros(self.n_jobs, dtype=bool)  # as after a rebuild: every sum recomputed when asked
         self._job_weights(first, seen)
         return True
@@ -291,11 +296,11 @@ class _JobAware(OneByOne):
 
         seen = self.rank.shape[0]
         block = new_block(problem, seen) if 0 < seen < problem.n_tasks else None
-        self.rank = grown(self.rank, problem, _rank, block)
-        if self._keys is not None:
-            more = stream_job_keys(problem.graph.names[seen:])
-            self._keys = None if more is None else np.concatenate([self._keys, more])
-        self._mine = np.concatenate([self._mine, np.zeros(problem.n_tasks - seen, dtype=bool)])
+        self.rank = grown(self.rank, problem, _rank, block, self._tables, "rank")
+        if self._keys is not None:  # the block's names: the visible graph's are O(n) to gather
+            more = stream_job_keys(problem.graph.names[seen:] if block is None else block.graph.names)
+            self._keys = None if more is None else self._tables.extend("_keys", self._keys, more)
+        self._mine = self._tables.extend("_mine", self._mine, np.zeros(problem.n_tasks - seen, dtype=bool))
         if not self._new_jobs(problem, seen, block):
             self._job_tables(problem)
 
@@ -413,7 +418,11 @@ class FairShareEFT(_JobAware):
         if self.alpha != 0.0:  # a job's total work is known once it has arrived
             work = np.bincount(self.jobs[seen:] - first, weights=self.cost[seen:], minlength=self.n_jobs - first)
             weight = weight * np.maximum(work, 1e-12) ** self.alpha
-        self.weight = np.concatenate([self.weight[:first], weight]) if first else weight
+        if first:  # the old jobs' weights are unchanged: append (in place when there is room)
+            old = self.weight if self.weight.shape[0] == first else self.weight[:first]
+            self.weight = self._tables.extend("weight", old, weight)
+        else:
+            self.weight = weight
 
     def pick_task(self, view: DecisionView, ready: np.ndarray, placed) -> int:
         job_of = self.jobs[ready]

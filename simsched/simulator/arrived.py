@@ -59,14 +59,17 @@ class _VisibleIndex(Mapping):
 
     __slots__ = ("_full", "_local")
 
-    def __init__(self, full: Mapping, local: np.ndarray | int) -> None:
-        self._full, self._local = full, local
+    def __init__(self, full: Mapping, local: np.ndarray | int | range) -> None:
+        self._full, self._local = full, local  # first k tasks, a map to local indices, or a block of them
 
     def __getitem__(self, name: str) -> int:
         i = self._full[name]
         if isinstance(self._local, int):
             if i < self._local:
                 return i
+        elif isinstance(self._local, range):
+            if i in self._local:
+                return i - self._local.start
         elif self._local[i] >= 0:
             return int(self._local[i])
         raise KeyError(name)
@@ -75,7 +78,9 @@ class _VisibleIndex(Mapping):
         return (name for name in self._full if name in self)
 
     def __len__(self) -> int:
-        return self._local if isinstance(self._local, int) else int((self._local >= 0).sum())
+        if isinstance(self._local, (int, range)):
+            return self._local if isinstance(self._local, int) else len(self._local)
+        return int((self._local >= 0).sum())
 
     def __contains__(self, name: object) -> bool:
         try:
@@ -258,10 +263,7 @@ def _restrict_graph(graph: TaskGraph, keep: np.ndarray | int,
     else:
         new.names = graph.names[:k] if prefix else tuple(graph.names[i] for i in keep.tolist())
     new._index = _VisibleIndex(graph._index, local)
-    present = (index.first_of_kind < k if prefix and index is not None
-               else np.bincount(new.kind, minlength=len(graph.kind_names)) > 0)
-    new.kind_names = tuple(name if present[i] else f"<kind {i}: not arrived>"
-                           for i, name in enumerate(graph.kind_names))
+    new.kind_names = _kind_names(graph, index.first_of_kind < k if prefix and index is not None else None, new)
     if edge_prefix and closed:
         eids: np.ndarray | slice = slice(0, n_in)
         new.edge_src, new.edge_dst = _take(src, eids), _take(dst, eids)
@@ -279,6 +281,21 @@ def _restrict_graph(graph: TaskGraph, keep: np.ndarray | int,
         s, d = src[eids], dst[eids]
     else:
         s, d = vis[src[eids]], vis[dst[eids]]
+    _rebuild_edges(new, graph, k, eids, s, d)
+    return new, eids
+
+
+def _kind_names(graph: TaskGraph, present: np.ndarray | None, new: TaskGraph) -> tuple[str, ...]:
+    """``graph``'s kind names with those of kinds no task of ``new`` has hidden (``present``: which
+    kinds it has, when known; else counted over ``new.kind``).  O(tasks of new + kinds)."""
+    if present is None:
+        present = np.bincount(new.kind, minlength=len(graph.kind_names)) > 0
+    return tuple(name if present[i] else f"<kind {i}: not arrived>" for i, name in enumerate(graph.kind_names))
+
+
+def _rebuild_edges(new: TaskGraph, graph: TaskGraph, k: int, eids: np.ndarray, s: np.ndarray, d: np.ndarray) -> None:
+    """Set ``new``'s edges to ``graph``'s edges ``eids`` renumbered as ``s -> d`` among its ``k`` tasks,
+    with CSR lists, levels and a topological order built anew.  O(k + e log e)."""
     new.edge_src, new.edge_dst = _take(s, slice(None)), _take(d, slice(None))
     new.edge_data = _take(graph.edge_data, eids)
     sp, se = build_csr(k, s)
@@ -286,7 +303,6 @@ def _restrict_graph(graph: TaskGraph, keep: np.ndarray | int,
     new.succ_ptr, new.succ_edges, new.pred_ptr, new.pred_edges = (_take(a, slice(None)) for a in (sp, se, pp, pe))
     level, order = kahn_levels(k, s, d)  # an induced sub-graph of a DAG is a DAG
     new.level, new.topo_order = _take(level, slice(None)), _take(order, slice(None))
-    return new, eids
 
 
 def restrict(problem: Problem, keep: np.ndarray | int, index: PrefixIndex | None = None) -> Problem:
@@ -301,7 +317,15 @@ def restrict(problem: Problem, keep: np.ndarray | int, index: PrefixIndex | None
         return problem
     graph, eids = _restrict_graph(problem.graph, keep, index)
     rows = slice(0, int(keep)) if isinstance(keep, (int, np.integer)) else np.asarray(keep, dtype=np.int64)
-    buffered = index is not None and isinstance(rows, slice)  # writeable arrays: grown buffers, not copies
+    return _restrict_problem(problem, graph, rows, eids, index if isinstance(rows, slice) else None)
+
+
+def _restrict_problem(problem: Problem, graph: TaskGraph, rows: np.ndarray | slice, eids: np.ndarray | slice,
+                      index: PrefixIndex | None) -> Problem:
+    """The :class:`Problem` over ``graph`` (already restricted) whose per-task arrays are the ``rows`` of
+    ``problem``'s and per-edge arrays its ``eids``; ``index``: writeable per-task arrays of a prefix go to
+    its grown buffers rather than being copied.  O(1) per array for slices of read-only arrays."""
+    buffered = index is not None
     n = problem.n_tasks
     new = object.__new__(Problem)
     for slot in Problem.__slots__:
@@ -358,23 +382,89 @@ def new_block(problem: Problem, seen: int) -> Problem | None:
     their own (local index ``i`` is task ``seen + i``), when no edge joins them to the first
     ``seen`` tasks — then anything computed per connected part (upward ranks, job sums) of the old
     tasks is unchanged and only the block needs computing.  ``None`` when an edge crosses (compute
-    over the whole visible problem again).  O(n + e) numpy."""
-    g = problem.graph
-    if bool(((g.edge_src < seen) != (g.edge_dst < seen)).any()):
+    over the whole visible problem again).
+
+    The same problem as ``restrict(problem, np.arange(seen, n))`` (every array equal, edges in
+    increasing id), built from the new tasks alone: a crossing edge is one of theirs (found through
+    the CSR lists of the tasks ``seen..``), per-task arrays are slices (views of read-only arrays), and
+    the names are cut from the source graph when the visible graph is the engine's lazy prefix (whose
+    whole names tuple would be O(n) to build).  O(b log b + new edges) for a block of b tasks, not
+    O(n + e), so a stream's arrivals cost what is new.  (A test holds it equal to ``restrict``.)"""
+    g, n = problem.graph, problem.n_tasks
+    incoming = g.pred_edges[g.pred_ptr[seen]:g.pred_ptr[n]]  # every edge into a new task
+    outgoing = g.succ_edges[g.succ_ptr[seen]:g.succ_ptr[n]]  # every edge out of one
+    if bool((g.edge_src[incoming] < seen).any()) or bool((g.edge_dst[outgoing] < seen).any()):
         return None
-    return restrict(problem, np.arange(seen, problem.n_tasks, dtype=np.int64))
+    return _restrict_problem(problem, _block_graph(g, seen, np.sort(incoming)), slice(seen, n),
+                             np.sort(incoming), None)
+
+
+def _block_graph(graph: TaskGraph, seen: int, eids: np.ndarray) -> TaskGraph:
+    """The tasks ``seen..n-1`` of ``graph`` as a graph of their own, given that no edge joins them to
+    the others and ``eids`` (ascending) are the edges among them: what :func:`_restrict_graph` makes of
+    ``np.arange(seen, n)``, in O(b log b + edges) for b tasks (see :func:`new_block`)."""
+    n = graph.n_tasks
+    rows = slice(seen, n)
+    new = object.__new__(TaskGraph)
+    for slot in TaskGraph.__slots__:
+        if slot in GRAPH_SLOTS_HANDLED:
+            continue
+        v = getattr(graph, slot)
+        if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == n:
+            v = _take(v, rows)
+        object.__setattr__(new, slot, v)
+    lazy_names = isinstance(graph, _PrefixGraph)
+    new.names = graph._source.names[seen:n] if lazy_names else graph.names[seen:n]
+    new._index = _VisibleIndex(graph._index, range(seen, n))
+    new.kind_names = _kind_names(graph, None, new)
+    _rebuild_edges(new, graph, n - seen, eids, graph.edge_src[eids] - seen, graph.edge_dst[eids] - seen)
+    return new
+
+
+class Appender:
+    """Per-task (or per-job) tables that grow at their end, one arrival after another, in amortised
+    O(new rows) rather than the O(rows so far) of ``np.concatenate`` at every arrival (quadratic
+    over a stream).  Each table, under its key, lives in a buffer whose capacity doubles (a power
+    of two from the rows so far, never from the rows to come); :meth:`extend` returns the filled
+    rows as a view of it, and writes through that view reach the buffer."""
+
+    __slots__ = ("_tables",)
+
+    def __init__(self) -> None:
+        self._tables: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def extend(self, key: str, table: np.ndarray, more: np.ndarray) -> np.ndarray:
+        """The rows of ``table`` followed by those of ``more``: the values and dtype of
+        ``np.concatenate([table, more])``.  In place when ``table`` is what the last call for
+        ``key`` returned and its buffer has room (the rows past it are free: no caller holds a view
+        of them); otherwise ``table`` is copied into a new buffer first.  Amortised O(len(more))."""
+        buf, last = self._tables.get(key, (None, None))
+        n, total = table.shape[0], table.shape[0] + more.shape[0]
+        dtype = np.result_type(table, more)
+        if (last is not table or buf.shape[0] < total or buf.dtype != dtype
+                or buf.shape[1:] != table.shape[1:] or more.shape[1:] != table.shape[1:]):
+            if table.shape[1:] != more.shape[1:]:
+                return np.concatenate([table, more])  # refused as np.concatenate refuses it
+            buf = np.empty((max(64, 1 << max(total - 1, 0).bit_length()),) + table.shape[1:], dtype=dtype)
+            buf[:n] = table
+        buf[n:total] = more
+        out = buf[:total]
+        self._tables[key] = (buf, out)
+        return out
 
 
 _CUT = object()
 
 
-def grown(table: np.ndarray, problem: Problem, compute, block: Problem | None | object = _CUT) -> np.ndarray:
+def grown(table: np.ndarray, problem: Problem, compute, block: Problem | None | object = _CUT,
+          tables: Appender | None = None, key: str = "grown") -> np.ndarray:
     """``table`` (a per-task array computed by ``compute(problem) -> (n,) array`` over the first
     ``len(table)`` tasks) extended to every task of ``problem``: ``compute`` of the new block
     appended when the block is not joined to the old tasks (:func:`new_block`), else ``compute``
     of the whole problem.  For the per-task tables online policies keep (upward ranks).  ``block``:
-    :func:`new_block`'s answer when the caller has it already (a policy extending several tables).
-    O(block) plus ``compute``'s cost on the block."""
+    :func:`new_block`'s answer when the caller has it already (a policy extending several tables);
+    ``tables``: an :class:`Appender` that keeps ``table`` (under ``key``) so the append is amortised
+    O(block) rather than a copy of every row.  O(block) plus ``compute``'s cost on the block."""
     seen = table.shape[0]
     if seen == problem.n_tasks:
         return table
@@ -382,4 +472,5 @@ def grown(table: np.ndarray, problem: Problem, compute, block: Problem | None | 
         block = new_block(problem, seen) if seen else None
     if block is None or not seen:
         return compute(problem)
-    return np.concatenate([table, compute(block)])
+    more = compute(block)
+    return np.concatenate([table, more]) if tables is None else tables.extend(key, table, more)

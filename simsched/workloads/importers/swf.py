@@ -189,6 +189,57 @@ KEEP = ("completed", "all")
 cancelled (5) jobs (every job with a run time but the parts of checkpointed ones)."""
 
 
+class _SliceEnd:
+    """Where a slice of an SWF file ends, told line by line while reading (so that reading stops
+    there): the job lines :func:`read_swf` keeps — completed (or, with ``keep="all"``, not a
+    checkpoint part), with a run time and a processor count, no wider than ``machine`` — are counted
+    from the first; the slice is complete after ``limit`` of them inside ``window``, and past once a
+    line is submitted at or after the window's end (submit times are sorted).  A line whose fields do
+    not parse counts as not kept (the full checks after reading refuse it, with its line).  O(1) per
+    line."""
+
+    def __init__(self, limit: int | None, window: tuple[float, float] | None, machine: int, procs_from: str,
+                 keep: str) -> None:
+        self.limit, self.window, self.machine = limit, window, machine
+        self.procs_from, self.keep = procs_from, keep
+        self.first: float | None = None  # the first kept job's submit time (the window's origin)
+        self.kept = 0
+
+    def _kept_submit(self, parts: list[str]) -> float | None:
+        """The line's submit time when :func:`read_swf` would keep it (before slicing), else None."""
+        if len(parts) != N_FIELDS:
+            return None
+        try:
+            submit, run, alloc, req, status = (float(parts[i]) for i in (1, 3, 4, 7, 10))
+        except ValueError:
+            return None
+        procs = (alloc if alloc >= 1 else req) if self.procs_from == "allocated" else (
+            (req if req >= 1 else alloc) if self.procs_from == "requested" else max(alloc, req))
+        done = status in (1, -1) if self.keep == "completed" else not 2 <= status <= 4
+        return submit if done and run >= 0 and 1 <= procs <= self.machine else None
+
+    def past(self, parts: list[str]) -> bool:
+        """True when this line (and every later one) lies after the window: stop before it."""
+        if self.window is None or self.first is None or len(parts) != N_FIELDS:
+            return False
+        try:
+            return float(parts[1]) - self.first >= self.window[1]
+        except ValueError:
+            return False
+
+    def complete(self, parts: list[str]) -> bool:
+        """Count this line (just read); True when the slice has its ``limit`` jobs."""
+        submit = self._kept_submit(parts)
+        if submit is None:
+            return False
+        if self.first is None:
+            self.first = submit
+        if self.window is not None and submit - self.first < self.window[0]:
+            return False
+        self.kept += 1
+        return self.limit is not None and self.kept >= self.limit
+
+
 def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float, float] | None = None,
              scale: float = 1.0, max_procs: int | None = None, too_wide: str = "drop",
              procs_from: str = "allocated", keep: str = "completed") -> RigidTrace:
@@ -196,8 +247,10 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
     refusal).  ``max_procs``: the machine's processors (jobs wider are dropped or, with
     ``too_wide="refuse"``, refused); ``limit``/``window``/``scale`` slice and stretch;
     ``procs_from`` (one of :data:`PROCS_FROM`) and ``keep`` (one of :data:`KEEP`) choose the
-    processor field and the statuses kept.  Emits one :class:`DataRepairWarning` with the counts of
-    dropped jobs.  O(lines)."""
+    processor field and the statuses kept.  With ``limit`` or ``window`` and ``max_procs``, reading
+    stops where the slice ends (:class:`_SliceEnd`): ``max_jobs`` limits the lines the slice needs,
+    and the dropped counts and checks cover those lines.  Emits one :class:`DataRepairWarning` with
+    the counts of dropped jobs.  O(lines read)."""
     p = Path(path)
     if too_wide not in ("drop", "refuse"):
         raise SimschedError(f"too_wide must be 'drop' or 'refuse', got {too_wide!r}", field="too_wide")
@@ -215,6 +268,10 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
     rows: list[list[str]] = []
     numbers: list[int] = []
     cap = limits.current().max_jobs
+    # a slice (limit, window) on a machine of known width stops reading once it is complete, and the
+    # max_jobs limit counts the lines it needed, not the file's
+    ends = _SliceEnd(limit, window, max_procs, procs_from, keep) if (
+        (limit is not None or window is not None) and max_procs is not None) else None
     for no, line in enumerate(text.splitlines(), start=1):
         s = line.strip()
         if not s:
@@ -226,13 +283,18 @@ def read_swf(path: str | Path, *, limit: int | None = None, window: tuple[float,
                 comment_line.setdefault(m.group(1).lower(), no)
             continue
         parts = s.split()
+        if ends is not None and ends.past(parts):
+            break
         if len(rows) >= cap:  # counted while reading: a huge file is refused before it is held as rows
-            raise limits.LimitError(f"the trace has more than max_jobs = {cap} jobs (to allow more, set "
+            what = "the slice (limit, window) needs" if ends is not None else "the trace has"
+            raise limits.LimitError(f"{what} more than max_jobs = {cap} jobs (to allow more, set "
                                     f"{limits.env_name('max_jobs')}; or take a slice with limit)", file=p, line=no)
         if len(parts) != N_FIELDS:
             raise SimschedError(f"an SWF job line has {N_FIELDS} fields, this one has {len(parts)}", file=p, line=no)
         rows.append(parts)
         numbers.append(no)
+        if ends is not None and ends.complete(parts):
+            break
     head = _header(comments)
     stated = _header_int(head, "maxprocs", p, comment_line) or _header_int(head, "maxnodes", p, comment_line)
     if not rows:
