@@ -63,8 +63,8 @@ def calibrate(
     bar = Progress()
     try:
         done = calibrate_corpus(corpus, budget_s=budget, seed=seed, installation=installation, bounds=bound or (),
-                                skip_refused=skip_refused, hold_out=hold_out or (), per_application=per_application, min_runs=min_runs,
-                                progress=bar)
+                                skip_refused=skip_refused, hold_out=hold_out or (),
+                                per_application=per_application, min_runs=min_runs, progress=bar)
     finally:
         bar.close()
     out = console()

@@ -141,8 +141,8 @@ def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus:
 
 
 TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "installations")
-ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error", "train_error_at_start",
-              "evaluations", "cpu_s", "stopped", "train")
+ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
+              "train_error_at_start", "evaluations", "cpu_s", "stopped", "train")
 
 
 class _Reader:
