@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -206,8 +207,15 @@ def test_storage_moves_the_recorded_files(tmp_path: Path) -> None:
     graph, run = read_recorded(HAND)
     io = task_io(run)
     assert io.size.sum() == 7e6 + 3e6 + 1e6 + 5e5 + 2.5e5 + 2e6
-    # split read 7 MB (its input file) and wrote 4 MB (its two outputs): nothing beyond its files
-    assert io.extra_read[0] == 0.0 and io.extra_write[0] == 0.0
+    # split's tracer measured 7 MB read and 4 MB written: those bytes move, not its declared files
+    assert io.extra_read[0] == 7e6 and io.extra_write[0] == 4e6
+    assert io.in_ptr[1] - io.in_ptr[0] == 0 and io.out_ptr[1] - io.out_ptr[0] == 0
+    # a task the tracer did not measure reads its declared input files (and only those)
+    unmeasured = [v for v in range(run.n_tasks) if np.isnan(run.read_bytes[v]) and run.inputs[v]]
+    assert unmeasured
+    for v in unmeasured:
+        assert io.extra_read[v] == 0.0
+        assert list(io.in_files[io.in_ptr[v]:io.in_ptr[v + 1]]) == list(run.inputs[v])
     slow = simulate(graph, run, Parameters(bandwidth=1e6))
     fast = simulate(graph, run, Parameters(bandwidth=1e12))
     assert slow.makespan > fast.makespan == pytest.approx(34.0, abs=1e-3)
@@ -241,6 +249,75 @@ def test_a_budget_stops_the_search_with_the_best_point_so_far(tmp_path: Path) ->
     [result] = calibrate(read_corpus([tmp_path]), budget_s=1e-9)
     assert result.stopped == "budget" and result.evaluations == 1
     assert result.parameters == Parameters() and result.train_error == result.start_error
+
+
+def _two_applications(folder: Path) -> Path:
+    """One installation, two applications: chains of three 10 s tasks recorded with 5 s per task beyond
+    the runtimes (``a``, 45 s) and with 20 s per task (``b``, 90 s), four runs each."""
+    folder.mkdir()
+    for i in range(4):
+        chain(folder / f"a-{i}.json", [10.0] * 3, 45.0)
+        chain(folder / f"b-{i}.json", [10.0] * 3, 90.0)
+    return folder
+
+
+ONLY_PRE = {"runtime_factor": (1.0, 1.0), "pre": (0.0, 40.0),
+            **{name: (0.0, 0.0) for name in ("submit", "dispatch_interval", "cycle", "post", "startup")}}
+
+
+def test_each_application_is_refined_from_its_installation_point(tmp_path: Path) -> None:
+    corpus = read_corpus([_two_applications(tmp_path / "corpus")])
+    done = calibrate(corpus, budget_s=30.0, seed=3, bounds=ONLY_PRE, min_runs=2)
+    assert [(c.installation, c.application) for c in done] == [(done[0].installation, None),
+                                                             (done[0].installation, "a"), (done[0].installation, "b")]
+    whole, a, b = (c.parameters.pre for c in done)
+    assert 5.0 < whole < 20.0  # one point for both: between the two
+    assert a == pytest.approx(5.0, abs=0.1) and b == pytest.approx(20.0, abs=0.1)
+    assert done[1].train_error < 5e-3 and done[2].train_error < 5e-3 < done[0].train_error
+    assert done[1].start == done[0].parameters  # refined from the installation's point
+    path = write_profile(tmp_path / "p.yaml", done, corpus, budget_s=30.0)
+    profile = read_profile(path)
+    assert profile.entry_for("pegasus", ["m1"], "b").parameters.pre == b
+    assert profile.entry_for("pegasus", ["m1"], "elsewhere").application is None  # falls back
+    table = fidelity_table(corpus, profile=profile)
+    [everything] = [g for g in table.groups if g.kind == "all"]
+    assert everything.runs == 4 and everything.stats[-1].median < 5e-3  # held-out runs, calibrated
+    # without refinements, one point for both applications
+    [only] = calibrate(corpus, budget_s=10.0, seed=3, bounds=ONLY_PRE, per_application=False)
+    assert only.application is None and only.train_error > 0.1
+
+
+def test_an_application_held_out_whole_is_predicted_by_its_installation_point(tmp_path: Path) -> None:
+    corpus = read_corpus([_two_applications(tmp_path / "corpus")], hold_out=["b"])
+    assert all(e.held_out for e in corpus.executions if e.application == "b")
+    assert sum(not e.held_out for e in corpus.executions) == 2
+    [only] = calibrate(corpus, budget_s=10.0, seed=3, bounds=ONLY_PRE, min_runs=1)
+    assert only.application is None and only.parameters.pre == pytest.approx(5.0, abs=0.1)
+    path = write_profile(tmp_path / "p.yaml", [only], corpus, budget_s=10.0)
+    assert read_profile(path).hold_out == ("b",)
+    shown = runner.invoke(app, ["fidelity", str(tmp_path / "corpus"), "--profile", str(path), "--json",
+                                str(tmp_path / "f.json")])
+    assert shown.exit_code == 0, shown.output
+    rows = json.loads((tmp_path / "f.json").read_text())["executions"]
+    b_rows = [r for r in rows if r["application"] == "b"]
+    assert len(b_rows) == 4 and all(r["part"] == "held-out" for r in b_rows)
+    # b's 20 s per task predicted with a's 5 s: (30 + 15) / 90 - 1
+    assert all(r["relative_error"]["calibrated"] == pytest.approx(-0.5, abs=0.01) for r in b_rows)
+    with pytest.raises(SimschedError, match="no application 'c' in the corpus") as exc:
+        read_corpus([tmp_path / "corpus"], hold_out=["c"])
+    assert exc.value.field == "--hold-out"
+    with pytest.raises(SimschedError, match="every run is held out"):
+        calibrate(read_corpus([tmp_path / "corpus"], hold_out=["a", "b"]), budget_s=1.0)
+
+
+def test_a_refinement_without_its_installation_entry_is_refused(tmp_path: Path) -> None:
+    corpus = read_corpus([_two_applications(tmp_path / "corpus")])
+    done = calibrate(corpus, budget_s=2.0, seed=3, bounds=ONLY_PRE, min_runs=2)
+    text = write_profile(tmp_path / "p.yaml", done[1:], corpus, budget_s=2.0).read_text()
+    line = 1 + next(i for i, t in enumerate(text.splitlines()) if "application: a" in t)
+    with pytest.raises(SimschedError, match="no entry of its installation to fall back on") as exc:
+        read_profile(tmp_path / "p.yaml")
+    assert exc.value.line == line and exc.value.field == "installations[0].application"
 
 
 # ------------------------------------------------------------------------------------------------ profile

@@ -39,9 +39,16 @@ def calibrate(
     seed: int = typer.Option(0, "--seed", help="Seed of the train/held-out split and of the optimiser."),
     bound: list[str] = typer.Option(None, "--bound", help="NAME=LOW,HIGH: the search range of one parameter "
                                     "(repeatable; LOW=HIGH fixes it), e.g. --bound slots=1,8."),
+    hold_out: list[str] = typer.Option(None, "--hold-out", help="An application to hold out whole (repeatable): "
+                                       "calibrate on the others, predict it."),
+    per_application: bool = typer.Option(True, "--per-application/--per-installation",
+                                         help="Refine each application's parameters within its installation "
+                                         "(default), or fit one point per installation only."),
+    min_runs: int = typer.Option(3, "--min-runs", help="Training runs an application needs for its own "
+                                 "refinement (fewer: its installation's point)."),
     skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
 ) -> None:
-    """Fit the model's parameters per installation on its training runs; write a profile."""
+    """Fit the model's parameters per installation (and application) on its training runs; write a profile."""
     from simsched.fidelity import calibrate_corpus, write_profile
     from simsched.limits import check_seed
     from simsched.outputs import check_output
@@ -50,11 +57,14 @@ def calibrate(
     check_seed(seed)
     if not budget > 0:
         raise SimschedError(f"must be a number of CPU seconds > 0, got {budget:g}", field="--budget")
+    if min_runs < 1:
+        raise SimschedError(f"must be a whole number >= 1, got {min_runs}", field="--min-runs")
     check_output(output, option="-o", suffixes=(".yaml", ".yml"), inputs=[p for p, _ in _found(corpus)])
     bar = Progress()
     try:
         done = calibrate_corpus(corpus, budget_s=budget, seed=seed, installation=installation, bounds=bound or (),
-                                skip_refused=skip_refused, progress=bar)
+                                skip_refused=skip_refused, hold_out=hold_out or (),
+                                per_application=per_application, min_runs=min_runs, progress=bar)
     finally:
         bar.close()
     out = console()

@@ -28,18 +28,25 @@ class Calibrated:
 
 
 def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: int = 0, installation: str | None = None,
-                     bounds: Sequence[str] = (), skip_refused: bool = False,
-                     progress: Progress | None = None) -> Calibrated:
+                     bounds: Sequence[str] = (), skip_refused: bool = False, hold_out: Sequence[str] = (),
+                     per_application: bool = True,
+                     min_runs: int = 3, progress: Progress | None = None) -> Calibrated:
     """Read ``sources`` (split with ``seed``), keep ``installation`` (all when None) and calibrate each
-    installation on its training runs within ``budget_s`` CPU seconds in all, ``bounds`` (``NAME=LOW,HIGH``)
-    overriding the default box.  The options are checked before the corpus is read."""
+    installation on its training runs (``hold_out``: applications held out whole) within ``budget_s``
+    CPU seconds in all, ``bounds`` (``NAME=LOW,HIGH``)
+    overriding the default box, and with ``per_application`` each application of ``min_runs`` training
+    runs or more refined from its installation's point (:func:`~simsched.fidelity.calibrate.calibrate`).
+    The options are checked before the corpus is read."""
+    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
+        raise SimschedError(f"must be a whole number >= 1, got {min_runs!r}", field="--min-runs")
     if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0:
         raise SimschedError(f"the budget must be a number of CPU seconds > 0, got {budget_s!r}", field="--budget")
     overrides = parse_bounds(bounds)
-    corpus = read_corpus(sources, seed=seed, skip_refused=skip_refused,
+    corpus = read_corpus(sources, seed=seed, skip_refused=skip_refused, hold_out=hold_out,
                          progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
     corpus = corpus.select(installation)
-    done = calibrate(corpus, budget_s=budget_s, seed=seed, bounds=overrides, progress=progress)
+    done = calibrate(corpus, budget_s=budget_s, seed=seed, bounds=overrides, per_application=per_application,
+                     min_runs=min_runs, progress=progress)
     return Calibrated(corpus, tuple(done))
 
 
@@ -56,6 +63,7 @@ def fidelity_of(sources: Sequence[str | Path], *, profile: str | Path | None = N
                             f"split (seed {seed}) would score runs it was trained on", field="--seed")
     split_seed = read.seed if read is not None else (seed or 0)
     corpus = read_corpus(sources, seed=split_seed, skip_refused=skip_refused,
+                         hold_out=read.hold_out if read is not None else (),
                          progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
     return fidelity_table(corpus, profile=read, scheduler=scheduler, keep=keep,
                           progress=None if progress is None else lambda d, n, _name: progress(d, n, "simulating"))

@@ -81,9 +81,10 @@ class Bound:
 
 @dataclass(frozen=True)
 class Calibration:
-    """One installation's calibration: the fitted ``parameters``, the objective on its training runs
-    before (at ``start``) and after, how many simulations of a training set it took, its CPU seconds,
-    why it stopped (``"converged"`` or ``"budget"``) and the training runs' names."""
+    """One calibration unit's result: an installation's (``application`` None) or one application's
+    within an installation; the fitted ``parameters``, the objective on its training runs before (at
+    ``start``) and after, how many simulations of a training set it took, its CPU seconds, why it
+    stopped (``"converged"`` or ``"budget"``) and the training runs' names."""
 
     installation: str
     parameters: Parameters
@@ -94,12 +95,18 @@ class Calibration:
     cpu_s: float
     stopped: str
     train: tuple[str, ...]
+    application: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``installation`` or ``installation / application``."""
+        return self.installation if self.application is None else f"{self.installation} / {self.application}"
 
 
 DEFAULT_BOUNDS: dict[str, Bound] = {
     "runtime_factor": Bound(0.5, 2.0, log=True),
     "submit": Bound(0.0, 120.0),
-    "dispatch_interval": Bound(0.0, 10.0),
+    "dispatch_interval": Bound(0.0, 60.0),
     "cycle": Bound(0.0, 60.0),
     "pre": Bound(0.0, 120.0),
     "post": Bound(0.0, 120.0),
@@ -108,7 +115,7 @@ DEFAULT_BOUNDS: dict[str, Bound] = {
     "latency": Bound(0.0, 0.0),
 }
 """The search box of every parameter but ``slots`` (:func:`default_bounds`): overheads up to 2 minutes per
-task (published HTCondor figures are 12-15 s per step), a dispatcher releasing from 0.1 to any number
+task (published HTCondor figures are 12-15 s per step), a dispatcher releasing from one task a minute to any number
 of tasks per second, a cycle up to HTCondor's 60 s negotiator interval, a start-up up to 10 minutes,
 a storage service from 1 MB/s to 10 GB/s (searched on a log scale; at 10 GB/s the corpus's I/O takes
 seconds, so "no storage bottleneck" is inside the box), a runtime factor from 0.5 to 2.  The storage
@@ -237,6 +244,8 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
     stopped = "converged"
     if free:
         try:
+            if global_share <= 0:
+                raise _Spent
             differential_evolution(f, [tuple(b) for b in box.tolist()], seed=np.random.default_rng(seed),
                                    popsize=popsize, maxiter=10_000, tol=1e-3, polish=False, init="latinhypercube",
                                    x0=np.array(x0), integrality=[bounds[n].integer for n in free])
@@ -271,44 +280,97 @@ def _refine(f: Callable[[np.ndarray], float], best: dict, box: np.ndarray) -> st
 
 
 def training_runs(corpus: Corpus) -> dict[str, list[Execution]]:
-    """Each installation's training runs with a recorded makespan > 0, by label; an installation
-    without one is a :class:`SimschedError` naming it.  O(n)."""
+    """Each installation's training runs with a recorded makespan > 0, by label.  An installation
+    without one is a :class:`SimschedError` naming it, unless every one of its runs belongs to an
+    application the split holds out whole (``corpus.hold_out``): that one is left uncalibrated (its runs
+    are predicted by no calibrated point).  O(n)."""
     out = {}
     for label, runs in corpus.installations().items():
         usable = [e for e in runs if not e.held_out and e.run.makespan]
+        if not usable and all(e.application in corpus.hold_out for e in runs):
+            continue
         if not usable:
             raise SimschedError(f"installation {label!r} has no training run with a recorded makespan "
                                 f"({len(runs)} runs, {sum(e.held_out for e in runs)} held out): nothing to "
                                 f"calibrate on", field="--installation")
         out[label] = usable
+    if not out:
+        raise SimschedError("every run is held out: nothing to calibrate on", field="--hold-out")
+    return out
+
+
+MIN_APPLICATION_RUNS = 3
+"""The fewest training runs of one application for it to get its own refinement
+(:func:`calibrate`); fewer, and a point fitted to them says more about those runs than about the
+application."""
+APPLICATION_WEIGHT = 0.5
+"""An application's refinement's claim on the budget per task, relative to its installation's search."""
+
+
+def calibration_units(runs: Mapping[str, Sequence[Execution]], per_application: bool,
+                      min_runs: int) -> list[tuple[str, str | None, list[Execution]]]:
+    """The calibration units of ``runs`` (training runs by installation), in the order they are fitted:
+    each installation ``(label, None, runs)``, followed, with ``per_application``, by each of its
+    applications with at least ``min_runs`` training runs ``(label, application, its runs)`` when the
+    installation has more than one application.  O(runs)."""
+    out: list[tuple[str, str | None, list[Execution]]] = []
+    for label, train in runs.items():
+        out.append((label, None, list(train)))
+        apps: dict[str, list[Execution]] = {}
+        for e in train:
+            apps.setdefault(e.application, []).append(e)
+        if per_application and len(apps) > 1:
+            out.extend((label, app, group) for app, group in apps.items() if len(group) >= min_runs)
     return out
 
 
 def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
               bounds: Mapping[str, tuple[float, float]] | None = None,
               start: Callable[[Sequence[Execution]], Parameters] | None = None,
+              per_application: bool = True, min_runs: int = MIN_APPLICATION_RUNS,
               progress: Callable[[int, int, str], None] | None = None) -> list[Calibration]:
     """Calibrate every installation of ``corpus`` on its training runs (:func:`training_runs`) within
-    ``budget_s`` CPU seconds in all (shared as the module docstring says), from ``start(train)``
-    (default: the documented defaults of its workflow system, :func:`documented_defaults`), over
-    :func:`bounds_for` with ``bounds`` overriding.
+    ``budget_s`` CPU seconds in all, from ``start(train)`` (default: the documented defaults of its
+    workflow system, :func:`documented_defaults`), over :func:`bounds_for` with ``bounds`` overriding.
+
+    Hierarchical (``per_application``): after an installation's global search, each of its applications
+    with ``min_runs`` training runs or more is refined on its own runs by Nelder-Mead from the
+    installation's point (:func:`calibration_units`): the installation's overheads differ from one
+    application to the next (the tasks' sizes, their files, how many are ready at once), and a local
+    search from the shared point fits that difference without searching the whole box again.  The
+    refinement is never worse than the installation's point on those runs (it starts there); a run of an
+    application without a refinement is simulated with its installation's point.
+
+    The budget is shared by the units in proportion to their training tasks (an application's
+    refinement weighted :data:`APPLICATION_WEIGHT`), what a unit leaves unused passing to the next.
     Checks everything (budget, bounds, training runs) before the first simulation.
-    ``progress(done, total, label)`` after each installation.  Installations in corpus order."""
+    ``progress(done, total, label)`` after each unit.  Units in :func:`calibration_units`' order."""
     if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0 \
             or not math.isfinite(budget_s):
         raise SimschedError(f"the budget must be a finite number of CPU seconds > 0, got {budget_s!r}",
                             field="--budget")
+    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
+        raise SimschedError(f"must be a whole number >= 1, got {min_runs!r}", field="--min-runs")
     runs = training_runs(corpus)
     boxes = {label: bounds_for(train, bounds or {}) for label, train in runs.items()}
-    cost = {label: sum(e.run.n_tasks + 10 for e in train) for label, train in runs.items()}
-    left_s, left_cost = float(budget_s), sum(cost.values())
-    out = []
-    for i, (label, train) in enumerate(runs.items()):
-        share = left_s * cost[label] / left_cost
-        origin = start(train) if start is not None else documented_defaults(train[0].wms)
-        result = calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label], start=origin)
+    units = calibration_units(runs, per_application, min_runs)
+    cost = [sum(e.run.n_tasks + 10 for e in train) * (1.0 if app is None else APPLICATION_WEIGHT)
+            for _, app, train in units]
+    left_s, left_cost = float(budget_s), sum(cost)
+    out: list[Calibration] = []
+    fitted: dict[str, Parameters] = {}
+    for i, (label, app, train) in enumerate(units):
+        share = left_s * cost[i] / left_cost
+        if app is None:
+            origin = start(train) if start is not None else documented_defaults(train[0].wms)
+            result = calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label],
+                                            start=origin)
+            fitted[label] = result.parameters
+        else:
+            result = replace(calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label],
+                                                    start=fitted[label], global_share=0.0), application=app)
         out.append(result)
-        left_s, left_cost = max(left_s - result.cpu_s, 0.0), left_cost - cost[label]
+        left_s, left_cost = max(left_s - result.cpu_s, 0.0), left_cost - cost[i]
         if progress is not None:
-            progress(i + 1, len(runs), label)
+            progress(i + 1, len(units), result.label)
     return out

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simsched.errors import SimschedError
+from simsched.errors import SimschedError, did_you_mean
 from simsched.workloads.importers.wfformat_recorded import read_recorded
 from simsched.workloads.recorded import RecordedRun, installations
 from simsched.workloads.taskgraph import TaskGraph
@@ -57,11 +57,13 @@ class Execution:
 @dataclass(frozen=True)
 class Corpus:
     """Executions in the order found (folders walked in sorted order), the files refused with
-    their located reasons (``(name, message)``; only with ``skip_refused``), and the split's seed."""
+    their located reasons (``(name, message)``; only with ``skip_refused``), the split's seed and the
+    applications it holds out whole (:func:`split`)."""
 
     executions: tuple[Execution, ...]
     refused: tuple[tuple[str, str], ...]
     seed: int
+    hold_out: frozenset[str] = frozenset()
 
     def installations(self) -> dict[str, list[Execution]]:
         """Executions by installation label, labels in order of first execution.  O(n)."""
@@ -80,7 +82,7 @@ class Corpus:
             labels = ", ".join(self.installations()) or "none"
             raise SimschedError(f"no installation {installation!r} in the corpus (there are: {labels})",
                                 field="--installation")
-        return Corpus(kept, self.refused, self.seed)
+        return Corpus(kept, self.refused, self.seed, self.hold_out)
 
 
 def application(path: Path) -> str:
@@ -119,28 +121,32 @@ def _rank(seed: int, name: str) -> str:
     return hashlib.sha256(f"{seed}\0{Path(name).name}".encode()).hexdigest()
 
 
-def split(names: Sequence[str], applications: Sequence[str], seed: int) -> list[str]:
+def split(names: Sequence[str], applications: Sequence[str], seed: int,
+          hold_out: frozenset[str] = frozenset()) -> list[str]:
     """The part (:data:`TRAIN` or :data:`HELD_OUT`) of each run of one installation.
 
-    Runs are ordered by application, then by a seeded hash of the file name (so within an application
-    the order is a seeded shuffle); along that order they alternate between the two parts, starting
-    with the training part (the phase carries over from one application to the next).  So about half
-    of the runs are held out, each application with two runs or more has runs in both parts, an
-    installation with two runs or more has at least one of each, and a single run is a training run.
-    Deterministic in ``(names, applications, seed)``; adding a run to one application moves none of
-    another.  O(n log n).
+    Every run of an application in ``hold_out`` is held out (the applications a calibration must
+    predict without having seen one of their runs).  The other runs are ordered by application, then by
+    a seeded hash of the file name (so within an application the order is a seeded shuffle); along that
+    order they alternate between the two parts, starting with the training part (the phase carries over
+    from one application to the next).  So about half of them are held out, each application with two
+    runs or more has runs in both parts, an installation with two such runs or more has at least one of
+    each, and a single run is a training run.  Deterministic in ``(names, applications, seed,
+    hold_out)``; adding a run to one application moves none of another.  O(n log n).
     """
-    order = sorted(range(len(names)), key=lambda i: (applications[i], _rank(seed, names[i]), names[i]))
-    parts = [TRAIN] * len(names)
+    rest = [i for i in range(len(names)) if applications[i] not in hold_out]
+    order = sorted(rest, key=lambda i: (applications[i], _rank(seed, names[i]), names[i]))
+    parts = [HELD_OUT] * len(names)
     for position, i in enumerate(order):
         parts[i] = TRAIN if position % 2 == 0 else HELD_OUT
     return parts
 
 
 def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: bool = False,
-                progress: Callable[[int, int], None] | None = None) -> Corpus:
+                hold_out: Sequence[str] = (), progress: Callable[[int, int], None] | None = None) -> Corpus:
     """Read every instance under ``sources`` (:func:`find_instances`) into a :class:`Corpus` with its
-    installations and each installation's split (:func:`split`, seeded with ``seed``).
+    installations and each installation's split (:func:`split`, seeded with ``seed``, the applications
+    ``hold_out`` held out whole: each must name an application of the corpus).
 
     A file that :func:`read_recorded` refuses stops the reading with its located error
     (:class:`SimschedError`), unless ``skip_refused``: then it is listed in :attr:`Corpus.refused` and
@@ -165,12 +171,17 @@ def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: b
         where = ", ".join(str(s) for s in sources)
         note = f" ({len(refused)} refused)" if refused else ""
         raise SimschedError(f"no readable WfFormat instance in {where}{note}")
+    held = frozenset(hold_out)
+    known = {application(path) for path, _, _, _ in read}
+    for app in sorted(held - known):
+        raise SimschedError(f"no application {app!r} in the corpus{did_you_mean(app, sorted(known))} (there are: "
+                            f"{', '.join(sorted(known))})", field="--hold-out")
     groups = installations([r for _, _, _, r in read])
     label_of, part_of = [""] * len(read), [TRAIN] * len(read)
     for label, members in groups:
-        parts = split([read[i][1] for i in members], [application(read[i][0]) for i in members], seed)
+        parts = split([read[i][1] for i in members], [application(read[i][0]) for i in members], seed, held)
         for i, part in zip(members, parts):
             label_of[i], part_of[i] = label, part
     executions = tuple(Execution(name, path, application(path), graph, run, label_of[i], part_of[i])
                        for i, (path, name, graph, run) in enumerate(read))
-    return Corpus(executions, tuple(refused), seed)
+    return Corpus(executions, tuple(refused), seed, held)

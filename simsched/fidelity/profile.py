@@ -28,6 +28,10 @@ a scenario of that installation's workflows to paste in; it is written for peopl
       stopped: budget
       train: [pegasus/cycles/cycles-chameleon-1l-1c-9p-001.json, ...]
 
+An entry with an ``application`` is that application's refinement within its installation
+(:func:`~simsched.fidelity.calibrate.calibrate`); every such entry needs its installation's own entry
+beside it, the fallback for the installation's other applications.
+
 An installation of a corpus is matched to the entry of its workflow system whose machines it shares
 (:meth:`Profile.entry_for`): a corpus may hold fewer runs of an installation than the one calibrated
 on, hence a smaller pool and another label.
@@ -64,27 +68,36 @@ class ProfileEntry:
     parameters: Parameters
     train: tuple[str, ...]
     train_error: float | None = None
+    application: str | None = None
 
 
 @dataclass(frozen=True)
 class Profile:
-    """A read profile: its ``seed`` (the split it was calibrated with) and entries."""
+    """A read profile: its ``seed`` and ``hold_out`` (the split it was calibrated with) and entries."""
 
     seed: int
     entries: tuple[ProfileEntry, ...]
     file: str | None = None
+    hold_out: tuple[str, ...] = ()
 
-    def entry_for(self, wms: str, machines: Sequence[str]) -> ProfileEntry | None:
+    def entry_for(self, wms: str, machines: Sequence[str], application: str | None = None) -> ProfileEntry | None:
         """The entry of workflow system ``wms`` sharing a machine with ``machines`` (both without
-        machines: the system's machine-less entry), or None.  :class:`SimschedError` when two entries
-        match (the corpus joins installations the profile keeps apart).  O(entries x machines)."""
+        machines: the system's machine-less entry), or None: that installation's refinement for
+        ``application`` where the profile holds one, else the installation's own entry.
+        :class:`SimschedError` when two installations match (the corpus joins installations the profile
+        keeps apart).  O(entries x machines)."""
         mine = set(machines)
         found = [e for e in self.entries
                  if e.wms == wms and ((mine & set(e.machines)) or (not mine and not e.machines))]
-        if len(found) > 1:
+        own = [e for e in found if e.application is None]
+        if len(own) > 1:
             raise SimschedError(f"the corpus's {wms} runs on {', '.join(sorted(mine)[:4])} match two calibrated "
-                                f"installations ({found[0].installation}, {found[1].installation})", file=self.file)
-        return found[0] if found else None
+                                f"installations ({own[0].installation}, {own[1].installation})", file=self.file)
+        if application is not None:
+            for e in found:
+                if e.application == application and (not own or e.installation == own[0].installation):
+                    return e
+        return own[0] if own else None
 
     @property
     def train(self) -> frozenset[str]:
@@ -107,13 +120,16 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
         pool = {m.name: m for e in runs for m in e.run.machines}
         machines = sorted(pool)
         entries.append({
-            "installation": c.installation, "wms": runs[0].wms, "machines": machines,
+            "installation": c.installation, **({"application": c.application} if c.application else {}),
+            "wms": runs[0].wms, "machines": machines,
             "parameters": {k: v for k, v in c.parameters.as_dict().items()},
             "platform": scenario_platform([pool[name] for name in machines], c.parameters),
             "train_error": round(c.train_error, 6), "train_error_at_start": round(c.start_error, 6),
             "evaluations": c.evaluations, "cpu_s": round(c.cpu_s, 3), "stopped": c.stopped,
             "train": list(c.train)})
-    doc = {"simsched_profile": FORMAT, "seed": corpus.seed, "budget_s": float(budget_s), "installations": entries}
+    doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
+                                                             if corpus.hold_out else {}),
+           "budget_s": float(budget_s), "installations": entries}
     head = ("# Calibrated by `simsched calibrate` on the training runs of each installation; read by\n"
             "# `simsched fidelity --profile`.  docs/fidelity.md says what each parameter means.\n")
     return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
@@ -124,9 +140,9 @@ def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus:
     return atomic_write_text(path, profile_text(calibrations, corpus, budget_s=budget_s))
 
 
-TOP_KEYS = ("simsched_profile", "seed", "budget_s", "installations")
-ENTRY_KEYS = ("installation", "wms", "machines", "parameters", "platform", "train_error", "train_error_at_start",
-              "evaluations", "cpu_s", "stopped", "train")
+TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "installations")
+ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
+              "train_error_at_start", "evaluations", "cpu_s", "stopped", "train")
 
 
 class _Reader:
@@ -193,9 +209,12 @@ class _Reader:
             raise self.fail(f"{label!r} is not the installation of {wms} on these {len(machines)} machines "
                             f"({label_of(wms, machines)!r}): the entry was edited", (*path, "installation"))
         error = value.get("train_error")
+        app = value.get("application")
+        if app is not None and (not isinstance(app, str) or not app):
+            raise self.fail("must be a non-empty text (an application of the installation)", (*path, "application"))
         return ProfileEntry(label, wms, machines, self.parameters(value["parameters"], (*path, "parameters")),
                             self.names(value["train"], (*path, "train")),
-                            None if error is None else self.number(error, (*path, "train_error")))
+                            None if error is None else self.number(error, (*path, "train_error")), app)
 
 
 def read_profile(path: str | Path) -> Profile:
@@ -211,14 +230,21 @@ def read_profile(path: str | Path) -> Profile:
     seed = data.get("seed")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise r.fail(f"must be a whole number >= 0, got {seed!r}", ("seed",))
+    hold_out = r.names(data.get("hold_out", []), ("hold_out",))
     items = data.get("installations")
     if not isinstance(items, list) or not items:
         raise r.fail("must be a non-empty list of calibrated installations", ("installations",))
     entries = tuple(r.entry(v, ("installations", i)) for i, v in enumerate(items))
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str | None], int] = {}
     for i, e in enumerate(entries):
-        if e.installation in seen:
-            raise r.fail(f"{e.installation!r} is calibrated twice (also installations[{seen[e.installation]}])",
+        key = (e.installation, e.application)
+        what = e.installation if e.application is None else f"{e.installation} / {e.application}"
+        if key in seen:
+            raise r.fail(f"{what!r} is calibrated twice (also installations[{seen[key]}])",
                          ("installations", i, "installation"))
-        seen[e.installation] = i
-    return Profile(seed, entries, str(path))
+        seen[key] = i
+    for i, e in enumerate(entries):
+        if e.application is not None and (e.installation, None) not in seen:
+            raise r.fail(f"application {e.application!r} of {e.installation!r} has no entry of its installation to "
+                         f"fall back on", ("installations", i, "application"))
+    return Profile(seed, entries, str(path), hold_out)

@@ -8,7 +8,8 @@ Models, in the table's order:
 * ``defaults``: the workflow system's documented defaults (its overheads profile with each value's
   published source, :func:`~simsched.fidelity.model.documented_defaults`), uncalibrated;
 * ``calibrated``: the parameters a profile (:mod:`simsched.fidelity.profile`) holds for the run's
-  installation (absent without a profile; NaN for an installation the profile does not cover).
+  application within its installation, else for its installation (absent without a profile; NaN for
+  an installation the profile does not cover).
 
 Per execution (:class:`Row`): the recorded and simulated makespans, the relative error ``simulated /
 recorded - 1`` per model and, where the run recorded task start times, the error of the simulated
@@ -160,13 +161,13 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
     trained = profile.train if profile is not None else frozenset()
     machines = {label: sorted({m.name for e in runs for m in e.run.machines})
                 for label, runs in corpus.installations().items()}
-    entry = {label: profile.entry_for(runs[0].wms, machines[label]) if profile is not None else None
-             for label, runs in corpus.installations().items()}
+    entry = {(label, e.application): profile.entry_for(runs[0].wms, machines[label], e.application)
+             for label, runs in corpus.installations().items() for e in runs} if profile is not None else {}
     rows, kept, runs = [], {}, {}
     for i, e in enumerate(corpus.executions):
         chosen: list[Parameters | None] = [Parameters(), documented_defaults(e.wms)]
         if profile is not None:
-            found = entry[e.installation]
+            found = entry[(e.installation, e.application)]
             chosen.append(found.parameters if found is not None else None)
         simulated, starts = [], []
         io = task_io(e.run) if any(p is not None and p.storage is not None for p in chosen) else None

@@ -40,15 +40,15 @@ def print_calibrations(calibrations: Sequence[Calibration], console: Console) ->
     """The calibration table (see the module docstring)."""
     table = Table(title="calibration on the training runs (objective: mean |log(simulated/recorded)|)",
                   title_justify="left")
-    for name, justify in (("installation", "left"), ("runs", "right"), ("before", "right"), ("after", "right"),
-                          ("simulations", "right"), ("CPU s", "right"), ("stopped", "left")):
+    for name, justify in (("installation / application", "left"), ("runs", "right"), ("before", "right"),
+                          ("after", "right"), ("simulations", "right"), ("CPU s", "right"), ("stopped", "left")):
         table.add_column(name, justify=justify, overflow="fold", max_width=40)  # type: ignore[arg-type]
     for c in calibrations:
-        table.add_row(escape(c.installation), str(len(c.train)), f"{c.start_error:.3f}", f"{c.train_error:.3f}",
+        table.add_row(escape(c.label), str(len(c.train)), f"{c.start_error:.3f}", f"{c.train_error:.3f}",
                       str(c.evaluations), f"{c.cpu_s:.1f}", c.stopped)
     console.print(table)
     for c in calibrations:
-        console.print(f"{escape(c.installation)}: {escape(_params(c))}", highlight=False, width=100)
+        console.print(f"{escape(c.label)}: {escape(_params(c))}", highlight=False, width=100)
 
 
 def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -> None:
