@@ -81,10 +81,9 @@ def test_a_ci_sample_of_the_campaign_is_clean(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- issue 40: contents read back
-FIXED_HERE = ("checkpoint", "trace", "store", "document")
-"""Read-back kinds held clean; sweep CSVs are attacked and counted but not yet held (an edited metric and
-a duplicated row still pass ``summarize``: sweep rows carry no digest yet, see
-simsched/testing/hostile/readback.py)."""
+FIXED_HERE = ("checkpoint", "trace", "store", "document", "csv sweep results")
+"""Read-back kinds held clean: every kind the campaign attacks (sweep CSVs since their rows carry a digest:
+simsched/run/rowcheck.py)."""
 
 
 @pytest.fixture(scope="module")

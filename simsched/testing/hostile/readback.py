@@ -18,6 +18,8 @@ the ones shipped with simsched.  Cost: one fork per case, as every case of the c
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import os
 import tempfile
 from collections.abc import Callable
@@ -145,6 +147,24 @@ def _document_attacks(valid: bytes) -> dict[str, Attack]:
                         others={"a sweep's CSV": _prepared("results.csv"), "a scenario": lambda: dump(graph_doc())})
 
 
+def _sweep_attacks(valid: bytes) -> dict[str, Attack]:
+    """A results table's attacks, and its rows as an earlier simsched wrote them (no version nor digest
+    column): read with a warning, or recomputed on ``--resume`` with a line saying how many."""
+    out = table_attacks(valid, metric="makespan", identity=("scheduler", "seed", "point_id", "digest"))
+    rows = list(csv.reader(io.StringIO(valid.decode("utf-8"), newline="")))
+    if rows and "version" in rows[0] and "digest" in rows[0]:
+        keep = [k for k, c in enumerate(rows[0]) if c not in ("version", "digest")]
+        text = io.StringIO(newline="")
+        csv.writer(text, lineterminator="\n").writerows([[r[k] for k in keep] for r in rows])
+        out["identity: an earlier simsched's rows (no version nor digest)"] = Attack(text.getvalue().encode(),
+                                                                                     expect="refuse-or-warn")
+    return out
+
+
+def _study_around() -> dict[str, bytes]:
+    return {**common_files(), "s.yaml": dump(graph_doc()), "study.yaml": dump(study_doc())}
+
+
 GRAPH_RL = graph_doc()
 KINDS: tuple[ReadBack, ...] = (
     ReadBack("checkpoint rl", "ck.pt", ("run", "s.yaml"), _with(GRAPH_RL, {"name": "rl", "checkpoint": "ck.pt"}),
@@ -193,8 +213,11 @@ KINDS: tuple[ReadBack, ...] = (
     ReadBack("document batch run --json", "results.json", ("report", "results.json", "-o", "r.html"), common_files,
              _prepared("batch.json"), _document_attacks, outputs=("r.html",)),
     ReadBack("csv sweep results", "results.csv", ("summarize", "results.csv"), common_files,
-             _prepared("results.csv"),
-             lambda v: table_attacks(v, metric="makespan", identity=("scheduler", "seed", "point_id"))),
+             _prepared("results.csv"), _sweep_attacks),
+    ReadBack("csv sweep results (sweep --resume)", "results.csv",
+             ("sweep", "study.yaml", "--output", "results.csv", "--resume", "--workers", "1"), _study_around,
+             _prepared("results.csv"), _sweep_attacks,
+             outputs=("results.csv", "results.csv.parts", "results.csv.study.json")),
 )
 """Every kind of file read back that the campaign attacks."""
 
