@@ -1,0 +1,116 @@
+"""Issue 40, the rest of what is read back: the learned CLIs' read-back files go through the project's
+bounded, located readers (``python -m simsched.learned.rl.dynamic --merge``, DeepSched's data manifest, a
+training history), and the ``capacity:`` section's scheduler list refuses an energy-aware scheduler on a
+platform without a power model up front, as ``run`` does.  Each is exit 2 (or a SimschedError) with one
+line naming the file, line and field; a FIFO is never opened."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import refused  # tests/ is on sys.path (rootdir-less test modules)
+
+from simsched.errors import SimschedError
+from simsched.learned.rl import dynamic
+
+DAYS = {"shift": None, "wall_s": {"a": 1.0, "b": 2.0}, "jct_mean": {"a": {"0": 10.0, "1": 12.0},
+                                                                       "b": {"0": 11.0, "1": 13.0}}}
+
+
+def _merge(capsys: pytest.CaptureFixture[str], *paths: Path) -> tuple[int, str, str]:
+    code = dynamic.main(["x", "--merge", *map(str, paths)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_dynamic_merge_reads_its_own_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "m.json").write_text(json.dumps(DAYS))
+    code, out, err = _merge(capsys, tmp_path / "m.json")
+    assert code == 0 and "| a | 2 |" in out and err == ""
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested more than"),
+    (json.dumps({**DAYS, "jct_mean": {"a": {"zero": 1.0}}}), "jct_mean.a: 'zero' is not a day"),
+    (json.dumps({**DAYS, "jct_mean": {"a": {"0": "fast"}, "b": {"0": 1.0}}}), "jct_mean.a.0: 'fast' is not a finite"),
+    (json.dumps({**DAYS, "wall_s": {"b": 1.0}}), "wall_s: missing: the wall time of 'a'"),
+    ('{"jct_mean": {"a": {"0": NaN}}, "wall_s": {"a": 1}}', "NaN is not a number JSON allows"),
+    ("[1, 2]", "expected an object with jct_mean"),
+])
+def test_dynamic_merge_refuses_a_bad_file_with_one_located_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                text: str, says: str) -> None:
+    (tmp_path / "m.json").write_text(text)
+    code, out, err = _merge(capsys, tmp_path / "m.json")
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {tmp_path / 'm.json'}"), err
+    assert says in lines[0], lines[0]
+
+
+def test_dynamic_merge_names_a_fifo_and_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    code, _, err = _merge(capsys, tmp_path / "fifo")  # never opened: a FIFO would block the read
+    assert code == 2 and "is a FIFO" in err
+    code, _, err = _merge(capsys, tmp_path)
+    assert code == 2 and "is a directory" in err
+
+
+def test_deepsched_manifest_is_read_bounded_and_located(tmp_path: Path) -> None:
+    from simsched.learned.deepsched.train import read_manifest, shard_files
+
+    assert shard_files(tmp_path) is None
+    (tmp_path / "manifest.json").write_text('{"data": {}, "files": ["a.npz"]}')
+    assert shard_files(tmp_path) == ["a.npz"]
+    (tmp_path / "manifest.json").write_text('{"files": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(SimschedError, match="nested more than .*delete it"):
+        read_manifest(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"files": [1, 2]}')
+    with pytest.raises(SimschedError) as exc:
+        shard_files(tmp_path)
+    assert exc.value.field == "files" and exc.value.file == str(tmp_path / "manifest.json")
+    (tmp_path / "manifest.json").unlink()
+    os.mkfifo(tmp_path / "manifest.json")
+    with pytest.raises(SimschedError, match="is a FIFO"):
+        shard_files(tmp_path)
+
+
+def test_a_training_history_is_read_bounded_and_typed(tmp_path: Path) -> None:
+    from simsched.learned.rl.training import model_free_steps, read_history
+
+    assert read_history(tmp_path / "rl_history.json") == []
+    (tmp_path / "rl_history.json").write_text('[{"real_steps": 10, "eval_ratio": 0.9}]')
+    assert model_free_steps(tmp_path) == 10
+    (tmp_path / "rl_history.json").write_text('[{"real_steps": "many"}]')
+    with pytest.raises(SimschedError) as exc:
+        model_free_steps(tmp_path)
+    assert exc.value.field == "[0].real_steps"
+    (tmp_path / "world_history.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SimschedError, match="nested more than"):
+        read_history(tmp_path / "world_history.json")
+
+
+def _capacity(tmp_path: Path, schedulers: list[str], section: list[str]) -> Path:
+    doc = {"platform": {"processors": [{"name": "cpu", "type": "cpu", "count": 2}, {"name": "G", "type": "gpu"}],
+                        "network": {"bandwidth": 10.0}},
+           "workload": {"generator": "random", "tasks": 6}, "schedulers": schedulers,
+           "capacity": {"objective": "makespan <= 1000", "resource": "G", "days": 1, "max": 2,
+                        "schedulers": section}}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("name", ["ecs", "heft-slack"])
+def test_capacity_section_refuses_an_energy_aware_scheduler_without_power(tmp_path: Path, name: str) -> None:
+    path = _capacity(tmp_path, ["heft"], ["heft", name])
+    line = refused(["capacity", str(path)], inputs=(path,), says="energy-aware")
+    assert line.startswith(f"error: {path}:") and "capacity.schedulers[1]:" in line and "platform.power" in line
+
+
+def test_capacity_section_names_an_unknown_scheduler_where_it_is(tmp_path: Path) -> None:
+    path = _capacity(tmp_path, ["heft"], ["cpop"])
+    line = refused(["capacity", str(path)], inputs=(path,), says="not one of the scenario's schedulers")
+    assert "capacity.schedulers[0]:" in line and f"{path}:" in line
