@@ -114,3 +114,70 @@ def test_capacity_section_names_an_unknown_scheduler_where_it_is(tmp_path: Path)
     path = _capacity(tmp_path, ["heft"], ["cpop"])
     line = refused(["capacity", str(path)], inputs=(path,), says="not one of the scenario's schedulers")
     assert "capacity.schedulers[0]:" in line and f"{path}:" in line
+
+
+# --------------------------------------------------------------------------- files a scenario or trace names
+STREAM = """\
+platform:
+  processors: [{name: cpu, type: cpu, count: 2}]
+  network: {bandwidth: 10.0}
+workload:
+  stream:
+    jobs:
+      - {generator: random, tasks: 3}
+      - {wfcommons: TARGET}
+    arrivals: {poisson: 0.05}
+    count: 3
+schedulers: [mct]
+"""
+
+
+def _special(tmp_path: Path, kind: str) -> str:
+    if kind == "directory":
+        (tmp_path / "d").mkdir()
+        return str(tmp_path / "d")
+    if kind == "FIFO":
+        os.mkfifo(tmp_path / "f")
+        return str(tmp_path / "f")
+    return "/dev/null"
+
+
+@pytest.mark.parametrize(("kind", "says"), [("directory", "is a directory, not a file"),
+                                            ("FIFO", "is a FIFO (named pipe), not a file"),
+                                            ("device", "is a character device, not a file")])
+def test_a_stream_job_file_that_is_not_a_file_says_what_it_is(tmp_path: Path, kind: str, says: str) -> None:
+    target = _special(tmp_path, kind)
+    s = tmp_path / "s.yaml"
+    s.write_text(STREAM.replace("TARGET", target))
+    line = refused(["run", str(s)], inputs=(s,), says=says, seconds=60)  # a FIFO opened would hang
+    assert line == f"error: {s}:8: workload.stream.jobs[1].wfcommons: {target}: {says}", line
+
+
+@pytest.mark.parametrize("kind", ["directory", "FIFO"])
+def test_a_trace_job_column_naming_a_non_file_says_what_it_is(tmp_path: Path, kind: str) -> None:
+    target = _special(tmp_path, kind)
+    (tmp_path / "t.csv").write_text(f"time,job\n0,{target}\n")
+    s = tmp_path / "s.yaml"
+    s.write_text(yaml.safe_dump({"platform": {"processors": [{"name": "cpu", "type": "cpu", "count": 2}],
+                                              "network": {"bandwidth": 10.0}},
+                                 "workload": {"stream": {"jobs": {"name": "j", "generator": "random", "tasks": 3},
+                                                         "arrivals": {"trace": "t.csv"}}},
+                                 "schedulers": ["mct"]}, sort_keys=False))
+    line = refused(["run", str(s)], inputs=(s,), says=f"is a {kind if kind == 'directory' else 'FIFO'}", seconds=60)
+    assert f"{s}:" in line and f"{tmp_path / 't.csv'}:2: job: {target}: is a" in line, line
+
+
+def test_a_nested_file_error_is_a_chain_from_the_scenario_field(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text("this is not JSON\n")
+    s = tmp_path / "s.yaml"
+    s.write_text(STREAM.replace("TARGET", "bad.json"))
+    line = refused(["run", str(s)], inputs=(s,), says="invalid JSON")
+    assert line.startswith(f"error: {s}:8: workload.stream.jobs[1].wfcommons: {tmp_path / 'bad.json'}:1: "), line
+
+
+def test_a_graph_workload_file_that_is_a_directory_says_so(tmp_path: Path) -> None:
+    (tmp_path / "wf.json").mkdir()
+    s = tmp_path / "s.yaml"
+    s.write_text("platform: {processors: [{name: p, count: 2}]}\nworkload: {wfcommons: wf.json}\nschedulers: [heft]\n")
+    line = refused(["run", str(s)], inputs=(s,), says="is a directory, not a file")
+    assert line.startswith(f"error: {s}:2: workload.wfcommons: "), line

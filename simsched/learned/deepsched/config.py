@@ -143,9 +143,12 @@ def load_config(path: str | Path) -> DeepSchedConfig:
     field path (exit 2)."""
     from simsched.yamlio import load_yaml  # depth and size limits, lines in errors
 
+    from simsched.fileio import not_a_file
+
     p = Path(path)
-    if not p.is_file():
-        raise SimschedError(f"{p}: no such configuration file")
+    if (why := not_a_file(p)) is not None:  # never opened: a FIFO or a device cannot block
+        raise SimschedError("no such configuration file" if why == "does not exist" else
+                            f"{why} (give a DeepSched configuration file)", file=p)
     document = load_yaml(p, require_mapping=False)
     return config_from_dict(document.data, base_dir=p.resolve().parent, source=str(p), line_of=document.line_of)
 
