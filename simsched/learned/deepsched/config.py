@@ -141,9 +141,8 @@ class DeepSchedConfig(_Strict):
 def load_config(path: str | Path) -> DeepSchedConfig:
     """Read and validate a YAML configuration; every problem → :class:`SimschedError` naming the
     field path (exit 2)."""
-    from simsched.yamlio import load_yaml  # depth and size limits, lines in errors
-
     from simsched.fileio import not_a_file
+    from simsched.yamlio import load_yaml  # depth and size limits, lines in errors
 
     p = Path(path)
     if (why := not_a_file(p)) is not None:  # never opened: a FIFO or a device cannot block
