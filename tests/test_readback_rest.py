@@ -77,6 +77,14 @@ def test_deepsched_manifest_is_read_bounded_and_located(tmp_path: Path) -> None:
         shard_files(tmp_path)
 
 
+def test_a_deepsched_shard_in_place_of_a_fifo_is_refused_unopened(tmp_path: Path) -> None:
+    from simsched.learned.deepsched.data import read_shard
+
+    os.mkfifo(tmp_path / "train-0.npz")
+    with pytest.raises(SimschedError, match="is a FIFO"):
+        list(read_shard(tmp_path / "train-0.npz"))
+
+
 def test_a_training_history_is_read_bounded_and_typed(tmp_path: Path) -> None:
     from simsched.learned.rl.training import model_free_steps, read_history
 
