@@ -50,10 +50,10 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
         else:
             file = Path(job) if Path(job).is_absolute() else path.parent / job
             why = not_a_file(file)  # never opened: a FIFO or a device cannot block
-            if why == "does not exist":
+            if why is not None and (why == "does not exist" or why.startswith("is not a usable path")):
                 raise SimschedError(f"job file not found: {_short_text(str(file))} (nor a jobs entry named "
                                     f"{_short_text(job)!r})", file=path, line=line, field="job")
-            if why is not None:
+            if why is not None:  # a folder, a FIFO, a device: said as such
                 raise SimschedError(f"{_short_text(str(file))}: {why}", file=path, line=line, field="job")
             try:
                 form = detect_form(file)
