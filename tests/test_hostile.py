@@ -123,7 +123,8 @@ def test_refuse_or_warn_needs_the_warning() -> None:
 def test_weak_messages_are_told_from_located_ones() -> None:
     """Issue 40's weak messages: a refusal that names less than the place that led to it."""
     def weak(target: str, argv: list[str], needles: tuple[str, ...], line: str) -> bool:
-        return hostile.weak(hostile.Outcome(hostile.Case(target, "v", argv, needles=needles), "clean", 2, 0.1, line))
+        case = hostile.Case(target, "v", argv, needles=needles, named_in="s.yaml" if "trace" in target else "")
+        return hostile.weak(hostile.Outcome(case, "clean", 2, 0.1, line))
 
     field = ("stream:workload.stream.count", ["run", "s.yaml"], ("s.yaml",))
     assert weak(*field, "error: s.yaml: workload.stream.count: bad") and not weak(*field, "error: s.yaml:3: x: bad")
@@ -134,6 +135,8 @@ def test_weak_messages_are_told_from_located_ones() -> None:
     assert not weak(*given, "error: results.csv: is a FIFO (named pipe), not a regular file")
     option = ("option:run --json", ["run", "s.yaml", "--json", "x"], ())
     assert weak(*option, "error: bad value") and not weak(*option, "error: --json x: is a directory")
+    assert all(bool(c.named_in) == (c.target.startswith(("readback:trace", "readback:checkpoint"))
+                                    and "(" not in c.target) for c in hostile.readback_cases() if c.expect != "run")
     case = hostile.Case(field[0], "v", field[1], needles=field[2])
     text = hostile.summary([hostile.Outcome(case, "clean", 2, 0.1, "error: s.yaml: bad")])
     assert "weak messages: 1" in text and "weak: stream:workload.stream.count" in text

@@ -114,9 +114,9 @@ def weak(outcome: Outcome) -> bool:
         return False
     if group == "option":
         return not (_OPTION.search(line) or re.search(r"[^\s:]+" + _AT_LINE, line))
-    if group == "readback" and any(n in case.argv for n in case.needles):
+    if group == "readback" and not case.named_in:
         return False  # a file named on the command line: naming it is the whole place
-    yaml = next((a for a in case.argv if a.endswith((".yaml", ".yml"))), None)
+    yaml = case.named_in or next((a for a in case.argv if a.endswith((".yaml", ".yml"))), None)
     return yaml is None or re.search(re.escape(yaml) + _AT_LINE, line) is None
 
 
