@@ -104,20 +104,23 @@ _OPTION = re.compile(r"(?:^|[\s'\"(])--?[A-Za-z][\w-]*")
 
 def weak(outcome: Outcome) -> bool:
     """Whether a refusal names less than the place that led to it (issue 40's weak messages): a field's
-    refusal without the scenario's (or study's) ``FILE:LINE:``; a file the scenario names (a trace, a
-    checkpoint) refused without that chain (``s.yaml:8: workload.stream.swf: jobs.swf:2: ...``); an
-    option's refusal naming neither the option nor a file's line.  A whole document's refusal and a file
-    given on the command line are judged by their needles alone (``not located``).  O(len(line))."""
+    refusal without its document's ``FILE:LINE:``; a file a scenario names (a trace, a checkpoint) refused
+    without that chain (``s.yaml:8: workload.stream.swf: jobs.swf:2: ...``); a named option's refusal
+    naming neither an option nor a file's line.  A whole document's refusal, a positional argument's and
+    a file given on the command line are judged by their needles alone (``not located``).  O(len(line))."""
     case, line = outcome.case, outcome.line
     group = case.target.split(":")[0]
     if case.expect == "run" or not line.startswith("error: ") or group in ("base", "document"):
         return False
     if group == "option":
+        if not case.target.split()[-1].startswith("-"):
+            return False  # a positional argument: its value (a path, a name) is the place
         return not (_OPTION.search(line) or re.search(r"[^\s:]+" + _AT_LINE, line))
     if group == "readback" and not case.named_in:
         return False  # a file named on the command line: naming it is the whole place
-    yaml = case.named_in or next((a for a in case.argv if a.endswith((".yaml", ".yml"))), None)
-    return yaml is None or re.search(re.escape(yaml) + _AT_LINE, line) is None
+    files = [case.named_in] if case.named_in else [*case.needles, *(a for a in case.argv
+                                                                    if a.endswith((".yaml", ".yml")))]
+    return not any(f and re.search(re.escape(f) + _AT_LINE, line) for f in files)
 
 
 def summary(outcomes: Sequence[Outcome], cover: dict[str, Any] | None = None) -> str:
