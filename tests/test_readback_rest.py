@@ -189,3 +189,24 @@ def test_a_graph_workload_file_that_is_a_directory_says_so(tmp_path: Path) -> No
     s.write_text("platform: {processors: [{name: p, count: 2}]}\nworkload: {wfcommons: wf.json}\nschedulers: [heft]\n")
     line = refused(["run", str(s)], inputs=(s,), says="is a directory, not a file")
     assert line.startswith(f"error: {s}:2: workload.wfcommons: "), line
+
+
+# --------------------------------------------------------------------------- weak messages: the option is named
+@pytest.mark.parametrize(("args", "option"), [
+    (["check", "heft", "--property", "nosuch", "-n", "1"], "--property"),
+    (["workload", "info", "{tmp}/x.json", "--from", "nosuch"], "--from"),
+    (["workload", "convert", "{tmp}/x.json", "{tmp}/y.json", "--to", "nosuch"], "--to"),
+    (["fidelity", "{tmp}", "--profile", "{tmp}/nope/missing.yaml"], "--profile"),
+])
+def test_a_named_options_refusal_names_the_option(tmp_path: Path, args: list[str], option: str) -> None:
+    line = refused([a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert option in line, line
+
+
+def test_an_unknown_scheduler_of_explain_gantt_names_the_option(tmp_path: Path) -> None:
+    s = tmp_path / "s.yaml"
+    s.write_text("platform: {processors: [{name: p, count: 2}]}\nworkload: {generator: random, tasks: 5}\n"
+                 "schedulers: [heft]\n")
+    line = refused(["explain", "gantt", str(s), "-o", str(tmp_path / "g.html"), "--scheduler", "hefft"],
+                   inputs=(s,), absent=(tmp_path / "g.html",))
+    assert "--scheduler" in line and "hefft" in line, line
