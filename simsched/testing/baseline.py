@@ -253,7 +253,7 @@ def compare_baseline(path: str | Path, *, tolerance: float = 0.05, confidence: f
     """Re-run every scenario of the baseline at ``path`` with its stored seed and repetitions and
     compare (see the module docstring).  Cost: one full run per scenario."""
     if not tolerance >= 0:
-        raise SimschedError(f"the tolerance must be >= 0, got {tolerance}")
+        raise SimschedError(f"the tolerance must be >= 0, got {tolerance}", field="--tolerance")
     if not 0 < confidence < 1:
         raise SimschedError(f"the confidence must be between 0 and 1, got {confidence}", field="--confidence")
     doc = load_baseline(path)

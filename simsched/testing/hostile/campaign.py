@@ -115,7 +115,8 @@ def weak(outcome: Outcome) -> bool:
     if group == "option":
         if not case.target.split()[-1].startswith("-"):
             return False  # a positional argument: its value (a path, a name) is the place
-        return not (_OPTION.search(line) or re.search(r"[^\s:]+" + _AT_LINE, line))
+        named = any(f"{a}:" in line for a in case.argv if len(a) > 2 and not a.startswith("-"))  # a file given
+        return not (named or _OPTION.search(line) or re.search(r"[^\s:]+" + _AT_LINE, line))
     if group == "readback" and not case.named_in:
         return False  # a file named on the command line: naming it is the whole place
     files = [case.named_in] if case.named_in else [*case.needles, *(a for a in case.argv
