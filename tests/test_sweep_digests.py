@@ -20,43 +20,22 @@ from typer.testing import CliRunner
 from simsched.cli.main import app
 from simsched.errors import SimschedError
 from simsched.run import rowcheck
+from simsched.run.executors import PoolExecutor
 from simsched.run.provenance import code_version
 from simsched.run.store import load_rows
 from simsched.run.tables import columns_of, read_table, write_table
 from simsched.study.spec import load_study
 from simsched.study.sweep import run_sweep
 
-STUDY = """\
-name: four-runs
-scenario:
-  platform: {processors: [{name: p, count: 2}]}
-  workload: {generator: random, tasks: 8}
-  schedulers: [heft, mct]
-seeds: [0, 1]
-"""
-
-
-class Serial:
-    """The executor interface, in this process."""
-
-    workers = 1
-
-    def __enter__(self) -> Serial:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def results(self, chunks, fn):  # noqa: ANN001, ANN201 - the executor protocol
-        for chunk in chunks:
-            yield chunk, fn(chunk)
+STUDY = "name: digested\nscenario:\n  platform: {processors: [{name: p, count: 3}]}\n  workload: {generator: random, " \
+        "tasks: 6}\n  schedulers: [heft, cpop]\nseeds: [3, 4]\n"
 
 
 @pytest.fixture
 def sweep(tmp_path: Path) -> Path:
     (tmp_path / "study.yaml").write_text(STUDY)
     out = tmp_path / "r.csv"
-    run_sweep(load_study(tmp_path / "study.yaml"), out, Serial(), size=1)
+    run_sweep(load_study(tmp_path / "study.yaml"), out, PoolExecutor(1))
     return out
 
 
