@@ -171,8 +171,8 @@ def explain_gantt(
     check_output(out, option="--output", suffixes=(".html", ".htm"))
     try:  # an unknown name: one line with a suggestion, before any work
         registry.load_class(scheduler)
-    except SimschedError as exc:
-        raise exc.located(field="--scheduler") from None
+    except SimschedError as exc:  # a name at the option (a plug-in's file error names its file)
+        raise (exc if exc.file is not None else exc.located(field="--scheduler")) from None
     from simsched.analysis.teaching import decision_order, teaching_problem
     from simsched.report.gantt_steps import write_gantt_steps
 

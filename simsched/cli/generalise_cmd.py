@@ -60,8 +60,8 @@ def generalise(
         raise SimschedError(str(exc), field="--scheduler") from None
     try:  # an unknown name or a bad parameter fails here, before any run
         registry.create(name, **params)
-    except SimschedError as exc:
-        raise exc.located(field="--scheduler") from None
+    except SimschedError as exc:  # a name or parameter at the option; a checkpoint's own error names its file
+        raise (exc if exc.file is not None else exc.located(field="--scheduler")) from None
     if (why := registry.unmet_needs(name, power=loaded.energy is not None)) is not None:
         raise SimschedError(f"{why}: add platform.power to {scenario} or choose another scheduler", field="--scheduler")
     space = "fresh" if fresh else "evaluate"
