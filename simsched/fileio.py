@@ -150,6 +150,22 @@ def check_regular(path: str | Path) -> os.stat_result | None:
     return st
 
 
+def not_a_file(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as an input file, in words, or ``None`` when it is a regular file
+    (following symbolic links): ``"does not exist"``, ``"is a directory, not a file"``, ``"is a FIFO (named
+    pipe), not a file"``, ``"is a character device, not a file"``, ``"is not a usable path (...)"``.  The
+    one check of every path a scenario or trace names (a stream's job files, a trace's ``job`` column, an
+    importer's file) before it is read.  Never opens the path, so a FIFO cannot block it.  O(1)."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "does not exist"
+    except (OSError, ValueError) as exc:  # a name too long, a symbolic-link loop, a NUL byte
+        return f"is not a usable path ({getattr(exc, 'strerror', None) or exc})"
+    kind = special_kind(st.st_mode)
+    return None if kind is None else f"is {kind}, not a file"
+
+
 class NotRegularFile(ValueError):
     """An input that is not a regular file (FIFO, device, socket, directory)."""
 

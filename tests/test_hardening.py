@@ -60,7 +60,9 @@ def test_cycle_in_an_imported_file_names_that_file_and_its_line(tmp_path: Path) 
     scenario = write(tmp_path / "s.yaml", PLATFORM + "workload: {inline: graph.yaml}\nschedulers: [heft]\n")
     for command in ("validate", "run"):
         line = error_line(command, scenario)
-        assert line.startswith(f"error: {tmp_path / 'graph.yaml'}:6: edges[1]: the task graph has a cycle")
+        # a chain (issue 40): the scenario's line and field, then the imported file's own line
+        assert line.startswith(f"error: {scenario}:3: workload.inline: {tmp_path / 'graph.yaml'}:6: edges[1]: "
+                               f"the task graph has a cycle"), line
 
 
 @settings(max_examples=25, deadline=None)
@@ -168,7 +170,8 @@ def test_error_in_an_imported_csv_names_the_csv_line(tmp_path: Path) -> None:
     scenario = write(tmp_path / "s.yaml", "# one\n# two\n# three\n# four\n# five\n" + PLATFORM
                      + "workload: {tasklist: w.csv}\nschedulers: [heft]\n")
     line = error_line("run", scenario)
-    assert line.startswith(f"error: {tmp_path / 'w.csv'}:4: tasks[2]: task 'c' has an infinite cost")
+    assert line.startswith(f"error: {scenario}:8: workload.tasklist: {tmp_path / 'w.csv'}:4: tasks[2]: task 'c' has "
+                           f"an infinite cost"), line
 
 
 def test_error_without_a_line_in_an_imported_file_is_at_the_scenario_field(tmp_path: Path) -> None:
@@ -181,7 +184,8 @@ def test_dot_cycle_names_the_dot_line(tmp_path: Path) -> None:
     pytest.importorskip("pydot")
     write(tmp_path / "g.dot", "digraph g {\n  a [work=1];\n  b [work=2];\n  a -> b;\n  b -> a;\n}\n")
     scenario = write(tmp_path / "s.yaml", PLATFORM + "workload: {dot: g.dot}\nschedulers: [heft]\n")
-    assert error_line("validate", scenario).startswith(f"error: {tmp_path / 'g.dot'}:5: the task graph has a cycle")
+    assert error_line("validate", scenario).startswith(f"error: {scenario}:3: workload.dot: {tmp_path / 'g.dot'}:5: "
+                                                       f"the task graph has a cycle")
 
 
 def test_graphml_edge_to_a_missing_node_is_an_error(tmp_path: Path) -> None:

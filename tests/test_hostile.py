@@ -81,10 +81,9 @@ def test_a_ci_sample_of_the_campaign_is_clean(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- issue 40: contents read back
-FIXED_HERE = ("checkpoint", "trace", "store", "document")
-"""Read-back kinds held clean; sweep CSVs are attacked and counted but not yet held (an edited metric and
-a duplicated row still pass ``summarize``: sweep rows carry no digest yet, see
-simsched/testing/hostile/readback.py)."""
+FIXED_HERE = ("checkpoint", "trace", "store", "document", "csv sweep results")
+"""Read-back kinds held clean: every kind the campaign attacks (sweep CSVs since their rows carry a digest:
+simsched/run/rowcheck.py)."""
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +118,28 @@ def test_refuse_or_warn_needs_the_warning() -> None:
     assert hostile.judge(case, 0, False, 0, "ok", "", same, same)[0] == "exit 0 on bad input"
     assert hostile.judge(case, 0, False, 0, "ok", "warning: days.csv: 1 row recomputed\n", same, same)[0] == "clean"
     assert hostile.judge(case, 2, False, 0, "", "error: days.csv: bad row\n", same, same)[0] == "clean"
+
+
+def test_weak_messages_are_told_from_located_ones() -> None:
+    """Issue 40's weak messages: a refusal that names less than the place that led to it."""
+    def weak(target: str, argv: list[str], needles: tuple[str, ...], line: str) -> bool:
+        case = hostile.Case(target, "v", argv, needles=needles, named_in="s.yaml" if "trace" in target else "")
+        return hostile.weak(hostile.Outcome(case, "clean", 2, 0.1, line))
+
+    field = ("stream:workload.stream.count", ["run", "s.yaml"], ("s.yaml",))
+    assert weak(*field, "error: s.yaml: workload.stream.count: bad") and not weak(*field, "error: s.yaml:3: x: bad")
+    trace = ("readback:trace swf", ["run", "s.yaml"], ("jobs.swf",))  # the scenario names the trace
+    assert weak(*trace, "error: jobs.swf:2: an SWF job line has 18 fields")
+    assert not weak(*trace, "error: s.yaml:8: workload.stream.swf: jobs.swf:2: an SWF job line has 18 fields")
+    given = ("readback:csv sweep results", ["summarize", "results.csv"], ("results.csv",))  # on the command line
+    assert not weak(*given, "error: results.csv: is a FIFO (named pipe), not a regular file")
+    option = ("option:run --json", ["run", "s.yaml", "--json", "x"], ())
+    assert weak(*option, "error: bad value") and not weak(*option, "error: --json x: is a directory")
+    assert all(bool(c.named_in) == (c.target.startswith(("readback:trace", "readback:checkpoint"))
+                                    and "(" not in c.target) for c in hostile.readback_cases() if c.expect != "run")
+    case = hostile.Case(field[0], "v", field[1], needles=field[2])
+    text = hostile.summary([hostile.Outcome(case, "clean", 2, 0.1, "error: s.yaml: bad")])
+    assert "weak messages: 1" in text and "weak: stream:workload.stream.count" in text
 
 
 ISSUE_ROWS = [("checkpoint rl", "huge: width 10^6 (4 TB of weights)"), ("checkpoint rl", "huge: 10^5 layers"),

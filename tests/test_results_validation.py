@@ -218,14 +218,13 @@ def test_summarize_report_and_plot_refuse_bad_metrics(sweep: Path, column: str, 
 
 
 def test_a_failed_run_may_have_nan_metrics(sweep: Path) -> None:
-    lines = _lines(sweep)
-    header = lines[0].split(",")
-    cells = lines[2].split(",")
-    for m in ("makespan", "avg_turnaround", "slr"):
-        cells[header.index(m)] = "nan"
-    cells[header.index("error")] = "RuntimeError: boom"
-    lines[2] = ",".join(cells)
-    sweep.write_text("\n".join(lines) + "\n")
+    from simsched.run.rowcheck import stamp
+    from simsched.run.tables import columns_of, read_table, write_table
+
+    rows = read_table(sweep)
+    rows[1].update(dict.fromkeys(("makespan", "avg_turnaround", "slr"), math.nan), error="RuntimeError: boom")
+    stamp(rows[1], rows[1]["version"])  # as a worker whose run failed writes it
+    write_table(sweep, rows, columns_of(rows))
     rows = load_rows(sweep)
     assert math.isnan(rows[1]["makespan"]) and rows[1]["error"]
 

@@ -331,7 +331,7 @@ def test_importer_form_resolves_path_and_checks_options(tmp_path: Path, fake_imp
 
     with pytest.raises(ScenarioError, match="importer 'chain' has no parameter 'scal'"):
         load_scenario(write(tmp_path, text.replace("scale", "scal"), name="t.yaml"))
-    with pytest.raises(ScenarioError, match="chain file not found") as info:
+    with pytest.raises(ScenarioError, match="nope.txt: does not exist") as info:
         load_scenario(write(tmp_path, text.replace("data/g.txt", "nope.txt"), name="u.yaml"))
     assert info.value.field == "workload.chain" and info.value.line == 2
 

@@ -163,12 +163,12 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
         else:
             model = TaskGraphModel(doc, res, from_option=resource is not None)
             default_high = DEFAULT_MAX
+    sec_vars = section_schedulers(doc, sec, model) if not variants else None  # before any day is simulated
     check_objective(obj, model.metrics, field=field_, file=doc.file, line=line)
-    sec_vars = sec.get("schedulers")
     question = CapacityQuestion(
         model, obj, *_seed_days(doc, sec, seed, days, on_days),
         int(high if high is not None else sec.get("max", default_high)),
-        list(variants) if variants else ([str(v) for v in sec_vars] if sec_vars else None), all_days)
+        list(variants) if variants else sec_vars, all_days)
     days_where = ({"field": "--days"} if days is not None else
                   {"field": "capacity.days", "file": doc.file, "line": doc.line_of(("capacity", "days"))})
     try:
@@ -177,6 +177,30 @@ def question_from(doc: Any, *, objective: str | None = None, resource: str | Non
     except SimschedError as exc:
         raise exc.located(**days_where) from None
     return question
+
+
+def section_schedulers(doc: Any, sec: dict[str, Any], model: Any) -> list[str] | None:
+    """The ``capacity.schedulers`` of the section (None when it names none), each checked up front: one of
+    the model's variants (the scenario's schedulers); an energy-aware scheduler (registry ``needs=("power",)``)
+    on a platform without a power model is refused as ``run`` refuses it, not run as its twin.
+    :class:`SimschedError` naming the file, line and entry (``capacity.schedulers[1]``).  O(entries)."""
+    from simsched.schedulers.registry import unmet_needs
+
+    names = sec.get("schedulers")
+    if not names:
+        return None
+    base = getattr(model, "base", None)
+    for i, name in enumerate(map(str, names)):
+        if name in model.variants:
+            continue
+        where = {"file": doc.file, "line": doc.line_of(("capacity", "schedulers", i)),
+                 "field": f"capacity.schedulers[{i}]"}
+        why = unmet_needs(name, power=getattr(base, "energy", None) is not None) if base is not None else None
+        if why is not None:
+            raise SimschedError(f"{why}: add platform.power or choose another scheduler", **where)
+        raise SimschedError(f"{shown(name, 40)} is not one of the scenario's schedulers; choose from "
+                            f"{', '.join(model.variants)}", **where)
+    return [str(v) for v in names]
 
 
 def simulations_bound(question: CapacityQuestion) -> float:
@@ -224,7 +248,7 @@ def mix_question(doc: Any, *, objective: str | None = None, resource: str | None
                             field="--objective", file=doc.file)
     obj = parse_objective(text, field=field, file=doc.file, line=line)
     model = MixModel(doc, sec["mix"])
-    chosen = list(variants) if variants else [str(v) for v in sec.get("schedulers") or []] or model.variants
+    chosen = list(variants) if variants else section_schedulers(doc, sec, model) or model.variants
     return MixQuestion(model, obj, chosen[0], *_seed_days(doc, sec, seed, days, on_days), sec.get("cheapest_by"))
 
 

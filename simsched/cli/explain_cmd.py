@@ -169,7 +169,10 @@ def explain_gantt(
     from simsched.schedulers import registry
 
     check_output(out, option="--output", suffixes=(".html", ".htm"))
-    registry.load_class(scheduler)  # an unknown name: one line with a suggestion, before any work
+    try:  # an unknown name: one line with a suggestion, before any work
+        registry.load_class(scheduler)
+    except SimschedError as exc:  # a name at the option (a plug-in's file error names its file)
+        raise (exc if exc.file is not None else exc.located(field="--scheduler")) from None
     from simsched.analysis.teaching import decision_order, teaching_problem
     from simsched.report.gantt_steps import write_gantt_steps
 

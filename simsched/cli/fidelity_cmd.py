@@ -98,6 +98,13 @@ def fidelity(
     from simsched.report.fidelity_html import write_fidelity_html
 
     check_seed(seed)
+    if profile is not None:
+        from simsched.fileio import not_a_file
+
+        if (why := not_a_file(profile)) is not None:  # never opened: a FIFO or a device cannot block
+            from simsched.errors import cut
+
+            raise SimschedError(why, file=cut(str(profile), 100), field="--profile")
     found = _found(corpus)
     inputs = [*(p for p, _ in found), *([profile] if profile is not None else [])]
     for path, option, suffixes in ((json_path, "--json", (".json",)), (html_path, "--html", (".html", ".htm"))):

@@ -58,7 +58,10 @@ def generalise(
         name, params = parse_spec(scheduler)
     except ValueError as exc:
         raise SimschedError(str(exc), field="--scheduler") from None
-    registry.create(name, **params)  # an unknown name or a bad parameter fails here, before any run
+    try:  # an unknown name or a bad parameter fails here, before any run
+        registry.create(name, **params)
+    except SimschedError as exc:  # a name or parameter at the option; a checkpoint's own error names its file
+        raise (exc if exc.file is not None else exc.located(field="--scheduler")) from None
     if (why := registry.unmet_needs(name, power=loaded.energy is not None)) is not None:
         raise SimschedError(f"{why}: add platform.power to {scenario} or choose another scheduler", field="--scheduler")
     space = "fresh" if fresh else "evaluate"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from simsched.cli.common import keeps_finished_work, user_errors
+from simsched.cli.common import keeps_finished_work, user_errors, warning_line
 
 
 @user_errors
@@ -55,6 +55,10 @@ def sweep(
     bar = RunsBar(f"{loaded.name} on {executor.description}")
     with keeps_finished_work(bar.close, f"; finished runs are saved in {output}: continue with --resume"):
         outcome = run_sweep(loaded, output, executor, resume=resume, progress=bar)
+    if outcome.recomputed:
+        warning_line(f"{output}: {outcome.recomputed} stored run{'s were' if outcome.recomputed != 1 else ' was'} "
+                     f"computed by another simsched version or carried no digest (an earlier simsched): recomputed "
+                     f"and replaced, not reused")
     skipped = f", {outcome.skipped} already done" if outcome.skipped else ""
     rate = f" ({outcome.rate:.1f} runs/s)" if outcome.ran else ""
     typer.echo(f"{outcome.ran} runs in {outcome.seconds:.1f} s{rate} on {executor.description}, "

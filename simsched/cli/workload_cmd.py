@@ -35,8 +35,10 @@ def info(
     from simsched.errors import SimschedError
     from simsched.report.workload import print_graph_stats
     from simsched.scenario.build import load_any_graph
+    from simsched.workloads.importers import check_form
     from simsched.workloads.stats import graph_stats
 
+    check_form(form, option="--from")
     graph, bw = load_any_graph(source, form)
     bw = bandwidth if bandwidth is not None else (bw or 1.0)
     if not bw > 0:
@@ -60,8 +62,10 @@ def convert(
     """Convert a workload between formats (written atomically)."""
     from simsched.outputs import check_output
     from simsched.scenario.build import load_any_graph
-    from simsched.workloads.importers import save
+    from simsched.workloads.importers import check_form, save
 
+    check_form(form, option="--from")
+    check_form(to, writing=True, option="--to")
     check_output(target, option="TARGET", inputs=[source] if source.exists() else [])
     graph, _ = load_any_graph(source, form)
     save(graph, target, to)

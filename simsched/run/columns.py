@@ -49,5 +49,6 @@ DAY_RECORD = ("metrics", "version", "digest")
 as JSON, the code version and the row's digest.  Records of the day, not fields of a study point (its
 ``capacity`` is one)."""
 
-VOLATILE = ("scheduler_time_s", "run_id", "run_s")
-"""Columns that differ between two executions of the same run (wall times, which execution)."""
+VOLATILE = ("scheduler_time_s", "run_id", "run_s", "digest")
+"""Columns that differ between two executions of the same run (wall times, which execution, and a sweep
+row's digest, which covers the scheduler's wall time: :mod:`simsched.run.rowcheck`)."""

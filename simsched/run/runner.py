@@ -332,7 +332,7 @@ def _construct(scenario: Scenario, spec: SchedulerChoice) -> Any:
     except SimschedError as exc:
         if spec.loc and spec.loc[0] == "--scheduler":
             raise exc.located(field="--scheduler") from None
-        raise scenario.locate(exc, spec.loc) from None
+        raise scenario.locate(exc, spec.where(exc)) from None
 
 
 def result_row(problem: Problem, label: str, seed: int, schedule: Schedule, scheduler_time_s: float,

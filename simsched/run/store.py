@@ -68,7 +68,7 @@ class ResultsStore:
         """Every completed row, once each (compacted file first, then parts).  O(rows).  The store's
         own files: read to be rewritten, so not recorded as inputs (:func:`simsched.fileio.unrecorded`)."""
         with unrecorded():
-            return load_rows(self.path, checked=self.checked, text=self.text)
+            return load_rows(self.path, checked=self.checked, text=self.text, quiet=True)
 
     # ------------------------------------------------------------------ writing
     def check_identity(self, identity: Mapping[str, Any]) -> None:
@@ -184,15 +184,30 @@ class ResultsStore:
 
 
 def load_rows(path: str | Path, need: Sequence[str] = (), *, checked: bool = True,
-              text: Collection[str] = ()) -> list[dict[str, Any]]:
+              text: Collection[str] = (), quiet: bool = False) -> list[dict[str, Any]]:
     """The completed rows of results ``path``: its compacted file and any parts of a sweep that is
     running or was interrupted, de-duplicated by ``task_id`` (``checked``, ``text``: see
-    :func:`~simsched.run.tables.read_table`).  :class:`SimschedError` when there is neither."""
+    :func:`~simsched.run.tables.read_table`).  ``checked`` (a sweep's results): every row verified by its
+    digest, a run twice refused, of two versions of a run this code's kept (:mod:`simsched.run.rowcheck`;
+    rows without a digest read with one warning, unless ``quiet``: a resumed sweep computes them again).
+    :class:`SimschedError` when there is neither file."""
     p = Path(path)
     store = ResultsStore(p)
     files = ([p] if p.exists() else []) + store.part_files()  # a FIFO or folder: read_table says what it is
     if not files:
         raise SimschedError("no such results file", file=p)
+    if checked:  # a sweep's rows: each verified by its digest (simsched.run.rowcheck)
+        from simsched.run import rowcheck
+
+        read, legacy = [], 0
+        for f in files:
+            lines: list[int | None] = []
+            rows = read_table(f, need, checked=True, lines=lines, as_text=text)
+            legacy += rowcheck.check_file(rows, f, lines)
+            read.append((f, rows, lines))
+        if not quiet:
+            rowcheck.legacy_warning(p, legacy)
+        return rowcheck.merge(read)
     seen: set[str] = set()
     out = []
     for f in files:

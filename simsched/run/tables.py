@@ -25,7 +25,7 @@ from simsched.run.document import SIGNED_METRICS
 
 SUFFIXES = (".csv", ".parquet")
 _INTS = ("point", "seed", "tasks")
-_TEXT = ("task_id", "point_id", "scheduler", "error", "checkpoint", "warning", "run_id")
+_TEXT = ("task_id", "point_id", "scheduler", "error", "checkpoint", "warning", "run_id", "version", "digest")
 
 
 def table_format(path: str | Path) -> str:

@@ -46,6 +46,14 @@ class SchedulerChoice:
             return registry.create(self.name, **dict(self.params))
         return registry.instantiate(self.name, self.cls, dict(self.params))
 
+    def where(self, error: SimschedError) -> Loc:
+        """Where :meth:`create`'s ``error`` is located: an error about another file (its checkpoint) at the
+        entry's ``checkpoint`` field, any other at the entry."""
+        named = isinstance(self.params.get("checkpoint"), str) and self.loc[:1] == ("schedulers",)
+        if error.file is not None and named:
+            return (*self.loc[:2], "checkpoint")
+        return self.loc
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -224,7 +232,7 @@ def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | N
             try:
                 choice.create()
             except SimschedError as exc:
-                problems.add_error(choice.loc, exc)
+                problems.add_error(choice.where(exc), exc)
     return tuple(choices)
 
 

@@ -35,15 +35,13 @@ class ScenarioError(SimschedError):
 # --------------------------------------------------------------------------- helpers
 def locate_in(error: SimschedError, file: Path | None, line: int | None, field: str | None) -> SimschedError:
     """``error`` located at ``file``/``line``/``field`` where still unknown.  An error about another
-    file (an imported workload, a checkpoint) keeps that file and its own line; when it has no line,
-    it is reported at the scenario field that names the file, never with the scenario's line
-    against the other file's name."""
+    file (an imported workload, a trace, a checkpoint) becomes a chain: the scenario's file, line and the
+    field that names the other file, then the other file's own place and message
+    (``my.yaml:12: workload.stream.jobs[1].wfcommons: /etc/passwd:1: invalid JSON``), never the scenario's
+    line against the other file's name."""
     if error.file is not None and file is not None and Path(error.file) != Path(file):
-        if error.line is not None:
-            return error
-        inner = f"{error.field}: " if error.field else ""
-        error.message = f"in {error.file}: {inner}{error.message}"
-        error.file, error.field = None, None
+        error.message = str(error)  # the inner file's place first: FILE[:LINE]: [field: ]message
+        error.file = error.line = error.field = None
     return error.located(file=file, line=line, field=field)
 
 

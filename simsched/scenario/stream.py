@@ -46,6 +46,9 @@ class JobSource:
     """Downey's ``(A, sigma)`` of those tasks (``speedup: {model: downey, ...}``, with ``procs``)."""
     same_host: bool | None = None
     """Every task's processors on one host."""
+    loc: tuple[Any, ...] = ()
+    """Where the scenario names this source's file (``("workload", "stream", "jobs", 1, "wfcommons")``): an
+    error reading it is located there (:func:`build_stream`), with the file's own place after it."""
     _cached: TaskGraph | None = field(default=None, repr=False)
 
     def graph(self, rng: np.random.Generator, m: int) -> TaskGraph:
@@ -59,7 +62,12 @@ class JobSource:
                 params["tasks"] = int(rng.integers(self.tasks[0], self.tasks[1] + 1))
             return self._demand(GENERATORS[self.spec.options["generator"]](**params, rng=rng))
         if self._cached is None:
-            self._cached = self._demand(self.spec.build(m, rng))
+            try:
+                self._cached = self._demand(self.spec.build(m, rng))
+            except SimschedError as exc:
+                if self.loc and getattr(exc, "loc", None) is None:
+                    exc.loc = self.loc  # type: ignore[attr-defined]  # where build_stream locates it
+                raise
         return self._cached
 
     def _demand(self, g: TaskGraph) -> TaskGraph:
@@ -221,6 +229,6 @@ def build_stream(scenario: Any, seed: int) -> JobStream:
             limits.check_matrix(stream.graph.n_tasks, scenario.platform.n_processors,
                                 structured=stream.graph.cost is None)
             return stream
-    except SimschedError as exc:
-        raise scenario.locate(exc, spec.loc) from None
+    except SimschedError as exc:  # a job source's file: at the field that names it (JobSource.loc)
+        raise scenario.locate(exc, getattr(exc, "loc", None) or spec.loc) from None
 

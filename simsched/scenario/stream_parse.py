@@ -172,7 +172,8 @@ def _parse_source(raw: Any, loc: Loc, m: int, base: Path, problems: Problems) ->
         return None
     name = str(raw.get("name") or (spec.options["generator"] if spec.form == "generator"
                                    else Path(str(spec.options.get("path", spec.form))).name))
-    return JobSource(spec, extras.get("weight", 1.0), extras.get("priority", 0.0), name, tasks, *demand)
+    named = (*loc, spec.form) if spec.form in raw else tuple(loc)  # the field naming its file, if any
+    return JobSource(spec, extras.get("weight", 1.0), extras.get("priority", 0.0), name, tasks, *demand, loc=named)
 
 
 def _source_demand(raw: Mapping[str, Any], loc: Loc, m: int, problems: Problems

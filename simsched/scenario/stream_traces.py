@@ -10,7 +10,7 @@ from pathlib import Path
 
 from simsched import limits
 from simsched.errors import SimschedError
-from simsched.fileio import note_read
+from simsched.fileio import not_a_file, note_read
 from simsched.scenario.stream import JobSource, TraceRow
 
 
@@ -49,9 +49,12 @@ def read_arrival_trace(path: Path, sources: list[JobSource], m: int) -> list[Tra
             k = by_name[job]
         else:
             file = Path(job) if Path(job).is_absolute() else path.parent / job
-            if not _is_file(file):
+            why = not_a_file(file)  # never opened: a FIFO or a device cannot block
+            if why is not None and (why == "does not exist" or why.startswith("is not a usable path")):
                 raise SimschedError(f"job file not found: {_short_text(str(file))} (nor a jobs entry named "
                                     f"{_short_text(job)!r})", file=path, line=line, field="job")
+            if why is not None:  # a folder, a FIFO, a device: said as such
+                raise SimschedError(f"{_short_text(str(file))}: {why}", file=path, line=line, field="job")
             try:
                 form = detect_form(file)
             except SimschedError as exc:
@@ -105,14 +108,6 @@ def _exists(path: Path) -> bool:
     """``path.exists()`` (without following a last symlink loop), False for a name too long."""
     try:
         return path.exists() or path.is_symlink()
-    except (OSError, ValueError):
-        return False
-
-
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``, False (not an exception) for a name too long or a symlink loop."""
-    try:
-        return path.is_file()
     except (OSError, ValueError):
         return False
 

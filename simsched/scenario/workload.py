@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from simsched.fileio import note_read
+from simsched.errors import cut
+from simsched.fileio import not_a_file, note_read
 from simsched.scenario.locate import Loc, Problems, _accepts, _closest, _short, check_params
 from simsched.scenario.schema import InlineWorkload
 from simsched.workloads.taskgraph import TaskGraph
@@ -150,8 +151,8 @@ def _parse_import(form: str, raw: Mapping[str, Any], func: Callable[..., TaskGra
         source: Any = value
     else:
         source = Path(value) if Path(value).is_absolute() else base / value
-        if not source.is_file():
-            problems.add(("workload", form), f"{form} file not found: {source}")
+        if (why := not_a_file(source)) is not None:  # never opened: a FIFO or a device cannot block
+            problems.add(("workload", form), f"{cut(str(source), 200)}: {why}")
             return None
         note_read(source)  # read when the workload is built; an input of the command from now on
     given = {k: v for k, v in raw.items() if k != form}

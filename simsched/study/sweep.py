@@ -3,7 +3,10 @@
 :func:`run_sweep` is the whole loop.  Rows are buffered for at most ``flush_s`` seconds and then
 appended to the store as one atomic part file; on an interruption (Ctrl-C, a lost worker) the
 buffer is saved before the error propagates, and after ``kill -9`` only the runs of the last
-``flush_s`` seconds are lost — they are run again by ``--resume``.
+``flush_s`` seconds are lost — they are run again by ``--resume``.  ``--resume`` trusts only rows that
+verify (:mod:`simsched.run.rowcheck`: an edited row is refused, naming its line) and computed by this code
+version; rows of another version or without a digest (an earlier simsched) are run again, counted in
+:attr:`SweepOutcome.recomputed`, and replaced when the results are compacted.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simsched.run.provenance import code_version
 from simsched.run.store import ResultsStore
 from simsched.study.spec import Study, StudyTask
 from simsched.study.work import make_chunk, run_chunk
@@ -28,7 +32,9 @@ Progress = Callable[[int, int, int], None]
 @dataclass(frozen=True)
 class SweepOutcome:
     """What a sweep did: ``ran`` runs now (``failed`` of them with an error), ``skipped`` already
-    done, ``rows`` in the results afterwards, in ``seconds``."""
+    done, ``rows`` in the results afterwards, in ``seconds``; ``recomputed``: runs of the study found in
+    the results but computed by another code version or carrying no digest (an earlier simsched), run
+    again (counted in ``ran``) and replaced."""
 
     path: Path
     run_id: str
@@ -38,6 +44,7 @@ class SweepOutcome:
     failed: int
     rows: int
     seconds: float
+    recomputed: int = 0
 
     @property
     def rate(self) -> float:
@@ -77,8 +84,12 @@ def run_sweep(study: Study, path: str | Path, executor: Any, *, resume: bool = F
     ran = failed = 0
     try:
         tasks = study.tasks()
-        done = {r["task_id"] for r in store.rows()} if store.exists() else set()
+        version = code_version()
+        stored = store.rows() if store.exists() else []  # every row verified (simsched.run.rowcheck)
+        done = {r["task_id"] for r in stored if r.get("version") == version}
+        stale = {r["task_id"] for r in stored if r.get("version") != version}
         todo = [t for t in tasks if t.task_id not in done]
+        recomputed = sum(1 for t in todo if t.task_id in stale)
         if progress is not None:
             progress(0, len(todo), 0)
         if todo:
@@ -105,4 +116,4 @@ def run_sweep(study: Study, path: str | Path, executor: Any, *, resume: bool = F
                 store.append(buffer, run_id, study.fields)
         store.close()
     return SweepOutcome(Path(path), run_id, len(tasks), len(tasks) - len(todo), ran, failed, n_rows,
-                        time.perf_counter() - t0)
+                        time.perf_counter() - t0, recomputed)

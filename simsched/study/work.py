@@ -9,7 +9,8 @@ or a world with failures: the day — arrivals, jobs, failures — and the row a
 :data:`~simsched.run.columns.STREAM_METRICS`; on a platform with a power model, the
 :data:`~simsched.run.columns.ENERGY_METRICS` too).  A run that raises becomes a row with its ``error``
 and NaN metrics; it never stops the chunk.  A learned scheduler's row carries its ``checkpoint`` id and any
-out-of-range ``warning`` the runner gave.
+out-of-range ``warning`` the runner gave.  Every row carries the code ``version`` that ran it and its
+``digest`` (:mod:`simsched.run.rowcheck`): readers refuse a row edited afterwards.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def _metric(result: Mapping[str, Any], key: str) -> float:
 
 def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per run of ``chunk`` (see the module docstring), in the chunk's order."""
+    from simsched.run.rowcheck import stamp
     from simsched.run.runner import run_scenario
 
     rows = []
@@ -113,5 +115,5 @@ def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
                 error = _describe(exc)
         row.update(error=error, checkpoint=checkpoint, warning=warning, run_id=chunk["run_id"],
                    run_s=time.perf_counter() - t0)
-        rows.append(row)
+        rows.append(stamp(row))
     return rows

@@ -125,7 +125,8 @@ def check_autotune_policy(name: str, examples: int = 50, seed: int = 0, *, param
     prototype = registry.create(name, kinds=("autotune",), **params)
     unknown = set(properties or ()) - set(AUTOTUNE_PROPERTIES)
     if unknown:
-        raise SimschedError(f"unknown contract properties {sorted(unknown)}; choose from {list(AUTOTUNE_PROPERTIES)}")
+        raise SimschedError(f"unknown contract properties {sorted(unknown)}; choose from {list(AUTOTUNE_PROPERTIES)}",
+                             field="--property")
     hints = registry.check_hints(name, type(prototype))
     examples = max(1, min(examples, hints.get("examples", examples)))
     wanted = [p for p in AUTOTUNE_PROPERTIES if (properties is None or p in properties)

@@ -71,7 +71,8 @@ def record_baseline(scenarios: Sequence[str | Path], output: str | Path, *, repe
 
     unknown = [m for m in metrics if m not in DIRECTIONS]
     if unknown:
-        raise SimschedError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(DIRECTIONS)}")
+        raise SimschedError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(DIRECTIONS)}",
+                             field="--metric")
     if not scenarios:
         raise SimschedError("name at least one scenario file to record")
     base = Path(output).resolve().parent
@@ -252,9 +253,9 @@ def compare_baseline(path: str | Path, *, tolerance: float = 0.05, confidence: f
     """Re-run every scenario of the baseline at ``path`` with its stored seed and repetitions and
     compare (see the module docstring).  Cost: one full run per scenario."""
     if not tolerance >= 0:
-        raise SimschedError(f"the tolerance must be >= 0, got {tolerance}")
+        raise SimschedError(f"the tolerance must be >= 0, got {tolerance}", field="--tolerance")
     if not 0 < confidence < 1:
-        raise SimschedError(f"the confidence must be between 0 and 1, got {confidence}")
+        raise SimschedError(f"the confidence must be between 0 and 1, got {confidence}", field="--confidence")
     doc = load_baseline(path)
     base = Path(path).resolve().parent
     directions = doc.get("metrics") or {m: DIRECTIONS[m] for m in DEFAULT_METRICS}

@@ -110,7 +110,8 @@ def check_batch_policy(name: str, examples: int = 50, seed: int = 0, *, params: 
     registry.create(name, kinds=("batch",), **params)
     unknown = set(properties or ()) - set(BATCH_PROPERTIES)
     if unknown:
-        raise SimschedError(f"unknown contract properties {sorted(unknown)}; choose from {list(BATCH_PROPERTIES)}")
+        raise SimschedError(f"unknown contract properties {sorted(unknown)}; choose from {list(BATCH_PROPERTIES)}",
+                             field="--property")
     space = ProblemSpace(min_tasks=1, max_tasks=25, min_processors=1, max_processors=8)
     report = ContractReport(name, "batch", registry.origin(name), seed, space,
                             scope="cluster logs of up to 25 rigid jobs on 8 processors")

@@ -145,7 +145,8 @@ def check_scheduler(
               and not (p in ONLINE_ONLY and subject.kind != "online")]
     unknown = set(properties or ()) - set(PROPERTIES)
     if unknown:
-        raise SimschedError(f"unknown contract properties {sorted(unknown)}; choose from {list(PROPERTIES)}")
+        raise SimschedError(f"unknown contract properties {sorted(unknown)}; choose from {list(PROPERTIES)}",
+                             field="--property")
     report = ContractReport(subject.label, subject.kind, subject.origin, seed, space)
     seeds = st.integers(0, 2**32 - 1)
     checks: dict[str, Callable[..., None]] = {

@@ -141,11 +141,13 @@ class DeepSchedConfig(_Strict):
 def load_config(path: str | Path) -> DeepSchedConfig:
     """Read and validate a YAML configuration; every problem → :class:`SimschedError` naming the
     field path (exit 2)."""
+    from simsched.fileio import not_a_file
     from simsched.yamlio import load_yaml  # depth and size limits, lines in errors
 
     p = Path(path)
-    if not p.is_file():
-        raise SimschedError(f"{p}: no such configuration file")
+    if (why := not_a_file(p)) is not None:  # never opened: a FIFO or a device cannot block
+        raise SimschedError("no such configuration file" if why == "does not exist" else
+                            f"{why} (give a DeepSched configuration file)", file=p)
     document = load_yaml(p, require_mapping=False)
     return config_from_dict(document.data, base_dir=p.resolve().parent, source=str(p), line_of=document.line_of)
 

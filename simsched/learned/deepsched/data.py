@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simsched import limits
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_path
 from simsched.learned.deepsched.config import DataConfig, Family, PlatformSpec
@@ -175,9 +176,11 @@ def write_shard(path: Path, records: list[dict]) -> None:
 
 
 def read_shard(path: Path) -> Iterator[dict]:
-    """The instances of one shard as dicts of arrays (the inverse of :func:`write_shard`)."""
+    """The instances of one shard as dicts of arrays (the inverse of :func:`write_shard`); a regular file
+    within ``max_file_mb`` (a FIFO, folder or device in its place is refused, never opened), no pickles."""
+    limits.check_file_size(path)
     try:
-        z = np.load(path)
+        z = np.load(path, allow_pickle=False)
         if int(z["version"]) != FEATURE_VERSION:
             raise SimschedError(f"{path}: shard of feature version {int(z['version'])}, this simsched "
                                 f"uses {FEATURE_VERSION}; regenerate the data")

@@ -35,14 +35,7 @@ def prepare_data(cfg: DeepSchedConfig, progress: Callable[[str, int, int], None]
     out = cfg.path(cfg.data.dir)
     manifest = out / "manifest.json"
     want = cfg.data.model_dump(mode="json")
-    previous: dict = {}
-    if manifest.is_file():
-        try:
-            previous = json.loads(manifest.read_text())
-        except (OSError, ValueError):
-            previous = {}
-    if not isinstance(previous, dict):
-        previous = {}
+    previous = read_manifest(out) or {}
     if not force and previous.get("data") == want and all((out / f).is_file() for f in previous.get("files", [])):
         return out
     if out.exists() and not out.is_dir():
@@ -61,14 +54,40 @@ def prepare_data(cfg: DeepSchedConfig, progress: Callable[[str, int, int], None]
     return out
 
 
-def shard_files(data_dir: Path) -> list[str] | None:
-    """The shard names ``manifest.json`` of ``data_dir`` lists, or ``None`` without a manifest."""
-    try:
-        doc = json.loads((data_dir / "manifest.json").read_text())
-    except (OSError, ValueError):
+def read_manifest(data_dir: Path) -> dict[str, Any] | None:
+    """``manifest.json`` of the data folder ``data_dir`` (``None`` when there is none), read by
+    :func:`simsched.limits.read_json` (a regular file within ``max_file_mb``, at most ``max_depth`` deep;
+    a FIFO is never opened): an object whose ``data`` is an object and ``files`` a list of shard names
+    (text).  :class:`SimschedError` naming the file and the field otherwise (delete it: the data is
+    generated again).  O(size of the file)."""
+    import os
+
+    from simsched import limits
+    from simsched.errors import shown
+
+    path = data_dir / "manifest.json"
+    if not os.path.lexists(path):
         return None
-    files = doc.get("files") if isinstance(doc, dict) else None
-    return [str(f) for f in files] if isinstance(files, list) else None
+    fix = "; delete it (the training data is generated again)"
+    try:
+        doc = limits.read_json(path, what="a DeepSched data manifest")
+    except SimschedError as exc:
+        raise SimschedError(exc.message + fix, file=exc.file, line=exc.line, field=exc.field) from None
+    if not isinstance(doc, dict):
+        raise SimschedError(f"a data manifest is an object {{data, files}}{fix}", file=path)
+    if "data" in doc and not isinstance(doc["data"], dict):
+        raise SimschedError(f"{shown(doc['data'], 40)} is not an object{fix}", file=path, field="data")
+    files = doc.get("files", [])
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise SimschedError(f"{shown(files, 40)} is not a list of shard names{fix}", file=path, field="files")
+    return doc
+
+
+def shard_files(data_dir: Path) -> list[str] | None:
+    """The shard names ``manifest.json`` of ``data_dir`` lists (:func:`read_manifest`), or ``None``
+    without a manifest."""
+    doc = read_manifest(data_dir)
+    return None if doc is None else list(doc.get("files", []))
 
 
 def resolve_device(device: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -174,6 +175,80 @@ def run_document_days(doc: dict) -> dict:
             "jct_mean": {k: jct[k] for k in order}}
 
 
+def _number(value: Any, path: str, field: str) -> float:
+    """``value`` as a float when it is a finite number (not a boolean); :class:`SimschedError` naming the
+    file and ``field`` otherwise."""
+    import math
+
+    from simsched.errors import SimschedError, shown
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
+        raise SimschedError(f"{shown(value, 40)} is not a finite number", file=path, field=field)
+    return float(value)
+
+
+def read_days_file(path: str) -> dict[str, Any]:
+    """A ``--merge`` file as this module's ``--json`` layout (``shift``, ``wall_s``, ``jct_mean``): read by
+    the project's bounded readers — a ``simsched run --json`` document by
+    :func:`~simsched.run.document.load_document`, this module's own by :func:`simsched.limits.read_json`
+    (a regular file within ``max_file_mb``, at most ``max_depth`` deep) and checked: ``jct_mean`` maps each
+    label to ``{day: finite number}`` (days whole numbers of at least 0), ``wall_s`` each of those labels to
+    a finite number, ``shift`` text or null.  :class:`SimschedError` naming the file and the field
+    (``jct_mean.rl.3``) otherwise.  O(size of the file)."""
+    from simsched import limits
+    from simsched.errors import SimschedError, shown
+
+    doc = limits.read_json(path, what="a --json file of this module or of `simsched run`")
+    if isinstance(doc, dict) and "results" in doc:
+        from simsched.run.document import load_document
+
+        return run_document_days(load_document(path, schedules=False))
+    if not isinstance(doc, dict):
+        raise SimschedError("not a --json file of this module: expected an object with jct_mean and wall_s",
+                            file=path)
+    for key in ("jct_mean", "wall_s"):
+        if not isinstance(doc.get(key), dict):
+            raise SimschedError(f"{'missing' if key not in doc else shown(doc[key], 40)}: an object by scheduler "
+                                f"label is needed (a --json file of this module)", file=path, field=key)
+    shift = doc.get("shift")
+    if shift is not None and not isinstance(shift, str):
+        raise SimschedError(f"{shown(shift, 40)} is not a shift name", file=path, field="shift")
+    jct: dict[str, dict[str, float]] = {}
+    wall: dict[str, float] = {}
+    for label, days in doc["jct_mean"].items():
+        if not isinstance(days, dict):
+            raise SimschedError(f"{shown(days, 40)}: an object {{day: mean JCT}} is needed", file=path,
+                                field=f"jct_mean.{label}")
+        for day, value in days.items():
+            if not (day.isascii() and day.isdigit() and len(day) <= 19 and int(day) <= limits.MAX_INT):
+                raise SimschedError(f"{shown(day, 40)} is not a day (a seed: a whole number from 0 to 2**63 - 1)",
+                                    file=path, field=f"jct_mean.{label}")
+            jct.setdefault(label, {})[day] = _number(value, path, f"jct_mean.{label}.{day}")
+        if label not in doc["wall_s"]:
+            raise SimschedError(f"missing: the wall time of {shown(label, 40)} (every label of jct_mean has one)",
+                                file=path, field="wall_s")
+        wall[label] = _number(doc["wall_s"][label], path, f"wall_s.{label}")
+    return {"scenario": doc.get("scenario"), "shift": shift, "wall_s": wall, "jct_mean": jct}
+
+
+def merge_files(paths: Sequence[str], shift_rows: bool) -> str:
+    """The table (``shift_rows``: one row per shift) of the ``--merge`` files ``paths``, each read by
+    :func:`read_days_file`; a label's days are the union over the files.  O(total size)."""
+    by_shift: dict[str, dict[str, dict[int, float]]] = {}
+    wall: dict[str, float] = {}
+    for path in paths:
+        doc = read_days_file(path)
+        jct = by_shift.setdefault(doc.get("shift") or "none (the scenario itself)", {})
+        for k, d in doc["jct_mean"].items():  # files on other days of the same label add days
+            days = jct.setdefault(k, {})
+            if not set(map(int, d)) <= set(days):  # a rerun of the same days adds no wall time
+                wall[k] = wall.get(k, 0.0) + doc["wall_s"][k]
+            days.update({int(s): v for s, v in d.items()})
+    if shift_rows:
+        return shift_table(by_shift)
+    return "\n".join(table(jct, wall) for jct in by_shift.values())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from simsched.errors import SimschedError
 
@@ -192,24 +267,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="LABEL=SPEC or SPEC (name:key=value:...); the first is the reference")
     args = ap.parse_args(argv)
     if args.merge:
-        by_shift: dict[str, dict[str, dict[int, float]]] = {}
-        wall: dict[str, float] = {}
-        for path in args.merge:
-            with open(path) as fh:
-                doc = json.load(fh)
-            if "results" in doc:  # a `simsched run --json` document: per-day rows, srjf-eft (if run) first
-                doc = run_document_days(doc)
-            jct = by_shift.setdefault(doc.get("shift") or "none (the scenario itself)", {})
-            for k, d in doc["jct_mean"].items():  # files on other days of the same label add days
-                days = jct.setdefault(k, {})
-                if not set(map(int, d)) <= set(days):  # a rerun of the same days adds no wall time
-                    wall[k] = wall.get(k, 0.0) + doc["wall_s"][k]
-                days.update({int(s): v for s, v in d.items()})
-        if args.shift_table:
-            print(shift_table(by_shift))
-        else:
-            for jct in by_shift.values():
-                print(table(jct, wall))
+        try:
+            print(merge_files(args.merge, args.shift_table))
+        except SimschedError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         return 0
     if not args.scheduler or args.seed is None:
         ap.error("give --seed and at least one -s/--scheduler (or --merge)")
@@ -229,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seeds = range(args.seed, args.seed + args.seeds)
         jct, wall = compare(sc, labels, specs, seeds)
     except SimschedError as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     shift = f" shift {args.shift}" if args.shift else ""
     print(f"{args.scenario}{shift}: days {args.seed}-{args.seed + args.seeds - 1}")

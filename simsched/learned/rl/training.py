@@ -14,6 +14,7 @@ The command draws the progress bars: each stage takes callbacks and imports torc
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,18 +53,44 @@ def steps_to_best(history: list[dict]) -> int:
     return int(min(evaluated, key=lambda h: h["eval_ratio"])["real_steps"])
 
 
-def model_free_steps(out: Path) -> int:
-    """Real steps of the model-free agent in ``out``: from its training history, else from its
-    checkpoint's record (a shipped ``rl.pt`` copied there); 0 when neither is there."""
-    hist_path = out / "rl_history.json"
-    if hist_path.exists():
-        from simsched.limits import read_json
+_HISTORY_NUMBERS = ("real_steps", "eval_ratio", "imagined_return")
+"""Fields of a history record that are read as numbers (``real_steps`` a whole number of at least 0)."""
 
-        history = read_json(hist_path, what="a training history")
-        if not (isinstance(history, list) and all(isinstance(h, dict) for h in history)):
-            raise SimschedError("a training history is a JSON list of records (written by `simsched train rl`)",
-                                file=hist_path)
-        return steps_to_best(history)
+
+def read_history(path: Path) -> list[dict[str, Any]]:
+    """The training history ``path`` (``rl_history.json``, ``world_history.json``; ``[]`` when absent),
+    read by :func:`simsched.limits.read_json` (a regular file within ``max_file_mb``, at most ``max_depth``
+    deep): a JSON list of records whose :data:`_HISTORY_NUMBERS` are finite numbers (``real_steps`` a whole
+    number of at least 0).  :class:`SimschedError` naming the file and the field otherwise.  O(size)."""
+    import math
+
+    from simsched import limits
+    from simsched.errors import shown
+
+    if not os.path.lexists(path):
+        return []
+    history = limits.read_json(path, what="a training history")
+    if not (isinstance(history, list) and all(isinstance(h, dict) for h in history)):
+        raise SimschedError("a training history is a JSON list of records (written by `simsched train rl`)",
+                            file=path)
+    for k, record in enumerate(history):
+        for key in _HISTORY_NUMBERS:
+            if key not in record:
+                continue
+            v = record[key]
+            whole = key != "real_steps" or (isinstance(v, int) and 0 <= v <= limits.MAX_INT)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not whole:
+                want = "a whole number of at least 0" if key == "real_steps" else "a finite number"
+                raise SimschedError(f"{shown(v, 40)} is not {want}", file=path, field=f"[{k}].{key}")
+    return history
+
+
+def model_free_steps(out: Path) -> int:
+    """Real steps of the model-free agent in ``out``: from its training history (:func:`read_history`),
+    else from its checkpoint's record (a shipped ``rl.pt`` copied there); 0 when neither is there."""
+    hist_path = out / "rl_history.json"
+    if os.path.lexists(hist_path):
+        return steps_to_best(read_history(hist_path))
     if (out / "rl.pt").exists():
         from simsched.learned.rl import checkpoint
 
@@ -137,8 +164,7 @@ def report_stage(cfg: TrainConfig, out: Path, rl_net: Any, world: Any, say: Call
     jobs = cfg.reward == "jobs"
     final = final_evaluation(cfg, None if jobs else rl_net, world)
     table = job_comparison(cfg, rl_net) if jobs else None
-    hist = {k: json.loads((out / f"{k}.json").read_text()) if (out / f"{k}.json").exists() else []
-            for k in ("rl_history", "world_history")}
+    hist = {k: read_history(out / f"{k}.json") for k in ("rl_history", "world_history")}
     steps = {"rl": model_free_steps(out),
              "rl-world": hist["world_history"][-1]["real_steps"] if hist["world_history"] else 0}
     data = {"scenario": cfg.scenario, "tasks": list(cfg.tasks), "final_seeds": cfg.eval.final_seeds,

@@ -37,8 +37,8 @@ One module per concern, each importing only those listed before it:
   foreign, wrong kind), by family: torch checkpoints, JSON, CSV traces, results tables;
 * :mod:`~.readback`: every kind of file simsched reads back (checkpoints, traces, results stores,
   documents, sweep CSVs), the command that reads it, its valid file and its cases (issue 40);
-* :mod:`~.campaign`: all cases, their coverage (read-back kinds counted), a sample, the summary table,
-  :func:`main`.
+* :mod:`~.campaign`: all cases, their coverage (read-back kinds counted), a sample, the summary table
+  (weak messages counted: :func:`~.campaign.weak`), :func:`main`.
 
 Cost: one fork per case (about 0.05-0.5 s each for the small bases used); the whole campaign is
 ``len(all_cases(app))`` cases (about 3,400).
@@ -46,7 +46,16 @@ Cost: one fork per case (about 0.05-0.5 s each for the small bases used); the wh
 
 from __future__ import annotations
 
-from simsched.testing.hostile.campaign import all_cases, all_targets, coverage, iter_targets, main, sample, summary
+from simsched.testing.hostile.campaign import (
+           all_cases,
+           all_targets,
+           coverage,
+           iter_targets,
+           main,
+           sample,
+           summary,
+           weak,
+)
 from simsched.testing.hostile.commands import OptionTarget, prepare, walk_commands
 from simsched.testing.hostile.documents import Case
 from simsched.testing.hostile.readback import KINDS as READBACK_KINDS
@@ -58,4 +67,4 @@ from simsched.testing.hostile.values import expected_refusal, kind_of
 __all__ = ["READBACK_KINDS", "Case", "FieldTarget", "OptionTarget", "Outcome", "all_cases", "all_targets",
            "coverage", "expected_refusal", "iter_targets", "judge", "kind_of", "main", "prepare", "prepare_readbacks",
            "readback_cases", "readback_kinds", "run_campaign", "run_case", "sample", "summary", "unreached_models",
-           "walk_commands", "walk_schema"]
+           "walk_commands", "walk_schema", "weak"]

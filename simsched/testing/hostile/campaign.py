@@ -9,6 +9,7 @@ them (:func:`sample`), prints the summary table and is the campaign's entry (:fu
 from __future__ import annotations
 
 import random
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -97,6 +98,32 @@ def base_cases() -> list[Case]:
     return out
 
 
+_AT_LINE = r":\d+: "
+_OPTION = re.compile(r"(?:^|[\s'\"(])--?[A-Za-z][\w-]*")
+
+
+def weak(outcome: Outcome) -> bool:
+    """Whether a refusal names less than the place that led to it (issue 40's weak messages): a field's
+    refusal without its document's ``FILE:LINE:``; a file a scenario names (a trace, a checkpoint) refused
+    without that chain (``s.yaml:8: workload.stream.swf: jobs.swf:2: ...``); a named option's refusal
+    naming neither an option nor a file's line.  A whole document's refusal, a positional argument's and
+    a file given on the command line are judged by their needles alone (``not located``).  O(len(line))."""
+    case, line = outcome.case, outcome.line
+    group = case.target.split(":")[0]
+    if case.expect == "run" or not line.startswith("error: ") or group in ("base", "document"):
+        return False
+    if group == "option":
+        if not case.target.split()[-1].startswith("-"):
+            return False  # a positional argument: its value (a path, a name) is the place
+        named = any(f"{a}:" in line for a in case.argv if len(a) > 2 and not a.startswith("-"))  # a file given
+        return not (named or _OPTION.search(line) or re.search(r"[^\s:]+" + _AT_LINE, line))
+    if group == "readback" and not case.named_in:
+        return False  # a file named on the command line: naming it is the whole place
+    files = [case.named_in] if case.named_in else [*case.needles, *(a for a in case.argv
+                                                                    if a.endswith((".yaml", ".yml")))]
+    return not any(f and re.search(re.escape(f) + _AT_LINE, line) for f in files)
+
+
 def summary(outcomes: Sequence[Outcome], cover: dict[str, Any] | None = None) -> str:
     """The summary table: verdicts by kind of target, the expected failures apart, then coverage."""
     rows: Counter[tuple[str, str]] = Counter()
@@ -111,9 +138,11 @@ def summary(outcomes: Sequence[Outcome], cover: dict[str, Any] | None = None) ->
     for g in groups:
         text.append(f"{g:<12} " + " ".join(f"{rows[(g, v)]:>{width}}" for v in verdicts))
     bad = [o for o in outcomes if not o.clean and o.case.expected_failure is None]
+    weak_ones = [o for o in outcomes if o.clean and weak(o)]
     text.append(f"{len(outcomes)} cases: {sum(o.clean for o in outcomes)} clean, {len(bad)} not clean"
                 + (f", {sum(1 for o in outcomes if not o.clean and o.case.expected_failure)} expected to pass "
-                   f"(marked expected failures)" if any(o.case.expected_failure for o in outcomes) else ""))
+                   f"(marked expected failures)" if any(o.case.expected_failure for o in outcomes) else "")
+                + f"; weak messages: {len(weak_ones)} (clean refusals that name less than the place)")
     if cover is not None:
         text.append(f"attacked: {cover['fields']} scenario/study fields ({cover['field_places']} places) and "
                     f"{cover['options']} command options and arguments; not attacked: "
@@ -127,10 +156,16 @@ def summary(outcomes: Sequence[Outcome], cover: dict[str, Any] | None = None) ->
     for o in outcomes:
         if o.case.target.startswith("readback:") and o.case.expect != "run":
             kinds[(o.case.target.removeprefix("readback:"), o.clean or o.case.expected_failure is not None)] += 1
-    for kind in dict.fromkeys(k for k, _ in kinds):
+    attacked = list(dict.fromkeys(k for k, _ in kinds))
+    if attacked:
+        text.append(f"read-back attacks run: {sum(kinds.values())} on {len(attacked)} kind"
+                    f"{'s' if len(attacked) != 1 else ''} of file")
+    for kind in attacked:
         text.append(f"  {kind}: {kinds[(kind, True)]} of {kinds[(kind, True)] + kinds[(kind, False)]} attacks clean")
     for o in bad[:200]:
         text.append(f"  {o.verdict}: {o.case.name} [{' '.join(a[:40] for a in o.case.argv)}]: {o.line}")
+    for o in weak_ones[:50]:
+        text.append(f"  weak: {o.case.name}: {o.line}")
     return "\n".join(text)
 
 

@@ -129,6 +129,7 @@ class Case:
     outputs: tuple[str, ...] = ()  # files the command may replace when it runs (exit 0)
     setup: list[str] = field(default_factory=list)  # a command run in the case's folder first (its files: inputs)
     transform: Callable[[Any], None] | None = None  # then applied to the folder (a Path): the attack on what it wrote
+    named_in: str = ""  # the scenario that names the file attacked (its refusal must chain from its line)
 
     @property
     def name(self) -> str:

@@ -18,6 +18,8 @@ the ones shipped with simsched.  Cost: one fork per case, as every case of the c
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import os
 import tempfile
 from collections.abc import Callable
@@ -75,6 +77,10 @@ class ReadBack:
     runs: bool = True
     outputs: tuple[str, ...] = ()
     needles: tuple[str, ...] = field(default=())
+    named_in: str = ""
+    """The scenario file that names the file read back (a trace, a checkpoint in a scheduler entry), whose
+    ``FILE:LINE: field:`` the refusal must begin with (a chain, :func:`~.campaign.weak`); empty for a file
+    named on the command line."""
     setup: tuple[str, ...] = ()
     """A command that writes the valid file in the case's own folder first (a results store's identity
     names the scenario's absolute path, so a store written elsewhere belongs to another search); the
@@ -145,22 +151,41 @@ def _document_attacks(valid: bytes) -> dict[str, Attack]:
                         others={"a sweep's CSV": _prepared("results.csv"), "a scenario": lambda: dump(graph_doc())})
 
 
+def _sweep_attacks(valid: bytes) -> dict[str, Attack]:
+    """A results table's attacks, and its rows as an earlier simsched wrote them (no version nor digest
+    column): read with a warning, or recomputed on ``--resume`` with a line saying how many."""
+    out = table_attacks(valid, metric="makespan", identity=("scheduler", "seed", "point_id", "digest"))
+    rows = list(csv.reader(io.StringIO(valid.decode("utf-8"), newline="")))
+    if rows and "version" in rows[0] and "digest" in rows[0]:
+        keep = [k for k, c in enumerate(rows[0]) if c not in ("version", "digest")]
+        text = io.StringIO(newline="")
+        csv.writer(text, lineterminator="\n").writerows([[r[k] for k in keep] for r in rows])
+        out["identity: an earlier simsched's rows (no version nor digest)"] = Attack(text.getvalue().encode(),
+                                                                                     expect="refuse-or-warn")
+    return out
+
+
+def _study_around() -> dict[str, bytes]:
+    return {**common_files(), "s.yaml": dump(graph_doc()), "study.yaml": dump(study_doc())}
+
+
 GRAPH_RL = graph_doc()
 KINDS: tuple[ReadBack, ...] = (
     ReadBack("checkpoint rl", "ck.pt", ("run", "s.yaml"), _with(GRAPH_RL, {"name": "rl", "checkpoint": "ck.pt"}),
-             _shipped("rl"), _checkpoint("rl", ("ppo", "hidden"), ("ppo", "layers"))),
+             _shipped("rl"), _checkpoint("rl", ("ppo", "hidden"), ("ppo", "layers")), named_in="s.yaml"),
     ReadBack("checkpoint rl (train rl --resume)", "out/rl.pt",
              ("train", "rl", "s.yaml", "--budget-min", "0.01", "-o", "out", "--resume"),
              _with(stream_doc()), _shipped("rl"), _checkpoint("rl", ("ppo", "hidden"), ("ppo", "layers")), runs=False,
              needles=("rl.pt",)),
     ReadBack("checkpoint rl-world", "ck.pt", ("run", "s.yaml"),
              _with(GRAPH_RL, {"name": "rl-world", "checkpoint": "ck.pt"}), _shipped("rl-world"),
-             _checkpoint("rl-world", ("world", "lstm"), ("world", "ensemble"))),
+             _checkpoint("rl-world", ("world", "lstm"), ("world", "ensemble")), named_in="s.yaml"),
     ReadBack("checkpoint deepsched", "ck.pt", ("run", "s.yaml"),
              _with(GRAPH_RL, {"name": "deepsched", "checkpoint": "ck.pt"}), _shipped("deepsched"),
-             _checkpoint("deepsched", ("model", "hidden"), ("model", "dag_layers"))),
+             _checkpoint("deepsched", ("model", "hidden"), ("model", "dag_layers")), named_in="s.yaml"),
     ReadBack("checkpoint rl-gate", "g.json", ("run", "s.yaml"),
-             _with(stream_doc(), {"name": "rl-gate", "checkpoint": "g.json"}), _shipped("rl-gate"), _gate_attacks),
+             _with(stream_doc(), {"name": "rl-gate", "checkpoint": "g.json"}), _shipped("rl-gate"), _gate_attacks,
+             named_in="s.yaml"),
     ReadBack("checkpoint rl-gate (generalise)", "g.json",
              ("generalise", "s.yaml", "-s", "rl-gate:checkpoint=g.json", "--cell", "fresh days", "--days", "2"),
              _with(stream_doc()), _shipped("rl-gate"), _gate_attacks, runs=False),
@@ -168,20 +193,22 @@ KINDS: tuple[ReadBack, ...] = (
              lambda v: trace_attacks(v, tiny=("; MaxProcs: 4\n", "1 0 0 1 1 -1 -1 1 1 -1 1 1 1 -1 -1 -1 -1 -1\n"),
                                      number_cell=_first_number(JOBS_SWF, 1, 3, " "),
                                      header=lambda text: JOBS_SWF.replace("MaxProcs: 4", f"MaxProcs: {text}").encode(),
-                                     others={"a GPU CSV": lambda: GPU_CSV.encode()})),
+                                     others={"a GPU CSV": lambda: GPU_CSV.encode()}), named_in="s.yaml"),
     ReadBack("trace gpu csv", "g.csv", ("run", "s.yaml"),
              _with(cluster_doc(), stream={"gpu_trace": "g.csv"}), lambda: GPU_CSV.encode(),
              lambda v: trace_attacks(v, tiny=("job,submit,gpus,duration\n", "j,0,1,1\n"),
                                      number_cell=_first_number(GPU_CSV, 1, 2),
-                                     others={"an SWF log": lambda: JOBS_SWF.encode()})),
+                                     others={"an SWF log": lambda: JOBS_SWF.encode()}), named_in="s.yaml"),
     ReadBack("trace arrivals csv", "arrivals.csv", ("run", "s.yaml"), _with(traced_doc()),
              lambda: ARRIVALS_CSV.encode(),
              lambda v: trace_attacks(v, tiny=("time,job\n", "0,j\n"), number_cell=_first_number(ARRIVALS_CSV, 1, 0),
-                                     others={"a down-interval trace": lambda: DOWN_CSV.encode()})),
+                                     others={"a down-interval trace": lambda: DOWN_CSV.encode()}),
+             named_in="s.yaml"),
     ReadBack("trace down-interval csv", "down.csv", ("run", "s.yaml"), _with(stream_doc()), lambda: DOWN_CSV.encode(),
              lambda v: trace_attacks(v, tiny=("processor,start,end\n", "P0,5,6\n"),
                                      number_cell=_first_number(DOWN_CSV, 1, 1),
-                                     others={"an arrival trace": lambda: ARRIVALS_CSV.encode()})),
+                                     others={"an arrival trace": lambda: ARRIVALS_CSV.encode()}),
+             named_in="s.yaml"),
     ReadBack("store capacity days", "days.csv", ("capacity", "c.yaml", "--results", "days.csv", "--resume"),
              _store_around, _prepared("days.csv"),
              lambda v: table_attacks(v, metric="makespan", identity=("task_id", "point_id", "seed", "capacity"),
@@ -193,8 +220,11 @@ KINDS: tuple[ReadBack, ...] = (
     ReadBack("document batch run --json", "results.json", ("report", "results.json", "-o", "r.html"), common_files,
              _prepared("batch.json"), _document_attacks, outputs=("r.html",)),
     ReadBack("csv sweep results", "results.csv", ("summarize", "results.csv"), common_files,
-             _prepared("results.csv"),
-             lambda v: table_attacks(v, metric="makespan", identity=("scheduler", "seed", "point_id"))),
+             _prepared("results.csv"), _sweep_attacks),
+    ReadBack("csv sweep results (sweep --resume)", "results.csv",
+             ("sweep", "study.yaml", "--output", "results.csv", "--resume", "--workers", "1"), _study_around,
+             _prepared("results.csv"), _sweep_attacks,
+             outputs=("results.csv", "results.csv.parts", "results.csv.study.json")),
 )
 """Every kind of file read back that the campaign attacks."""
 
@@ -226,7 +256,7 @@ def readback_cases(kinds: tuple[ReadBack, ...] = KINDS) -> list[Case]:
                             outputs=rb.outputs, setup=list(rb.setup), transform=_attack_there(rb, what))
             else:
                 case = Case(target, what, list(rb.argv), _files(rb, attack), expect=attack.expect, needles=needles_of,
-                            outputs=rb.outputs)
+                            outputs=rb.outputs, named_in=rb.named_in)
                 if attack.special:
                     case.special[rb.file] = attack.special
             out.append(case)

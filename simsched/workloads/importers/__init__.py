@@ -85,11 +85,19 @@ def detect_form(path: str | Path, *, for_writing: bool = False) -> str:
                         f"{', '.join(sorted({*_BY_SUFFIX, '.json'}))} (or give the form explicitly)", file=p)
 
 
+def check_form(form: str | None, *, writing: bool = False, option: str | None = None) -> None:
+    """Refuse a ``form`` no importer reads (``writing``: no exporter writes), naming ``option`` (the command
+    line's ``--from``/``--to``) when given; ``None`` (detect from the name) passes.  O(forms)."""
+    table = EXPORTERS if writing else IMPORTERS
+    if form is not None and form not in table:
+        what = f"cannot write form {form!r}; writable" if writing else f"unknown workload form {form!r}; known"
+        raise SimschedError(f"{what}: {', '.join(table)}", field=option)
+
+
 def load(path: str | Path, form: str | None = None, **options: Any) -> TaskGraph:
     """Read a workload file in ``form`` (detected from the name when ``None``)."""
     form = form or detect_form(path)
-    if form not in IMPORTERS:
-        raise SimschedError(f"unknown workload form {form!r}; known: {', '.join(IMPORTERS)}")
+    check_form(form)
     try:
         return IMPORTERS[form](Path(path) if form != "model" else str(path), **options)
     except TypeError as e:
@@ -101,6 +109,5 @@ def load(path: str | Path, form: str | None = None, **options: Any) -> TaskGraph
 def save(graph: TaskGraph, path: str | Path, form: str | None = None) -> None:
     """Write ``graph`` to ``path`` in ``form`` (detected from the name when ``None``), atomically."""
     form = form or detect_form(path, for_writing=True)
-    if form not in EXPORTERS:
-        raise SimschedError(f"cannot write form {form!r}; writable: {', '.join(EXPORTERS)}")
+    check_form(form, writing=True)
     EXPORTERS[form](graph, Path(path))

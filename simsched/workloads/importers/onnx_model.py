@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from simsched.errors import SimschedError
+from simsched.fileio import not_a_file
 from simsched.workloads.importers._common import located, require_extra
 from simsched.workloads.taskgraph import TaskGraph
 
@@ -67,8 +68,8 @@ def read_onnx(path: str | Path, *, batch: int = 1) -> TaskGraph:
     """Load an ONNX model file as an operator DAG (see the module docstring)."""
     onnx = require_extra("onnx", "onnx", "reading ONNX models")
     p = Path(path)
-    if not p.is_file():
-        raise SimschedError("file not found", file=p)
+    if (why := not_a_file(p)) is not None:  # never opened: a FIFO or a device cannot block
+        raise SimschedError(why, file=p)
     try:
         model = onnx.load(str(p))
     except Exception as e:  # protobuf DecodeError and friends
