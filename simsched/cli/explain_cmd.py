@@ -56,9 +56,10 @@ def describe_scheduler(name: str, covered: list[str]) -> None:
     """Print scheduler ``name``'s description and what ``explain`` shows step by step
     (:func:`simsched.report.schedulers.scheduler_description`)."""
     from simsched.report.schedulers import scheduler_description
+    from simsched.report.terminal import say
 
     for line in scheduler_description(name, covered):
-        typer.echo(line)
+        say(line)
 
 
 app = typer.Typer(cls=_ExplainGroup, help="Explain how a scheduler decides: HEFT step by step, the greedy gap, "

@@ -21,6 +21,7 @@ import numpy as np
 from rich.markup import escape
 from rich.table import Table
 
+from simsched.report.fit import print_table
 from simsched.report.plots import png_base64
 
 BINS = 120
@@ -44,7 +45,7 @@ def print_batch_report(report: Any, console: Any) -> None:
         table.add_row(escape(r["scheduler"]), f"{r['wait_mean']:.5g}", f"{r['wait_p95']:.5g}",
                       f"[green]{bsld}[/green]" if r["bsld_mean"] <= best else bsld, f"{r['bsld_p95']:.4g}",
                       f"{100 * r['utilisation']:.1f}%", f"{100 * r['lost_capacity']:.1f}%")
-    console.print(table)
+    print_table(console, table)
     for r in report.rows:  # with failures: what they cost each policy
         if "lost_jobs" in r:
             console.print(escape(f"  {r['scheduler']}: {r['failures']} processor failures, {r['requeues']} jobs "
