@@ -174,17 +174,17 @@ def print_mix_table(result: Mapping[str, Any], console: Any) -> None:
                                  "the same for every mix; * the answer, f on the front of "
                                  f"{service} against {by}; Wilson 95% (days), Student's t 95% (means)"))
     costs = cost_keys(result["points"], (service, by))
-    for col in ("mix", "days met", "95% interval", f"{service} mean", f"{by} mean", f"{by} 95% t",
-                *(h for _k, h, _v in costs), ""):
+    for col in ("mix", "", "days met", "95% interval", f"{service} mean", f"{by} mean", f"{by} 95% t",
+                *(h for _k, h, _v in costs)):
         table.add_column(escape(col), justify="left" if col == "mix" else "right", no_wrap=True)
     front = set(result["front"])
     for i, p in enumerate(result["points"]):
         s, c = p["metrics"][service], p["metrics"][by]
         mark = ("*" if i == result["answer"] else "") + ("f" if i in front else "")
-        table.add_row(escape(p["label"]), f"{p['met_days']}/{p['days']}", f"{p['wilson'][0]:.0%}–{p['wilson'][1]:.0%}",
-                      _fmt(s["mean"]), _fmt(c["mean"]), f"{_fmt(c['t_low'])}–{_fmt(c['t_high'])}",
-                      *cost_cells(p, costs), mark)
-    print_table(console, table)
+        table.add_row(escape(p["label"]), mark, f"{p['met_days']}/{p['days']}",
+                      f"{p['wilson'][0]:.0%}–{p['wilson'][1]:.0%}", _fmt(s["mean"]), _fmt(c["mean"]),
+                      f"{_fmt(c['t_low'])}–{_fmt(c['t_high'])}", *cost_cells(p, costs))
+    print_table(console, table, key=2)
     console.print(escape(mix_statement(result)), width=fit_width(console))
 
 

@@ -153,7 +153,7 @@ def column_parts(console: Console, table: Table, width: int, key: int = 1) -> li
     """Groups of column indices, each beginning with the ``key`` leading columns and then consecutive
     other columns, such that each group's table needs at most ``width`` columns with its text wrapped
     (at least one other column per group).  One group (every column) when the table fits.  O(cells)."""
-    if table_width(console, table, least=True) <= width or len(table.columns) <= key + 1:
+    if len(table.columns) <= key + 1:
         return [list(range(len(table.columns)))]
     least = _least_columns(console, table)
     fixed = 1 + sum(least[:key])
@@ -182,11 +182,11 @@ def print_table(console: Console, table: Table, wide: bool = False, key: int = 1
     groups = column_parts(console, table, width, key)
     for i, group in enumerate(groups, 1):
         part = table if len(groups) == 1 else _copy(table, group)
-        if len(groups) > 1:
-            if i < len(groups):  # the caption once, under the last part
-                part.caption = None
+        if len(groups) > 1:  # the title above each part, the caption once after the last, at the terminal's width
             note = f"(part {i} of {len(groups)})"
-            part.title = f"{table.title} {note}" if table.title else note
-            part.title_justify = "left"
+            console.print(f"{table.title} {note}" if table.title else note, width=width, highlight=False)
+            part.title = part.caption = None
         need = 1 + sum(_least_columns(console, part)) if len(groups) > 1 else width
         console.print(part, width=max(width, need))
+    if len(groups) > 1 and table.caption:
+        console.print(table.caption, width=width, highlight=False)
