@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from simsched.report.fit import print_table
-from simsched.report.plots import png_base64
+from simsched.report.plots import plain_numbers, png_base64
 
 BINS = 120
 """Bins of the plotted time-weighted means."""
@@ -103,7 +103,7 @@ def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, waiting
         end = max([float(j["end"]) for j in r["jobs"] if j.get("end") is not None] or [float(tl["t"][-1])])
         t = np.asarray(tl["t"], dtype=np.float64)
         x, u = binned_mean(t, 100.0 * np.asarray(tl["busy"], dtype=np.float64) / processors, end)
-        ax_u.plot((x - first) / scale, u, color=colour, lw=1.1, label=str(r["scheduler"]))
+        ax_u.plot((x - first) / scale, u, color=colour, lw=1.0, alpha=0.85, label=str(r["scheduler"]))
         if tl.get("up") is not None:
             x, up = binned_mean(t, 100.0 * np.asarray(tl["up"], dtype=np.float64) / processors, end)
             ax_u.plot((x - first) / scale, up, color=colour, lw=0.9, ls=":")
@@ -116,12 +116,16 @@ def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, waiting
     ax_q.set_ylim(bottom=0)
     for ax in (ax_u, ax_q):
         ax.grid(alpha=0.3)
-    if runs:
-        ax_u.legend(loc="lower right", fontsize=8, ncol=min(len(runs), 4))
     dotted = " (dotted: processors up)" if any(r["timeline"].get("up") is not None for r in runs) else ""
     ax_u.set_title(f"Utilisation over time{dotted}", fontsize=10)
     ax_q.set_title("Queue length over time", fontsize=10)
-    fig.tight_layout()
+    if runs:  # one legend for both panels, above them: outside the data
+        handles, labels = ax_u.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(runs), 6), fontsize=9, frameon=False,
+                   bbox_to_anchor=(0.5, 1.0))
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
+    else:
+        fig.tight_layout()
     return fig
 
 
@@ -133,7 +137,7 @@ def write_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, path: 
 
     fig = draw_batch_plots(rows, processors)
     try:
-        return save_figure(fig, path, dpi=dpi)
+        return save_figure(plain_numbers(fig), path, dpi=dpi)
     finally:
         plt.close(fig)
 

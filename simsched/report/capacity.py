@@ -23,6 +23,7 @@ from rich.table import Table
 from simsched.capacity.answer import display_of, level_of, one_fewer, shown_level
 from simsched.fileio import save_figure
 from simsched.report.fit import fit_width, print_table
+from simsched.report.labels import place_labels
 
 
 def _fmt(x: float) -> str:
@@ -271,15 +272,13 @@ def write_mix_plot(result: Mapping[str, Any], path: str | Path) -> None:
     pts = result["points"]
     x = [p["metrics"][service]["mean"] for p in pts]
     y = [p["metrics"][by]["mean"] for p in pts]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
     front = result["front"]
-    for i, (xi, yi, p) in enumerate(zip(x, y, pts)):
+    for xi, yi, p in zip(x, y, pts):
         ax.scatter([xi], [yi], c="tab:green" if p["passes"] else "white", edgecolors="tab:green", zorder=3)
-        if i in front or i == result["answer"]:  # labels on the front only: the rest would overlap
-            ax.annotate(p["label"], (xi, yi), fontsize=7, xytext=(4, 4), textcoords="offset points")
     ax.plot([x[i] for i in front], [y[i] for i in front], color="tab:blue", lw=1, label="front")
-    if result["answer"] is not None:
-        a = result["answer"]
+    a = result["answer"]
+    if a is not None:
         ax.scatter([x[a]], [y[a]], s=200, facecolors="none", edgecolors="tab:red", label="cheapest passing")
     for c in result["clauses"]:
         if c["metric"] == service:
@@ -288,7 +287,16 @@ def write_mix_plot(result: Mapping[str, Any], path: str | Path) -> None:
     ax.set_ylabel(f"{by} (mean over days)")
     ax.set_title(f"{result['variant']}: mixes, filled = meets the objective on ≥ {result['on_days']:.0%} of days",
                  fontsize=9)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    # labels on the answer (first, never covered) and the front, each where it overlaps nothing
+    order = ([a] if a is not None else []) + [i for i in front if i != a]
+    placed = place_labels(ax, [(x[i], y[i]) for i in order],
+                          [("answer: " if i == a else "") + pts[i]["label"] for i in order],
+                          [{"color": "tab:red", "fontweight": "bold"} if i == a else {} for i in order])
+    if not all(placed):
+        ax.text(1.01, 0.0, "some front mixes unlabelled\n(no room): see the table", transform=ax.transAxes,
+                fontsize=7, color="#555", va="bottom")
     save_figure(fig, path)
     plt.close(fig)
 
