@@ -21,11 +21,19 @@ import numpy as np
 from rich.markup import escape
 from rich.table import Table
 
-from simsched.report.fit import print_table
+from simsched.report.fit import fit_width, print_table
+from simsched.report.numbers import format_column
 from simsched.report.plots import plain_numbers, png_base64
+from simsched.report.terminal import wrap
 
 BINS = 120
 """Bins of the plotted time-weighted means."""
+
+
+USEFUL_NOTE = ("useful: the completed jobs' work over the processors' time from first submit to last end "
+               "(the results' utilisation); the timeline plot shows busy processors, failed runs included")
+"""One name per meaning: the table's ``useful`` work (``utilisation`` in the results) is not the plot's busy
+processors, which count runs a failure later killed."""
 
 
 def print_batch_report(report: Any, console: Any) -> None:
@@ -35,22 +43,25 @@ def print_batch_report(report: Any, console: Any) -> None:
     down capacity."""
     what = report.scenario.workload.describe()
     table = Table(title=escape(f"{report.scenario.name}: {what} on {report.processors} processors"),
-                  caption=escape("; ".join([*report.notes, "bsld: bounded slowdown, tau = 10 s"])))
+                  caption=escape("; ".join([*report.notes, "bsld: bounded slowdown, tau = 10 s", USEFUL_NOTE])))
     table.add_column("policy", style="bold")
-    for name in ("wait mean", "wait p95", "bsld mean", "bsld p95", "util.", "lost cap."):
+    for name in ("wait mean", "wait p95", "bsld mean", "bsld p95", "useful", "lost cap."):
         table.add_column(name, justify="right")
     best = min((r["bsld_mean"] for r in report.rows), default=float("nan"))
-    for r in report.rows:
-        bsld = f"{r['bsld_mean']:.4g}"
-        table.add_row(escape(r["scheduler"]), f"{r['wait_mean']:.5g}", f"{r['wait_p95']:.5g}",
-                      f"[green]{bsld}[/green]" if r["bsld_mean"] <= best else bsld, f"{r['bsld_p95']:.4g}",
+    plain = {k: format_column([r[k] for r in report.rows], digits=5 if k.startswith("wait") else 4)
+             for k in ("wait_mean", "wait_p95", "bsld_mean", "bsld_p95")}  # fixed notation, one precision per column
+    for i, r in enumerate(report.rows):
+        bsld = plain["bsld_mean"][i]
+        table.add_row(escape(r["scheduler"]), plain["wait_mean"][i], plain["wait_p95"][i],
+                      f"[green]{bsld}[/green]" if r["bsld_mean"] <= best else bsld, plain["bsld_p95"][i],
                       f"{100 * r['utilisation']:.1f}%", f"{100 * r['lost_capacity']:.1f}%")
     print_table(console, table)
     for r in report.rows:  # with failures: what they cost each policy
         if "lost_jobs" in r:
-            console.print(escape(f"  {r['scheduler']}: {r['failures']} processor failures, {r['requeues']} jobs "
-                                 f"requeued, {r['lost_jobs']} lost; work wasted {100 * r['wasted_work']:.1f}%, "
-                                 f"capacity down {100 * r['down_capacity']:.1f}%"), highlight=False)
+            console.print(escape(wrap(f"  {r['scheduler']}: {r['failures']} processor failures, {r['requeues']} jobs "
+                                      f"requeued, {r['lost_jobs']} lost; work wasted {100 * r['wasted_work']:.1f}%, "
+                                      f"capacity down {100 * r['down_capacity']:.1f}%", fit_width(console), "    ")),
+                          highlight=False, soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- series and plots
@@ -109,7 +120,7 @@ def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, waiting
             ax_u.plot((x - first) / scale, up, color=colour, lw=0.9, ls=":")
         x, q = binned_mean(t, np.asarray(tl["queued"], dtype=np.float64), end)
         ax_q.plot((x - first) / scale, q, color=colour, lw=1.1, label=str(r["scheduler"]))
-    ax_u.set_ylabel(f"utilisation (% of {processors} processors)")
+    ax_u.set_ylabel(f"busy processors (% of {processors})")
     ax_u.set_ylim(0, 105)
     ax_q.set_ylabel(f"queue length ({waiting} waiting)")
     ax_q.set_xlabel(f"time since the first submit ({unit})")
@@ -117,7 +128,7 @@ def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, waiting
     for ax in (ax_u, ax_q):
         ax.grid(alpha=0.3)
     dotted = " (dotted: processors up)" if any(r["timeline"].get("up") is not None for r in runs) else ""
-    ax_u.set_title(f"Utilisation over time{dotted}", fontsize=10)
+    ax_u.set_title(f"Busy processors over time, failed runs included{dotted}", fontsize=10)
     ax_q.set_title("Queue length over time", fontsize=10)
     if runs:  # one legend for both panels, above them: outside the data
         handles, labels = ax_u.get_legend_handles_labels()
@@ -144,7 +155,7 @@ def write_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, path: 
 
 # --------------------------------------------------------------------------- the HTML page
 _HTML_COLUMNS = (("wait_mean", "wait mean (s)"), ("wait_p95", "wait p95 (s)"), ("bsld_mean", "bsld mean"),
-                 ("bsld_p95", "bsld p95"), ("utilisation", "utilisation"), ("lost_capacity", "lost capacity"),
+                 ("bsld_p95", "bsld p95"), ("utilisation", "useful work"), ("lost_capacity", "lost capacity"),
                  ("killed_jobs", "killed"), ("failures", "failures"), ("requeues", "requeued"),
                  ("lost_jobs", "lost jobs"), ("wasted_work", "wasted work"), ("down_capacity", "down"))
 _PERCENT = {"utilisation", "lost_capacity", "wasted_work", "down_capacity"}
@@ -177,11 +188,12 @@ def batch_report_html(doc: Mapping[str, Any], css: str = "") -> str:
     plots = ""
     if any(isinstance(r.get("timeline"), Mapping) for r in rows):
         png = png_base64(draw_batch_plots(rows, processors, unit))
-        plots = (f"<h2>Utilisation and queue length over time</h2><figure><img id=\"batch-timeline\" alt=\"utilisation "
-                 f"and queue length over time per policy\" src=\"data:image/png;base64,{png}\">"
-                 f"<figcaption>Time-weighted means over {BINS} equal bins of the engine's state after every "
-                 f"decision point: processors in use over the machine's {processors} (top) and {unit} waiting "
-                 f"(bottom), one line per policy.</figcaption></figure>")
+        plots = (f"<h2>Busy processors and queue length over time</h2><figure><img id=\"batch-timeline\" "
+                 f"alt=\"busy processors and queue length over time per policy\" "
+                 f"src=\"data:image/png;base64,{png}\"><figcaption>Time-weighted means over {BINS} equal bins of "
+                 f"the engine's state after every decision point: processors in use (failed runs included; the "
+                 f"table's useful work counts completed jobs only) over the machine's {processors} (top) and "
+                 f"{unit} waiting (bottom), one line per policy.</figcaption></figure>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(name)}: "
             f"simsched report</title><style>{css}figure img{{max-width:100%}}</style></head><body>"
