@@ -227,3 +227,26 @@ def test_representative_outputs_fit_in_a_terminal(width: int) -> None:
     for args in (["run", "scenarios/energy/power_off.yaml", "-r", "2"], ["run", "scenarios/cluster/dag_gang_jobs.yaml"],
                  ["validate", "scenarios/streams/workflows.yaml"], ["list"]):
         check(args, width, terminal=True)
+
+
+# --------------------------------------------------------------------------- answers that carry their cost
+def test_a_capacity_answer_carries_energy_and_money_per_day(tmp_path: Path) -> None:
+    """Sizing the gpu entry of a platform with power and prices: the table, the answer line and the JSON
+    say what the answer draws and costs per day."""
+    import json
+
+    out = tmp_path / "a.json"
+    text = check(["capacity", "scenarios/energy/gpu_mix.yaml", "--days", "2", "--resource", "gpu",
+                  "--objective", "jct_p95 <= 300", "--json", str(out)], 100)
+    assert "kWh/day" in text and "USD/day" in text and "costs " in " ".join(text.split())
+    level = next(lv for lv in json.loads(out.read_text())["variants"][0]["levels"])
+    assert {"energy_kwh", "cost_usd", "jct_p95"} <= set(level["metrics"])
+
+
+def test_off_for_powered_off_names_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "off.yaml"
+    path.write_text("name: off\nplatform:\n  processors: [{name: cpu, type: cpu, count: 2}]\n  power:\n"
+                    "    types: {cpu: {idle: 20, busy: 95, off: 2}}\nworkload:\n  tasks:\n"
+                    "    - {name: a, cost: [1, 1]}\nschedulers: [heft]\n")
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2 and "powered_off" in result.output and "Keys should be strings" not in result.output
