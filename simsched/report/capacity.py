@@ -24,6 +24,7 @@ from simsched.capacity.answer import display_of, level_of, one_fewer, shown_leve
 from simsched.fileio import save_figure
 from simsched.report.fit import fit_width, print_table
 from simsched.report.labels import place_labels
+from simsched.report.plots import plain_numbers
 
 
 def _fmt(x: float) -> str:
@@ -166,8 +167,8 @@ def print_over_table(over: Mapping[str, Any], console: Any) -> None:
 
 
 def print_mix_table(result: Mapping[str, Any], console: Any) -> None:
-    """One row per mix: days met with the Wilson interval, the service metric's mean and the
-    ``cheapest_by`` mean with their t intervals; ``*`` marks the answer, ``f`` the front."""
+    """One row per mix: ``*`` beside the answer, ``f`` beside the front; days met with the Wilson interval,
+    the service metric's mean, the ``cheapest_by`` mean with its t interval and the other costs per day."""
     service, by = result["service"], result["cheapest_by"]
     table = Table(title=escape(f"cheapest mix by {by}: {result['objective']} on ≥ {result['on_days']:.0%} of days "
                                f"({result['variant']})"),
@@ -175,7 +176,7 @@ def print_mix_table(result: Mapping[str, Any], console: Any) -> None:
                                  "the same for every mix; * the answer, f on the front of "
                                  f"{service} against {by}; Wilson 95% (days), Student's t 95% (means)"))
     costs = cost_keys(result["points"], (service, by))
-    for col in ("mix", "", "days met", "95% interval", f"{service} mean", f"{by} mean", f"{by} 95% t",
+    for col in ("mix", "", "days met", "95% interval", f"{service} mean", f"{by} mean (95% t)",
                 *(h for _k, h, _v in costs)):
         table.add_column(escape(col), justify="left" if col == "mix" else "right", no_wrap=True)
     front = set(result["front"])
@@ -183,8 +184,8 @@ def print_mix_table(result: Mapping[str, Any], console: Any) -> None:
         s, c = p["metrics"][service], p["metrics"][by]
         mark = ("*" if i == result["answer"] else "") + ("f" if i in front else "")
         table.add_row(escape(p["label"]), mark, f"{p['met_days']}/{p['days']}",
-                      f"{p['wilson'][0]:.0%}–{p['wilson'][1]:.0%}", _fmt(s["mean"]), _fmt(c["mean"]),
-                      f"{_fmt(c['t_low'])}–{_fmt(c['t_high'])}", *cost_cells(p, costs))
+                      f"{p['wilson'][0]:.0%}–{p['wilson'][1]:.0%}", _fmt(s["mean"]),
+                      f"{_fmt(c['mean'])} ({_fmt(c['t_low'])}–{_fmt(c['t_high'])})", *cost_cells(p, costs))
     print_table(console, table, key=2)
     console.print(escape(mix_statement(result)), width=fit_width(console))
 
@@ -255,7 +256,7 @@ def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
                  fontsize=10)
     fig.tight_layout()
     try:
-        save_figure(fig, Path(path), dpi=110)
+        save_figure(plain_numbers(fig), Path(path), dpi=110)
     finally:
         plt.close(fig)
 
@@ -297,8 +298,10 @@ def write_mix_plot(result: Mapping[str, Any], path: str | Path) -> None:
     if not all(placed):
         ax.text(1.01, 0.0, "some front mixes unlabelled\n(no room): see the table", transform=ax.transAxes,
                 fontsize=7, color="#555", va="bottom")
-    save_figure(fig, path)
-    plt.close(fig)
+    try:
+        save_figure(plain_numbers(fig), path)
+    finally:
+        plt.close(fig)
 
 
 def write_answer_plot(result: Mapping[str, Any], path: str | Path) -> None:

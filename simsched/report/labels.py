@@ -18,8 +18,9 @@ OFFSETS = [(dx * r, dy * r) for r in (1, 2, 3.5) for dx, dy in
 def place_labels(ax: Any, xy: Sequence[tuple[float, float]], texts: Sequence[str],
                  styles: Sequence[dict[str, Any]] | None = None, fontsize: float = 7) -> list[bool]:
     """Annotate ``ax`` with ``texts[i]`` near data point ``xy[i]``, in order, each at the first offset of
-    :data:`OFFSETS` where its box overlaps no earlier label, no point of ``xy`` and stays within the axes;
-    ``styles[i]`` adds keyword arguments (colour, weight).  Returns whether each label was placed."""
+    :data:`OFFSETS` where its box overlaps no earlier label, no point of ``xy`` and stays within the axes
+    (beyond the first ring, with a thin leader line to its point); ``styles[i]`` adds keyword arguments
+    (colour, weight).  Returns whether each label was placed."""
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
     inside = ax.get_window_extent(renderer)
@@ -41,6 +42,12 @@ def place_labels(ax: Any, xy: Sequence[tuple[float, float]], texts: Sequence[str
             if clear:
                 taken.append(box)
                 done = True
+                if abs(dx) > 6 or abs(dy) > 15:  # away from its point: a thin leader line says whose it is
+                    note.remove()
+                    ax.annotate(text, p, xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                                ha="left" if dx >= 0 else "right", **style,
+                                arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#888", "shrinkA": 0,
+                                            "shrinkB": 3})
                 break
             note.remove()
         placed.append(done)
