@@ -123,8 +123,10 @@ def command_paths() -> set[str]:
 
 
 def _cases(tmp: Path) -> dict[str, list[list[str]] | str]:
-    """A representative, small invocation of each command (or the reason it is left to others)."""
-    corpus = str(ROOT / "tests" / "data" / "wfformat" / "recorded_1.5.json")
+    """A representative, small invocation of each command (or the reason it is left to others), as the
+    docs write them: run from a folder holding ``scenarios/`` and ``tests/`` (:func:`_workspace`), outputs
+    under ``out/`` (``tmp``)."""
+    corpus = "tests/data/wfformat/recorded_1.5.json"
     quick = "scenarios/quickstart.yaml"
     topc = "scenarios/topcuoglu2002.yaml"
     return {
@@ -167,18 +169,28 @@ def test_every_command_of_the_table_has_a_width_case(tmp_path: Path) -> None:
     assert command_paths() <= set(cases), sorted(command_paths() - set(cases))
 
 
+def _workspace(tmp_path: Path) -> Path:
+    """A folder like the docs' reader's: ``scenarios`` and ``tests`` of the checkout linked in, ``out/``
+    empty, so that outputs are named as the docs name them (``out/s.csv``, not a 90-column temporary path)."""
+    for name in ("scenarios", "tests"):
+        (tmp_path / name).symlink_to(ROOT / name, target_is_directory=True)
+    (tmp_path / "out").mkdir()
+    return tmp_path
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 def test_every_documented_command_fits(width: int, tmp_path: Path) -> None:
     """Every case of :func:`_cases`, in order (sweep before summarize, record before compare), piped at
     ``width`` columns."""
     failed = []
-    for path, cases in _cases(tmp_path).items():
+    here = _workspace(tmp_path)
+    for path, cases in _cases(Path("out")).items():
         if isinstance(cases, str) or path not in command_paths():
             continue
         for args in cases:
             try:
-                check(args, width)
+                check(args, width, cwd=here)
             except AssertionError as exc:  # every command's verdict, not only the first one's
                 failed.append(str(exc)[:600])
     assert not failed, "\n".join(failed)
