@@ -28,7 +28,7 @@ def print_scheduler_list(console: Console) -> None:
     table.add_column("name", style="bold")
     table.add_column("kind")
     table.add_column("description", overflow="fold")
-    table.add_column("origin")
+    table.add_column("origin", no_wrap=True)
     for name in registry.names(registry.KINDS):
         try:
             cls = registry.load_class(name)
