@@ -159,7 +159,6 @@ def _cases(tmp: Path) -> dict[str, list[list[str]] | str]:
         "train deepsched": "trains a network for minutes (torch); its progress bar is rich's, at the console's width",
         "train rl": "trains a network for minutes (torch); its progress bar is rich's, at the console's width",
         "docs generate": "hidden: writes the generated reference pages, prints one line per file",
-        "docs check": "hidden: compares the generated reference pages, prints one line per file",
     }
 
 
