@@ -211,6 +211,7 @@ FAST = [
     ["run", "scenarios/energy/power_off.yaml", "-r", "2"],
     ["run", "scenarios/cluster/dag_gang_jobs.yaml"],
     ["run", "scenarios/cluster/gang_pipeline.yaml"],
+    ["run", "scenarios/streams/trace.yaml", "--fresh"],  # 263 columns before: seed lines, load and its warning
     ["validate", "scenarios/streams/workflows.yaml"],
     ["validate", "scenarios/cluster/dag_gang_jobs.yaml"],
     ["explain", "cpop"],
