@@ -22,7 +22,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from simsched.report.fit import fit_width, print_table
-from simsched.report.numbers import format_column
 from simsched.report.plots import plain_numbers, png_base64
 from simsched.report.terminal import wrap
 
@@ -30,10 +29,10 @@ BINS = 120
 """Bins of the plotted time-weighted means."""
 
 
-USEFUL_NOTE = ("useful: the completed jobs' work over the processors' time from first submit to last end "
-               "(the results' utilisation); the timeline plot shows busy processors, failed runs included")
-"""One name per meaning: the table's ``useful`` work (``utilisation`` in the results) is not the plot's busy
-processors, which count runs a failure later killed."""
+USEFUL_NOTE = ("util.: useful work, the completed jobs' work over the processors' time from first submit to "
+               "last end; the timeline plot shows busy processors, failed runs included")
+"""One name per meaning: the table's ``util.`` is useful work (``utilisation`` in the results), not the plot's
+busy processors, which count runs a failure later killed."""
 
 
 def print_batch_report(report: Any, console: Any) -> None:
@@ -45,15 +44,13 @@ def print_batch_report(report: Any, console: Any) -> None:
     table = Table(title=escape(f"{report.scenario.name}: {what} on {report.processors} processors"),
                   caption=escape("; ".join([*report.notes, "bsld: bounded slowdown, tau = 10 s", USEFUL_NOTE])))
     table.add_column("policy", style="bold")
-    for name in ("wait mean", "wait p95", "bsld mean", "bsld p95", "useful", "lost cap."):
+    for name in ("wait mean", "wait p95", "bsld mean", "bsld p95", "util.", "lost cap."):
         table.add_column(name, justify="right")
     best = min((r["bsld_mean"] for r in report.rows), default=float("nan"))
-    plain = {k: format_column([r[k] for r in report.rows], digits=5 if k.startswith("wait") else 4)
-             for k in ("wait_mean", "wait_p95", "bsld_mean", "bsld_p95")}  # fixed notation, one precision per column
-    for i, r in enumerate(report.rows):
-        bsld = plain["bsld_mean"][i]
-        table.add_row(escape(r["scheduler"]), plain["wait_mean"][i], plain["wait_p95"][i],
-                      f"[green]{bsld}[/green]" if r["bsld_mean"] <= best else bsld, plain["bsld_p95"][i],
+    for r in report.rows:
+        bsld = f"{r['bsld_mean']:.4g}"
+        table.add_row(escape(r["scheduler"]), f"{r['wait_mean']:.5g}", f"{r['wait_p95']:.5g}",
+                      f"[green]{bsld}[/green]" if r["bsld_mean"] <= best else bsld, f"{r['bsld_p95']:.4g}",
                       f"{100 * r['utilisation']:.1f}%", f"{100 * r['lost_capacity']:.1f}%")
     print_table(console, table)
     for r in report.rows:  # with failures: what they cost each policy
