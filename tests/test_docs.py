@@ -101,11 +101,23 @@ CHECKED_LINES = ("ok:", "offered load", "warning:", "error:")
 """Printed lines outside tables that the docs test compares whole: verdicts, loads, warnings, errors."""
 
 
+def _paragraphs(text: str) -> list[str]:
+    """``text``'s lines with each wrapped line's indented continuations joined back to it (the CLI wraps
+    its verdicts, loads and warnings to the terminal's width), spaces normalised."""
+    joined: list[str] = []
+    for raw in text.splitlines():
+        if raw.startswith("  ") and raw.strip() and joined and joined[-1].startswith(CHECKED_LINES):
+            joined[-1] += " " + raw.strip()
+        else:
+            joined.append(" ".join(raw.split()))
+    return joined
+
+
 def compare_lines(documented: str, printed: str) -> list[str]:
     """Documented lines starting with one of :data:`CHECKED_LINES` (and without ``...``) that the command did
-    not print, spaces normalised."""
-    got = {" ".join(line.split()) for line in printed.splitlines()}
-    return [line for line in (" ".join(raw.split()) for raw in documented.splitlines())
+    not print, spaces normalised and wrapped lines joined (:func:`_paragraphs`)."""
+    got = set(_paragraphs(printed))
+    return [line for line in _paragraphs(documented)
             if line.startswith(CHECKED_LINES) and "..." not in line and line not in got]
 
 

@@ -128,6 +128,7 @@ class OptimisticPlanner:
 def test_run_warns_when_a_plan_predicts_other_times() -> None:
     result = invoke("run", TOPCUOGLU, "-s", "heft", "-s", f"{__name__}:OptimisticPlanner")
     assert result.exit_code == 0, result.output
-    warnings = [ln for ln in result.output.splitlines() if ln.startswith("warning:")]
+    text = result.output.replace("\n  ", " ")  # a warning is one paragraph, wrapped with indented continuations
+    warnings = [ln for ln in text.splitlines() if ln.startswith("warning:")]
     assert len(warnings) == 1 and "OptimisticPlanner" in warnings[0] and "task '" in warnings[0]
     assert "planned start 0 but simulated" in warnings[0]

@@ -54,7 +54,7 @@ def _scenario(where: Path) -> Path:
 
 def _capacity(*args: str) -> tuple[int, str, str]:
     r = CliRunner().invoke(app, ["capacity", *args, "--all-days"])
-    return r.exit_code, r.stdout, r.stderr
+    return r.exit_code, r.stdout, " ".join(r.stderr.split())  # stderr's notes as one text: they wrap to the width
 
 
 def _answer(path: Path) -> str:

@@ -77,7 +77,8 @@ def test_run_warns_once_per_learned_scheduler_and_records_checkpoint(tmp_path: P
     out = tmp_path / "r.json"
     result = CliRunner().invoke(app, ["run", str(scenario), "--json", str(out)])
     assert result.exit_code == 0, result.output
-    warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    text = result.output.replace("\n  ", " ")  # a warning is one paragraph, wrapped with indented continuations
+    warnings = [line for line in text.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 2, result.output
     assert "deepsched" in warnings[0] and "40 processors" in warnings[0] and "2-16 processors" in warnings[0]
     assert warnings[1].startswith("warning: rl ") and "40 processors" in warnings[1]

@@ -30,7 +30,7 @@ import numpy as np
 
 from simsched.capacity.models.mix import MixModel
 from simsched.capacity.objective import Objective
-from simsched.capacity.search import IN_PROCESS, DayRunner, Level, Progress
+from simsched.capacity.search import COSTS, IN_PROCESS, DayRunner, Level, Progress
 from simsched.errors import SimschedError
 
 
@@ -70,7 +70,7 @@ def find_mix(model: MixModel, objective: Objective, *, variant: str, seed: int =
         raise SimschedError(f"no metric {by!r} in a day's results: cheapest_by needs a power model (energy_kwh, "
                             f"carbon_kg) or prices (cost_usd)", field="capacity.cheapest_by")
     service = objective.clauses[0].metric
-    names = list(dict.fromkeys([*objective.metrics, by]))
+    names = list(dict.fromkeys([*objective.metrics, by, *(m for m in COSTS if m in probe)]))
     requests = [(variant, counts, s) for counts in model.mixes for s in seeds]
     got: dict[int, Mapping[str, float]] = {}
 

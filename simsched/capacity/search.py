@@ -97,6 +97,11 @@ class Level:
                 "metrics": metrics}
 
 
+COSTS = ("energy_kwh", "carbon_kg", "cost_usd")
+"""What a simulated day draws and costs, where the platform has a power model, intensities or prices:
+carried in every level's ``metrics`` beside the objective's (per day, so their means are per day), so that
+an answer says what it costs as well as whether it meets the objective."""
+
 Progress = Callable[[str, int, bool], None]
 """``progress(text, simulations_done, level_done)`` after each simulated day (``level_done``: the
 day was a capacity's last)."""
@@ -140,6 +145,7 @@ class _Fold:
     def __init__(self, capacity: Any, objective: Objective, n_days: int, on_days: float | None) -> None:
         self.capacity, self.objective, self.n = capacity, objective, n_days
         self.values: dict[str, list[float]] = {m: [] for m in objective.metrics}
+        self.costs: tuple[str, ...] | None = None  # the COSTS the days have: known at the first day folded
         self.met: list[bool] = []
         self.waiting: dict[int, Mapping[str, float]] = {}
         self.allowed = math.inf if on_days is None else n_days - math.ceil(on_days * n_days - 1e-9)
@@ -152,8 +158,11 @@ class _Fold:
         while not self.decided and len(self.met) in self.waiting:
             i = len(self.met)
             d = self.waiting.pop(i)
+            if self.costs is None:
+                self.costs = tuple(m for m in COSTS if m in d and m not in self.values)
+                self.values.update({m: [] for m in self.costs})
             for m in self.values:
-                self.values[m].append(float(d[m]))
+                self.values[m].append(float(d.get(m, math.nan)))
             self.met.append(self.objective.met(d))
             stop = len(self.met) - sum(self.met) > self.allowed
             self.decided = stop or len(self.met) == self.n

@@ -22,6 +22,7 @@ from simsched.cli.common import console as common_console
 from simsched.cli.common import keeps_finished_work, recorded_reads
 from simsched.cli.flags import quoted, retired
 from simsched.errors import SimschedError
+from simsched.report.terminal import say
 
 
 class _LiveProgress:
@@ -38,7 +39,7 @@ class _LiveProgress:
     def __call__(self, text: str, sims: int, level_done: bool) -> None:
         if not self.console.is_terminal:
             if level_done:
-                print(f"[{time.perf_counter() - self.t0:5.1f}s] {text}", file=sys.stderr, flush=True)
+                say(f"[{time.perf_counter() - self.t0:5.1f}s] {text}", stderr=True)
             return
         if self.live is None:
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -128,9 +129,9 @@ def capacity_command(
         keep = f"; the days that finished are saved in {results}: continue with --resume" if results else ""
         with keeps_finished_work(progress.close, keep):
             asked = ask(scenario, choices, where, progress, started=progress.started,
-                        notice=lambda line: print(line, file=sys.stderr, flush=True))
+                        notice=lambda line: say(line, stderr=True))
         if asked.note is not None:
-            print(asked.note, file=sys.stderr)
+            say(asked.note, stderr=True)
         print_answer(asked.answer, common_console())
         if plot is not None:
             write_answer_plot(asked.answer, plot)

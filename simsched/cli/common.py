@@ -197,15 +197,18 @@ def _replay(caught: list[warnings.WarningMessage]) -> None:
         key = (str(w.message), w.category, w.filename)
         if key not in seen:
             seen.add(key)
-            if issubclass(w.category, DataRepairWarning):  # what an importer repaired: one plain line
-                sys.stderr.write("warning: " + " ".join(str(w.message).split()) + "\n")
+            if issubclass(w.category, DataRepairWarning):  # what an importer repaired: one plain paragraph
+                warning_line(str(w.message))
             else:
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def warning_line(message: str) -> None:
-    """One ``warning: ...`` line on stderr."""
-    sys.stderr.write("warning: " + " ".join(message.split()) + "\n")
+    """One ``warning: ...`` paragraph on stderr, wrapped to the terminal's width (continuation lines
+    indented; :func:`simsched.report.terminal.say`)."""
+    from simsched.report.terminal import say
+
+    say("warning: " + " ".join(message.split()), stderr=True)
 
 
 class OneLineUsageErrors(typer.core.TyperGroup):

@@ -56,9 +56,10 @@ def describe_scheduler(name: str, covered: list[str]) -> None:
     """Print scheduler ``name``'s description and what ``explain`` shows step by step
     (:func:`simsched.report.schedulers.scheduler_description`)."""
     from simsched.report.schedulers import scheduler_description
+    from simsched.report.terminal import say
 
     for line in scheduler_description(name, covered):
-        typer.echo(line)
+        say(line)
 
 
 app = typer.Typer(cls=_ExplainGroup, help="Explain how a scheduler decides: HEFT step by step, the greedy gap, "
@@ -241,9 +242,11 @@ def explain_greedy_gap(
     from simsched.analysis.teaching import instance_yaml, search_greedy_gap
 
     found = search_greedy_gap(tasks=tasks, processors=processors, tries=tries, seed=seed, ccr=ccr)
-    typer.echo(f"worst of {tries} random DAGs ({tasks} tasks, {processors} processors, CCR {ccr:g}, seed {seed}): "
-               f"instance {found.seed}: HEFT {num(found.heft)}, optimum {num(found.optimum)}"
-               f"{'' if found.proven else ' (not proven optimal)'}, HEFT +{100 * found.gap:.1f}%")
+    from simsched.report.terminal import say
+
+    say(f"worst of {tries} random DAGs ({tasks} tasks, {processors} processors, CCR {ccr:g}, seed {seed}): "
+        f"instance {found.seed}: HEFT {num(found.heft)}, optimum {num(found.optimum)}"
+        f"{'' if found.proven else ' (not proven optimal)'}, HEFT +{100 * found.gap:.1f}%")
     if out is not None:
         from simsched.outputs import atomic_write
 

@@ -24,6 +24,7 @@ from simsched.cli.common import print_error as _error
 from simsched.cli.common import standalone as _standalone
 from simsched.cli.common import warning_line as _warning
 from simsched.errors import SimschedError
+from simsched.report.terminal import say
 
 app = typer.Typer(
     cls=OneLineUsageErrors,
@@ -113,7 +114,7 @@ def run(
             raise SimschedError("--fresh draws its own seed: give it without --seed and --seed-space "
                                 "(to repeat a fresh run: --seed-space fresh --seed S)")
         seed_space, seed = "fresh", fresh_seed()
-        typer.echo(f"fresh days from seed {seed} (repeat with --seed-space fresh --seed {seed})")
+        say(f"fresh days from seed {seed} (repeat with --seed-space fresh --seed {seed})")
 
     from simsched.run.runner import run_scenario
     from simsched.scenario import load_scenario
@@ -130,7 +131,7 @@ def run(
         days = space_seeds(loaded.seed if seed is None else seed, seed_space,
                            loaded.repetitions if repetitions is None else repetitions)
         seed = days[0]
-        typer.echo(f"seed space {seed_space}: days {days[0]} ... {days[-1]}")
+        say(f"seed space {seed_space}: days {days[0]} ... {days[-1]}")
     from simsched.run.batch import batch_path, is_batch
 
     if swf is not None and not (loaded.has_task_graph and is_batch(loaded)):
@@ -197,7 +198,7 @@ def _print_load(load: Any) -> None:
     """A job stream's offered load (:class:`simsched.run.streams.OfferedLoad`) and its warning above 1."""
     if load is None:
         return
-    typer.echo(load.line())
+    say(load.line())
     warning = load.warning()
     if warning is not None:
         _warning(warning)
@@ -287,7 +288,7 @@ def validate(scenario: Path = typer.Argument(..., help="Scenario YAML file.", sh
             _error(str(problem))
         raise typer.Exit(2) from None
     checked = validate_scenario(loaded, scenario)
-    typer.echo(checked.line)
+    say(checked.line)
     _print_load(checked.load)
 
 

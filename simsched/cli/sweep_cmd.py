@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from simsched.cli.common import keeps_finished_work, user_errors, warning_line
+from simsched.report.terminal import say
 
 
 @user_errors
@@ -49,9 +50,9 @@ def sweep(
     n_sched = len(loaded.points[0].scenario.schedulers)
     n_seeds = len(loaded.points[0].seeds)
     total = len(loaded.tasks())
-    typer.echo(f"study {loaded.name}: {len(loaded.points)} point{'s' if len(loaded.points) != 1 else ''} x "
-               f"{n_sched} scheduler{'s' if n_sched != 1 else ''} x {n_seeds} seed{'s' if n_seeds != 1 else ''}"
-               f" = {total} runs -> {output}")
+    say(f"study {loaded.name}: {len(loaded.points)} point{'s' if len(loaded.points) != 1 else ''} x "
+        f"{n_sched} scheduler{'s' if n_sched != 1 else ''} x {n_seeds} seed{'s' if n_seeds != 1 else ''}"
+        f" = {total} runs -> {output}")
     bar = RunsBar(f"{loaded.name} on {executor.description}")
     with keeps_finished_work(bar.close, f"; finished runs are saved in {output}: continue with --resume"):
         outcome = run_sweep(loaded, output, executor, resume=resume, progress=bar)
@@ -61,7 +62,7 @@ def sweep(
                      f"and replaced, not reused")
     skipped = f", {outcome.skipped} already done" if outcome.skipped else ""
     rate = f" ({outcome.rate:.1f} runs/s)" if outcome.ran else ""
-    typer.echo(f"{outcome.ran} runs in {outcome.seconds:.1f} s{rate} on {executor.description}, "
-               f"{outcome.failed} failed{skipped}; {outcome.rows} rows in {output}")
+    say(f"{outcome.ran} runs in {outcome.seconds:.1f} s{rate} on {executor.description}, "
+        f"{outcome.failed} failed{skipped}; {outcome.rows} rows in {output}")
     for message, count in common_errors(output, outcome.run_id) if outcome.failed else ():
-        typer.echo(f"  {count} x {message}")
+        say(f"  {count} x {message}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from simsched.report.fit import print_table
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -22,4 +24,4 @@ def print_autotuning_table(result: dict, console: Console) -> None:
                       f"{s['mean_completion_h']:.2f}", f"{s['device_idle_fraction']:.0%}",
                       f"{s['cpu_utilisation']:.0%}", f"{s['distorted_measurements']:.0f}",
                       f"{s['mean_latency_penalty']:.1%}", f"{s['device_hours']:.1f}")
-    console.print(table)
+    print_table(console, table)

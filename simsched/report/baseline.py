@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from simsched.report.fit import print_table
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -29,7 +31,7 @@ def print_comparison(cmp: Comparison, console: Console, show_all: bool = False) 
                 f"{c.old_mean:.6g}", f"{c.new_mean:.6g}", f"{100 * c.relative:+.1f}%" if c.old_mean else "-")
             table.add_row(escape(c.scenario), escape(c.scheduler), c.metric, *cells,
                           f"[{colour.get(c.verdict, 'default')}]{c.verdict}[/]")
-        console.print(table)
+        print_table(console, table)
     n_reg = len(cmp.regressions)
     verdict = f"[red]{n_reg} regression(s)[/red]" if n_reg else "[green]no regression[/green]"
     console.print(f"{len(cmp.changes)} metrics compared: {verdict} (tolerance {100 * cmp.tolerance:g}%, "

@@ -21,10 +21,18 @@ import numpy as np
 from rich.markup import escape
 from rich.table import Table
 
-from simsched.report.plots import png_base64
+from simsched.report.fit import fit_width, print_table
+from simsched.report.plots import plain_numbers, png_base64
+from simsched.report.terminal import wrap
 
 BINS = 120
 """Bins of the plotted time-weighted means."""
+
+
+USEFUL_NOTE = ("util.: useful work, the completed jobs' work over the processors' time from first submit to "
+               "last end; the timeline plot shows busy processors, failed runs included")
+"""One name per meaning: the table's ``util.`` is useful work (``utilisation`` in the results), not the plot's
+busy processors, which count runs a failure later killed."""
 
 
 def print_batch_report(report: Any, console: Any) -> None:
@@ -34,7 +42,7 @@ def print_batch_report(report: Any, console: Any) -> None:
     down capacity."""
     what = report.scenario.workload.describe()
     table = Table(title=escape(f"{report.scenario.name}: {what} on {report.processors} processors"),
-                  caption=escape("; ".join([*report.notes, "bsld: bounded slowdown, tau = 10 s"])))
+                  caption=escape("; ".join([*report.notes, "bsld: bounded slowdown, tau = 10 s", USEFUL_NOTE])))
     table.add_column("policy", style="bold")
     for name in ("wait mean", "wait p95", "bsld mean", "bsld p95", "util.", "lost cap."):
         table.add_column(name, justify="right")
@@ -44,12 +52,13 @@ def print_batch_report(report: Any, console: Any) -> None:
         table.add_row(escape(r["scheduler"]), f"{r['wait_mean']:.5g}", f"{r['wait_p95']:.5g}",
                       f"[green]{bsld}[/green]" if r["bsld_mean"] <= best else bsld, f"{r['bsld_p95']:.4g}",
                       f"{100 * r['utilisation']:.1f}%", f"{100 * r['lost_capacity']:.1f}%")
-    console.print(table)
+    print_table(console, table)
     for r in report.rows:  # with failures: what they cost each policy
         if "lost_jobs" in r:
-            console.print(escape(f"  {r['scheduler']}: {r['failures']} processor failures, {r['requeues']} jobs "
-                                 f"requeued, {r['lost_jobs']} lost; work wasted {100 * r['wasted_work']:.1f}%, "
-                                 f"capacity down {100 * r['down_capacity']:.1f}%"), highlight=False)
+            console.print(escape(wrap(f"  {r['scheduler']}: {r['failures']} processor failures, {r['requeues']} jobs "
+                                      f"requeued, {r['lost_jobs']} lost; work wasted {100 * r['wasted_work']:.1f}%, "
+                                      f"capacity down {100 * r['down_capacity']:.1f}%", fit_width(console), "    ")),
+                          highlight=False, soft_wrap=True)
 
 
 def print_windows_report(report: Any, console: Any) -> None:
@@ -129,25 +138,29 @@ def draw_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, waiting
         end = max([float(j["end"]) for j in r["jobs"] if j.get("end") is not None] or [float(tl["t"][-1])])
         t = np.asarray(tl["t"], dtype=np.float64)
         x, u = binned_mean(t, 100.0 * np.asarray(tl["busy"], dtype=np.float64) / processors, end)
-        ax_u.plot((x - first) / scale, u, color=colour, lw=1.1, label=str(r["scheduler"]))
+        ax_u.plot((x - first) / scale, u, color=colour, lw=1.0, alpha=0.85, label=str(r["scheduler"]))
         if tl.get("up") is not None:
             x, up = binned_mean(t, 100.0 * np.asarray(tl["up"], dtype=np.float64) / processors, end)
             ax_u.plot((x - first) / scale, up, color=colour, lw=0.9, ls=":")
         x, q = binned_mean(t, np.asarray(tl["queued"], dtype=np.float64), end)
         ax_q.plot((x - first) / scale, q, color=colour, lw=1.1, label=str(r["scheduler"]))
-    ax_u.set_ylabel(f"utilisation (% of {processors} processors)")
+    ax_u.set_ylabel(f"busy processors (% of {processors})")
     ax_u.set_ylim(0, 105)
     ax_q.set_ylabel(f"queue length ({waiting} waiting)")
     ax_q.set_xlabel(f"time since the first submit ({unit})")
     ax_q.set_ylim(bottom=0)
     for ax in (ax_u, ax_q):
         ax.grid(alpha=0.3)
-    if runs:
-        ax_u.legend(loc="lower right", fontsize=8, ncol=min(len(runs), 4))
     dotted = " (dotted: processors up)" if any(r["timeline"].get("up") is not None for r in runs) else ""
-    ax_u.set_title(f"Utilisation over time{dotted}", fontsize=10)
+    ax_u.set_title(f"Busy processors over time, failed runs included{dotted}", fontsize=10)
     ax_q.set_title("Queue length over time", fontsize=10)
-    fig.tight_layout()
+    if runs:  # one legend for both panels, above them: outside the data
+        handles, labels = ax_u.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(runs), 6), fontsize=9, frameon=False,
+                   bbox_to_anchor=(0.5, 1.0))
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
+    else:
+        fig.tight_layout()
     return fig
 
 
@@ -159,14 +172,14 @@ def write_batch_plots(rows: Sequence[Mapping[str, Any]], processors: int, path: 
 
     fig = draw_batch_plots(rows, processors)
     try:
-        return save_figure(fig, path, dpi=dpi)
+        return save_figure(plain_numbers(fig), path, dpi=dpi)
     finally:
         plt.close(fig)
 
 
 # --------------------------------------------------------------------------- the HTML page
 _HTML_COLUMNS = (("wait_mean", "wait mean (s)"), ("wait_p95", "wait p95 (s)"), ("bsld_mean", "bsld mean"),
-                 ("bsld_p95", "bsld p95"), ("utilisation", "utilisation"), ("lost_capacity", "lost capacity"),
+                 ("bsld_p95", "bsld p95"), ("utilisation", "useful work"), ("lost_capacity", "lost capacity"),
                  ("killed_jobs", "killed"), ("failures", "failures"), ("requeues", "requeued"),
                  ("lost_jobs", "lost jobs"), ("wasted_work", "wasted work"), ("down_capacity", "down"))
 _PERCENT = {"utilisation", "lost_capacity", "wasted_work", "down_capacity"}
@@ -199,11 +212,12 @@ def batch_report_html(doc: Mapping[str, Any], css: str = "") -> str:
     plots = ""
     if any(isinstance(r.get("timeline"), Mapping) for r in rows):
         png = png_base64(draw_batch_plots(rows, processors, unit))
-        plots = (f"<h2>Utilisation and queue length over time</h2><figure><img id=\"batch-timeline\" alt=\"utilisation "
-                 f"and queue length over time per policy\" src=\"data:image/png;base64,{png}\">"
-                 f"<figcaption>Time-weighted means over {BINS} equal bins of the engine's state after every "
-                 f"decision point: processors in use over the machine's {processors} (top) and {unit} waiting "
-                 f"(bottom), one line per policy.</figcaption></figure>")
+        plots = (f"<h2>Busy processors and queue length over time</h2><figure><img id=\"batch-timeline\" "
+                 f"alt=\"busy processors and queue length over time per policy\" "
+                 f"src=\"data:image/png;base64,{png}\"><figcaption>Time-weighted means over {BINS} equal bins of "
+                 f"the engine's state after every decision point: processors in use (failed runs included; the "
+                 f"table's useful work counts completed jobs only) over the machine's {processors} (top) and "
+                 f"{unit} waiting (bottom), one line per policy.</figcaption></figure>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(name)}: "
             f"simsched report</title><style>{css}figure img{{max-width:100%}}</style></head><body>"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from simsched.report.fit import print_table as print_fitted
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -34,7 +36,7 @@ def print_table(rows: list[dict], title: str, console: Console) -> None:
         cells[key] = format_column(values) if numeric else ["" if v is None else str(v) for v in values]
     for i in range(len(rows)):
         table.add_row(*(cells[k][i] for k in keys))
-    console.print(table)
+    print_fitted(console, table)
 
 
 def print_rows(rows: list[dict], title: str, console: Console) -> None:
@@ -61,4 +63,4 @@ def print_rows(rows: list[dict], title: str, console: Console) -> None:
         ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}x" if row["ratio"] < 1 else f"{row['ratio']:.1f}x"
         table.add_row(row["what"], row["size"], fmt(row["measured"], unit), fmt(row["baseline"], unit), ratio,
                       row["target"], "-" if row["ok"] is None else "yes" if row["ok"] else "NO")
-    console.print(table)
+    print_fitted(console, table)

@@ -22,6 +22,9 @@ from rich.table import Table
 
 from simsched.capacity.answer import display_of, level_of, one_fewer, shown_level
 from simsched.fileio import save_figure
+from simsched.report.fit import fit_width, print_table
+from simsched.report.labels import place_labels
+from simsched.report.plots import plain_numbers
 
 
 def _fmt(x: float) -> str:
@@ -29,6 +32,28 @@ def _fmt(x: float) -> str:
     if not math.isfinite(x):
         return "inf" if x == math.inf else "-"
     return f"{x:.4g}"
+
+
+COSTS = (("energy_kwh", "kWh/day", "draws"), ("carbon_kg", "kg CO2/day", "emits"), ("cost_usd", "USD/day", "costs"))
+"""A day's cost metrics as shown: key, column header, verb of the answer's sentence (their means over the
+days are per day; :data:`simsched.capacity.search.COSTS`)."""
+
+
+def cost_keys(levels: list[Mapping[str, Any]], leave_out: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+    """The :data:`COSTS` some of ``levels`` carry (a power model, intensities, prices), less ``leave_out``."""
+    return [c for c in COSTS if c[0] not in leave_out and any(c[0] in lv["metrics"] for lv in levels)]
+
+
+def cost_cells(level: Mapping[str, Any], keys: list[tuple[str, str, str]]) -> list[str]:
+    """``level``'s mean of each cost in ``keys``, four significant digits (``-`` where it has none)."""
+    return [_fmt(level["metrics"][k]["mean"]) if k in level["metrics"] else "-" for k, _h, _v in keys]
+
+
+def cost_text(level: Mapping[str, Any], leave_out: tuple[str, ...] = ()) -> str:
+    """``"; draws 0.613 kWh/day, costs 6.88 USD/day"`` for the costs ``level`` carries ("" without)."""
+    keys = cost_keys([level], leave_out)
+    parts = [f"{verb} {cell} {unit}" for (_k, unit, verb), cell in zip(keys, cost_cells(level, keys))]
+    return "; " + ", ".join(parts) if parts else ""
 
 
 def days_text(level: Mapping[str, Any]) -> str:
@@ -57,6 +82,7 @@ def confidence_statement(result: Mapping[str, Any], entry: Mapping[str, Any]) ->
             f"{_fmt(m['mean'] / scale)}{unit}" + (f" (95% t interval {_fmt(m['t_low'] / scale)}–"
                                                  f"{_fmt(m['t_high'] / scale)}{unit})"
                                                  if math.isfinite(m["t_low"]) else ""))
+    text += cost_text(lv)
     below = level_of(entry, n - 1)
     if below is not None:
         text += f"; with {n - 1}: {days_text(below)} days"
@@ -76,7 +102,7 @@ def mix_statement(result: Mapping[str, Any]) -> str:
     return (f"{result['variant']}: the cheapest mix by {by} meeting {result['objective']} is {p['label']}: "
             f"{p['met_days']}/{p['days']} days ({p['rate']:.0%}; 95% Wilson interval {lo:.0%}–{hi:.0%}), "
             f"{by} mean {c['mean']:.4g}" + (f" (95% t interval {c['t_low']:.4g}–{c['t_high']:.4g})"
-                                            if math.isfinite(c["t_low"]) else ""))
+                                            if math.isfinite(c["t_low"]) else "") + cost_text(p))
 
 
 def _capacity_cells(entry: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
@@ -94,9 +120,11 @@ def print_capacity_table(result: Mapping[str, Any], console: Any) -> None:
                                  + (f"; {result['days_note']}" if result.get("days_note") else "") + "); "
                                  "interval of the day success rate: Wilson 95%; of the mean: Student's t 95%; "
                                  "≤k/N: stopped once it could not pass"))
+    costs = cost_keys([shown_level(e) for e in result["variants"]], (clause["metric"],))
     for col in ("scheduler", result["unit"], "days met", "95% interval", f"{clause['metric']} mean{unit}",
-                "95% t interval", "one fewer", "sims", "s"):
-        table.add_column(escape(col), justify="left" if col == "scheduler" else "right")
+                "95% t interval", *(h for _k, h, _v in costs), "one fewer", "sims", "s"):
+        table.add_column(escape(col), justify="left" if col == "scheduler" else "right",
+                         no_wrap=col != "scheduler")
     for e in result["variants"]:
         answer, lv, below = _capacity_cells(e)
         m = lv["metrics"][clause["metric"]]
@@ -104,11 +132,11 @@ def print_capacity_table(result: Mapping[str, Any], console: Any) -> None:
                       days_text(lv), f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
                       _fmt(m["mean"] / scale),
                       f"{_fmt(m['t_low'] / scale)}–{_fmt(m['t_high'] / scale)}" if math.isfinite(m["t_low"]) else "-",
-                      "-" if below is None else days_text(below), str(e["simulations"]),
+                      *cost_cells(lv, costs), "-" if below is None else days_text(below), str(e["simulations"]),
                       f"{e['wall_s']:.1f}")
-    console.print(table)
+    print_table(console, table)
     for e in result["variants"]:
-        console.print(escape(confidence_statement(result, e)), soft_wrap=True)
+        console.print(escape(confidence_statement(result, e)), width=fit_width(console))
 
 
 def print_over_table(over: Mapping[str, Any], console: Any) -> None:
@@ -122,38 +150,44 @@ def print_over_table(over: Mapping[str, Any], console: Any) -> None:
                   caption=escape(f"{first['days']} simulated days per capacity (seeds {first['seeds'][0]}–"
                                  f"{first['seeds'][1]}, the same for every value); interval of the day success "
                                  "rate: Wilson 95%; ≤k/N: stopped once it could not pass"))
+    costs = cost_keys([shown_level(e) for cell in over["cells"] for e in cell["result"]["variants"]],
+                      (clause["metric"],))
     for col in (over["field"], "scheduler", first["unit"], "days met", "95% interval",
-                f"{clause['metric']} mean{unit}", "one fewer", "sims"):
-        table.add_column(escape(col), justify="left" if col == "scheduler" else "right")
+                f"{clause['metric']} mean{unit}", *(h for _k, h, _v in costs), "one fewer", "sims"):
+        table.add_column(escape(col), justify="left" if col == "scheduler" else "right",
+                         no_wrap=col not in ("scheduler", over["field"]))
     for cell in over["cells"]:
         for e in cell["result"]["variants"]:
             answer, lv, below = _capacity_cells(e)
             table.add_row(escape(str(cell["value"])), escape(e["variant"]), answer,
                           days_text(lv), f"{lv['wilson'][0]:.0%}–{lv['wilson'][1]:.0%}",
-                          _fmt(lv["metrics"][clause["metric"]]["mean"] / scale),
+                          _fmt(lv["metrics"][clause["metric"]]["mean"] / scale), *cost_cells(lv, costs),
                           "-" if below is None else days_text(below), str(e["simulations"]))
-    console.print(table)
+    print_table(console, table)
 
 
 def print_mix_table(result: Mapping[str, Any], console: Any) -> None:
-    """One row per mix: days met with the Wilson interval, the service metric's mean and the
-    ``cheapest_by`` mean with their t intervals; ``*`` marks the answer, ``f`` the front."""
+    """One row per mix: ``*`` beside the answer, ``f`` beside the front; days met with the Wilson interval,
+    the service metric's mean, the ``cheapest_by`` mean with its t interval and the other costs per day."""
     service, by = result["service"], result["cheapest_by"]
     table = Table(title=escape(f"cheapest mix by {by}: {result['objective']} on ≥ {result['on_days']:.0%} of days "
                                f"({result['variant']})"),
                   caption=escape(f"{result['days']} simulated days (seeds {result['seeds'][0]}–{result['seeds'][1]}), "
                                  "the same for every mix; * the answer, f on the front of "
                                  f"{service} against {by}; Wilson 95% (days), Student's t 95% (means)"))
-    for col in ("mix", "days met", "95% interval", f"{service} mean", f"{by} mean", f"{by} 95% t", ""):
-        table.add_column(escape(col), justify="left" if col == "mix" else "right")
+    costs = cost_keys(result["points"], (service, by))
+    for col in ("mix", "", "days met", "95% interval", f"{service} mean", f"{by} mean (95% t)",
+                *(h for _k, h, _v in costs)):
+        table.add_column(escape(col), justify="left" if col == "mix" else "right", no_wrap=True)
     front = set(result["front"])
     for i, p in enumerate(result["points"]):
         s, c = p["metrics"][service], p["metrics"][by]
         mark = ("*" if i == result["answer"] else "") + ("f" if i in front else "")
-        table.add_row(escape(p["label"]), f"{p['met_days']}/{p['days']}", f"{p['wilson'][0]:.0%}–{p['wilson'][1]:.0%}",
-                      _fmt(s["mean"]), _fmt(c["mean"]), f"{_fmt(c['t_low'])}–{_fmt(c['t_high'])}", mark)
-    console.print(table)
-    console.print(escape(mix_statement(result)), soft_wrap=True)
+        table.add_row(escape(p["label"]), mark, f"{p['met_days']}/{p['days']}",
+                      f"{p['wilson'][0]:.0%}–{p['wilson'][1]:.0%}", _fmt(s["mean"]),
+                      f"{_fmt(c['mean'])} ({_fmt(c['t_low'])}–{_fmt(c['t_high'])})", *cost_cells(p, costs))
+    print_table(console, table, key=2)
+    console.print(escape(mix_statement(result)), width=fit_width(console))
 
 
 def print_answer(result: Mapping[str, Any], console: Any) -> None:
@@ -222,7 +256,7 @@ def write_capacity_plot(result: Mapping[str, Any], path: str | Path) -> None:
                  fontsize=10)
     fig.tight_layout()
     try:
-        save_figure(fig, Path(path), dpi=110)
+        save_figure(plain_numbers(fig), Path(path), dpi=110)
     finally:
         plt.close(fig)
 
@@ -239,15 +273,13 @@ def write_mix_plot(result: Mapping[str, Any], path: str | Path) -> None:
     pts = result["points"]
     x = [p["metrics"][service]["mean"] for p in pts]
     y = [p["metrics"][by]["mean"] for p in pts]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
     front = result["front"]
-    for i, (xi, yi, p) in enumerate(zip(x, y, pts)):
+    for xi, yi, p in zip(x, y, pts):
         ax.scatter([xi], [yi], c="tab:green" if p["passes"] else "white", edgecolors="tab:green", zorder=3)
-        if i in front or i == result["answer"]:  # labels on the front only: the rest would overlap
-            ax.annotate(p["label"], (xi, yi), fontsize=7, xytext=(4, 4), textcoords="offset points")
     ax.plot([x[i] for i in front], [y[i] for i in front], color="tab:blue", lw=1, label="front")
-    if result["answer"] is not None:
-        a = result["answer"]
+    a = result["answer"]
+    if a is not None:
         ax.scatter([x[a]], [y[a]], s=200, facecolors="none", edgecolors="tab:red", label="cheapest passing")
     for c in result["clauses"]:
         if c["metric"] == service:
@@ -256,9 +288,20 @@ def write_mix_plot(result: Mapping[str, Any], path: str | Path) -> None:
     ax.set_ylabel(f"{by} (mean over days)")
     ax.set_title(f"{result['variant']}: mixes, filled = meets the objective on ≥ {result['on_days']:.0%} of days",
                  fontsize=9)
-    ax.legend(fontsize=8)
-    save_figure(fig, path)
-    plt.close(fig)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    # labels on the answer (first, never covered) and the front, each where it overlaps nothing
+    order = ([a] if a is not None else []) + [i for i in front if i != a]
+    placed = place_labels(ax, [(x[i], y[i]) for i in order],
+                          [("answer: " if i == a else "") + pts[i]["label"] for i in order],
+                          [{"color": "tab:red", "fontweight": "bold"} if i == a else {} for i in order])
+    if not all(placed):
+        ax.text(1.01, 0.0, "some front mixes unlabelled\n(no room): see the table", transform=ax.transAxes,
+                fontsize=7, color="#555", va="bottom")
+    try:
+        save_figure(plain_numbers(fig), path)
+    finally:
+        plt.close(fig)
 
 
 def write_answer_plot(result: Mapping[str, Any], path: str | Path) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from simsched.report.fit import print_table
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -22,7 +24,7 @@ def print_metrics(metrics: dict[str, float], console: Console) -> None:
         if f"{split}_acc" in metrics:
             table.add_row(split, f"{metrics[f'{split}_acc']:.3f}", f"{metrics[f'{split}_ce']:.3f}",
                           f"{metrics[f'{split}_mse']:.4f}")
-    console.print(table)
+    print_table(console, table)
     console.print(f"{int(metrics['epochs'])} epochs on {int(metrics['instances'])} instances "
                   f"in {metrics['train_s']:.0f} s")
 
@@ -44,7 +46,7 @@ def print_turnaround(rows: list[dict], console: Console) -> None:
                       f"{100 * r['worst_makespan_gap']:+.1f}%", f"{100 * r['gap_vs_heft']:+.1f}%",
                       f"{100 * r['worst_turnaround_gap']:+.1f}%", f"{r['heft']:.4g}", f"{r['ga']:.4g}",
                       f"{r['deepsched']:.4g}", f"{100 * r['beats_ga']:.0f}%", f"{r['accuracy']:.3f}")
-    console.print(table)
+    print_table(console, table)
 
 
 def print_timing(rows: list[dict], console: Console) -> None:
@@ -59,7 +61,7 @@ def print_timing(rows: list[dict], console: Console) -> None:
     for r in rows:
         table.add_row(f"{r['tasks']:,}", str(r["processors"]), f"{r['heft_s']:.4f} s", f"{r['deepsched_s']:.4f} s",
                       f"{r['ratio']:.2f}x")
-    console.print(table)
+    print_table(console, table)
     size = crossover_size(rows)
     console.print("DeepSched is faster than HEFT from " + (f"{size:,} tasks on" if size else
                                                          "no size tried (HEFT stays faster)"))

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.table import FidelityTable
+from simsched.report.fit import print_table
 
 _KIND_TITLE = {"installation": "installation", "wms": "workflow system", "application": "application", "all": "all"}
 
@@ -46,7 +47,7 @@ def print_calibrations(calibrations: Sequence[Calibration], console: Console) ->
     for c in calibrations:
         table.add_row(escape(c.label), str(len(c.train)), f"{c.start_error:.3f}", f"{c.train_error:.3f}",
                       str(c.evaluations), f"{c.cpu_s:.1f}", c.stopped)
-    console.print(table)
+    print_table(console, table)
     for c in calibrations:
         console.print(f"{escape(c.label)}: {escape(_params(c))}", highlight=False, width=100)
 

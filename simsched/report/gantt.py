@@ -70,8 +70,10 @@ def write_gantt(report: RunReport, path: str | Path, *, transfers: bool = False)
     fig = draw_gantt(report, transfers=transfers)
     import matplotlib.pyplot as plt
 
+    from simsched.report.plots import plain_numbers
+
     try:
-        return save_figure(fig, path)
+        return save_figure(plain_numbers(fig), path)
     finally:
         plt.close(fig)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simsched.outputs import atomic_write
+from simsched.report.fit import print_table
 from simsched.report.html import BASE_CSS
 
 if TYPE_CHECKING:
@@ -77,4 +78,4 @@ def print_matrix(doc: Mapping[str, Any], console: Console) -> None:
         verdict = f"[{colour}]{r['verdict']}[/]" if colour else r["verdict"]
         table.add_row(escape(r["cell"]), escape(r["world"]), escape(r["best_rule"]), f"{r['ratio']:.3f}",
                       f"[{r['low']:.3f}, {r['high']:.3f}]", f"{r['wins']}/{r['days']}", verdict)
-    console.print(table)
+    print_table(console, table)

@@ -130,6 +130,27 @@ def draw_plot(rows: Sequence[dict[str, Any]], x: str, y: str, kind: str = "line"
     return fig
 
 
+def plain_numbers(fig: Any) -> Any:
+    """Every axis of ``fig`` in plain numbers: no scientific notation and no offset (``+1e6``) on a linear
+    axis, ``1``, ``10``, ``1,000`` (not ``10^3``) on a logarithmic one; categorical axes are left as they
+    are.  Returns ``fig``.  O(axes)."""
+    from matplotlib.ticker import FuncFormatter, ScalarFormatter
+
+    def plain(value: float, _pos: int | None = None) -> str:
+        return f"{value:,.0f}" if abs(value) >= 1 and abs(value - round(value)) < 1e-9 else f"{value:,g}"
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if not isinstance(axis.get_major_formatter(), ScalarFormatter):
+                if axis.get_scale() == "log":
+                    axis.set_major_formatter(FuncFormatter(plain))
+                continue
+            formatter = ScalarFormatter(useOffset=False)
+            formatter.set_scientific(False)
+            axis.set_major_formatter(formatter)
+    return fig
+
+
 def png_base64(fig: Any, dpi: int = 100) -> str:
     """``fig`` rendered as PNG, base64 text for a ``data:image/png;base64,`` URI in a self-contained
     page; the figure is closed.  O(pixels)."""
@@ -140,7 +161,7 @@ def png_base64(fig: Any, dpi: int = 100) -> str:
 
     try:
         buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=dpi)
+        plain_numbers(fig).savefig(buffer, format="png", dpi=dpi)
     finally:
         plt.close(fig)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
@@ -152,6 +173,6 @@ def write_plot(rows: Sequence[dict[str, Any]], x: str, y: str, path: str | Path,
     import matplotlib.pyplot as plt
 
     try:
-        return save_figure(fig, path)
+        return save_figure(plain_numbers(fig), path)
     finally:
         plt.close(fig)

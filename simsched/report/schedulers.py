@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from simsched.errors import SimschedError
+from simsched.report.fit import print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,8 +27,8 @@ def print_scheduler_list(console: Console) -> None:
     table = Table(title="schedulers")
     table.add_column("name", style="bold")
     table.add_column("kind")
-    table.add_column("description")
-    table.add_column("origin")
+    table.add_column("description", overflow="fold")
+    table.add_column("origin", no_wrap=True)
     for name in registry.names(registry.KINDS):
         try:
             cls = registry.load_class(name)
@@ -36,7 +37,7 @@ def print_scheduler_list(console: Console) -> None:
             spec = registry.spec(name)
             kind, description = spec.kind if spec else "?", f"unavailable: {type(exc).__name__}: {exc}"
         table.add_row(escape(name), kind, escape(plain_docstring(description)), escape(registry.origin(name)))
-    console.print(table)
+    print_table(console, table)
 
 
 def scheduler_description(name: str, covered: Sequence[str]) -> list[str]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from simsched.report.fit import print_table
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -32,7 +34,7 @@ def print_summary(entries: Sequence[dict[str, Any]], fields: Sequence[str], metr
         runs = str(e["runs"]) + (f" ([red]{e['failed']} failed[/red])" if e["failed"] else "")
         table.add_row(*(escape(str(e.get(f))) for f in fields), escape(str(e["scheduler"])), runs,
                       *(format_mean_ci(e[m]["mean"], e[m]["ci"], m in PERCENT, places[m]) for m in metrics))
-    console.print(table)
+    print_table(console, table)
 
 
 def print_paired(paired: Sequence[dict[str, Any]], fields: Sequence[str], metrics: Sequence[str],
@@ -70,7 +72,7 @@ def print_paired(paired: Sequence[dict[str, Any]], fields: Sequence[str], metric
             cell = first["matrix"].get(f"{name} vs {ref}")
             table.add_row(*(escape(str(p.get(f))) for f in fields), escape(name), *cells,
                           "-" if cell is None else format_wtl(cell))
-    console.print(table)
+    print_table(console, table)
 
 
 def print_objective(entries: Sequence[dict[str, Any]], fields: Sequence[str], text: str, console: Console) -> None:
@@ -89,4 +91,4 @@ def print_objective(entries: Sequence[dict[str, Any]], fields: Sequence[str], te
         table.add_row(*(escape(str(e.get(f))) for f in fields), escape(str(e["scheduler"])),
                       f"{e['met_days']}/{e['days']}", f"{e['rate']:.0%}",
                       f"{e['wilson'][0]:.0%}–{e['wilson'][1]:.0%}")
-    console.print(table)
+    print_table(console, table)

@@ -10,11 +10,10 @@ they are printed without terminal escape sequences or rich markup.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from simsched.report.fit import MAX_COLUMNS, print_in_parts
+from simsched.report.fit import MAX_COLUMNS, print_in_parts, print_table
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,8 +31,11 @@ def num(x: float) -> str:
 
 
 def say(text: str, indent: str = "   ") -> None:
-    """One paragraph of prose on stdout, wrapped at 100 columns (continuation lines indented by ``indent``)."""
-    print(textwrap.fill(text, MAX_COLUMNS, subsequent_indent=indent, break_on_hyphens=False), flush=True)
+    """One paragraph of prose on stdout, wrapped at the terminal's width, at most 100 columns
+    (continuation lines indented by ``indent``)."""
+    from simsched.report.terminal import output_width, wrap
+
+    print(wrap(text, min(output_width(), MAX_COLUMNS), indent), flush=True)
 
 
 def printable_names(problem: Problem) -> tuple[list[str], list[str]]:
@@ -126,7 +128,7 @@ def print_cpop(console: Console, problem: Problem, trace: ListTrace, *, wide: bo
     cp = set(trace.critical_path)
     for t in by_priority(trace.priority):
         table.add_row(cells[t], *(num(x) for x in trace.table[t]), "yes" if t in cp else "")
-    console.print(table)
+    print_table(console, table, wide=wide)
     cost = problem.W[list(trace.critical_path)].sum(axis=0)
     say(f"2. Critical path {' - '.join(names[t] for t in trace.critical_path)} (priority "
         f"{num(trace.priority[trace.critical_path[0]])}): critical-path processor {procs[trace.cp_processor]}, "

@@ -1,6 +1,7 @@
 """The terminal a command prints to: its console, and the progress bars long commands show on stderr.
 
-* :func:`console`: a rich console, 200 columns wide on a pipe so that no row wraps;
+* :func:`console`: a rich console as wide as the terminal, or on a pipe ``$COLUMNS`` (default 100);
+* :func:`output_width`, :func:`wrap` and :func:`say`: plain lines of text held to that width;
 * :class:`Progress`: a run's bar, shown only on a terminal and only once the run has taken a while;
 * :class:`RunsBar`: a sweep's bar, with runs done, their rate and the time left;
 * :func:`search_bar`: a search bounded by iterations, by seconds or by both (``simsched adversary``);
@@ -19,19 +20,79 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress as RichProgress
 
-PIPE_WIDTH = 200
-"""Columns of a console that is not a terminal (a pipe, a test): wide enough that table rows never wrap
-or truncate names."""
+PIPE_WIDTH = 100
+"""Columns of a console that is not a terminal (a pipe, a file, a test) when ``$COLUMNS`` does not say:
+what a person reading the file in a 100-column window, or ``less``, sees whole."""
+
+MIN_WIDTH = 20
+"""The narrowest ``$COLUMNS`` taken at its word (a smaller or unreadable value means :data:`PIPE_WIDTH`)."""
+
+
+def _columns_variable() -> int | None:
+    """``$COLUMNS`` when it is a whole number of at least :data:`MIN_WIDTH`, else None."""
+    import os
+
+    text = os.environ.get("COLUMNS", "").strip()
+    return int(text) if text.isdigit() and int(text) >= MIN_WIDTH else None
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console on stdout (``stderr``: on stderr); :data:`PIPE_WIDTH` wide when not a terminal."""
+    """A rich console on stdout (``stderr``: on stderr): as wide as the terminal (or ``$COLUMNS``, which
+    rich reads first); not a terminal, ``$COLUMNS`` or :data:`PIPE_WIDTH`.  O(1)."""
     from rich.console import Console
 
-    out = Console(stderr=stderr)
-    if not out.is_terminal:
+    columns = _columns_variable()
+    out = Console(stderr=stderr, width=columns)
+    if not out.is_terminal and columns is None:
         out = Console(stderr=stderr, width=PIPE_WIDTH)
     return out
+
+
+def output_width(stderr: bool = False) -> int:
+    """The columns a plain line printed on stdout (``stderr``: on stderr) may take: the terminal's width
+    (``$COLUMNS`` first), or on a pipe ``$COLUMNS`` or :data:`PIPE_WIDTH`.  O(1)."""
+    import os
+    import sys
+
+    columns = _columns_variable()
+    if columns is not None:
+        return columns
+    stream = sys.stderr if stderr else sys.stdout
+    try:
+        if stream.isatty():
+            return max(MIN_WIDTH, os.get_terminal_size(stream.fileno()).columns)
+    except (AttributeError, OSError, ValueError):
+        pass
+    return PIPE_WIDTH
+
+
+def wrap(text: str, width: int, indent: str = "  ") -> str:
+    """``text`` wrapped at its spaces into lines of at most ``width`` columns, the continuation lines
+    indented by ``indent``; a word (a number, a path) is never cut, so only a single word longer than
+    the line can exceed it.  Existing line breaks are kept.  O(len(text))."""
+    import textwrap
+
+    lines = []
+    for line in text.splitlines() or [""]:
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        lines.extend(textwrap.wrap(line, width=width, subsequent_indent=indent, break_long_words=False,
+                                   break_on_hyphens=False) or [""])
+    return "\n".join(lines)
+
+
+def say(text: str, stderr: bool = False) -> None:
+    """Print plain ``text`` (no markup) wrapped to :func:`output_width` (at most
+    :data:`simsched.report.fit.MAX_COLUMNS`): a command's sentences and
+    ``key: value`` lines, which would otherwise run past the terminal's edge.  O(len(text))."""
+    import sys
+
+    from simsched.report.fit import MAX_COLUMNS
+
+    stream = sys.stderr if stderr else sys.stdout
+    stream.write(wrap(text, min(output_width(stderr), MAX_COLUMNS)) + "\n")
+    stream.flush()
 
 
 class Progress:

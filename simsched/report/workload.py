@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from simsched.report.fit import print_table
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -19,4 +21,4 @@ def print_graph_stats(stats: Mapping[str, float | int], title: str, console: Con
     table.add_column("value", justify="right")
     for k, v in stats.items():
         table.add_row(k.replace("_", " "), f"{v:.6g}" if isinstance(v, float) else str(v))
-    console.print(table)
+    print_table(console, table)

@@ -236,6 +236,18 @@ class PowerSpec(_Model):
     off_delay: Amount = 0.0
     off_energy: Amount = 0.0
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_yaml_booleans(cls, data: Any) -> Any:
+        """A bare ``off`` (or ``on``, ``yes``, ``no``) as a key reads as a YAML boolean: say which field
+        was meant instead of pydantic's ``Keys should be strings``."""
+        if isinstance(data, dict):
+            flags = [k for k in data if isinstance(k, bool)]
+            if flags:
+                raise ValueError(f"a key reads as the YAML boolean {flags[0]} (a bare off, on, yes or no): the "
+                                 "watts of a switched-off processor are `powered_off:` (docs/energy.md)")
+        return data
+
     @model_validator(mode="after")
     def _one_form(self) -> PowerSpec:
         simple = self.idle is not None or self.busy is not None

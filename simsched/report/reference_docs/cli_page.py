@@ -81,7 +81,11 @@ def cli_reference(app: Any) -> str:
     rendered help rather than from parameter objects, whose classes differ between Typer releases."""
     out = [HEADER, "# CLI reference\n",
            "Every command of `simsched`, generated from the command-line app (`simsched/cli/`): each "
-           "section is what `COMMAND --help` prints. Bad input exits 2 with one `error: ...` line.\n"]
+           "section is what `COMMAND --help` prints. Bad input exits 2 with one `error: ...` line.\n",
+           "Every output fits the terminal's width, at most 100 columns; piped to a file or `less` (no "
+           "terminal), `$COLUMNS` columns, else 100. Tables too wide for it leave out their least telling "
+           "columns (say which) or print in parts that repeat the row's name; a number is never cut; "
+           "`--wide` (run, explain, fidelity) prints every column whole.\n"]
     out.append(short_flags_table(app))
     for path, _cmd in click_commands(app):
         depth = path.count(" ")
