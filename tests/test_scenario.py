@@ -351,6 +351,8 @@ def test_shipped_scenarios_load(path: Path, skip_on_missing_extra) -> None:
         with skip_on_missing_extra():  # a WfCommons recipe without the workflows extra: skipped, with the line
             scenario = load_scenario(path)
     except ScenarioError as exc:  # a newcomer path's scenario: its checkpoint is trained first, into out/
+        if "traces/rlscheduler/" in str(exc) and "no such file" in str(exc):
+            pytest.skip("RLScheduler's logs are fetched, not shipped (tools/fetch_rlscheduler_traces.sh)")
         assert "checkpoint out/" in str(exc) and "train one" in str(exc), (path, str(exc))
         return
     if scenario.workload.form == "batch":  # a cluster log: rigid jobs, not a task graph

@@ -95,7 +95,7 @@ SCENARIO_CASES = [
     ("trace file missing", _set("workload.stream", {**TRACED, "arrivals": {"trace": "nope.csv"}}), None,
      ("s.yaml", "workload.stream.arrivals.trace", True), "not found"),
     ("job file missing", _set("workload.stream.jobs", {"wfcommons": "nope.json"}), None,
-     ("s.yaml", "workload.stream.jobs.wfcommons", True), "not found"),
+     ("s.yaml", "workload.stream.jobs.wfcommons", True), "does not exist"),
     ("negative relative deadline", _set("workload.stream.deadline", {"slack": -1}), None,
      ("s.yaml", "workload.stream.deadline.slack", True), "greater than 0"),
     ("relative deadline 0", _set("workload.stream.deadline", {"slack": 0}), None,
@@ -151,6 +151,11 @@ def test_run_rejects_with_one_located_line(tmp_path: Path, edit, csv, where, nee
     result = CliRunner().invoke(app, ["run", str(scenario), "--json", str(outputs[0]), "--gantt", str(outputs[1])])
     match = _one_located_line(result, outputs)
     file, field, line = where
+    if file != "s.yaml":  # a file the scenario names: the chain, the scenario's file, line and field first
+        assert Path(match["file"]).name == "s.yaml" and match["line"] is not None, match.group(0)
+        assert match["field"] in ("workload.stream.arrivals.trace", "failures.trace"), match.group(0)
+        match = _LOCATED.match("error: " + match["message"])
+        assert match is not None
     assert Path(match["file"]).name == file
     assert match["field"] == field, match.group(0)
     if line is True:

@@ -107,7 +107,7 @@ app.command("rl")(rl_cmd.rl)
 @user_errors
 def batch_priority(
     scenario: Path = typer.Argument(..., help="Scenario of a cluster log with windows.", show_default=False),
-    out: Path = typer.Option(..., "--out", "-o", help="Model file (JSON) to write.", show_default=False),
+    out: Path = typer.Option(..., "--output", "-o", "--out", help="Model file (JSON) to write.", show_default=False),
     train: int = typer.Option(8, "--train-windows", help="Windows of the train seed space to fit on."),
     select: int = typer.Option(10, "--select-windows", help="Windows of the select seed space to judge the fit."),
     iterations: int = typer.Option(4, "--iterations", help="Cross-entropy iterations."),
@@ -122,7 +122,7 @@ def batch_priority(
     from simsched.outputs import check_output
     from simsched.scenario import load_scenario
 
-    check_output(out, option="--out", suffixes=(".json",), inputs=[scenario])
+    check_output(out, option="--output", suffixes=(".json",), inputs=[scenario])
     loaded = load_scenario(scenario)
     doc = fit_priority(loaded, train=train, select=select, iterations=iterations, population=population, seed=seed,
                        log=_console().print)

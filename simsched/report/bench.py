@@ -32,7 +32,8 @@ def print_table(rows: list[dict], title: str, console: Console) -> None:
     for key in keys:
         values = [row.get(key) for row in rows]
         numeric = all(isinstance(v, float) for v in values)
-        table.add_column(key, justify="right" if numeric else "left")
+        # the first column names the row (a scheduler, a size): kept whole, the others fit around it
+        table.add_column(key, justify="right" if numeric else "left", no_wrap=key == keys[0])
         cells[key] = format_column(values) if numeric else ["" if v is None else str(v) for v in values]
     for i in range(len(rows)):
         table.add_row(*(cells[k][i] for k in keys))

@@ -205,9 +205,23 @@ def _remove(path: Path) -> None:
     os.rmdir(path)
 
 
+def without_warnings(stderr: str) -> list[str]:
+    """The non-empty lines of ``stderr`` that are not warnings: a ``warning:`` line and its indented
+    continuation lines (a warning wraps at the terminal's width) are left out.  O(lines)."""
+    out, warning = [], False
+    for s in stderr.splitlines():
+        if s.startswith("warning: "):
+            warning = True
+        elif not (warning and s[:1].isspace()):
+            warning = False
+            if s.strip():
+                out.append(s)
+    return out
+
+
 def judge(case: Case, code: int | None, hung: bool, status: int, stdout: str, stderr: str,
            before: dict[str, str], after: dict[str, str]) -> tuple[str, str]:
-    lines = [s for s in stderr.splitlines() if s.strip() and not s.startswith("warning: ")]
+    lines = without_warnings(stderr)
     line = lines[0] if lines else ""
     if hung:
         return "hang", f"more than {TIME_S:g} s of CPU (or {WALL_S:g} s of wall time)"
