@@ -32,6 +32,14 @@ def reference_problem(name: str) -> tuple[Problem, dict]:
     return Problem(graph, platform), ref["expected"]
 
 
+@pytest.fixture(autouse=True)
+def _a_100_column_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts with ``$COLUMNS`` = 100, the width the output contract is written for, whatever
+    an earlier test in the same worker left behind (in a full ``-n 2`` run some tests saw 80 columns);
+    a test of another width, or of no ``$COLUMNS``, sets it itself."""
+    monkeypatch.setenv("COLUMNS", "100")
+
+
 @pytest.fixture
 def topcuoglu() -> tuple[Problem, dict]:
     return reference_problem("topcuoglu2002")

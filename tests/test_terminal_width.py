@@ -158,6 +158,8 @@ def _cases(tmp: Path) -> dict[str, list[list[str]] | str]:
         "bench": [["bench", "spine", "--quick"]],
         "train deepsched": "trains a network for minutes (torch); its progress bar is rich's, at the console's width",
         "train rl": "trains a network for minutes (torch); its progress bar is rich's, at the console's width",
+        "train batch-priority": "fits a priority function over a log's train windows (minutes); its lines go "
+                                "through say(), wrapped at the width",
         "docs generate": "hidden: writes the generated reference pages, prints one line per file",
     }
 

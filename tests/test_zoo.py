@@ -190,7 +190,7 @@ def test_bench_quality_command(monkeypatch):
     monkeypatch.setattr(bench_quality, "static_schedulers", lambda: ["heft", "peft"])
     result = CliRunner().invoke(app, ["bench", "quality", "--quick"])
     assert result.exit_code == 0, result.output
-    assert "gap to best" in result.output and "peft" in result.output
+    assert "gap to" in result.output and "peft" in result.output  # the header wraps at 100 columns
     assert "9 instances" in result.output and "2 hard" in result.output
 
 
