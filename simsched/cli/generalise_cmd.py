@@ -17,8 +17,11 @@ from simsched.cli.common import user_errors
 
 @user_errors
 def generalise(
-    scenario: Path = typer.Argument(..., help="Stream scenario YAML file.", show_default=False),
-    scheduler: str = typer.Option(..., "--scheduler", "-s", help="Scheduler under test (rl:checkpoint=rl_dynamic)."),
+    scenario: Path = typer.Argument(..., help="Stream scenario YAML file, or a cluster log with windows.",
+                                   show_default=False),
+    scheduler: str = typer.Option(..., "--scheduler", "-s",
+                                  help="Scheduler under test (rl:checkpoint=rl_dynamic; on a log as run -s writes it: "
+                                       "learned-priority(checkpoint=m.json))."),
     days: int = typer.Option(30, "--days", help="Days per cell (the same day numbers in every cell)."),
     cell: list[str] | None = typer.Option(None, "--cell", help="Run only this cell (repeatable); default: all."),
     fresh: bool = typer.Option(False, "--fresh", help="Fresh days from a random seed (printed) instead of the "
@@ -31,7 +34,8 @@ def generalise(
     json_path: Path | None = typer.Option(None, "--json", help="Write the matrix (JSON) here."),
     html_path: Path | None = typer.Option(None, "--html", help="Write the matrix as an HTML page here."),
 ) -> None:
-    """The generalisation matrix: SCHEDULER on SCENARIO and its neighbouring worlds against the best rule."""
+    """The generalisation matrix: SCHEDULER on SCENARIO and its neighbouring worlds against the best rule (on a
+    cluster log: window by window against the best of RLScheduler's ten heuristics, by mean bounded slowdown)."""
     from simsched import __version__
     from simsched.errors import SimschedError
     from simsched.learned.generalise_matrix import CELLS, matrix, summary

@@ -50,16 +50,8 @@ def generalise_log(path: Path, loaded: Any, scheduler: str, *, days: int, cells:
            "seed_space": space, "seed": base, "metric": "mean bsld", "value": "bsld", "per": "windows",
            "trace": Path(config.trace.source).name, "window_jobs": w.jobs, "rows": rows, "summary": summary(rows)}
     write_outputs(doc, rows, json_path, html_path)
+    from simsched.schedulers.batch_learned import describe_decisions
+
     for r in rows:
         if "decided_by" in r:
-            typer.echo(decision_line(r))
-
-
-def decision_line(row: dict[str, Any]) -> str:
-    """One line: how many of a cell's decision points the learned policy took and how many its
-    fallback rule took (named).  O(1)."""
-    d = row["decided_by"]
-    rule = d["fallback_rule"]
-    total = d.get("learned", 0) + d.get(rule, 0)
-    return (f"{row['scheduler']} on {row['cell']}: {d.get('learned', 0):,} of {total:,} decision points by the "
-            f"learned priority, {d.get(rule, 0):,} by its fallback rule {rule}")
+            typer.echo(f"{r['scheduler']} on {r['cell']}: {describe_decisions(r['decided_by'])}")

@@ -64,12 +64,6 @@ def log_cell_scenario(path: str | Path, cell: str):  # -> (Scenario | None, str)
     return parse_scenario(dataclasses.replace(doc, data=data)), what
 
 
-def add_decisions(total: dict[str, Any], one: dict[str, Any]) -> None:
-    """Sum a run's ``decided_by`` account (:meth:`LearnedPriority.decided_by`) into ``total``.  O(1)."""
-    for key, value in one.items():
-        total[key] = value if isinstance(value, str) else total.get(key, 0) + int(value)
-
-
 def log_matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Sequence[str] = CELLS,
                rules: Sequence[str] = RULES, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """One row per cell (see the module docstring): ``{cell, world, days, scheduler, bsld, best_rule,
@@ -79,6 +73,7 @@ def log_matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Seq
     located at ``--scheduler``.  O(cells x days x (1 + rules)) engine runs of one window."""
     from simsched.learned.generalise_matrix import pair_with_best
     from simsched.run.batch import log_window, replay
+    from simsched.run.log_windows import add_decisions
     from simsched.run.runner import _select
 
     rows: list[dict[str, Any]] = []

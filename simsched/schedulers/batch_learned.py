@@ -67,6 +67,17 @@ def read_model(path: str | Path) -> dict[str, Any]:
     return doc
 
 
+def describe_decisions(decided: dict[str, Any]) -> str:
+    """A :meth:`LearnedPriority.decided_by` account (one run's, or several summed) in words: how many
+    decision points the learned priority ordered and how many its named fallback rule did.  O(1)."""
+    rule = decided["fallback_rule"]
+    mine, theirs = int(decided.get("learned", 0)), int(decided.get(rule, 0))
+    if rule == "none":
+        return f"{mine:,} decision points, all by the learned priority (weights given, no fallback rule)"
+    return (f"{mine:,} of {mine + theirs:,} decision points by the learned priority, {theirs:,} by its fallback "
+            f"rule {rule}")
+
+
 class LearnedPriority(PriorityBatch):
     """A fitted priority function over (log requested time, log processors, log wait) with greedy
     backfilling, or the best rule where the fit did not earn its place (see the module docstring).
@@ -106,8 +117,11 @@ class LearnedPriority(PriorityBatch):
 
     def decided_by(self) -> dict[str, Any]:
         """The decision points of the last run each side ordered: ``{"learned": k, "<rule label>": j,
-        "fallback_rule": label}``.  O(1)."""
+        "fallback_rule": label}`` (``{"learned": k, "fallback_rule": "none"}`` for weights given
+        directly).  O(1)."""
         learned = self.counts["learned"] if self.use == "learned" else 0
+        if self.fallback is None:
+            return {"learned": learned, "fallback_rule": "none"}
         return {"learned": learned, self.rule_label(): sum(self.counts.values()) - learned,
                 "fallback_rule": self.rule_label()}
 
