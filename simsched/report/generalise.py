@@ -57,9 +57,9 @@ def write_matrix_html(doc: Mapping[str, Any], path: str | Path) -> Path:
 
 
 def print_matrix(doc: Mapping[str, Any], console: Console) -> None:
-    """The matrix as a terminal table: per cell the world, the best rule, the ratio to it with its 95%
-    interval, the days it was better on and the verdict (worse in red, better in green); the caption
-    counts the verdicts.  O(cells)."""
+    """The matrix as a terminal table: per cell the world (a log's: the two means instead), the best
+    rule, the ratio to it with its 95% interval, the days it was better on and the verdict (worse in
+    red, better in green); the caption counts the verdicts.  O(cells)."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -70,14 +70,21 @@ def print_matrix(doc: Mapping[str, Any], console: Console) -> None:
                                  f"geometric mean of per-{per[:-1]} ratios, paired 95% t interval; cells better "
                                  f"{s['better']}, tie {s['tie']}, worse {s['worse']}; geometric mean "
                                  f"{s['geomean_ratio']:.3f}"))
-    for col in ("cell", "world", "best rule", "ratio", "95% interval", "better on", "verdict"):
-        table.add_column(col, justify="left" if col in ("cell", "world", "best rule", "verdict") else "right")
+    key = doc.get("value")  # a log's matrix shows both means (bsld) in place of the world
+    cols = ("cell", "world", "best rule", "ratio", "95% interval", "better on", "verdict") if key is None else (
+        "cell", what.split()[-1], "best rule", "its " + what.split()[-1], "ratio", "95% interval", "better on",
+        "verdict")
+    for col in cols:  # a long rule name folds onto a second line rather than losing its end
+        table.add_column(col, justify="left" if col in ("cell", "world", "best rule", "verdict") else "right",
+                         overflow="fold" if col == "best rule" else "ellipsis")
     for r in doc["rows"]:
         if "skipped" in r:
-            table.add_row(escape(r["cell"]), escape(f"skipped: {r['skipped']}"), "", "", "", "", "")
+            table.add_row(escape(r["cell"]), escape(f"skipped: {r['skipped']}"), *[""] * (len(cols) - 2))
             continue
         colour = {"worse": "red", "better": "green"}.get(r["verdict"], "")
         verdict = f"[{colour}]{r['verdict']}[/]" if colour else r["verdict"]
-        table.add_row(escape(r["cell"]), escape(r["world"]), escape(r["best_rule"]), f"{r['ratio']:.3f}",
-                      f"[{r['low']:.3f}, {r['high']:.3f}]", f"{r['wins']}/{r['days']}", verdict)
+        first = ((escape(r["world"]), escape(r["best_rule"])) if key is None else
+                 (f"{r[key]:.2f}", escape(r["best_rule"]), f"{r['best_' + key]:.2f}"))
+        table.add_row(escape(r["cell"]), *first, f"{r['ratio']:.3f}", f"[{r['low']:.3f}, {r['high']:.3f}]",
+                      f"{r['wins']}/{r['days']}", verdict)
     print_table(console, table)
