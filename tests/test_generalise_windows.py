@@ -104,10 +104,12 @@ def scenario(tmp_path: Path, log: Path, windows: str = "{jobs: 32}", extra: str 
 
 
 def test_generalise_pairs_a_policy_with_the_best_heuristic_window_by_window(tmp_path: Path) -> None:
-    sc, out = scenario(tmp_path, swf(tmp_path, True)), tmp_path / "g.json"
+    sc, out, page = scenario(tmp_path, swf(tmp_path, True)), tmp_path / "g.json", tmp_path / "g.html"
     res = CliRunner().invoke(app, ["generalise", str(sc), "-s", "learned-priority(theta=[1, 0, 0])", "--days", "3",
-                                   "--cell", "windows", "--seed-space", "select", "--json", str(out)])
+                                   "--cell", "windows", "--seed-space", "select", "--json", str(out), "--html",
+                                   str(page)])
     assert res.exit_code == 0, res.output
+    assert "decision points, all by the learned priority" in res.output and "its mean bsld" in page.read_text()
     doc = json.loads(out.read_text())
     (row,) = doc["rows"]
     assert doc["seed_space"] == "select" and doc["per"] == "windows" and len(row["starts"]) == 3

@@ -123,14 +123,15 @@ def cell_data(data: dict, cell: str) -> tuple[dict | None, str]:
     raise ValueError(f"unknown cell {cell!r}; choose from {', '.join(CELLS)}")
 
 
-def cell_scenario(path: str | Path, cell: str):  # -> (Scenario | None, str)
-    """The scenario at ``path`` in ``cell``'s world (:func:`cell_data`).  Errors as ``simsched
-    run``'s.  O(scenario)."""
+def cell_scenario(path: str | Path, cell: str,
+                  change: Callable[[dict, str], tuple[dict | None, str]] | None = None):  # -> (Scenario | None, str)
+    """The scenario at ``path`` in ``cell``'s world (``change``, default :func:`cell_data`: the YAML
+    mapping changed into the cell's world).  Errors as ``simsched run``'s.  O(scenario)."""
     from simsched.scenario import parse_scenario
     from simsched.yamlio import load_yaml
 
     doc = load_yaml(path)
-    data, what = cell_data(doc.data if isinstance(doc.data, dict) else {}, cell)
+    data, what = (change or cell_data)(doc.data if isinstance(doc.data, dict) else {}, cell)
     if data is None:
         return None, what
     return parse_scenario(dataclasses.replace(doc, data=data)), what

@@ -23,7 +23,6 @@ windows x (1 + rules) engine runs of one window.
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,19 +50,6 @@ def log_cell_data(data: dict, cell: str) -> tuple[dict | None, str]:
     raise ValueError(f"unknown cell {cell!r}; choose from {', '.join(CELLS)}")
 
 
-def log_cell_scenario(path: str | Path, cell: str):  # -> (Scenario | None, str)
-    """The scenario at ``path`` in ``cell``'s world (:func:`log_cell_data`), parsed as ``simsched
-    run`` parses it.  O(scenario + log)."""
-    from simsched.scenario import parse_scenario
-    from simsched.yamlio import load_yaml
-
-    doc = load_yaml(path)
-    data, what = log_cell_data(doc.data if isinstance(doc.data, dict) else {}, cell)
-    if data is None:
-        return None, what
-    return parse_scenario(dataclasses.replace(doc, data=data)), what
-
-
 def log_matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Sequence[str] = CELLS,
                rules: Sequence[str] = RULES, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """One row per cell (see the module docstring): ``{cell, world, days, scheduler, bsld, best_rule,
@@ -71,14 +57,14 @@ def log_matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Seq
     keeps that account.  ``scheduler`` is a ``simsched run -s`` text (``"learned-priority(checkpoint=m.json)"``);
     refusals (an unknown name, a policy that observes requested times on a log without them) are
     located at ``--scheduler``.  O(cells x days x (1 + rules)) engine runs of one window."""
-    from simsched.learned.generalise_matrix import pair_with_best
+    from simsched.learned.generalise_matrix import cell_scenario, pair_with_best
     from simsched.run.batch import log_window, replay
     from simsched.run.log_windows import add_decisions
     from simsched.run.runner import _select
 
     rows: list[dict[str, Any]] = []
     for cell in cells:
-        sc, world = log_cell_scenario(path, cell)
+        sc, world = cell_scenario(path, cell, log_cell_data)
         if sc is None:
             rows.append({"cell": cell, "world": world, "skipped": world})
             continue
