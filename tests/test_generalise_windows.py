@@ -163,3 +163,11 @@ def test_the_protocol_windows_of_lublin_1_where_fetched() -> None:
     assert row["starts"] == [1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085]
     assert round(row["bsld"], 2) == 75.08 and row["best_rule"] == "sjf-priority(backfill=true)"
     assert round(row["best_bsld"], 2) == 73.31 and row["verdict"] == "tie"
+
+
+@pytest.mark.parametrize(("policy", "says"), [("learned-priority", "--scheduler: scheduler 'learned-priority'"),
+                                              ("learned-priority(checkpoint=nope.json)", "nope.json"),
+                                              ("heft", "--scheduler")])
+def test_a_policy_that_cannot_be_made_is_refused_before_any_window(tmp_path: Path, policy: str, says: str) -> None:
+    sc, out = scenario(tmp_path, swf(tmp_path, True)), tmp_path / "g.json"
+    refused(["generalise", str(sc), "-s", policy, "--json", str(out)], inputs=(sc,), absent=(out,), says=says)

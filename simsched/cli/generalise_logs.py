@@ -33,7 +33,11 @@ def generalise_log(path: Path, loaded: Any, scheduler: str, *, days: int, cells:
     if unknown:
         raise SimschedError(f"unknown cell {unknown[0]!r} of a cluster log; choose from {', '.join(CELLS)}",
                             field="--cell")
-    _select(loaded, [scheduler], ("batch",))  # an unknown policy or one the log cannot feed: refused before any run
+    choice = _select(loaded, [scheduler], ("batch",))[0]  # an unknown policy, one the log cannot feed,
+    try:  # a bad parameter or model file: refused before any run
+        choice.create()
+    except SimschedError as exc:  # a model file's own error names the file
+        raise (exc if exc.file is not None else exc.located(field="--scheduler")) from None
     if w.draw == "rlscheduler":
         given = "--fresh" if fresh else "--seed-space" if seed_space is not None else "--seed" if seed is not None \
             else None
