@@ -170,12 +170,16 @@ def replay(scenario: Scenario, spec: SchedulerChoice | str, *, processors: int |
     wl = scenario.workload
     requeue = wl.form != "batch" or wl.options["batch"].on_failure == "requeue"
     try:
-        return simulate_batch(trace, m, policy, kill=kill, after=after, failures=batch_failures(scenario, m),
-                              requeue=requeue, seed=scenario.seed if seed is None else int(seed))
+        result = simulate_batch(trace, m, policy, kill=kill, after=after, failures=batch_failures(scenario, m),
+                                requeue=requeue, seed=scenario.seed if seed is None else int(seed))
     except SimschedError as exc:  # the engine's refusals of failures/stragglers, located in the scenario
         if exc.field in ("failures", "stragglers") and exc.file is None:
             raise scenario.locate(exc, (exc.field,)) from None
         raise
+    decided_by = getattr(getattr(policy, "policy", policy), "decided_by", None)  # a learned policy's own account
+    if callable(decided_by):
+        result.extra["decided_by"] = decided_by()
+    return result
 
 
 def _refuse_dynamics(scenario: Scenario, what: str, hint: str = "") -> None:
@@ -372,7 +376,8 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
             result = replay(scenario, spec, seed=base)
         row: dict[str, Any] = {"scheduler": spec.label, "seed": base, **result.metrics(),
                                "scheduler_time_s": result.policy_time_s, "decisions": result.decisions,
-                               "engine": result.extra.get("engine", "simpy")}  # the batch world runs on SimPy
+                               "engine": result.extra.get("engine", "simpy"),  # the batch world runs on SimPy
+                               **({"decided_by": result.extra["decided_by"]} if "decided_by" in result.extra else {})}
         row["timeline"] = {"t": result.t.tolist(), "busy": result.busy.tolist(), "queued": result.queued.tolist(),
                            **({"up": result.up.tolist()} if result.up is not None else {})}
         tr = result.trace

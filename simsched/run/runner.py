@@ -131,6 +131,10 @@ def _choose(scenario: Scenario, text: str, by_label: dict[str, SchedulerChoice],
     if why is not None and scenario.platform is not None:
         raise SimschedError(f"{why}: add platform.power to {scenario.file or 'the scenario'} or choose "
                             f"another scheduler")
+    wl = scenario.workload
+    if (why := registry.unmet_requested(name, wl.options["batch"].missing_requested()
+                                        if wl is not None and wl.form == "batch" else None)) is not None:
+        raise SimschedError(why)
     return SchedulerChoice(name, checked, label, cls, ("--scheduler",))
 
 

@@ -354,12 +354,17 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
         batch = isinstance(raw, dict) and bool({*LOG_FORMATS, "procs"} & set(raw))  # rigid jobs: batch policies
         schedulers = _parse_schedulers(model.schedulers, problems, base_dir, construct,
                                        ("batch",) if batch else None)
-        if platform is not None:  # energy-aware schedulers without a power model: refused, not run as their twins
-            from simsched.schedulers.registry import unmet_needs
+        if platform is not None:  # energy-aware schedulers without a power model, policies that observe requested
+            # times on a log without them: refused, not run as their twins or with foresight
+            from simsched.schedulers.registry import unmet_needs, unmet_requested
 
+            missing = (workload.options["batch"].missing_requested()
+                       if workload is not None and workload.form == "batch" else None)
             for choice in schedulers:
                 if (why := unmet_needs(choice.name, power=energy is not None)) is not None:
                     problems.add(choice.loc, f"{why}: add platform.power or choose another scheduler")
+                elif (why := unmet_requested(choice.name, missing)) is not None:
+                    problems.add(choice.loc, why)
         try:
             limits.check_runs(len(model.schedulers) * model.repetitions)
         except SimschedError as exc:

@@ -222,6 +222,9 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
                 "parts, status 2-4, and sacct's pending, running and requeued records are still dropped).",
         "resource": "sacct only: what one processor of the platform is, `cpus` (the default), `gpus` (the "
                     "`gres/gpu` count of `AllocTRES`) or `nodes`.",
+        "estimates": "A job without a requested time runs with its run time in its place (perfect estimates); "
+                     "`recorded` refuses a policy that observes requested times (`learned-priority`) on such a "
+                     "log, `perfect` accepts that foresight (RLScheduler's protocol on the Lublin logs).",
         "windows": "SWF and sacct: each day a window of consecutive jobs from an empty machine, RLScheduler's "
                    "protocol (`WindowsSection`; [rlscheduler.md](rlscheduler.md)); `run -r N` reports N windows.",
     },
