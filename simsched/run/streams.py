@@ -80,10 +80,25 @@ class PlanFollower:
     later planning happens inside ``decide`` and is counted with it).  ``jobs``: the job of each
     task in the engine's visible numbering (:func:`~simsched.simulator.arrived.arrival_order`;
     the task index for every stream simsched builds).  O(k log k) per decision for k waiting tasks,
-    plus the planner's own cost per job."""
+    plus the planner's own cost per job.
 
-    def __init__(self, planner: Any, jobs: np.ndarray) -> None:
+    Two promises of a static plan are kept online:
+
+    * **P-states.**  A plan that chose a P-state per task offline (``plan.info["pstate"]``: ``ecs``,
+      ``heft-slack``) has each task run at it: ``decide`` names it, ``(task, processor, k)``, and the
+      engine stretches the task and accounts its energy at that P-state.  A task a failure hands back
+      runs again at the nominal P-state on its earliest-finish processor (its plan is broken there);
+      :attr:`off_pstate` counts them, and the run says so (:attr:`StreamRun.notes`).
+    * **Arrivals of one task graph.**  With ``whole`` (a task-graph workload, not a stream: the one job
+      is known before time 0, as the static run knows it), the whole problem, arrival times included,
+      is planned in ``reset``, so a task that arrives at 0 does not wait for one that arrives later
+      unless the plan says so; ``order`` is the engine's visible numbering of its tasks
+      (:func:`~simsched.simulator.arrived.arrival_order`, None for the identity)."""
+
+    def __init__(self, planner: Any, jobs: np.ndarray, whole: Problem | None = None,
+                 order: np.ndarray | None = None) -> None:
         self.planner, self.jobs = planner, np.asarray(jobs, dtype=np.int64)
+        self.whole, self.order = whole, order
         self.name = getattr(planner, "name", type(planner).__name__)
         self.planning_s = 0.0
         n_jobs = int(self.jobs.max()) + 1 if self.jobs.size else 0
@@ -93,6 +108,7 @@ class PlanFollower:
         n = self.jobs.size
         self.rng = rng
         self.proc = np.full(n, -1, dtype=np.int64)
+        self.pstate = np.zeros(n, dtype=np.int64)  # the plan's P-state of each task (0: nominal)
         self.slot = np.zeros(n, dtype=np.int64)  # position in its job's sequence on its processor
         self.next: dict[tuple[int, int], int] = {}
         self.planned = np.zeros(self.job_size.size, dtype=bool)
@@ -100,7 +116,12 @@ class PlanFollower:
         self.placed = np.zeros(n, dtype=bool)
         self.waiting: set[int] = set()
         self.gangs: dict[int, list[tuple[int, int]]] = {}  # multi-processor task -> (member, slot there)
+        self.off_pstate = 0  # tasks handed back by a failure whose planned P-state was not the nominal one
         t0 = time.perf_counter()
+        if self.whole is not None and self.job_size.size == 1:  # one task graph, arrivals known before time 0
+            visible = np.arange(n) if self.order is None else np.argsort(self.order).astype(np.int64)
+            self._adopt(visible, self.planner.plan(self.whole, self.rng))
+            self.planned[0] = True
         self._plan_arrived(problem)
         self.planning_s = time.perf_counter() - t0
 
@@ -113,15 +134,21 @@ class PlanFollower:
         for j in np.flatnonzero(complete).tolist():
             tasks = np.flatnonzero(self.jobs[:k] == j)
             sub = Problem(job_subgraph(problem, tasks), problem.platform)
-            plan: Plan = self.planner.plan(sub, self.rng)
-            self.proc[tasks] = plan.processor
-            if plan.gang is not None:  # a multi-processor task waits for its turn on every member
-                self._gang_slots(tasks, plan)
-            else:
-                seq = np.lexsort((np.arange(tasks.size), plan.order, plan.processor))
-                first = np.searchsorted(plan.processor[seq], plan.processor[seq], side="left")
-                self.slot[tasks[seq]] = np.arange(tasks.size) - first
+            self._adopt(tasks, self.planner.plan(sub, self.rng))
             self.planned[j] = True
+
+    def _adopt(self, tasks: np.ndarray, plan: Plan) -> None:
+        """Follow ``plan``, whose task ``i`` is visible task ``tasks[i]``: its processors, its order on
+        each and its P-states.  O(k log k) for the plan's k tasks."""
+        self.proc[tasks] = plan.processor
+        if plan.info.get("pstate") is not None:
+            self.pstate[tasks] = np.asarray(plan.info["pstate"], dtype=np.int64)
+        if plan.gang is not None:  # a multi-processor task waits for its turn on every member
+            self._gang_slots(tasks, plan)
+        else:
+            seq = np.lexsort((np.arange(tasks.size), plan.order, plan.processor))
+            first = np.searchsorted(plan.processor[seq], plan.processor[seq], side="left")
+            self.slot[tasks[seq]] = np.arange(tasks.size) - first
 
     def _gang_slots(self, tasks: np.ndarray, plan: Plan) -> None:
         """Positions of a job's tasks in each processor's planned sequence, for a plan with a gang:
@@ -149,6 +176,7 @@ class PlanFollower:
                 choice = gang_choice(view.problem, t, view.data_ready_row(t), view.available)
                 out.append((t, tuple(choice[2].tolist()) if choice is not None else 0))
                 continue
+            self.off_pstate += bool(self.pstate[t])  # rerun at the nominal P-state: off the plan
             out.append((t, int(np.argmin(view.completion_times(np.array([t]))[0]))))
         self.waiting.update(fresh)
         progress = True
@@ -170,7 +198,8 @@ class PlanFollower:
                     continue
                 key = (int(self.jobs[t]), int(self.proc[t]))
                 if self.slot[t] == self.next.get(key, 0):
-                    out.append((t, int(self.proc[t])))
+                    k = int(self.pstate[t])
+                    out.append((t, int(self.proc[t]), k) if k else (t, int(self.proc[t])))
                     self.next[key] = self.next.get(key, 0) + 1
                     self.placed[t] = True
                     self.waiting.discard(t)
@@ -229,6 +258,9 @@ class StreamRun:
     account: EnergyAccount | None = None
     """What the energy fields come from (time in each state, the power as steps), with a power model."""
     time_unit_s: float = 1.0
+    notes: list[str] = field(default_factory=list)
+    """One line per way this run did not keep its scheduler's promise (a static plan's P-states left by
+    tasks a failure handed back); the results row's ``warning`` field and a ``warning:`` line carry it."""
 
     def power(self) -> dict[str, Any] | None:
         """The run's power over time (:func:`~simsched.simulator.power.power_profile`), or None without a
@@ -257,16 +289,18 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     scheduler_rng, noise_rng, world_rng = world_streams(seed)
     noisy = not scenario.noise.deterministic
     factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
+    tables = scenario.energy.power.tables(problem.platform) if scenario.energy is not None else None
+    # an energy-aware planner or policy reads the power model and the carbon trace (it never writes energy)
+    if hasattr(scheduler, "use_power"):
+        scheduler.use_power(tables)
+    if hasattr(scheduler, "use_carbon"):
+        scheduler.use_carbon(scenario.energy.carbon if scenario.energy is not None else None)
     follower = None
     if registry.kind(type(scheduler)) == "static":
         order = arrival_order(problem)  # the engine's visible numbering of the tasks
-        scheduler = follower = PlanFollower(scheduler, stream.jobs if order is None else stream.jobs[order])
-    tables = scenario.energy.power.tables(problem.platform) if scenario.energy is not None else None
-    if follower is None:  # an energy-aware policy reads the power model and the carbon trace (it never writes energy)
-        if hasattr(scheduler, "use_power"):
-            scheduler.use_power(tables)
-        if hasattr(scheduler, "use_carbon"):
-            scheduler.use_carbon(scenario.energy.carbon if scenario.energy is not None else None)
+        graph_form = scenario.workload is None or scenario.workload.form != "stream"
+        scheduler = follower = PlanFollower(scheduler, stream.jobs if order is None else stream.jobs[order],
+                                            problem if graph_form else None, order)
     # the engine runs a task at the P-state its policy names, stretched by the platform's speed factors
     slowdown = tables.speed[:, :1] / tables.speed if tables is not None else None
     schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng,
@@ -284,7 +318,11 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     if scenario.energy is not None:
         energy, acc = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, stats.pstate, off)
         unit = scenario.energy.power.time_unit_s
-    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy, acc, unit)
+    notes = []
+    if follower is not None and follower.off_pstate:
+        notes.append(f"{getattr(spec, 'label', spec)}: {follower.off_pstate} task(s) a failure handed back left "
+                     f"the plan's P-states (rerun at full speed)")
+    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy, acc, unit, notes)
 
 
 def energy_fields(energy: Any, problem: Problem, schedule: Schedule, stats: OnlineStats, stream: JobStream,
