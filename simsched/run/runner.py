@@ -30,7 +30,7 @@ from simsched.errors import SchedulerDeclined, SimschedError
 from simsched.run.execution import execution_kwargs
 from simsched.run.gangcheck import GangNeed, check_gang_support, first_gang_need
 from simsched.run.seedspace import space_of
-from simsched.run.streams import Days
+from simsched.run.streams import Days, off_intervals_of
 from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.power import power_profile
@@ -417,7 +417,8 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
                          transfers="storage" not in model)
         report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
         if scenario.energy is not None:
-            fields, acc = scenario.energy.measure(problem, schedule, info.get("pstate"))
+            off = off_intervals_of(scheduler, problem, schedule)  # power-off's intervals, as in a stream
+            fields, acc = scenario.energy.measure(problem, schedule, info.get("pstate"), off=off)
             report.rows[-1].update(fields)
             if r == 0:  # the report's power-over-time plot: first run of each scheduler
                 report.rows[-1]["power"] = power_profile(acc, problem.platform,

@@ -89,11 +89,17 @@ class PlanFollower:
       engine stretches the task and accounts its energy at that P-state.  A task a failure hands back
       runs again at the nominal P-state on its earliest-finish processor (its plan is broken there);
       :attr:`off_pstate` counts them, and the run says so (:attr:`StreamRun.notes`).
+
+    A plan's task copies (duplication, ``heft-dup``) are not run: the online engine runs each task once.
+    :attr:`dropped_copies` counts them, and the run says so.
     * **Arrivals of one task graph.**  With ``whole`` (a task-graph workload, not a stream: the one job
       is known before time 0, as the static run knows it), the whole problem, arrival times included,
       is planned in ``reset``, so a task that arrives at 0 does not wait for one that arrives later
       unless the plan says so; ``order`` is the engine's visible numbering of its tasks
-      (:func:`~simsched.simulator.arrived.arrival_order`, None for the identity)."""
+      (:func:`~simsched.simulator.arrived.arrival_order`, None for the identity).  The plan's processors
+      are then known before time 0, and :attr:`planned_processor` (full numbering) tells the engine so:
+      each input is sent to a task's planned processor as its producer finishes, as in the closed plan
+      replay, not when the task is assigned (the engine's rule for decisions made online)."""
 
     def __init__(self, planner: Any, jobs: np.ndarray, whole: Problem | None = None,
                  order: np.ndarray | None = None) -> None:
@@ -117,11 +123,15 @@ class PlanFollower:
         self.waiting: set[int] = set()
         self.gangs: dict[int, list[tuple[int, int]]] = {}  # multi-processor task -> (member, slot there)
         self.off_pstate = 0  # tasks handed back by a failure whose planned P-state was not the nominal one
+        self.dropped_copies = 0  # task copies (duplication) of the plans, which the online engine cannot run
         t0 = time.perf_counter()
+        self.planned_processor: list[int] | None = None
         if self.whole is not None and self.job_size.size == 1:  # one task graph, arrivals known before time 0
             visible = np.arange(n) if self.order is None else np.argsort(self.order).astype(np.int64)
             self._adopt(visible, self.planner.plan(self.whole, self.rng))
             self.planned[0] = True
+            # the engine sends each input to its planned processor as its producer finishes (full numbering)
+            self.planned_processor = self.proc[visible].tolist()
         self._plan_arrived(problem)
         self.planning_s = time.perf_counter() - t0
 
@@ -141,6 +151,8 @@ class PlanFollower:
         """Follow ``plan``, whose task ``i`` is visible task ``tasks[i]``: its processors, its order on
         each and its P-states.  O(k log k) for the plan's k tasks."""
         self.proc[tasks] = plan.processor
+        if plan.copies is not None:  # each task runs once here: its copies are left out (and said so)
+            self.dropped_copies += int(plan.copies.task.size)
         if plan.info.get("pstate") is not None:
             self.pstate[tasks] = np.asarray(plan.info["pstate"], dtype=np.int64)
         if plan.gang is not None:  # a multi-processor task waits for its turn on every member
@@ -310,19 +322,30 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
                              job_priority=stream.job_priority, job_names=stream.job_names, lost_work=lost,
                              done=stats.done)
     elapsed = stats.policy_time_s + (follower.planning_s if follower is not None else 0.0)
-    off = None
-    if hasattr(scheduler, "off_intervals"):  # a policy that switched processors off says when
-        off = scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule,
-                                      arrival_order(problem))
+    off = off_intervals_of(scheduler, problem, schedule)
     energy, acc, unit = {}, None, 1.0
     if scenario.energy is not None:
         energy, acc = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, stats.pstate, off)
         unit = scenario.energy.power.time_unit_s
-    notes = []
+    notes, label = [], getattr(spec, "label", spec)
     if follower is not None and follower.off_pstate:
-        notes.append(f"{getattr(spec, 'label', spec)}: {follower.off_pstate} task(s) a failure handed back left "
-                     f"the plan's P-states (rerun at full speed)")
+        notes.append(f"{label}: {follower.off_pstate} task(s) a failure handed back left the plan's P-states "
+                     f"(rerun at full speed)")
+    if follower is not None and follower.dropped_copies:
+        notes.append(f"{label}: {follower.dropped_copies} task copies of its plan left out: in a dynamic world "
+                     f"each task runs once")
     return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy, acc, unit, notes)
+
+
+def off_intervals_of(scheduler: Any, problem: Problem, schedule: Schedule) -> np.ndarray | None:
+    """The ``(processor, off since, back on)`` intervals a policy that switches processors off
+    (``power-off``: its ``off_intervals`` hook) reports for ``schedule``, up to its last finish; None for
+    any other scheduler.  The same for a task graph as for a stream, so its energy counts them in both
+    worlds.  O(k + m)."""
+    if not hasattr(scheduler, "off_intervals"):
+        return None
+    return scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule,
+                                   arrival_order(problem))
 
 
 def energy_fields(energy: Any, problem: Problem, schedule: Schedule, stats: OnlineStats, stream: JobStream,
