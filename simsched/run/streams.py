@@ -10,7 +10,10 @@ A scenario is *dynamic* (:attr:`~simsched.scenario.Scenario.is_dynamic`) when it
   followed: each task goes to its planned processor once it is ready and the job's tasks planned
   before it there are placed; jobs share processors first come, first served
   (:class:`PlanFollower`).  A task a failure hands back is placed again on its earliest-finish
-  processor (the plan is broken there).
+  processor (the plan is broken there).  A plan's P-states are replayed; a task graph that is not a
+  stream is planned whole before time 0 (arrivals included) and its inputs sent as producers finish,
+  so failures that cannot matter change nothing; what a dynamic world cannot keep (a handed-back
+  task's P-state, task copies) is said in :attr:`StreamRun.notes`.
 
 Repetition ``r`` is a different day: seed ``seed + r`` draws the stream (arrivals and jobs), the
 duration noise and the failure/straggler timelines, and every scheduler of that repetition meets
