@@ -332,8 +332,8 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
         unit = scenario.energy.power.time_unit_s
     notes, label = [], getattr(spec, "label", spec)
     if follower is not None and follower.off_pstate:
-        notes.append(f"{label}: {follower.off_pstate} task(s) a failure handed back left the plan's P-states "
-                     f"(rerun at full speed)")
+        notes.append(f"{label}: {follower.off_pstate} task(s) rerun after failures at full speed, not at the "
+                     f"plan's P-states")
     if follower is not None and follower.dropped_copies:
         notes.append(f"{label}: {follower.dropped_copies} task copies of its plan left out: in a dynamic world "
                      f"each task runs once")
