@@ -313,7 +313,7 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     follower = None
     if registry.kind(type(scheduler)) == "static":
         order = arrival_order(problem)  # the engine's visible numbering of the tasks
-        graph_form = scenario.workload is None or scenario.workload.form != "stream"
+        graph_form = scenario.workload is None or scenario.workload.form not in ("stream", "batch")
         scheduler = follower = PlanFollower(scheduler, stream.jobs if order is None else stream.jobs[order],
                                             problem if graph_form else None, order)
     # the engine runs a task at the P-state its policy names, stretched by the platform's speed factors

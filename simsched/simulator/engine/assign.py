@@ -56,6 +56,7 @@ class Assignment:
         self.proc_of = [-1] * n  # mirror of ``processor``
         self.cost = [0.0] * n  # execution time of an assigned task on its processor (problem.cost_at)
         self.pstate = [0] * n  # the P-state an assigned task runs at
+        self.planned: list[int] | None = None  # processors a plan named before the run (see _sent_ahead)
         self.pslow = None
         if pstate_slowdown is not None:
             slow = np.asarray(pstate_slowdown, dtype=np.float64)
@@ -84,7 +85,7 @@ class Assignment:
         self.cost[v] = w
         self.stats.assignments += 1
         delay = self._input_delay(v, p)
-        sent = self._sent_ahead(v, p, delay)
+        sent = None if self.planned is None else self._sent_ahead(v, p, delay)
         if sent is not None:  # inputs sent to the planned processor as each producer finished
             delay = sent - now if sent > now else 0.0
         if delay > 0.0:
@@ -145,7 +146,7 @@ class Assignment:
         it is there at ``max(finish[u] + transfer)``, the closed plan replay's floats; None otherwise
         (inputs are sent now, at the assignment).  Only the plain network path (``_input_delay`` not
         overridden, e.g. by storage).  O(in-degree)."""
-        planned = getattr(self, "planned", None)
+        planned = self.planned
         if planned is None or delay <= 0.0 or planned[v] != p or type(self)._input_delay is not \
                 Assignment._input_delay:
             return None
