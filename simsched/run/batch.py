@@ -258,14 +258,15 @@ def dag_scheduler(scenario: Scenario, spec: SchedulerChoice | str, stream: Any) 
     """A fresh instance of the task-graph scheduler ``spec`` for :func:`dag_replay`, refused (exit 2,
     before anything runs) when the scenario has failures, stragglers or noise, or when it places
     every task on one processor and some task needs more.  O(n)."""
-    from simsched.run.runner import _check_gang_support
+    from simsched.run.gangcheck import check_gang_support, first_gang_need
     from simsched.schedulers import registry
 
     _refuse_dynamics(scenario, "task-graph schedulers on the batch path",
                      " (or run the batch policies alone)" if is_batch(scenario) else "")
     scheduler = registry.create(spec) if isinstance(spec, str) else spec.create()
     if not isinstance(spec, str):
-        _check_gang_support(scenario, _stream_problem(scenario, stream), spec, scheduler)
+        _stream_problem(scenario, stream)  # a task wider than any processor type: refused at the workload
+        check_gang_support(scenario, first_gang_need(scenario, [(stream.graph, stream)]), spec, scheduler)
     return scheduler
 
 

@@ -316,6 +316,12 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
             if getattr(model, key) is None:
                 problems.add((key,), "this field is required")
     autotuning = None if model.autotuning is None else _check_autotuning(model.autotuning, doc, problems)
+    if model.autotuning is not None and not task_graph_part:  # refused, never run as if it were not there
+        for key in ("failures", "stragglers"):
+            if getattr(model, key) is not None:
+                problems.add((key,), f"an autotuning scenario takes no {key}: the autotuning engine models none, "
+                                     f"so its runs would not have them; remove the section (it applies to a "
+                                     f"platform and workload)")
     platform = workload = energy = None
     schedulers: tuple[SchedulerChoice, ...] = ()
     if model.platform is not None:
