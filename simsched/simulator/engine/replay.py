@@ -49,12 +49,13 @@ class PlanSequencer:
         for q, t in zip(flat[key].tolist(), owner[key].tolist()):
             self.sequence[q].append(t)
         self.names = {name: i for i, name in enumerate(problem.graph.names)}
-        self.n = n
+        self.graph = problem.graph
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         self.head = [0] * len(self.sequence)
         self.ready: set[int] = set()
         self.local: np.ndarray | None = None
+        self.local_graph: object = None  # the visible graph ``local`` maps from
         self.visible_of: dict[int, int] = {}
 
     def _heads_all(self, t: int) -> bool:
@@ -65,12 +66,13 @@ class PlanSequencer:
         """Assign every ready task that heads all its processors' remaining sequences, and those that
         come to head them through these assignments."""
         g = view.problem.graph
-        if view.problem.n_tasks == self.n:
+        if g is self.graph:
             to_global = None
-        else:  # the visible numbering (arrived tasks only): map through the task names
-            if self.local is None or self.local.size != view.problem.n_tasks:
+        else:  # the visible numbering (arrived tasks, in order of arrival): map through the task names
+            if self.local_graph is not g:
                 self.local = np.array([self.names[x] for x in g.names], dtype=np.int64)
                 self.visible_of = {int(t): i for i, t in enumerate(self.local.tolist())}
+                self.local_graph = g
             to_global = self.local
         fresh = view.ready.tolist() if to_global is None else to_global[view.ready].tolist()
         self.ready.update(fresh)
