@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simsched.errors import SimschedError
+from simsched.errors import SchedulerDeclined
 from simsched.simulator.engine.loop import run_online
 from simsched.simulator.engine.overheads import Overheads
 from simsched.simulator.engine.stats import OnlineStats
@@ -35,8 +35,8 @@ class PlanSequencer:
 
     def __init__(self, problem: Problem, plan: Plan) -> None:
         if plan.copies is not None:
-            raise SimschedError("a plan with task copies (duplication) runs only on the plain model; "
-                                "without workflow-system overheads and storage, or use a planner without copies")
+            raise SchedulerDeclined("a plan with task copies (duplication) runs only on the plain model: without "
+                                    "workflow-system overheads, storage or host memory; use a planner without copies")
         n, m = problem.n_tasks, problem.n_processors
         gang = plan.gang
         self.members = [tuple(gang.of(t).tolist()) if gang is not None else (int(plan.processor[t]),)
@@ -101,6 +101,7 @@ def replay_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None,
                 io: TaskIO | None = None) -> tuple[Schedule, OnlineStats]:
     """Run ``plan`` through the online engine (:func:`run_online` with :class:`PlanSequencer`) under
     ``overheads`` and ``storage``; the schedule and the run's stats (``stats.done`` with overheads).
-    :class:`SimschedError` for a plan with copies.  O(the online run)."""
+    :class:`~simsched.errors.SchedulerDeclined` for a plan with copies (a run reports the planner
+    declined).  O(the online run)."""
     return run_online(problem, PlanSequencer(problem, plan), factors, engine="simpy",
                       overheads=overheads, storage=storage, io=io)
