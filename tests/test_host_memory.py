@@ -268,3 +268,34 @@ def test_the_fidelity_model_passes_machine_and_task_memory(tmp_path: Path) -> No
     graph, run = read_recorded(fan_with_memory(tmp_path / "f-2.json", [4e9] * 4, None))
     assert not build_problem(graph, run, Parameters()).host_memory_binds
     assert simulate(graph, run, Parameters()).makespan == 10.0
+
+
+def test_a_cluster_log_with_host_memory_is_refused_located(tmp_path: Path) -> None:
+    """The batch engines count processors, never a host's memory: refused, by validate and run alike."""
+    log = Path(__file__).resolve().parents[1] / "scenarios" / "data" / "traces" / "lublin_256.swf"
+    path = tmp_path / "log.yaml"
+    path.write_text("name: log\nplatform:\n  processors:\n    - {name: node, count: 16, host: rack, host_memory: 64}\n"
+                    f"workload:\n  stream:\n    swf: {log}\nschedulers: [fcfs]\n")
+    for command in ("validate", "run"):
+        line = refused([command, str(path)], inputs=(path,), says="do not model memory shared by a host's tasks")
+        assert f"{path}:3: platform.processors" in line
+
+
+def test_a_plan_replay_follows_tasks_that_arrive_out_of_index_order() -> None:
+    """The plan's replay maps the view's numbering (arrival order) back to the plan's by name, also once
+    every task has arrived: t1 arrives at 0, t0 at 2, both planned on one processor (t1 first)."""
+    graph = TaskGraph(["t0", "t1"], work=1.0, memory=[0.0, 4.0], arrival=[2.0, 0.0])
+    for host_memory in (10.0, math.inf):
+        problem = Problem(graph, Platform.uniform([Processor("h0", host_memory=host_memory), Processor("h1")]))
+        plan = Plan(np.array([0, 0]), np.array([1.0, 0.0]))
+        schedule, _ = run_online(problem, PlanSequencer(problem, plan), engine="simpy", overheads=Overheads(pre=0.5))
+        assert schedule.start.tolist() == [2.0, 0.0] and schedule.finish.tolist() == [3.5, 1.5]
+
+
+def test_a_plan_with_copies_is_declined_under_host_memory() -> None:
+    graph = TaskGraph(["s", "a", "b"], [(0, 1), (0, 2)], [10.0, 10.0], work=[1.0, 10.0, 10.0], memory=4.0)
+    problem = Problem(graph, Platform.uniform([Processor(f"p{i}", host_memory=10.0) for i in range(3)], bandwidth=0.1))
+    plan = registry.create("heft-dup").plan(problem, np.random.default_rng(0))
+    assert plan.copies is not None
+    with pytest.raises(SchedulerDeclined, match="task copies"):
+        execute_plan(problem, plan)

@@ -63,8 +63,9 @@ The online engine, by concern (one mixin per module, composed into
 **Where the model of execution grows.**  A new part of it is a new module beside these holding one
 more mixin, placed before the others in a class that
 :func:`~simsched.simulator.engine.loop.make_run` composes only for runs that use it (``OverheadRun``,
-``StorageRun``, and ``MemoryRun`` and its kin with host memory); today's runs keep :class:`~simsched.simulator.engine.loop.OnlineRun`, hence today's
-floats and speed.  The hooks such a mixin overrides, each the one place where that thing happens:
+``StorageRun``, and ``MemoryRun`` and its kin with host memory); today's runs keep
+:class:`~simsched.simulator.engine.loop.OnlineRun`, hence today's floats and speed.  The hooks such a
+mixin overrides, each the one place where that thing happens:
 
 * ``OnlineRun._becomes_ready(v)``: a task whose predecessors are done enters the ready set —
   overheads delay it by submission, a rate-limited dispatcher and the scheduling cycle.
