@@ -143,6 +143,28 @@ def test_running_tasks_never_exceed_their_host_memory(world, policy) -> None:
     _held_within(problem, schedule.processor, schedule.start, schedule.finish)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(world=memory_worlds(), wide=st.lists(st.booleans(), min_size=14, max_size=14),
+       policy=st.sampled_from(["online-heft", "heft"]), pre=st.sampled_from([0.0, 0.5]))
+def test_gang_tasks_and_overheads_never_exceed_their_host_memory(world, wide, policy, pre) -> None:
+    """Some tasks need 2 cores of one host (where a host has 2); with a pre step on the slot, memory is held
+    from the start (the pre step) to the end of the runtime."""
+    graph, procs = world
+    most = max(sum(p.host == q.host for q in procs) for p in procs)
+    k = np.where(np.array(wide[:graph.n_tasks]) & (most >= 2), 2, 1)
+    graph = graph.with_(procs=np.stack([k, k], axis=1), same_host=k > 1)
+    problem = Problem(graph, Platform.uniform(procs, bandwidth=4.0))
+    scheduler = registry.create(policy)
+    overheads = Overheads(pre=pre) if pre else None
+    if registry.kind(type(scheduler)) == "static":
+        plan = scheduler.plan(problem, np.random.default_rng(0))
+        schedule, _ = run_online(problem, PlanSequencer(problem, plan), engine="simpy", overheads=overheads)
+    else:
+        schedule, _ = run_online(problem, scheduler, engine="simpy", overheads=overheads)
+    assert np.isfinite(schedule.finish).all()
+    _held_within(problem, schedule.processor, schedule.start, schedule.finish)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(world=memory_worlds(), policy=st.sampled_from(["mct", "srjf-eft", "heft"]))
 def test_memory_that_never_binds_changes_no_float(world, policy) -> None:
