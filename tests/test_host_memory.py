@@ -321,3 +321,12 @@ def test_a_plan_with_copies_is_declined_under_host_memory() -> None:
     assert plan.copies is not None
     with pytest.raises(SchedulerDeclined, match="task copies"):
         execute_plan(problem, plan)
+
+
+def test_the_compiled_loop_leaves_host_memory_to_simpy() -> None:
+    pytest.importorskip("numba")
+    problem = three_on_four_cores()
+    with pytest.raises(SimschedError, match="host memory run on the SimPy engine"):
+        run_online(problem, registry.create("mct"), engine="compiled")
+    schedule, stats = run_online(problem, registry.create("mct"), engine="auto")
+    assert stats.engine == "simpy" and schedule.makespan == 20.0
