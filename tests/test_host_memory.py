@@ -84,6 +84,13 @@ def test_a_waiting_slot_lets_a_smaller_task_pass_first_fit() -> None:
     assert schedule.start.tolist() == [0.0, 10.0, 0.0] and stats.memory_waits == 1
 
 
+def test_validate_and_the_run_header_say_which_hosts_share_memory() -> None:
+    assert three_on_four_cores().platform.size_text() == "1 host, 4 slots, 1 host with shared memory"
+    mixed = Platform.uniform([Processor("a", host_memory=4.0), Processor("b"), Processor("c", host_memory=2.0)])
+    assert mixed.size_text() == "3 processors, 2 hosts with shared memory"
+    assert Platform.uniform(host_slots("node", 4)).size_text() == "1 host, 4 slots"
+
+
 def test_the_scenario_golden_case(tmp_path: Path) -> None:
     path = tmp_path / "golden.yaml"
     path.write_text("name: golden\nplatform:\n  processors:\n    - {name: node, cores: 4, host_memory: 10}\n"

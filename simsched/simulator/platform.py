@@ -380,7 +380,13 @@ class Platform:
 
     def size_text(self) -> str:
         """``"8 processors"``, or ``"2 hosts, 96 slots"`` on a platform with core slots (what
-        ``simsched validate`` and the run header say).  O(m)."""
+        ``simsched validate`` and the run header say), followed by ``", 1 host with shared memory"``
+        when hosts declare ``host_memory``.  O(m)."""
         if self.core_slots:
-            return f"{self.n_hosts} host{'s' if self.n_hosts != 1 else ''}, {self.n_processors} slots"
-        return f"{self.n_processors} processors"
+            text = f"{self.n_hosts} host{'s' if self.n_hosts != 1 else ''}, {self.n_processors} slots"
+        else:
+            text = f"{self.n_processors} processors"
+        if self.shares_memory:
+            k = int(np.isfinite(self._host_memory).sum())
+            text += f", {k} host{'s' if k != 1 else ''} with shared memory"
+        return text
