@@ -153,6 +153,7 @@ def replay(scenario: Scenario, spec: SchedulerChoice | str, *, processors: int |
 
     if not is_batch(scenario):
         raise SimschedError("this scenario's workload is not a cluster log (stream: {swf: ...})", file=scenario.file)
+    refuse_host_memory(scenario)
     trace, after, kill = batch_jobs(scenario, scenario.seed if seed is None else int(seed))
     m = scenario.platform.n_processors if processors is None else int(processors)
     policy = registry.create(spec, kinds=("batch",)) if isinstance(spec, str) else spec.create()
@@ -180,6 +181,17 @@ def replay(scenario: Scenario, spec: SchedulerChoice | str, *, processors: int |
     if callable(decided_by):
         result.extra["decided_by"] = decided_by()
     return result
+
+
+def refuse_host_memory(scenario: Scenario) -> None:
+    """:class:`SimschedError` located at ``platform.processors`` when a host declares ``host_memory``: the
+    batch engines count a type's processors and never a host's memory (refused rather than ignored;
+    task-graph scenarios run it on the online engine).  O(hosts)."""
+    if scenario.platform is not None and scenario.platform.shares_memory:
+        raise scenario.locate(SimschedError("the batch engines (cluster logs, streams under batch policies) do not "
+                                            "model memory shared by a host's tasks; remove host_memory from "
+                                            "platform.processors"),
+                              ("platform", "processors"))
 
 
 def _refuse_dynamics(scenario: Scenario, what: str, hint: str = "") -> None:
@@ -343,6 +355,7 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
     (:func:`dag_replay`), every row with the same batch metrics."""
     from simsched.schedulers import registry
 
+    refuse_host_memory(scenario)
     base = scenario.seed if seed is None else int(seed)
     chosen = _select(scenario, schedulers, kinds_for(scenario))
     wl = scenario.workload

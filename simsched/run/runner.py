@@ -207,8 +207,9 @@ def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None
             slow = power.slowdown(plan.processor, plan.info["pstate"])
             durations = problem.cost_pairs(np.arange(problem.n_tasks), plan.processor) * slow
             factors = slow if factors is None else factors * slow
-        if model:  # overheads or storage: the planner's times cannot include them; the online engine runs it
-            schedule, stats = replay_plan(problem, plan, factors, **model)
+        if model or problem.host_memory_binds:  # overheads, storage, host memory: the planner's times cannot
+            # include them; the online engine runs the plan
+            schedule, stats = replay_plan(problem, plan, factors, **(model or {}))
             if info is not None and stats.done is not None:
                 info["done"] = stats.done
             return schedule, elapsed

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -237,8 +237,27 @@ def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | N
 
 
 # --------------------------------------------------------------------------- loading
+def _host_memory(spec: PlatformSpec, problems: Problems) -> dict[str, float]:
+    """Each host's ``host_memory`` as its processor entries declare it (every entry on a host shares the
+    value one of them gives); two entries giving one host different values is a problem located at the
+    second's ``host_memory``.  O(processors)."""
+    declared: dict[str, tuple[float, int]] = {}
+    for i, entry in enumerate(spec.processors):
+        if entry.host_memory is None:
+            continue
+        for host in dict.fromkeys(p.host for p in entry.expand()):
+            first = declared.setdefault(host, (entry.host_memory, i))
+            if first[0] != entry.host_memory:
+                problems.add(("platform", "processors", i, "host_memory"),
+                             f"host {host!r} has host_memory {first[0]:g} in processors[{first[1]}] and "
+                             f"{entry.host_memory:g} here; give a host one value (on one entry is enough)")
+    return {host: value for host, (value, _) in declared.items()}
+
+
 def _build_platform(spec: PlatformSpec, problems: Problems) -> Platform | None:
-    processors = [p for entry in spec.processors for p in entry.expand()]
+    shared = _host_memory(spec, problems)
+    processors = [replace(p, host_memory=shared[p.host]) if p.host in shared else p
+                  for entry in spec.processors for p in entry.expand()]
     names = {p.name for p in processors} | {p.host for p in processors}
     for i, link in enumerate(spec.links):
         for key, end in (("from", link.from_), ("to", link.to)):

@@ -119,6 +119,11 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "memory": "A task whose `memory` exceeds this may not run here.",
         "host": "Host name; processors on one host use `host_bandwidth`/`host_latency` (default: own host).",
         "count": "Expand into `count` identical processors.",
+        "host_memory": "Memory of the host these processors sit on (each processor its own host unless `host` "
+                       "or `cores` groups them), shared by every task running on it at once: a task needing `m` "
+                       "(its `memory`) starts only while the host has `m` free, else waits; a task needing more "
+                       "than the whole may not run there. Units of the tasks' `memory`. Entries on one host "
+                       "share one value. See execution-model.md#host-memory.",
     },
     "NetworkSpec": {
         "bandwidth": "Between hosts: transfer time = `latency + data / bandwidth`.",

@@ -83,9 +83,10 @@ def policy_kernel(policy) -> str | None:
 def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, pstate_slowdown=None, *,
                      extended: bool = False) -> str | None:
     """None when the compiled loop can run this call of ``run_online``, else why not (one phrase).
-    ``extended``: the run has workflow-system overheads or storage, which only SimPy models.  O(n)."""
+    ``extended``: the run has workflow-system overheads, storage or host memory, which only SimPy models.
+    O(n)."""
     if extended:
-        return "workflow-system overheads and storage run on the SimPy engine"
+        return "workflow-system overheads, storage and host memory run on the SimPy engine"
     if policy_kernel(policy) is None:
         name = getattr(policy, "name", None) or type(policy).__name__
         return f"policy {name!r} has no compiled form (compiled: {', '.join(KERNELS)})"
