@@ -505,6 +505,8 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
         row.update(run.energy)
         if checkpoint is not None:
             row["checkpoint"] = checkpoint
+        if getattr(scheduler, "fallback_reason", None):  # a learned policy that handed its decisions to a rule
+            row["fallback"] = str(scheduler.fallback_reason)
         report.rows.append(row)
         if r == 0:
             report.schedules[spec.label] = run.schedule
