@@ -92,7 +92,8 @@ def default_candidate(rows: list[dict[str, Any]]) -> tuple[bool, str]:
 def format_rows(rows: list[dict[str, Any]]) -> list[str]:
     """The rows as lines of a markdown table (world, days, ratio [95% interval], verdict, days handed to the
     rule, and why).  O(rows)."""
-    out = ["| world | days | / srjf-eft | 95% interval | verdict | days on srjf-eft | why |", "|---|---|---|---|---|---|---|"]
+    out = ["| world | days | / srjf-eft | 95% interval | verdict | days on srjf-eft | why |",
+           "|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['cell']} | {r['days']} | {r['ratio']:.3f} | [{r['low']:.3f}, {r['high']:.3f}] | "
                    f"{r['verdict']} | {r['fell_back']}/{r['days']} | {'; '.join(r['reasons'][:2]) or '-'} |")
