@@ -47,8 +47,9 @@ def test_prior_world_by_hand():
     assert x[2] == pytest.approx(0.25)                      # 2 of 8 within 80% of the fastest
     assert x[3] == pytest.approx(2.0)                       # log2 (4 / 1)
     assert x[4] == pytest.approx(math.log1p(100 * 0.001 * mean_task))
-    assert x[5] == pytest.approx(2.0)                       # log2 4 tasks
-    assert x[6] == pytest.approx(0.0)                       # a chain keeps one processor busy: width 1
+    assert x[5] == 0.0                                      # no down share declared
+    assert x[6] == pytest.approx(2.0)                       # log2 4 tasks
+    assert x[7] == pytest.approx(0.0)                       # a chain keeps one processor busy: width 1
 
 
 def _box_envelope(lo, hi) -> Envelope:
@@ -139,6 +140,16 @@ def test_inside_the_envelope_the_gate_acts_outside_it_is_srjf_eft_from_the_first
     assert gate.fallback_reason.startswith("srjf-eft from job 1: log2 speed ratio 3 lies outside")
     said = [str(w.message) for w in caught if "falls back to srjf-eft" in str(w.message)]
     assert len(said) == 1 and "from job 1 of the day" in said[0] and "log2 speed ratio" in said[0]
+
+
+def test_declared_failures_by_hand():
+    from simsched.learned.rl.envelope import declared_failures
+    from simsched.simulator.engine.disruptions import Disruptions
+
+    # two processors: one failing every 100 and repaired in 25 (down 20% of the time), one never failing
+    rate, down = declared_failures(Disruptions(failure_rate=np.array([0.01, 0.0]), repair_time=25.0), 2)
+    assert rate == pytest.approx(0.005) and down == pytest.approx(0.1)
+    assert declared_failures(None, 2) == (0.0, 0.0)
 
 
 def test_the_declared_failure_rate_is_judged_from_the_first_job(tmp_path):

@@ -268,7 +268,7 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
         if hasattr(scheduler, "use_carbon"):
             scheduler.use_carbon(scenario.energy.carbon if scenario.energy is not None else None)
     if hasattr(scheduler, "use_failures"):  # a policy that judges its world hears the failures the scenario declares
-        scheduler.use_failures(scenario.disruptions.failure_rate if scenario.disruptions is not None else None)
+        scheduler.use_failures(scenario.disruptions)
     # the engine runs a task at the P-state its policy names, stretched by the platform's speed factors
     slowdown = tables.speed[:, :1] / tables.speed if tables is not None else None
     schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng,

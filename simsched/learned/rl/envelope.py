@@ -7,9 +7,9 @@ uncertainty: off its training worlds it is confidently wrong (issue 41: it predi
 
 * :func:`prior_world` — the world's description known then (:data:`PRIOR_FEATURES`): the platform
   (processor count, distinct processor classes, the share of fast processors, the speed ratio), the
-  failure rate the platform *declares* (mean failures per processor per mean task time, the scale of
-  the gate's observed failure feature) and the shape of the jobs arrived so far (tasks per job, job
-  width);
+  failures the platform *declares* (mean failures per processor per mean task time, the scale of the
+  gate's observed failure feature, and the share of time a processor is down) and the shape of the
+  jobs arrived so far (tasks per job, job width);
 * :class:`Envelope` — per feature, the span met on training worlds (widened by :data:`WIDEN` of the
   span each way), and the Mahalanobis distance of the standardised description from the training
   descriptions (covariance shrunk towards the identity by :data:`SHRINK`), with a threshold at the
@@ -36,7 +36,7 @@ import numpy as np
 from simsched.simulator.problem import Problem
 
 PRIOR_FEATURES = ("log2 processors", "processor classes", "fast processor share", "log2 speed ratio",
-                  "declared failure rate", "log2 tasks per job", "log2 job width")
+                  "declared failure rate", "declared down share", "log2 tasks per job", "log2 job width")
 """What :func:`prior_world` describes, in this order."""
 
 WIDEN = 0.05
@@ -50,24 +50,27 @@ QUANTILE = 0.99
 """The Mahalanobis threshold: this quantile of the held-out worlds' distances."""
 
 
-def declared_failure_rate(failure_rate: float | np.ndarray | None, m: int) -> float:
-    """Mean failures per processor per unit of time that a scenario's ``failures`` declare (0 without),
-    one number or one per processor.  O(m)."""
-    if failure_rate is None:
-        return 0.0
-    rate = np.broadcast_to(np.asarray(failure_rate, dtype=np.float64), (m,))
-    return float(rate.mean()) if m else 0.0
+def declared_failures(disruptions, m: int) -> tuple[float, float]:  # disruptions: Disruptions | None
+    """``(rate, down share)`` a scenario's failures declare for ``m`` processors: mean failures per processor
+    per unit of time, and the mean over processors of the long-run share of time down, ``rate x MTTR /
+    (1 + rate x MTTR)`` (both 0 without failures).  O(m)."""
+    if disruptions is None or m == 0:
+        return 0.0, 0.0
+    rate = np.broadcast_to(np.asarray(disruptions.failure_rate, dtype=np.float64), (m,))
+    down = rate * np.broadcast_to(np.asarray(disruptions.repair_time, dtype=np.float64), (m,))
+    return float(rate.mean()), float((down / (1.0 + down)).mean())
 
 
-def prior_world(problem: Problem, jobs: np.ndarray, rank: np.ndarray, failure_rate: float = 0.0) -> np.ndarray:
+def prior_world(problem: Problem, jobs: np.ndarray, rank: np.ndarray, failure_rate: float = 0.0,
+                down_share: float = 0.0) -> np.ndarray:
     """The world's description known from its arrived jobs (see the module docstring), a
     (len(:data:`PRIOR_FEATURES`),) vector: ``problem`` holds the arrived tasks, ``jobs`` their job ids
-    (0..J-1), ``rank`` their upward ranks, ``failure_rate`` the declared failures per processor per unit
-    of time (:func:`declared_failure_rate`).  Processor classes count distinct (type, speed) pairs;
-    fast share and speed ratio are the platform's nominal speeds (fast: within 80% of the fastest);
-    the failure rate is ``log1p(100 x rate x mean task time)``, the scale of the gate's observed
-    failure feature; job shape is the mean over arrived jobs of log2 tasks and log2 width (mean work
-    over critical path, at least 1).  O(n + m + J)."""
+    (0..J-1), ``rank`` their upward ranks, ``failure_rate`` and ``down_share`` the declared failures per
+    processor per unit of time and share of time down (:func:`declared_failures`).  Processor classes
+    count distinct (type, speed) pairs; fast share and speed ratio are the platform's nominal speeds
+    (fast: within 80% of the fastest); the failure rate is ``log1p(100 x rate x mean task time)``, the
+    scale of the gate's observed failure feature; job shape is the mean over arrived jobs of log2 tasks
+    and log2 width (mean work over critical path, at least 1).  O(n + m + J)."""
     plat = problem.platform
     speed = np.asarray(plat.speed, dtype=np.float64)
     m = speed.size
@@ -81,6 +84,7 @@ def prior_world(problem: Problem, jobs: np.ndarray, rank: np.ndarray, failure_ra
     cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
     mean_task = float(cost.mean()) if cost.size else 0.0
     out[4] = math.log1p(100.0 * max(float(failure_rate), 0.0) * mean_task)
+    out[5] = float(down_share)
     if cost.size:
         jobs = np.asarray(jobs, dtype=np.int64)
         n_jobs = int(jobs.max()) + 1
@@ -89,8 +93,8 @@ def prior_world(problem: Problem, jobs: np.ndarray, rank: np.ndarray, failure_ra
         path = np.zeros(n_jobs)
         np.maximum.at(path, jobs, np.nan_to_num(rank, nan=0.0, posinf=0.0))
         have = size > 0
-        out[5] = float(np.log2(size[have]).mean())
-        out[6] = float(np.log2(np.maximum(work[have] / np.maximum(path[have], 1e-12), 1.0)).mean())
+        out[6] = float(np.log2(size[have]).mean())
+        out[7] = float(np.log2(np.maximum(work[have] / np.maximum(path[have], 1e-12), 1.0)).mean())
     return np.nan_to_num(out, nan=0.0, posinf=50.0, neginf=0.0)
 
 
@@ -193,8 +197,7 @@ def day_priors(sc, stream) -> np.ndarray:  # sc: Scenario, stream: JobStream
     from simsched.schedulers.heft import upward_rank
 
     problem = Problem(stream.graph, sc.platform, sc.affinity)
-    rate = declared_failure_rate(sc.disruptions.failure_rate if sc.disruptions is not None else None,
-                                 problem.n_processors)
+    rate, down = declared_failures(sc.disruptions, problem.n_processors)
     rows = []
     for j in range(stream.n_jobs):
         tasks = np.flatnonzero(stream.jobs == j)
@@ -202,7 +205,7 @@ def day_priors(sc, stream) -> np.ndarray:  # sc: Scenario, stream: JobStream
             continue
         sub = Problem(job_subgraph(problem, tasks), sc.platform)
         rank = np.nan_to_num(upward_rank(sub), nan=0.0, posinf=0.0)
-        rows.append(prior_world(sub, np.zeros(tasks.size, dtype=np.int64), rank, rate))
+        rows.append(prior_world(sub, np.zeros(tasks.size, dtype=np.int64), rank, rate, down))
     return np.array(rows)
 
 

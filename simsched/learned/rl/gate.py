@@ -123,12 +123,13 @@ def shipped_path() -> Path:
     return Path(__file__).resolve().parent / "data" / SHIPPED
 
 
-def load_gate(path: str | Path) -> dict[str, Any]:
+def load_gate(path: str | Path, envelope: bool = True) -> dict[str, Any]:
     """A gate checkpoint ``{"kind": "rl-gate", "weights", "world_features", "range": {"lo", "hi"},
     "config", "meta"}`` and, optionally, ``"model"``: the predictor ``{"mean", "scale", "coef", "cov",
     "k", "margin"}`` (see :class:`GatedBinding`), read by :func:`simsched.checkpoints.read_checkpoint` (a
     regular file, JSON within the depth and size limits, of kind ``rl-gate``: a torch checkpoint given here
-    is refused by name) and checked: weights of the wrong length or not finite, or feature names other
+    is refused by name) and checked (``envelope`` False: an ``envelope`` field is dropped unread, for
+    recalibrating it): weights of the wrong length or not finite, or feature names other
     than this version's, is a :class:`SimschedError` naming the file and the field.  O(size of the file)."""
     from simsched.checkpoints import read_checkpoint
 
@@ -151,6 +152,8 @@ def load_gate(path: str | Path) -> dict[str, Any]:
         raise SimschedError(f"{p}: field 'range': expected 'lo' and 'hi', {k} finite numbers each")
     if data.get("model") is not None:
         _check_model(p, data["model"])
+    if not envelope:
+        data.pop("envelope", None)
     if data.get("envelope") is not None:
         from simsched.learned.rl.envelope import check_envelope
 
@@ -230,7 +233,7 @@ class GatedBinding(ShortestJobEFT):
 
     model: dict[str, np.ndarray] | None = None
     envelope = None  # an Envelope (simsched.learned.rl.envelope) from the checkpoint, or None
-    declared_failure_rate = 0.0
+    declared = (0.0, 0.0)  # the declared failure rate and down share (simsched.learned.rl.envelope)
     fallback_reason: str | None = None
     """Why the gate handed its decisions to srjf-eft on the last run (``"srjf-eft: ..."``), or None."""
     k = margin = 0.0
@@ -249,21 +252,19 @@ class GatedBinding(ShortestJobEFT):
         mu, sd = self.predict(world)
         return mu + self.k * sd < -self.margin
 
-    def use_failures(self, failure_rate: float | np.ndarray | None) -> None:
-        """The failures the scenario declares (failures per unit of time, one number or one per processor;
-        None: none), handed over by the runner before a run: part of the world known at time 0 that the
-        envelope judges.  O(m)."""
-        self._failure_rate = failure_rate
+    def use_failures(self, disruptions) -> None:  # disruptions: simsched.simulator.engine.Disruptions | None
+        """The failures the scenario declares (its disruptions, None: none), handed over by the runner
+        before a run: part of the world known at time 0 that the envelope judges.  O(1)."""
+        self._disruptions = disruptions
 
     # ------------------------------------------------------------------ world
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
-        from simsched.learned.rl.envelope import declared_failure_rate
+        from simsched.learned.rl.envelope import declared_failures
 
         super().reset(problem, rng)
         self.fallback: str | None = None
         self.fallback_reason = None
-        self.declared_failure_rate = declared_failure_rate(getattr(self, "_failure_rate", None),
-                                                           problem.n_processors)
+        self.declared = declared_failures(getattr(self, "_disruptions", None), problem.n_processors)
         self._head: np.ndarray | None = None  # the decision's gate inputs; None: the rule places alone
         self.failures, self.first_arrival = 0, None
         self._down = np.zeros(problem.n_processors, dtype=bool)
@@ -296,8 +297,7 @@ class GatedBinding(ShortestJobEFT):
         if self.envelope is not None:
             from simsched.learned.rl.envelope import prior_world
 
-            why = self.envelope.outside(prior_world(self.problem_seen, self.jobs, self.rank,
-                                                    self.declared_failure_rate))
+            why = self.envelope.outside(prior_world(self.problem_seen, self.jobs, self.rank, *self.declared))
             if why is not None:
                 self._fall_back("envelope", why)
                 return

@@ -286,12 +286,12 @@ def _fields(model: dict[str, Any]) -> dict[str, Any]:
 
 def add_envelope(checkpoint: str | Path, out: str | Path) -> dict[str, Any]:
     """Write ``out``: the gate checkpoint ``checkpoint`` with the envelope of its own training plan (its
-    ``config``, :func:`plans_of`; :func:`simsched.learned.rl.envelope.calibrate`), every other field as it
-    was.  The summary of the calibration.  O(streams of the plan), no engine run."""
+    ``config``, :func:`plans_of`; :func:`simsched.learned.rl.envelope.calibrate`; an envelope it had is
+    replaced), every other field as it was.  The summary of the calibration.  O(streams of the plan), no engine run."""
     from simsched.learned.rl.envelope import calibrate
     from simsched.learned.rl.gate import load_gate
 
-    data = load_gate(checkpoint)
+    data = load_gate(checkpoint, envelope=False)
     plans = plans_of(data["config"])
     envelope, info = calibrate(plans["train"], plans["select"])
     save_gate(out, np.asarray(data["weights"]), np.asarray(data["range"]["lo"]), np.asarray(data["range"]["hi"]),
