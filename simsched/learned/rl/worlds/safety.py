@@ -9,7 +9,7 @@ interval (:func:`simsched.stats.paired_ratio`) and the verdict ``better`` / ``ti
 many days the scheduler handed to a rule and why (its ``fallback_reason``).  :func:`default_candidate`:
 a policy with any ``worse`` world is **not a default candidate**.
 
-Worlds (:func:`worlds_of`): ``wide`` — :func:`~.wide.draw_wide_world`'s worlds of the ``evaluate`` space,
+Worlds (:func:`worlds_of`): ``wide`` — :func:`~.wide.draw_wide_world`'s worlds of the ``evaluate`` (or ``fresh``) space,
 or ``off-training`` — the six named worlds of :data:`~.wide.OFF_TRAINING`.
 ``python -m simsched.learned.rl.worlds safety -s rl-gate --worlds wide --count 6 --days 3`` prints the rows
 and exits 1 when the policy is not a default candidate.  Cost: worlds x days x 2 engine runs.
@@ -27,9 +27,10 @@ RULE = "srjf-eft"
 """The rule every learned stream scheduler must never be significantly worse than."""
 
 
-def worlds_of(kind: str, count: int = 6) -> dict[str, Callable[[], Any]]:
+def worlds_of(kind: str, count: int = 6, space: str = "evaluate") -> dict[str, Callable[[], Any]]:
     """``{world name: a function giving its parsed scenario}``: ``count`` wide worlds (``kind`` ``wide``,
-    seeds of the ``evaluate`` space) or the six :data:`~.wide.OFF_TRAINING` worlds (``off-training``)."""
+    their seeds from ``space``, ``evaluate`` or ``fresh``) or the six :data:`~.wide.OFF_TRAINING` worlds
+    (``off-training``)."""
     from simsched.learned.rl.worlds.wide import OFF_TRAINING, wide_world
     from simsched.run.seedspace import space_seeds
 
@@ -37,7 +38,7 @@ def worlds_of(kind: str, count: int = 6) -> dict[str, Callable[[], Any]]:
         return dict(OFF_TRAINING)
     if kind != "wide":
         raise ValueError(f"unknown worlds {kind!r}; choose from wide, off-training")
-    return {f"wide world {s}": functools.partial(wide_world, s) for s in space_seeds(0, "evaluate", count)}
+    return {f"wide world {s}": functools.partial(wide_world, s) for s in space_seeds(0, space, count)}
 
 
 def safety_rows(scheduler: str, worlds: dict[str, Callable[[], Any]], days: int, space: str = "evaluate",
