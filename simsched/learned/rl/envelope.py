@@ -86,12 +86,9 @@ def prior_world(problem: Problem, jobs: np.ndarray, rank: np.ndarray, failure_ra
     out[4] = math.log1p(100.0 * max(float(failure_rate), 0.0) * mean_task)
     out[5] = float(down_share)
     if cost.size:
-        jobs = np.asarray(jobs, dtype=np.int64)
-        n_jobs = int(jobs.max()) + 1
-        size = np.bincount(jobs, minlength=n_jobs)
-        work = np.bincount(jobs, weights=cost, minlength=n_jobs)
-        path = np.zeros(n_jobs)
-        np.maximum.at(path, jobs, np.nan_to_num(rank, nan=0.0, posinf=0.0))
+        from simsched.learned.rl.features import job_shapes
+
+        size, work, path = job_shapes(np.asarray(jobs, dtype=np.int64), cost, rank)
         have = size > 0
         out[6] = float(np.log2(size[have]).mean())
         out[7] = float(np.log2(np.maximum(work[have] / np.maximum(path[have], 1e-12), 1.0)).mean())
