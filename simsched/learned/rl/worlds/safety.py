@@ -44,8 +44,10 @@ def worlds_of(kind: str, count: int = 6, space: str = "evaluate") -> dict[str, C
 def safety_rows(scheduler: str, worlds: dict[str, Callable[[], Any]], days: int, space: str = "evaluate",
                 base: int = 0, rule: str = RULE, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """One row per world (see the module docstring): ``{cell, world, days, scheduler, jct, best_rule,
-    best_jct, ratio, low, high, verdict, wins, fell_back, reasons, per_day}``; ``scheduler`` a registry name
-    with ``:key=value`` parameters.  Deterministic in its arguments.  O(worlds x days x 2) engine runs."""
+    best_jct, ratio, low, high, verdict, wins, fell_back, from_first_job, reasons, per_day}`` (``fell_back``:
+    days the scheduler handed to a rule, ``from_first_job`` of them from the day's first job); ``scheduler``
+    a registry name with ``:key=value`` parameters.  Deterministic in its arguments.  O(worlds x days x 2)
+    engine runs."""
     from simsched.learned.rl.dynamic import parse_spec
     from simsched.run.seedspace import space_seeds
     from simsched.run.streams import simulate_stream, stream_of
@@ -75,7 +77,9 @@ def safety_rows(scheduler: str, worlds: dict[str, Callable[[], Any]], days: int,
                      "best_jct": float(np.mean(list(jct[rule].values()))), "ratio": pr.estimate, "low": pr.low,
                      "high": pr.high, "verdict": verdict,
                      "wins": int(sum(jct[scheduler][d] < jct[rule][d] for d in jct[rule])),
-                     "fell_back": len(reasons), "reasons": sorted(set(r.split(": ", 1)[-1] for r in reasons)),
+                     "fell_back": len(reasons),
+                     "from_first_job": sum(r.startswith("srjf-eft from job 1:") for r in reasons),
+                     "reasons": sorted(set(r.split(": ", 1)[-1] for r in reasons)),
                      "per_day": {lab: {str(d): v for d, v in vals.items()} for lab, vals in jct.items()}})
     return rows
 
