@@ -67,6 +67,16 @@ def test_envelope_names_the_feature_out_of_range_and_passes_inside():
     assert why is not None and why.startswith("log2 speed ratio 2 lies outside") and "0 to 1" in why
 
 
+def test_a_huge_job_among_small_ones_is_outside_though_the_mean_is_inside():
+    k = len(PRIOR_FEATURES)
+    env = _box_envelope(np.zeros(k), np.full(k, 6.0))  # jobs of 1 to 64 tasks
+    x = np.full(k, 3.0)  # the day's mean: inside
+    jobs = np.array([[2.0, 0.5], [2.5, 0.5], [7.0, 1.0], [2.0, 0.2]])  # the third job has 128 tasks
+    assert env.outside(x) is None
+    assert env.outside(x, jobs) == "job 3's log2 tasks per job 7 lies outside the training worlds' 0 to 6"
+    assert env.outside(x, jobs[[0, 1, 3]]) is None
+
+
 def test_envelope_distance_threshold_is_set_on_held_out_rows():
     rng = np.random.default_rng(0)
     k = len(PRIOR_FEATURES)

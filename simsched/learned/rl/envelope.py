@@ -14,7 +14,9 @@ uncertainty: off its training worlds it is confidently wrong (issue 41: it predi
   span each way), and the Mahalanobis distance of the standardised description from the training
   descriptions (covariance shrunk towards the identity by :data:`SHRINK`), with a threshold at the
   :data:`QUANTILE` quantile of the distances of **held-out** training worlds (the ``select`` space:
-  worlds drawn as the training ones, never fitted).  :meth:`Envelope.outside` names the first feature
+  worlds drawn as the training ones, never fitted); besides the day's mean description, every arrived
+  job's own shape must lie in the training jobs' span (a few huge jobs among many small ones hide in
+  a mean).  :meth:`Envelope.outside` names the first feature
   out of its span, else the distance when it passes the threshold, else ``None``;
 * :func:`calibrate` — the envelope of the gate's training plan: every job of every ``train`` world-day
   is one description (its platform, declared failures and that job's shape), and the ``select``
@@ -86,13 +88,25 @@ def prior_world(problem: Problem, jobs: np.ndarray, rank: np.ndarray, failure_ra
     out[4] = math.log1p(100.0 * max(float(failure_rate), 0.0) * mean_task)
     out[5] = float(down_share)
     if cost.size:
-        from simsched.learned.rl.features import job_shapes
-
-        size, work, path = job_shapes(np.asarray(jobs, dtype=np.int64), cost, rank)
-        have = size > 0
-        out[6] = float(np.log2(size[have]).mean())
-        out[7] = float(np.log2(np.maximum(work[have] / np.maximum(path[have], 1e-12), 1.0)).mean())
+        shape = job_shape_rows(problem, jobs, rank)
+        out[6], out[7] = shape.mean(axis=0)
     return np.nan_to_num(out, nan=0.0, posinf=50.0, neginf=0.0)
+
+
+JOB_SHAPE = (6, 7)
+"""The entries of :data:`PRIOR_FEATURES` that describe one job (:func:`job_shape_rows`)."""
+
+
+def job_shape_rows(problem: Problem, jobs: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """(J, 2): each arrived job's log2 tasks and log2 width (mean work over critical path, at least 1), in
+    job id order (jobs with no arrived task left out).  O(n + J)."""
+    from simsched.learned.rl.features import job_shapes
+
+    cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
+    size, work, path = job_shapes(np.asarray(jobs, dtype=np.int64), cost, rank)
+    have = size > 0
+    width = np.maximum(work[have] / np.maximum(path[have], 1e-12), 1.0)
+    return np.stack([np.log2(size[have]), np.log2(width)], axis=1)
 
 
 class Envelope:
@@ -131,15 +145,25 @@ class Envelope:
         d = np.sqrt(np.maximum(d2, 0.0))
         return float(d) if np.ndim(d) == 0 else d
 
-    def outside(self, x: np.ndarray) -> str | None:
+    def outside(self, x: np.ndarray, jobs: np.ndarray | None = None) -> str | None:
         """Why description ``x`` lies outside the envelope — the first feature out of its span, with its
-        value and the span, else the distance over the threshold — or ``None`` inside.  O(F^2)."""
+        value and the span, else a job of ``jobs`` (:func:`job_shape_rows`, each job's shape checked
+        against the span alone: a heavy tail hides in a mean), else the distance over the threshold — or
+        ``None`` inside.  O(F^2 + J)."""
         x = np.asarray(x, dtype=np.float64)
         out = (x < self.lo - 1e-9) | (x > self.hi + 1e-9)
         if out.any():
             i = int(np.argmax(out))
             return (f"{PRIOR_FEATURES[i]} {x[i]:.3g} lies outside the training worlds' "
                     f"{self.lo[i]:.3g} to {self.hi[i]:.3g}")
+        if jobs is not None and len(jobs):
+            cols = list(JOB_SHAPE)
+            bad = (jobs < self.lo[cols] - 1e-9) | (jobs > self.hi[cols] + 1e-9)
+            if bad.any():
+                j, c = (int(v[0]) for v in np.nonzero(bad))
+                i = cols[c]
+                return (f"job {j + 1}'s {PRIOR_FEATURES[i]} {jobs[j, c]:.3g} lies outside the training worlds' "
+                        f"{self.lo[i]:.3g} to {self.hi[i]:.3g}")
         d = self.distance(x)
         if d > self.threshold:
             z = np.abs((x - self.mean) / self.scale)
@@ -221,5 +245,5 @@ def calibrate(train_plan: Sequence[tuple[str, str, int, int]],
 
     train, held = rows(train_plan), rows(select_plan)
     env = Envelope.fit(train, held)
-    outside = float(np.mean([env.outside(x) is not None for x in held]))
+    outside = float(np.mean([env.outside(x, x[None, list(JOB_SHAPE)]) is not None for x in held]))
     return env, {"train_rows": int(len(train)), "select_rows": int(len(held)), "select_outside": outside}

@@ -295,9 +295,10 @@ class GatedBinding(ShortestJobEFT):
         if not self.guard or self.fallback is not None or self.lo is None:
             return
         if self.envelope is not None:
-            from simsched.learned.rl.envelope import prior_world
+            from simsched.learned.rl.envelope import job_shape_rows, prior_world
 
-            why = self.envelope.outside(prior_world(self.problem_seen, self.jobs, self.rank, *self.declared))
+            why = self.envelope.outside(prior_world(self.problem_seen, self.jobs, self.rank, *self.declared),
+                                        job_shape_rows(self.problem_seen, self.jobs, self.rank))
             if why is not None:
                 self._fall_back("envelope", why)
                 return
