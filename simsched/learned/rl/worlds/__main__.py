@@ -51,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--days", type=int, default=3)
     s.add_argument("--space", choices=("evaluate", "fresh"), default="evaluate",
                    help="the seed space of the wide worlds and of every world's days")
-    s.add_argument("--seed", type=int, default=0, help="added to each world's seed before its days are drawn")
+    s.add_argument("--seed", type=int, default=0,
+                   help="the base seed of the wide worlds, and added to each world's seed before its days are drawn")
     s.add_argument("--json", default=None)
     a = p.parse_args(argv)
     from simsched.errors import SimschedError
@@ -113,7 +114,7 @@ def _tools(a: argparse.Namespace) -> int:
 
         from simsched.learned.rl.worlds.safety import default_candidate, format_rows, safety_rows, worlds_of
 
-        rows = safety_rows(a.scheduler, worlds_of(a.worlds, a.count, a.space), a.days, a.space, a.seed)
+        rows = safety_rows(a.scheduler, worlds_of(a.worlds, a.count, a.space, a.seed), a.days, a.space, a.seed)
         ok, why = default_candidate(rows)
         print("\n".join(format_rows(rows)))
         print(f"{a.scheduler}: {'a default candidate' if ok else 'NOT a default candidate'}: {why}")

@@ -27,10 +27,10 @@ RULE = "srjf-eft"
 """The rule every learned stream scheduler must never be significantly worse than."""
 
 
-def worlds_of(kind: str, count: int = 6, space: str = "evaluate") -> dict[str, Callable[[], Any]]:
+def worlds_of(kind: str, count: int = 6, space: str = "evaluate", base: int = 0) -> dict[str, Callable[[], Any]]:
     """``{world name: a function giving its parsed scenario}``: ``count`` wide worlds (``kind`` ``wide``,
-    their seeds from ``space``, ``evaluate`` or ``fresh``) or the six :data:`~.wide.OFF_TRAINING` worlds
-    (``off-training``)."""
+    their seeds the first of ``space``, ``evaluate`` or ``fresh``, from base seed ``base``) or the six
+    :data:`~.wide.OFF_TRAINING` worlds (``off-training``)."""
     from simsched.learned.rl.worlds.wide import OFF_TRAINING, wide_world
     from simsched.run.seedspace import space_seeds
 
@@ -38,7 +38,7 @@ def worlds_of(kind: str, count: int = 6, space: str = "evaluate") -> dict[str, C
         return dict(OFF_TRAINING)
     if kind != "wide":
         raise ValueError(f"unknown worlds {kind!r}; choose from wide, off-training")
-    return {f"wide world {s}": functools.partial(wide_world, s) for s in space_seeds(0, space, count)}
+    return {f"wide world {s}": functools.partial(wide_world, s) for s in space_seeds(base, space, count)}
 
 
 def safety_rows(scheduler: str, worlds: dict[str, Callable[[], Any]], days: int, space: str = "evaluate",
