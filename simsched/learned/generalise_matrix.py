@@ -25,6 +25,11 @@ rule (:data:`RULES`), the best rule (lowest mean over the cell's days), and the 
 as a geometric mean with its paired 95% t interval (:func:`simsched.stats.paired_ratio`): ``better``
 or ``worse`` when the interval excludes 1, ``tie`` otherwise.  Cost: cells x days x (1 + rules)
 engine runs.
+
+**Safety check** (:mod:`simsched.learned.rl.worlds.safety`): the same rows on worlds drawn from a space
+wider than a learned stream scheduler's training (more processor types, speed ratios up to 8, heavy-tailed
+job sizes, up to five times the failures), against ``srjf-eft``; one world significantly worse and the
+policy is not a default candidate (``python -m simsched.learned.rl.worlds safety -s rl-gate``).
 """
 
 from __future__ import annotations

@@ -534,6 +534,8 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
             noted.add(spec.label)
             report.warnings.extend(run.notes)
         _warning_field(row, report.notices.get(spec.label, []) + run.notes)
+        if getattr(scheduler, "fallback_reason", None):  # a learned policy that handed its decisions to a rule
+            row["fallback"] = str(scheduler.fallback_reason)
         report.rows.append(row)
         if r == 0:
             report.schedules[spec.label] = run.schedule

@@ -316,6 +316,8 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
         graph_form = scenario.workload is None or scenario.workload.form not in ("stream", "batch")
         scheduler = follower = PlanFollower(scheduler, stream.jobs if order is None else stream.jobs[order],
                                             problem if graph_form else None, order)
+    if hasattr(scheduler, "use_failures"):  # a policy that judges its world hears the failures the scenario declares
+        scheduler.use_failures(scenario.disruptions)
     # the engine runs a task at the P-state its policy names, stretched by the platform's speed factors
     slowdown = tables.speed[:, :1] / tables.speed if tables is not None else None
     schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng,

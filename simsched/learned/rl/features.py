@@ -389,6 +389,17 @@ WORLD_FEATURES = ("offered load so far", "load known", "log2 processors", "fast 
 """The world description (:func:`world_description`), in this order."""
 
 
+def job_shapes(jobs: np.ndarray, cost: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per job id ``0..max(jobs)``: its task count, its total ``cost`` and its critical path (largest upward
+    ``rank`` of its tasks; NaN and infinite ranks count 0).  O(n)."""
+    n_jobs = int(jobs.max()) + 1
+    size = np.bincount(jobs, minlength=n_jobs)
+    work = np.bincount(jobs, weights=cost, minlength=n_jobs)
+    path = np.zeros(n_jobs)
+    np.maximum.at(path, jobs, np.nan_to_num(rank, nan=0.0, posinf=0.0))
+    return size, work, path
+
+
 def world_description(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray, rank: np.ndarray,
                       failures: int = 0, elapsed: float = 0.0) -> np.ndarray:
     """What an online policy can know of the world it is in, from the work that has **arrived** only
@@ -424,11 +435,7 @@ def world_description(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarra
     if top > 0:
         out[3] = float((speed >= 0.8 * top).mean())
         out[4] = float(np.log2(top / max(float(speed[speed > 0].min()), 1e-12)))
-    n_jobs = int(jobs.max()) + 1
-    size = np.bincount(jobs, minlength=n_jobs)
-    work = np.bincount(jobs, weights=cost, minlength=n_jobs)
-    path = np.zeros(n_jobs)
-    np.maximum.at(path, jobs, np.nan_to_num(rank, nan=0.0, posinf=0.0))
+    size, work, path = job_shapes(jobs, cost, rank)
     have = size > 0
     out[5] = float(np.log2(max(size[have].mean(), 1.0)))
     mw = float(work[have].mean())
