@@ -103,6 +103,12 @@ class ExecutorDays:
         self.executor = executor
         self.description = executor.description
 
+    @property
+    def slots(self) -> int:
+        """How many days the executor runs at once (its workers; known once started): how far ahead
+        the search looks (:func:`~simsched.capacity.search.lookahead`)."""
+        return int(getattr(self.executor, "workers", None) or 1)
+
     def __enter__(self) -> ExecutorDays:
         self.executor.__enter__()
         self.description = self.executor.description
@@ -157,6 +163,11 @@ class StoredDays:
         self._buffer: list[dict[str, Any]] = []
         self._last = time.perf_counter()
         self._fresh = False
+
+    @property
+    def slots(self) -> int:
+        """The inner runner's (stored days come back at once)."""
+        return int(getattr(self.inner, "slots", 1) or 1)
 
     def scenario(self, model: Any) -> str:
         """The scenario digest of ``model`` (:func:`~simsched.capacity.daystore.scenario_digest`), once per source."""
