@@ -386,3 +386,45 @@ def test_a_dask_cluster_gives_the_serial_answer(tmp_path: Path) -> None:
         stored.close()
     assert _without_wall(serial) == _without_wall(dask)
     assert stored.ran >= sum(e["simulations"] for e in serial["variants"])  # and days a decided level no longer used
+
+
+class SlowToStart:
+    """An executor whose workers are ready only after ``wait`` probes; chunks (days of :class:`Jitter`)
+    run here, counted."""
+
+    description, workers = "slow to start", 2
+
+    def __init__(self, wait: int) -> None:
+        self.wait, self.chunks = wait, 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def warm_up(self, fn):
+        def probe() -> bool:
+            self.wait -= 1
+            return self.wait < 0
+        return probe
+
+    def results(self, chunks, fn, skip=None):
+        for chunk in chunks:
+            if skip is None or not skip(chunk):
+                self.chunks += 1  # the days of the chunk, as a worker that rebuilt the model would return them
+                yield chunk, [{"i": i, "metrics": Jitter()(v, c, s)} for i, v, c, s in chunk["days"]]
+
+
+@pytest.mark.parametrize("wait", [0, 3, 10_000])
+def test_days_run_here_while_the_workers_start(wait: int) -> None:
+    """Until a worker is ready the days run in this process; the answer is the serial one either way."""
+    from simsched.capacity.days import ExecutorDays
+
+    objective = parse_objective("makespan <= 3.1")
+    serial = find_capacity(SourcedJitter(), objective, days=6, high=64)
+    executor = SlowToStart(wait)
+    with ExecutorDays(executor) as runner:
+        pooled = find_capacity(SourcedJitter(), objective, days=6, high=64, runner=runner)
+    assert _without_wall(pooled) == _without_wall(serial)
+    assert (executor.chunks == 0) == (wait == 10_000) and (executor.chunks > 0) == (wait < 10_000)
