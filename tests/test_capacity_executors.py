@@ -428,3 +428,5 @@ def test_days_run_here_while_the_workers_start(wait: int) -> None:
         pooled = find_capacity(SourcedJitter(), objective, days=6, high=64, runner=runner)
     assert _without_wall(pooled) == _without_wall(serial)
     assert (executor.chunks == 0) == (wait == 10_000) and (executor.chunks > 0) == (wait < 10_000)
+    # days of microseconds: as many per chunk as a quarter of each of the 2 workers' share allows
+    assert runner.chunk_days(1000) == (1 if wait == 0 else 125) and runner.chunk_days(4) == 1

@@ -122,6 +122,7 @@ class ExecutorDays:
         self.executor = executor
         self.description = executor.description
         self._ready: Callable[[], bool] = lambda: True
+        self._timed = [0.0, 0]  # seconds and count of the days timed so far (here or in a worker)
 
     @property
     def slots(self) -> int:
@@ -152,20 +153,43 @@ class ExecutorDays:
         while first < len(requests) and not self._ready():  # the workers are still starting: run days here
             i, first = first, first + 1
             if not skip(i):
-                yield i, _here(model, *requests[i])
+                t0 = time.perf_counter()
+                day = _here(model, *requests[i])
+                self._time(time.perf_counter() - t0)
+                yield i, day
         source = model.source
         key = fingerprint(source)
-        chunks = [{"fingerprint": key, "source": source, "days": [(i, v, c, s)]}
-                  for i, (v, c, s) in enumerate(requests) if i >= first]
-        results = self.executor.results(chunks, run_days, lambda chunk: skip(chunk["days"][0][0]))
+        rest = [(i, v, c, s) for i, (v, c, s) in enumerate(requests) if i >= first]
+        size = self.chunk_days(len(rest))
+        chunks = [{"fingerprint": key, "source": source, "days": rest[k:k + size]} for k in range(0, len(rest), size)]
+        results = self.executor.results(chunks, run_days, lambda chunk: all(skip(d[0]) for d in chunk["days"]))
         try:
             for _chunk, rows in results:
                 for row in rows:
                     if "error" in row:
                         raise SimschedError(row["error"])
+                    self._time(row.get("run_s", 0.0))
                     yield row["i"], row["metrics"]
         finally:
             results.close()
+
+    CHUNK_S = 0.05
+    """Seconds of days a chunk aims at: a task handed to a worker costs a few milliseconds of pickling,
+    pipes and thread wake-ups (more on a loaded machine), as much as a whole day of a small search."""
+
+    def _time(self, seconds: float) -> None:
+        self._timed[0] += seconds
+        self._timed[1] += 1
+
+    def chunk_days(self, n: int) -> int:
+        """Days per chunk for ``n`` days: as many as :attr:`CHUNK_S` holds at the mean day so far (1
+        before any day was timed), but at most a quarter of a worker's share, so every worker has
+        work and a level that stops early leaves little handed out.  O(1)."""
+        seconds, count = self._timed
+        if not count or seconds <= 0:
+            return 1
+        aim = max(1, int(self.CHUNK_S / (seconds / count)))
+        return max(1, min(aim, n // (4 * self.slots)))
 
 
 class StoredDays:
