@@ -66,6 +66,14 @@ class StaticInfo:
     world: WorldSeen | None = None
     """With a :class:`WorldSeen`, :func:`observe` appends the world description to the global
     features (:func:`world_block`); None (old checkpoints): the four global features alone."""
+    w_cache: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def cost_matrix(self) -> np.ndarray:
+        """The problem's ``W``, C-contiguous (copied once when it is not): an array's layout is part of
+        its compiled type, so the observation kernel is compiled once whatever built the problem."""
+        if self.w_cache is None:
+            self.w_cache = np.ascontiguousarray(self.problem.W)
+        return self.w_cache
 
     @classmethod
     def of(cls, problem: Problem, jobs: np.ndarray | None = None, arrived_only: bool = False,
@@ -321,7 +329,8 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
         ct = view.completion_times(k) if k.size else np.zeros((0, m))
         nodes, procs, completion, pairs, jobs, ready, proc_mask, done = kernel.observe_fill(
             base, view.finish, view.processor, r.row_tasks, k, ready_rows, open_src, open_dst, indeg, arrival,
-            rows is None, float(now), float(s), view.available, view.idle, speed, prob.W, ct, task_job, r.cost,
+            rows is None, float(now), float(s), view.available, view.idle, speed, info.cost_matrix(), ct, task_job,
+            np.ascontiguousarray(r.cost),
             job_work, job_arrival, prob.eligible, CLIP)
         glob = _global_features(info, view, done, k.size, s)
         return Observation(nodes, edges, procs, pairs, jobs, task_job, glob, ready, proc_mask, completion, rows)

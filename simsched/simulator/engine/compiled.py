@@ -31,6 +31,7 @@ from itertools import chain
 import numpy as np
 
 from simsched.errors import SimschedError
+from simsched.readonly import read_only
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
 
@@ -172,12 +173,12 @@ def _call(problem: Problem, policy: int, replay, factors):
     if rep is None:
         return None
     fac = np.zeros(0) if factors is None else np.ascontiguousarray(factors, dtype=np.float64)
-    return k.stream_loop(policy, *rep, table, key, work, memory,
+    return k.stream_loop(*read_only([policy, *rep, table, key, work, memory,
                          np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
                          g.succ_ptr.astype(np.int64), g.edge_dst[g.succ_edges].astype(np.int64),
                          g.pred_ptr.astype(np.int64), g.edge_src[g.pred_edges].astype(np.int64),
                          g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64),
-                         times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac)
+                         times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]))
 
 
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,
