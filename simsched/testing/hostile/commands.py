@@ -79,7 +79,8 @@ COMMAND_BASES: dict[str, list[str]] = {
 when the base has it).  ``train rl`` on a stream scenario (``s.yaml``) trains for its budget, so its
 base is the graph scenario, read as a training config: every option is checked before it is refused.
 A command not named here gets its required arguments filled by their kind
-(a path: the scenario ``s.yaml``; a string: ``x``)."""
+(a path: the scenario ``s.yaml``; a string: ``x``) and its required options likewise (a path: a fresh
+output ``out.json``; anything else: ``x``)."""
 
 UNCHECKED_BASES = ("bench", "train", "docs", "check", "adversary", "baseline")
 """Commands whose base invocation is not required to run: benchmarks, trainings and searches take
@@ -96,6 +97,9 @@ def _command_base(t: OptionTarget, targets: Sequence[OptionTarget]) -> list[str]
     for other in targets:
         if other.command == t.command and other.argument and other.required:
             argv.append("s.yaml" if "Path" in str(other.annotation) else "x")
+    for other in targets:  # a required option the attacked one is not: filled so the attack is what fails
+        if other.command == t.command and not other.argument and other.required and other.name != t.name:
+            argv += [other.opts[0], "out.json" if "Path" in str(other.annotation) else "x"]
     return argv
 
 
