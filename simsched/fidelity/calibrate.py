@@ -107,6 +107,7 @@ DEFAULT_BOUNDS: dict[str, Bound] = {
     "runtime_factor": Bound(0.5, 2.0, log=True),
     "submit": Bound(0.0, 120.0),
     "dispatch_interval": Bound(0.0, 60.0),
+    "dispatch_per_queued": Bound(0.0, 0.05),
     "cycle": Bound(0.0, 60.0),
     "pre": Bound(0.0, 120.0),
     "post": Bound(0.0, 120.0),
@@ -116,7 +117,8 @@ DEFAULT_BOUNDS: dict[str, Bound] = {
 }
 """The search box of every parameter but ``slots`` (:func:`default_bounds`): overheads up to 2 minutes per
 task (published HTCondor figures are 12-15 s per step), a dispatcher releasing from one task a minute to any number
-of tasks per second, a cycle up to HTCondor's 60 s negotiator interval, a start-up up to 10 minutes,
+of tasks per second and slowing by up to 0.05 s per task waiting in its queue (50 s with 1,000 waiting:
+beyond what the corpus's largest fan-outs show), a cycle up to HTCondor's 60 s negotiator interval, a start-up up to 10 minutes,
 a storage service from 1 MB/s to 10 GB/s (searched on a log scale; at 10 GB/s the corpus's I/O takes
 seconds, so "no storage bottleneck" is inside the box), a runtime factor from 0.5 to 2.  The storage
 latency is fixed at 0 (a makespan cannot tell it from ``pre``); ``--bound latency=0,1`` frees it."""
