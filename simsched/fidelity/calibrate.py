@@ -115,13 +115,14 @@ DEFAULT_BOUNDS: dict[str, Bound] = {
     "bandwidth": Bound(1e6, 1e10, log=True),
     "latency": Bound(0.0, 0.0),
 }
-"""The search box of every parameter but ``slots`` (:func:`default_bounds`): overheads up to 2 minutes per
-task (published HTCondor figures are 12-15 s per step), a dispatcher releasing from one task a minute to any number
-of tasks per second and slowing by up to 0.05 s per task waiting in its queue (50 s with 1,000 waiting:
-beyond what the corpus's largest fan-outs show), a cycle up to HTCondor's 60 s negotiator interval, a start-up up to 10 minutes,
-a storage service from 1 MB/s to 10 GB/s (searched on a log scale; at 10 GB/s the corpus's I/O takes
-seconds, so "no storage bottleneck" is inside the box), a runtime factor from 0.5 to 2.  The storage
-latency is fixed at 0 (a makespan cannot tell it from ``pre``); ``--bound latency=0,1`` frees it."""
+"""The search box of every parameter but ``slots`` (:func:`default_bounds`): overheads up to 2 minutes
+per task (published HTCondor figures are 12-15 s per step), a dispatcher releasing from one task a
+minute to any number of tasks per second and slowing by up to 0.05 s per task waiting in its queue
+(50 s with 1,000 waiting: beyond what the corpus's largest fan-outs show), a cycle up to HTCondor's
+60 s negotiator interval, a start-up up to 10 minutes, a storage service from 1 MB/s to 10 GB/s
+(searched on a log scale; at 10 GB/s the corpus's I/O takes seconds, so "no storage bottleneck" is
+inside the box), a runtime factor from 0.5 to 2.  The storage latency is fixed at 0 (a makespan
+cannot tell it from ``pre``); ``--bound latency=0,1`` frees it."""
 
 
 def default_bounds(train: Sequence[Execution]) -> dict[str, Bound]:
