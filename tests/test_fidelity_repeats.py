@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
@@ -67,3 +69,46 @@ def test_fidelity_reports_the_spread_of_repeated_runs(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     assert doc["spread"] and all(g["repeats"]["median"] == 0.0 for g in doc["spread"])
     assert sum(g["runs"] for g in doc["spread"]) == sum(e["part"] == "held-out" for e in doc["executions"])
+
+
+# ------------------------------------------------------------------------------------------ intervals
+def test_the_conformal_radius_by_hand() -> None:
+    """Four errors at 80%: the ceil(5 x 0.8) = 4th smallest; three errors: ceil(3.2) = 4 > 3, infinite."""
+    from simsched.fidelity.intervals import conformal_radius
+
+    assert conformal_radius([0.4, 0.1, 0.3, 0.2], 0.8) == 0.4
+    assert conformal_radius([0.4, 0.1, 0.3, 0.2], 0.5) == 0.3  # ceil(2.5) = 3rd
+    assert math.isinf(conformal_radius([0.1, 0.2, 0.3], 0.8))
+    assert math.isinf(conformal_radius([], 0.8))
+
+
+def test_interval_groups_cover_the_held_out_runs_within_the_radius() -> None:
+    """Installation a: training errors |log 1.1| = 0.095, |log 0.9| = 0.105, |log 1.2| = 0.182,
+    |log 1.05| = 0.049 (radius at 50%: the ceil(2.5) = 3rd smallest, |log 0.9|); its held-out runs off by
+    5% (covered) and 30% (not)."""
+    from simsched.fidelity.intervals import interval_groups
+
+    inst = ["a"] * 6 + ["b"]
+    train = [True, True, True, True, False, False, False]
+    recorded = [100.0] * 7
+    simulated = [110.0, 90.0, 120.0, 105.0, 105.0, 130.0, 100.0]
+    a, b = interval_groups(inst, train, recorded, simulated, coverage=0.5)
+    assert (a.installation, a.train_runs, a.held_out, a.covered) == ("a", 4, 2, 1)
+    assert math.isclose(a.radius, -math.log(0.9))
+    assert b.train_runs == 0 and math.isinf(b.radius)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-2.0, 2.0), min_size=9, max_size=60), st.floats(0.5, 0.95))
+def test_split_conformal_covers_exchangeable_errors(logs: list[float], coverage: float) -> None:
+    """Leave-one-out over any sample: each point judged by the radius of the other n - 1 (their
+    ceil(n coverage)-th smallest) is covered whenever its rank is at most ceil(n coverage), so at least
+    that many points are covered: the conformal guarantee, deterministic in its leave-one-out form."""
+    from simsched.fidelity.intervals import conformal_radius
+
+    e = np.abs(np.array(logs))
+    n = len(e)
+    radii = [conformal_radius(np.delete(e, i), coverage) for i in range(n)]
+    if all(math.isfinite(r) for r in radii):
+        covered = sum(e[i] <= radii[i] for i in range(n))
+        assert covered >= math.ceil(n * coverage)

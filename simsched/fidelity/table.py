@@ -22,7 +22,9 @@ fast).  A run is held out when the corpus's seeded split says so and no profile 
 
 The run-to-run spread (:mod:`simsched.fidelity.repeats`): where an installation ran one workflow several
 times, how closely the other runs predict each held-out one, beside the last model's error on those runs —
-the floor that the variability of the real system puts under any deterministic model.
+the floor that the variability of the real system puts under any deterministic model.  And per
+installation, an 80% prediction interval for the last model from its errors on the training runs (split
+conformal, :mod:`simsched.fidelity.intervals`) with how many held-out runs it covered.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
+from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.profile import Profile
 from simsched.fidelity.repeats import SpreadGroup, repeat_key, repeat_predictions, spread_groups
 from simsched.workloads.recorded import RecordedRun
@@ -103,7 +106,8 @@ class Group:
 class FidelityTable:
     """The whole answer: the models' names, a row per execution (corpus order), the groups (by kind,
     then by key), the refused files, the CPU seconds the simulations took, the split's seed, the
-    profile's file (None without one), the run-to-run spread (``spread``, against the last model) and,
+    profile's file (None without one), the run-to-run spread (``spread``, against the last model), the
+    last model's prediction intervals (``intervals``, :data:`COVERAGE`) and,
     when asked for, each execution's simulation under the last model and its recorded run (for
     pictures)."""
 
@@ -115,6 +119,7 @@ class FidelityTable:
     seed: int
     profile: str | None
     spread: tuple[SpreadGroup, ...] = ()
+    intervals: tuple[IntervalGroup, ...] = ()
     simulations: dict[str, Simulated] = field(default_factory=dict)
     runs: dict[str, RecordedRun] = field(default_factory=dict)
 
@@ -135,6 +140,11 @@ class FidelityTable:
             "spread": [{"installation": g.installation, "runs": g.runs,
                         "repeats": {"median": g.repeats_median, "mean": g.repeats_mean},
                         self.models[-1]: {"median": g.model_median, "mean": g.model_mean}} for g in self.spread],
+            "intervals": {"model": self.models[-1], "coverage": COVERAGE,
+                          "installations": [{"installation": g.installation, "train_runs": g.train_runs,
+                                             "log_radius": g.radius if math.isfinite(g.radius) else None,
+                                             "held_out": g.held_out, "covered": g.covered}
+                                            for g in self.intervals]},
         }
 
 
@@ -196,7 +206,10 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
             progress(i + 1, len(corpus.executions), e.name)
     source = profile.file if profile is not None else None
     return FidelityTable(models, tuple(rows), tuple(_groups(rows, len(models))), corpus.refused,
-                         time.process_time() - t0, corpus.seed, source, _spread(corpus, rows), kept, runs)
+                         time.process_time() - t0, corpus.seed, source, _spread(corpus, rows),
+                         tuple(interval_groups([r.installation for r in rows], [r.part == TRAIN for r in rows],
+                                               [r.recorded for r in rows], [r.simulated[-1] for r in rows])),
+                         kept, runs)
 
 
 def _spread(corpus: Corpus, rows: list[Row]) -> tuple[SpreadGroup, ...]:

@@ -78,6 +78,7 @@ def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -
         out.add_row(*cells)
     console.print(out)
     print_spread(table, console)
+    print_intervals(table, console)
     if wide:
         print_executions(table, console)
     held = sum(r.part == "held-out" for r in table.rows)
@@ -109,6 +110,39 @@ def print_spread(table: FidelityTable, console: Console) -> None:
     for g in table.spread:
         out.add_row(escape(g.installation), str(g.runs), f"{percent(g.repeats_median)} / {percent(g.repeats_mean)}",
                     f"{percent(g.model_median)} / {percent(g.model_mean)}")
+    print_table(console, out)
+
+
+def interval_text(radius: float) -> str:
+    """A log-scale radius as the interval's ends relative to the simulation (``-11% / +13%``), or "too
+    few training runs" when infinite."""
+    if not math.isfinite(radius):
+        return "too few training runs"
+    return f"{math.exp(-radius) - 1:+.0%} / {math.exp(radius) - 1:+.0%}"
+
+
+def print_intervals(table: FidelityTable, console: Console) -> None:
+    """The last model's prediction intervals per installation (:mod:`simsched.fidelity.intervals`) and
+    how many held-out runs each covered, then the total over installations with a finite interval."""
+    from simsched.fidelity.intervals import COVERAGE
+
+    if not table.intervals:
+        return
+    out = Table(title=f"{COVERAGE:.0%} interval of the {table.models[-1]} makespan, from its training runs' errors "
+                      "(split conformal)", title_justify="left")
+    out.add_column("installation", overflow="fold", max_width=40)
+    for name in ("training runs", "interval", "held-out covered"):
+        out.add_column(name, justify="right")
+    for g in table.intervals:
+        covered = f"{g.covered} / {g.held_out}" if math.isfinite(g.radius) else f"- / {g.held_out}"
+        out.add_row(escape(g.installation), str(g.train_runs), interval_text(g.radius), covered)
+    finite = [g for g in table.intervals if math.isfinite(g.radius)]
+    if finite:
+        held = sum(g.held_out for g in finite)
+        covered = sum(g.covered for g in finite)
+        out.add_section()
+        out.add_row("all with an interval", str(sum(g.train_runs for g in finite)), "",
+                    f"{covered} / {held} ({covered / held:.0%})")
     print_table(console, out)
 
 
