@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
-from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
 from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
+from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
 from simsched.fidelity.profile import Profile
 from simsched.fidelity.repeats import SpreadGroup, repeat_key, repeat_predictions, spread_groups
 from simsched.workloads.recorded import RecordedRun
