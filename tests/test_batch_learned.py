@@ -65,7 +65,7 @@ def test_train_then_run_the_learned_priority(tmp_path: Path) -> None:
     sc = tmp_path / "w.yaml"
     sc.write_text(f"name: w\nseed: 3\nrepetitions: 2\nplatform:\n  processors:\n    - {{name: node, count: 256}}\n"
                   f"workload:\n  stream:\n    swf: {ROOT / 'scenarios' / 'data' / 'traces' / 'lublin_256.swf'}\n"
-                  f"    windows: {{jobs: 64}}\nschedulers: [f1]\n")
+                  f"    estimates: perfect\n    windows: {{jobs: 64}}\nschedulers: [f1]\n")
     model = tmp_path / "m.json"
     args = ["train", "batch-priority", str(sc), "--out", str(model), "--train-windows", "2", "--select-windows", "2",
             "--iterations", "1", "--population", "2"]

@@ -80,11 +80,14 @@ class Shuffled:
 
     description = "shuffled"
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, slots: int = 1) -> None:
         self.rng = random.Random(seed)
         self.simulated = 0
+        self.slots = slots  # as many workers: the search looks ahead (speculative bisection)
+        self.rounds = 0
 
     def run(self, model, requests, skip):
+        self.rounds += 1
         order = list(range(len(requests)))
         self.rng.shuffle(order)
         for i in order:
@@ -93,15 +96,32 @@ class Shuffled:
                 yield i, model(*requests[i])
 
 
-@settings(max_examples=10, deadline=None)
-@given(days=st.integers(1, 12), on_days=st.sampled_from([0.5, 0.8, 0.95, 1.0]), threshold=st.floats(2.5, 12.0),
-       order=st.integers(0, 2**31), all_days=st.booleans())
-def test_any_completion_order_gives_the_serial_answer(days, on_days, threshold, order, all_days) -> None:
+@settings(max_examples=25, deadline=None)
+@given(days=st.integers(1, 12), on_days=st.sampled_from([0.5, 0.8, 0.95, 1.0]), threshold=st.floats(0.2, 12.0),
+       order=st.integers(0, 2**31), all_days=st.booleans(), slots=st.sampled_from([1, 2, 3, 4, 16]),
+       low=st.integers(1, 3), high=st.sampled_from([1, 5, 64]))
+def test_any_completion_order_and_any_number_of_workers_give_the_serial_answer(days, on_days, threshold, order,
+                                                                               all_days, slots, low, high) -> None:
+    """Days finishing in any order, and any look-ahead (the speculative levels of ``slots`` workers):
+    the answer, its levels and every number in them are those of one process."""
     objective = parse_objective(f"makespan <= {threshold}")
-    serial = find_capacity(Jitter(), objective, days=days, on_days=on_days, high=64, all_days=all_days)
-    shuffled = find_capacity(Jitter(), objective, days=days, on_days=on_days, high=64, all_days=all_days,
-                             runner=Shuffled(order))
+    high = max(high, low, 1)
+    serial = find_capacity(Jitter(), objective, days=days, on_days=on_days, low=low, high=high, all_days=all_days)
+    shuffled = find_capacity(Jitter(), objective, days=days, on_days=on_days, low=low, high=high,
+                             all_days=all_days, runner=Shuffled(order, slots))
     assert _without_wall(serial) == _without_wall(shuffled)
+
+
+def test_workers_evaluate_the_next_steps_together() -> None:
+    """On 4 workers each round holds the next 3 steps of every search (a midpoint and the midpoints that
+    may follow it): fewer rounds than one step at a time, for the same answer and levels."""
+    objective = parse_objective("makespan <= 3.1")
+    one, four = Shuffled(1, 1), Shuffled(1, 4)
+    a = find_capacity(Jitter(), objective, days=8, high=64, runner=one)
+    b = find_capacity(Jitter(), objective, days=8, high=64, runner=four)
+    assert _without_wall(a) == _without_wall(b)
+    steps = max(len(e["levels"]) for e in a["variants"])
+    assert one.rounds == steps >= 6 and four.rounds <= -(-steps // 3) + 1
 
 
 def test_a_level_stops_at_the_first_day_it_cannot_pass_whatever_arrives_first() -> None:
@@ -366,3 +386,47 @@ def test_a_dask_cluster_gives_the_serial_answer(tmp_path: Path) -> None:
         stored.close()
     assert _without_wall(serial) == _without_wall(dask)
     assert stored.ran >= sum(e["simulations"] for e in serial["variants"])  # and days a decided level no longer used
+
+
+class SlowToStart:
+    """An executor whose workers are ready only after ``wait`` probes; chunks (days of :class:`Jitter`)
+    run here, counted."""
+
+    description, workers = "slow to start", 2
+
+    def __init__(self, wait: int) -> None:
+        self.wait, self.chunks = wait, 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def warm_up(self, fn):
+        def probe() -> bool:
+            self.wait -= 1
+            return self.wait < 0
+        return probe
+
+    def results(self, chunks, fn, skip=None):
+        for chunk in chunks:
+            if skip is None or not skip(chunk):
+                self.chunks += 1  # the days of the chunk, as a worker that rebuilt the model would return them
+                yield chunk, [{"i": i, "metrics": Jitter()(v, c, s)} for i, v, c, s in chunk["days"]]
+
+
+@pytest.mark.parametrize("wait", [0, 3, 10_000])
+def test_days_run_here_while_the_workers_start(wait: int) -> None:
+    """Until a worker is ready the days run in this process; the answer is the serial one either way."""
+    from simsched.capacity.days import ExecutorDays
+
+    objective = parse_objective("makespan <= 3.1")
+    serial = find_capacity(SourcedJitter(), objective, days=6, high=64)
+    executor = SlowToStart(wait)
+    with ExecutorDays(executor) as runner:
+        pooled = find_capacity(SourcedJitter(), objective, days=6, high=64, runner=runner)
+    assert _without_wall(pooled) == _without_wall(serial)
+    assert (executor.chunks == 0) == (wait == 10_000) and (executor.chunks > 0) == (wait < 10_000)
+    # days of microseconds: as many per chunk as a quarter of each of the 2 workers' share allows
+    assert runner.chunk_days(1000) == (1 if wait == 0 else 125) and runner.chunk_days(4) == 1

@@ -47,10 +47,11 @@ PRINTED = re.compile(r"\s*```[ \t]*\n(.*?)^```", re.M | re.S)
 """The plain fenced block right after a runnable block: what its commands print."""
 
 NOT_RUN = {
-    "simsched train batch-priority scenarios/cluster/lublin1_windows.yaml": "needs the fetched Lublin-1 log and "
-    "about 500 window replays (minutes); tests/test_batch_learned.py trains on the shipped log's windows",
-    "simsched run scenarios/cluster/lublin1_windows.yaml": "needs the fetched Lublin-1 log and the model the "
-    "training above writes",
+    "simsched train batch-priority scenarios/cluster/lublin": "needs the fetched Lublin logs and about 1,700 window "
+    "replays each (minutes); tests/test_batch_learned.py trains on the shipped log's windows",
+    "simsched generalise scenarios/cluster/": "needs the fetched Lublin logs, the models the training above writes "
+    "and 1,100 window replays per fresh matrix; tests/test_generalise_windows.py runs the matrix on small windows "
+    "and on the protocol's Lublin-1 windows when fetched",
     "simsched run scenarios/cluster/rlscheduler_lublin": "needs the two Lublin logs fetched by "
     "tools/fetch_rlscheduler_traces.sh (no licence: not shipped); tests/test_log_windows.py runs cells of both "
     "when they are present",

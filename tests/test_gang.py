@@ -486,7 +486,7 @@ def test_cli_refuses_a_single_processor_scheduler_on_gang_tasks(tmp_path):
     out = tmp_path / "r.json"
     result = CliRunner().invoke(app, ["run", scenario, "-s", "cpop", "--json", str(out)])
     assert result.exit_code == 2 and not out.exists()
-    assert "'cpop' places every task on one processor, but task 'train' needs 8" in result.output
+    assert "'cpop' places every task on one processor, but task 'train' (workload.tasks) needs 8" in result.output
     result = CliRunner().invoke(app, ["run", scenario, "-s", "heft", "--json", str(out)])
     assert result.exit_code == 0
     import json

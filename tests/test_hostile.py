@@ -80,6 +80,18 @@ def test_a_ci_sample_of_the_campaign_is_clean(tmp_path: Path) -> None:
     assert bad == [], "\n".join(bad)
 
 
+def test_mismatched_sections_are_refused_before_the_run() -> None:
+    """Issue 43: gang tasks for a one-processor scheduler (stream and graph) and failures or stragglers in an
+    autotuning scenario: exit 2, one line naming the scenario and the places, nothing written."""
+    warm()
+    cases = hostile.mismatch_cases()
+    assert len(cases) == 4 and {c.name for c in cases} <= {c.name for c in hostile.all_cases(app, roots())}
+    hostile.prepare(entry)
+    outcomes = hostile.run_campaign(cases, entry, jobs=2)
+    bad = [f"{o.verdict}: {o.case.name}: {o.line}" for o in outcomes if not o.clean]
+    assert bad == [], "\n".join(bad)
+
+
 # --------------------------------------------------------------------------- issue 40: contents read back
 FIXED_HERE = ("checkpoint", "trace", "store", "document", "csv sweep results")
 """Read-back kinds held clean: every kind the campaign attacks (sweep CSVs since their rows carry a digest:

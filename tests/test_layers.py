@@ -30,7 +30,7 @@ FLOORS: dict[str, int] = {
     "workloads": 1,
     "ground": 0,
 }
-GROUND = ("errors", "limits", "fileio", "outputlock", "outputs", "yamlio", "extras", "checkpoints", "stats")
+GROUND = ("errors", "limits", "fileio", "outputlock", "outputs", "yamlio", "extras", "checkpoints", "stats", "readonly")
 
 
 def module_name(path: Path) -> str:

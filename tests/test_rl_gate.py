@@ -392,6 +392,7 @@ def test_training_the_predictor_is_deterministic_and_writes_a_loadable_gate(tmp_
     assert a == b and h1["selection"] == h2["selection"]
     assert set(h1["selection"]) == {"always queue (srjf-eft)", "never queue (late binding)", "predictor k=0 margin=0"}
     assert h1["config"]["space"] == "train" and load_gate(tmp_path / "a" / "rl_gate.json")["kind"] == "rl-gate"
+    assert a["envelope"]["features"] and h1["envelope"]["train_rows"] > 0  # a retrained gate ships its envelope
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["days_select.npz", "days_train.npz",
                                                                    "rl_gate.json", "train_history.json"]
     with np.load(tmp_path / "a" / "days_train.npz") as z:

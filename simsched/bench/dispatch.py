@@ -150,8 +150,8 @@ def workload_figures(bench_workloads: Callable[..., dict], quick: bool) -> list[
     ]
 
 
-GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "deepsched", "quality", "stg", "scale", "streams",
-               "world", "batch", "rl")
+GROUP_NAMES = ("spine", "schedulers", "workloads", "sweep", "capacity", "deepsched", "quality", "stg", "scale",
+               "streams", "world", "batch", "rl")
 """Every benchmark group :func:`main` knows, in its order (``bench --help`` lists the same; a test checks)."""
 
 
@@ -160,7 +160,8 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
          limit: int | None = None, size: str | None = None) -> list[dict]:
     """Run one benchmark group and hand each group's rows to ``show(rows, title)``: ``spine`` (HEFT,
     engine, evaluator), ``schedulers`` (every static scheduler across sizes), ``workloads`` (loading
-    and generation), ``sweep`` (a study's runs per second), ``deepsched`` (batched DeepSched inference
+    and generation), ``sweep`` (a study's runs per second), ``capacity`` (a capacity search in one
+    process and on 1, 2 and 4 workers, wall and CPU), ``deepsched`` (batched DeepSched inference
     against HEFT), ``quality`` (every static scheduler's gap to the best known makespan on a
     benchmark set; ``say`` gets its caption line, ``progress(done, total, label)`` its progress),
     ``stg`` (gaps to the published optima of Kasahara's STG set on its hard cases; ``limit``: the
@@ -181,6 +182,7 @@ def main(what: str = "spine", quick: bool = False, *, show: Callable[[list[dict]
         "schedulers": lambda: group("schedulers", "bench_schedulers")(quick),
         "workloads": lambda: workload_figures(group("workloads", "bench_workloads"), quick),
         "sweep": lambda: group("sweep", "bench_sweep")(quick),
+        "capacity": lambda: group("capacity", "bench_capacity")(quick),
         "deepsched": lambda: group("deepsched", "bench_deepsched")(quick),
         "quality": lambda: group("quality", "bench_quality")(quick, progress=progress, say=say),
         "stg": lambda: group("stg", "bench_stg")(quick, limit=limit, progress=progress, say=say),

@@ -90,22 +90,56 @@ def run_days(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _here(model: Any, variant: str, capacity: Any, seed: int) -> dict[str, float]:
+    """One day simulated in this process, failing as it would in a worker (:func:`run_days`)."""
+    try:
+        return model(variant, capacity, seed)
+    except Exception as exc:
+        raise SimschedError(_describe(exc)) from None
+
+
 def _describe(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text if isinstance(exc, SimschedError) else f"{type(exc).__name__}: {text}"
 
 
+def ready() -> bool:
+    """What a pool worker runs first (:meth:`ExecutorDays.__enter__`): importing this module, which
+    holds everything a day needs, is the worker's start-up."""
+    return True
+
+
 class ExecutorDays:
     """Days on a :mod:`simsched.run.executors` executor (not yet entered: :meth:`__enter__` starts
-    it, :meth:`__exit__` stops it).  One day per chunk, submitted a round at a time."""
+    it, :meth:`__exit__` stops it).  One day per chunk, submitted a round at a time.
+
+    A worker process spends its first second or so importing simsched (measured: 0.9 s of CPU, where
+    a day of a small search takes 10-100 ms): while no worker of a local pool is ready yet, the days
+    run here, in request order, and the executor takes over the rest once one is (a search smaller
+    than the start-up costs no more than in one process; the days are the same wherever they run)."""
 
     def __init__(self, executor: Any) -> None:
         self.executor = executor
         self.description = executor.description
+        self._ready: Callable[[], bool] = lambda: True
+        self._timed = [0.0, 0]  # seconds and count of the days timed so far (here or in a worker)
+
+    @property
+    def slots(self) -> int:
+        """How many days the executor runs at once (its workers; known once started): how far ahead
+        the search looks (:func:`~simsched.capacity.search.lookahead`)."""
+        return int(getattr(self.executor, "workers", None) or 1)
 
     def __enter__(self) -> ExecutorDays:
         self.executor.__enter__()
         self.description = self.executor.description
+        warm_up = getattr(self.executor, "warm_up", None)
+        if warm_up is not None:
+            try:
+                self._ready = warm_up(ready)
+            except BaseException:
+                self.executor.__exit__(None, None, None)
+                raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -115,19 +149,47 @@ class ExecutorDays:
             skip: Callable[[int], bool]) -> Iterator[tuple[int, dict[str, float]]]:
         """Every request not skipped, in completion order (see :class:`~simsched.capacity.search.DayRunner`).
         A day that raised in its worker raises :class:`SimschedError` with its message."""
+        first = 0
+        while first < len(requests) and not self._ready():  # the workers are still starting: run days here
+            i, first = first, first + 1
+            if not skip(i):
+                t0 = time.perf_counter()
+                day = _here(model, *requests[i])
+                self._time(time.perf_counter() - t0)
+                yield i, day
         source = model.source
         key = fingerprint(source)
-        chunks = [{"fingerprint": key, "source": source, "days": [(i, v, c, s)]}
-                  for i, (v, c, s) in enumerate(requests)]
-        results = self.executor.results(chunks, run_days, lambda chunk: skip(chunk["days"][0][0]))
+        rest = [(i, v, c, s) for i, (v, c, s) in enumerate(requests) if i >= first]
+        size = self.chunk_days(len(rest))
+        chunks = [{"fingerprint": key, "source": source, "days": rest[k:k + size]} for k in range(0, len(rest), size)]
+        results = self.executor.results(chunks, run_days, lambda chunk: all(skip(d[0]) for d in chunk["days"]))
         try:
             for _chunk, rows in results:
                 for row in rows:
                     if "error" in row:
                         raise SimschedError(row["error"])
+                    self._time(row.get("run_s", 0.0))
                     yield row["i"], row["metrics"]
         finally:
             results.close()
+
+    CHUNK_S = 0.05
+    """Seconds of days a chunk aims at: a task handed to a worker costs a few milliseconds of pickling,
+    pipes and thread wake-ups (more on a loaded machine), as much as a whole day of a small search."""
+
+    def _time(self, seconds: float) -> None:
+        self._timed[0] += seconds
+        self._timed[1] += 1
+
+    def chunk_days(self, n: int) -> int:
+        """Days per chunk for ``n`` days: as many as :attr:`CHUNK_S` holds at the mean day so far (1
+        before any day was timed), but at most a quarter of a worker's share, so every worker has
+        work and a level that stops early leaves little handed out.  O(1)."""
+        seconds, count = self._timed
+        if not count or seconds <= 0:
+            return 1
+        aim = max(1, int(self.CHUNK_S / (seconds / count)))
+        return max(1, min(aim, n // (4 * self.slots)))
 
 
 class StoredDays:
@@ -157,6 +219,11 @@ class StoredDays:
         self._buffer: list[dict[str, Any]] = []
         self._last = time.perf_counter()
         self._fresh = False
+
+    @property
+    def slots(self) -> int:
+        """The inner runner's (stored days come back at once)."""
+        return int(getattr(self.inner, "slots", 1) or 1)
 
     def scenario(self, model: Any) -> str:
         """The scenario digest of ``model`` (:func:`~simsched.capacity.daystore.scenario_digest`), once per source."""

@@ -11,9 +11,12 @@ the same days (common random numbers).  A *level* is one capacity simulated over
 * Where the days run is a :class:`DayRunner`: here, one after another (:data:`IN_PROCESS`, the
   default), or on an executor with a results store (:mod:`simsched.capacity.days`).  The searches of
   all variants advance in lockstep, so each *round* hands the runner every day of the capacities the
-  variants ask for next (variants x days simulations that can run at once).  Days come back in any
-  order and are folded into each level in seed order, so the early stop and every number of the
-  answer are the same whatever the runner.
+  variants ask for next (variants x days simulations that can run at once); on parallel workers a
+  round also holds the capacities of the steps after it, whatever their outcomes (speculative
+  bisection, :func:`lookahead`), and cancels those the outcomes leave off the path as soon as a
+  level's outcome is settled.  Days come back in any order and are folded into each level in seed
+  order, and only the levels on the search's path are kept, so the early stop and every number of
+  the answer are the same whatever the runner and the number of workers.
 * The confidence of each level (:meth:`Level.summary`): days met ``k`` of ``days``, the Wilson 95%
   interval of the day success rate (Wilson 1927; Clopper–Pearson 1934 alongside), and for each
   clause's metric the mean over days with Student's t interval and its bootstrap interval (Efron &
@@ -31,6 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from simsched.capacity.answer import capacity_answer
+from simsched.capacity.bisect import Done, Step, ahead, first_step, path, reachable
 from simsched.capacity.objective import Objective
 from simsched.errors import SimschedError
 from simsched.stats import bootstrap_interval, clopper_pearson_interval, t_interval, wilson_interval
@@ -142,14 +146,28 @@ class _Fold:
     """One capacity level being filled: days arrive in any order and are folded in seed order;
     with ``on_days`` the level is *decided* once more days have missed than ``on_days`` allows."""
 
-    def __init__(self, capacity: Any, objective: Objective, n_days: int, on_days: float | None) -> None:
+    def __init__(self, capacity: Any, objective: Objective, n_days: int, on_days: float | None,
+                 judge: float | None = None) -> None:
         self.capacity, self.objective, self.n = capacity, objective, n_days
         self.values: dict[str, list[float]] = {m: [] for m in objective.metrics}
         self.costs: tuple[str, ...] | None = None  # the COSTS the days have: known at the first day folded
         self.met: list[bool] = []
         self.waiting: dict[int, Mapping[str, float]] = {}
         self.allowed = math.inf if on_days is None else n_days - math.ceil(on_days * n_days - 1e-9)
+        judge = on_days if judge is None else judge
+        self.needed = math.inf if judge is None else math.ceil(judge * n_days - 1e-9)
         self.decided = False
+
+    @property
+    def verdict(self) -> bool | None:
+        """Whether the level passes (``Level.passes`` of the ``judge`` fraction), as soon as the days
+        folded so far settle it (enough met, or too many missed); None until then.  O(days)."""
+        met = sum(self.met)
+        if met >= self.needed:
+            return True
+        if len(self.met) - met > self.n - self.needed:
+            return False
+        return None
 
     def add(self, k: int, day: Mapping[str, float]) -> list[tuple[int, bool]]:
         """Day ``k``'s metrics; returns ``(day index, stopped)`` for each day folded now."""
@@ -173,24 +191,20 @@ class _Fold:
         return Level(self.capacity, self.values, self.met, self.n)
 
 
-def evaluate_levels(model: CapacityModel, wanted: Sequence[tuple[str, Any]], objective: Objective,
-                    seeds: Sequence[int], progress: Progress | None = None, counter: list[int] | None = None,
-                    on_days: float | None = None, runner: DayRunner | None = None) -> list[Level]:
-    """Simulate each ``(variant, capacity)`` of ``wanted`` on the seeds: all their days are handed to
-    ``runner`` at once (:data:`IN_PROCESS` by default) and folded in seed order; with ``on_days`` a
-    level stops at the day it can no longer pass (the days after it are skipped, or cancelled on an
-    executor) and holds the days up to it.  The levels are the same whatever the runner and the
-    order days finish in.  O(len(wanted) · days) simulations at most."""
-    runner = runner or IN_PROCESS
+def _fold_days(model: CapacityModel, wanted: Sequence[tuple[str, Any]], folds: Sequence[_Fold], seeds: Sequence[int],
+               runner: DayRunner, wants: Callable[[int], bool], over: Callable[[], bool],
+               progress: Progress | None, counter: list[int] | None) -> None:
+    """Hand ``runner`` every day of the ``wanted`` levels (level by level, seeds in order) and fold each
+    into its level's :class:`_Fold` as it comes; a day of a level that ``wants(level index)`` no longer
+    wants (decided, or off the search's path) is skipped or cancelled.  Stops once ``over()``.
+    O(len(wanted) · days) simulations at most."""
     n = len(seeds)
-    folds = [_Fold(c, objective, n, on_days) for _v, c in wanted]
     requests = [(v, c, s) for v, c in wanted for s in seeds]
-    open_levels = len(folds)
-    days = runner.run(model, requests, lambda i: folds[i // n].decided)
+    days = runner.run(model, requests, lambda i: not wants(i // n))
     try:
         for i, day in days:
             f = folds[i // n]
-            if f.decided:
+            if not wants(i // n):
                 continue
             variant = wanted[i // n][0]
             for k, stop in f.add(i % n, day):
@@ -201,17 +215,34 @@ def evaluate_levels(model: CapacityModel, wanted: Sequence[tuple[str, Any]], obj
                     progress(f"{variant}: {f.capacity} {model.unit}, day {k + 1}/{n} ({ok} met"
                              + (", cannot pass: stopped)" if stop and k + 1 < n else ")"),
                              counter[0] if counter else k + 1, f.decided)
-            if f.decided:
-                open_levels -= 1
-                if open_levels == 0:
-                    break
+            if over():
+                break
     finally:
         close = getattr(days, "close", None)
         if close is not None:
             close()
-    if open_levels:
-        raise SimschedError(f"{open_levels} capacity level(s) got fewer days than asked for from "
-                            f"{getattr(runner, 'description', 'the runner')}")
+
+
+def _short(runner: DayRunner, missing: int) -> SimschedError:
+    return SimschedError(f"{missing} capacity level(s) got fewer days than asked for from "
+                         f"{getattr(runner, 'description', 'the runner')}")
+
+
+def evaluate_levels(model: CapacityModel, wanted: Sequence[tuple[str, Any]], objective: Objective,
+                    seeds: Sequence[int], progress: Progress | None = None, counter: list[int] | None = None,
+                    on_days: float | None = None, runner: DayRunner | None = None) -> list[Level]:
+    """Simulate each ``(variant, capacity)`` of ``wanted`` on the seeds: all their days are handed to
+    ``runner`` at once (:data:`IN_PROCESS` by default) and folded in seed order; with ``on_days`` a
+    level stops at the day it can no longer pass (the days after it are skipped, or cancelled on an
+    executor) and holds the days up to it.  The levels are the same whatever the runner and the
+    order days finish in.  O(len(wanted) · days) simulations at most."""
+    runner = runner or IN_PROCESS
+    folds = [_Fold(c, objective, len(seeds), on_days) for _v, c in wanted]
+    _fold_days(model, wanted, folds, seeds, runner, lambda k: not folds[k].decided,
+               lambda: all(f.decided for f in folds), progress, counter)
+    missing = sum(not f.decided for f in folds)
+    if missing:
+        raise _short(runner, missing)
     return [f.level() for f in folds]
 
 
@@ -234,62 +265,97 @@ class Answer:
     wall_s: float = 0.0
 
 
-def _bisect(low: int, high: int) -> Iterator[int]:
-    """The doubling-then-bisection of :func:`search_capacity` as a coroutine: yields each capacity to
-    evaluate, is sent whether it passes, and returns the answer (``None``: even ``high`` fails)."""
-    lo, n = low - 1, low
-    if low == 0:
-        if (yield 0):
-            return 0
-        lo, n = 0, 1
-    while not (yield n):
-        lo = n
-        if n >= high:
-            return None
-        n = min(2 * n, high)
-    hi = n
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if (yield mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+class _Round:
+    """One round of :func:`search_many`: the levels of the next ``depth`` steps of every unfinished
+    search (nearest first), and where each search stands as their outcomes come in."""
+
+    def __init__(self, steps: Mapping[str, Step | Done], depth: int, objective: Objective, n_days: int,
+                 stop_on: float | None, on_days: float) -> None:
+        near: list[tuple[int, str, int]] = []  # (steps ahead, variant, capacity)
+        self.start = {v: s for v, s in steps.items() if isinstance(s, Step)}
+        self.reach: dict[str, set[int]] = {}
+        for v, step in self.start.items():
+            seen = ahead(step, depth)
+            self.reach[v] = {c for c, _d in seen}
+            near += [(d, v, c) for c, d in seen]
+        self.wanted = [(v, c) for _d, v, c in sorted(near, key=lambda w: w[0])]
+        self.folds = [_Fold(c, objective, n_days, stop_on, on_days) for _v, c in self.wanted]
+        self.index = {w: k for k, w in enumerate(self.wanted)}
+        self.live = {v: set(r) for v, r in self.reach.items()}
+        self.through: dict[str, list[int]] = {v: [] for v in self.reach}
+        self.where: dict[str, Step | Done] = dict(self.start)
+
+    def _verdict(self, variant: str, capacity: int) -> bool | None:
+        k = self.index.get((variant, capacity))
+        return None if k is None else self.folds[k].verdict
+
+    def wants(self, k: int) -> bool:
+        """Whether level ``k`` still needs days: not decided, and on its search's path or reachable."""
+        v, c = self.wanted[k]
+        return not self.folds[k].decided and (c in self.live[v] or c in self.through[v])
+
+    def over(self) -> bool:
+        """Follow every outcome known so far; True once no search can reach another level of this round
+        and every level on a path has all its days (or stopped).  O(levels)."""
+        for v, step in self.start.items():
+            self.where[v], self.through[v] = path(step, lambda c, v=v: self._verdict(v, c))
+            self.live[v] = reachable(self.where[v], self.reach[v])
+        return all(not self.live[v] and all(self.folds[self.index[(v, c)]].decided for c in self.through[v])
+                   for v in self.start)
+
+    def kept(self) -> dict[str, dict[int, Level]]:
+        """The levels on each search's path (the others are dropped, even where some of their days ran)."""
+        return {v: {c: self.folds[self.index[(v, c)]].level() for c in self.through[v]} for v in self.start}
+
+
+def lookahead(runner: DayRunner | None) -> int:
+    """How many steps of each search one round evaluates at once on ``runner``: 1 where days run one
+    after another; on ``slots`` parallel workers, ``1 + ceil(log2(slots))`` (2 on two workers: a
+    bisection's midpoint and both midpoints that may follow it; 3 on four).  The answer does not
+    depend on it (:func:`search_many`), only how much of the workers' time is spent on capacities the
+    search turns out not to need."""
+    slots = int(getattr(runner, "slots", 1) or 1)
+    return 1 if slots <= 1 else 1 + math.ceil(math.log2(slots))
 
 
 def search_many(model: CapacityModel, variants: Sequence[str], objective: Objective, seeds: Sequence[int], *,
                 on_days: float = DEFAULT_ON_DAYS, low: int = 1, high: int = DEFAULT_MAX,
                 progress: Progress | None = None, counter: list[int] | None = None,
-                all_days: bool = False, runner: DayRunner | None = None) -> list[Answer]:
-    """:func:`search_capacity` for every variant, the searches advancing in lockstep: each round
-    evaluates the next capacity of every unfinished search together (:func:`evaluate_levels`), so
-    a parallel ``runner`` has variants x days simulations at a time.  Each answer's ``wall_s`` is the
-    time until it was known.  O(variants · days · log(answer)) simulations."""
+                all_days: bool = False, runner: DayRunner | None = None, depth: int | None = None) -> list[Answer]:
+    """:func:`search_capacity` for every variant, the searches advancing in lockstep.  Each round
+    hands ``runner`` the days of the capacities the next ``depth`` steps of every unfinished search
+    may evaluate (:func:`~simsched.capacity.bisect.ahead`; ``depth`` defaults to :func:`lookahead`, 1
+    in this process): nearest steps first, so a parallel runner has work while a level's last days
+    finish (speculative bisection).  As each level's outcome becomes known (:attr:`_Fold.verdict`:
+    enough days met, or too many missed), the search follows it, and the days of capacities it can no
+    longer reach are skipped or cancelled.  Only the capacities on the search's path are kept: the
+    levels, the answer and every number in it are those of evaluating one capacity at a time,
+    whatever ``depth``, the runner, or the order days finish in.  Each answer's ``wall_s`` is the
+    time until it was known.  O(variants · days · log(answer)) simulations on the path, at most
+    ``2 ** depth - 1`` times that in all."""
     if not seeds:
         raise SimschedError("at least one day is needed", field="--days")
     if not 0 < on_days <= 1:
         raise SimschedError(f"must be in (0, 1], got {on_days}", field="--on-days")
     if low < 0 or high < max(low, 1):
         raise SimschedError(f"need 0 <= low <= high and high >= 1, got {low}..{high}", field="capacity.max")
+    runner = runner or IN_PROCESS
+    depth = lookahead(runner) if depth is None else max(1, depth)
     t0 = time.perf_counter()
     counter = counter if counter is not None else [0]
     answers = {v: Answer(v, None) for v in variants}
-    steps = {v: _bisect(low, high) for v in answers}
-    want = {v: next(step) for v, step in steps.items()}
-    while want:
-        todo = [(v, n) for v, n in want.items() if n not in answers[v].levels]
-        if todo:
-            levels = evaluate_levels(model, todo, objective, seeds, progress, counter,
-                                     None if all_days else on_days, runner)
-            for (v, n), level in zip(todo, levels):
-                answers[v].levels[n] = level
-        following = {}
-        for v, n in want.items():
-            try:
-                following[v] = steps[v].send(answers[v].levels[n].passes(on_days))
-            except StopIteration as done:
-                answers[v].capacity, answers[v].wall_s = done.value, time.perf_counter() - t0
-        want = following
+    steps: dict[str, Step | Done] = {v: first_step(low, high) for v in answers}
+    stop_on = None if all_days else on_days
+    while any(isinstance(step, Step) for step in steps.values()):
+        rnd = _Round(steps, depth, objective, len(seeds), stop_on, on_days)
+        _fold_days(model, rnd.wanted, rnd.folds, seeds, runner, rnd.wants, rnd.over, progress, counter)
+        if not rnd.over():
+            raise _short(runner, sum(rnd.wants(k) for k in range(len(rnd.wanted))))
+        for v, levels in rnd.kept().items():
+            answers[v].levels.update(levels)
+            steps[v] = rnd.where[v]
+            if isinstance(steps[v], Done):
+                answers[v].capacity, answers[v].wall_s = steps[v].capacity, time.perf_counter() - t0
     return list(answers.values())
 
 

@@ -308,8 +308,8 @@ def list_schedulers() -> None:
 @app.command()
 @user_errors
 def bench(
-    what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, sweep, deepsched, "
-                               "quality, stg, scale, streams, world, batch, rl or all."),
+    what: str = typer.Argument("spine", help="Benchmark group: spine, schedulers, workloads, sweep, capacity, "
+                               "deepsched, quality, stg, scale, streams, world, batch, rl or all."),
     quick: bool = typer.Option(False, "--quick", help="Small sizes only (seconds, not minutes)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="stg: only the first N cases."),
     size: str = typer.Option(None, "--size", help="streams only: JOBSxPROCESSORS (e.g. 10000x1000, the issue's "

@@ -7,7 +7,9 @@ A recorded run (:class:`~simsched.workloads.recorded.RecordedRun`) becomes a
   (:func:`~simsched.simulator.platform.host_slots`: ``<machine>/c<i>`` on host ``<machine>``, or the
   machine itself for one slot), at most the machine's recorded cores; with ``slots`` unset,
   exactly its cores (one slot when the trace does not say).  A run that names no machine gets one host,
-  ``unrecorded``.  Slots of one host share its internal link (transfers between them are free).
+  ``unrecorded``.  Slots of one host share its internal link (transfers between them are free) and,
+  where the trace gives the machine's memory, that memory: a task starts only while its machine has
+  its recorded peak memory free (:mod:`simsched.simulator.engine.hostmem`).
 * **tasks**: the recorded graph; every task costs its recorded runtime times ``runtime_factor`` on
   every slot.  A task that recorded ``coreCount`` k > 1 needs k slots of one host at once (a rigid
   gang, :mod:`simsched.simulator.gang`), at most the slots of the largest host.
@@ -173,16 +175,19 @@ def scenario_platform(machines: Sequence[RecordedMachine], params: Parameters) -
 
 
 def build_problem(graph: TaskGraph, run: RecordedRun, params: Parameters) -> Problem:
-    """The :class:`Problem` of ``run`` (imported with ``graph``) under ``params``: hosts of slots, the
-    recorded runtimes times ``runtime_factor``, multi-core tasks as rigid gangs on one host, a free
-    network.  O(n + e + slots)."""
+    """The :class:`Problem` of ``run`` (imported with ``graph``) under ``params``: hosts of slots (each with
+    its machine's recorded memory as ``host_memory``, in bytes, where the file gives it), the recorded
+    runtimes times ``runtime_factor``, each task's recorded peak memory in bytes (0 where not recorded),
+    multi-core tasks as rigid gangs on one host, a free network.  O(n + e + slots)."""
     hosts = slots_per_host(run.machines, params.slots)
-    procs = [p for name, n in hosts for p in host_slots(name, n)]
+    memory = {m.name: m.memory_bytes for m in run.machines if m.memory_bytes is not None}
+    procs = [p for name, n in hosts for p in host_slots(name, n, host_memory=memory.get(name, math.inf))]
     widest = max(n for _, n in hosts)
     cores = np.nan_to_num(run.cores, nan=1.0)
     k = np.clip(np.ceil(cores), 1, widest).astype(np.int64)
     changes: dict[str, object] = {"work": run.runtime * params.runtime_factor,
-                                  "edge_data": np.zeros(graph.n_edges), "cost": None}
+                                  "edge_data": np.zeros(graph.n_edges), "cost": None,
+                                  "memory": np.nan_to_num(run.memory_bytes, nan=0.0).clip(min=0.0)}
     if (k > 1).any():
         changes.update(procs=np.stack([k, k], axis=1), same_host=k > 1)
     platform = Platform.uniform(procs, bandwidth=math.inf, latency=0.0)

@@ -10,11 +10,14 @@
   fallback, paired per window (geometric mean of the bsld ratio with its 95% t interval).  Only if
   the interval lies below 1 is the fit used (``use: learned``); otherwise the model says
   ``use: fallback`` and the policy is that rule.
+* **Range**: the box of the features of every job that waited at a decision point of the fitted
+  policy on the train windows; outside it the policy hands the decision to the fallback
+  (:class:`~simsched.schedulers.batch_learned.LearnedPriority`).
 * Evaluation is left to ``simsched run ... --seed-space fresh`` (the windows' report pairs every
   policy with the best one).
 
 Windows are drawn from each day's seed (``draw: seed``) whatever the scenario's ``draw`` says.  Cost:
-``(len(CANDIDATES) + iterations x population) x train + 2 x select`` engine runs of one window.
+``(len(CANDIDATES) + iterations x population + 1) x train + 2 x select`` engine runs of one window.
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ def windows_of(scenario: Scenario, space: str, count: int) -> list[RigidTrace]:
         raise SimschedError("training a batch priority needs a cluster log with windows (workload.stream.windows)",
                             file=scenario.file)
     config = wl.options["batch"]
+    from simsched.schedulers.registry import unmet_requested
+
+    if (why := unmet_requested("learned-priority", config.missing_requested())) is not None:
+        raise scenario.locate(SimschedError(why), ("workload", "stream"))
     lo, hi = lw.start_range(config.trace.n, config.windows.jobs, config.windows.within)
     return [lw.cut(config.trace, lw.seeded_start(d, lo, hi), config.windows.jobs)
             for d in space_seeds(scenario.seed, space, count)]
@@ -86,6 +93,11 @@ def fit_priority(scenario: Scenario, *, train: int = 8, select: int = 10, iterat
         mu, sd = elite.mean(axis=0), elite.std(axis=0) + 0.05
         log(f"iteration {it + 1}/{iterations}: best mean log bsld {top[0]:.3f} theta {np.round(top[1], 3).tolist()}")
     theta = top[1]
+    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    for w in tr:  # the training range: every waiting job's features at the fitted policy's decision points
+        policy = LearnedPriority(theta=tuple(theta))
+        simulate_batch(w, m, policy)
+        lo, hi = np.minimum(lo, policy.seen[0]), np.maximum(hi, policy.seen[1])
     sel = windows_of(scenario, "select", select)
     mine = window_bsld(lambda: LearnedPriority(theta=tuple(theta)), sel, m)
     theirs = window_bsld(lambda: PriorityBatch(fb_rule, fb_backfill), sel, m)
@@ -94,6 +106,7 @@ def fit_priority(scenario: Scenario, *, train: int = 8, select: int = 10, iterat
     log(f"select windows: {select}; fitted / {best}: {ratio.estimate:.3f} [{ratio.low:.3f}, {ratio.high:.3f}] -> "
         f"use {use}")
     return {"theta": [float(x) for x in theta], "fallback": {"rule": fb_rule, "backfill": fb_backfill}, "use": use,
+            "range": {"lo": [float(x) for x in lo], "hi": [float(x) for x in hi]},
             "train": {"windows": train, "mean_log_bsld": rules, "fitted_mean_log_bsld": top[0]},
             "select": {"windows": select, "ratio": ratio.estimate, "low": ratio.low, "high": ratio.high},
             "budget": {"iterations": iterations, "population": population, "seed": seed}}

@@ -25,6 +25,11 @@ rule (:data:`RULES`), the best rule (lowest mean over the cell's days), and the 
 as a geometric mean with its paired 95% t interval (:func:`simsched.stats.paired_ratio`): ``better``
 or ``worse`` when the interval excludes 1, ``tie`` otherwise.  Cost: cells x days x (1 + rules)
 engine runs.
+
+**Safety check** (:mod:`simsched.learned.rl.worlds.safety`): the same rows on worlds drawn from a space
+wider than a learned stream scheduler's training (more processor types, speed ratios up to 8, heavy-tailed
+job sizes, up to five times the failures), against ``srjf-eft``; one world significantly worse and the
+policy is not a default candidate (``python -m simsched.learned.rl.worlds safety -s rl-gate``).
 """
 
 from __future__ import annotations
@@ -123,14 +128,15 @@ def cell_data(data: dict, cell: str) -> tuple[dict | None, str]:
     raise ValueError(f"unknown cell {cell!r}; choose from {', '.join(CELLS)}")
 
 
-def cell_scenario(path: str | Path, cell: str):  # -> (Scenario | None, str)
-    """The scenario at ``path`` in ``cell``'s world (:func:`cell_data`).  Errors as ``simsched
-    run``'s.  O(scenario)."""
+def cell_scenario(path: str | Path, cell: str,
+                  change: Callable[[dict, str], tuple[dict | None, str]] | None = None):  # -> (Scenario | None, str)
+    """The scenario at ``path`` in ``cell``'s world (``change``, default :func:`cell_data`: the YAML
+    mapping changed into the cell's world).  Errors as ``simsched run``'s.  O(scenario)."""
     from simsched.scenario import parse_scenario
     from simsched.yamlio import load_yaml
 
     doc = load_yaml(path)
-    data, what = cell_data(doc.data if isinstance(doc.data, dict) else {}, cell)
+    data, what = (change or cell_data)(doc.data if isinstance(doc.data, dict) else {}, cell)
     if data is None:
         return None, what
     return parse_scenario(dataclasses.replace(doc, data=data)), what
@@ -147,8 +153,6 @@ def matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Sequenc
     from simsched.learned.rl.dynamic import parse_spec
     from simsched.run.streams import largest_job_problem, simulate_stream, stream_of
     from simsched.schedulers import registry
-    from simsched.stats import paired_ratio
-
     name, params = parse_spec(scheduler)
     labels = [scheduler, *[r for r in rules if r != scheduler]]
     specs = [(name, params)] + [parse_spec(r) for r in labels[1:]]
@@ -174,17 +178,34 @@ def matrix(path: str | Path, scheduler: str, days: Sequence[int], cells: Sequenc
                     warnings.append(range_line(instance, probe, lab, stream=True) or "")
                 run = simulate_stream(sc, n, int(day), stream, instance)
                 jct[lab][int(day)] = float(run.metrics.summary["jct_mean"])
-        best = min(labels[1:], key=lambda lab: (float(np.mean(list(jct[lab].values()))), lab))
-        pr = paired_ratio(jct[scheduler], jct[best])
-        verdict = "tie" if not pr.significant else ("better" if pr.high < 1.0 else "worse")
+        pair = pair_with_best(jct, scheduler, labels[1:])
         rows.append({"cell": cell, "world": world, "days": len(days), "scheduler": scheduler,
-                     "jct": float(np.mean(list(jct[scheduler].values()))), "best_rule": best,
-                     "best_jct": float(np.mean(list(jct[best].values()))), "ratio": pr.estimate, "low": pr.low,
-                     "high": pr.high, "verdict": verdict,
-                     "wins": int(sum(jct[scheduler][d] < jct[best][d] for d in jct[best])),
+                     "jct": pair["mean"], "best_rule": pair["best_rule"], "best_jct": pair["best_mean"],
+                     **{k: pair[k] for k in ("ratio", "low", "high", "verdict", "wins")},
                      "warnings": [w for w in warnings if w],
                      "per_day": {lab: {str(d): v for d, v in vals.items()} for lab, vals in jct.items()}})
     return rows
+
+
+def pair_with_best(values: dict[str, dict[int, float]], scheduler: str, rules: Sequence[str]) -> dict[str, Any]:
+    """The scheduler under test against the best rule of one cell.  ``values``: label -> day -> the
+    day's value (lower is better: mean JCT of a day, mean bounded slowdown of a window).  The best rule
+    is the one of ``rules`` with the lowest mean over its days (ties: the first label in sort order);
+    ``ratio``, ``low``, ``high``: the geometric mean of the per-day ratio scheduler / best rule with its
+    paired 95% t interval (:func:`simsched.stats.paired_ratio`); ``verdict``: ``better`` / ``worse``
+    when the interval lies below / above 1, else ``tie``; ``wins``: days strictly below the best rule;
+    ``mean``, ``best_mean``: the two means over days.  O(rules x days)."""
+    from simsched.stats import paired_ratio
+
+    def mean(label: str) -> float:
+        return float(np.mean(list(values[label].values())))
+
+    best = min(rules, key=lambda lab: (mean(lab), lab))
+    pr = paired_ratio(values[scheduler], values[best])
+    verdict = "tie" if not pr.significant else ("better" if pr.high < 1.0 else "worse")
+    return {"best_rule": best, "mean": mean(scheduler), "best_mean": mean(best), "ratio": pr.estimate,
+            "low": pr.low, "high": pr.high, "verdict": verdict,
+            "wins": int(sum(values[scheduler][d] < values[best][d] for d in values[best]))}
 
 
 def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

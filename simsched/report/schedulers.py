@@ -54,6 +54,6 @@ def scheduler_description(name: str, covered: Sequence[str]) -> list[str]:
                             f"and describes any scheduler of `simsched list`") from None
     from simsched.outputs import plain_docstring
 
-    return [f"{name} ({registry.kind(cls)}): {plain_docstring(inspect.getdoc(cls) or registry.summary(cls))}",
+    return [f"{name} ({registry.kind(cls, name)}): {plain_docstring(inspect.getdoc(cls) or registry.summary(cls))}",
             f"\nStep by step: `simsched explain heft SCENARIO` (HEFT); `simsched explain` covers "
             f"{', '.join(covered)}. Every scheduler: docs/schedulers.md."]

@@ -153,6 +153,7 @@ def replay(scenario: Scenario, spec: SchedulerChoice | str, *, processors: int |
 
     if not is_batch(scenario):
         raise SimschedError("this scenario's workload is not a cluster log (stream: {swf: ...})", file=scenario.file)
+    refuse_host_memory(scenario)
     trace, after, kill = batch_jobs(scenario, scenario.seed if seed is None else int(seed))
     m = scenario.platform.n_processors if processors is None else int(processors)
     policy = registry.create(spec, kinds=("batch",)) if isinstance(spec, str) else spec.create()
@@ -170,12 +171,27 @@ def replay(scenario: Scenario, spec: SchedulerChoice | str, *, processors: int |
     wl = scenario.workload
     requeue = wl.form != "batch" or wl.options["batch"].on_failure == "requeue"
     try:
-        return simulate_batch(trace, m, policy, kill=kill, after=after, failures=batch_failures(scenario, m),
-                              requeue=requeue, seed=scenario.seed if seed is None else int(seed))
+        result = simulate_batch(trace, m, policy, kill=kill, after=after, failures=batch_failures(scenario, m),
+                                requeue=requeue, seed=scenario.seed if seed is None else int(seed))
     except SimschedError as exc:  # the engine's refusals of failures/stragglers, located in the scenario
         if exc.field in ("failures", "stragglers") and exc.file is None:
             raise scenario.locate(exc, (exc.field,)) from None
         raise
+    decided_by = getattr(getattr(policy, "policy", policy), "decided_by", None)  # a learned policy's own account
+    if callable(decided_by):
+        result.extra["decided_by"] = decided_by()
+    return result
+
+
+def refuse_host_memory(scenario: Scenario) -> None:
+    """:class:`SimschedError` located at ``platform.processors`` when a host declares ``host_memory``: the
+    batch engines count a type's processors and never a host's memory (refused rather than ignored;
+    task-graph scenarios run it on the online engine).  O(hosts)."""
+    if scenario.platform is not None and scenario.platform.shares_memory:
+        raise scenario.locate(SimschedError("the batch engines (cluster logs, streams under batch policies) do not "
+                                            "model memory shared by a host's tasks; remove host_memory from "
+                                            "platform.processors"),
+                              ("platform", "processors"))
 
 
 def _refuse_dynamics(scenario: Scenario, what: str, hint: str = "") -> None:
@@ -254,14 +270,15 @@ def dag_scheduler(scenario: Scenario, spec: SchedulerChoice | str, stream: Any) 
     """A fresh instance of the task-graph scheduler ``spec`` for :func:`dag_replay`, refused (exit 2,
     before anything runs) when the scenario has failures, stragglers or noise, or when it places
     every task on one processor and some task needs more.  O(n)."""
-    from simsched.run.runner import _check_gang_support
+    from simsched.run.gangcheck import check_gang_support, first_gang_need
     from simsched.schedulers import registry
 
     _refuse_dynamics(scenario, "task-graph schedulers on the batch path",
                      " (or run the batch policies alone)" if is_batch(scenario) else "")
     scheduler = registry.create(spec) if isinstance(spec, str) else spec.create()
     if not isinstance(spec, str):
-        _check_gang_support(scenario, _stream_problem(scenario, stream), spec, scheduler)
+        _stream_problem(scenario, stream)  # a task wider than any processor type: refused at the workload
+        check_gang_support(scenario, first_gang_need(scenario, [(stream.graph, stream)]), spec, scheduler)
     return scheduler
 
 
@@ -338,6 +355,7 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
     (:func:`dag_replay`), every row with the same batch metrics."""
     from simsched.schedulers import registry
 
+    refuse_host_memory(scenario)
     base = scenario.seed if seed is None else int(seed)
     chosen = _select(scenario, schedulers, kinds_for(scenario))
     wl = scenario.workload
@@ -372,7 +390,8 @@ def run_batch_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None =
             result = replay(scenario, spec, seed=base)
         row: dict[str, Any] = {"scheduler": spec.label, "seed": base, **result.metrics(),
                                "scheduler_time_s": result.policy_time_s, "decisions": result.decisions,
-                               "engine": result.extra.get("engine", "simpy")}  # the batch world runs on SimPy
+                               "engine": result.extra.get("engine", "simpy"),  # the batch world runs on SimPy
+                               **({"decided_by": result.extra["decided_by"]} if "decided_by" in result.extra else {})}
         row["timeline"] = {"t": result.t.tolist(), "busy": result.busy.tolist(), "queued": result.queued.tolist(),
                            **({"up": result.up.tolist()} if result.up is not None else {})}
         tr = result.trace

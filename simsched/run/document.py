@@ -30,7 +30,7 @@ SIGNED_METRICS = frozenset({"gap_to_lower_bound"})
 
 _ROW_OTHER = {"scheduler": str, "seed": int, "schedule": list, "jobs": list, "checkpoint": str,
               "proven_optimal": bool, "warning": str, "seed_space": str, "power": dict,
-              "engine": str}
+              "engine": str, "fallback": str}
 """Keys of a result row that are not metrics, and their types; every other key is a metric: a
 finite number, at least 0 unless in :data:`SIGNED_METRICS`, or null (a metric a run leaves
 undefined, written as null)."""

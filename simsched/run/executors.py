@@ -106,6 +106,14 @@ class PoolExecutor:
                                         initializer=_worker_init, initargs=(os.getpid(),))
         return self
 
+    def warm_up(self, fn: Callable[[], Any]) -> Callable[[], bool]:
+        """Start every worker process now, each running ``fn`` (a module-level function: the worker
+        imports its module) while the caller goes on; returns a probe that is True once a worker has
+        run it (a worker is ready for chunks).  O(workers)."""
+        assert self.pool is not None
+        started = [self.pool.submit(fn) for _ in range(self.workers)]
+        return lambda: any(f.done() for f in started)
+
     def results(self, chunks: Sequence[Any], fn: Work, skip: Skip | None = None) -> Iterator[Result]:
         """``(chunk, fn(chunk))`` as chunks finish (module docstring).  O(chunks) per finished chunk
         with ``skip``, O(1) without."""

@@ -76,6 +76,7 @@ def run_windows(scenario: Scenario, *, schedulers: Sequence[str] | None = None, 
         explain = getattr(choice.create(), "explain", None)
         if callable(explain):
             report.notes.append(f"{choice.label}: {explain()}")
+    decided: dict[str, dict[str, Any]] = {}
     for day in range(base, base + int(repetitions)):
         _trace, start = log_window(scenario, day)
         one = run_batch_scenario(scenario, schedulers=schedulers, seed=day)
@@ -85,7 +86,20 @@ def run_windows(scenario: Scenario, *, schedulers: Sequence[str] | None = None, 
             report.rows.append({**{k: v for k, v in row.items() if k not in LIGHT}, "window_start": start,
                                 "window_jobs": len(row["jobs"]),
                                 "seed_space": space_of(day)})
+            if "decided_by" in row:
+                add_decisions(decided.setdefault(row["scheduler"], {}), row["decided_by"])
+    if decided:
+        from simsched.schedulers.batch_learned import describe_decisions
+
+        report.notes += [f"{label}: {describe_decisions(d)}" for label, d in decided.items()]
     return report
+
+
+def add_decisions(total: dict[str, Any], one: dict[str, Any]) -> None:
+    """Sum one run's ``decided_by`` account (:meth:`LearnedPriority.decided_by`: counts and the
+    ``fallback_rule`` name) into ``total``.  O(1)."""
+    for key, value in one.items():
+        total[key] = value if isinstance(value, str) else total.get(key, 0) + int(value)
 
 
 def windows_document(report: WindowsReport) -> dict[str, Any]:

@@ -13,7 +13,9 @@ Extra fields: top level ``seed``, ``repetitions``, ``schedulers``, ``lower_bound
 (tasks, edges, processors, kinds: task -> kind), ``network`` (edges, latency, inv_bandwidth: what
 a report needs to draw transfers); per row ``slr``, ``speedup``, ``efficiency``, ``lower_bound`` and
 ``gap_to_lower_bound``; rows of the exact scheduler and of ``search`` also ``proven_optimal`` and
-``makespan_bound``;
+``makespan_bound``; ``warning`` (only in the row of a run that did not keep what its scheduler
+promises: a learned scheduler outside its checkpoint's training range, a plan's P-states or task copies
+lost to a dynamic world; the lines ``run`` prints, joined by `` | ``);
 ``declined`` (only when a scheduler declined the problem): ``[{"scheduler", "reason"}]``.
 Non-finite numbers are written as ``null`` (strict JSON).  The same
 scenario and seed give byte-identical documents apart from ``scheduler_time_s``.

@@ -28,8 +28,9 @@ import numpy as np
 from simsched import limits
 from simsched.errors import SchedulerDeclined, SimschedError
 from simsched.run.execution import execution_kwargs
+from simsched.run.gangcheck import GangNeed, check_gang_support, first_gang_need
 from simsched.run.seedspace import space_of
-from simsched.run.streams import Days
+from simsched.run.streams import Days, off_intervals_of
 from simsched.scenario import Scenario, SchedulerChoice, build_problem
 from simsched.simulator.bounds import lower_bound
 from simsched.simulator.power import power_profile
@@ -67,6 +68,16 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     """One line per static planner whose own predicted times the simulator does not reproduce, and per
     learned scheduler run outside its checkpoint's training range."""
+    notices: dict[str, list[str]] = field(default_factory=dict)
+    """Per scheduler label, the lines that say its runs did not keep what it promises (a learned
+    scheduler outside its checkpoint's training range, a static plan's P-states left where failures
+    handed tasks back): each line also in :attr:`warnings` (printed once) and in the rows' ``warning``."""
+
+    def notice(self, label: str, line: str) -> None:
+        """Record ``line`` for ``label`` (once) in :attr:`notices` and :attr:`warnings`."""
+        if line not in self.notices.setdefault(label, []):
+            self.notices[label].append(line)
+            self.warnings.append(line)
 
     def rows_of(self, label: str) -> list[dict[str, Any]]:
         return [r for r in self.rows if r["scheduler"] == label]
@@ -131,6 +142,10 @@ def _choose(scenario: Scenario, text: str, by_label: dict[str, SchedulerChoice],
     if why is not None and scenario.platform is not None:
         raise SimschedError(f"{why}: add platform.power to {scenario.file or 'the scenario'} or choose "
                             f"another scheduler")
+    wl = scenario.workload
+    if (why := registry.unmet_requested(name, wl.options["batch"].missing_requested()
+                                        if wl is not None and wl.form == "batch" else None)) is not None:
+        raise SimschedError(why)
     return SchedulerChoice(name, checked, label, cls, ("--scheduler",))
 
 
@@ -192,8 +207,9 @@ def run_once(problem: Problem, spec: SchedulerChoice, factors: np.ndarray | None
             slow = power.slowdown(plan.processor, plan.info["pstate"])
             durations = problem.cost_pairs(np.arange(problem.n_tasks), plan.processor) * slow
             factors = slow if factors is None else factors * slow
-        if model:  # overheads or storage: the planner's times cannot include them; the online engine runs it
-            schedule, stats = replay_plan(problem, plan, factors, **model)
+        if model or problem.host_memory_binds:  # overheads, storage, host memory: the planner's times cannot
+            # include them; the online engine runs the plan
+            schedule, stats = replay_plan(problem, plan, factors, **(model or {}))
             if info is not None and stats.done is not None:
                 info["done"] = stats.done
             return schedule, elapsed
@@ -385,7 +401,11 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
     if scenario.is_dynamic:  # job streams, failures, stragglers: the online engine, one day per repetition
         _run_dynamic(scenario, specs, base, reps, report, progress, days)
         return report
-    for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, problem, base, reps, report, progress):
+    def gangs() -> GangNeed | None:
+        return first_gang_need(scenario, [(problem.graph, None)])
+
+    for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, problem, base, reps, report, progress,
+                                                               gangs):
         scheduler_rng, noise_rng = repetition_streams(seed_r)
         factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
         info: dict[str, Any] = {}
@@ -402,13 +422,15 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
                          transfers="storage" not in model)
         report.rows.append(result_row(problem, spec.label, seed_r, schedule, elapsed, bound, info))
         if scenario.energy is not None:
-            fields, acc = scenario.energy.measure(problem, schedule, info.get("pstate"))
+            off = off_intervals_of(scheduler, problem, schedule)  # power-off's intervals, as in a stream
+            fields, acc = scenario.energy.measure(problem, schedule, info.get("pstate"), off=off)
             report.rows[-1].update(fields)
             if r == 0:  # the report's power-over-time plot: first run of each scheduler
                 report.rows[-1]["power"] = power_profile(acc, problem.platform,
                                                          scenario.energy.power.time_unit_s)
         if checkpoint is not None:
             report.rows[-1]["checkpoint"] = checkpoint
+        _warning_field(report.rows[-1], report.notices.get(spec.label, []))
         if r == 0:
             report.schedules[spec.label] = schedule
     if not report.schedulers:
@@ -418,20 +440,28 @@ def run_scenario(scenario: Scenario, *, schedulers: Sequence[str] | None = None,
 
 
 def _repetitions(scenario: Scenario, specs: Sequence[SchedulerChoice], probe: Problem, base: int, reps: int,
-                 report: RunReport, progress: Progress | None) -> Iterator[tuple[SchedulerChoice, int, int, Any,
-                                                                                str | None]]:
+                 report: RunReport, progress: Progress | None,
+                 gang_need: Callable[[], GangNeed | None]) -> Iterator[tuple[SchedulerChoice, int, int, Any,
+                                                                             str | None]]:
     """The runs of a scenario, scheduler by scheduler: ``(spec, r, seed, scheduler, checkpoint id)``, the
     one loop both drivers share.  Every scheduler's first instance is constructed before any run (a
-    constructor's refusal stops the run before any work), that instance serves the training-range
+    constructor's refusal stops the run before any work), a scheduler that cannot place the workload's
+    gang tasks (``gang_need()``, asked only when some scheduler lacks gang support) is refused before
+    any run (:mod:`simsched.run.gangcheck`), that instance serves the training-range
     check (against ``probe``) and repetition 0, and each later repetition gets a fresh one: one
     construction per repetition.  A scheduler the consumer records in ``report.declined`` gets no
     further repetitions.  ``progress(done, total, label)`` before each run and once at the end."""
     total, done = len(specs) * reps, 0
     first = [_construct(scenario, spec) for spec in specs]
+    if not all(getattr(instance, "multiprocessor_tasks", False) for instance in first):
+        need = gang_need()
+        for spec, instance in zip(specs, first):
+            check_gang_support(scenario, need, spec, instance)
     for spec, instance in zip(specs, first):
-        _check_gang_support(scenario, probe, spec, instance)
-    for spec, instance in zip(specs, first):
-        checkpoint = learned_check(scenario, probe, spec, report.warnings, instance)
+        lines: list[str] = []
+        checkpoint = learned_check(scenario, probe, spec, lines, instance)
+        for line in lines:
+            report.notice(spec.label, line)
         for r in range(reps):
             if spec.label in report.declined:
                 done += reps - r
@@ -444,23 +474,11 @@ def _repetitions(scenario: Scenario, specs: Sequence[SchedulerChoice], probe: Pr
         progress(total, total, "done")
 
 
-def _check_gang_support(scenario: Scenario, problem: Problem, spec: SchedulerChoice, scheduler: Any) -> None:
-    """Refuse, at the scheduler's entry, a scheduler that places every task on one processor when
-    some task needs more (``procs_min > 1``); such schedulers declare ``multiprocessor_tasks =
-    True`` (:mod:`simsched.simulator.gang`).  Moldable tasks that may run on one processor run
-    under any scheduler, at k = 1.  O(n) once per scheduler."""
-    g = problem.graph
-    if not g.gang or g.procs_min.max() <= 1 or getattr(scheduler, "multiprocessor_tasks", False):
-        return
-    i = int(np.argmax(g.procs_min > 1))
-    what = (f"{g.procs_min[i]} cores (a gang of {g.procs_min[i]} one-core slots of one host)"
-            if g.cores[i] == g.procs_min[i] and g.same_host[i] else f"{g.procs_min[i]}")
-    error = SimschedError(f"scheduler {spec.label!r} places every task on one processor, but task {g.names[i]!r} "
-                          f"needs {what} at once; use a gang-aware scheduler (heft, online-heft, srjf-eft, "
-                          f"fair-eft)")
-    if spec.loc and spec.loc[0] == "--scheduler":
-        raise error.located(field="--scheduler")
-    raise scenario.locate(error, spec.loc)
+def _warning_field(row: dict[str, Any], lines: Sequence[str]) -> None:
+    """Set the results row's ``warning`` (its lines joined by `` | ``) when there are lines; a row
+    without any has no such field (rows of runs that keep their promises are unchanged)."""
+    if lines:
+        row["warning"] = " | ".join(lines)
 
 
 def _check_simulated(label: str, schedule: Schedule, problem: Problem, *, exact: bool, transfers: bool = True) -> None:
@@ -485,14 +503,21 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
     exact = scenario.noise.deterministic and scenario.disruptions is None and scenario.overheads is None \
         and scenario.storage is None
     probe = largest_job_problem(report.problem, days.stream(base))  # one job, for range checks
-    for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, probe, base, reps, report, progress):
+    noted: set[str] = set()  # schedulers whose runs' notes were printed
+    def gangs() -> GangNeed | None:
+        return first_gang_need(scenario, _days(days, base, reps))
+
+    for spec, r, seed_r, scheduler, checkpoint in _repetitions(scenario, specs, probe, base, reps, report, progress,
+                                                               gangs):
         try:
             run = simulate_stream(scenario, spec, seed_r, days.stream(seed_r), scheduler)
         except SimschedError as exc:  # the engine's refusals of failures/stragglers, located in the scenario
             if exc.field in ("failures", "stragglers") and exc.file is None:
                 raise scenario.locate(exc, (exc.field,)) from None
             raise
-        _check_simulated(spec.label, run.schedule, run.problem, exact=exact, transfers=scenario.storage is None)
+        slowed = run.stats.pstate is not None and bool(run.stats.pstate.any())  # P-states stretch durations
+        _check_simulated(spec.label, run.schedule, run.problem, exact=exact and not slowed,
+                         transfers=scenario.storage is None)
         bound = report.lower_bound if r == 0 else lower_bound(run.problem)
         row = result_row(run.problem, spec.label, seed_r, run.schedule, run.scheduler_time_s, bound,
                          {"done": run.stats.done} if run.stats.done is not None else None)
@@ -505,6 +530,12 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
         row.update(run.energy)
         if checkpoint is not None:
             row["checkpoint"] = checkpoint
+        if run.notes and spec.label not in noted:  # printed for the first run that has them
+            noted.add(spec.label)
+            report.warnings.extend(run.notes)
+        _warning_field(row, report.notices.get(spec.label, []) + run.notes)
+        if getattr(scheduler, "fallback_reason", None):  # a learned policy that handed its decisions to a rule
+            row["fallback"] = str(scheduler.fallback_reason)
         report.rows.append(row)
         if r == 0:
             report.schedules[spec.label] = run.schedule
@@ -512,6 +543,16 @@ def _run_dynamic(scenario: Scenario, specs: Sequence[SchedulerChoice], base: int
             power = run.power()
             if power is not None:
                 row["power"] = power
+
+
+def _days(days: Days, base: int, reps: int) -> Iterator[tuple[Any, Any]]:
+    """Each repetition's graph with its job stream (None for a task graph): what the gang check reads."""
+    stream_form = days.scenario.workload is not None and days.scenario.workload.form == "stream"
+    for r in range(reps):
+        s = days.stream(base + r)
+        yield s.graph, s if stream_form else None
+        if not stream_form:  # one graph, the same every repetition
+            return
 
 
 def summarize(report: RunReport, keys: Sequence[str] = ("makespan", "avg_turnaround", "avg_waiting",

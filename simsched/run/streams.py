@@ -10,7 +10,10 @@ A scenario is *dynamic* (:attr:`~simsched.scenario.Scenario.is_dynamic`) when it
   followed: each task goes to its planned processor once it is ready and the job's tasks planned
   before it there are placed; jobs share processors first come, first served
   (:class:`PlanFollower`).  A task a failure hands back is placed again on its earliest-finish
-  processor (the plan is broken there).
+  processor (the plan is broken there).  A plan's P-states are replayed; a task graph that is not a
+  stream is planned whole before time 0 (arrivals included) and its inputs sent as producers finish,
+  so failures that cannot matter change nothing; what a dynamic world cannot keep (a handed-back
+  task's P-state, task copies) is said in :attr:`StreamRun.notes`.
 
 Repetition ``r`` is a different day: seed ``seed + r`` draws the stream (arrivals and jobs), the
 duration noise and the failure/straggler timelines, and every scheduler of that repetition meets
@@ -80,10 +83,31 @@ class PlanFollower:
     later planning happens inside ``decide`` and is counted with it).  ``jobs``: the job of each
     task in the engine's visible numbering (:func:`~simsched.simulator.arrived.arrival_order`;
     the task index for every stream simsched builds).  O(k log k) per decision for k waiting tasks,
-    plus the planner's own cost per job."""
+    plus the planner's own cost per job.
 
-    def __init__(self, planner: Any, jobs: np.ndarray) -> None:
+    Two promises of a static plan are kept online:
+
+    * **P-states.**  A plan that chose a P-state per task offline (``plan.info["pstate"]``: ``ecs``,
+      ``heft-slack``) has each task run at it: ``decide`` names it, ``(task, processor, k)``, and the
+      engine stretches the task and accounts its energy at that P-state.  A task a failure hands back
+      runs again at the nominal P-state on its earliest-finish processor (its plan is broken there);
+      :attr:`off_pstate` counts them, and the run says so (:attr:`StreamRun.notes`).
+
+    A plan's task copies (duplication, ``heft-dup``) are not run: the online engine runs each task once.
+    :attr:`dropped_copies` counts them, and the run says so.
+    * **Arrivals of one task graph.**  With ``whole`` (a task-graph workload, not a stream: the one job
+      is known before time 0, as the static run knows it), the whole problem, arrival times included,
+      is planned in ``reset``, so a task that arrives at 0 does not wait for one that arrives later
+      unless the plan says so; ``order`` is the engine's visible numbering of its tasks
+      (:func:`~simsched.simulator.arrived.arrival_order`, None for the identity).  The plan's processors
+      are then known before time 0, and :attr:`planned_processor` (full numbering) tells the engine so:
+      each input is sent to a task's planned processor as its producer finishes, as in the closed plan
+      replay, not when the task is assigned (the engine's rule for decisions made online)."""
+
+    def __init__(self, planner: Any, jobs: np.ndarray, whole: Problem | None = None,
+                 order: np.ndarray | None = None) -> None:
         self.planner, self.jobs = planner, np.asarray(jobs, dtype=np.int64)
+        self.whole, self.order = whole, order
         self.name = getattr(planner, "name", type(planner).__name__)
         self.planning_s = 0.0
         n_jobs = int(self.jobs.max()) + 1 if self.jobs.size else 0
@@ -93,6 +117,7 @@ class PlanFollower:
         n = self.jobs.size
         self.rng = rng
         self.proc = np.full(n, -1, dtype=np.int64)
+        self.pstate = np.zeros(n, dtype=np.int64)  # the plan's P-state of each task (0: nominal)
         self.slot = np.zeros(n, dtype=np.int64)  # position in its job's sequence on its processor
         self.next: dict[tuple[int, int], int] = {}
         self.planned = np.zeros(self.job_size.size, dtype=bool)
@@ -100,7 +125,16 @@ class PlanFollower:
         self.placed = np.zeros(n, dtype=bool)
         self.waiting: set[int] = set()
         self.gangs: dict[int, list[tuple[int, int]]] = {}  # multi-processor task -> (member, slot there)
+        self.off_pstate = 0  # tasks handed back by a failure whose planned P-state was not the nominal one
+        self.dropped_copies = 0  # task copies (duplication) of the plans, which the online engine cannot run
         t0 = time.perf_counter()
+        self.planned_processor: list[int] | None = None
+        if self.whole is not None and self.job_size.size == 1:  # one task graph, arrivals known before time 0
+            visible = np.arange(n) if self.order is None else np.argsort(self.order).astype(np.int64)
+            self._adopt(visible, self.planner.plan(self.whole, self.rng))
+            self.planned[0] = True
+            # the engine sends each input to its planned processor as its producer finishes (full numbering)
+            self.planned_processor = self.proc[visible].tolist()
         self._plan_arrived(problem)
         self.planning_s = time.perf_counter() - t0
 
@@ -113,15 +147,23 @@ class PlanFollower:
         for j in np.flatnonzero(complete).tolist():
             tasks = np.flatnonzero(self.jobs[:k] == j)
             sub = Problem(job_subgraph(problem, tasks), problem.platform)
-            plan: Plan = self.planner.plan(sub, self.rng)
-            self.proc[tasks] = plan.processor
-            if plan.gang is not None:  # a multi-processor task waits for its turn on every member
-                self._gang_slots(tasks, plan)
-            else:
-                seq = np.lexsort((np.arange(tasks.size), plan.order, plan.processor))
-                first = np.searchsorted(plan.processor[seq], plan.processor[seq], side="left")
-                self.slot[tasks[seq]] = np.arange(tasks.size) - first
+            self._adopt(tasks, self.planner.plan(sub, self.rng))
             self.planned[j] = True
+
+    def _adopt(self, tasks: np.ndarray, plan: Plan) -> None:
+        """Follow ``plan``, whose task ``i`` is visible task ``tasks[i]``: its processors, its order on
+        each and its P-states.  O(k log k) for the plan's k tasks."""
+        self.proc[tasks] = plan.processor
+        if plan.copies is not None:  # each task runs once here: its copies are left out (and said so)
+            self.dropped_copies += int(plan.copies.task.size)
+        if plan.info.get("pstate") is not None:
+            self.pstate[tasks] = np.asarray(plan.info["pstate"], dtype=np.int64)
+        if plan.gang is not None:  # a multi-processor task waits for its turn on every member
+            self._gang_slots(tasks, plan)
+        else:
+            seq = np.lexsort((np.arange(tasks.size), plan.order, plan.processor))
+            first = np.searchsorted(plan.processor[seq], plan.processor[seq], side="left")
+            self.slot[tasks[seq]] = np.arange(tasks.size) - first
 
     def _gang_slots(self, tasks: np.ndarray, plan: Plan) -> None:
         """Positions of a job's tasks in each processor's planned sequence, for a plan with a gang:
@@ -149,6 +191,7 @@ class PlanFollower:
                 choice = gang_choice(view.problem, t, view.data_ready_row(t), view.available)
                 out.append((t, tuple(choice[2].tolist()) if choice is not None else 0))
                 continue
+            self.off_pstate += bool(self.pstate[t])  # rerun at the nominal P-state: off the plan
             out.append((t, int(np.argmin(view.completion_times(np.array([t]))[0]))))
         self.waiting.update(fresh)
         progress = True
@@ -170,7 +213,8 @@ class PlanFollower:
                     continue
                 key = (int(self.jobs[t]), int(self.proc[t]))
                 if self.slot[t] == self.next.get(key, 0):
-                    out.append((t, int(self.proc[t])))
+                    k = int(self.pstate[t])
+                    out.append((t, int(self.proc[t]), k) if k else (t, int(self.proc[t])))
                     self.next[key] = self.next.get(key, 0) + 1
                     self.placed[t] = True
                     self.waiting.discard(t)
@@ -229,6 +273,9 @@ class StreamRun:
     account: EnergyAccount | None = None
     """What the energy fields come from (time in each state, the power as steps), with a power model."""
     time_unit_s: float = 1.0
+    notes: list[str] = field(default_factory=list)
+    """One line per way this run did not keep its scheduler's promise (a static plan's P-states left by
+    tasks a failure handed back); the results row's ``warning`` field and a ``warning:`` line carry it."""
 
     def power(self) -> dict[str, Any] | None:
         """The run's power over time (:func:`~simsched.simulator.power.power_profile`), or None without a
@@ -257,16 +304,20 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
     scheduler_rng, noise_rng, world_rng = world_streams(seed)
     noisy = not scenario.noise.deterministic
     factors = scenario.noise.factors(problem.n_tasks, noise_rng) if noisy else None
+    tables = scenario.energy.power.tables(problem.platform) if scenario.energy is not None else None
+    # an energy-aware planner or policy reads the power model and the carbon trace (it never writes energy)
+    if hasattr(scheduler, "use_power"):
+        scheduler.use_power(tables)
+    if hasattr(scheduler, "use_carbon"):
+        scheduler.use_carbon(scenario.energy.carbon if scenario.energy is not None else None)
     follower = None
     if registry.kind(type(scheduler)) == "static":
         order = arrival_order(problem)  # the engine's visible numbering of the tasks
-        scheduler = follower = PlanFollower(scheduler, stream.jobs if order is None else stream.jobs[order])
-    tables = scenario.energy.power.tables(problem.platform) if scenario.energy is not None else None
-    if follower is None:  # an energy-aware policy reads the power model and the carbon trace (it never writes energy)
-        if hasattr(scheduler, "use_power"):
-            scheduler.use_power(tables)
-        if hasattr(scheduler, "use_carbon"):
-            scheduler.use_carbon(scenario.energy.carbon if scenario.energy is not None else None)
+        graph_form = scenario.workload is None or scenario.workload.form not in ("stream", "batch")
+        scheduler = follower = PlanFollower(scheduler, stream.jobs if order is None else stream.jobs[order],
+                                            problem if graph_form else None, order)
+    if hasattr(scheduler, "use_failures"):  # a policy that judges its world hears the failures the scenario declares
+        scheduler.use_failures(scenario.disruptions)
     # the engine runs a task at the P-state its policy names, stretched by the platform's speed factors
     slowdown = tables.speed[:, :1] / tables.speed if tables is not None else None
     schedule, stats = run_online(problem, scheduler, factors, scheduler_rng, scenario.disruptions, world_rng,
@@ -276,15 +327,30 @@ def simulate_stream(scenario: Scenario, spec: SchedulerChoice | str, seed: int,
                              job_priority=stream.job_priority, job_names=stream.job_names, lost_work=lost,
                              done=stats.done)
     elapsed = stats.policy_time_s + (follower.planning_s if follower is not None else 0.0)
-    off = None
-    if hasattr(scheduler, "off_intervals"):  # a policy that switched processors off says when
-        off = scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule,
-                                      arrival_order(problem))
+    off = off_intervals_of(scheduler, problem, schedule)
     energy, acc, unit = {}, None, 1.0
     if scenario.energy is not None:
         energy, acc = energy_fields(scenario.energy, problem, schedule, stats, stream, metrics, stats.pstate, off)
         unit = scenario.energy.power.time_unit_s
-    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy, acc, unit)
+    notes, label = [], getattr(spec, "label", spec)
+    if follower is not None and follower.off_pstate:
+        notes.append(f"{label}: {follower.off_pstate} task(s) rerun after failures at full speed, not at the "
+                     f"plan's P-states")
+    if follower is not None and follower.dropped_copies:
+        notes.append(f"{label}: {follower.dropped_copies} task copies of its plan left out: in a dynamic world "
+                     f"each task runs once")
+    return StreamRun(stream, problem, schedule, stats, metrics, float(elapsed), energy, acc, unit, notes)
+
+
+def off_intervals_of(scheduler: Any, problem: Problem, schedule: Schedule) -> np.ndarray | None:
+    """The ``(processor, off since, back on)`` intervals a policy that switches processors off
+    (``power-off``: its ``off_intervals`` hook) reports for ``schedule``, up to its last finish; None for
+    any other scheduler.  The same for a task graph as for a stream, so its energy counts them in both
+    worlds.  O(k + m)."""
+    if not hasattr(scheduler, "off_intervals"):
+        return None
+    return scheduler.off_intervals(float(schedule.finish.max()) if schedule.finish.size else 0.0, schedule,
+                                   arrival_order(problem))
 
 
 def energy_fields(energy: Any, problem: Problem, schedule: Schedule, stats: OnlineStats, stream: JobStream,

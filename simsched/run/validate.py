@@ -29,7 +29,7 @@ def validate_scenario(loaded: Scenario, path: str | Path) -> Validated:
     """The ``ok`` line of ``loaded`` (read from ``path``, as the user named it): an autotuning section, a
     cluster log's jobs, or a task graph's size, processors, schedulers, seed, repetitions and noise; a job
     stream's day is drawn once, for its problem and its offered load.  O(building the problem)."""
-    from simsched.run.batch import is_batch
+    from simsched.run.batch import is_batch, refuse_host_memory
 
     head = f"ok: {path}: scenario {loaded.name!r}: "
     if not loaded.has_task_graph:
@@ -37,6 +37,7 @@ def validate_scenario(loaded: Scenario, path: str | Path) -> Validated:
         return Validated(head + "autotuning section"
                          + (f" (policies: {', '.join(map(str, policies))})" if isinstance(policies, list) else ""))
     if is_batch(loaded):
+        refuse_host_memory(loaded)
         return Validated(head + f"{loaded.workload.describe()} on {loaded.platform.size_text()}; "
                                 f"policies: {', '.join(loaded.scheduler_labels)}")
     stream = None

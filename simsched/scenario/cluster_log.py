@@ -35,6 +35,15 @@ class BatchTraceConfig:
     on_failure: str = "requeue"
     windows: WindowsSection | None = None
     """Each day a window of consecutive jobs (RLScheduler's protocol), or ``None``: the whole log."""
+    estimates: str = "recorded"
+    """``perfect``: policies that observe requested times may read run times where the log has none."""
+
+    def missing_requested(self) -> str | None:
+        """``"N of M jobs of FILE"`` when jobs of the log have no requested time and the scenario did not accept
+        run times in their place (``estimates: perfect``); None otherwise.  O(1)."""
+        k = self.trace.perfect_estimates
+        return (None if not k or self.estimates == "perfect"
+                else f"{k:,} of {self.trace.n:,} jobs of {Path(self.trace.source).name}")
 
     def describe(self) -> str:
         w = self.windows
@@ -91,6 +100,6 @@ def parse_batch_trace(raw: Any, m: int, base: Path, problems: Problems) -> Workl
         raise SimschedError("a cluster log (swf, sacct, gpu_trace) is a stream of rigid jobs, not a task graph: "
                             "`simsched run` replays it under batch policies")
 
-    config = BatchTraceConfig(trace, section.kill, section.on_failure, section.windows)
+    config = BatchTraceConfig(trace, section.kill, section.on_failure, section.windows, section.estimates)
     return WorkloadSpec("batch", {"batch": config, "path": str(path)}, build, top)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -237,8 +237,27 @@ def _parse_schedulers(entries: Sequence[Any], problems: Problems, base: Path | N
 
 
 # --------------------------------------------------------------------------- loading
+def _host_memory(spec: PlatformSpec, problems: Problems) -> dict[str, float]:
+    """Each host's ``host_memory`` as its processor entries declare it (every entry on a host shares the
+    value one of them gives); two entries giving one host different values is a problem located at the
+    second's ``host_memory``.  O(processors)."""
+    declared: dict[str, tuple[float, int]] = {}
+    for i, entry in enumerate(spec.processors):
+        if entry.host_memory is None:
+            continue
+        for host in dict.fromkeys(p.host for p in entry.expand()):
+            first = declared.setdefault(host, (entry.host_memory, i))
+            if first[0] != entry.host_memory:
+                problems.add(("platform", "processors", i, "host_memory"),
+                             f"host {host!r} has host_memory {first[0]:g} in processors[{first[1]}] and "
+                             f"{entry.host_memory:g} here; give a host one value (on one entry is enough)")
+    return {host: value for host, (value, _) in declared.items()}
+
+
 def _build_platform(spec: PlatformSpec, problems: Problems) -> Platform | None:
-    processors = [p for entry in spec.processors for p in entry.expand()]
+    shared = _host_memory(spec, problems)
+    processors = [replace(p, host_memory=shared[p.host]) if p.host in shared else p
+                  for entry in spec.processors for p in entry.expand()]
     names = {p.name for p in processors} | {p.host for p in processors}
     for i, link in enumerate(spec.links):
         for key, end in (("from", link.from_), ("to", link.to)):
@@ -316,6 +335,12 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
             if getattr(model, key) is None:
                 problems.add((key,), "this field is required")
     autotuning = None if model.autotuning is None else _check_autotuning(model.autotuning, doc, problems)
+    if model.autotuning is not None and not task_graph_part:  # refused, never run as if it were not there
+        for key in ("failures", "stragglers"):
+            if getattr(model, key) is not None:
+                problems.add((key,), f"an autotuning scenario takes no {key}: the autotuning engine models none, "
+                                     f"so its runs would not have them; remove the section (it applies to a "
+                                     f"platform and workload)")
     platform = workload = energy = None
     schedulers: tuple[SchedulerChoice, ...] = ()
     if model.platform is not None:
@@ -354,12 +379,17 @@ def parse_scenario(doc: YamlDocument, *, name: str | None = None, construct: Seq
         batch = isinstance(raw, dict) and bool({*LOG_FORMATS, "procs"} & set(raw))  # rigid jobs: batch policies
         schedulers = _parse_schedulers(model.schedulers, problems, base_dir, construct,
                                        ("batch",) if batch else None)
-        if platform is not None:  # energy-aware schedulers without a power model: refused, not run as their twins
-            from simsched.schedulers.registry import unmet_needs
+        if platform is not None:  # energy-aware schedulers without a power model, policies that observe requested
+            # times on a log without them: refused, not run as their twins or with foresight
+            from simsched.schedulers.registry import unmet_needs, unmet_requested
 
+            missing = (workload.options["batch"].missing_requested()
+                       if workload is not None and workload.form == "batch" else None)
             for choice in schedulers:
                 if (why := unmet_needs(choice.name, power=energy is not None)) is not None:
                     problems.add(choice.loc, f"{why}: add platform.power or choose another scheduler")
+                elif (why := unmet_requested(choice.name, missing)) is not None:
+                    problems.add(choice.loc, why)
         try:
             limits.check_runs(len(model.schedulers) * model.repetitions)
         except SimschedError as exc:

@@ -137,7 +137,9 @@ limits, when the platform is built)."""
 
 class ProcessorSpec(_Model):
     """One processor, or ``count`` identical ones named ``name0 .. name{count-1}``; with ``cores: c >
-    1`` each is a host of ``c`` one-core slots ``<name>/c0 .. <name>/c{c-1}`` (docs/model.md)."""
+    1`` each is a host of ``c`` one-core slots ``<name>/c0 .. <name>/c{c-1}`` (docs/model.md).
+    ``host_memory``: the memory of the host(s) these processors sit on, shared by every task running
+    on the host at once (docs/execution-model.md, "Host memory"); ``memory`` bounds one task."""
 
     name: str
     type: str = "cpu"
@@ -146,6 +148,7 @@ class ProcessorSpec(_Model):
     memory: Positive = float("inf")
     host: str | None = None
     count: PositiveInt | None = None
+    host_memory: FiniteRate | None = None
 
     @property
     def names(self) -> list[str]:
@@ -161,9 +164,12 @@ class ProcessorSpec(_Model):
     def expand(self) -> list[Processor]:
         """The processors this entry stands for: one per ``count`` (each its own host unless ``host``
         is given), or with ``cores: c > 1`` the ``c`` slots of each (:func:`host_slots`: named
-        ``<name>/c<i>``, on host ``host`` or else the processor's own name).  O(count x cores)."""
+        ``<name>/c<i>``, on host ``host`` or else the processor's own name), with this entry's
+        ``host_memory`` (none when not given; the loader gives every processor of a host the value one
+        entry declares for it).  O(count x cores)."""
+        extra = {} if self.host_memory is None else {"host_memory": self.host_memory}
         return [p for n in self.names for p in host_slots(n, self.cores, type=self.type, speed=self.speed,
-                                                        memory=self.memory, host=self.host or "")]
+                                                        memory=self.memory, host=self.host or "", **extra)]
 
 
 class NetworkSpec(_Model):

@@ -116,7 +116,10 @@ class BatchTraceSection(_Model):
     at its requested time), ``on_failure`` (with a ``failures`` section: a job whose processor
     fails is ``requeue``-d, the default, or ``lost``), and, for SWF, ``procs_from`` (which field
     gives a job's processors), ``keep`` (``completed`` jobs, or ``all`` that ran) and ``windows``
-    (:class:`WindowsSection`: each day a window of consecutive jobs, RLScheduler's protocol)."""
+    (:class:`WindowsSection`: each day a window of consecutive jobs, RLScheduler's protocol).
+    ``estimates``: a job without a requested time always runs with its run time in its place; a
+    policy that *observes* requested times (``learned-priority``) is refused on such a log unless
+    ``perfect`` says the scenario accepts that foresight (``recorded``, the default)."""
 
     swf: str | None = None
     sacct: str | None = None
@@ -134,6 +137,7 @@ class BatchTraceSection(_Model):
     keep: Literal["completed", "all"] = "completed"
     resource: Literal["cpus", "gpus", "nodes"] | None = None
     windows: WindowsSection | None = None
+    estimates: Literal["recorded", "perfect"] = "recorded"
 
     @model_validator(mode="after")
     def _one(self) -> BatchTraceSection:

@@ -9,7 +9,9 @@ on_delay``.  A task whose best processor is off is held, that processor starts w
 asks the engine to decide again when it is on (``wake_at``); an off or waking processor takes no work
 before.  The off intervals ``[off since, back on]`` (the last one open until the horizon) are what
 :meth:`off_intervals` reports; the accounting charges them ``powered_off`` watts and the on/off
-energies, and cuts them where a failure took the processor down (a failure wins).
+energies, and cuts them where a failure took the processor down (a failure wins): a failure of an off
+processor costs one extra power-up and power-down (the repair boots the node, the timeout switches it off
+again; :func:`~simsched.simulator.power.without_down`, docs/energy.md).
 
 The timeout rule of dynamic power management (Benini, Bogliolo & De Micheli, "A survey of design
 techniques for system-level dynamic power management", IEEE TVLSI 8(3), 2000), as batch systems apply

@@ -84,7 +84,9 @@ class SchedulerSpec:
     ``quality=None`` keeps it out of that table), ``description`` (one line; ``None``: the first line
     of the class docstring), ``needs`` (what a scenario must give it, from :data:`NEEDS`: ``"power"``
     for the energy-aware schedulers, refused up front without a ``platform.power`` model by
-    :func:`unmet_needs`) and ``without`` (what it would do without them, said in that refusal)."""
+    :func:`unmet_needs`; ``"requested"`` for a policy that observes jobs' requested times, refused on a
+    log that lacks them unless the scenario accepts run times in their place, :func:`unmet_requested`)
+    and ``without`` (what it would do without them, said in that refusal)."""
 
     name: str
     target: str
@@ -113,7 +115,8 @@ class SchedulerSpec:
         return dict(chosen or {})
 
 
-NEEDS = {"power": "a power model (platform.power: watts per processor type; docs/energy.md)"}
+NEEDS = {"power": "a power model (platform.power: watts per processor type; docs/energy.md)",
+         "requested": "the jobs' requested times recorded in the log (or workload.stream.estimates: perfect)"}
 """What a scheduler may need from a scenario (:attr:`SchedulerSpec.needs`), in words."""
 
 
@@ -125,6 +128,18 @@ def unmet_needs(name: str, *, power: bool) -> str | None:
         return None
     return (f"{name} is energy-aware and needs {NEEDS['power']}; this platform has none"
             + (f", so {name} would run as {found.without}" if found.without else ""))
+
+
+def unmet_requested(name: str, missing: str | None) -> str | None:
+    """Why scheduler ``name``, a policy that observes requested times (``needs=("requested",)``), cannot
+    run on a cluster log whose jobs lack them (``missing``: how many, in words, or None when every job
+    has one or the scenario accepts run times in their place), in one sentence; None otherwise.  O(1)."""
+    found = SPECS.get(name)
+    if found is None or "requested" not in found.needs or missing is None:
+        return None
+    return (f"{name} observes the jobs' requested times and {missing} have none (their run time "
+            f"would stand in: foresight, not an estimate); add `estimates: perfect` to workload.stream to accept "
+            f"that (RLScheduler's protocol on the Lublin logs) or use a log with requested times")
 
 
 _TIMED = BenchSpec(cap=84_654)
@@ -220,7 +235,7 @@ for _spec in (
     SchedulerSpec("uni", "simsched.schedulers.batch_priority:UNI", "batch"),
     SchedulerSpec("f1", "simsched.schedulers.batch_priority:F1", "batch"),
     SchedulerSpec("learned-priority", "simsched.schedulers.batch_learned:LearnedPriority", "batch",
-                  check_params={"theta": (1.0, 0.0, 0.0)}),
+                  check_params={"theta": (1.0, 0.0, 0.0)}, needs=("requested",)),
     SchedulerSpec("sequential", "simsched.schedulers.loadaware:Sequential", "autotune"),
     SchedulerSpec("uncontrolled", "simsched.schedulers.loadaware:Uncontrolled", "autotune"),
     SchedulerSpec("dedicated", "simsched.schedulers.loadaware:Dedicated", "autotune"),

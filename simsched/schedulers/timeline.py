@@ -192,12 +192,14 @@ def place_eft(problem: Problem, order: np.ndarray, insertion: bool = True
     O(n m + e m) plus the gap searches, in compiled code: no per-task Python work."""
     if not compiled_available():
         return None
+    from simsched.readonly import read_only
     from simsched.schedulers.eft_kernel import eft_place
 
     g = problem.graph
     table, key, work, memory = problem.cost_arrays()
-    return eft_place(np.ascontiguousarray(order, dtype=np.int64), table, key, work, memory,
+    return eft_place(*read_only([np.ascontiguousarray(order, dtype=np.int64), table, key, work, memory,
                np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
                g.pred_ptr.astype(np.int64), g.pred_edges.astype(np.int64), g.edge_src.astype(np.int64),
                g.edge_data.astype(np.float64), g.arrival.astype(np.float64),
-               np.ascontiguousarray(problem.latency), np.ascontiguousarray(problem.inv_bandwidth), bool(insertion), 16)
+               np.ascontiguousarray(problem.latency), np.ascontiguousarray(problem.inv_bandwidth), bool(insertion),
+               16]))

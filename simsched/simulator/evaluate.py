@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from simsched.errors import PlanError, SimschedError
+from simsched.errors import PlanError, SchedulerDeclined, SimschedError
 from simsched.simulator.gang import check_gang, gang_durations, member_sequences
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Plan, Schedule, topological_rank
@@ -89,15 +89,28 @@ def _gang_execution_graph(problem: Problem, plan: Plan) -> tuple[np.ndarray, np.
     return ptr, dst[by_src], delay[by_src]
 
 
+def refuse_host_memory(problem: Problem) -> None:
+    """:class:`~simsched.errors.SchedulerDeclined` (a :class:`SimschedError`) when ``problem``'s hosts
+    share memory that its tasks need (:attr:`Problem.host_memory_binds`): the fast evaluator does not
+    model it and refuses rather than ignore it, so a planner that searches with it (ga, the search
+    planners, bnb, exact) declines the problem (a run reports it declined and keeps the others); the
+    SimPy engine honours it.  O(n + hosts)."""
+    if problem.host_memory_binds:
+        raise SchedulerDeclined("the fast evaluator does not model memory shared by a host's tasks (host_memory); "
+                            "simulate the plan with the SimPy engine (execute_plan, `simsched run`), or plan "
+                            "with a scheduler that does not search with the fast evaluator (heft, an online policy)")
+
+
 def evaluate_plan(problem: Problem, plan: Plan, durations: np.ndarray | None = None, *,
                   disruptions: Any = None, overheads: Any = None, storage: Any = None) -> Schedule:
     """Start and finish of every task when ``plan`` is executed with ``durations`` (default: the
     cost model's times on the planned processors).
 
-    It models neither processor failures nor stragglers, nor workflow-system overheads or storage:
-    given active ``disruptions`` (a :class:`~simsched.simulator.engine.Disruptions`), active
-    ``overheads`` (:class:`~simsched.simulator.engine.Overheads`) or a ``storage`` it raises
-    :class:`SimschedError` rather than guess; the SimPy engine
+    It models neither processor failures nor stragglers, nor workflow-system overheads or storage, nor
+    memory shared by a host's tasks: given active ``disruptions`` (a
+    :class:`~simsched.simulator.engine.Disruptions`), active ``overheads``
+    (:class:`~simsched.simulator.engine.Overheads`), a ``storage``, or a problem whose host memory
+    binds (:func:`refuse_host_memory`) it raises :class:`SimschedError` rather than guess; the SimPy engine
     (:func:`~simsched.simulator.engine.run_online`, :func:`~simsched.simulator.engine.execute_plan`)
     simulates them.
 
@@ -112,6 +125,7 @@ def evaluate_plan(problem: Problem, plan: Plan, durations: np.ndarray | None = N
     if (overheads is not None and overheads.active) or storage is not None:
         raise SimschedError("the fast evaluator models neither workflow-system overheads nor storage; "
                             "simulate them with the SimPy engine (execute_plan, `simsched run`)")
+    refuse_host_memory(problem)
     if plan.copies is not None:
         return evaluate_with_copies(problem, plan, durations)
     dur = plan_durations(problem, plan) if durations is None else np.asarray(durations, dtype=np.float64)

@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 
 from simsched.errors import PlanError
+from simsched.simulator.evaluate import refuse_host_memory
 from simsched.simulator.problem import Problem
 
 Objective = Literal["waiting", "makespan", "turnaround"]
@@ -86,9 +87,11 @@ def evaluate_sequences(problem: Problem, processor: np.ndarray, sequence: np.nda
 
     ``processor`` and ``sequence`` are (P, n) (or (n,) for one).  Each sequence must be a
     topological order; raises :class:`PlanError` if a task is put on a processor that may not run
-    it.  O(P n D) work (D = largest in-degree) in n numpy steps; large populations are evaluated in
-    chunks to bound memory.
+    it, and :class:`~simsched.errors.SimschedError` when the problem's hosts share memory its tasks
+    need (:func:`~simsched.simulator.evaluate.refuse_host_memory`: not modelled here).  O(P n D) work
+    (D = largest in-degree) in n numpy steps; large populations are evaluated in chunks to bound memory.
     """
+    refuse_host_memory(problem)
     proc = np.atleast_2d(np.asarray(processor, dtype=np.int64))
     seq = np.atleast_2d(np.asarray(sequence, dtype=np.int64))
     g = problem.graph

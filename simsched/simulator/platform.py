@@ -5,9 +5,18 @@ speed, a number of cores, memory and the host it sits in.  The engines run one t
 processor.  A host with ``c`` cores that runs up to ``c`` one-core tasks at once is ``c`` processors,
 its **slots** (:func:`host_slots`: ``node/c0 .. node/c{c-1}``, each ``cores=1`` and ``core`` its index,
 all on host ``node``); a task needing ``k`` of them is a gang of ``k`` slots of one host
-(:mod:`simsched.simulator.gang`).  :attr:`Platform.host_names`, :attr:`Platform.host_index` and
-:attr:`Platform.host_cores` describe the hosts.  A :class:`Platform` holds the processors
-and the network: moving ``d`` units of data from processor p to q takes
+(:mod:`simsched.simulator.gang`).  :attr:`Platform.host_names`, :attr:`Platform.host_index`,
+:attr:`Platform.host_cores` and :attr:`Platform.host_memory` describe the hosts.
+
+**Memory.**  A processor's ``memory`` bounds what one task placed on it may need (a task needing more
+may not run there).  A host may also have ``host_memory``: memory shared by every task running on any
+of its processors at once (a task needing ``m`` starts on it only while the host has ``m`` free; the
+online engine, :mod:`simsched.simulator.engine.hostmem`, enforces it).  Every processor of a host
+carries the host's ``host_memory`` (``inf``, the default, for a host that declares none: nothing is
+shared, today's model).  :attr:`Platform.memory` is each processor's own memory capped by its host's,
+so a task that needs more than a host's whole memory is ineligible on every slot of it.
+
+A :class:`Platform` holds the processors and the network: moving ``d`` units of data from processor p to q takes
 ``latency[p, q] + d / bandwidth[p, q]``, and nothing when ``p == q``.  Processors on the same host use
 the host's internal link (by default free: zero latency, infinite bandwidth).
 
@@ -35,7 +44,9 @@ class Processor:
     it by default).  The engines run one task at a time on it, whatever its ``cores``: ``cores`` says
     how many cores that one slot stands for (1 for a core slot of :func:`host_slots`; a learned
     scheduler may read it as a feature).  ``core``: this slot's index among its host's cores when it
-    is one core of a multi-core host (:func:`host_slots`), else None."""
+    is one core of a multi-core host (:func:`host_slots`), else None.  ``memory``: the most one task
+    placed here may need; ``host_memory``: the memory of its host, shared by every task running on the
+    host at once (``inf``: none declared; every processor of one host must give the same value)."""
 
     name: str
     type: str = "cpu"
@@ -44,6 +55,7 @@ class Processor:
     memory: float = float("inf")
     host: str = ""
     core: int | None = None
+    host_memory: float = float("inf")
 
     def __post_init__(self) -> None:
         if not self.host:
@@ -54,6 +66,8 @@ class Processor:
             raise SimschedError(f"processor {self.name!r}: cores must be >= 1, got {self.cores}")
         if not self.memory > 0:
             raise SimschedError(f"processor {self.name!r}: memory must be > 0, got {self.memory}")
+        if not self.host_memory > 0:
+            raise SimschedError(f"processor {self.name!r}: host_memory must be > 0, got {self.host_memory}")
 
 
 def slot_name(host: str, core: int) -> str:
@@ -62,19 +76,21 @@ def slot_name(host: str, core: int) -> str:
 
 
 def host_slots(name: str, cores: int, *, type: str = "cpu", speed: float = 1.0, memory: float = float("inf"),
-               host: str = "") -> list[Processor]:
+               host: str = "", host_memory: float = float("inf")) -> list[Processor]:
     """The processors of a host of ``cores`` cores that runs up to ``cores`` one-core tasks at once:
     ``[Processor(name)]`` (its own cores=1 processor) when ``cores == 1``, else ``cores`` one-core
     slots ``name/c0 .. name/c{cores-1}`` of ``type``, ``speed`` and ``memory`` (each slot may run a
-    task needing up to ``memory``: the memory is not shared out among them), all on host ``host``
-    (default: ``name``).  O(cores)."""
+    task needing up to ``memory``: that bound is not shared out among them), all on host ``host``
+    (default: ``name``) with ``host_memory`` (the host's memory, shared by the tasks running on its
+    slots at once; ``inf``: none).  O(cores)."""
     if cores < 1:
         raise SimschedError(f"processor {name!r}: cores must be >= 1, got {cores}")
     if cores == 1:
-        return [Processor(name=name, type=type, speed=speed, cores=1, memory=memory, host=host)]
+        return [Processor(name=name, type=type, speed=speed, cores=1, memory=memory, host=host,
+                          host_memory=host_memory)]
     on = host or name
-    return [Processor(name=slot_name(name, i), type=type, speed=speed, cores=1, memory=memory, host=on, core=i)
-            for i in range(cores)]
+    return [Processor(name=slot_name(name, i), type=type, speed=speed, cores=1, memory=memory, host=on, core=i,
+                      host_memory=host_memory) for i in range(cores)]
 
 
 @dataclass(frozen=True)
@@ -152,8 +168,8 @@ class Platform:
     O(m) numbers, so per-processor queries never cost O(m^2).
     """
 
-    __slots__ = ("processors", "_index", "_speed", "_cores", "_memory", "_host", "_host_names", "_network",
-                 "_latency", "_bandwidth")
+    __slots__ = ("processors", "_index", "_speed", "_cores", "_memory", "_host", "_host_names", "_host_memory",
+                 "_network", "_latency", "_bandwidth")
 
     def __init__(self, processors: Sequence[Processor], latency: np.ndarray, bandwidth: np.ndarray) -> None:
         self._gather(processors)
@@ -173,19 +189,30 @@ class Platform:
         self.processors = tuple(processors)
         index: dict[str, int] = {}
         hosts: dict[str, int] = {}
+        shared: list[float] = []
         codes = np.empty(len(self.processors), dtype=np.int64)
         for i, p in enumerate(self.processors):
             if p.name in index:
                 raise SimschedError(f"duplicate processor name {p.name!r}")
             index[p.name] = i
-            codes[i] = hosts.setdefault(p.host, len(hosts))
+            h = codes[i] = hosts.setdefault(p.host, len(hosts))
+            if h == len(shared):
+                shared.append(p.host_memory)
+            elif shared[h] != p.host_memory:
+                raise SimschedError(f"host {p.host!r}: its processors give different host_memory ({shared[h]:g} and "
+                                    f"{p.host_memory:g} on {p.name!r}); give the host one value")
         self._index = index
         codes.setflags(write=False)
         self._host = codes
         self._host_names = tuple(hosts)
+        self._host_memory = np.array(shared, dtype=np.float64)
+        self._host_memory.setflags(write=False)
         self._speed = np.array([p.speed for p in self.processors], dtype=np.float64)
         self._cores = np.array([p.cores for p in self.processors], dtype=np.int64)
-        self._memory = np.array([p.memory for p in self.processors], dtype=np.float64)
+        # a task needing more than its host's whole memory may never run there: each processor's own
+        # bound capped by its host's (the same array as today's when no host declares memory)
+        self._memory = np.minimum(np.array([p.memory for p in self.processors], dtype=np.float64),
+                                  self._host_memory[codes])
 
     @staticmethod
     def _seal(lat: np.ndarray, bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -298,8 +325,20 @@ class Platform:
 
     @property
     def memory(self) -> np.ndarray:
-        """(m,) memory sizes, a fresh array per call (``Problem.cost_at`` reads it per task)."""
+        """(m,) the most memory one task placed on each processor may need: its own ``memory`` capped by
+        its host's ``host_memory``; a fresh array per call (``Problem.cost_at`` reads it per task)."""
         return self._memory.copy()
+
+    @property
+    def host_memory(self) -> np.ndarray:
+        """(hosts,) each host's memory shared by the tasks running on it at once (``inf`` where the host
+        declares none), a fresh array per call.  O(hosts)."""
+        return self._host_memory.copy()
+
+    @property
+    def shares_memory(self) -> bool:
+        """True when some host declares ``host_memory`` (the online engine then counts it).  O(hosts)."""
+        return bool(np.isfinite(self._host_memory).any())
 
     @property
     def type_names(self) -> tuple[str, ...]:
@@ -341,7 +380,13 @@ class Platform:
 
     def size_text(self) -> str:
         """``"8 processors"``, or ``"2 hosts, 96 slots"`` on a platform with core slots (what
-        ``simsched validate`` and the run header say).  O(m)."""
+        ``simsched validate`` and the run header say), followed by ``", 1 host with shared memory"``
+        when hosts declare ``host_memory``.  O(m)."""
         if self.core_slots:
-            return f"{self.n_hosts} host{'s' if self.n_hosts != 1 else ''}, {self.n_processors} slots"
-        return f"{self.n_processors} processors"
+            text = f"{self.n_hosts} host{'s' if self.n_hosts != 1 else ''}, {self.n_processors} slots"
+        else:
+            text = f"{self.n_processors} processors"
+        if self.shares_memory:
+            k = int(np.isfinite(self._host_memory).sum())
+            text += f", {k} host{'s' if k != 1 else ''} with shared memory"
+        return text

@@ -162,7 +162,8 @@ class Problem:
             i = int(np.flatnonzero(stuck)[0])
             why = ""
             if graph.memory[i] > platform.memory.max():
-                why = f" (it needs memory {graph.memory[i]:g}, the largest processor has {platform.memory.max():g})"
+                why = f" (it needs memory {graph.memory[i]:g}, the largest processor has {platform.memory.max():g}"
+                why += ", its host's host_memory included)" if platform.shares_memory else ")"
             raise InfeasibleError(
                 f"no processor may run task {graph.names[i]!r} of kind {graph.kind_of(i)!r}{why}; "
                 f"add an eligible processor or change the task's affinity")
@@ -222,6 +223,13 @@ class Problem:
     def n_processors(self) -> int:
         """Number of processors m (columns of ``W``).  O(1)."""
         return self.platform.n_processors
+
+    @property
+    def host_memory_binds(self) -> bool:
+        """Whether memory shared per host can delay a start: some host declares ``host_memory`` and some
+        task needs memory (> 0); the online engine then counts it (:mod:`simsched.simulator.engine.hostmem`)
+        and the fast evaluator refuses the problem.  O(n + hosts)."""
+        return self.platform.shares_memory and bool((self.graph.memory > 0).any())
 
     def __repr__(self) -> str:
         return f"Problem({self.graph!r} on {self.platform!r})"

@@ -27,6 +27,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from simsched.readonly import inputs_read_only
+
 NEG = np.float32(-1e9)
 TINY = np.float32(1e-30)
 
@@ -414,3 +416,11 @@ def open_rows(jobs, finish, job_arrival, arrival, now, last):  # pragma: no cove
                 same = False
                 break
     return open_jobs, rows[:n], every, same
+
+
+# The entry points that write none of their arguments take them read-only: one compiled version each,
+# whatever writability the caller's arrays have (simsched.readonly); first_round fills h0 and x0.
+encode = inputs_read_only(encode)
+heads = inputs_read_only(heads)
+observe_fill = inputs_read_only(observe_fill)
+open_rows = inputs_read_only(open_rows)

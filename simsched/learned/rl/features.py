@@ -66,6 +66,14 @@ class StaticInfo:
     world: WorldSeen | None = None
     """With a :class:`WorldSeen`, :func:`observe` appends the world description to the global
     features (:func:`world_block`); None (old checkpoints): the four global features alone."""
+    w_cache: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def cost_matrix(self) -> np.ndarray:
+        """The problem's ``W``, C-contiguous (copied once when it is not): an array's layout is part of
+        its compiled type, so the observation kernel is compiled once whatever built the problem."""
+        if self.w_cache is None:
+            self.w_cache = np.ascontiguousarray(self.problem.W)
+        return self.w_cache
 
     @classmethod
     def of(cls, problem: Problem, jobs: np.ndarray | None = None, arrived_only: bool = False,
@@ -321,7 +329,8 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
         ct = view.completion_times(k) if k.size else np.zeros((0, m))
         nodes, procs, completion, pairs, jobs, ready, proc_mask, done = kernel.observe_fill(
             base, view.finish, view.processor, r.row_tasks, k, ready_rows, open_src, open_dst, indeg, arrival,
-            rows is None, float(now), float(s), view.available, view.idle, speed, prob.W, ct, task_job, r.cost,
+            rows is None, float(now), float(s), view.available, view.idle, speed, info.cost_matrix(), ct, task_job,
+            np.ascontiguousarray(r.cost),
             job_work, job_arrival, prob.eligible, CLIP)
         glob = _global_features(info, view, done, k.size, s)
         return Observation(nodes, edges, procs, pairs, jobs, task_job, glob, ready, proc_mask, completion, rows)
@@ -389,6 +398,17 @@ WORLD_FEATURES = ("offered load so far", "load known", "log2 processors", "fast 
 """The world description (:func:`world_description`), in this order."""
 
 
+def job_shapes(jobs: np.ndarray, cost: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per job id ``0..max(jobs)``: its task count, its total ``cost`` and its critical path (largest upward
+    ``rank`` of its tasks; NaN and infinite ranks count 0).  O(n)."""
+    n_jobs = int(jobs.max()) + 1
+    size = np.bincount(jobs, minlength=n_jobs)
+    work = np.bincount(jobs, weights=cost, minlength=n_jobs)
+    path = np.zeros(n_jobs)
+    np.maximum.at(path, jobs, np.nan_to_num(rank, nan=0.0, posinf=0.0))
+    return size, work, path
+
+
 def world_description(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray, rank: np.ndarray,
                       failures: int = 0, elapsed: float = 0.0) -> np.ndarray:
     """What an online policy can know of the world it is in, from the work that has **arrived** only
@@ -424,11 +444,7 @@ def world_description(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarra
     if top > 0:
         out[3] = float((speed >= 0.8 * top).mean())
         out[4] = float(np.log2(top / max(float(speed[speed > 0].min()), 1e-12)))
-    n_jobs = int(jobs.max()) + 1
-    size = np.bincount(jobs, minlength=n_jobs)
-    work = np.bincount(jobs, weights=cost, minlength=n_jobs)
-    path = np.zeros(n_jobs)
-    np.maximum.at(path, jobs, np.nan_to_num(rank, nan=0.0, posinf=0.0))
+    size, work, path = job_shapes(jobs, cost, rank)
     have = size > 0
     out[5] = float(np.log2(max(size[have].mean(), 1.0)))
     mw = float(work[have].mean())

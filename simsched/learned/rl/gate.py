@@ -29,9 +29,16 @@ unsure, or has seen nothing like the world, it is the rule.  ``k`` and ``margin`
 (``data/rl_gate.json``) holds ``w``, the predictor, the feature names and the span of every world
 feature met in training.
 
-**Guard**: once the world description lies outside that span (widened by :data:`WIDEN` of the span
-each way), every later decision goes to ``srjf-eft`` — the agent degrades to the rule, never below it —
-and one warning says which feature.  Gang tasks (several processors at once) are placed by the rule.
+**Envelope** (checked first, from the first job): a checkpoint with an ``envelope``
+(:mod:`simsched.learned.rl.envelope`) judges the world known at every arrival — platform, the failure
+rate the scenario declares (the runner hands it over by the ``use_failures`` hook), the arrived jobs'
+shape — against its training worlds (per-feature span and Mahalanobis distance, calibrated on held-out
+training worlds).  Outside it, every decision from that arrival on is ``srjf-eft``'s: the predictor,
+confidently wrong off its data, is never asked.  **Guard**: once the world description lies outside the
+span met in training (widened by :data:`WIDEN` of the span each way), every later decision goes to
+``srjf-eft`` likewise.  Either way the agent degrades to the rule, never below it; one warning says
+which rule and why, and :attr:`GatedBinding.fallback_reason` (the results row's ``fallback`` field)
+holds the same.  Gang tasks (several processors at once) are placed by the rule.
 
 Cost per decision: ``srjf-eft``'s, plus O(n) for the failures seen, O(N_BASIS^2) for the prediction and
 O(m) per gated placement; the world description O(n m + J) per arrival.
@@ -116,12 +123,13 @@ def shipped_path() -> Path:
     return Path(__file__).resolve().parent / "data" / SHIPPED
 
 
-def load_gate(path: str | Path) -> dict[str, Any]:
+def load_gate(path: str | Path, envelope: bool = True) -> dict[str, Any]:
     """A gate checkpoint ``{"kind": "rl-gate", "weights", "world_features", "range": {"lo", "hi"},
     "config", "meta"}`` and, optionally, ``"model"``: the predictor ``{"mean", "scale", "coef", "cov",
     "k", "margin"}`` (see :class:`GatedBinding`), read by :func:`simsched.checkpoints.read_checkpoint` (a
     regular file, JSON within the depth and size limits, of kind ``rl-gate``: a torch checkpoint given here
-    is refused by name) and checked: weights of the wrong length or not finite, or feature names other
+    is refused by name) and checked (``envelope`` False: an ``envelope`` field is dropped unread, for
+    recalibrating it): weights of the wrong length or not finite, or feature names other
     than this version's, is a :class:`SimschedError` naming the file and the field.  O(size of the file)."""
     from simsched.checkpoints import read_checkpoint
 
@@ -144,13 +152,22 @@ def load_gate(path: str | Path) -> dict[str, Any]:
         raise SimschedError(f"{p}: field 'range': expected 'lo' and 'hi', {k} finite numbers each")
     if data.get("model") is not None:
         _check_model(p, data["model"])
+    if not envelope:
+        data.pop("envelope", None)
+    if data.get("envelope") is not None:
+        from simsched.learned.rl.envelope import check_envelope
+
+        bad = check_envelope(data["envelope"])
+        if bad:
+            raise SimschedError(f"{p}: field '{bad.split(':')[0]}':{bad.split(':', 1)[1]}")
     return data
 
 
 def save_gate(path: str | Path, weights: np.ndarray, lo: np.ndarray, hi: np.ndarray, config: dict,
-              meta: dict | None = None, model: dict | None = None) -> None:
+              meta: dict | None = None, model: dict | None = None, envelope: dict | None = None) -> None:
     """Write a gate checkpoint atomically (:func:`simsched.fileio.atomic_path`); ``model``: the
-    predictor's fields, plain lists and numbers (see :func:`load_gate`)."""
+    predictor's fields, plain lists and numbers (see :func:`load_gate`); ``envelope``:
+    :meth:`simsched.learned.rl.envelope.Envelope.to_dict`'s fields."""
     from simsched.fileio import atomic_path
 
     doc = {"kind": "rl-gate", "weights": [float(v) for v in weights],
@@ -159,6 +176,8 @@ def save_gate(path: str | Path, weights: np.ndarray, lo: np.ndarray, hi: np.ndar
            "config": config, "meta": meta or {}}
     if model is not None:
         doc["model"] = model
+    if envelope is not None:
+        doc["envelope"] = envelope
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
@@ -172,7 +191,8 @@ class GatedBinding(ShortestJobEFT):
     Parameters:
         checkpoint: a gate checkpoint file, or the name of one shipped with simsched (default the shipped rl_gate);
         weights: the gate's weights instead of a checkpoint, a list of N_WEIGHTS numbers (for training, no guard);
-        guard: hand every later decision to srjf-eft once the world lies outside the training range
+        guard: hand every later decision to srjf-eft once the world lies outside the checkpoint's
+            envelope or training range (false: never fall back)
     """
 
     name = "rl-gate"
@@ -206,8 +226,16 @@ class GatedBinding(ShortestJobEFT):
             m = data["model"]
             self.model = {key: np.asarray(m[key], dtype=np.float64) for key in ("mean", "scale", "coef", "cov")}
             self.k, self.margin = float(m["k"]), float(m["margin"])
+        if data.get("envelope") is not None:
+            from simsched.learned.rl.envelope import Envelope
+
+            self.envelope = Envelope.from_dict(data["envelope"])
 
     model: dict[str, np.ndarray] | None = None
+    envelope = None  # an Envelope (simsched.learned.rl.envelope) from the checkpoint, or None
+    declared = (0.0, 0.0)  # the declared failure rate and down share (simsched.learned.rl.envelope)
+    fallback_reason: str | None = None
+    """Why the gate handed its decisions to srjf-eft on the last run (``"srjf-eft: ..."``), or None."""
     k = margin = 0.0
     late_decisions = 0
 
@@ -224,10 +252,19 @@ class GatedBinding(ShortestJobEFT):
         mu, sd = self.predict(world)
         return mu + self.k * sd < -self.margin
 
+    def use_failures(self, disruptions) -> None:  # disruptions: simsched.simulator.engine.Disruptions | None
+        """The failures the scenario declares (its disruptions, None: none), handed over by the runner
+        before a run: part of the world known at time 0 that the envelope judges.  O(1)."""
+        self._disruptions = disruptions
+
     # ------------------------------------------------------------------ world
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        from simsched.learned.rl.envelope import declared_failures
+
         super().reset(problem, rng)
         self.fallback: str | None = None
+        self.fallback_reason = None
+        self.declared = declared_failures(getattr(self, "_disruptions", None), problem.n_processors)
         self._head: np.ndarray | None = None  # the decision's gate inputs; None: the rule places alone
         self.failures, self.first_arrival = 0, None
         self._down = np.zeros(problem.n_processors, dtype=bool)
@@ -251,19 +288,35 @@ class GatedBinding(ShortestJobEFT):
         self.job_work = np.bincount(self.jobs, weights=self.cost, minlength=self.n_jobs)
         self.mean_job_work = float(self.job_work.mean()) if self.job_work.size else 1.0
         self.mean_task = float(self.cost.mean()) if self.cost.size else 1.0
+        self.problem_seen = problem
         self._check_range()
 
     def _check_range(self) -> None:
         if not self.guard or self.fallback is not None or self.lo is None:
             return
+        if self.envelope is not None:
+            from simsched.learned.rl.envelope import job_shape_rows, prior_world
+
+            why = self.envelope.outside(prior_world(self.problem_seen, self.jobs, self.rank, *self.declared),
+                                        job_shape_rows(self.problem_seen, self.jobs, self.rank))
+            if why is not None:
+                self._fall_back("envelope", why)
+                return
         span = self.hi - self.lo
         out = (self.world < self.lo - WIDEN * span - 1e-9) | (self.world > self.hi + WIDEN * span + 1e-9)
         if out.any():
             i = int(np.argmax(out))
-            self.fallback = WORLD_FEATURES[i]
-            warnings.warn(_guard_warning(
-                f"rl-gate falls back to srjf-eft: the world's {WORLD_FEATURES[i]} lies outside what it was "
-                f"trained on ({self.lo[i]:.3g} to {self.hi[i]:.3g})"), stacklevel=2)
+            self._fall_back(WORLD_FEATURES[i], f"the world's {WORLD_FEATURES[i]} {self.world[i]:.3g} lies outside "
+                                               f"what it was trained on ({self.lo[i]:.3g} to {self.hi[i]:.3g})")
+
+    def _fall_back(self, what: str, why: str) -> None:
+        """Hand every decision from now on to srjf-eft, say so once (a :class:`GuardWarning`) and keep the
+        reason for the results row.  O(1)."""
+        self.fallback = what
+        n_jobs = int(np.count_nonzero(np.isfinite(self.job_arrival)))
+        self.fallback_reason = f"srjf-eft from job {n_jobs}: {why}"
+        warnings.warn(_guard_warning(f"rl-gate falls back to srjf-eft from job {n_jobs} of the day: {why}"),
+                      stacklevel=3)
 
     def _count_failures(self, view: DecisionView) -> None:
         """A processor whose queue ends later than now with nothing assigned to it is down (the engine

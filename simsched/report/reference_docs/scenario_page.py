@@ -120,6 +120,11 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "memory": "A task whose `memory` exceeds this may not run here.",
         "host": "Host name; processors on one host use `host_bandwidth`/`host_latency` (default: own host).",
         "count": "Expand into `count` identical processors.",
+        "host_memory": "Memory of the host these processors sit on (each processor its own host unless `host` "
+                       "or `cores` groups them), shared by every task running on it at once: a task needing `m` "
+                       "(its `memory`) starts only while the host has `m` free, else waits; a task needing more "
+                       "than the whole may not run there. Units of the tasks' `memory`. Entries on one host "
+                       "share one value. See execution-model.md#host-memory.",
     },
     "NetworkSpec": {
         "bandwidth": "Between hosts: transfer time = `latency + data / bandwidth`.",
@@ -223,6 +228,9 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
                 "parts, status 2-4, and sacct's pending, running and requeued records are still dropped).",
         "resource": "sacct only: what one processor of the platform is, `cpus` (the default), `gpus` (the "
                     "`gres/gpu` count of `AllocTRES`) or `nodes`.",
+        "estimates": "A job without a requested time runs with its run time in its place (perfect estimates); "
+                     "`recorded` refuses a policy that observes requested times (`learned-priority`) on such a "
+                     "log, `perfect` accepts that foresight (RLScheduler's protocol on the Lublin logs).",
         "windows": "SWF and sacct: each day a window of consecutive jobs from an empty machine, RLScheduler's "
                    "protocol (`WindowsSection`; [rlscheduler.md](rlscheduler.md)); `run -r N` reports N windows.",
     },

@@ -52,6 +52,8 @@ The online engine, by concern (one mixin per module, composed into
                    rate-limited dispatcher, a scheduling cycle, pre/post steps, start-up), off by default
 ``storage.py``     :class:`Storage`, :class:`TaskIO`: files read and written through one storage service
                    whose bandwidth concurrent flows share fairly, files kept per host; off by default
+``hostmem.py``     :class:`~simsched.simulator.engine.hostmem.HostMemory`: memory a host's running tasks
+                   share (``host_memory``): a start waits for its host's free memory; off by default
 ``session.py``     :class:`OnlineSession`: the same run, stepped one assignment at a time
 ``plan.py``        :func:`execute_plan` (``copies.py``: plans with task duplication)
 ``compiled*.py``   the numba stream loop (below)
@@ -61,8 +63,9 @@ The online engine, by concern (one mixin per module, composed into
 **Where the model of execution grows.**  A new part of it is a new module beside these holding one
 more mixin, placed before the others in a class that
 :func:`~simsched.simulator.engine.loop.make_run` composes only for runs that use it (``OverheadRun``,
-``StorageRun``); today's runs keep :class:`~simsched.simulator.engine.loop.OnlineRun`, hence today's
-floats and speed.  The hooks such a mixin overrides, each the one place where that thing happens:
+``StorageRun``, and ``MemoryRun`` and its kin with host memory); today's runs keep
+:class:`~simsched.simulator.engine.loop.OnlineRun`, hence today's floats and speed.  The hooks such a
+mixin overrides, each the one place where that thing happens:
 
 * ``OnlineRun._becomes_ready(v)``: a task whose predecessors are done enters the ready set —
   overheads delay it by submission, a rate-limited dispatcher and the scheduling cycle.

@@ -56,6 +56,7 @@ class Assignment:
         self.proc_of = [-1] * n  # mirror of ``processor``
         self.cost = [0.0] * n  # execution time of an assigned task on its processor (problem.cost_at)
         self.pstate = [0] * n  # the P-state an assigned task runs at
+        self.planned: list[int] | None = None  # processors a plan named before the run (see _sent_ahead)
         self.pslow = None
         if pstate_slowdown is not None:
             slow = np.asarray(pstate_slowdown, dtype=np.float64)
@@ -84,8 +85,11 @@ class Assignment:
         self.cost[v] = w
         self.stats.assignments += 1
         delay = self._input_delay(v, p)
+        sent = None if self.planned is None else self._sent_ahead(v, p, delay)
+        if sent is not None:  # inputs sent to the planned processor as each producer finished
+            delay = sent - now if sent > now else 0.0
         if delay > 0.0:
-            ready_at = self.data_time[v] = now + delay
+            ready_at = self.data_time[v] = now + delay if sent is None else sent
             if self.direct_start and self.running[p] < 0 and not self.queue[p]:
                 self._start_when_data(v, p, ready_at, w)
                 return
@@ -134,6 +138,32 @@ class Assignment:
                 w = w * slow
             self.pstate[v] = k
         return w
+
+    def _sent_ahead(self, v: int, p: int, delay: float) -> float | None:
+        """When every input of ``v`` is on ``p`` if the policy named ``p`` for ``v`` before the run
+        (``policy.planned_processor[v] == p``, full numbering: a static plan followed online, see
+        :class:`~simsched.run.streams.PlanFollower`): each input was sent as its producer finished, so
+        it is there at ``max(finish[u] + transfer)``, the closed plan replay's floats; None otherwise
+        (inputs are sent now, at the assignment).  Only the plain network path (``_input_delay`` not
+        overridden, e.g. by storage).  O(in-degree)."""
+        planned = self.planned
+        if planned is None or delay <= 0.0 or planned[v] != p or type(self)._input_delay is not \
+                Assignment._input_delay:
+            return None
+        lo, hi = self.pred_ptr[v], self.pred_ptr[v + 1]
+        finish, proc_of = self.finish, self.proc_of
+        out = None
+        for u, x in zip(self.pred_src[lo:hi], self.pred_data[lo:hi]):
+            if self.link is not None:
+                same_lat, same_inv, dlat, dinv = self.link
+                t = same_lat + x * same_inv if proc_of[u] == p else dlat + x * dinv
+            else:
+                s = proc_of[u]
+                t = self.latency[s][p] + x * self.inv_bandwidth[s][p]
+            at = float(finish[u]) + t
+            if out is None or at > out:
+                out = at
+        return out
 
     def _input_delay(self, v: int, p: int) -> float:
         """Time from now until every input of task ``v`` is on processor ``p``: ``max`` over its

@@ -31,6 +31,7 @@ from itertools import chain
 import numpy as np
 
 from simsched.errors import SimschedError
+from simsched.readonly import read_only
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
 
@@ -83,9 +84,10 @@ def policy_kernel(policy) -> str | None:
 def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, pstate_slowdown=None, *,
                      extended: bool = False) -> str | None:
     """None when the compiled loop can run this call of ``run_online``, else why not (one phrase).
-    ``extended``: the run has workflow-system overheads or storage, which only SimPy models.  O(n)."""
+    ``extended``: the run has workflow-system overheads, storage or host memory, which only SimPy models.
+    O(n)."""
     if extended:
-        return "workflow-system overheads and storage run on the SimPy engine"
+        return "workflow-system overheads, storage and host memory run on the SimPy engine"
     if policy_kernel(policy) is None:
         name = getattr(policy, "name", None) or type(policy).__name__
         return f"policy {name!r} has no compiled form (compiled: {', '.join(KERNELS)})"
@@ -171,12 +173,12 @@ def _call(problem: Problem, policy: int, replay, factors):
     if rep is None:
         return None
     fac = np.zeros(0) if factors is None else np.ascontiguousarray(factors, dtype=np.float64)
-    return k.stream_loop(policy, *rep, table, key, work, memory,
+    return k.stream_loop(*read_only([policy, *rep, table, key, work, memory,
                          np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
                          g.succ_ptr.astype(np.int64), g.edge_dst[g.succ_edges].astype(np.int64),
                          g.pred_ptr.astype(np.int64), g.edge_src[g.pred_edges].astype(np.int64),
                          g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64),
-                         times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac)
+                         times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]))
 
 
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,

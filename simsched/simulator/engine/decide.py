@@ -55,6 +55,9 @@ class Decisions:
         the first decision point (nothing is visible before the first arrival)."""
         self.policy_ready = True
         self.policy.reset(self.arrivals.visible(self.n_arrived), self.rng)
+        # a plan followed online names each task's processor before time 0 (PlanFollower on one task graph):
+        # its inputs are then sent there as each producer finishes, as in the closed plan replay
+        self.planned = getattr(self.policy, "planned_processor", None)
 
     def _decision_point(self, trigger: str) -> None:
         """Ask for a decision at the current instant, after its other events (once per instant: the

@@ -96,11 +96,10 @@ class GangAllocation:
         """Start gang task ``v`` now if it heads the queue of every member, none runs anything or is
         down, and its data is there; otherwise do nothing (the last of these to happen calls again).
         O(k + queue lengths)."""
-        members = self.gangs[v]
-        running, queue, down = self.running, self.queue, self.down
-        if not self.data_ok[v] or not all(running[q] < 0 and queue[q] and queue[q][0] == v and not down[q]
-                                          for q in members):
+        if not self._gang_can_start(v):
             return
+        members = self.gangs[v]
+        running, queue = self.running, self.queue
         now = self.env._now
         self.start[v] = now
         w = self.cost[v]
@@ -109,6 +108,13 @@ class GangAllocation:
             running[q] = v
             self.expected_end[q] = self._queue_end(q, now + w)
         self._hold_gang(v, now)
+
+    def _gang_can_start(self, v: int) -> bool:
+        """Whether gang task ``v`` may start now: its data is there and it heads the queue of every
+        member, none of which runs anything or is down.  O(k)."""
+        running, queue, down = self.running, self.queue, self.down
+        return self.data_ok[v] and all(running[q] < 0 and queue[q] and queue[q][0] == v and not down[q]
+                                       for q in self.gangs[v])
 
     def _hold_gang(self, v: int, now: float) -> None:
         """Gang task ``v`` took its members at ``now``: its finish event, its cost times its noise factor

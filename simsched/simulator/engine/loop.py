@@ -33,6 +33,7 @@ from simsched.simulator.engine.common import Tick, gc_paused
 from simsched.simulator.engine.decide import Decisions
 from simsched.simulator.engine.disruptions import Disruptions, FailureHandling
 from simsched.simulator.engine.gangs import GangAllocation
+from simsched.simulator.engine.hostmem import HostMemory, check_host_memory_run
 from simsched.simulator.engine.overheads import Overheads, WorkflowOverheads, check_overheads_run
 from simsched.simulator.engine.stats import OnlineStats
 from simsched.simulator.engine.storage import SharedStorage, Storage, TaskIO, check_storage_run
@@ -118,9 +119,15 @@ def run_online(
     through files (no network transfers).  Without ``io`` every edge is a file of ``edge_data`` bytes
     (:meth:`TaskIO.from_graph` converts other units).  ``finish`` is then the end of the writes;
     ``stats.read_time``/``write_time`` say what the I/O took.  SimPy only, like overheads.
+
+    **Host memory** (a platform whose hosts declare ``host_memory``, tasks that need ``memory``;
+    :mod:`simsched.simulator.engine.hostmem`): a task starts on a slot only while its host has the memory
+    it needs free, else the slot waits; ``stats.memory_waits`` counts the tasks that waited.  SimPy only,
+    not with active ``disruptions`` (refused).
     """
     overheads = check_overheads_run(overheads, disruptions)
-    active = overheads is not None or storage is not None
+    memory = check_host_memory_run(problem, disruptions)
+    active = overheads is not None or storage is not None or memory
     if engine != "simpy":
         from simsched.simulator.engine.compiled import dispatch
 
@@ -137,15 +144,21 @@ def make_run(problem: Problem, policy: OnlinePolicy | None, factors: np.ndarray 
              pstate_slowdown: np.ndarray | None = None, overheads: Overheads | None = None,
              storage: Storage | None = None, io: TaskIO | None = None) -> OnlineRun:
     """The run object for these parts of the model: :class:`OnlineRun` (today's class, today's code
-    path) unless a part that is off by default is active, then the class composed with it.  O(n + e + m)."""
+    path) unless a part that is off by default is active, then the class composed with it (with host
+    memory, :class:`HostMemory` before it).  O(n + e + m)."""
     overheads = check_overheads_run(overheads, disruptions)
     io = check_storage_run(storage, io, problem, disruptions)
+    memory = check_host_memory_run(problem, disruptions)
     args = (problem, policy, factors, rng, disruptions, disruption_rng, pstate_slowdown)
     if io is not None:
-        return StorageRun(*args, overheads, storage, io)
-    if overheads is not None:
-        return OverheadRun(*args, overheads)
-    return OnlineRun(*args)
+        run = (MemoryStorageRun if memory else StorageRun)(*args, overheads, storage, io)
+    elif overheads is not None:
+        run = (MemoryOverheadRun if memory else OverheadRun)(*args, overheads)
+    else:
+        run = (MemoryRun if memory else OnlineRun)(*args)
+    if memory:
+        run._init_host_memory()
+    return run
 
 
 class OnlineRun(Decisions, Assignment, GangAllocation, FailureHandling):
@@ -296,3 +309,15 @@ class StorageRun(SharedStorage, WorkflowOverheads, OnlineRun):
         if storage is None or io is None:
             raise SimschedError("a storage run needs a storage service and an I/O plan")
         self._init_storage(storage, io)
+
+
+class MemoryRun(HostMemory, OnlineRun):
+    """An online run with memory shared per host (:mod:`simsched.simulator.engine.hostmem`)."""
+
+
+class MemoryOverheadRun(HostMemory, OverheadRun):
+    """An online run with host memory and workflow-system overheads."""
+
+
+class MemoryStorageRun(HostMemory, StorageRun):
+    """An online run with host memory, storage and overheads."""

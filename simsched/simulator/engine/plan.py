@@ -48,9 +48,11 @@ def execute_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None
     Under active workflow-system ``overheads`` or a ``storage`` service (with the I/O plan ``io``) the
     plan is run through the online engine, which models them, by a policy making its decisions
     (:func:`~simsched.simulator.engine.replay.replay_plan`, whose stats also give each task's done
-    time); a plan with copies is then refused.
+    time); a plan with copies is then refused.  So is a plan on a problem whose hosts share memory its
+    tasks need (:attr:`Problem.host_memory_binds`, :mod:`simsched.simulator.engine.hostmem`): it runs
+    through the online engine, which makes a task wait for its host's memory.
     """
-    if (overheads is not None and overheads.active) or storage is not None:
+    if (overheads is not None and overheads.active) or storage is not None or problem.host_memory_binds:
         return replay_plan(problem, plan, factors, overheads=overheads, storage=storage, io=io)[0]
     if plan.copies is not None:
         return _execute_with_copies(problem, plan, factors)

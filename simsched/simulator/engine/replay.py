@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simsched.errors import SimschedError
+from simsched.errors import SchedulerDeclined
 from simsched.simulator.engine.loop import run_online
 from simsched.simulator.engine.overheads import Overheads
 from simsched.simulator.engine.stats import OnlineStats
@@ -35,8 +35,8 @@ class PlanSequencer:
 
     def __init__(self, problem: Problem, plan: Plan) -> None:
         if plan.copies is not None:
-            raise SimschedError("a plan with task copies (duplication) runs only on the plain model; "
-                                "without workflow-system overheads and storage, or use a planner without copies")
+            raise SchedulerDeclined("a plan with task copies (duplication) runs only on the plain model: without "
+                                    "workflow-system overheads, storage or host memory; use a planner without copies")
         n, m = problem.n_tasks, problem.n_processors
         gang = plan.gang
         self.members = [tuple(gang.of(t).tolist()) if gang is not None else (int(plan.processor[t]),)
@@ -49,12 +49,13 @@ class PlanSequencer:
         for q, t in zip(flat[key].tolist(), owner[key].tolist()):
             self.sequence[q].append(t)
         self.names = {name: i for i, name in enumerate(problem.graph.names)}
-        self.n = n
+        self.graph = problem.graph
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         self.head = [0] * len(self.sequence)
         self.ready: set[int] = set()
         self.local: np.ndarray | None = None
+        self.local_graph: object = None  # the visible graph ``local`` maps from
         self.visible_of: dict[int, int] = {}
 
     def _heads_all(self, t: int) -> bool:
@@ -65,12 +66,13 @@ class PlanSequencer:
         """Assign every ready task that heads all its processors' remaining sequences, and those that
         come to head them through these assignments."""
         g = view.problem.graph
-        if view.problem.n_tasks == self.n:
+        if g is self.graph:
             to_global = None
-        else:  # the visible numbering (arrived tasks only): map through the task names
-            if self.local is None or self.local.size != view.problem.n_tasks:
+        else:  # the visible numbering (arrived tasks, in order of arrival): map through the task names
+            if self.local_graph is not g:
                 self.local = np.array([self.names[x] for x in g.names], dtype=np.int64)
                 self.visible_of = {int(t): i for i, t in enumerate(self.local.tolist())}
+                self.local_graph = g
             to_global = self.local
         fresh = view.ready.tolist() if to_global is None else to_global[view.ready].tolist()
         self.ready.update(fresh)
@@ -99,6 +101,7 @@ def replay_plan(problem: Problem, plan: Plan, factors: np.ndarray | None = None,
                 io: TaskIO | None = None) -> tuple[Schedule, OnlineStats]:
     """Run ``plan`` through the online engine (:func:`run_online` with :class:`PlanSequencer`) under
     ``overheads`` and ``storage``; the schedule and the run's stats (``stats.done`` with overheads).
-    :class:`SimschedError` for a plan with copies.  O(the online run)."""
+    :class:`~simsched.errors.SchedulerDeclined` for a plan with copies (a run reports the planner
+    declined).  O(the online run)."""
     return run_online(problem, PlanSequencer(problem, plan), factors, engine="simpy",
                       overheads=overheads, storage=storage, io=io)

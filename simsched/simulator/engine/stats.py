@@ -66,5 +66,8 @@ class OnlineStats:
     """Bytes read from storage (runs with storage)."""
     bytes_written: float = 0.0
     """Bytes written to storage (runs with storage)."""
+    memory_waits: int = 0
+    """Tasks that waited for memory on their host before starting (runs with host memory,
+    :mod:`simsched.simulator.engine.hostmem`)."""
     engine: str = "simpy"
     """Which engine ran: ``simpy`` (the ground truth) or ``compiled`` (:mod:`simsched.simulator.engine.compiled`)."""

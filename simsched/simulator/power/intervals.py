@@ -65,7 +65,14 @@ class Intervals:
 
 def without_down(off: np.ndarray, down: np.ndarray) -> np.ndarray:
     """Off intervals ``(processor, start, end)`` with the parts a down interval covers cut out (a failure
-    wins over a power state).  O((o + d) log d) plus one pass per cut."""
+    wins over a power state).  O((o + d) log d) plus one pass per cut.
+
+    The convention this sets, and why (docs/energy.md, "A failure of a processor that is off"): each
+    piece is an off interval of its own, so the piece before a failure ends with a power-up and the
+    piece after starts with a power-down; a failure that hits an off processor costs one extra
+    ``on_energy + off_energy`` (and their delays).  A failed node leaves the power manager's hands: it
+    is repaired (powered and booted) and the timeout rule switches it off again once it is idle;
+    charging the repair as if the node slept through it would hide what failures cost sleeping nodes."""
     if not off.size or not down.size:
         return off.reshape(-1, 3)
     out: list[tuple[float, float, float]] = []

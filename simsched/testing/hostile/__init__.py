@@ -58,6 +58,7 @@ from simsched.testing.hostile.campaign import (
 )
 from simsched.testing.hostile.commands import OptionTarget, prepare, walk_commands
 from simsched.testing.hostile.documents import Case
+from simsched.testing.hostile.fields import mismatch_cases
 from simsched.testing.hostile.readback import KINDS as READBACK_KINDS
 from simsched.testing.hostile.readback import prepare_readbacks, readback_cases, readback_kinds
 from simsched.testing.hostile.sandbox import Outcome, judge, run_campaign, run_case
@@ -65,6 +66,7 @@ from simsched.testing.hostile.schema_walk import FieldTarget, unreached_models, 
 from simsched.testing.hostile.values import expected_refusal, kind_of
 
 __all__ = ["READBACK_KINDS", "Case", "FieldTarget", "OptionTarget", "Outcome", "all_cases", "all_targets",
-           "coverage", "expected_refusal", "iter_targets", "judge", "kind_of", "main", "prepare", "prepare_readbacks",
+           "coverage", "expected_refusal", "iter_targets", "judge", "kind_of", "main", "mismatch_cases", "prepare",
+           "prepare_readbacks",
            "readback_cases", "readback_kinds", "run_campaign", "run_case", "sample", "summary", "unreached_models",
            "walk_commands", "walk_schema", "weak"]

@@ -27,7 +27,7 @@ from simsched.testing.hostile.commands import (
     walk_commands,
 )
 from simsched.testing.hostile.documents import BASES, Case, base_files
-from simsched.testing.hostile.fields import document_cases, field_cases
+from simsched.testing.hostile.fields import document_cases, field_cases, mismatch_cases
 from simsched.testing.hostile.readback import KINDS, prepare_readbacks, readback_cases, readback_kinds
 from simsched.testing.hostile.sandbox import Outcome, run_campaign
 from simsched.testing.hostile.schema_walk import FieldTarget, unreached_models, walk_schema
@@ -47,6 +47,7 @@ def all_cases(app: Any, roots: Roots = ()) -> list[Case]:
     cases = base_cases()
     cases += [c for t in fields for c in field_cases(t)]
     cases += document_cases()
+    cases += mismatch_cases()
     cases += [c for t in options for c in option_cases(t, options)]
     cases += readback_cases()
     return cases

@@ -7,7 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from simsched.testing.hostile.documents import BASES, Case, base_files, common_files, dump, get_at, graph_doc, set_at
+from simsched.testing.hostile.documents import (
+    BASES,
+    Case,
+    autotuning_doc,
+    base_files,
+    common_files,
+    dump,
+    get_at,
+    graph_doc,
+    set_at,
+    stream_doc,
+)
 from simsched.testing.hostile.schema_walk import FieldTarget
 from simsched.testing.hostile.values import CSV_CASES, PATH_CASES, VALUES, expected_refusal, kind_of
 
@@ -103,3 +114,27 @@ def document_cases() -> list[Case]:
             out.append(Case(f"document:{command}", what, [command, "s.yaml"], lambda d=data: {**files, "s.yaml": d},
                             expect="refuse", needles=("s.yaml",)))
     return out
+
+
+def mismatch_cases() -> list[Case]:
+    """Valid sections that do not fit together, refused before any run (exit 2, one line located at the
+    place named, nothing written): gang tasks (``procs`` > 1) for a scheduler that places every task on
+    one processor, in a stream as in a task graph; failures or stragglers in an autotuning scenario,
+    whose engine models none (issue #43: nothing changes silently)."""
+    stream = stream_doc()
+    stream["workload"]["stream"]["jobs"] = [{"generator": "random", "tasks": [3, 6], "weight": 1},
+                                            {"generator": "random", "tasks": 2, "procs": [2, 2], "weight": 5}]
+    graph = graph_doc()
+    graph["workload"]["tasks"][1]["procs"] = 2
+    graph["schedulers"] = ["cpop"]
+    docs = {"gang tasks in a stream for mct": (stream, ("s.yaml", "schedulers[0]", "workload.stream.jobs[1].procs")),
+            "gang tasks in a graph for cpop": (graph, ("s.yaml", "schedulers[0]", "workload")),
+            "failures in an autotuning scenario": ({**autotuning_doc(), "failures": {"mtbf": 10.0, "mttr": 1.0}},
+                                                   ("s.yaml", "failures")),
+            "stragglers in an autotuning scenario": ({**autotuning_doc(), "stragglers": {"rate": 0.1, "duration": 1.0,
+                                                                                       "slowdown": 2.0}},
+                                                     ("s.yaml", "stragglers"))}
+    files = common_files()
+    return [Case("mismatch:run", what, ["run", "s.yaml", "--json", "r.json"],
+                 lambda d=doc: {**files, "s.yaml": dump(d)}, expect="refuse", needles=needles)
+            for what, (doc, needles) in docs.items()]

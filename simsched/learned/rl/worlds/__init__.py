@@ -8,7 +8,12 @@ of whether waiting pays fitted on both rules' results there, its caution selecte
 ``python -m simsched.learned.rl.worlds cem -o DIR ...`` runs the earlier black-box search (:func:`~.cem.train`).
 
 One module per concern: the worlds and their days (:mod:`~.sampler`), the predictor route
-(:mod:`~.predictor`), the earlier black-box search (:mod:`~.cem`), the command line (``__main__``).
+(:mod:`~.predictor`), the earlier black-box search (:mod:`~.cem`), worlds wider than training
+(:mod:`~.wide`) and the safety check on them (:mod:`~.safety`), the command line (``__main__``).
+``python -m simsched.learned.rl.worlds envelope CHECKPOINT -o OUT`` adds the envelope of its training
+worlds to a gate checkpoint (:mod:`simsched.learned.rl.envelope`); ``python -m simsched.learned.rl.worlds
+safety -s rl-gate [--worlds wide|off-training] [--count N] [--days D] [--space evaluate|fresh]`` runs the
+safety check and exits 1 when the policy is not a default candidate.
 
 **Worlds** (:func:`~.sampler.draw_world`, one per seed; every draw is a scenario mapping parsed like a scenario
 file): 2-10 CPUs and 1-4 fast processors 1.5-6x as fast (log-uniform), bandwidth 1-20; 8-32 jobs a day

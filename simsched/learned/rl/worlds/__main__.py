@@ -1,5 +1,6 @@
-"""``python -m simsched.learned.rl.worlds train|cem``: the command line of the two training routes (see
-the package docstring); bad arguments exit 2 with one ``error:`` line."""
+"""``python -m simsched.learned.rl.worlds train|cem|envelope|safety``: the command line of the two training
+routes, the gate's envelope (:mod:`simsched.learned.rl.envelope`) and its safety check
+(:mod:`~.safety`; see the package docstring); bad arguments exit 2 with one ``error:`` line."""
 
 from __future__ import annotations
 
@@ -40,8 +41,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--select-days", type=int, default=32)
     c.add_argument("--budget-min", type=float, default=None)
     c.add_argument("--seed", type=int, default=0)
+    e = sub.add_parser("envelope", help="add the envelope of its own training worlds to a gate checkpoint")
+    e.add_argument("checkpoint")
+    e.add_argument("-o", "--output", required=True, help="the checkpoint file to write")
+    s = sub.add_parser("safety", help="a learned stream scheduler against srjf-eft on worlds wider than training")
+    s.add_argument("-s", "--scheduler", default="rl-gate")
+    s.add_argument("--worlds", choices=("wide", "off-training"), default="wide")
+    s.add_argument("--count", type=int, default=6, help="wide worlds (off-training: always its six)")
+    s.add_argument("--days", type=int, default=3)
+    s.add_argument("--space", choices=("evaluate", "fresh"), default="evaluate",
+                   help="the seed space of the wide worlds and of every world's days")
+    s.add_argument("--seed", type=int, default=0,
+                   help="the base seed of the wide worlds, and added to each world's seed before its days are drawn")
+    s.add_argument("--json", default=None)
     a = p.parse_args(argv)
     from simsched.errors import SimschedError
+
+    if a.command in ("envelope", "safety"):
+        return _tools(a)
 
     if a.command == "train":
         sizes = ("drawn", "bar_like", "bar", "select_drawn", "select_bar_like", "select_bar")
@@ -76,6 +93,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         release_outputs()
     return 0
+
+
+def _tools(a: argparse.Namespace) -> int:
+    """``envelope`` and ``safety``: 0, 1 when ``safety`` finds the policy is not a default candidate, 2 on bad
+    arguments or input."""
+    from simsched.errors import SimschedError
+
+    try:
+        if a.command == "envelope":
+            from simsched.learned.rl.worlds.predictor import add_envelope
+
+            print(add_envelope(a.checkpoint, a.output))
+            return 0
+        bad = _bounded(a, (("count", 1, 1000), ("days", 2, 1000), ("seed", 0, 2**20)))
+        if bad:
+            print(bad)
+            return 2
+        import json
+
+        from simsched.learned.rl.worlds.safety import default_candidate, format_rows, safety_rows, worlds_of
+
+        rows = safety_rows(a.scheduler, worlds_of(a.worlds, a.count, a.space, a.seed), a.days, a.space, a.seed)
+        ok, why = default_candidate(rows)
+        print("\n".join(format_rows(rows)))
+        print(f"{a.scheduler}: {'a default candidate' if ok else 'NOT a default candidate'}: {why}")
+        if a.json:
+            from simsched.fileio import atomic_path
+
+            with atomic_path(a.json) as tmp:
+                open(tmp, "w", encoding="utf-8").write(json.dumps({"rows": rows, "default_candidate": ok,
+                                                                   "why": why}, indent=1) + "\n")
+        return 0 if ok else 1
+    except SimschedError as exc:
+        print(f"error: {exc}")
+        return 2
 
 
 if __name__ == "__main__":

@@ -136,6 +136,19 @@ def _groups(table: dict[str, np.ndarray]) -> list[np.ndarray]:
     return [table["source"] == src for src in SOURCES if (table["source"] == src).any()]
 
 
+def plans_of(config: dict[str, Any]) -> dict[str, list[tuple[str, str, int, int]]]:
+    """The ``train`` and ``select`` plans (``(source, space, count, first)`` rows, empty ones left out) of a
+    training config (:func:`train_predictor`'s sizes and ``seed``, as a checkpoint's ``config`` holds them).
+    O(1)."""
+    c, seed = config, int(config.get("seed", 0))
+    plans = {"train": [("drawn", "train", c["drawn"], seed * c["drawn"]),
+                       ("bar-like", "train", c["bar_like"], seed * c["bar_like"]),
+                       ("bar", "train", c["bar"], seed * c["bar"])],
+             "select": [("drawn", "select", c["select_drawn"], 0), ("bar-like", "select", c["select_bar_like"], 0),
+                        ("bar", "select", c["select_bar"], 0)]}
+    return {space: [r for r in plan if r[2] > 0] for space, plan in plans.items()}
+
+
 def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar: int = 60,
                     select_drawn: int = 60, select_bar_like: int = 30, select_bar: int = 60,
                     ks: Sequence[float] = (0.0, 1.0, 2.0), margins: Sequence[float] = (0.0,),
@@ -148,26 +161,27 @@ def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar:
        world-days and ``bar`` days of the bar, all of the ``train`` space (the ``seed``-th block of
        each), and on the ``select`` space's ``select_*`` days of each kind (:func:`collect`).
     2. :func:`fit_predictor` on the train table.
-    3. Every ``(k, margin)`` of the grid runs as a gate on every select day; with the two rules
+    3. The gate's envelope (:func:`simsched.learned.rl.envelope.calibrate`) on the same train world-days,
+       its threshold on the select ones.
+    4. Every ``(k, margin)`` of the grid runs as a gate on every select day; with the two rules
        (read from the select table), the candidate with the lowest mean over the kinds of world of
        their mean log ratio to ``srjf-eft`` wins among those no kind of world finds worse than
        ``srjf-eft`` by more than 0.5% (always queueing, ``srjf-eft`` itself, always qualifies).
     Deterministic in its arguments (``workers``, processes for steps 1 and 3, changes nothing but the time).
     Cost: 2 engine runs per collected day, one per select day and candidate."""
 
+    from simsched.learned.rl.envelope import calibrate
+
     t0 = time.process_time()
     out = Path(out)
-    plans = {"train": [("drawn", "train", drawn, seed * drawn), ("bar-like", "train", bar_like, seed * bar_like),
-                       ("bar", "train", bar, seed * bar)],
-             "select": [("drawn", "select", select_drawn, 0), ("bar-like", "select", select_bar_like, 0),
-                        ("bar", "select", select_bar, 0)]}
+    plans = plans_of({"drawn": drawn, "bar_like": bar_like, "bar": bar, "select_drawn": select_drawn,
+                      "select_bar_like": select_bar_like, "select_bar": select_bar, "seed": seed})
     tables = {}
     for space, plan in plans.items():
-        plan = [r for r in plan if r[2] > 0]
-        plans[space] = plan
         tables[space] = (_load_table(out / f"days_{space}.npz", plan)
                          or collect(out / f"days_{space}.npz", plan, progress, workers))
     model = fit_predictor(tables["train"])
+    envelope, envelope_info = calibrate(plans["train"], plans["select"])
     tr = tables["train"]
     history: dict[str, Any] = {
         "config": {"drawn": drawn, "bar_like": bar_like, "bar": bar, "select_drawn": select_drawn,
@@ -234,8 +248,9 @@ def train_predictor(out: str | Path, drawn: int = 200, bar_like: int = 100, bar:
         weights = ALWAYS_QUEUE
     else:
         fields, weights = None, ALWAYS_QUEUE if chosen.startswith("always") else NEVER_QUEUE
+    history["envelope"] = envelope_info
     save_gate(out / "rl_gate.json", weights, lo, hi, history["config"],
-              {"chosen": chosen, "cpu_s": history["cpu_s"]}, fields)
+              {"chosen": chosen, "cpu_s": history["cpu_s"]}, fields, envelope.to_dict())
     from simsched.fileio import atomic_path
 
     with atomic_path(out / "train_history.json") as tmp:
@@ -267,3 +282,18 @@ def _select_chunk(chunk: tuple[str, str, int, int], paths: Sequence[str]) -> tup
 def _fields(model: dict[str, Any]) -> dict[str, Any]:
     return {key: model[key] for key in ("mean", "scale", "coef", "cov")}
 
+
+
+def add_envelope(checkpoint: str | Path, out: str | Path) -> dict[str, Any]:
+    """Write ``out``: the gate checkpoint ``checkpoint`` with the envelope of its own training plan (its
+    ``config``, :func:`plans_of`; :func:`simsched.learned.rl.envelope.calibrate`; an envelope it had is
+    replaced), every other field as it was.  The summary of the calibration.  O(streams of the plan), no engine run."""
+    from simsched.learned.rl.envelope import calibrate
+    from simsched.learned.rl.gate import load_gate
+
+    data = load_gate(checkpoint, envelope=False)
+    plans = plans_of(data["config"])
+    envelope, info = calibrate(plans["train"], plans["select"])
+    save_gate(out, np.asarray(data["weights"]), np.asarray(data["range"]["lo"]), np.asarray(data["range"]["hi"]),
+              data["config"], {**data.get("meta", {}), "envelope": info}, data.get("model"), envelope.to_dict())
+    return info
