@@ -133,6 +133,29 @@ def test_the_dispatcher_releases_at_most_one_task_per_tau(n, m, tau, submit, cyc
         assert np.diff(starts) == pytest.approx(np.full(n - 1, tau), rel=1e-9)
 
 
+def test_a_dispatcher_slowing_with_its_queue_by_hand():
+    """Four tasks ready at 0 on four slots, tau = 1, beta = 0.5.  Task 0 finds nobody waiting: released
+    at 0, next release at 1.  Task 1 finds task 0 already released (at 0): q = 0, released at 1, next
+    at 2.  Task 2 finds task 1 waiting: q = 1, released at 2, next at 2 + 1 + 0.5 = 3.5.  Task 3
+    finds tasks 1 and 2 waiting: q = 2, released at 3.5."""
+    o = Overheads(dispatch_interval=1.0, dispatch_per_queued=0.5)
+    s, _ = run_online(independent(4, 4), MCT(), overheads=o)
+    assert sorted(s.start.tolist()) == [0.0, 1.0, 2.0, 3.5]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 60), st.floats(0.01, 3.0), st.floats(0.001, 0.5))
+def test_n_tasks_at_once_pass_the_queued_dispatcher_in_closed_form(n, tau, beta):
+    """n tasks reaching the dispatcher at once (tau > 0): task 0 is released on arrival, so task i >= 1
+    finds q_i = i - 1 waiting and holds the dispatcher tau + beta (i - 1); the k-th release is at
+    k tau + beta (0 + 1 + ... + (k - 2)) = k tau + beta (k - 2)(k - 1) / 2 (k >= 2), and with a slot
+    each a task starts at its release."""
+    s, _ = run_online(independent(n, n), MCT(), overheads=Overheads(dispatch_interval=tau, dispatch_per_queued=beta))
+    k = np.arange(n)
+    expected = k * tau + beta * np.maximum(k - 2, 0) * np.maximum(k - 1, 0) / 2
+    np.testing.assert_allclose(np.sort(s.start), expected, rtol=1e-9, atol=1e-9)
+
+
 def test_the_policy_sees_a_task_only_once_runnable():
     seen: list[tuple[float, list[int]]] = []
 

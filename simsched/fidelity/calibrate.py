@@ -107,6 +107,7 @@ DEFAULT_BOUNDS: dict[str, Bound] = {
     "runtime_factor": Bound(0.5, 2.0, log=True),
     "submit": Bound(0.0, 120.0),
     "dispatch_interval": Bound(0.0, 60.0),
+    "dispatch_per_queued": Bound(1e-6, 0.05, log=True),
     "cycle": Bound(0.0, 60.0),
     "pre": Bound(0.0, 120.0),
     "post": Bound(0.0, 120.0),
@@ -114,12 +115,16 @@ DEFAULT_BOUNDS: dict[str, Bound] = {
     "bandwidth": Bound(1e6, 1e10, log=True),
     "latency": Bound(0.0, 0.0),
 }
-"""The search box of every parameter but ``slots`` (:func:`default_bounds`): overheads up to 2 minutes per
-task (published HTCondor figures are 12-15 s per step), a dispatcher releasing from one task a minute to any number
-of tasks per second, a cycle up to HTCondor's 60 s negotiator interval, a start-up up to 10 minutes,
-a storage service from 1 MB/s to 10 GB/s (searched on a log scale; at 10 GB/s the corpus's I/O takes
-seconds, so "no storage bottleneck" is inside the box), a runtime factor from 0.5 to 2.  The storage
-latency is fixed at 0 (a makespan cannot tell it from ``pre``); ``--bound latency=0,1`` frees it."""
+"""The search box of every parameter but ``slots`` (:func:`default_bounds`): overheads up to 2 minutes
+per task (published HTCondor figures are 12-15 s per step), a dispatcher releasing from one task a
+minute to any number of tasks per second and slowing by 1 µs to 0.05 s per task waiting in its queue
+(searched on a log scale: a uniform search would spend most of its samples on dispatchers that take
+tens of seconds per task behind a thousand waiting, and at 1 µs the slowing is nil for any corpus
+run; 0.05 s with 1,000 waiting is 50 s, beyond what the corpus's largest fan-outs show), a cycle up to HTCondor's
+60 s negotiator interval, a start-up up to 10 minutes, a storage service from 1 MB/s to 10 GB/s
+(searched on a log scale; at 10 GB/s the corpus's I/O takes seconds, so "no storage bottleneck" is
+inside the box), a runtime factor from 0.5 to 2.  The storage latency is fixed at 0 (a makespan
+cannot tell it from ``pre``); ``--bound latency=0,1`` frees it."""
 
 
 def default_bounds(train: Sequence[Execution]) -> dict[str, Bound]:
@@ -225,8 +230,8 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
         v = getattr(start, n)
         if v is None:  # slots unset: every core; no bandwidth: no storage bottleneck (the top of the range)
             v = bounds[n].high
-        v = math.log10(v) if bounds[n].log else v
-        x0.append(min(max(float(v), lo), hi))
+        v = min(max(float(v), bounds[n].low), bounds[n].high)  # into the box first (0 has no logarithm)
+        x0.append(math.log10(v) if bounds[n].log else v)
     best = {"value": start_error, "params": start, "x": np.array(x0)}
     evaluations = [1]
     deadline = [t0 + budget_s * global_share]

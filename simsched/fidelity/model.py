@@ -44,6 +44,7 @@ from simsched.schedulers import registry
 from simsched.schedulers.recorded import Recorded
 from simsched.simulator.engine import PROFILES, OnlineStats, Overheads, Storage, TaskIO, run_online
 from simsched.simulator.engine.common import model_number
+from simsched.simulator.engine.overheads import FIELDS as OVERHEAD_FIELDS
 from simsched.simulator.platform import Platform, host_slots
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
@@ -54,7 +55,7 @@ UNRECORDED_HOST = "unrecorded"
 """The host of a run that names no machine."""
 
 
-OVERHEADS = ("submit", "dispatch_interval", "cycle", "pre", "post", "startup")
+OVERHEADS: tuple[str, ...] = OVERHEAD_FIELDS
 """The fields of :class:`Parameters` that are workflow-system overheads (:class:`Overheads`' fields)."""
 
 
@@ -65,9 +66,10 @@ class Parameters:
     * ``slots``: one-core slots per host, at most each machine's recorded cores (``None``: its cores);
     * ``runtime_factor``: every task's time is its recorded runtime times this (a per-installation
       speed factor, > 0);
-    * ``submit``, ``dispatch_interval``, ``cycle``, ``pre``, ``post``, ``startup``: the workflow
-      system's overheads (:class:`~simsched.simulator.engine.Overheads`: the delay before the dispatcher
-      sees a ready task, the dispatcher's interval between releases, the scheduling cycle, the time on
+    * ``submit``, ``dispatch_interval``, ``dispatch_per_queued``, ``cycle``, ``pre``, ``post``,
+      ``startup``: the workflow system's overheads (:class:`~simsched.simulator.engine.Overheads`: the
+      delay before the dispatcher sees a ready task, the dispatcher's interval between releases and its
+      growth per task waiting in its queue, the scheduling cycle, the time on
       the slot before the runtime, the time after it off the slot, the workflow's start-up), each >= 0;
     * ``bandwidth``: bytes per second of the storage service every task reads its inputs from and
       writes its outputs to, shared fairly by concurrent transfers
@@ -79,6 +81,7 @@ class Parameters:
     runtime_factor: float = 1.0
     submit: float = 0.0
     dispatch_interval: float = 0.0
+    dispatch_per_queued: float = 0.0
     cycle: float = 0.0
     pre: float = 0.0
     post: float = 0.0

@@ -19,6 +19,12 @@ Aggregates (:class:`Group`) are over **held-out runs only** — runs no calibrat
 installation, by workflow system, by application and over all: the number of runs, the mean, median
 and largest ``|relative error|``, and the median signed error (the bias: negative when the model is too
 fast).  A run is held out when the corpus's seeded split says so and no profile entry trained on it.
+
+The run-to-run spread (:mod:`simsched.fidelity.repeats`): where an installation ran one workflow several
+times, how closely the other runs predict each held-out one, beside the last model's error on those runs —
+the floor that the variability of the real system puts under any deterministic model.  And per
+installation, an 80% prediction interval for the last model from its errors on the training runs (split
+conformal, :mod:`simsched.fidelity.intervals`) with how many held-out runs it covered.
 """
 
 from __future__ import annotations
@@ -31,8 +37,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
+from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
 from simsched.fidelity.profile import Profile
+from simsched.fidelity.repeats import SpreadGroup, repeat_key, repeat_predictions, spread_groups
 from simsched.workloads.recorded import RecordedRun
 
 TODAY, DEFAULTS, CALIBRATED = "today", "defaults", "calibrated"
@@ -98,8 +106,10 @@ class Group:
 class FidelityTable:
     """The whole answer: the models' names, a row per execution (corpus order), the groups (by kind,
     then by key), the refused files, the CPU seconds the simulations took, the split's seed, the
-    profile's file (None without one) and, when asked for, each execution's simulation under the last
-    model and its recorded run (for pictures)."""
+    profile's file (None without one), the run-to-run spread (``spread``, against the last model), the
+    last model's prediction intervals (``intervals``, :data:`COVERAGE`) and,
+    when asked for, each execution's simulation under the last model and its recorded run (for
+    pictures)."""
 
     models: tuple[str, ...]
     rows: tuple[Row, ...]
@@ -108,6 +118,8 @@ class FidelityTable:
     cpu_s: float
     seed: int
     profile: str | None
+    spread: tuple[SpreadGroup, ...] = ()
+    intervals: tuple[IntervalGroup, ...] = ()
     simulations: dict[str, Simulated] = field(default_factory=dict)
     runs: dict[str, RecordedRun] = field(default_factory=dict)
 
@@ -125,6 +137,14 @@ class FidelityTable:
                                   for m, s in zip(self.models, r.start_error)}} for r in self.rows],
             "held_out": [{"group": g.kind, "key": g.key, "runs": g.runs,
                           **{m: vars(s) for m, s in zip(self.models, g.stats)}} for g in self.groups],
+            "spread": [{"installation": g.installation, "runs": g.runs,
+                        "repeats": {"median": g.repeats_median, "mean": g.repeats_mean},
+                        self.models[-1]: {"median": g.model_median, "mean": g.model_mean}} for g in self.spread],
+            "intervals": {"model": self.models[-1], "coverage": COVERAGE,
+                          "installations": [{"installation": g.installation, "train_runs": g.train_runs,
+                                             "log_radius": g.radius if math.isfinite(g.radius) else None,
+                                             "held_out": g.held_out, "covered": g.covered}
+                                            for g in self.intervals]},
         }
 
 
@@ -186,7 +206,20 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
             progress(i + 1, len(corpus.executions), e.name)
     source = profile.file if profile is not None else None
     return FidelityTable(models, tuple(rows), tuple(_groups(rows, len(models))), corpus.refused,
-                         time.process_time() - t0, corpus.seed, source, kept, runs)
+                         time.process_time() - t0, corpus.seed, source, _spread(corpus, rows),
+                         tuple(interval_groups([r.installation for r in rows], [r.part == TRAIN for r in rows],
+                                               [r.recorded for r in rows], [r.simulated[-1] for r in rows])),
+                         kept, runs)
+
+
+def _spread(corpus: Corpus, rows: list[Row]) -> tuple[SpreadGroup, ...]:
+    """The run-to-run spread of ``rows`` against their last model (:mod:`simsched.fidelity.repeats`)."""
+    keys = [repeat_key(e.name, e.installation, e.run.n_tasks, e.graph.n_edges) for e in corpus.executions]
+    recorded = [r.recorded for r in rows]
+    predicted = repeat_predictions(keys, recorded, [r.simulated[0] for r in rows])
+    model = np.array([r.simulated[-1] for r in rows], dtype=np.float64)
+    return tuple(spread_groups([r.installation for r in rows], [r.part == HELD_OUT for r in rows], recorded,
+                               predicted, model))
 
 
 def _row(e: Execution, trained: frozenset[str], simulated: tuple[float, ...],

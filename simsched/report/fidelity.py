@@ -5,7 +5,8 @@
   simulations and CPU seconds it took and why it stopped;
 * :func:`print_fidelity`: the held-out errors by installation, workflow system and application, each
   model side by side (median / mean ``|relative error|``; ``wide`` adds the largest and the bias,
-  and a row per execution), then the runs and CPU time.  The default table fits 100 columns.
+  and a row per execution), the run-to-run spread where the corpus repeats a workflow
+  (:func:`print_spread`), then the runs and CPU time.  The default table fits 100 columns.
 
 Errors are shown as signed or absolute percentages (:func:`percent`).
 """
@@ -76,6 +77,8 @@ def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -
                 cells.append(f"{percent(s.median)} / {percent(s.mean)}")
         out.add_row(*cells)
     console.print(out)
+    print_spread(table, console)
+    print_intervals(table, console)
     if wide:
         print_executions(table, console)
     held = sum(r.part == "held-out" for r in table.rows)
@@ -87,6 +90,60 @@ def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -
                   + (f"; profile {escape(table.profile)}" if table.profile else ""), highlight=False, width=100)
     for name, reason in table.refused:
         console.print(f"refused: {escape(name)}: {escape(reason)}", highlight=False, width=100)
+
+
+def print_spread(table: FidelityTable, console: Console) -> None:
+    """The run-to-run spread (:mod:`simsched.fidelity.repeats`): per installation with repeated
+    workflows, the repeats' prediction error beside the last model's on the same held-out runs; one
+    line when the corpus has no repeats."""
+    if not table.spread:
+        console.print("run-to-run spread: no held-out run has a repeat (same workflow, same installation, "
+                      "file names differing only in a trailing run number)", highlight=False, width=100)
+        return
+    model = table.models[-1]
+    out = Table(title="run-to-run spread: each held-out run predicted from its repeats' overheads (an oracle)",
+                title_justify="left")
+    out.add_column("installation", overflow="fold", max_width=40)
+    out.add_column("runs", justify="right")
+    out.add_column("repeats\nmedian / mean", justify="right")
+    out.add_column(f"{model}\nmedian / mean", justify="right")
+    for g in table.spread:
+        out.add_row(escape(g.installation), str(g.runs), f"{percent(g.repeats_median)} / {percent(g.repeats_mean)}",
+                    f"{percent(g.model_median)} / {percent(g.model_mean)}")
+    print_table(console, out)
+
+
+def interval_text(radius: float) -> str:
+    """A log-scale radius as the interval's ends relative to the simulation (``-11% / +13%``), or "too
+    few training runs" when infinite."""
+    if not math.isfinite(radius):
+        return "too few training runs"
+    return f"{math.exp(-radius) - 1:+.0%} / {math.exp(radius) - 1:+.0%}"
+
+
+def print_intervals(table: FidelityTable, console: Console) -> None:
+    """The last model's prediction intervals per installation (:mod:`simsched.fidelity.intervals`) and
+    how many held-out runs each covered, then the total over installations with a finite interval."""
+    from simsched.fidelity.intervals import COVERAGE
+
+    if not table.intervals:
+        return
+    out = Table(title=f"{COVERAGE:.0%} interval of the {table.models[-1]} makespan, from its training runs' errors "
+                      "(split conformal)", title_justify="left")
+    out.add_column("installation", overflow="fold", max_width=40)
+    for name in ("training runs", "interval", "held-out covered"):
+        out.add_column(name, justify="right")
+    for g in table.intervals:
+        covered = f"{g.covered} / {g.held_out}" if math.isfinite(g.radius) else f"- / {g.held_out}"
+        out.add_row(escape(g.installation), str(g.train_runs), interval_text(g.radius), covered)
+    finite = [g for g in table.intervals if math.isfinite(g.radius)]
+    if finite:
+        held = sum(g.held_out for g in finite)
+        covered = sum(g.covered for g in finite)
+        out.add_section()
+        out.add_row("all with an interval", str(sum(g.train_runs for g in finite)), "",
+                    f"{covered} / {held} ({covered / held:.0%})")
+    print_table(console, out)
 
 
 def print_executions(table: FidelityTable, console: Console) -> None:

@@ -52,6 +52,21 @@ def _groups_table(table: FidelityTable) -> str:
     return f"<table><tr><th>group</th><th>runs</th>{head}</tr>{''.join(rows)}</table>"
 
 
+def _spread_table(table: FidelityTable) -> str:
+    """The run-to-run spread (:mod:`simsched.fidelity.repeats`), or a note when no run has a repeat."""
+    if not table.spread:
+        return "<p class=note>No held-out run has a repeat (same workflow on the same installation).</p>"
+    m = _e(table.models[-1])
+    rows = "".join(f'<tr><td>{_e(g.installation)}</td><td class="n">{g.runs}</td>'
+                   f'<td class="n">{percent(g.repeats_median)}</td><td class="n">{percent(g.repeats_mean)}</td>'
+                   f'<td class="n">{percent(g.model_median)}</td><td class="n">{percent(g.model_mean)}</td></tr>'
+                   for g in table.spread)
+    return ("<p>Each held-out run that has repeats, predicted by its own runtimes plus the median overhead its "
+            "repeats showed (an oracle: it sees other runs' recorded makespans).</p>"
+            f"<table><tr><th>installation</th><th>runs</th><th>repeats median</th><th>repeats mean</th>"
+            f"<th>{m} median</th><th>{m} mean</th></tr>{rows}</table>")
+
+
 def _executions_table(table: FidelityTable) -> str:
     head = "".join(f"<th>{_e(m)} s</th><th>{_e(m)} error</th>" for m in table.models)
     rows = []
@@ -242,6 +257,7 @@ def fidelity_html(table: FidelityTable, gantt: Sequence[str]) -> str:
             f"<style>{_CSS}</style></head><body><h1>How far is the simulator from reality?</h1>"
             f"<p>{_e(summary)}</p>{f'<ul>{refused}</ul>' if refused else ''}"
             f"<h2>Relative makespan error on held-out runs</h2>{_groups_table(table)}"
+            f"<h2>Run-to-run spread of repeated workflows</h2>{_spread_table(table)}"
             f"<h2>Recorded against simulated makespan</h2>{scatter_svg(table)}"
             f"<h2>Gantt charts</h2>{sections or '<p class=note>none chosen</p>'}"
             f"<h2>Every execution</h2>{_executions_table(table)}</body></html>")

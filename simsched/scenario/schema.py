@@ -330,6 +330,7 @@ class OverheadsSpec(_Model):
     profile: str | None = None
     submit: Amount | None = None
     dispatch_interval: Amount | None = None
+    dispatch_per_queued: Amount | None = None
     cycle: Amount | None = None
     pre: Amount | None = None
     post: Amount | None = None

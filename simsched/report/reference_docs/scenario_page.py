@@ -58,6 +58,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "profile": "Start from a workflow system's documented defaults: `pegasus`, `makeflow` or `nextflow`.",
         "submit": "Seconds from a task becoming ready (parents done) to the dispatcher seeing it.",
         "dispatch_interval": "The dispatcher releases at most one task every this many seconds (FIFO).",
+        "dispatch_per_queued": "Seconds added to the dispatcher's interval per task waiting ahead in its queue.",
         "cycle": "Released tasks become runnable only at the next multiple of this (0: at once).",
         "pre": "Seconds on the processor before the runtime (the record's start is when it begins).",
         "post": "Seconds after the runtime, off the processor; children and the makespan wait for it.",

@@ -15,6 +15,13 @@ The model (every delay in seconds, the time unit of imported workflows; each 0 b
   schedd, HTCondor's matchmaking delay).
 * ``dispatch_interval`` (tau): the dispatcher releases at most one task every tau seconds, FIFO by
   the time tasks reached it: the k-th release is at ``max(reached, previous release + tau)``.
+* ``dispatch_per_queued`` (beta): a dispatcher whose work per task grows with its queue (HTCondor's
+  schedd and negotiator spend time per idle job on every pass): a task that finds q tasks waiting in
+  the dispatcher's queue when it reaches it (reached earlier, not yet released) holds the dispatcher
+  ``tau + beta * q`` after its release, so the interval after the k-th release is
+  ``tau + beta * q_k``.  n tasks reaching it at once (tau > 0) are released over about
+  ``n * tau + beta * n**2 / 2`` seconds (the k-th at ``k tau + beta (k - 2)(k - 1) / 2``): the quadratic
+  growth of the makespan with the queue that a constant rate cannot give.
 * ``cycle``: a released task becomes **runnable** at the next multiple of ``cycle`` (the smallest
   multiple >= its release; 0 = at once).  Only then is it in the policy's ready set
   (``view.ready``), so a decision point happens when tasks become runnable.  A slot freed between
@@ -38,6 +45,7 @@ kind, and failures/stragglers together with overheads (refused: they run with th
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, fields, replace
 from heapq import heappush
 
@@ -59,6 +67,8 @@ class Overheads:
     """After a task becomes ready (parents done, arrived), before the dispatcher sees it."""
     dispatch_interval: float = 0.0
     """The dispatcher releases at most one task every ``dispatch_interval`` s, FIFO by submit time."""
+    dispatch_per_queued: float = 0.0
+    """Seconds added to the dispatcher's interval after a task per task that was waiting ahead of it."""
     cycle: float = 0.0
     """Released tasks become runnable only at the next multiple of ``cycle`` (0 = at once)."""
     pre: float = 0.0
@@ -151,6 +161,7 @@ class WorkflowOverheads:
         n = self.problem.n_tasks
         self.runtime = [0.0] * n
         self.next_release = -_INF
+        self.waiting_releases: deque[float] = deque()  # release times of tasks in the dispatcher's queue
         self.direct_start = False  # a start may wait for pre, and a finish is not a task's end
         if o.startup:
             self.arrived = [False] * n
@@ -176,11 +187,22 @@ class WorkflowOverheads:
         """Ready task ``v`` (arrived, every parent done) goes through submission, the dispatcher and the
         cycle: into the ready set now when all are zero (True: it became ready), else at the time it
         becomes runnable (one event).  Tasks reach the dispatcher in the order they become ready (``submit`` is one
-        constant), so computing its release here keeps it FIFO.  O(log events)."""
+        constant), so computing its release here keeps it FIFO, and the tasks waiting ahead of it are
+        those whose computed release is later than its arrival.  O(log events), amortised O(1) for the
+        queue."""
         o = self.overheads
         now = self.env._now
         t = now + o.submit if o.submit else now
-        if o.dispatch_interval:
+        if o.dispatch_per_queued:
+            waiting = self.waiting_releases
+            while waiting and waiting[0] <= t:  # released by the time v reaches the dispatcher
+                waiting.popleft()
+            interval = o.dispatch_interval + o.dispatch_per_queued * len(waiting)
+            if t < self.next_release:
+                t = self.next_release
+            self.next_release = t + interval
+            waiting.append(t)
+        elif o.dispatch_interval:
             if t < self.next_release:
                 t = self.next_release
             self.next_release = t + o.dispatch_interval

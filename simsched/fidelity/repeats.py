@@ -1,0 +1,98 @@
+"""Run-to-run spread: how closely the *other* runs of the same workflow on the same installation predict a
+run — the error no deterministic model of that run can be expected to beat.
+
+WfInstances records several runs of one workflow on one installation (five of each Makeflow BLAST and
+BWA size, five of each SRA-search size).  Their makespans differ although the workflow, the machines and
+the workflow system are the same: the system's own variability (queueing, storage contention, other
+users) is not in the trace.  This module measures that spread in the units of the fidelity table:
+
+* **Repeats** are executions of one installation whose file names differ only in a trailing run number
+  (the WfInstances convention, ``blast-chameleon-large-003.json``) and whose graphs have the same numbers
+  of tasks and edges (:func:`repeat_key`).  A corpus without such names has no repeats, and the report
+  says so rather than guessing.
+* **The repeats' prediction** of run i (:func:`repeat_predictions`) is a model that knows run i's own
+  task runtimes (as every model of the fidelity table does) and the overhead its repeats showed:
+  ``today_i + median_j (recorded_j - today_j)`` over the repeats j != i, where ``today`` is today's model
+  (the runtimes' schedule, no overheads).  It sees recorded makespans of other held-out runs, so it is a
+  reference (an oracle of the spread), not a model one could calibrate.
+* :func:`spread_groups`: per installation with repeats, over its **held-out** runs that have repeats,
+  the error of that prediction beside the calibrated model's on the same runs.
+
+Complexity: O(runs) to group, O(sum of group sizes squared) to predict.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+_RUN_NUMBER = re.compile(r"[-_]\d+$")
+
+
+def repeat_key(name: str, installation: str, n_tasks: int, n_edges: int) -> tuple[str, str, int, int] | None:
+    """The key shared by the repeats of one workflow: the installation, the file's name without its
+    extension and trailing run number, and the graph's size; None when the name has no run number.
+    O(len(name))."""
+    stem = name.rsplit("/", 1)[-1]
+    stem = stem[:-5] if stem.endswith(".json") else stem
+    base = _RUN_NUMBER.sub("", stem)
+    if base == stem:
+        return None
+    return installation, name[: len(name) - len(name.rsplit("/", 1)[-1])] + base, n_tasks, n_edges
+
+
+def repeat_predictions(keys: Sequence[tuple | None], recorded: Sequence[float | None],
+                       today: Sequence[float]) -> np.ndarray:
+    """Per run, the repeats' prediction of its makespan (module docstring), NaN for a run without a
+    repeat that has a recorded makespan and a finite today's simulation.  O(sum of group sizes^2)."""
+    n = len(keys)
+    out = np.full(n, math.nan)
+    groups: dict[tuple, list[int]] = {}
+    for i, k in enumerate(keys):
+        if k is not None and recorded[i] and math.isfinite(today[i]):
+            groups.setdefault(k, []).append(i)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        excess = np.array([recorded[i] - today[i] for i in members], dtype=np.float64)
+        for pos, i in enumerate(members):
+            out[i] = today[i] + float(np.median(np.delete(excess, pos)))
+    return out
+
+
+@dataclass(frozen=True)
+class SpreadGroup:
+    """One installation's held-out runs that have repeats: how many, and the median and mean
+    ``|relative error|`` of the repeats' prediction and of the calibrated model on those same runs
+    (NaN without a calibrated model)."""
+
+    installation: str
+    runs: int
+    repeats_median: float
+    repeats_mean: float
+    model_median: float
+    model_mean: float
+
+
+def spread_groups(installations: Sequence[str], held_out: Sequence[bool], recorded: Sequence[float | None],
+                  predicted: np.ndarray, model: np.ndarray) -> list[SpreadGroup]:
+    """Per installation (sorted), over its held-out runs with a repeats' prediction: the errors of that
+    prediction (``predicted``) and of ``model`` (simulated makespans, NaN where absent).  O(runs)."""
+    out = []
+    for inst in sorted(set(installations)):
+        idx = [i for i, x in enumerate(installations)
+               if x == inst and held_out[i] and recorded[i] and math.isfinite(predicted[i])]
+        if not idx:
+            continue
+        rec = np.array([recorded[i] for i in idx], dtype=np.float64)
+        rep = np.abs(predicted[idx] / rec - 1.0)
+        mod = np.abs(model[idx] / rec - 1.0) if model.size else np.full(len(idx), math.nan)
+        finite = mod[np.isfinite(mod)]
+        out.append(SpreadGroup(inst, len(idx), float(np.median(rep)), float(rep.mean()),
+                               float(np.median(finite)) if finite.size else math.nan,
+                               float(finite.mean()) if finite.size else math.nan))
+    return out
