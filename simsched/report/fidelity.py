@@ -22,7 +22,7 @@ from rich.table import Table
 
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.table import FidelityTable
-from simsched.report.fit import print_table
+from simsched.report.fit import print_natural, print_table
 
 _KIND_TITLE = {"installation": "installation", "wms": "workflow system", "application": "application", "all": "all"}
 
@@ -76,7 +76,10 @@ def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -
             else:
                 cells.append(f"{percent(s.median)} / {percent(s.mean)}")
         out.add_row(*cells)
-    console.print(out)
+    if wide:  # every cell whole at its natural width, as --wide promises
+        print_natural(console, out)
+    else:
+        console.print(out)
     print_spread(table, console)
     print_intervals(table, console)
     if wide:
@@ -165,4 +168,4 @@ def print_executions(table: FidelityTable, console: Console) -> None:
             cells += ["-" if not math.isfinite(r.simulated[k]) else f"{r.simulated[k]:.0f}",
                       percent(r.error(k), signed=True), "-" if s is None else f"{s[0]:.1f}/{s[1]:.1f}"]
         out.add_row(*cells)
-    console.print(out)
+    print_natural(console, out)

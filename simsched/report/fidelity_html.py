@@ -193,7 +193,8 @@ def gantt_svg(hosts: Sequence[str], rows: Sequence[int], start: np.ndarray, end:
                    f'stroke-dasharray="4 3"/><text x="{x - 4:.1f}" y="{top - 6}" text-anchor="end" '
                    f'fill="#d62728">recorded makespan {recorded:.0f} s</text>')
     step = 10 ** math.floor(math.log10(horizon)) if horizon > 0 else 1
-    ticks = np.arange(0, horizon + step / 2, step if horizon / step >= 3 else step / 2)
+    tick = step if horizon / step >= 3 else step / 2
+    ticks = np.arange(0, horizon * (1 + 1e-9) + (tick if horizon <= 0 else 0), tick)  # none past the axis's end
     for t in ticks.tolist():
         out.append(f'<text x="{left + t * scale:.1f}" y="{y + 14:.1f}" text-anchor="middle">{t:g}</text>')
     out.append(f'<text x="{left + span:.1f}" y="{y + 28:.1f}" text-anchor="end">time (s)</text>')
