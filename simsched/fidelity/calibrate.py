@@ -226,7 +226,7 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
     box = np.array([(math.log10(bounds[n].low), math.log10(bounds[n].high)) if bounds[n].log
                     else (bounds[n].low, bounds[n].high) for n in free], dtype=np.float64).reshape(-1, 2)
     x0 = []
-    for n, (lo, hi) in zip(free, box.tolist()):
+    for n in free:
         v = getattr(start, n)
         if v is None:  # slots unset: every core; no bandwidth: no storage bottleneck (the top of the range)
             v = bounds[n].high

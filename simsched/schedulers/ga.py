@@ -87,13 +87,15 @@ def ga_schedule(
     elite: int = 2,
     seed_heft: bool = True,
 ) -> Plan:
-    """Run the GA; stop after ``generations`` or ``time_limit_s`` seconds, whichever comes first.
+    """Run the GA; stop after ``generations`` or ``time_limit_s`` seconds of CPU (``time.process_time``:
+    a loaded machine runs the same generations as an idle one, so a pinned result does not depend on
+    the load), whichever comes first.
 
     ``mutation_rate`` is the per-gene probability (default ``1/n``).  Returns the best plan with
     its times and ``info``: objective, fitness, generations, evaluations, elapsed seconds and, when
     seeded, HEFT's fitness.  O(generations x population x (n D + n log n)).
     """
-    clock = time.perf_counter()
+    clock = time.process_time()
     n = problem.n_tasks
     size = max(2, int(population))
     elite = min(max(int(elite), 1 if seed_heft else 0), size - 1)
@@ -113,7 +115,7 @@ def ga_schedule(
     evaluations, gen = size, 0
     n_child = size - elite
     tasks = np.arange(n)
-    while gen < generations and time.perf_counter() - clock < time_limit_s:
+    while gen < generations and time.process_time() - clock < time_limit_s:
         gen += 1
         best = np.argsort(fit, kind="stable")[:elite]
         # tournament selection of two parents per child
@@ -142,7 +144,7 @@ def ga_schedule(
     order[seq[i]] = np.arange(n)
     times = evaluate_sequences(problem, proc[i], seq[i])
     info = {"objective": objective, "fitness": float(fit[i]), "generations": gen, "evaluations": evaluations,
-            "elapsed_s": time.perf_counter() - clock}
+            "elapsed_s": time.process_time() - clock}
     if heft_fitness is not None:
         info["heft_fitness"] = heft_fitness
     return Plan(proc[i], order, times.start[0], times.finish[0], info)
@@ -153,10 +155,10 @@ class GA:
 
     Baseline of the DeepSched paper, after Kumar et al.'s GA for process scheduling, extended to
     heterogeneous processors.  O(generations x population x (n D + n log n)); stops at
-    ``generations`` or ``time_limit_s``, whichever comes first; randomness only from ``rng``.
+    ``generations`` or ``time_limit_s`` CPU seconds, whichever comes first; randomness only from ``rng``.
 
     Parameters:
-        population, generations, time_limit_s: search budget.
+        population, generations, time_limit_s: search budget (``time_limit_s`` in CPU seconds).
         objective: ``waiting`` (average waiting time, the paper's eq. 1), ``makespan`` or
             ``turnaround``.
         crossover_rate, mutation_rate (per gene, default 1/n), key_sigma (std of a key nudge),
