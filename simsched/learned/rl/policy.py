@@ -129,6 +129,16 @@ def _one_job(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(problem.n_tasks, dtype=np.int64), np.zeros(1)
 
 
+def _whole_graph(problem: Problem) -> bool:
+    """``problem`` is one whole task graph: no task arrives after 0 and no task is named as a job of a
+    stream (``j<k>.``, :func:`~simsched.workloads.jobs.merge_jobs`), so it is not the first job of a
+    stream either, which looks like one DAG until the next job arrives.  O(n)."""
+    from simsched.workloads.jobs import stream_job_keys
+
+    return not (problem.n_tasks and float(problem.graph.arrival.max()) > 0.0) \
+        and stream_job_keys(problem.graph.names) is None
+
+
 class GuardWarning(DataRepairWarning):
     """A learned agent met a world outside its training range and handed its decisions to the rule
     (printed by the command line as one plain ``warning:`` line, like an importer's repairs)."""
@@ -231,7 +241,7 @@ class _Agent(OneByOne, RangeChecked):
         self.rule = ShortestJobEFT(late_binding=bool(getattr(self, "late_binding", False)))
         self.rule.reset(problem, self.rng)
         self.fallback_reasons = reasons
-        said = self._range_said(problem, stream)
+        said = self._range_said(problem, _whole_graph(problem))
         reasons = [r for r in reasons if r not in said]
         if not reasons:  # the run's range warning already says so (range_warning)
             return
@@ -269,19 +279,18 @@ class _Agent(OneByOne, RangeChecked):
     def range_consequence(self, problem: Problem, stream: bool = False) -> str:
         """Where the guard will hand every decision to srjf-eft for what the range warning names
         (:meth:`_range_said`), the range warning says so (and the guard says nothing more)."""
-        from simsched.workloads.jobs import is_job_stream
-
-        if self.guard and self._range_said(problem, stream or is_job_stream(problem.graph)):
+        if self.guard and self._range_said(problem, not stream and _whole_graph(problem)):
             return "falls back to srjf-eft"
         return super().range_consequence(problem, stream)
 
-    def _range_said(self, problem: Problem, stream: bool) -> list[str]:
+    def _range_said(self, problem: Problem, whole_graph: bool) -> list[str]:
         """The guard's reasons to fall back that the run's range warning names already: the platform
-        (:meth:`TrainingRange.outside_platform`) and, on one task graph (not ``stream``), the graph's
-        size (its one job's).  O(n + m)."""
+        (:meth:`TrainingRange.outside_platform`) and, on one whole task graph (``whole_graph``:
+        :func:`_whole_graph`; the runner checks its range on the same graph), the graph's size (its
+        one job's).  O(n + m)."""
         rng = self._range()
         said = rng.outside_platform(problem.platform)
-        if not stream:
+        if whole_graph:
             said += [r for r in rng.outside_stream(problem, *_one_job(problem)) if r.startswith("job sizes")]
         return said
 
