@@ -176,6 +176,15 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
+def one_line(text: str) -> str:
+    """A message of several lines (a warning's short first line, then its particulars) as the one line
+    a results row's field holds: its non-blank lines, stripped, joined by ``"; "``.  A message of one
+    line comes back unchanged.  O(len(text))."""
+    if "\n" not in text:
+        return text
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 _ROLE = re.compile(r":(?:py:)?(?:meth|func|class|mod|data|attr|exc|obj|const|ref|doc|term):"
                    r"`(~?)([^`<]*?)(?:\s*<([^>`]+)>)?`")
 _DOUBLE = re.compile(r"``(.+?)``", re.S)

@@ -11,7 +11,8 @@
   the plug-in's documented demo);
 * :func:`batch_reference`: the independent heap-based FCFS/EASY reference of the batch engine, and
   :class:`RecordingConservative`, conservative backfilling that keeps each job's reservations;
-* :data:`DIGESTS` and :func:`schedule_digest`: the pinned stream schedules (tests/data/stream_schedule_digests.json).
+* :data:`DIGESTS` and :func:`schedule_digest`: the pinned stream schedules (tests/data/stream_schedule_digests.json);
+* :func:`warning_paragraphs`: the ``warning:`` paragraphs a command printed, each as one line.
 
 Test modules never import each other: what two of them share lives here.
 """
@@ -59,6 +60,22 @@ schedulers: [mct, srjf-eft, fair-eft, heft]
 """
 """A job stream of six jobs on three CPUs and a GPU, failures (the GPU's more often) and stragglers: every
 stream figure (JCT, slowdown, deadline misses, lost work) has something to show."""
+
+
+def warning_paragraphs(output: str) -> list[str]:
+    """Each ``warning: ...`` paragraph of ``output`` (its first line, then the indented lines below it:
+    wrapped continuations and particulars) as one line, spaces collapsed."""
+    paragraphs: list[list[str]] = []
+    current: list[str] | None = None
+    for line in output.splitlines():
+        if line.startswith("warning:"):
+            current = [line]
+            paragraphs.append(current)
+        elif current is not None and line.startswith(" "):
+            current.append(line)
+        else:
+            current = None
+    return [" ".join(" ".join(p).split()) for p in paragraphs]
 
 
 def digest(path: Path) -> str:

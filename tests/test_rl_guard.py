@@ -43,7 +43,9 @@ def test_outside_the_platform_range_rl_is_exactly_srjf_eft_with_one_warning() ->
     # the platform is the world's description: the run's one range warning says it, not the guard again
     assert warned == []
     line = agent.range_warning(rl.problem, "rl")
-    assert "16 processors" in line and line.endswith("it falls back to srjf-eft")
+    head = line.splitlines()[0]
+    assert head.startswith("rl falls back to srjf-eft: ") and head.endswith("processors outside its training range")
+    assert "16 processors" in line.splitlines()[1]
     np.testing.assert_array_equal(rl.schedule.processor, rule.schedule.processor)
     np.testing.assert_array_equal(rl.schedule.start, rule.schedule.start)
     assert rl.metrics.summary["jct_mean"] == rule.metrics.summary["jct_mean"]
@@ -80,12 +82,57 @@ def test_the_single_dag_checkpoint_falls_back_on_streams_and_guard_false_keeps_t
         agent = RLPolicy(checkpoint="rl")  # named: the default switches to rl_worlds on streams
         run_online(prob, agent)
     assert agent.rule is not None and any("single DAGs" in r for r in agent.fallback_reasons)
-    assert sum(issubclass(w.category, GuardWarning) for w in caught) == 1
+    said = [str(w.message) for w in caught if issubclass(w.category, GuardWarning)]
+    assert len(said) == 1 and said[0].startswith("rl falls back to srjf-eft: ")
+    assert "job streams (trained on single DAGs)" in said[0].splitlines()[0]
     free = RLPolicy(checkpoint="rl", guard=False)
     run_online(prob, free)
     assert free.rule is None
     with pytest.raises(SimschedError, match="guard"):
         RLPolicy(guard="yes")
+
+
+def test_one_task_graph_of_several_components_is_not_a_job_stream() -> None:
+    """kasahara_stg's graph (one STG file) has an isolated task, so :func:`job_ids` numbers two
+    components: still one DAG, one job of 40 tasks (inside ``rl.pt``'s 20-50), so the single-DAG
+    checkpoint decides, with no word of job streams; a stream of the same checkpoint's family is one."""
+    from simsched.scenario import build_problem, load_scenario
+    from simsched.simulator.engine import run_online
+    from simsched.workloads.jobs import is_job_stream, job_ids
+
+    problem = build_problem(load_scenario(ROOT / "scenarios" / "kasahara_stg.yaml"))
+    assert int(job_ids(problem.graph).max()) + 1 == 2 and not is_job_stream(problem.graph)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agent = RLPolicy(checkpoint="rl")
+        run_online(problem, agent)
+    assert agent.rule is None and not [w for w in caught if issubclass(w.category, GuardWarning)]
+    rng = np.random.default_rng(0)
+    both = merge_jobs([random_dag(30, processors=4, rng=rng) for _ in range(2)], [0.0, 0.0])
+    assert is_job_stream(both.graph)  # two jobs by name, both at time 0
+    from simsched.workloads.taskgraph import TaskGraph
+
+    apart = TaskGraph(["a", "b", "c"])  # three independent tasks, all at time 0: one task graph
+    assert int(job_ids(apart).max()) == 2 and not is_job_stream(apart)
+    assert is_job_stream(TaskGraph(["a", "b", "c"], arrival=[0.0, 0.0, 2.0]))  # tasks arriving over time
+
+
+@pytest.mark.parametrize(("scenario", "streams"), [("kasahara_stg.yaml", False), ("execution/host_memory.yaml", False),
+                                                   ("cloud_tasklist.yaml", True)])
+def test_run_says_job_streams_only_of_streams(scenario: str, streams: bool) -> None:
+    """``simsched run S -s rl``: a single DAG (kasahara: two components; host_memory: four independent
+    tasks, a size outside the range, said once by the range warning) never hears of job streams; a
+    task list whose tasks arrive over time does.  Every line fits 100 columns."""
+    from typer.testing import CliRunner
+
+    from simsched.cli.main import app
+
+    result = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / scenario), "-s", "rl"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert ("job streams" in result.output) is streams
+    assert all(len(line) <= 100 for line in result.output.splitlines())
+    firsts = [line for line in result.output.splitlines() if line.startswith("warning: rl")]
+    assert firsts and len(firsts) == len(set(firsts)) == (2 if streams else 1)
 
 
 def test_inside_its_world_the_network_decides() -> None:

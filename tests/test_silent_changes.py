@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import warning_paragraphs
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
@@ -179,7 +180,8 @@ def test_explain_names_the_real_kind(name: str, kind: str) -> None:
 
 
 def test_a_checkpoint_outside_its_training_range_is_said_in_the_row(tmp_path: Path) -> None:
-    """deepsched on 2 tasks (trained on 10 and more): the warning line run prints is the row's ``warning``;
+    """deepsched on 2 tasks (trained on 10 and more): the warning run prints, a short first line and its
+    particulars indented below, is the row's ``warning`` as one line (each line within 100 columns);
     heft, which promises nothing about a range, has none."""
     pytest.importorskip("torch")
     doc = {"name": "tiny", "platform": {"processors": [{"name": "p", "type": "cpu", "count": 2}]},
@@ -189,5 +191,11 @@ def test_a_checkpoint_outside_its_training_range_is_said_in_the_row(tmp_path: Pa
     rows = _rows(out)
     assert "warning" not in rows["heft"]
     warning = rows["deepsched"]["warning"]
-    assert warning.startswith("deepsched (checkpoint ") and "this inline instance has 2 tasks, outside" in warning
-    assert f"warning: {warning}" in " ".join(result.output.split())
+    head = "deepsched may plan poorly: tasks outside its training range"
+    assert warning.startswith(f"{head}; this inline instance has 2 tasks; checkpoint ") and "trained on 10-" in warning
+    shown = result.output.splitlines()
+    first = shown.index(f"warning: {head}")
+    assert shown[first + 1] == "  this inline instance has 2 tasks" and shown[first + 2].startswith("  checkpoint ")
+    assert all(len(line) <= 100 for line in shown)
+    # the printed paragraph holds what the row holds: its three lines, the row's "; " between them
+    assert warning_paragraphs(result.output) == ["warning: " + " ".join(warning.split("; ", 2))]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import warning_paragraphs
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
@@ -29,8 +30,12 @@ def test_range_names_what_lies_outside_and_never_a_family_label() -> None:
     assert rng.outside(_problem(50, 4)) == []
     assert rng.outside(_problem(300, 12)) == ["300 tasks", "12 processors"]
     line = warning_line("deepsched", rng, _problem(300, 4), "random")
-    assert line is not None and "\n" not in line
-    assert "abc123" in line and "10-100 tasks" in line and "300 tasks" in line and "random instance" in line
+    assert line is not None
+    # a short first line (who, what follows, which features), the values and the range below it
+    assert line.splitlines() == ["deepsched may plan poorly: tasks outside its training range",
+                                 "this random instance has 300 tasks",
+                                 "checkpoint abc123 trained on 10-100 tasks; 2-8 processors; CCR 0.1-5; "
+                                 "families random, layered"]
     for label in (None, "wfcommons", "dax", "workflow:montage"):  # a label alone never warns
         assert warning_line("deepsched", rng, _problem(50, 4), label) is None
     unknown = TrainingRange.from_dict("x", {"tasks": "nonsense", "structure": {"edges per task": "x"}})
@@ -77,11 +82,15 @@ def test_run_warns_once_per_learned_scheduler_and_records_checkpoint(tmp_path: P
     out = tmp_path / "r.json"
     result = CliRunner().invoke(app, ["run", str(scenario), "--json", str(out)])
     assert result.exit_code == 0, result.output
-    text = result.output.replace("\n  ", " ")  # a warning is one paragraph, wrapped with indented continuations
-    warnings = [line for line in text.splitlines() if line.startswith("warning:")]
+    lines = result.output.splitlines()
+    assert max(map(len, lines)) <= 100
+    warnings = warning_paragraphs(result.output)  # a first line and its indented particulars
     assert len(warnings) == 2, result.output
     assert "deepsched" in warnings[0] and "40 processors" in warnings[0] and "2-16 processors" in warnings[0]
-    assert warnings[1].startswith("warning: rl ") and "40 processors" in warnings[1]
+    assert warnings[1].startswith("warning: rl falls back to srjf-eft: ") and "40 processors" in warnings[1]
+    firsts = [line for line in lines if line.startswith("warning:")]
+    assert firsts == ["warning: deepsched may plan poorly: processors outside its training range",
+                      "warning: rl falls back to srjf-eft: CCR, processors outside its training range"], firsts
     rows = {r["scheduler"]: r for r in json.loads(out.read_text())["results"]}
     assert "checkpoint" not in rows["heft"]
     assert rows["deepsched"]["checkpoint"] == checkpoint_id(shipped_checkpoint())

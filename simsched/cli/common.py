@@ -204,11 +204,14 @@ def _replay(caught: list[warnings.WarningMessage]) -> None:
 
 
 def warning_line(message: str) -> None:
-    """One ``warning: ...`` paragraph on stderr, wrapped to the terminal's width (continuation lines
-    indented; :func:`simsched.report.terminal.say`)."""
+    """One ``warning: ...`` paragraph on stderr: the message's first line, then each further line (a
+    warning's particulars, such as a checkpoint's training range) indented below it; every line
+    wrapped to the terminal's width with indented continuations (:func:`simsched.report.terminal.say`)."""
     from simsched.report.terminal import say
 
-    say("warning: " + " ".join(message.split()), stderr=True)
+    lines = [" ".join(part.split()) for part in message.splitlines()]
+    lines = [line for line in lines if line] or [""]
+    say("warning: " + lines[0], stderr=True, details=lines[1:])
 
 
 class OneLineUsageErrors(typer.core.TyperGroup):

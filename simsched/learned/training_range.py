@@ -217,15 +217,40 @@ def workload_family(options: dict, form: str) -> str:
     return gen
 
 
-def warning_line(label: str, rng: TrainingRange, problem: Problem, family: str | None = None) -> str | None:
-    """One warning line when ``problem``'s shape lies outside ``rng``, else ``None``; ``family``
-    (the workload's name, may be ``None``) only names the instance in the line."""
+def feature_names(reasons: list[str]) -> list[str]:
+    """The names of what lies outside a range, without the values: ``"100 tasks"`` -> ``tasks``,
+    ``"speed ratio 4"`` -> ``speed ratio``, ``"job sizes 1-9 tasks"`` -> ``job sizes``; a reason
+    without a number is its own name.  Each name once, in order.  O(total length)."""
+    names: list[str] = []
+    for reason in reasons:
+        words = reason.split()
+        numeric = [i for i, w in enumerate(words) if any(c.isdigit() for c in w)]
+        if numeric:
+            words = words[:numeric[0]] or words[numeric[-1] + 1:]
+        name = " ".join(words) or reason
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def range_detail(rng: TrainingRange) -> str:
+    """The detail line naming a checkpoint and what it was trained on."""
+    return f"checkpoint {rng.checkpoint} trained on {rng.describe()}"
+
+
+def warning_line(label: str, rng: TrainingRange, problem: Problem, family: str | None = None,
+                 consequence: str = "may plan poorly") -> str | None:
+    """The range warning when ``problem``'s shape lies outside ``rng``, else ``None``: a short first
+    line (``label``, the ``consequence``, what lies outside), then the instance's values and the
+    checkpoint's range on lines of their own (a results row holds them as one line:
+    :func:`simsched.outputs.one_line`); ``family`` (the workload's name, may be ``None``) only names
+    the instance."""
     bad = rng.outside(problem)
     if not bad:
         return None
     which = f"this {family} instance" if family else "this instance"
-    return (f"{label} (checkpoint {rng.checkpoint}) was trained on {rng.describe()}; "
-            f"{which} has {', '.join(bad)}, outside that range: its plans may be poor")
+    return (f"{label} {consequence}: {', '.join(feature_names(bad))} outside its training range\n"
+            f"{which} has {', '.join(bad)}\n{range_detail(rng)}")
 
 
 class RangeChecked:
@@ -257,7 +282,13 @@ class RangeChecked:
         a job stream (an agent with a checkpoint per kind of workload judges it by its stream
         checkpoint).  O(n m + e)."""
         family = workload_family(*workload) if workload is not None else None
-        return warning_line(label, self._range(), problem, family)
+        return warning_line(label, self._range(), problem, family, self.range_consequence(problem, stream))
+
+    def range_consequence(self, problem: Problem, stream: bool = False) -> str:
+        """What happens outside the range, for the warning's first line: the plans may be poor (an
+        agent that hands its decisions to a rule there says so instead).  ``stream`` as for
+        :meth:`range_warning`."""
+        return "may plan poorly"
 
 
 def scenario_range(checkpoint: str | Path, scenario: str | Path | None, tasks: tuple[int, int] | None,

@@ -25,6 +25,7 @@ import numpy as np
 
 from simsched.errors import SimschedError
 from simsched.extras import require_extra
+from simsched.outputs import one_line
 from simsched.scenario import Scenario, load_scenario
 from simsched.scenario.load import parse_scenario
 from simsched.yamlio import YamlDocument
@@ -162,7 +163,7 @@ class Results:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(r[c]))}</td>" for c in columns) + "</tr>"
                        for r in summary)
-        note = "".join(f"<p><small>warning: {html.escape(w)}</small></p>" for w in self.warnings)
+        note = "".join(f"<p><small>warning: {html.escape(one_line(w))}</small></p>" for w in self.warnings)
         return (f"<div><b>{html.escape(self.scenario)}</b> ({html.escape(self.kind)}, {len(self.rows)} rows)"
                 f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}</div>")
 

@@ -13,7 +13,7 @@ rich is imported inside each function, so a command that never draws a bar never
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -82,16 +82,19 @@ def wrap(text: str, width: int, indent: str = "  ") -> str:
     return "\n".join(lines)
 
 
-def say(text: str, stderr: bool = False) -> None:
+def say(text: str, stderr: bool = False, details: Sequence[str] = ()) -> None:
     """Print plain ``text`` (no markup) wrapped to :func:`output_width` (at most
     :data:`simsched.report.fit.MAX_COLUMNS`): a command's sentences and
-    ``key: value`` lines, which would otherwise run past the terminal's edge.  O(len(text))."""
+    ``key: value`` lines, which would otherwise run past the terminal's edge.  Each of ``details``
+    follows on its own line, indented by two spaces (its continuations by four), so a warning keeps a
+    short first line and its particulars below.  O(len(text))."""
     import sys
 
     from simsched.report.fit import MAX_COLUMNS
 
+    width = min(output_width(stderr), MAX_COLUMNS)
     stream = sys.stderr if stderr else sys.stdout
-    stream.write(wrap(text, min(output_width(stderr), MAX_COLUMNS)) + "\n")
+    stream.write("\n".join([wrap(text, width)] + [wrap("  " + d, width, "    ") for d in details]) + "\n")
     stream.flush()
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from simsched import limits
 from simsched.errors import SchedulerDeclined, SimschedError
+from simsched.outputs import one_line
 from simsched.run.execution import execution_kwargs
 from simsched.run.gangcheck import GangNeed, check_gang_support, first_gang_need
 from simsched.run.seedspace import space_of
@@ -475,10 +476,11 @@ def _repetitions(scenario: Scenario, specs: Sequence[SchedulerChoice], probe: Pr
 
 
 def _warning_field(row: dict[str, Any], lines: Sequence[str]) -> None:
-    """Set the results row's ``warning`` (its lines joined by `` | ``) when there are lines; a row
-    without any has no such field (rows of runs that keep their promises are unchanged)."""
+    """Set the results row's ``warning`` (its lines joined by `` | ``, a line of several lines, such as
+    a range warning with its particulars, made one by :func:`~simsched.outputs.one_line`) when there
+    are lines; a row without any has no such field (rows of runs that keep their promises are unchanged)."""
     if lines:
-        row["warning"] = " | ".join(lines)
+        row["warning"] = " | ".join(one_line(line) for line in lines)
 
 
 def _check_simulated(label: str, schedule: Schedule, problem: Problem, *, exact: bool, transfers: bool = True) -> None:

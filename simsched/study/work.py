@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from simsched.outputs import one_line
 from simsched.run.columns import ENERGY_METRICS, GRAPH_METRICS, METRICS, STREAM_METRICS
 
 
@@ -110,7 +111,7 @@ def run_chunk(chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
                                                              else GRAPH_METRICS)})
                 row.update({k: _metric(result, k) for k in ENERGY_METRICS if k in result})
                 row["tasks"] = int(report.problem.n_tasks)
-                checkpoint, warning = str(result.get("checkpoint", "")), " | ".join(report.warnings)
+                checkpoint, warning = str(result.get("checkpoint", "")), " | ".join(map(one_line, report.warnings))
             except Exception as exc:
                 error = _describe(exc)
         row.update(error=error, checkpoint=checkpoint, warning=warning, run_id=chunk["run_id"],

@@ -150,6 +150,18 @@ def job_ids(graph: TaskGraph) -> np.ndarray:
     return rank[labels]
 
 
+def is_job_stream(graph: TaskGraph) -> bool:
+    """Whether ``graph`` is a stream of jobs rather than one task graph: several jobs named by the
+    ``j<k>.`` prefixes :func:`merge_jobs` writes, or some task arriving after time 0.  A single DAG
+    whose tasks fall into several weakly connected components (an STG file with an isolated task, a
+    few independent tasks) is not a stream here, although :func:`job_ids` numbers its components as
+    jobs for per-job metrics.  O(n)."""
+    if graph.n_tasks and float(graph.arrival.max()) > 0.0:
+        return True
+    keys = stream_job_keys(graph.names)
+    return keys is not None and bool((keys != keys[0]).any())
+
+
 def stream_job_keys(names: Sequence[str]) -> np.ndarray | None:
     """The ``k`` of each name's ``j<k>.`` prefix (as :func:`merge_jobs` writes them), or None when
     some name has none (or there are no names).  O(len(names))."""

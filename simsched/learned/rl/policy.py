@@ -15,7 +15,7 @@ import numpy as np
 
 from simsched.errors import DataRepairWarning
 from simsched.learned.rl.features import StaticInfo, WorldSeen, observe
-from simsched.learned.training_range import RangeChecked
+from simsched.learned.training_range import RangeChecked, feature_names, range_detail
 from simsched.schedulers.jobaware import OneByOne
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
@@ -124,6 +124,21 @@ fresh days it leans worse than the rule where fast processors are twice as fast 
 across worlds"), and a default must degrade to the rule, not below it."""
 
 
+def _one_job(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """``(jobs, job_arrival)`` of one task graph taken as one job arriving at 0.  O(n)."""
+    return np.zeros(problem.n_tasks, dtype=np.int64), np.zeros(1)
+
+
+def _whole_graph(problem: Problem) -> bool:
+    """``problem`` is one whole task graph: no task arrives after 0 and no task is named as a job of a
+    stream (``j<k>.``, :func:`~simsched.workloads.jobs.merge_jobs`), so it is not the first job of a
+    stream either, which looks like one DAG until the next job arrives.  O(n)."""
+    from simsched.workloads.jobs import stream_job_keys
+
+    return not (problem.n_tasks and float(problem.graph.arrival.max()) > 0.0) \
+        and stream_job_keys(problem.graph.names) is None
+
+
 class GuardWarning(DataRepairWarning):
     """A learned agent met a world outside its training range and handed its decisions to the rule
     (printed by the command line as one plain ``warning:`` line, like an importer's repairs)."""
@@ -194,8 +209,13 @@ class _Agent(OneByOne, RangeChecked):
         """The guard for worlds outside the training range: when the world seen so far (platform,
         job sizes, offered load: :meth:`TrainingRange.outside_stream`) lies outside the checkpoint's
         range, hand every later decision to the best rule, ``srjf-eft``, so the agent degrades to the
-        rule and not below it; one :class:`GuardWarning` says so.  O(n + m)."""
-        stream = self.info.n_jobs > 1 or float(problem.graph.arrival.max(initial=0.0)) > 0.0
+        rule and not below it; one :class:`GuardWarning` says so, unless the run's range warning
+        already does (:meth:`_range_said`).  A task graph is a stream only when it holds several jobs or
+        tasks that arrive after 0 (:func:`~simsched.workloads.jobs.is_job_stream`); one task graph is
+        one job, whatever its weakly connected components.  O(n + m)."""
+        from simsched.workloads.jobs import is_job_stream
+
+        stream = is_job_stream(problem.graph)  # not a single DAG's components (job_ids' jobs)
         if self.default_checkpoint and stream and self._use_stream_default():
             # a job stream and no checkpoint named: the one trained on streams, observing as it was
             # trained, and its range decides from here on (rl.pt's fallback, if any, is lifted)
@@ -204,10 +224,11 @@ class _Agent(OneByOne, RangeChecked):
             self.rule, self.fallback_reasons = None, []
         if not self.guard or self.rule is not None:
             return
-        reasons = self._range().outside_stream(problem, self.info.jobs, self.info.job_arrival)
+        jobs, job_arrival = (self.info.jobs, self.info.job_arrival) if stream else _one_job(problem)
+        reasons = self._range().outside_stream(problem, jobs, job_arrival)
         cfg = self._config()
         streams = int(cfg.get("jobs") or 1) > 1 or bool(cfg.get("stream_scenario")) or bool(cfg.get("worlds"))
-        if not streams and self.info.n_jobs > 1:
+        if not streams and stream:
             reasons.append("job streams (trained on single DAGs)")
         if streams and not cfg.get("arrived_only"):
             reasons.append("a checkpoint trained on observations of jobs not yet arrived (withdrawn)")
@@ -220,14 +241,14 @@ class _Agent(OneByOne, RangeChecked):
         self.rule = ShortestJobEFT(late_binding=bool(getattr(self, "late_binding", False)))
         self.rule.reset(problem, self.rng)
         self.fallback_reasons = reasons
-        reasons = [r for r in reasons if r not in self._range().outside_platform(problem.platform)]
-        if not reasons:  # the platform alone: the run's range warning already says so (range_warning)
+        said = self._range_said(problem, _whole_graph(problem))
+        reasons = [r for r in reasons if r not in said]
+        if not reasons:  # the run's range warning already says so (range_warning)
             return
-        # what is outside, without this day's numbers: the same line on every day, shown once
-        kinds = sorted({" ".join(w for w in r.split() if not any(c.isdigit() for c in w)) for r in reasons})
+        # what is outside, without this day's numbers: the same warning on every day, shown once
         warnings.warn(GuardWarning(
-            f"{self.name} (checkpoint {self._range().checkpoint}) falls back to srjf-eft: {', '.join(kinds)} "
-            f"outside what it was trained on ({self._range().describe()})"), stacklevel=2)
+            f"{self.name} falls back to srjf-eft: {', '.join(sorted(feature_names(reasons)))} outside its "
+            f"training range\n{range_detail(self._range())}"), stacklevel=2)
 
     def decide(self, view: DecisionView):
         if view.problem.n_tasks != self.n_seen:
@@ -248,14 +269,30 @@ class _Agent(OneByOne, RangeChecked):
         to srjf-eft when its platform lies outside the range (the guard then decides nothing else to
         warn about).  On a job stream (``stream``, or ``problem`` holds several jobs) the range is the
         stream checkpoint's, the one that will decide.  O(n m + e)."""
-        from simsched.workloads.jobs import job_ids
+        from simsched.workloads.jobs import is_job_stream
 
-        if stream or (problem.n_tasks and int(job_ids(problem.graph).max()) > 0):
+        stream = stream or is_job_stream(problem.graph)
+        if stream:
             self._use_stream_default()
-        line = super().range_warning(problem, label, workload)
-        if line and self.guard and self._range().outside_platform(problem.platform):
-            line = line.replace("its plans may be poor", "it falls back to srjf-eft")
-        return line
+        return super().range_warning(problem, label, workload, stream)
+
+    def range_consequence(self, problem: Problem, stream: bool = False) -> str:
+        """Where the guard will hand every decision to srjf-eft for what the range warning names
+        (:meth:`_range_said`), the range warning says so (and the guard says nothing more)."""
+        if self.guard and self._range_said(problem, not stream and _whole_graph(problem)):
+            return "falls back to srjf-eft"
+        return super().range_consequence(problem, stream)
+
+    def _range_said(self, problem: Problem, whole_graph: bool) -> list[str]:
+        """The guard's reasons to fall back that the run's range warning names already: the platform
+        (:meth:`TrainingRange.outside_platform`) and, on one whole task graph (``whole_graph``:
+        :func:`_whole_graph`; the runner checks its range on the same graph), the graph's size (its
+        one job's).  O(n + m)."""
+        rng = self._range()
+        said = rng.outside_platform(problem.platform)
+        if whole_graph:
+            said += [r for r in rng.outside_stream(problem, *_one_job(problem)) if r.startswith("job sizes")]
+        return said
 
     def _use_stream_default(self) -> bool:
         """When no checkpoint was named and the agent is ``rl``, switch (once, for good) to the

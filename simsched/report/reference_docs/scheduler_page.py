@@ -49,7 +49,7 @@ def scheduler_parameters() -> str:
         cls = registry.load_class(name)
         sig = inspect.signature(cls, eval_str=True)
         params = {k: p for k, p in sig.parameters.items() if k not in ("self", "args", "kwargs")}
-        out.append(f"\n#### `{name}` ({registry.kind(cls)}): parameters\n")
+        out.append(f"\n#### `{name}` ({registry.kind(cls, name)}): parameters\n")
         if not params:
             out.append("No parameters.")
             continue
