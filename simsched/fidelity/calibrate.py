@@ -63,10 +63,15 @@ class Bound:
 
     def check(self, name: str) -> None:
         """:class:`SimschedError` (field ``name``) unless the range is finite, ordered and non-empty
-        (and positive on a log scale, whole for an integer parameter)."""
+        (and positive on a log scale, whole for an integer parameter); no parameter of the model is
+        negative, and ``runtime_factor`` and ``bandwidth`` are positive."""
         lo, hi = self.low, self.high
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise SimschedError(f"bounds [{lo:g}, {hi:g}] must be finite numbers", field=f"bound {name}")
+        if lo < 0 or (name in ("runtime_factor", "bandwidth") and lo <= 0):
+            sign = "> 0" if name in ("runtime_factor", "bandwidth") else ">= 0"
+            raise SimschedError(f"bounds [{lo:g}, {hi:g}] must be {sign} ({name} is never negative)",
+                                field=f"bound {name}")
         if lo > hi:
             raise SimschedError(f"bounds [{lo:g}, {hi:g}] are empty (low > high)", field=f"bound {name}")
         if self.log and lo <= 0:
