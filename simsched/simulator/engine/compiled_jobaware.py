@@ -1,0 +1,212 @@
+"""The job-aware online rules in numba, for the compiled stream engine
+(:mod:`simsched.simulator.engine.compiled_kernel`): shortest remaining job first (``srjf-eft``, with
+or without late binding) and weighted fair share (``fair-eft``) with earliest expected finish, decided
+as :class:`~simsched.schedulers.jobaware.ShortestJobEFT` and
+:class:`~simsched.schedulers.jobaware.FairShareEFT` decide on the SimPy engine, float for float.
+
+The per-task and per-job tables (upward rank, job, mean cost; each job's tasks, priority, weight)
+are built once before the run by the policy (``compiled_tables``), over the whole stream: equal to
+the tables the policy grows arrival by arrival, since the compiled engine takes only streams whose
+arrival groups share no edge and no job (:class:`~simsched.simulator.engine.compiled.JobTables`).
+
+A job's remaining (or attained) work is what the policy sums: the mean costs of the job's tasks in
+task-index order, one addition after another from the first (``np.cumsum(mask * cost)[-1]``), the
+mask "not assigned (nor placed in this decision) and not finished" (``served`` false) or "assigned
+or placed" (true).  It is cached per job and summed again only after one of the job's tasks was
+placed (the only change to its mask when nothing fails), so the same floats as summing afresh.
+
+Tables are passed as the tuple ``(rank, job, cost, job_ptr, job_task, priority, weight)``: job
+``j``'s tasks are ``job_task[job_ptr[j]:job_ptr[j + 1]]`` ascending; the decision view as
+``(arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat,
+link_inv, latency, inv_bw, table, key, work, memory, proc_memory, structured)``
+(:func:`~simsched.simulator.engine.compiled_view.completion_row`'s arguments).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from simsched.simulator.engine.compiled_view import completion_row
+
+SRJF, SRJF_LATE, FAIR = 2, 3, 4
+"""Policies of :func:`~simsched.simulator.engine.compiled_kernel.stream_loop` decided here (after its
+``MCT, REPLAY = 0, 1``): ``srjf-eft``, ``srjf-eft`` with ``late_binding``, ``fair-eft``."""
+
+
+@numba.njit(cache=True)
+def _lt(a, b):  # pragma: no cover - compiled
+    """``a`` sorts before ``b`` as numpy sorts floats (NaN after every number)."""
+    return a < b or (b != b and a == a)
+
+
+@numba.njit(cache=True)
+def _eq(a, b):  # pragma: no cover - compiled
+    return a == b or (a != a and b != b)
+
+
+@numba.njit(cache=True)
+def _before(a1, a2, a3, b1, b2, b3):  # pragma: no cover - compiled
+    """Key ``(a1, a2, a3)`` strictly before ``(b1, b2, b3)`` in ``np.lexsort``'s order (first key first)."""
+    if not _eq(a1, b1):
+        return _lt(a1, b1)
+    if not _eq(a2, b2):
+        return _lt(a2, b2)
+    return _lt(a3, b3)
+
+
+@numba.njit(cache=True)
+def _job_sum(j, served, tables, proc_of, finish, placed):  # pragma: no cover - compiled
+    """Job ``j``'s remaining (``served`` false) or attained work: the policy's ``np.cumsum(mask * cost)[-1]``
+    over its tasks in index order.  O(tasks of the job)."""
+    cost, job_ptr, job_task = tables[2], tables[3], tables[4]
+    s = 0.0
+    for i in range(job_ptr[j], job_ptr[j + 1]):
+        t = job_task[i]
+        assigned = proc_of[t] >= 0 or placed[t]
+        mask = assigned if served else not assigned and finish[t] != finish[t]
+        w = (1.0 if mask else 0.0) * cost[t]
+        s = w if i == job_ptr[j] else s + w
+    return s
+
+
+@numba.njit(cache=True)
+def _key(t, rule, tables, sums, valid, proc_of, finish, placed):  # pragma: no cover - compiled
+    """Task ``t``'s sort key: ``(remaining, -priority, -rank)`` for srjf, ``(attained / weight, job,
+    -rank)`` for fair (the policies' ``np.lexsort`` keys, first key first); the job's sum summed again
+    only when stale.  O(1), or O(tasks of the job) when stale."""
+    rank, job, priority, weight = tables[0], tables[1], tables[5], tables[6]
+    j = job[t]
+    if not valid[j]:
+        sums[j] = _job_sum(j, rule == FAIR, tables, proc_of, finish, placed)
+        valid[j] = True
+    if rule == FAIR:
+        return sums[j] / weight[j], float(j), -rank[t]
+    return sums[j], -priority[j], -rank[t]
+
+
+@numba.njit(cache=True)
+def _stable_order(k1, k2, k3):  # pragma: no cover - compiled
+    """``np.lexsort((k3, k2, k1))``: indices by ``k1``, then ``k2``, then ``k3``, ties by index (a
+    bottom-up merge sort, stable).  O(k log k)."""
+    k = k1.size
+    a = np.arange(k)
+    b = np.empty(k, dtype=np.int64)
+    width = 1
+    while width < k:
+        for lo in range(0, k, 2 * width):
+            mid = min(lo + width, k)
+            hi = min(lo + 2 * width, k)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                x, y = a[i], a[j]
+                if _before(k1[y], k2[y], k3[y], k1[x], k2[x], k3[x]):
+                    b[o] = y
+                    j += 1
+                else:
+                    b[o] = x
+                    i += 1
+                o += 1
+            while i < mid:
+                b[o] = a[i]
+                i += 1
+                o += 1
+            while j < hi:
+                b[o] = a[j]
+                j += 1
+                o += 1
+        a, b = b, a
+        width *= 2
+    return a
+
+
+@numba.njit(cache=True)
+def decide(rule, tasks, now, avail, idle, tables, sums, valid, placed, vw, dr, ct, chosen,
+           chosen_p):  # pragma: no cover - compiled
+    """One decision point: fill ``chosen``/``chosen_p`` with the ``(task, processor)`` pairs the policy
+    returns, in order, and return how many (0: none); -1 when a chosen task may run nowhere (the policy
+    then returns a pair the SimPy engine refuses).  ``tasks``: the ready tasks ascending; ``avail`` (m,)
+    ``max(expected end, now)``, updated as tasks are placed; ``idle`` (m,) nothing running or queued
+    (modified).  ``sums``/``valid`` per job and ``placed`` per task (all false between decisions) are
+    the caller's scratch, kept from one decision to the next.
+
+    srjf and fair (``OneByOne._decide_by_task``): while a processor is idle and ready tasks are left, the
+    ready task first in key order (:func:`_key`; first index on full ties) goes to its earliest expected
+    finish, and that processor's expected end becomes that finish.  O(picks x (k + in-degree x m)) for k
+    ready tasks.  srjf late (``ShortestJobEFT.decide``): the ready tasks in key order, each to the idle
+    processor still free where it finishes first (completion times from the view as it was), skipping a
+    task no free idle processor may run, until none is free.  O(k log k + k x in-degree x m)."""
+    (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
+     latency, inv_bw, table, key, work, memory, proc_memory, structured) = vw
+    job = tables[1]
+    k = tasks.size
+    m = avail.size
+    n_idle = 0
+    for q in range(m):
+        if idle[q]:
+            n_idle += 1
+    if k == 0 or n_idle == 0:
+        return 0
+    out = 0
+    if rule == SRJF_LATE:
+        k1 = np.empty(k)
+        k2 = np.empty(k)
+        k3 = np.empty(k)
+        for i in range(k):
+            k1[i], k2[i], k3[i] = _key(tasks[i], rule, tables, sums, valid, proc_of, finish, placed)
+        order = _stable_order(k1, k2, k3)
+        for i in range(k):
+            t = tasks[order[i]]
+            completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat,
+                           same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory, proc_memory,
+                           structured, dr, ct)
+            best = -1
+            best_ct = np.inf
+            for q in range(m):  # np.argmin over the idle processors, those taken counting as inf
+                if idle[q]:
+                    c = ct[q]
+                    if best < 0 or c < best_ct:
+                        best, best_ct = q, c
+            if not (best_ct < np.inf and best_ct > -np.inf):
+                continue  # may run on no free idle processor: it waits
+            chosen[out] = t
+            chosen_p[out] = best
+            out += 1
+            valid[job[t]] = False  # assigned once returned: its job's sum changes
+            idle[best] = False
+            n_idle -= 1
+            if n_idle == 0:
+                break
+        return out
+    alive = np.ones(k, dtype=np.bool_)
+    left = k
+    while n_idle > 0 and left > 0:
+        pick = -1
+        b1 = b2 = b3 = 0.0
+        for i in range(k):
+            if alive[i]:
+                a1, a2, a3 = _key(tasks[i], rule, tables, sums, valid, proc_of, finish, placed)
+                if pick < 0 or _before(a1, a2, a3, b1, b2, b3):
+                    pick, b1, b2, b3 = i, a1, a2, a3
+        t = tasks[pick]
+        valid[job[t]] = False
+        p = completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat,
+                           same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory, proc_memory,
+                           structured, dr, ct)
+        if not ct[p] < np.inf:  # only when a ready task may run nowhere
+            for i in range(out):
+                placed[chosen[i]] = False
+            return -1
+        alive[pick] = False
+        left -= 1
+        chosen[out] = t
+        chosen_p[out] = p
+        out += 1
+        placed[t] = True
+        avail[p] = ct[p]
+        if idle[p]:
+            idle[p] = False
+            n_idle -= 1
+    for i in range(out):
+        placed[chosen[i]] = False
+    return out
