@@ -32,6 +32,7 @@ import importlib.util
 import time
 from dataclasses import dataclass
 from itertools import chain
+from pathlib import Path
 
 import numpy as np
 
@@ -56,6 +57,35 @@ AUTO_MIN_TASKS = 5_000
 """``engine="auto"`` compiles only problems with at least this many tasks: loading numba and its cached
 machine code takes ~0.3-1 s of CPU once per process (1.1-1.2 s measured on a loaded 2-core machine),
 what the SimPy engine with MCT spends on a few thousand tasks."""
+
+
+_INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py"), "compiled_jobaware": ("compiled_view.py",)}
+"""Modules of compiled kernels and the sibling sources their machine code includes."""
+
+_checked = False
+"""Whether :func:`kernel_module` has looked for stale cached machine code in this process."""
+
+
+def kernel_module():
+    """The compiled loop's module (imports numba; ImportError when it fails).  numba keys each cached
+    kernel on its own source file only, so the cached machine code of a module whose kernels include
+    functions of another file (:data:`_INLINED`) is dropped first when that file is newer (an edit
+    since), to be compiled again rather than run stale.  O(1) file operations, once per process."""
+    global _checked
+    if not _checked:
+        here = Path(__file__).parent
+        try:
+            for module, sources in _INLINED.items():
+                newest = max((here / f).stat().st_mtime for f in sources)
+                for index in (here / "__pycache__").glob(f"{module}.*.nbi"):
+                    if index.stat().st_mtime < newest:
+                        index.unlink()
+        except OSError:  # a read-only install: nothing was edited there
+            pass
+        _checked = True
+    from simsched.simulator.engine import compiled_kernel
+
+    return compiled_kernel
 
 
 def numba_available() -> bool:
@@ -205,7 +235,7 @@ def compile_seconds() -> float:
     """Load (or, the first time on a machine, compile) the kernel; the CPU seconds it took (0 once
     loaded in this process).  Lets a benchmark keep compilation out of the rate it reports."""
     c0 = time.process_time()
-    from simsched.simulator.engine import compiled_kernel as k
+    k = kernel_module()
 
     if not getattr(k, "_warm", False):
         p = _tiny_problem()
@@ -243,7 +273,7 @@ def _tables_tuple(tables: JobTables) -> tuple:
 
 
 def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None):
-    from simsched.simulator.engine import compiled_kernel as k
+    k = kernel_module()
 
     g = problem.graph
     table, key, work, memory = problem.cost_arrays()
@@ -303,7 +333,7 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         raise SimschedError(f"engine 'compiled': {why}")
     if factors is not None:
         factors = check_factors(factors, problem.n_tasks)
-    from simsched.simulator.engine import compiled_kernel as k
+    k = kernel_module()
 
     if tables is None and policy_kernel(policy) in JOB_KERNELS:
         tables = job_tables(problem, policy)
@@ -341,7 +371,7 @@ def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate
         return None
     if engine == "auto":
         try:
-            from simsched.simulator.engine import compiled_kernel  # noqa: F401
+            kernel_module()
         except ImportError:  # a broken numba install: the ground truth runs instead
             return None
     tables = None

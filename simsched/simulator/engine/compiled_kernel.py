@@ -20,7 +20,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from simsched.simulator.engine.compiled_jobaware import FAIR, SRJF, SRJF_LATE, decide  # noqa: F401 (re-exported)
+from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, SRJF_LATE: compiled.py's codes)
+    FAIR,
+    SRJF,
+    SRJF_LATE,
+    became_ready_job,
+    decide,
+    job_state,
+)
 from simsched.simulator.engine.compiled_view import completion_row
 from simsched.simulator.engine.compiled_view import cost_at as _cost
 
@@ -187,6 +194,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     sums = np.zeros(n_jobs)  # the job-aware rules' sums per job, summed again only when stale
     valid = np.zeros(n_jobs, dtype=np.bool_)
     placed = np.zeros(n if policy >= SRJF else 0, dtype=np.bool_)
+    jst = job_state(n_jobs, is_ready, placed)
     vw = (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
           latency, inv_bw, table, key, work, memory, proc_memory, structured)
     trigger = False
@@ -199,6 +207,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             is_ready[v] = True
             ready[n_ready] = v
             n_ready += 1
+            if policy >= SRJF:
+                became_ready_job(v, tables, jst)
     now = 0.0
     for g in range(group_time.size):  # begin(): the arrivals, then the first decision point
         size = _push(ht, hp, he, hk, hv, size, now + group_time[g], NORMAL, eid, ARRIVAL, g)
@@ -224,6 +234,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                         is_ready[w] = True
                         ready[n_ready] = w
                         n_ready += 1
+                        if policy >= SRJF:
+                            became_ready_job(w, tables, jst)
                     became_ready = True
             p = proc_of[v]
             running[p] = -1
@@ -255,6 +267,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     is_ready[v] = True
                     ready[n_ready] = v
                     n_ready += 1
+                    if policy >= SRJF:
+                        became_ready_job(v, tables, jst)
             if not trigger:
                 trigger = True
                 size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
@@ -268,7 +282,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             if policy >= SRJF and n_idle_of(running, qlen) == 0:  # the job-aware rules place nothing: O(m)
                 decisions += 1
                 continue
-            tasks = np.sort(ready[:n_ready])
+            tasks = ready[:n_ready] if policy >= SRJF else np.sort(ready[:n_ready])  # job-aware: any order
             k = tasks.size
             if policy == REPLAY:
                 if decisions + 1 >= rep_ptr.size:
@@ -291,8 +305,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
                     idle[q] = running[q] < 0 and qlen[q] == 0
-                k = decide(policy, tasks, now, avail, idle, tables, sums, valid, placed, vw, dr, w_row, chosen,
-                           chosen_p)
+                k = decide(policy, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, w_row, chosen, chosen_p)
                 if k < 0:  # a ready task may run nowhere: SimPy refuses the pair the policy returns
                     return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions
             decisions += 1

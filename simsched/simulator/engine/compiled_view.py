@@ -6,8 +6,9 @@ Shared by the event loop (:mod:`simsched.simulator.engine.compiled_kernel`, MCT)
 rules (:mod:`simsched.simulator.engine.compiled_jobaware`).  Imported only with numba installed.
 
 numba's cache (``cache=True``) is keyed on the source file of each compiled function only: a kernel
-compiled with these functions inlined is not recompiled when this file changes, so after editing it
-delete the ``__pycache__/*.nbi``/``*.nbc`` files of ``compiled_kernel`` and ``compiled_jobaware``.
+compiled with these functions inlined would not be recompiled when this file changes, so
+:func:`~simsched.simulator.engine.compiled.kernel_module` drops the cached machine code of
+``compiled_kernel`` and ``compiled_jobaware`` when this file is newer.
 """
 
 from __future__ import annotations
