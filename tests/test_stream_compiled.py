@@ -111,6 +111,20 @@ def test_every_shipped_stream_scenario_job_aware_compiled_equals_simpy(path: str
     _check_scenario(path, monkeypatch, name)
 
 
+@pytest.mark.parametrize("key", sorted(k for k in DIGESTS["bench"] if k.endswith(("::srjf-eft", "::fair-eft"))))
+def test_bench_streams_job_aware_compiled_keep_their_pinned_schedules(key: str) -> None:
+    """The pinned bench streams (recorded on SimPy before the compiled loop existed; 60x8 has more than
+    ``AUTO_MIN_TASKS`` tasks, so ``auto`` now compiles it): the same digest, events and decisions."""
+    from simsched.bench.streams import _stream_problem
+    from simsched.schedulers import registry
+
+    size, name = key.removeprefix("bench:").split("::")
+    problem, _ = _stream_problem(*map(int, size.split("x")), seed=3)
+    schedule, stats = run_online(problem, registry.create(name), engine="compiled")
+    assert stats.engine == "compiled"
+    assert [schedule_digest(schedule), stats.events, stats.decisions] == DIGESTS["bench"][key]
+
+
 # ----------------------------------------------------------------------------- random streams
 def _platform(m: int, per_link: bool, hetero: bool) -> Platform:
     procs = [Processor(f"p{i}", type="gpu" if hetero and i == m - 1 else "cpu",
@@ -236,6 +250,37 @@ def test_auto_compiles_only_large_qualifying_runs(monkeypatch) -> None:
     assert run_online(prob, Tuned())[1].engine == "simpy"
     d = Disruptions(failure_rate=1e-4, repair_time=1.0)
     assert run_online(prob, MCT(), disruptions=d)[1].engine == "simpy"
+
+
+def test_auto_compiles_the_job_aware_rules_but_not_their_subclasses(monkeypatch) -> None:
+    prob = _small()
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
+    for policy in (ShortestJobEFT(), ShortestJobEFT(late_binding=True), FairShareEFT(), FairShareEFT(alpha=-0.5)):
+        assert run_online(prob, policy)[1].engine == "compiled"
+
+    class Tuned(FairShareEFT):  # inherits the attribute but may decide otherwise: SimPy
+        pass
+
+    assert run_online(prob, Tuned())[1].engine == "simpy"
+
+
+@pytest.mark.parametrize("edges,names,why", [
+    ([(0, 2)], ["j0.a", "j0.b", "j1.a"], "edges between tasks that arrive at different times"),
+    ([], ["j0.a", "j1.a", "j0.b"], "a job whose tasks arrive at different times"),
+])
+def test_job_aware_tables_that_would_change_after_arrival_stay_on_simpy(edges, names, why, monkeypatch) -> None:
+    """The tables are built once for the whole stream: a stream where they would change as tasks arrive
+    (an edge into a later arrival group, a job spread over two) is refused by ``compiled``, and ``auto``
+    runs it on SimPy."""
+    g = TaskGraph(names, edges, [1.0] * len(edges), work=[2.0, 3.0, 1.0], arrival=[0.0, 0.0, 5.0])
+    prob = Problem(g, _platform(2, False, False))
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
+    for policy in (ShortestJobEFT(), FairShareEFT(alpha=0.5)):
+        with pytest.raises(SimschedError, match=why):
+            run_online(prob, policy, engine="compiled")
+        s, stats = run_online(prob, policy)
+        assert stats.engine == "simpy"
+        same(s, run_online(prob, policy, engine="simpy")[0])
 
 
 @pytest.mark.parametrize("kwargs,why", [
