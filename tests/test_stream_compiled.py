@@ -324,3 +324,14 @@ def test_bench_measures_the_compiled_engine_on_the_same_schedule() -> None:
     rows = _compiled_rows(r, "6 jobs")
     assert rows[0]["measured"] == c["events_per_s"] and rows[0]["baseline"] == r["floor_events_per_s"]
     assert all("NO" not in row["what"] for row in rows)
+
+
+def test_bench_compares_each_compiled_policy_with_simpy(monkeypatch) -> None:
+    from simsched.bench.streams import _policy_rows, measure_policy
+
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
+    r = measure_policy(6, 3, "fair-eft")
+    assert r["engine"] == "compiled" and r["same"] and r["simpy_cpu_s"] > 0
+    rows = _policy_rows([r], "6 jobs")
+    versus = [row for row in rows if "compiled vs SimPy" in row["what"]]
+    assert len(versus) == 1 and versus[0]["baseline"] == r["simpy_cpu_s"] and "NO" not in versus[0]["what"]
