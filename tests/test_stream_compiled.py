@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsched.errors import SimschedError
+from simsched.schedulers.jobaware import FairShareEFT, ShortestJobEFT
 from simsched.schedulers.online import MCT
 from simsched.simulator.engine import Disruptions, compiled, run_online
 from simsched.simulator.platform import Link, Platform, Processor
@@ -32,6 +33,7 @@ from simsched.workloads.taskgraph import TaskGraph
 pytestmark = pytest.mark.extra("fast")  # skipped, with the install command, without numba
 ROOT = Path(__file__).resolve().parents[1]
 MCT_SCENARIOS = sorted(k.split("::")[0] for k in DIGESTS["scenarios"] if k.endswith("::mct"))
+JOB_ROWS = sorted(tuple(k.split("::")) for k in DIGESTS["scenarios"] if k.endswith(("::srjf-eft", "::fair-eft")))
 FAST = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml", "scenarios/energy/power_off.yaml")
 
 
@@ -58,20 +60,20 @@ def same(a, b) -> None:
     assert a.finish.tolist() == b.finish.tolist()
 
 
-def _scenario(path: str, monkeypatch, minimum: int):
+def _scenario(path: str, monkeypatch, minimum: int, name: str = "mct"):
     from simsched.run.streams import simulate_stream
     from simsched.scenario.load import load_scenario
 
     monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", minimum)
     sc = load_scenario(ROOT / path, construct=True)
-    spec = next(s for s in sc.schedulers if getattr(s, "name", str(s)) == "mct")
+    spec = next(s for s in sc.schedulers if getattr(s, "name", str(s)) == name)
     return simulate_stream(sc, spec, sc.seed)
 
 
-def _check_scenario(path: str, monkeypatch) -> None:
-    run = _scenario(path, monkeypatch, 0)  # auto: compiled whenever the run qualifies
-    assert schedule_digest(run.schedule) == DIGESTS["scenarios"][f"{path}::mct"]
-    ref = _scenario(path, monkeypatch, 10**12)  # auto never compiles: SimPy
+def _check_scenario(path: str, monkeypatch, name: str = "mct") -> None:
+    run = _scenario(path, monkeypatch, 0, name)  # auto: compiled whenever the run qualifies
+    assert schedule_digest(run.schedule) == DIGESTS["scenarios"][f"{path}::{name}"]
+    ref = _scenario(path, monkeypatch, 10**12, name)  # auto never compiles: SimPy
     assert ref.stats.engine == "simpy"
     same(run.schedule, ref.schedule)
     assert (run.stats.events, run.stats.decisions, run.stats.assignments) == \
@@ -97,6 +99,32 @@ def test_the_trace_scenario_does_run_compiled(monkeypatch) -> None:
     assert _scenario("scenarios/streams/trace.yaml", monkeypatch, 0).stats.engine == "compiled"
 
 
+@pytest.mark.parametrize("path,name", [r for r in JOB_ROWS if r[0] in FAST])
+def test_shipped_stream_scenarios_job_aware_compiled_equal_simpy(path: str, name: str, monkeypatch) -> None:
+    _check_scenario(path, monkeypatch, name)
+    assert _scenario(path, monkeypatch, 0, name).stats.engine == "compiled"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path,name", [r for r in JOB_ROWS if r[0] not in FAST])
+def test_every_shipped_stream_scenario_job_aware_compiled_equals_simpy(path: str, name: str, monkeypatch) -> None:
+    _check_scenario(path, monkeypatch, name)
+
+
+@pytest.mark.parametrize("key", sorted(k for k in DIGESTS["bench"] if k.endswith(("::srjf-eft", "::fair-eft"))))
+def test_bench_streams_job_aware_compiled_keep_their_pinned_schedules(key: str) -> None:
+    """The pinned bench streams (recorded on SimPy before the compiled loop existed; 60x8 has more than
+    ``AUTO_MIN_TASKS`` tasks, so ``auto`` now compiles it): the same digest, events and decisions."""
+    from simsched.bench.streams import _stream_problem
+    from simsched.schedulers import registry
+
+    size, name = key.removeprefix("bench:").split("::")
+    problem, _ = _stream_problem(*map(int, size.split("x")), seed=3)
+    schedule, stats = run_online(problem, registry.create(name), engine="compiled")
+    assert stats.engine == "compiled"
+    assert [schedule_digest(schedule), stats.events, stats.decisions] == DIGESTS["bench"][key]
+
+
 # ----------------------------------------------------------------------------- random streams
 def _platform(m: int, per_link: bool, hetero: bool) -> Platform:
     procs = [Processor(f"p{i}", type="gpu" if hetero and i == m - 1 else "cpu",
@@ -106,7 +134,10 @@ def _platform(m: int, per_link: bool, hetero: bool) -> Platform:
                             links=links)
 
 
-def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: bool, platform: Platform) -> Problem:
+def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: bool, platform: Platform,
+            priorities: bool = False, unnamed: bool = False) -> Problem:
+    """A random stream; ``priorities``: a random priority per task (-1 to 2; a job's is its tasks'
+    maximum); ``unnamed``: task names without the ``j<k>.`` prefixes (jobs are then the components)."""
     rng = np.random.default_rng(seed)
     graphs = [random_dag(int(rng.integers(1, 12)), processors=platform.n_processors, ccr=1.0, rng=rng)
               for _ in range(n_jobs)]
@@ -120,14 +151,16 @@ def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: 
         work[::3] = 0.0
         data[::2] = 0.0
     edges = np.stack([g.edge_src, g.edge_dst], axis=1)
+    extra = {"priority": rng.integers(-1, 3, g.n_tasks).astype(float)} if priorities else {}
+    names = [f"t{i}" for i in range(g.n_tasks)] if unnamed else g.names
     if dense:  # an explicit cost matrix, some pairs ineligible
         cost = rng.uniform(0.0 if zero else 1.0, 30.0, (g.n_tasks, platform.n_processors))
         if platform.n_processors > 1:
             cost[rng.random(cost.shape) < 0.2] = np.inf
             cost[np.arange(g.n_tasks), rng.integers(0, platform.n_processors, g.n_tasks)] = 5.0
-        g = TaskGraph(g.names, edges, data, cost=cost, arrival=g.arrival)
+        g = TaskGraph(names, edges, data, cost=cost, arrival=g.arrival, **extra)
     else:
-        g = TaskGraph(g.names, edges, data, work=work, arrival=g.arrival)
+        g = TaskGraph(names, edges, data, work=work, arrival=g.arrival, **extra)
     return Problem(g, platform)
 
 
@@ -151,6 +184,41 @@ def test_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense
     assert st_rep.events == st_ref.events and st_rep.decisions == len(rec.log)
     s_py, _ = run_online(prob, MCT(), factors, engine="simpy")  # MCT itself on SimPy: the same
     same(s_py, s_ref)
+
+
+JOB_AWARE = {"srjf": lambda: ShortestJobEFT(), "srjf-late": lambda: ShortestJobEFT(late_binding=True),
+             "fair": lambda: FairShareEFT(), "fair-alpha": lambda: FairShareEFT(alpha=0.7),
+             "fair-small": lambda: FairShareEFT(alpha=-0.5)}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
+       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
+       hetero=st.booleans(), noisy=st.booleans(), priorities=st.booleans(), unnamed=st.booleans(),
+       rule=st.sampled_from(sorted(JOB_AWARE)))
+def test_job_aware_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link,
+                                                           hetero, noisy, priorities, unnamed, rule) -> None:
+    """srjf-eft (queueing and late binding) and fair-eft (alpha 0 and not) in the compiled loop: SimPy's
+    schedule, events, decisions and assignments exactly; and the tables built once for the whole stream
+    are those the policy grew arrival by arrival on SimPy, bit for bit."""
+    prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero), priorities, unnamed)
+    factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
+    ref_policy = JOB_AWARE[rule]()
+    s_ref, st_ref = run_online(prob, ref_policy, factors, engine="simpy")
+    s_c, st_c = run_online(prob, JOB_AWARE[rule](), factors, engine="compiled")
+    assert st_c.engine == "compiled" and st_ref.engine == "simpy"
+    same(s_c, s_ref)
+    assert (st_c.events, st_c.decisions, st_c.assignments) == (st_ref.events, st_ref.decisions, st_ref.assignments)
+    tables = JOB_AWARE[rule]().compiled_tables(prob)
+    assert tables.refusal(prob) is None
+    grown = ref_policy  # after the SimPy run: its tables over every task (a decision followed the last arrival)
+    for mine, theirs in ((tables.rank, grown.rank), (tables.job, grown.jobs), (tables.cost, grown.cost),
+                         (tables.priority, grown.job_priority),
+                         (tables.job_task, np.concatenate(grown.job_tasks))):
+        assert np.array_equal(mine, theirs) and mine.dtype == np.asarray(theirs).dtype
+    if rule.startswith("fair"):
+        assert np.array_equal(tables.weight, grown.weight)
+    assert np.array_equal(np.diff(tables.job_ptr), [t.size for t in grown.job_tasks])
 
 
 def test_one_processor_one_task_zero_work() -> None:
@@ -182,6 +250,37 @@ def test_auto_compiles_only_large_qualifying_runs(monkeypatch) -> None:
     assert run_online(prob, Tuned())[1].engine == "simpy"
     d = Disruptions(failure_rate=1e-4, repair_time=1.0)
     assert run_online(prob, MCT(), disruptions=d)[1].engine == "simpy"
+
+
+def test_auto_compiles_the_job_aware_rules_but_not_their_subclasses(monkeypatch) -> None:
+    prob = _small()
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
+    for policy in (ShortestJobEFT(), ShortestJobEFT(late_binding=True), FairShareEFT(), FairShareEFT(alpha=-0.5)):
+        assert run_online(prob, policy)[1].engine == "compiled"
+
+    class Tuned(FairShareEFT):  # inherits the attribute but may decide otherwise: SimPy
+        pass
+
+    assert run_online(prob, Tuned())[1].engine == "simpy"
+
+
+@pytest.mark.parametrize("edges,names,why", [
+    ([(0, 2)], ["j0.a", "j0.b", "j1.a"], "edges between tasks that arrive at different times"),
+    ([], ["j0.a", "j1.a", "j0.b"], "a job whose tasks arrive at different times"),
+])
+def test_job_aware_tables_that_would_change_after_arrival_stay_on_simpy(edges, names, why, monkeypatch) -> None:
+    """The tables are built once for the whole stream: a stream where they would change as tasks arrive
+    (an edge into a later arrival group, a job spread over two) is refused by ``compiled``, and ``auto``
+    runs it on SimPy."""
+    g = TaskGraph(names, edges, [1.0] * len(edges), work=[2.0, 3.0, 1.0], arrival=[0.0, 0.0, 5.0])
+    prob = Problem(g, _platform(2, False, False))
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
+    for policy in (ShortestJobEFT(), FairShareEFT(alpha=0.5)):
+        with pytest.raises(SimschedError, match=why):
+            run_online(prob, policy, engine="compiled")
+        s, stats = run_online(prob, policy)
+        assert stats.engine == "simpy"
+        same(s, run_online(prob, policy, engine="simpy")[0])
 
 
 @pytest.mark.parametrize("kwargs,why", [
@@ -225,3 +324,14 @@ def test_bench_measures_the_compiled_engine_on_the_same_schedule() -> None:
     rows = _compiled_rows(r, "6 jobs")
     assert rows[0]["measured"] == c["events_per_s"] and rows[0]["baseline"] == r["floor_events_per_s"]
     assert all("NO" not in row["what"] for row in rows)
+
+
+def test_bench_compares_each_compiled_policy_with_simpy(monkeypatch) -> None:
+    from simsched.bench.streams import _policy_rows, measure_policy
+
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
+    r = measure_policy(6, 3, "fair-eft")
+    assert r["engine"] == "compiled" and r["same"] and r["simpy_cpu_s"] > 0
+    rows = _policy_rows([r], "6 jobs")
+    versus = [row for row in rows if "compiled vs SimPy" in row["what"]]
+    assert len(versus) == 1 and versus[0]["baseline"] == r["simpy_cpu_s"] and "NO" not in versus[0]["what"]

@@ -9,7 +9,7 @@ before the suite::
     python tools/warm_numba.py
 
 Each kernel is reached through the code that calls it, on a tiny input, so it is compiled for the
-argument types real runs pass: the compiled online loop (MCT and a replayed plan), HEFT's compiled
+argument types real runs pass: the compiled online loop (MCT, a replayed plan, srjf-eft and fair-eft), HEFT's compiled
 placement (with and without insertion), conservative backfilling's planning (and its profile alone,
 which its property test calls), and the learned
 scheduler's compiled forward pass (where torch is installed, to build a network).  Prints the CPU

@@ -277,6 +277,29 @@ class _JobAware(OneByOne):
     served = False
     """What :meth:`job_sums` adds up: ``False`` the work not yet assigned, ``True`` the work assigned."""
 
+    compiled_rule = ""
+    """The rule of :meth:`compiled_tables` (:data:`~simsched.simulator.engine.compiled.JOB_RULES`)."""
+
+    def compiled_tables(self, problem: Problem):
+        """The tables the compiled stream engine decides with
+        (:class:`~simsched.simulator.engine.compiled.JobTables`): those of a twin of this policy reset on
+        the whole ``problem`` (ranks, job ids, mean costs, each job's tasks, priority and weight), which
+        are the tables this policy holds at every decision point of a stream whose arrival groups share
+        no edge and no job (the engine checks that; a test holds them equal).  This policy is not
+        changed.  O(n log n + n m + e)."""
+        import copy
+
+        from simsched.simulator.engine.compiled import JobTables
+
+        twin = copy.copy(self)
+        twin.reset(problem, np.random.default_rng(0))
+        ptr = np.zeros(twin.n_jobs + 1, dtype=np.int64)
+        np.cumsum([t.size for t in twin.job_tasks], out=ptr[1:])
+        task = np.concatenate(twin.job_tasks) if twin.job_tasks else np.zeros(0, dtype=np.int64)
+        weight = getattr(twin, "weight", None)
+        return JobTables(self.compiled_rule, twin.rank, twin.jobs, twin.cost, ptr, task.astype(np.int64),
+                         twin.job_priority, np.ones(twin.n_jobs) if weight is None else weight)
+
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         from simsched.workloads.jobs import stream_job_keys
 
@@ -358,6 +381,7 @@ class ShortestJobEFT(_JobAware):
     O(k log k + k m) per decision for k ready tasks, m processors."""
 
     name = "srjf-eft"
+    compiled_kernel = "srjf-eft"  # the compiled stream engine's form (simsched.simulator.engine.compiled_jobaware)
 
     def __init__(self, late_binding: bool = False) -> None:
         from simsched.errors import SimschedError
@@ -365,6 +389,10 @@ class ShortestJobEFT(_JobAware):
         if not isinstance(late_binding, bool):
             raise SimschedError(f"srjf-eft: late_binding must be true or false, got {late_binding!r}")
         self.late_binding = late_binding
+
+    @property
+    def compiled_rule(self) -> str:  # type: ignore[override]
+        return "srjf-late" if self.late_binding else "srjf"
 
     def decide(self, view: DecisionView) -> Assignments:
         if not self.late_binding:
@@ -405,6 +433,8 @@ class FairShareEFT(_JobAware):
 
     name = "fair-eft"
     served = True
+    compiled_kernel = "fair-eft"  # the compiled stream engine's form (simsched.simulator.engine.compiled_jobaware)
+    compiled_rule = "fair"
 
     def __init__(self, alpha: float = 0.0) -> None:
         from simsched.errors import SimschedError

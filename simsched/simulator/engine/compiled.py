@@ -9,9 +9,13 @@ form (:func:`compiled_applies`):
   power model) is fine, since the compiled rules run every task at P-state 0 (``stats.pstate`` all 0);
 * arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
   policy's visible numbering is the task index;
-* a policy whose class itself declares ``compiled_kernel = "mct"`` (:class:`~simsched.schedulers.online.MCT`;
-  a subclass that does not declare it again runs on SimPy), or :class:`Replay` of recorded decisions
-  (what ``simsched bench streams`` times);
+* a policy whose class itself declares a ``compiled_kernel`` of :data:`KERNELS` (a subclass that does
+  not declare it again runs on SimPy): ``"mct"`` (:class:`~simsched.schedulers.online.MCT`), a
+  :class:`Replay` of recorded decisions (what ``simsched bench streams`` times), or the job-aware
+  ``"srjf-eft"`` and ``"fair-eft"`` (:mod:`simsched.schedulers.jobaware`, late binding included), whose
+  per-task and per-job tables the policy builds once for the whole stream (``compiled_tables(problem)``,
+  a :class:`JobTables`): taken only when arrival groups share no edge and no job (:meth:`JobTables.refusal`),
+  so that the tables are those the policy would grow arrival by arrival;
 * numba installed (extra ``simsched[fast]``).
 
 Noise factors and any platform (dense or structured costs, uniform or per-link transfers) are
@@ -26,7 +30,9 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from dataclasses import dataclass
 from itertools import chain
+from pathlib import Path
 
 import numpy as np
 
@@ -38,13 +44,48 @@ from simsched.simulator.schedule import Schedule
 ENGINES = ("auto", "simpy", "compiled")
 """The values of ``run_online``'s ``engine``."""
 
-KERNELS = ("mct", "replay")
+KERNELS = ("mct", "replay", "srjf-eft", "fair-eft")
 """Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
+
+JOB_KERNELS = ("srjf-eft", "fair-eft")
+"""The kernels whose policy hands the loop its :class:`JobTables` (``policy.compiled_tables(problem)``)."""
+
+JOB_RULES = ("srjf", "srjf-late", "fair")
+"""The rules a :class:`JobTables` may name (:mod:`~simsched.simulator.engine.compiled_jobaware`)."""
 
 AUTO_MIN_TASKS = 5_000
 """``engine="auto"`` compiles only problems with at least this many tasks: loading numba and its cached
 machine code takes ~0.3-1 s of CPU once per process (1.1-1.2 s measured on a loaded 2-core machine),
 what the SimPy engine with MCT spends on a few thousand tasks."""
+
+
+_INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py"), "compiled_jobaware": ("compiled_view.py",)}
+"""Modules of compiled kernels and the sibling sources their machine code includes."""
+
+_checked = False
+"""Whether :func:`kernel_module` has looked for stale cached machine code in this process."""
+
+
+def kernel_module():
+    """The compiled loop's module (imports numba; ImportError when it fails).  numba keys each cached
+    kernel on its own source file only, so the cached machine code of a module whose kernels include
+    functions of another file (:data:`_INLINED`) is dropped first when that file is newer (an edit
+    since), to be compiled again rather than run stale.  O(1) file operations, once per process."""
+    global _checked
+    if not _checked:
+        here = Path(__file__).parent
+        try:
+            for module, sources in _INLINED.items():
+                newest = max((here / f).stat().st_mtime for f in sources)
+                for index in (here / "__pycache__").glob(f"{module}.*.nbi"):
+                    if index.stat().st_mtime < newest:
+                        index.unlink()
+        except OSError:  # a read-only install: nothing was edited there
+            pass
+        _checked = True
+    from simsched.simulator.engine import compiled_kernel
+
+    return compiled_kernel
 
 
 def numba_available() -> bool:
@@ -72,6 +113,59 @@ class Replay:
             raise SimschedError(f"replay: the {len(self.log):,} recorded decisions ran out (the run needs more)")
         self.i += 1
         return self.log[self.i - 1]
+
+
+@dataclass(frozen=True)
+class JobTables:
+    """What a job-aware policy decides with, for the whole stream (:mod:`~simsched.simulator.engine.compiled_jobaware`):
+    ``rule`` (``"srjf"``, ``"srjf-late"`` or ``"fair"``); per task its upward ``rank``, dense ``job``
+    id and mean ``cost`` (n,); per job its tasks ``job_task[job_ptr[j]:job_ptr[j + 1]]`` (ascending),
+    ``priority`` and ``weight`` (fair share; any values for srjf)."""
+
+    rule: str
+    rank: np.ndarray
+    job: np.ndarray
+    cost: np.ndarray
+    job_ptr: np.ndarray
+    job_task: np.ndarray
+    priority: np.ndarray
+    weight: np.ndarray
+
+    def refusal(self, problem: Problem) -> str | None:
+        """None when these tables, built once over the whole stream, are those the policy would hold at every
+        decision point (it grows them arrival by arrival over what has arrived): every arrival group (the tasks
+        that arrive at one instant; those at time 0 or before are one) closed under edges, so a group's
+        upward ranks are its own, and every job within one group, so no job's tasks, priority or weight
+        change after it arrived.  Else why not (one phrase).  Arrivals must not decrease with the index
+        (:func:`compiled_applies` checks it first).  O(n + e)."""
+        n = problem.n_tasks
+        if self.rule not in JOB_RULES:
+            return f"job-aware rule {self.rule!r} has no compiled form (compiled: {', '.join(JOB_RULES)})"
+        jobs = self.job_ptr.size - 1
+        if any(a.shape != (n,) for a in (self.rank, self.job, self.cost, self.job_task)) or jobs < 0 \
+                or any(a.shape != (jobs,) for a in (self.priority, self.weight)) or int(self.job_ptr[0]) != 0 \
+                or int(self.job_ptr[-1]) != n or bool((np.diff(self.job_ptr) <= 0).any()) \
+                or bool(((self.job < 0) | (self.job >= jobs)).any()) \
+                or not np.array_equal(self.job[self.job_task], np.repeat(np.arange(jobs), np.diff(self.job_ptr))) \
+                or bool((np.diff(self.job_task)[np.diff(self.job[self.job_task]) == 0] <= 0).any()):
+            return "the policy's job tables do not cover the stream's tasks"
+        g = problem.graph
+        group = arrival_groups(g.arrival)
+        if g.n_edges and bool((group[g.edge_src] != group[g.edge_dst]).any()):
+            return "edges between tasks that arrive at different times run on the SimPy engine"
+        if jobs and bool((group[self.job_task[self.job_ptr[:-1]]] != group[self.job_task[self.job_ptr[1:] - 1]]).any()):
+            return "a job whose tasks arrive at different times runs on the SimPy engine"
+        return None
+
+
+def arrival_groups(arrival: np.ndarray) -> np.ndarray:
+    """(n,) the arrival group of each task (0, 1, ...: the tasks arriving at one instant; those at time 0
+    or before are group 0), for arrivals that never decrease with the index.  O(n)."""
+    a = np.maximum(arrival, 0.0)
+    group = np.zeros(a.size, dtype=np.int64)
+    if a.size > 1:
+        np.cumsum(a[1:] != a[:-1], out=group[1:])
+    return group
 
 
 def policy_kernel(policy) -> str | None:
@@ -141,12 +235,17 @@ def compile_seconds() -> float:
     """Load (or, the first time on a machine, compile) the kernel; the CPU seconds it took (0 once
     loaded in this process).  Lets a benchmark keep compilation out of the rate it reports."""
     c0 = time.process_time()
-    from simsched.simulator.engine import compiled_kernel as k
+    k = kernel_module()
 
     if not getattr(k, "_warm", False):
         p = _tiny_problem()
         _call(p, k.MCT, None, None)
         _call(p, k.REPLAY, [[(0, 0)], [(1, 0)]], None)
+        one = np.arange(2, dtype=np.int64)
+        for rule in JOB_RULES:
+            tables = JobTables(rule, np.zeros(2), np.zeros(2, dtype=np.int64), np.ones(2), np.array([0, 2]), one,
+                               np.zeros(1), np.ones(1))
+            _call(p, _code(k, None, tables), None, None, tables)
         k._warm = True
     return time.process_time() - c0
 
@@ -159,8 +258,22 @@ def _tiny_problem() -> Problem:
     return Problem(g, Platform.uniform([Processor("p0"), Processor("p1")], bandwidth=1.0, latency=0.1))
 
 
-def _call(problem: Problem, policy: int, replay, factors):
-    from simsched.simulator.engine import compiled_kernel as k
+def _no_tables() -> tuple:
+    """The kernel's job tables for a policy that has none (MCT, a replay): empty, of the same types."""
+    f, i = np.zeros(0), np.zeros(0, dtype=np.int64)
+    return f, i, f, np.zeros(1, dtype=np.int64), i, f, f
+
+
+def _tables_tuple(tables: JobTables) -> tuple:
+    return (np.ascontiguousarray(tables.rank, dtype=np.float64), np.ascontiguousarray(tables.job, dtype=np.int64),
+            np.ascontiguousarray(tables.cost, dtype=np.float64), np.ascontiguousarray(tables.job_ptr, dtype=np.int64),
+            np.ascontiguousarray(tables.job_task, dtype=np.int64),
+            np.ascontiguousarray(tables.priority, dtype=np.float64),
+            np.ascontiguousarray(tables.weight, dtype=np.float64))
+
+
+def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None):
+    k = kernel_module()
 
     g = problem.graph
     table, key, work, memory = problem.cost_arrays()
@@ -178,20 +291,41 @@ def _call(problem: Problem, policy: int, replay, factors):
                          g.succ_ptr.astype(np.int64), g.edge_dst[g.succ_edges].astype(np.int64),
                          g.pred_ptr.astype(np.int64), g.edge_src[g.pred_edges].astype(np.int64),
                          g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64),
-                         times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]))
+                         times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]),
+                         tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))))
 
 
-def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,
-                 pstate_slowdown: np.ndarray | None = None) -> tuple[Schedule, dict] | None:
-    """Run ``policy`` (MCT, or a :class:`Replay`) on the compiled loop; returns the schedule and the
-    :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or None when the loop stopped where
-    the SimPy engine raises (run it there for the message).  Callers go through ``run_online``.
+def job_tables(problem: Problem, policy) -> JobTables | str:
+    """The tables of a job-aware ``policy`` (kernel in :data:`JOB_KERNELS`) for the whole stream
+    (``policy.compiled_tables(problem)``), or why the compiled loop cannot decide with them
+    (:meth:`JobTables.refusal`).  The policy's cost (O(n m + e) for upward ranks and mean costs) plus
+    O(n + e)."""
+    tables = policy.compiled_tables(problem)
+    why = tables.refusal(problem)
+    return tables if why is None else why
 
-    :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`).  ``events`` is the
+
+def _code(k, policy, tables: JobTables | None) -> int:
+    """The kernel's policy code."""
+    if tables is not None:
+        return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR}[tables.rule]
+    return k.REPLAY if policy_kernel(policy) == "replay" else k.MCT
+
+
+def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, pstate_slowdown: np.ndarray | None = None,
+                 tables: JobTables | None = None) -> tuple[Schedule, dict] | None:
+    """Run ``policy`` (MCT, a :class:`Replay`, srjf-eft or fair-eft) on the compiled loop; returns the
+    schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or None when the loop
+    stopped where the SimPy engine raises (run it there for the message).  Callers go through
+    ``run_online``.
+
+    :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`, :func:`job_tables`;
+    ``tables``: the job-aware policy's, already checked, else built here).  ``events`` is the
     SimPy engine's event count for the same run (the loop pushes an entry wherever SimPy would, and
     counts the pushes as SimPy's ``next(env._eid)`` does); ``policy_time_s`` is the whole loop's wall
     time (decisions run inside it, not timed alone).  O((n + e) log n) plus MCT's O(ready x m x
-    in-degree) per decision, in compiled code."""
+    in-degree) per decision (the job-aware rules: :func:`~simsched.simulator.engine.compiled_jobaware.decide`),
+    in compiled code."""
     from simsched.simulator.noise import check_factors
 
     why = compiled_applies(problem, policy, pstate_slowdown=pstate_slowdown)
@@ -199,11 +333,15 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None,
         raise SimschedError(f"engine 'compiled': {why}")
     if factors is not None:
         factors = check_factors(factors, problem.n_tasks)
-    from simsched.simulator.engine import compiled_kernel as k
+    k = kernel_module()
 
+    if tables is None and policy_kernel(policy) in JOB_KERNELS:
+        tables = job_tables(problem, policy)
+        if isinstance(tables, str):
+            raise SimschedError(f"engine 'compiled': {tables}")
     replay = policy.log if policy_kernel(policy) == "replay" else None
     t0 = time.perf_counter()
-    out = _call(problem, k.MCT if replay is None else k.REPLAY, replay, factors)
+    out = _call(problem, _code(k, policy, tables), replay, factors, tables)
     wall = time.perf_counter() - t0
     if out is None:
         return None
@@ -233,7 +371,14 @@ def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate
         return None
     if engine == "auto":
         try:
-            from simsched.simulator.engine import compiled_kernel  # noqa: F401
+            kernel_module()
         except ImportError:  # a broken numba install: the ground truth runs instead
             return None
-    return run_compiled(problem, policy, factors, pstate_slowdown)
+    tables = None
+    if policy_kernel(policy) in JOB_KERNELS:
+        tables = job_tables(problem, policy)
+        if isinstance(tables, str):
+            if engine == "compiled":
+                raise SimschedError(f"engine 'compiled': {tables}")
+            return None
+    return run_compiled(problem, policy, factors, pstate_slowdown, tables)

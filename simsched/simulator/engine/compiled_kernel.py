@@ -20,6 +20,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, SRJF_LATE: compiled.py's codes)
+    FAIR,
+    SRJF,
+    SRJF_LATE,
+    became_ready_job,
+    decide,
+    job_state,
+)
+from simsched.simulator.engine.compiled_view import completion_row
+from simsched.simulator.engine.compiled_view import cost_at as _cost
+
 NORMAL = 1
 """SimPy's priority of ordinary events (``simpy.events.NORMAL``)."""
 DECIDE_PRIORITY = 2
@@ -29,7 +40,8 @@ ARRIVAL, DECIDE, DATA, FINISH = 0, 1, 2, 3
 """Event kinds: a group of tasks arrives, a decision point, a task's inputs are on its processor, a task ends."""
 
 MCT, REPLAY = 0, 1
-"""Policies of :func:`stream_loop`."""
+"""Policies of :func:`stream_loop` (and the job-aware ones of
+:mod:`~simsched.simulator.engine.compiled_jobaware`: ``SRJF, SRJF_LATE, FAIR``)."""
 
 OK, BAD_TASK, BAD_PROCESSOR, INELIGIBLE, REPLAY_ENDED, EMPTY_DECISION = 0, 1, 2, 3, 4, 5
 """Status codes: an error sends the run back to the SimPy engine, which raises its own message."""
@@ -90,15 +102,6 @@ def _pop(ht, hp, he, hk, hv, size):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _cost(t, q, table, key, work, memory, proc_memory, structured):  # pragma: no cover - compiled
-    """``Problem.cost_at(t, q)``: ``work / rate`` (inf for rate 0 or too little memory), or ``W[t, q]``."""
-    if structured:
-        rate = table[key[t], q]
-        return work[t] / rate if rate > 0 and not memory[t] > proc_memory[q] else np.inf
-    return table[key[t], q]
-
-
-@numba.njit(cache=True)
 def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors,
                 ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
     """``Assignment._start_next``: the head of ``p``'s queue starts now, its finish is pushed, ``p``'s
@@ -125,9 +128,19 @@ def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_ti
 
 
 @numba.njit(cache=True)
+def n_idle_of(running, qlen):  # pragma: no cover - compiled
+    """Processors with nothing running and nothing queued (the engine's ``idle``).  O(m)."""
+    c = 0
+    for q in range(running.size):
+        if running[q] < 0 and qlen[q] == 0:
+            c += 1
+    return c
+
+
+@numba.njit(cache=True)
 def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, proc_memory, structured,
                 succ_ptr, succ_dst, pred_ptr, pred_src, pred_data, arrival, group_time, group_ptr, group_task,
-                uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors):  # pragma: no cover
+                uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors, tables):  # pragma: no cover
     """Run the stream; returns ``(status, processor, start, finish, events, decisions, assignments,
     bad_decision)``.
 
@@ -136,7 +149,9 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     tasks with arrival <= 0 are there from the start.  ``uniform``: every link is ``(link_lat,
     link_inv)`` and every processor to itself ``(same_lat, same_inv)``, else ``latency``/``inv_bw``
     are the (m, m) tables.  ``factors``: (n,) noise factors or empty.  ``policy``: :data:`MCT`, or
-    :data:`REPLAY` of decision ``j`` = pairs ``rep_ptr[j]..rep_ptr[j + 1]`` of ``rep_task``/``rep_proc``.
+    :data:`REPLAY` of decision ``j`` = pairs ``rep_ptr[j]..rep_ptr[j + 1]`` of ``rep_task``/``rep_proc``,
+    or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) deciding with ``tables``
+    (:mod:`~simsched.simulator.engine.compiled_jobaware`; empty arrays for the others).
     ``events`` counts the heap pushes, which are SimPy's events one for one (the SimPy engine's
     ``next(env._eid)``).  A status other than :data:`OK` ends the run where the SimPy engine would
     raise (``bad_decision`` says at which decision)."""
@@ -174,6 +189,14 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     w_row = np.empty(m)
     chosen = np.empty(n, dtype=np.int64)
     chosen_p = np.empty(n, dtype=np.int64)
+    idle = np.empty(m, dtype=np.bool_)
+    n_jobs = tables[3].size - 1 if policy >= SRJF else 0
+    sums = np.zeros(n_jobs)  # the job-aware rules' sums per job, summed again only when stale
+    valid = np.zeros(n_jobs, dtype=np.bool_)
+    placed = np.zeros(n if policy >= SRJF else 0, dtype=np.bool_)
+    jst = job_state(n_jobs, is_ready, placed)
+    vw = (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
+          latency, inv_bw, table, key, work, memory, proc_memory, structured)
     trigger = False
     decisions = 0
     assignments = 0
@@ -184,6 +207,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             is_ready[v] = True
             ready[n_ready] = v
             n_ready += 1
+            if policy >= SRJF:
+                became_ready_job(v, tables, jst)
     now = 0.0
     for g in range(group_time.size):  # begin(): the arrivals, then the first decision point
         size = _push(ht, hp, he, hk, hv, size, now + group_time[g], NORMAL, eid, ARRIVAL, g)
@@ -209,6 +234,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                         is_ready[w] = True
                         ready[n_ready] = w
                         n_ready += 1
+                        if policy >= SRJF:
+                            became_ready_job(w, tables, jst)
                     became_ready = True
             p = proc_of[v]
             running[p] = -1
@@ -240,6 +267,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     is_ready[v] = True
                     ready[n_ready] = v
                     n_ready += 1
+                    if policy >= SRJF:
+                        became_ready_job(v, tables, jst)
             if not trigger:
                 trigger = True
                 size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
@@ -250,7 +279,10 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             start_p = -1
             if n_ready == 0:
                 continue
-            tasks = np.sort(ready[:n_ready])
+            if policy >= SRJF and n_idle_of(running, qlen) == 0:  # the job-aware rules place nothing: O(m)
+                decisions += 1
+                continue
+            tasks = ready[:n_ready] if policy >= SRJF else np.sort(ready[:n_ready])  # job-aware: any order
             k = tasks.size
             if policy == REPLAY:
                 if decisions + 1 >= rep_ptr.size:
@@ -260,49 +292,25 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 for i in range(k):
                     chosen[i] = rep_task[lo + i]
                     chosen_p[i] = rep_proc[lo + i]
-            else:  # MCT on the DecisionView: available = max(expected end, now), rows in index order
+            elif policy == MCT:  # MCT on the DecisionView: available = max(expected end, now), rows in index order
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
                 for i in range(k):
                     t = tasks[i]
-                    floor = arrival[t] if arrival[t] > now else now
-                    lo, hi = pred_ptr[t], pred_ptr[t + 1]
-                    if hi == lo:
-                        for q in range(m):
-                            dr[q] = floor
-                    else:
-                        for q in range(m):
-                            dr[q] = -np.inf
-                        for j in range(lo, hi):
-                            s = pred_src[j]
-                            f = finish[s]
-                            sent = f if f > now else now
-                            sp = proc_of[s]
-                            x = pred_data[j]
-                            if uniform:
-                                for q in range(m):
-                                    a = sent + ((same_lat + x * same_inv) if q == sp else (link_lat + x * link_inv))
-                                    if a > dr[q]:
-                                        dr[q] = a
-                            else:
-                                for q in range(m):
-                                    a = sent + (latency[sp, q] + x * inv_bw[sp, q])
-                                    if a > dr[q]:
-                                        dr[q] = a
-                        for q in range(m):
-                            if not dr[q] >= floor:
-                                dr[q] = floor
-                    best = 0
-                    best_ct = np.inf
-                    for q in range(m):
-                        w_row[q] = _cost(t, q, table, key, work, memory, proc_memory, structured)
-                        c = (avail[q] if avail[q] >= dr[q] else dr[q]) + w_row[q]
-                        if q == 0 or c < best_ct:
-                            best_ct, best = c, q
+                    best = completion_row(t, now, avail, *vw, dr, w_row)
                     chosen[i] = t
                     chosen_p[i] = best
-                    avail[best] = best_ct
+                    avail[best] = w_row[best]
+            else:  # a job-aware rule
+                for q in range(m):
+                    avail[q] = ee[q] if ee[q] > now else now
+                    idle[q] = running[q] < 0 and qlen[q] == 0
+                k = decide(policy, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, w_row, chosen, chosen_p)
+                if k < 0:  # a ready task may run nowhere: SimPy refuses the pair the policy returns
+                    return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions
             decisions += 1
+            if k == 0 and policy >= SRJF:  # an empty answer: the ready tasks wait for the next decision point
+                continue
             if k == 0:
                 return EMPTY_DECISION, proc_of, start, finish, eid, decisions, assignments, decisions - 1
             for i in range(k):  # _assign of each pair, in the order returned
