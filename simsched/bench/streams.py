@@ -82,16 +82,23 @@ def _target(limit: str, tasks: int, ok: bool) -> dict:
 
 
 def _stream_problem(n_jobs: int, n_procs: int, seed: int = 0):
+    """The bench stream (module docstring) as ``(Problem, JobStream)``: each job drawn, merged
+    (:class:`~simsched.workloads.jobs.JobMerger`) and let go before the next, so the build holds the
+    stream's flat arrays and one job, never a list of job graphs.  O(tasks + edges)."""
     from simsched.simulator.platform import Platform, Processor
     from simsched.simulator.problem import Problem
     from simsched.workloads.generators import random_dag
-    from simsched.workloads.jobs import merge_jobs, poisson_arrivals
+    from simsched.workloads.jobs import JobMerger, poisson_arrivals
 
     rng = np.random.default_rng(seed)
-    graphs = [random_dag(int(rng.integers(50, 151)), ccr=0.5, mean_cost=20.0, rng=rng) for _ in range(n_jobs)]
-    work_per_job = float(np.mean([g.work.sum() for g in graphs]))
-    rate = 0.9 * n_procs / work_per_job  # offered load 0.9 on unit-speed processors
-    stream = merge_jobs(graphs, poisson_arrivals(rate, rng, count=n_jobs))
+    merger, work = JobMerger(), []
+    for _ in range(n_jobs):
+        g = random_dag(int(rng.integers(50, 151)), ccr=0.5, mean_cost=20.0, rng=rng)
+        work.append(g.work.sum())
+        merger.add(g)
+    del g
+    rate = 0.9 * n_procs / float(np.mean(work))  # offered load 0.9 on unit-speed processors
+    stream = merger.finish(poisson_arrivals(rate, rng, count=n_jobs))
     platform = Platform.uniform([Processor(f"p{i}") for i in range(n_procs)], bandwidth=5.0, latency=0.1)
     return Problem(stream.graph, platform), stream
 
