@@ -16,8 +16,8 @@ from simsched.simulator.platform import Platform, Processor
 from simsched.simulator.problem import execution_times
 from simsched.workloads.generators import random_dag
 from simsched.workloads.jobs import JobMerger, is_job_stream, merge_jobs, stream_job_ids, stream_job_keys
-from simsched.workloads.tasknames import JobTaskNames, KindCodes
 from simsched.workloads.taskgraph import TaskGraph
+from simsched.workloads.tasknames import JobTaskNames, KindCodes
 
 
 def reference_merge(graphs: list[TaskGraph], arrivals) -> tuple[TaskGraph, np.ndarray]:
@@ -167,3 +167,16 @@ def test_merge_refuses_bad_arrivals():
         merge_jobs(iter([g, g]), [0.0])
     with pytest.raises(SimschedError, match="finite"):
         merge_jobs([g], [float("nan")])
+
+
+def test_bench_memory_rows_hold_the_peak_against_the_issues_targets() -> None:
+    from simsched.bench.streams import MEMORY_POLICY, _memory_rows, _memory_target, measure_memory
+
+    mem = measure_memory(4, 3, engine="simpy")
+    assert mem["engine"] == "simpy" and mem["tasks"] > 4 and 0 < mem["build_mb"] <= mem["peak_mb"]
+    rows = _memory_rows(mem, mem, "4 jobs")
+    assert [r["unit"] for r in rows] == ["MB", "MB"] and rows[1]["measured"] == mem["peak_mb"]
+    assert MEMORY_POLICY in rows[1]["what"] and rows[1]["ok"] is None  # 4 jobs: no target at that size
+    assert _memory_target(99_203, 199.0)["ok"] and not _memory_target(99_203, 201.0)["ok"]
+    assert _memory_target(1_003_803, 1000.0)["ok"] and not _memory_target(1_003_803, 1100.0)["ok"]
+    assert all(len(r["what"]) <= 70 for r in rows)

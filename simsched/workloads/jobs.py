@@ -131,6 +131,8 @@ class JobMerger:
         costs = self._costs(cost_of)
         if costs and len({c.shape[1] for c in costs}) > 1:
             raise SimschedError("the jobs' cost matrices have different numbers of processors")
+        cost = _stacked(costs) if costs else None
+        del costs
         jobs = np.repeat(np.arange(self.n_jobs, dtype=np.int64), self._sizes)
         jobs.setflags(write=False)
         names = JobTaskNames(jobs, self._column("local", np.int32), tuple(self._pool))
@@ -139,7 +141,7 @@ class JobMerger:
         graph = TaskGraph(names, self._column("edges"), self._column("data"), work=self._column("work"),
                           kind=KindCodes(tuple(self._kinds), self._column("kind")), arrival=arrival,
                           memory=self._column("memory"), cores=self._column("cores"),
-                          priority=self._column("priority"), cost=np.concatenate(costs) if costs else None,
+                          priority=self._column("priority"), cost=cost,
                           procs=self._column("procs"), serial=self._column("serial"),
                           downey=self._column("downey"), same_host=self._column("same_host"))
         arr.setflags(write=False)
@@ -169,6 +171,20 @@ class JobMerger:
                 matrices[k] = cost_of(TaskGraph([f"t{i}" for i in range(n)], work=p["work"][k], memory=p["memory"][k],
                                                 kind=KindCodes(kinds, p["kind"][k])))
         return matrices
+
+
+def _stacked(matrices: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(matrices)``, read-only, each matrix let go of once copied (the list is emptied):
+    the peak is the result plus one job's matrix, not twice the stream's.  O(total size)."""
+    rows = sum(c.shape[0] for c in matrices)
+    out = np.empty((rows, matrices[0].shape[1]), dtype=np.result_type(*matrices))
+    at = 0
+    for i, c in enumerate(matrices):
+        out[at:at + c.shape[0]] = c
+        at += c.shape[0]
+        matrices[i] = None  # type: ignore[call-overload]
+    out.setflags(write=False)
+    return out
 
 
 def merge_jobs(graphs: Iterable[TaskGraph], arrivals: Sequence[float] | np.ndarray) -> JobStream:
