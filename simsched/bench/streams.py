@@ -32,7 +32,12 @@ in a fresh interpreter of its own, on the engine :func:`~simsched.simulator.engi
 events; and, up to :data:`SIMPY_COMPARED_MAX` tasks, the same run on the SimPy engine in the same
 process, its CPU seconds beside the compiled loop's and its schedule checked equal.
 
-Each size runs in a fresh interpreter so its peak memory is its own.
+Each size runs in a fresh interpreter so its peak memory is its own.  Last, the stream is built and run
+by ``srjf-eft`` alone in a fresh interpreter (:func:`measure_memory`): the process's peak memory against
+the issue's targets (:data:`MEMORY_TARGETS`: 200 MB at 100k tasks, 1 GB at 1M), beside the same for a
+one-job stream on the same engine (what the interpreter, the imports and numba take whatever the size).
+The stream is merged job by job into flat arrays (:class:`~simsched.workloads.jobs.JobMerger`), as
+``simsched run`` builds a scenario's stream.
 """
 
 from __future__ import annotations
@@ -82,16 +87,23 @@ def _target(limit: str, tasks: int, ok: bool) -> dict:
 
 
 def _stream_problem(n_jobs: int, n_procs: int, seed: int = 0):
+    """The bench stream (module docstring) as ``(Problem, JobStream)``: each job drawn, merged
+    (:class:`~simsched.workloads.jobs.JobMerger`) and let go before the next, so the build holds the
+    stream's flat arrays and one job, never a list of job graphs.  O(tasks + edges)."""
     from simsched.simulator.platform import Platform, Processor
     from simsched.simulator.problem import Problem
     from simsched.workloads.generators import random_dag
-    from simsched.workloads.jobs import merge_jobs, poisson_arrivals
+    from simsched.workloads.jobs import JobMerger, poisson_arrivals
 
     rng = np.random.default_rng(seed)
-    graphs = [random_dag(int(rng.integers(50, 151)), ccr=0.5, mean_cost=20.0, rng=rng) for _ in range(n_jobs)]
-    work_per_job = float(np.mean([g.work.sum() for g in graphs]))
-    rate = 0.9 * n_procs / work_per_job  # offered load 0.9 on unit-speed processors
-    stream = merge_jobs(graphs, poisson_arrivals(rate, rng, count=n_jobs))
+    merger, work = JobMerger(), []
+    for _ in range(n_jobs):
+        g = random_dag(int(rng.integers(50, 151)), ccr=0.5, mean_cost=20.0, rng=rng)
+        work.append(g.work.sum())
+        merger.add(g)
+    del g
+    rate = 0.9 * n_procs / float(np.mean(work))  # offered load 0.9 on unit-speed processors
+    stream = merger.finish(poisson_arrivals(rate, rng, count=n_jobs))
     platform = Platform.uniform([Processor(f"p{i}") for i in range(n_procs)], bandwidth=5.0, latency=0.1)
     return Problem(stream.graph, platform), stream
 
@@ -265,6 +277,48 @@ def measure_policy(n_jobs: int, n_procs: int, name: str) -> dict:
     return out
 
 
+MEMORY_POLICY = "srjf-eft"
+"""The policy whose build+run peak memory is held against :data:`MEMORY_TARGETS`."""
+
+MEMORY_TARGETS = ((100_000, 200.0), (1_000_000, 1024.0))
+"""``(tasks, MB)``: the process peak the issue allows a stream's build and run at these sizes (#42)."""
+
+
+def measure_memory(n_jobs: int, n_procs: int, policy: str = MEMORY_POLICY, engine: str = "auto") -> dict:
+    """The bench stream built and run by ``policy`` on ``engine``, in this process (a fresh one: its
+    peak resident memory, ``ru_maxrss``, is the build's and the run's alone): the peak after the build
+    (``build_mb``) and after the run (``peak_mb``), the tasks and the engine that ran.  O(the run)."""
+    from simsched.schedulers import registry
+    from simsched.simulator.engine import run_online
+
+    problem, _stream = _stream_problem(n_jobs, n_procs)
+    build = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    _schedule, stats = run_online(problem, registry.create(policy), engine=engine)
+    return {"tasks": problem.n_tasks, "engine": stats.engine, "build_mb": build,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+
+
+def _memory_target(tasks: int, mb: float) -> dict:
+    """``target``/``ok`` against :data:`MEMORY_TARGETS`, compared within 10% of one of their sizes."""
+    for size, limit in MEMORY_TARGETS:
+        if abs(tasks - size) <= 0.1 * size:
+            return {"target": f"<= {limit:,.0f} MB at {size:,} tasks", "ok": mb <= limit}
+    return {"target": "<= 200 MB at 100k, <= 1,024 MB at 1M tasks (not compared)", "ok": None}
+
+
+def _memory_rows(mem: dict, floor: dict, size: str) -> list[dict]:
+    """The stream's build peak and its build+run peak by :data:`MEMORY_POLICY`, each in a fresh process,
+    beside the same process's peak for a one-job stream on the same engine (the interpreter, its imports
+    and, on the compiled loop, numba's own ~130 MB: what no stream size changes)."""
+    return [
+        dict(what="stream build peak memory (baseline: one job)", size=size,
+             measured=mem["build_mb"], baseline=floor["build_mb"], ratio=None, unit="MB", target="-", ok=None),
+        dict(what=f"{MEMORY_POLICY} build+run peak memory, {mem['engine']} (baseline: one job)", size=size,
+             measured=mem["peak_mb"], baseline=floor["peak_mb"], ratio=None, unit="MB",
+             **_memory_target(mem["tasks"], mem["peak_mb"])),
+    ]
+
+
 def _policy_rows(runs: list[dict], size: str) -> list[dict]:
     """Per policy: its CPU seconds end to end (engine and policy; against :data:`POLICY_TARGETS`), beside
     the SimPy engine's for the same run when measured, its events/s beside the raw SimPy floor for as many
@@ -303,9 +357,14 @@ def bench_streams(quick: bool = False, size: str | None = None) -> list[dict]:
     for name in POLICIES:
         with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
             runs.append(pool.submit(measure_policy, n_jobs, n_procs, name).result())
+    with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+        mem = pool.submit(measure_memory, n_jobs, n_procs).result()
+    with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+        floor = pool.submit(measure_memory, 1, n_procs, MEMORY_POLICY, mem["engine"]).result()
     size = f"{r['jobs']:,} jobs, {r['tasks']:,} tasks x {r['processors']:,}"
     ratio = r["events_per_s"] / r["floor_events_per_s"]
-    return _simpy_rows(r, size, ratio) + _compiled_rows(r, size) + _policy_rows(runs, size)
+    return (_simpy_rows(r, size, ratio) + _compiled_rows(r, size) + _policy_rows(runs, size)
+            + _memory_rows(mem, floor, size))
 
 
 def _compiled_rows(r: dict, size: str) -> list[dict]:

@@ -21,7 +21,7 @@ from simsched.simulator.jobmetrics import job_critical_paths
 from simsched.simulator.platform import Platform
 from simsched.simulator.problem import Problem, execution_times, spread_over_platform
 from simsched.workloads.importers.swf import RigidTrace, make_trace
-from simsched.workloads.jobs import JobStream, merge_jobs, piecewise_arrivals
+from simsched.workloads.jobs import JobMerger, JobStream, piecewise_arrivals
 from simsched.workloads.taskgraph import TaskGraph
 
 if TYPE_CHECKING:
@@ -136,13 +136,11 @@ class StreamConfig:
                                     f"horizon or the rate")
             weights = np.array([s.weight for s in self.sources])
             which = rng.choice(len(self.sources), size=arrivals.size, p=weights / weights.sum())
-        graphs = []
-        total = 0
+        merger = JobMerger()  # each job merged as drawn: no list of job graphs (#42)
         for k in which.tolist():
             src = self.sources[k]
             g = src.graph(rng, m)
-            total += g.n_tasks
-            limits.check_tasks(total, field="workload.stream")  # file jobs: their size is known only now
+            limits.check_tasks(merger.n_tasks + g.n_tasks, field="workload.stream")  # file jobs: known only now
             if src.spec.form == "generator":
                 g = spread_over_platform(g, platform, affinity)
             try:
@@ -150,12 +148,9 @@ class StreamConfig:
             except CoresError as exc:
                 exc.message = f"jobs[{k}] ({src.name or src.spec.describe()}): {exc.message}"
                 raise
-            graphs.append(g)
-        with_cost = [g.cost is not None for g in graphs]
-        if any(with_cost) and not all(with_cost):
-            graphs = [g if g.cost is not None else g.with_(cost=execution_times(g, platform, affinity))
-                      for g in graphs]
-        stream = merge_jobs(graphs, arrivals)
+            merger.add(g)
+        # cost-matrix jobs meeting work-based ones: each work-based job gets its execution-time matrix
+        stream = merger.finish(arrivals, cost_of=lambda g: execution_times(g, platform, affinity))
         priority = np.array([self.sources[k].priority for k in which.tolist()], dtype=np.float64)
         deadline = None
         if self.trace is not None:

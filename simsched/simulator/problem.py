@@ -397,13 +397,14 @@ class Problem:
         without an (n, m) matrix.  Structured: ``table`` is the (kinds, m) rate table, ``key`` each
         task's kind and the cost of t on p is ``work[t] / table[key[t], p]`` (``inf`` when the rate
         is 0 or ``memory[t]`` exceeds the processor's).  Dense: ``table`` is ``W``, ``key`` is
-        ``arange(n)`` and ``work``/``memory`` are unused.  O(n)."""
+        ``arange(n)`` and ``work``/``memory`` are unused.  The graph's own (read-only) arrays, not copies:
+        O(1) for a structured problem, O(n) for a dense one."""
         g = self.graph
         if self._W is not None and not self.structured:
             return (np.ascontiguousarray(self._W, dtype=np.float64), np.arange(g.n_tasks, dtype=np.int64),
                     np.zeros(0), np.zeros(0))
-        return (np.ascontiguousarray(self._rate, dtype=np.float64), self._kind.astype(np.int64),
-                self._work.astype(np.float64), self._memory.astype(np.float64))
+        return (np.ascontiguousarray(self._rate, dtype=np.float64), self._kind.astype(np.int64, copy=False),
+                self._work.astype(np.float64, copy=False), self._memory.astype(np.float64, copy=False))
 
     def _row_blocks(self):
         """Yield ``(rows, costs, eligible)`` over blocks of about ``_BLOCK`` elements, in row order

@@ -21,7 +21,7 @@ def build_csr(n: int, key: IntArray) -> tuple[IntArray, IntArray]:
     increasing edge id.  O(n + e log e).
     """
     key = np.asarray(key, dtype=np.int64)
-    edge_ids = np.argsort(key, kind="stable").astype(np.int64)
+    edge_ids = np.argsort(key, kind="stable").astype(np.int64, copy=False)
     counts = np.bincount(key, minlength=n)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=ptr[1:])
@@ -47,16 +47,17 @@ def gather_ranges(ptr: IntArray, rows: IntArray) -> tuple[IntArray, IntArray]:
     return positions, owner
 
 
-def kahn_levels(n: int, src: IntArray, dst: IntArray) -> tuple[IntArray, IntArray]:
+def kahn_levels(n: int, src: IntArray, dst: IntArray,
+                csr: tuple[IntArray, IntArray] | None = None) -> tuple[IntArray, IntArray]:
     """Longest-path level of every node (entry nodes are level 0) by frontier-wise Kahn's algorithm.
 
     Returns ``(level, order)`` where ``order`` lists the nodes level by level (a topological order)
-    and ``level[v] == -1`` for nodes that lie on or behind a cycle.  O(n + e) work in
-    O(depth) numpy passes.
+    and ``level[v] == -1`` for nodes that lie on or behind a cycle.  ``csr``: ``build_csr(n, src)``
+    when the caller has it (not built twice).  O(n + e) work in O(depth) numpy passes.
     """
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
-    ptr, by_src = build_csr(n, src)
+    ptr, by_src = build_csr(n, src) if csr is None else csr
     succ = dst[by_src]
     indeg = np.bincount(dst, minlength=n).astype(np.int64)
     level = np.full(n, -1, dtype=np.int64)

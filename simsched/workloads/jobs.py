@@ -12,7 +12,7 @@ algorithms for data processing clusters", SIGCOMM 2019).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ import numpy as np
 
 from simsched.errors import SimschedError
 from simsched.workloads.taskgraph import TaskGraph
+from simsched.workloads.tasknames import JobTaskNames, KindCodes
 
 if TYPE_CHECKING:
     from simsched.workloads.importers.swf import RigidTrace
@@ -70,52 +71,138 @@ class JobStream:
                          else self.job_deadline, priority if priority is not None else self.job_priority, names)
 
 
-def merge_jobs(graphs: Sequence[TaskGraph], arrivals: Sequence[float]) -> JobStream:
-    """One graph holding every job of ``graphs``, job ``k`` arriving at ``arrivals[k]`` (added to its
-    tasks' own arrival times).  Explicit cost matrices must all have the same number of processors
-    (or none may have one).  O(total tasks + edges)."""
-    if not graphs or len(graphs) != len(arrivals):
+class JobMerger:
+    """Jobs merged into one stream one at a time (:meth:`add`), each job's graph free to go as soon
+    as it is added: what :func:`merge_jobs` does with a list, without holding every job's graph.
+
+    Each job's columns are kept as flat arrays (tasks offset into the stream, kinds as codes into one
+    table, names as pool indices: :class:`~simsched.workloads.tasknames.JobTaskNames`); :meth:`finish`
+    concatenates them column by column, dropping each column's pieces as it goes, so the peak is the
+    stream's arrays plus one column.  No Python object per task.  :meth:`add` is O(tasks + edges of the
+    job) (a dict lookup per task name), :meth:`finish` O(total tasks + edges) plus the graph's checks.
+    The result equals :func:`merge_jobs` of the same graphs float for float.
+    """
+
+    _COLUMNS = ("edges", "data", "work", "arrival", "memory", "cores", "procs", "serial", "downey",
+                "same_host", "priority", "kind", "local", "cost")
+
+    def __init__(self) -> None:
+        self._pieces: dict[str, list[np.ndarray]] = {c: [] for c in self._COLUMNS}
+        self._sizes: list[int] = []
+        self._kinds: dict[str, int] = {}
+        self._pool: dict[str, int] = {}
+        self._has_cost: list[bool] = []
+        self.n_tasks = 0
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self._sizes)
+
+    def add(self, g: TaskGraph) -> int:
+        """Append job ``g`` (its tasks after those of the jobs before); returns its job index.  O(tasks + edges)."""
+        p = self._pieces
+        pool = self._pool
+        p["local"].append(np.fromiter((pool.setdefault(name, len(pool)) for name in g.names), dtype=np.int64,
+                                      count=g.n_tasks))
+        kinds = np.array([self._kinds.setdefault(k, len(self._kinds)) for k in g.kind_names], dtype=np.int64)
+        p["kind"].append(kinds[g.kind])
+        p["edges"].append(np.stack([g.edge_src, g.edge_dst], axis=1) + self.n_tasks)
+        for column in ("data", "work", "arrival", "memory", "cores", "serial", "downey", "same_host", "priority"):
+            p[column].append(getattr(g, "edge_data" if column == "data" else column))
+        p["procs"].append(np.stack([g.procs_min, g.procs_max], axis=1))
+        self._has_cost.append(g.cost is not None)
+        p["cost"].append(g.cost)
+        self._sizes.append(g.n_tasks)
+        self.n_tasks += g.n_tasks
+        return self.n_jobs - 1
+
+    def finish(self, arrivals: Sequence[float] | np.ndarray,
+               cost_of: Callable[[TaskGraph], np.ndarray] | None = None) -> JobStream:
+        """The stream, job ``k`` arriving at ``arrivals[k]`` (added to its tasks' own arrival times).
+        Explicit cost matrices must all have the same number of processors, and every job has one or
+        none has; with ``cost_of`` a job without one when another has one gets ``cost_of(its graph)``
+        (its graph rebuilt from its columns, names ``t0``...).  The merger is spent.  O(total tasks + edges)."""
+        arr = np.asarray(arrivals, dtype=np.float64)
+        if not self._sizes or arr.shape != (self.n_jobs,):
+            raise SimschedError(f"a job stream needs one arrival per job (got {self.n_jobs} jobs, "
+                                f"{arr.size} arrivals)")
+        if not (np.isfinite(arr).all() and (arr >= 0).all()):
+            raise SimschedError("job arrival times must be finite and >= 0")
+        costs = self._costs(cost_of)
+        if costs and len({c.shape[1] for c in costs}) > 1:
+            raise SimschedError("the jobs' cost matrices have different numbers of processors")
+        cost = _stacked(costs) if costs else None
+        del costs
+        jobs = np.repeat(np.arange(self.n_jobs, dtype=np.int64), self._sizes)
+        jobs.setflags(write=False)
+        names = JobTaskNames(jobs, self._column("local", np.int32), tuple(self._pool))
+        arrival = self._column("arrival")
+        arrival += arr[jobs]
+        graph = TaskGraph(names, self._column("edges"), self._column("data"), work=self._column("work"),
+                          kind=KindCodes(tuple(self._kinds), self._column("kind")), arrival=arrival,
+                          memory=self._column("memory"), cores=self._column("cores"),
+                          priority=self._column("priority"), cost=cost,
+                          procs=self._column("procs"), serial=self._column("serial"),
+                          downey=self._column("downey"), same_host=self._column("same_host"))
+        arr.setflags(write=False)
+        return JobStream(graph, jobs, arr)
+
+    def _column(self, name: str, dtype: type | None = None) -> np.ndarray:
+        """One column of the stream, its per-job pieces dropped; read-only (the graph shares it)."""
+        pieces = self._pieces.pop(name)
+        out = np.concatenate(pieces) if dtype is None else np.concatenate(pieces, dtype=dtype)
+        if name != "arrival":
+            out.setflags(write=False)
+        return out
+
+    def _costs(self, cost_of: Callable[[TaskGraph], np.ndarray] | None) -> list[np.ndarray]:
+        """The jobs' cost matrices (none, or one per job: ``cost_of`` fills the missing ones)."""
+        matrices = self._pieces.pop("cost")
+        if not any(self._has_cost):
+            return []
+        if all(self._has_cost):
+            return matrices
+        if cost_of is None:
+            raise SimschedError("either every job has an explicit cost matrix or none has")
+        kinds, p = tuple(self._kinds), self._pieces
+        for k, c in enumerate(matrices):
+            if c is None:
+                n = self._sizes[k]
+                matrices[k] = cost_of(TaskGraph([f"t{i}" for i in range(n)], work=p["work"][k], memory=p["memory"][k],
+                                                kind=KindCodes(kinds, p["kind"][k])))
+        return matrices
+
+
+def _stacked(matrices: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(matrices)``, read-only, each matrix let go of once copied (the list is emptied):
+    the peak is the result plus one job's matrix, not twice the stream's.  O(total size)."""
+    rows = sum(c.shape[0] for c in matrices)
+    out = np.empty((rows, matrices[0].shape[1]), dtype=np.result_type(*matrices))
+    at = 0
+    for i, c in enumerate(matrices):
+        out[at:at + c.shape[0]] = c
+        at += c.shape[0]
+        matrices[i] = None  # type: ignore[call-overload]
+    out.setflags(write=False)
+    return out
+
+
+def merge_jobs(graphs: Iterable[TaskGraph], arrivals: Sequence[float] | np.ndarray) -> JobStream:
+    """One graph holding every job of ``graphs`` (a list, or any iterable: each job's graph may go once
+    merged), job ``k`` arriving at ``arrivals[k]`` (added to its tasks' own arrival times).  Explicit
+    cost matrices must all have the same number of processors (or none may have one).  Names are
+    ``j<k>.<name>`` (:class:`~simsched.workloads.tasknames.JobTaskNames`: no ``str`` per task until
+    read).  O(total tasks + edges); see :class:`JobMerger`."""
+    if isinstance(graphs, Sized) and (not graphs or len(graphs) != len(arrivals)):
         raise SimschedError(f"a job stream needs one arrival per job (got {len(graphs)} jobs, "
                             f"{len(arrivals)} arrivals)")
-    arr = np.asarray(arrivals, dtype=np.float64)
-    if not (np.isfinite(arr).all() and (arr >= 0).all()):
-        raise SimschedError("job arrival times must be finite and >= 0")
-    with_cost = [g.cost is not None for g in graphs]
-    if any(with_cost) and not all(with_cost):
-        raise SimschedError("either every job has an explicit cost matrix or none has")
-    names, kinds, edges, data, work, arrival, memory, cores, costs, jobs, prio = ([] for _ in range(11))
-    procs, serial, downey, same_host = [], [], [], []
-    offset = 0
-    for k, g in enumerate(graphs):
-        names += [f"j{k}.{name}" for name in g.names]
-        kinds += [g.kind_of(i) for i in range(g.n_tasks)]
-        edges.append(np.stack([g.edge_src, g.edge_dst], axis=1) + offset)
-        data.append(g.edge_data)
-        work.append(g.work)
-        arrival.append(g.arrival + arr[k])
-        memory.append(g.memory)
-        cores.append(g.cores)
-        procs.append(np.stack([g.procs_min, g.procs_max], axis=1))
-        serial.append(g.serial)
-        downey.append(g.downey)
-        same_host.append(g.same_host)
-        prio.append(g.priority)
-        if g.cost is not None:
-            costs.append(g.cost)
-        jobs.append(np.full(g.n_tasks, k, dtype=np.int64))
-        offset += g.n_tasks
-    if costs and len({c.shape[1] for c in costs}) > 1:
-        raise SimschedError("the jobs' cost matrices have different numbers of processors")
-    graph = TaskGraph(names, np.concatenate(edges), np.concatenate(data), work=np.concatenate(work),
-                      kind=kinds, arrival=np.concatenate(arrival), memory=np.concatenate(memory),
-                      cores=np.concatenate(cores), priority=np.concatenate(prio),
-                      cost=np.concatenate(costs) if costs else None,
-                      procs=np.concatenate(procs), serial=np.concatenate(serial),
-                      downey=np.concatenate(downey), same_host=np.concatenate(same_host))
-    job_ids = np.concatenate(jobs)
-    job_ids.setflags(write=False)
-    arr.setflags(write=False)
-    return JobStream(graph, job_ids, arr)
+    merger = JobMerger()
+    for g in graphs:
+        merger.add(g)
+    if not merger.n_jobs or merger.n_jobs != len(arrivals):
+        raise SimschedError(f"a job stream needs one arrival per job (got {merger.n_jobs} jobs, "
+                            f"{len(arrivals)} arrivals)")
+    return merger.finish(arrivals)
 
 
 def poisson_stream(make_job: Callable[[np.random.Generator], TaskGraph], n_jobs: int, rate: float,
@@ -164,7 +251,10 @@ def is_job_stream(graph: TaskGraph) -> bool:
 
 def stream_job_keys(names: Sequence[str]) -> np.ndarray | None:
     """The ``k`` of each name's ``j<k>.`` prefix (as :func:`merge_jobs` writes them), or None when
-    some name has none (or there are no names).  O(len(names))."""
+    some name has none (or there are no names).  O(len(names)); O(1) for a merged stream's
+    :class:`~simsched.workloads.tasknames.JobTaskNames` (its job column, read-only, no string made)."""
+    if isinstance(names, JobTaskNames):
+        return names.job if len(names) else None
     keys = []
     for name in names:
         head, dot, _ = name.partition(".")

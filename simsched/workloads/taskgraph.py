@@ -21,6 +21,7 @@ import numpy as np
 from simsched import limits
 from simsched.errors import GraphError
 from simsched.workloads.csr import build_csr, find_cycle, kahn_levels
+from simsched.workloads.tasknames import JobTaskNames, KindCodes
 
 DEFAULT_KIND = "compute"
 
@@ -30,9 +31,19 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _shared(values: Any, dtype: type, shape: tuple[int, ...]) -> bool:
+    """Whether ``values`` is a read-only numpy array of ``dtype`` and ``shape``: kept as is, not copied."""
+    return (isinstance(values, np.ndarray) and values.dtype == dtype and values.shape == shape
+            and not values.flags.writeable)
+
+
 def _per_task(values: Any, n: int, default: float, what: str, dtype: type = np.float64) -> np.ndarray:
+    """(n,) values of ``dtype``: ``values`` itself when it is already such a read-only array (shared,
+    as the graph's own arrays are: a stream's columns are not copied), else a copy.  O(n)."""
     if values is None:
         return np.full(n, default, dtype=dtype)
+    if _shared(values, dtype, (n,)):
+        return values
     try:
         arr = np.array(values, dtype=dtype).reshape(-1) if np.ndim(values) else np.full(n, values, dtype=dtype)
     except (OverflowError, ValueError, TypeError):
@@ -43,16 +54,43 @@ def _per_task(values: Any, n: int, default: float, what: str, dtype: type = np.f
     return arr
 
 
+def _kind_table(kind: KindCodes, n: int) -> tuple[tuple[str, ...], np.ndarray]:
+    """``(kind_names, kind)`` from codes into a table: the kinds some task has, sorted, and the codes
+    renumbered into them (what one string per task gives).  O(n + kinds log kinds)."""
+    table = [str(k) for k in kind.names]
+    try:
+        codes = np.asarray(kind.codes, dtype=np.int64).reshape(-1)
+    except (OverflowError, ValueError, TypeError):
+        raise GraphError("kind codes must be whole numbers") from None
+    if codes.shape != (n,) or (codes.size and (codes.min() < 0 or codes.max() >= len(table))):
+        raise GraphError(f"kind codes must be {n} indices into the {len(table)} kind names")
+    used = np.flatnonzero(np.bincount(codes, minlength=len(table)))
+    if len(set(table)) != len(table):
+        raise GraphError("kind names must be distinct")
+    order = sorted(used.tolist(), key=table.__getitem__)
+    if order == list(range(len(table))):  # already the sorted table of used kinds
+        if codes.flags.writeable and isinstance(kind.codes, np.ndarray) and np.may_share_memory(codes, kind.codes):
+            codes = codes.copy()  # the caller's writable array: not frozen, not shared
+        return tuple(table), _readonly(codes)
+    renumber = np.zeros(len(table), dtype=np.int64)
+    renumber[order] = np.arange(len(order))
+    return tuple(table[i] for i in order), _readonly(renumber[codes])
+
+
 class TaskGraph:
     """An immutable directed acyclic graph of tasks.
 
     Construction validates the graph: names are unique, edge endpoints exist, there is no duplicate
     edge, no self-loop and no cycle (the error names the tasks on one cycle), and work, costs, data
     sizes, arrivals and memory are finite and non-negative (explicit costs may be ``inf`` to mark a
-    processor that may not run the task).  O(n + e log e).
+    processor that may not run the task).  O(n + e log e).  ``kind`` may be given as
+    :class:`~simsched.workloads.tasknames.KindCodes` (codes into a table) instead of a string per task.
+    Read-only arrays of the right type and shape are shared rather than copied.
 
     Attributes (all numpy arrays are read-only):
-        names: task names, unique.
+        names: task names, unique: a tuple of ``str``, or for a merged job stream a
+            :class:`~simsched.workloads.tasknames.JobTaskNames` (a sequence equal to that tuple, its
+            strings made on demand; no Python object per task).
         work: (n,) work per task.
         kind_names: the distinct kinds; ``kind[i]`` indexes into it.
         arrival, priority, memory: (n,) float arrays.
@@ -100,15 +138,18 @@ class TaskGraph:
         downey: Sequence[Sequence[float]] | np.ndarray | None = None,
         same_host: Sequence[bool] | np.ndarray | bool | None = None,
     ) -> None:
-        names = tuple(str(x) for x in names)
-        n = len(names)
+        if isinstance(names, JobTaskNames):  # a merged stream's: unique by construction, no str per task
+            n, index = len(names), names.mapping()
+        else:
+            names = tuple(str(x) for x in names)
+            n = len(names)
+            index = {}
+            for i, name in enumerate(names):
+                if name in index:
+                    raise GraphError(f"duplicate task name {name!r}")
+                index[name] = i
         if n == 0:
             raise GraphError("the task graph is empty: it needs at least one task")
-        index: dict[str, int] = {}
-        for i, name in enumerate(names):
-            if name in index:
-                raise GraphError(f"duplicate task name {name!r}")
-            index[name] = i
         self.names = names
         self._index = index
 
@@ -123,12 +164,14 @@ class TaskGraph:
         if self_loops.size:
             t = names[src[self_loops[0]]]
             raise GraphError(f"cycle: task {t!r} depends on itself")
-        if src.size:
+        if src.size:  # a sort, not np.unique: the same first duplicate at a third of the temporaries
             pair = src * n + dst
-            uniq, first, counts = np.unique(pair, return_index=True, return_counts=True)
-            if (counts > 1).any():
-                k = first[np.flatnonzero(counts > 1)[0]]
+            ranked = np.sort(pair)
+            twice = np.flatnonzero(ranked[1:] == ranked[:-1])
+            if twice.size:
+                k = int(np.flatnonzero(pair == ranked[twice[0]])[0])
                 raise GraphError(f"duplicate edge {names[src[k]]!r} -> {names[dst[k]]!r}")
+            del pair, ranked, twice
 
         self.cost = None
         if cost is not None:
@@ -167,6 +210,8 @@ class TaskGraph:
         if kind is None or isinstance(kind, str):
             self.kind_names = (kind or DEFAULT_KIND,)
             self.kind = _readonly(np.zeros(n, dtype=np.int64))
+        elif isinstance(kind, KindCodes):
+            self.kind_names, self.kind = _kind_table(kind, n)
         else:
             kinds = [str(k) for k in kind]
             if len(kinds) != n:
@@ -182,7 +227,7 @@ class TaskGraph:
         pp, pe = build_csr(n, dst)
         self.succ_ptr, self.succ_edges = _readonly(sp), _readonly(se)
         self.pred_ptr, self.pred_edges = _readonly(pp), _readonly(pe)
-        level, order = kahn_levels(n, src, dst)
+        level, order = kahn_levels(n, src, dst, csr=(sp, se))
         if (level < 0).any():
             cycle = find_cycle(n, src, dst, level)
             shown = " -> ".join(repr(names[i]) for i in cycle + cycle[:1])
@@ -197,13 +242,13 @@ class TaskGraph:
             lo = hi = np.ones(n, dtype=np.int64)
         else:
             try:
-                arr = np.array(procs, dtype=np.int64) if np.ndim(procs) else np.full(n, procs, dtype=np.int64)
+                arr = np.asarray(procs, dtype=np.int64) if np.ndim(procs) else np.full(n, procs, dtype=np.int64)
             except (OverflowError, ValueError, TypeError):
                 raise GraphError("procs must be a whole number k or a range [k_min, k_max] per task") from None
             if arr.shape == (n,):
                 lo = hi = arr
             elif arr.shape == (n, 2):
-                lo, hi = arr[:, 0].copy(), arr[:, 1].copy()
+                lo, hi = arr[:, 0], arr[:, 1]  # copied below
             else:
                 raise GraphError(f"procs has shape {arr.shape} for {n} tasks: give k or [k_min, k_max] per task")
         bad = np.flatnonzero((lo < 1) | (hi < lo))
@@ -227,7 +272,7 @@ class TaskGraph:
             d = np.zeros((n, 2))
         else:
             try:
-                d = np.array(downey, dtype=np.float64)
+                d = downey if _shared(downey, np.float64, (n, 2)) else np.array(downey, dtype=np.float64)
             except (OverflowError, ValueError, TypeError):
                 raise GraphError("downey must be one [A, sigma] pair of numbers per task") from None
             if d.shape != (n, 2):
@@ -248,11 +293,13 @@ class TaskGraph:
         self.downey = _readonly(d)
         if same_host is None:
             self.same_host = _readonly(np.zeros(n, dtype=bool))
+        elif _shared(same_host, bool, (n,)):
+            self.same_host = same_host
         else:
             h = np.array(same_host) if np.ndim(same_host) else np.full(n, same_host)
             if h.shape != (n,) or h.dtype != bool:
                 raise GraphError(f"same_host must be true or false per task ({n} values)")
-            self.same_host = _readonly(h.copy())
+            self.same_host = _readonly(h)
 
     def _check_values(self, values: np.ndarray, what: str, per_edge: tuple | None = None) -> None:
         bad = ~np.isfinite(values) | (values < 0)
@@ -318,7 +365,7 @@ class TaskGraph:
         args: dict[str, Any] = dict(
             names=self.names, edges=np.stack([self.edge_src, self.edge_dst], axis=1),
             edge_data=self.edge_data, work=self.work,
-            kind=[self.kind_names[k] for k in self.kind], arrival=self.arrival,
+            kind=KindCodes(self.kind_names, self.kind), arrival=self.arrival,
             priority=self.priority, memory=self.memory, cores=self.cores, cost=self.cost,
             procs=np.stack([self.procs_min, self.procs_max], axis=1), serial=self.serial,
             downey=self.downey, same_host=self.same_host,

@@ -288,9 +288,9 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
     fac = np.zeros(0) if factors is None else np.ascontiguousarray(factors, dtype=np.float64)
     return k.stream_loop(*read_only([policy, *rep, table, key, work, memory,
                          np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
-                         g.succ_ptr.astype(np.int64), g.edge_dst[g.succ_edges].astype(np.int64),
-                         g.pred_ptr.astype(np.int64), g.edge_src[g.pred_edges].astype(np.int64),
-                         g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64),
+                         g.succ_ptr.astype(np.int64, copy=False), g.edge_dst[g.succ_edges].astype(np.int64),
+                         g.pred_ptr.astype(np.int64, copy=False), g.edge_src[g.pred_edges].astype(np.int64),
+                         g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64, copy=False),
                          times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]),
                          tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))))
 
