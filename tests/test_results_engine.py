@@ -41,16 +41,16 @@ def test_every_stream_row_names_its_engine_in_json_and_report(tmp_path: Path) ->
 
 def test_a_compiled_run_says_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
     """``mct`` on a stream the compiled loop applies to, with the size threshold lowered so that
-    ``auto`` takes it: the row says ``compiled``; ``srjf-eft`` beside it (no compiled loop) says
+    ``auto`` takes it: the row says ``compiled``; ``sufferage`` beside it (no compiled loop) says
     ``simpy``."""
     if importlib.util.find_spec("numba") is None:
         pytest.skip("the compiled stream engine needs numba (the 'fast' extra)")
     from simsched.simulator.engine import compiled
 
     monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 0)
-    report = run_scenario(load_scenario(TRACE), schedulers=["mct", "srjf-eft"])
+    report = run_scenario(load_scenario(TRACE), schedulers=["mct", "sufferage"])
     rows = results_document(report)["results"]
-    assert {r["scheduler"]: r["engine"] for r in rows} == {"mct": "compiled", "srjf-eft": "simpy"}
+    assert {r["scheduler"]: r["engine"] for r in rows} == {"mct": "compiled", "sufferage": "simpy"}
 
 
 def test_engine_must_be_a_string_and_old_documents_render(tmp_path: Path) -> None:
