@@ -46,14 +46,7 @@ def _insert(t, f, lo, hi, x):
     """Index of time ``x`` (``> t[lo]``, or present) in the profile ``[lo, hi)``, inserted (free as
     the step it cuts) if missing by shifting the shorter side that has room; ``(index, lo, hi)``.
     O(log n + min(i - lo, hi - i))."""
-    a, b = lo, hi
-    while a < b:
-        mid = (a + b) // 2
-        if t[mid] < x:
-            a = mid + 1
-        else:
-            b = mid
-    i = a
+    i = lo + np.searchsorted(t[lo:hi], x)
     if i < hi and t[i] == x:
         return i, lo, hi
     v = f[i - 1]
@@ -145,51 +138,52 @@ def _merge(t0, f0, lo0, hi0, now, et, eg, base, t, f, room):
     return lo, hi
 
 
+def _put(et, eg, p, times, gains, sign):
+    """Steps of ``sign * gains`` at ``times`` written into ``et``, ``eg`` from index ``p``; returns the
+    next index.  O(len)."""
+    for i in range(times.size):
+        et[p] = times[i]
+        eg[p] = sign * gains[i]
+        p += 1
+    return p
+
+
+def _slot(et, eg, p, s, d, k):
+    """A slot of ``k`` processors taken over ``[s, s + d)`` (``k < 0``: given back) as two steps
+    written into ``et``, ``eg`` at ``p``; returns ``p + 2``."""
+    et[p] = s
+    eg[p] = -k
+    et[p + 1] = s + d
+    eg[p + 1] = k
+    return p + 2
+
+
 def _changes(q, res, req, procs, ends, rp, pends, prp, prev_q, prev_s):
     """The steps that turn the last decision point's final profile into this one's: this call's
     running ends put in, the last call's taken out, the reservation of every job held then and not
     now given back (``prev_q``, ``prev_s``: the queue then, in order, and its reservations);
     ``(times, gains, ok)``, ``ok`` false when the jobs held now are not those held then at the same
     times (the profile is then built from scratch).  O(q + r)."""
-    n = ends.size + pends.size + 2 * prev_q.size
-    et = np.empty(n, dtype=np.float64)
-    eg = np.empty(n, dtype=np.int64)
-    p = 0
-    for i in range(ends.size):
-        et[p] = ends[i]
-        eg[p] = rp[i]
-        p += 1
-    for i in range(pends.size):
-        et[p] = pends[i]
-        eg[p] = -prp[i]
-        p += 1
-    a = 0
-    for i in range(q.size):
-        j = q[i]
-        if np.isnan(res[j]):
-            continue
-        while a < prev_q.size and prev_q[a] != j:
-            if np.isnan(prev_s[a]):
+    et = np.empty(ends.size + pends.size + 2 * prev_q.size, dtype=np.float64)
+    eg = np.empty(et.size, dtype=np.int64)
+    p = _put(et, eg, 0, ends, rp, 1)
+    p = _put(et, eg, p, pends, prp, -1)
+    c = 0  # the next job held now, in queue order
+    for a in range(prev_q.size):
+        j = prev_q[a]
+        while c < q.size and np.isnan(res[q[c]]):
+            c += 1
+        if c < q.size and q[c] == j:  # still held: at the same time
+            if prev_s[a] != res[j]:
                 return et[:0], eg[:0], False
-            et[p] = prev_s[a]
-            eg[p] = procs[prev_q[a]]
-            et[p + 1] = prev_s[a] + req[prev_q[a]]
-            eg[p + 1] = -procs[prev_q[a]]
-            p += 2
-            a += 1
-        if a == prev_q.size or prev_s[a] != res[j]:  # (NaN too)
+            c += 1
+        elif np.isnan(prev_s[a]):
             return et[:0], eg[:0], False
-        a += 1
-    while a < prev_q.size:
-        if np.isnan(prev_s[a]):
-            return et[:0], eg[:0], False
-        et[p] = prev_s[a]
-        eg[p] = procs[prev_q[a]]
-        et[p + 1] = prev_s[a] + req[prev_q[a]]
-        eg[p + 1] = -procs[prev_q[a]]
-        p += 2
-        a += 1
-    return et[:p], eg[:p], True
+        else:  # gone: its slot given back
+            p = _slot(et, eg, p, prev_s[a], req[j], -procs[j])
+    while c < q.size and np.isnan(res[q[c]]):
+        c += 1
+    return et[:p], eg[:p], c == q.size  # (a job held now and not then: none)
 
 
 def _from_scratch(q, res, req, procs, ends, rp):
@@ -200,19 +194,11 @@ def _from_scratch(q, res, req, procs, ends, rp):
             n += 2
     et = np.empty(n, dtype=np.float64)
     eg = np.empty(n, dtype=np.int64)
-    p = 0
-    for i in range(ends.size):
-        et[p] = ends[i]
-        eg[p] = rp[i]
-        p += 1
+    p = _put(et, eg, 0, ends, rp, 1)
     for i in range(q.size):
         j = q[i]
         if not np.isnan(res[j]):
-            et[p] = res[j]
-            eg[p] = -procs[j]
-            et[p + 1] = res[j] + req[j]
-            eg[p + 1] = procs[j]
-            p += 2
+            p = _slot(et, eg, p, res[j], req[j], procs[j])
     return et, eg
 
 

@@ -22,7 +22,8 @@ from simsched.schedulers import conservative_plan as _source
 ENDS = _source.ENDS
 _NAMES = ((_source, ("_split", "_add", "_earliest", "_earliest_runs", "_build", "_replan", "instant_ranks",
                      "build_profile", "plan_queue")),
-          (_step, ("_insert", "_take", "_fit", "_merge", "_changes", "_from_scratch", "_place", "plan_step")))
+          (_step, ("_insert", "_take", "_fit", "_merge", "_put", "_slot", "_changes", "_from_scratch", "_place",
+                   "plan_step")))
 for _module, _names in _NAMES:  # numba resolves a call by its name among these globals, at the first compile
     for _name in _names:
         globals()[_name] = numba.njit(cache=True)(types.FunctionType(getattr(_module, _name).__code__, globals(),
