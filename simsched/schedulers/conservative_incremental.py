@@ -105,7 +105,10 @@ def _merge(t0, f0, lo0, hi0, now, et, eg, base, t, f, room):
     ``base`` plus a step of ``eg[i]`` at each ``et[i]`` (any order; those at or before ``now`` count
     from ``now``), without redundant keys, written into ``(t, f)`` (other arrays, of at least
     ``hi0 - lo0 + et.size + 1 + 2 room``) from index ``room`` on; ``(lo, hi)``.  O(n + c log c) for
-    ``c`` steps added."""
+    ``c`` steps added.  Raises ValueError on a NaN time (a bug: it would never be passed)."""
+    for e in range(et.size):
+        if np.isnan(et[e]):
+            raise ValueError("a NaN time in the profile")
     order = np.argsort(et, kind="mergesort")
     old = 0
     i = lo0
