@@ -283,6 +283,44 @@ def test_no_reservation_moves_later_and_capacity_holds(case, kill, compiled) -> 
         assert r.start[j] == seq[-1]
 
 
+class CheckedConservative(ConservativeBackfill):
+    """Conservative backfilling that checks, after each decision point planned on the profile kept from
+    the last one, that profile against the one built from scratch (the running jobs, every
+    reservation just given), as step functions (keys with the free count of the step before dropped)."""
+
+    checked = 0
+
+    def decide(self, view: BatchView) -> list[int]:
+        from simsched.schedulers import conservative_plan
+
+        q = view.queue_array
+        out = super().decide(view)
+        cur, lo, hi = self._last[:3]
+        if q.size and lo >= 0:
+            ends, rp = view.running_ends()
+            t, _r, f = conservative_plan.build_profile(view.now, view.free, ends, rp, self._given[:q.size],
+                                                       self.requested[q], self.procs[q], np.zeros(q.size, np.int64))
+            kept_t, kept_f = self._times[cur, lo:hi], self._frees[cur, lo:hi]
+            a, b = np.r_[True, f[1:] != f[:-1]], np.r_[True, kept_f[1:] != kept_f[:-1]]
+            assert np.array_equal(t[a], kept_t[b]) and np.array_equal(f[a], kept_f[b]), view.now
+            self.checked += 1
+        return out
+
+
+@settings(max_examples=max(EXAMPLES // 3, 20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(logs(), st.booleans(), st.booleans(), st.integers(0, 2**32 - 1))
+def test_the_kept_profile_equals_one_built_from_scratch(case, kill, fail, seed) -> None:
+    """The profile updated from the last decision point's (running ends in and out, reservations of
+    the jobs gone given back) is the one a rebuild gives, at every decision point, killing, failures
+    and requeues included, compiled and plain."""
+    trace, m = case
+    d = Disruptions(failure_rate=1 / 400.0, repair_time=5.0) if fail else None
+    for compiled in _modes():
+        policy = CheckedConservative()
+        policy.compiled = compiled
+        simulate_batch(trace, m, policy, kill=kill, failures=d, requeue=fail, seed=seed)
+
+
 # --------------------------------------------------------------------------- the planning step alone
 @settings(max_examples=200, deadline=None)
 @given(st.data())
@@ -290,8 +328,9 @@ def test_no_reservation_moves_later_and_capacity_holds(case, kill, compiled) -> 
 def test_compiled_planning_equals_the_plain_python(data) -> None:
     """On a random decision point (running jobs, held reservations, arrivals; zero durations, ties,
     widths up to the machine's and one beyond): the compiled source and the plain one build the same
-    profile and give the same reservations, bit for bit, or refuse the same job."""
-    from simsched.schedulers import conservative_kernel, conservative_plan
+    profile and give the same reservations, bit for bit, or refuse the same job; so does the planning
+    on a kept profile (compiled and plain), with none kept."""
+    from simsched.schedulers import conservative_incremental, conservative_kernel, conservative_plan
 
     m = data.draw(st.integers(1, 12))
     times = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 7.25, 10.0, 1e9])
@@ -315,6 +354,11 @@ def test_compiled_planning_equals_the_plain_python(data) -> None:
         r = res.copy()
         out.append((plan(q, r, req, procs, 0.0, m - nr, ends, rp, early), r))
     assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1], equal_nan=True)
+    for step in (conservative_kernel.plan_step, conservative_incremental.plan_step):  # no profile kept: built here
+        r, size, given = res.copy(), 6 * nq + nr + 5, np.empty(nq)
+        k, *_ = step(q, r, req, procs, 0.0, m - nr, ends, rp, early, np.empty((2, size)),
+                     np.empty((2, size), dtype=np.int64), 0, -1, 0, 0, ends[:0], rp[:0], q[:0], given, q.copy())
+        assert k == out[0][0] and (k >= 0 or np.array_equal(given, out[0][1]))
 
 
 def test_a_hand_worked_compression() -> None:

@@ -9,9 +9,9 @@ before the suite::
     python tools/warm_numba.py
 
 Each kernel is reached through the code that calls it, on a tiny input, so it is compiled for the
-argument types real runs pass: the compiled online loop (MCT, a replayed plan, srjf-eft and fair-eft), HEFT's compiled
-placement (with and without insertion), conservative backfilling's planning (and its profile alone,
-which its property test calls), and the learned
+argument types real runs pass: the compiled online loop (MCT, a replayed plan, srjf-eft and fair-eft),
+HEFT's compiled placement (with and without insertion), conservative backfilling's planning (on a kept
+profile, and the whole rebuild and its profile alone, which its property test calls), and the learned
 scheduler's compiled forward pass (where torch is installed, to build a network).  Prints the CPU
 seconds each took (near 0 once cached).  Without numba (extra ``fast``) there is nothing to compile:
 it says so and exits 0.
@@ -57,6 +57,8 @@ def _conservative() -> None:
     ranks = conservative_plan.instant_ranks(q, requested)
     conservative_kernel.build_profile(0.0, 2, np.zeros(0), np.zeros(0, dtype=np.int64), np.array([0.0, 1.0]),
                                       requested, np.ones(2, dtype=np.int64), ranks)
+    conservative_kernel.plan_queue(q, np.array([0.0, np.nan]), requested, np.ones(2, dtype=np.int64), 0.0, 2,
+                                   np.zeros(0), np.zeros(0, dtype=np.int64), False)
 
 
 def _learned() -> None:

@@ -19,15 +19,20 @@ instant on its processors, so a zero-length job starts at its reservation like a
 once held nothing, and a later job running across the instant made them start late.)  The profile
 therefore orders time within an instant: see :mod:`simsched.schedulers.conservative_plan`.
 
-**The profile** is rebuilt at every decision point from the running jobs and the held reservations
-(O((q + r) log(q + r))), then the *planning* — compression, then a reservation for each arrival —
-runs on it.  Each placement is an earliest-fit search (O(steps before the slot)) and an interval
-update (O(steps)).  The planning is one plain-Python function over numpy arrays
-(:func:`~simsched.schedulers.conservative_plan.plan_queue`); for logs of at least
-:data:`COMPILED_MIN_JOBS` jobs, when numba is installed (extra ``simsched[fast]``), the same source
-runs compiled (:mod:`simsched.schedulers.conservative_kernel`), so the two give the same
-reservations.  Per decision point O(q x (q + r)) with an early end (compression), O(a x (q + r))
-for ``a`` arrivals otherwise, for ``q`` waiting and ``r`` running jobs.
+**The profile** is kept from one decision point to the next and updated by what changed (running
+jobs ended or started, reservations of the jobs that left the queue), O(n + c log c) for ``n`` steps
+and ``c`` changes; then the *planning* — compression, then a reservation for each arrival — runs on
+it (:func:`~simsched.schedulers.conservative_incremental.plan_step`).  Compression finds where each
+held job would go without taking it out (a scan of the steps before its slot): only the jobs that
+move are updated (two interval updates, O(log n + shift + steps inside)); an arrival is an
+earliest-fit search (O(steps before the slot)) and an update.  Decision points where a zero-length
+job waits, a reservation passed by, or a processor is promised twice (failures) rebuild the profile
+from every running job and reservation and take each held job out and back
+(:func:`~simsched.schedulers.conservative_plan.plan_queue`).  The planning is plain Python over numpy
+arrays; for logs of at least :data:`COMPILED_MIN_JOBS` jobs, when numba is installed (extra
+``simsched[fast]``), the same source runs compiled (:mod:`simsched.schedulers.conservative_kernel`), so
+the two give the same reservations.  Per decision point O(q x n) with an early end (compression),
+O(n + c log c + a x n) for ``a`` arrivals otherwise, for ``q`` waiting jobs.
 """
 
 from __future__ import annotations
@@ -53,8 +58,6 @@ class ConservativeBackfill:
 
     def reset(self, trace: RigidTrace, m: int) -> None:
         self.procs = np.ascontiguousarray(trace.procs, dtype=np.int64)  # one compiled signature
-        self.procs_l = trace.procs.tolist()
-        self.req_l = trace.requested.tolist()
         self.requested = np.ascontiguousarray(trace.requested, dtype=np.float64)
         self.reserved = np.full(trace.n, np.nan)  # each waiting job's reservation (NaN: none yet)
         use = self.compiled
@@ -68,6 +71,11 @@ class ConservativeBackfill:
                 warnings.warn(f"conservative-backfill plans {trace.n:,} jobs in Python without numba (minutes on "
                               "a large log); `pip install -e '.[fast]'` compiles it", stacklevel=2)
         self._compiled = bool(use)
+        # the last decision point's final profile (row ``cur`` of times, frees: [lo, hi), lo < 0: none) and
+        # what it was built from; the reservations it gave (given); the jobs to start (out)
+        self._times, self._frees = np.empty((2, 64)), np.empty((2, 64), dtype=np.int64)
+        self._given, self._out = np.empty(64), np.empty(64, dtype=np.int64)
+        self._last = (0, -1, 0, 0, np.empty(0), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 
     def reservations(self) -> dict[int, float]:
         """Every waiting job's reservation, ``{job: start}``, as of the last decision point.  O(n)."""
@@ -83,22 +91,25 @@ class ConservativeBackfill:
         est_end = view.est_end
         early = any(est_end[j] > now for j in view.finished)  # capacity came back before it was expected
         if self._compiled:
-            from simsched.schedulers.conservative_kernel import plan_queue
+            from simsched.schedulers.conservative_kernel import plan_step
         else:
-            from simsched.schedulers.conservative_plan import plan_queue
-        k = plan_queue(q, res, self.requested, self.procs, float(now), int(view.free), ends, rp, early)
+            from simsched.schedulers.conservative_incremental import plan_step
+        cur, lo, hi, free, pends, prp, pq = self._last
+        if q.size > self._given.size:  # room for the reservations (the last ones kept) and the jobs to start
+            self._given = np.concatenate([self._given, np.empty(q.size)])
+            self._out = np.empty(self._given.size, dtype=np.int64)
+        need = hi - lo + ends.size + pends.size + 2 * pq.size + 6 * q.size + 5
+        if need > self._times.shape[1]:
+            times, frees = np.empty((2, 2 * need)), np.empty((2, 2 * need), dtype=np.int64)
+            times[:, :self._times.shape[1]], frees[:, :self._frees.shape[1]] = self._times, self._frees
+            self._times, self._frees = times, frees
+        now, free_now = float(now), int(view.free)
+        k, lo, hi, started, wake = plan_step(q, res, self.requested, self.procs, now, free_now, ends, rp, early,
+                                             self._times, self._frees, cur, lo, hi, free, pends, prp, pq,
+                                             self._given, self._out)
         if k >= 0:
             raise BatchEngineError(f"no slot for {k} processors in the profile")
-        rq = res[q]
-        out, free = [], view.free
-        procs = self.procs_l
-        for j in q[rq <= now].tolist():  # due jobs in submit order; one that cannot start keeps its processors
-            if procs[j] <= free:  # (a zero-length one too: the jobs behind it in its instant come after it)
-                out.append(j)
-            free -= procs[j]
-        if out:
-            res[out] = np.nan
-        later = rq[rq > now]
-        if later.size:  # a reservation no arrival or end may reach (after a job overran its requested time)
-            view.wake_at(float(later.min()))
-        return out
+        self._last = (1 - cur, lo, hi, free_now, ends, rp, q)
+        if wake > now:  # a reservation no arrival or end may reach (after a job overran its requested time)
+            view.wake_at(wake)
+        return self._out[:started].tolist()

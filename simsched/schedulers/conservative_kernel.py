@@ -1,6 +1,7 @@
 """The planning step of conservative backfilling compiled: numba's machine code for the very source of
-:mod:`simsched.schedulers.conservative_plan`, each function recompiled with this module's globals,
-where the names of the others are their compiled versions.  So the compiled and the plain Python
+:mod:`simsched.schedulers.conservative_plan` and :mod:`simsched.schedulers.conservative_incremental`,
+each function recompiled with this module's globals, where the names of the others are their
+compiled versions.  So the compiled and the plain Python
 planning make the same float operations in the same order and give the same reservations.
 
 Imported only when numba is installed (extra ``simsched[fast]``) and a log is large (loading numba
@@ -15,10 +16,15 @@ import types
 import numba
 import numpy as np  # noqa: F401 - a global of the compiled functions
 
+from simsched.schedulers import conservative_incremental as _step
 from simsched.schedulers import conservative_plan as _source
 
 ENDS = _source.ENDS
-_NAMES = ("_split", "_add", "_earliest", "_earliest_runs", "_build", "_replan", "instant_ranks", "build_profile",
-          "plan_queue")
-for _name in _NAMES:  # numba resolves a call by its name among these globals, at the first compile
-    globals()[_name] = numba.njit(cache=True)(types.FunctionType(getattr(_source, _name).__code__, globals(), _name))
+_NAMES = ((_source, ("_split", "_add", "_earliest", "_earliest_runs", "_build", "_replan", "instant_ranks",
+                     "build_profile", "plan_queue")),
+          (_step, ("_insert", "_take", "_fit", "_merge", "_put", "_slot", "_changes", "_from_scratch", "_place",
+                   "plan_step")))
+for _module, _names in _NAMES:  # numba resolves a call by its name among these globals, at the first compile
+    for _name in _names:
+        globals()[_name] = numba.njit(cache=True)(types.FunctionType(getattr(_module, _name).__code__, globals(),
+                                                                     _name))

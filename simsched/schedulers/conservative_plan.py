@@ -2,7 +2,10 @@
 :class:`~simsched.schedulers.batch_conservative.ConservativeBackfill` (Mu'alem & Feitelson, IEEE TPDS
 12(6), 2001), in plain Python over numpy arrays: run as it is for small logs, and compiled by numba
 from this very source for large ones (:mod:`simsched.schedulers.conservative_kernel`), so the two
-give the same reservations by construction.
+give the same reservations by construction.  The policy plans here the decision points where a
+zero-length job waits, a reservation passed by or a processor is promised twice; the others on the
+profile kept from the last one (:mod:`simsched.schedulers.conservative_incremental`, tested against
+this planning).
 
 **Time within an instant.**  At one instant the engine ends jobs first, then starts the due jobs in
 queue order, and a zero-length job ends the moment it starts.  So the profile is a step function of
