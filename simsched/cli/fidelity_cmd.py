@@ -92,7 +92,7 @@ def calibrate_curve(
 ) -> None:
     """How many runs an installation needs: calibrate on k random training runs, score on held-out runs."""
     from simsched.fidelity.corpus import read_corpus
-    from simsched.fidelity.curve import as_dict, learning_curve
+    from simsched.fidelity.curve import as_dict, check_options, learning_curve
     from simsched.fileio import atomic_write_text
     from simsched.limits import check_seed
     from simsched.outputs import check_output, strict_json
@@ -106,6 +106,7 @@ def calibrate_curve(
         except ValueError:
             raise SimschedError(f"must be {'whole ' if kind is int else ''}numbers separated by commas, got "
                                 f"{text!r}", field=option) from None
+    check_options(numbers[0], draws, numbers[1], budget, score_runs)
     if json_path is not None:
         check_output(json_path, option="--json", suffixes=(".json",), inputs=[p for p, _ in _found(corpus)])
     bar = Progress()

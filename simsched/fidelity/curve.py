@@ -56,6 +56,26 @@ def _pick(runs: Sequence[Execution], k: int, rng: np.random.Generator) -> list[E
     return [runs[i] for i in chosen.tolist()]
 
 
+MAX_DRAWS = 1_000
+"""The most draws per size (each a calibration per prior): beyond it a curve would run for days."""
+
+
+def check_options(sizes: Sequence[int], draws: int, priors: Sequence[float], budget_s: float, score_runs: int) -> None:
+    """:class:`SimschedError` naming the option unless the sizes are whole numbers >= 1, ``draws`` is in
+    1 .. :data:`MAX_DRAWS`, the priors are finite and >= 0, the budget per fit is a positive number of
+    CPU seconds (at most a day) and ``score_runs`` >= 1.  Called before the corpus is read.  O(options)."""
+    if not sizes or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in sizes):
+        raise SimschedError(f"sizes must be whole numbers >= 1, got {list(sizes)!r}", field="--sizes")
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1 or draws > MAX_DRAWS:
+        raise SimschedError(f"must be a whole number from 1 to {MAX_DRAWS:,}, got {draws!r}", field="--draws")
+    if not priors or any(not (isinstance(p, (int, float)) and 0 <= p < math.inf) for p in priors):
+        raise SimschedError(f"priors must be finite numbers >= 0, got {list(priors)!r}", field="--priors")
+    if not (isinstance(budget_s, (int, float)) and 0 < budget_s <= 86_400):
+        raise SimschedError(f"must be a number of CPU seconds > 0 (at most a day), got {budget_s!r}", field="--budget")
+    if isinstance(score_runs, bool) or not isinstance(score_runs, int) or score_runs < 1:
+        raise SimschedError(f"must be a whole number >= 1, got {score_runs!r}", field="--score-runs")
+
+
 def learning_curve(corpus: Corpus, *, sizes: Sequence[int] = (2, 4), draws: int = 3,
                    priors: Sequence[float] = (0.0, 1.0), budget_s: float = 8.0, score_runs: int = 8,
                    seed: int = 0, progress: Callable[[int, int, str], None] | None = None) -> list[CurvePoint]:
@@ -63,16 +83,7 @@ def learning_curve(corpus: Corpus, *, sizes: Sequence[int] = (2, 4), draws: int 
     the largest ``k`` and at least one held-out run with a recorded makespan.  :class:`SimschedError`
     when no installation qualifies or an option is out of range.  ``progress(done, total)`` after each
     fit, with the installation and ``k`` as its label."""
-    if not sizes or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in sizes):
-        raise SimschedError(f"sizes must be whole numbers >= 1, got {list(sizes)!r}", field="--sizes")
-    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
-        raise SimschedError(f"must be a whole number >= 1, got {draws!r}", field="--draws")
-    if not priors or any(not (isinstance(p, (int, float)) and 0 <= p < math.inf) for p in priors):
-        raise SimschedError(f"priors must be finite numbers >= 0, got {list(priors)!r}", field="--priors")
-    if not (isinstance(budget_s, (int, float)) and 0 < budget_s < math.inf):
-        raise SimschedError(f"must be a finite number of CPU seconds > 0, got {budget_s!r}", field="--budget")
-    if isinstance(score_runs, bool) or not isinstance(score_runs, int) or score_runs < 1:
-        raise SimschedError(f"must be a whole number >= 1, got {score_runs!r}", field="--score-runs")
+    check_options(sizes, draws, priors, budget_s, score_runs)
     plan = []
     for label, runs in corpus.installations().items():
         train = [e for e in runs if not e.held_out and e.run.makespan]
