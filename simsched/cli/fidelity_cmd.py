@@ -46,10 +46,14 @@ def calibrate(
                                          "(default), or fit one point per installation only."),
     min_runs: int = typer.Option(3, "--min-runs", help="Training runs an application needs for its own "
                                  "refinement (fewer: its installation's point)."),
+    prior: float = typer.Option(None, "--prior", help="Weight of the pull towards the start point (the "
+                                "documented defaults; an application: its installation's point), divided by the "
+                                "training runs: 0 fits the runs alone."),
     skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
 ) -> None:
     """Fit the model's parameters per installation (and application) on its training runs; write a profile."""
     from simsched.fidelity import calibrate_corpus, write_profile
+    from simsched.fidelity.calibrate import PRIOR_WEIGHT
     from simsched.limits import check_seed
     from simsched.outputs import check_output
     from simsched.report.fidelity import print_calibrations
@@ -59,18 +63,62 @@ def calibrate(
         raise SimschedError(f"must be a number of CPU seconds > 0, got {budget:g}", field="--budget")
     if min_runs < 1:
         raise SimschedError(f"must be a whole number >= 1, got {min_runs}", field="--min-runs")
+    prior = PRIOR_WEIGHT if prior is None else prior
+    if not 0 <= prior < float("inf"):
+        raise SimschedError(f"must be a finite number >= 0, got {prior:g}", field="--prior")
     check_output(output, option="-o", suffixes=(".yaml", ".yml"), inputs=[p for p, _ in _found(corpus)])
     bar = Progress()
     try:
         done = calibrate_corpus(corpus, budget_s=budget, seed=seed, installation=installation, bounds=bound or (),
                                 skip_refused=skip_refused, hold_out=hold_out or (),
-                                per_application=per_application, min_runs=min_runs, progress=bar)
+                                per_application=per_application, min_runs=min_runs, prior=prior, progress=bar)
     finally:
         bar.close()
     out = console()
     print_calibrations(done.calibrations, out)
-    write_profile(output, done.calibrations, done.corpus, budget_s=budget)
+    write_profile(output, done.calibrations, done.corpus, budget_s=budget, prior=prior)
     out.print(f"profile written to {output}", highlight=False)
+
+
+def calibrate_curve(
+    corpus: list[Path] = typer.Argument(..., help=CORPUS_HELP),
+    sizes: str = typer.Option("2,4", "--sizes", help="Training runs per fit, comma-separated (e.g. 2,4)."),
+    draws: int = typer.Option(3, "--draws", help="Random training sets of each size per installation."),
+    priors: str = typer.Option("0,1", "--priors", help="Prior weights to compare on the same draws (e.g. 0,1)."),
+    budget: float = typer.Option(8.0, "--budget", help="CPU seconds per fit."),
+    score_runs: int = typer.Option(8, "--score-runs", help="Held-out runs each fit is scored on, per installation."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split, the draws and the optimiser."),
+    json_path: Path = typer.Option(None, "--json", help="Also write every fit and the summary as JSON."),
+) -> None:
+    """How many runs an installation needs: calibrate on k random training runs, score on held-out runs."""
+    from simsched.fidelity.corpus import read_corpus
+    from simsched.fidelity.curve import as_dict, check_options, learning_curve
+    from simsched.fileio import atomic_write_text
+    from simsched.limits import check_seed
+    from simsched.outputs import check_output, strict_json
+    from simsched.report.fidelity import print_curve
+
+    check_seed(seed)
+    numbers = []
+    for text, option, kind in ((sizes, "--sizes", int), (priors, "--priors", float)):
+        try:
+            numbers.append([kind(v) for v in text.split(",")])
+        except ValueError:
+            raise SimschedError(f"must be {'whole ' if kind is int else ''}numbers separated by commas, got "
+                                f"{text!r}", field=option) from None
+    check_options(numbers[0], draws, numbers[1], budget, score_runs)
+    if json_path is not None:
+        check_output(json_path, option="--json", suffixes=(".json",), inputs=[p for p, _ in _found(corpus)])
+    bar = Progress()
+    try:
+        read = read_corpus(corpus, seed=seed)
+        points = learning_curve(read, sizes=numbers[0], draws=draws, priors=numbers[1], budget_s=budget,
+                                score_runs=score_runs, seed=seed, progress=bar)
+    finally:
+        bar.close()
+    print_curve(points, console(), seed=seed, budget_s=budget)
+    if json_path is not None:
+        atomic_write_text(json_path, strict_json(as_dict(points)))
 
 
 def fidelity(

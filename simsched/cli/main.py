@@ -348,6 +348,7 @@ from simsched.cli import fidelity_cmd  # noqa: E402  (light: the corpus and the 
 
 app.command("calibrate")(user_errors(fidelity_cmd.calibrate))
 app.command("fidelity")(user_errors(fidelity_cmd.fidelity))
+app.command("calibrate-curve")(user_errors(fidelity_cmd.calibrate_curve))
 
 # --------------------------------------------------------------------------- learned schedulers
 from simsched.cli import train_cmd  # noqa: E402  (light: torch loads inside the commands)

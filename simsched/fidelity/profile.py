@@ -111,8 +111,9 @@ def label_of(wms: str, machines: Sequence[str]) -> str:
     return f"{wms}@{pool[0] if pool else '(no machines)'}" + (f"+{len(pool) - 1}" if len(pool) > 1 else "")
 
 
-def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float) -> str:
-    """The YAML text of a profile of ``calibrations`` (made on ``corpus``).  O(runs)."""
+def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float, prior: float = 0.0) -> str:
+    """The YAML text of a profile of ``calibrations`` (made on ``corpus`` with ``budget_s`` and
+    ``prior``).  O(runs)."""
     groups = corpus.installations()
     entries = []
     for c in calibrations:
@@ -129,18 +130,19 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
             "train": list(c.train)})
     doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
                                                              if corpus.hold_out else {}),
-           "budget_s": float(budget_s), "installations": entries}
+           "budget_s": float(budget_s), "prior": float(prior), "installations": entries}
     head = ("# Calibrated by `simsched calibrate` on the training runs of each installation; read by\n"
             "# `simsched fidelity --profile`.  docs/fidelity.md says what each parameter means.\n")
     return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
 
 
-def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float) -> Path:
+def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float,
+                  prior: float = 0.0) -> Path:
     """Write the profile atomically (a reader never sees half a file)."""
-    return atomic_write_text(path, profile_text(calibrations, corpus, budget_s=budget_s))
+    return atomic_write_text(path, profile_text(calibrations, corpus, budget_s=budget_s, prior=prior))
 
 
-TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "installations")
+TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "installations")
 ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
               "train_error_at_start", "evaluations", "cpu_s", "stopped", "train")
 
@@ -231,6 +233,9 @@ def read_profile(path: str | Path) -> Profile:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise r.fail(f"must be a whole number >= 0, got {seed!r}", ("seed",))
     hold_out = r.names(data.get("hold_out", []), ("hold_out",))
+    for key in ("budget_s", "prior"):  # what it was calibrated with: read for the record, checked all the same
+        if key in data and r.number(data[key], (key,)) < 0:
+            raise r.fail(f"must be >= 0, got {data[key]!r}", (key,))
     items = data.get("installations")
     if not isinstance(items, list) or not items:
         raise r.fail("must be a non-empty list of calibrated installations", ("installations",))

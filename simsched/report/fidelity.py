@@ -21,8 +21,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from simsched.fidelity.calibrate import Calibration
+from simsched.fidelity.curve import CurvePoint
 from simsched.fidelity.table import FidelityTable
-from simsched.report.fit import print_natural, print_table
+from simsched.report.fit import fit_width, print_natural, print_table
 
 _KIND_TITLE = {"installation": "installation", "wms": "workflow system", "application": "application", "all": "all"}
 
@@ -169,3 +170,21 @@ def print_executions(table: FidelityTable, console: Console) -> None:
                       percent(r.error(k), signed=True), "-" if s is None else f"{s[0]:.1f}/{s[1]:.1f}"]
         out.add_row(*cells)
     print_natural(console, out)
+
+
+def print_curve(points: Sequence[CurvePoint], console: Console, *, seed: int, budget_s: float) -> None:
+    """``simsched calibrate-curve``'s table: per training-set size and prior, the fits and the median,
+    mean and 90th percentile of the absolute held-out errors (:func:`~simsched.fidelity.curve.summary`)."""
+    from simsched.fidelity.curve import summary
+
+    installs = sorted({p.installation for p in points})
+    draws = len({p.draw for p in points})
+    console.print(f"held-out |relative makespan error| after calibrating on k runs (seed {seed}, "
+                  f"{len(installs)} installations x {draws} draws, {budget_s:g} CPU s per fit)",
+                  highlight=False, width=fit_width(console))
+    table = Table()
+    for name in ("k", "prior", "fits", "median", "mean", "p90"):
+        table.add_column(name, justify="right")
+    for k, prior, fits, med, mean, p90 in summary(points):
+        table.add_row(str(k), f"{prior:g}", str(fits), percent(med), percent(mean), percent(p90))
+    print_table(console, table)
