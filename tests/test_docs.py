@@ -75,6 +75,8 @@ NOT_RUN = {
     "runnable block runs this same command",
     "simsched generalise scenarios/streams/rl_dynamic.yaml": "generalisation cells of 4 days each for the "
     "late-binding rule and rl (minutes); tests/test_rl_generalise_matrix.py runs the matrix on 2 cells x 2 days",
+    "simsched calibrate-curve /tmp/WfInstances": "needs the fetched WfInstances corpus and 72 fits of 6 CPU s; "
+    "tests/test_fidelity_prior.py runs the curve on generated runs",
     "simsched calibrate /tmp/WfInstances": "needs the fetched WfInstances corpus (150 MB, LGPL-3.0, not shipped) "
     "and 10 CPU-minutes; tests/test_fidelity.py calibrates the shipped executions end to end",
     "simsched fidelity /tmp/WfInstances": "needs the fetched WfInstances corpus and the profile calibrate writes; "
