@@ -12,8 +12,9 @@ form (:func:`compiled_applies`):
 * a policy whose class itself declares a ``compiled_kernel`` of :data:`KERNELS` (a subclass that does
   not declare it again runs on SimPy): ``"mct"`` (:class:`~simsched.schedulers.online.MCT`), a
   :class:`Replay` of recorded decisions (what ``simsched bench streams`` times), or the job-aware
-  ``"srjf-eft"`` and ``"fair-eft"`` (:mod:`simsched.schedulers.jobaware`, late binding included), whose
-  per-task and per-job tables the policy builds once for the whole stream (``compiled_tables(problem)``,
+  ``"srjf-eft"`` and ``"fair-eft"`` (:mod:`simsched.schedulers.jobaware`, late binding included) and the
+  job-blind ``"online-heft"``, whose per-task and per-job tables the policy builds once for the whole
+  stream (``compiled_tables(problem)``,
   a :class:`JobTables`): taken only when arrival groups share no edge and no job (:meth:`JobTables.refusal`),
   so that the tables are those the policy would grow arrival by arrival;
 * numba installed (extra ``simsched[fast]``).
@@ -44,13 +45,13 @@ from simsched.simulator.schedule import Schedule
 ENGINES = ("auto", "simpy", "compiled")
 """The values of ``run_online``'s ``engine``."""
 
-KERNELS = ("mct", "replay", "srjf-eft", "fair-eft")
+KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft")
 """Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
 
-JOB_KERNELS = ("srjf-eft", "fair-eft")
+JOB_KERNELS = ("srjf-eft", "fair-eft", "online-heft")
 """The kernels whose policy hands the loop its :class:`JobTables` (``policy.compiled_tables(problem)``)."""
 
-JOB_RULES = ("srjf", "srjf-late", "fair")
+JOB_RULES = ("srjf", "srjf-late", "fair", "heft")
 """The rules a :class:`JobTables` may name (:mod:`~simsched.simulator.engine.compiled_jobaware`)."""
 
 AUTO_MIN_TASKS = 5_000
@@ -118,9 +119,11 @@ class Replay:
 @dataclass(frozen=True)
 class JobTables:
     """What a job-aware policy decides with, for the whole stream (:mod:`~simsched.simulator.engine.compiled_jobaware`):
-    ``rule`` (``"srjf"``, ``"srjf-late"`` or ``"fair"``); per task its upward ``rank``, dense ``job``
-    id and mean ``cost`` (n,); per job its tasks ``job_task[job_ptr[j]:job_ptr[j + 1]]`` (ascending),
-    ``priority`` and ``weight`` (fair share; any values for srjf)."""
+    ``rule`` (``"srjf"``, ``"srjf-late"``, ``"fair"`` or ``"heft"``); per task its upward ``rank``, dense
+    ``job`` id and mean ``cost`` (n,); per job its tasks ``job_task[job_ptr[j]:job_ptr[j + 1]]``
+    (ascending), ``priority`` and ``weight`` (fair share; any values for srjf).  ``"heft"`` (online-heft,
+    job-blind) reads only the ranks: its jobs are any partition into blocks within arrival groups
+    (:func:`rank_blocks`), its costs, priorities and weights unused."""
 
     rule: str
     rank: np.ndarray
@@ -166,6 +169,31 @@ def arrival_groups(arrival: np.ndarray) -> np.ndarray:
     if a.size > 1:
         np.cumsum(a[1:] != a[:-1], out=group[1:])
     return group
+
+
+RANK_BLOCK = 128
+"""Tasks per block of :func:`rank_blocks`."""
+
+
+def rank_blocks(problem: Problem, rank: np.ndarray) -> JobTables:
+    """online-heft's :class:`JobTables` (rule ``"heft"``): the upward ``rank`` (n,), and as "jobs" the
+    tasks cut into blocks of consecutive indices, at every arrival group's start and every
+    :data:`RANK_BLOCK` tasks, so the compiled loop finds the ready task of highest rank as the first of
+    the blocks' first ready tasks, re-scanning one block of at most :data:`RANK_BLOCK` tasks after a
+    placement.  Arrivals must not decrease with the index.  O(n)."""
+    n = problem.n_tasks
+    group = arrival_groups(problem.graph.arrival)
+    cut = np.zeros(n, dtype=bool)
+    if n:
+        cut[0] = True
+        cut[1:] = group[1:] != group[:-1]
+    run_start = np.maximum.accumulate(np.where(cut, np.arange(n), 0))
+    cut |= (np.arange(n) - run_start) % RANK_BLOCK == 0
+    job = np.cumsum(cut) - 1
+    ptr = np.append(np.flatnonzero(cut), n).astype(np.int64)
+    jobs = ptr.size - 1
+    return JobTables("heft", np.asarray(rank, dtype=np.float64), job.astype(np.int64), np.zeros(n), ptr,
+                     np.arange(n, dtype=np.int64), np.zeros(jobs), np.ones(jobs))
 
 
 def policy_kernel(policy) -> str | None:
@@ -308,13 +336,13 @@ def job_tables(problem: Problem, policy) -> JobTables | str:
 def _code(k, policy, tables: JobTables | None) -> int:
     """The kernel's policy code."""
     if tables is not None:
-        return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR}[tables.rule]
+        return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR, "heft": k.HEFT}[tables.rule]
     return k.REPLAY if policy_kernel(policy) == "replay" else k.MCT
 
 
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, pstate_slowdown: np.ndarray | None = None,
                  tables: JobTables | None = None) -> tuple[Schedule, dict] | None:
-    """Run ``policy`` (MCT, a :class:`Replay`, srjf-eft or fair-eft) on the compiled loop; returns the
+    """Run ``policy`` (MCT, a :class:`Replay`, srjf-eft, fair-eft or online-heft) on the compiled loop; returns the
     schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or None when the loop
     stopped where the SimPy engine raises (run it there for the message).  Callers go through
     ``run_online``.

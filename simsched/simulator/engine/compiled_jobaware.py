@@ -29,9 +29,10 @@ import numpy as np
 
 from simsched.simulator.engine.compiled_view import completion_row
 
-SRJF, SRJF_LATE, FAIR = 2, 3, 4
+SRJF, SRJF_LATE, FAIR, HEFT = 2, 3, 4, 5
 """Policies of :func:`~simsched.simulator.engine.compiled_kernel.stream_loop` decided here (after its
-``MCT, REPLAY = 0, 1``): ``srjf-eft``, ``srjf-eft`` with ``late_binding``, ``fair-eft``."""
+``MCT, REPLAY = 0, 1``): ``srjf-eft``, ``srjf-eft`` with ``late_binding``, ``fair-eft``, ``online-heft``
+(job-blind: its "jobs" are blocks of tasks that only make the best ready task cheap to find)."""
 
 
 @numba.njit(cache=True)
@@ -76,9 +77,11 @@ def _job_sum(j, served, tables, proc_of, finish, placed):  # pragma: no cover - 
 @numba.njit(cache=True)
 def _job_key(j, rule, tables, sums, valid, proc_of, finish, placed):  # pragma: no cover - compiled
     """Job ``j``'s part of its tasks' sort key: ``(remaining, -priority)`` for srjf, ``(attained / weight,
-    job)`` for fair (the first two of the policies' ``np.lexsort`` keys); its sum summed again only when
-    stale.  O(1), or O(tasks of the job) when stale."""
+    job)`` for fair (the first two of the policies' ``np.lexsort`` keys), ``(0, 0)`` for the job-blind
+    online-heft; its sum summed again only when stale.  O(1), or O(tasks of the job) when stale."""
     priority, weight = tables[5], tables[6]
+    if rule == HEFT:
+        return 0.0, 0.0
     if not valid[j]:
         sums[j] = _job_sum(j, rule == FAIR, tables, proc_of, finish, placed)
         valid[j] = True
@@ -202,8 +205,9 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
     through :func:`became_ready_job`; ``placed`` all false between decisions) live from one decision to
     the next.
 
-    srjf and fair (``OneByOne._decide_by_task``): while a processor is idle and ready tasks are left, the
-    ready task first in key order (job key :func:`_job_key`, then ``-rank``, then the lower task) goes to
+    srjf, fair and online-heft (``OneByOne._decide_by_task``): while a processor is idle and ready tasks
+    are left, the ready task first in key order (job key :func:`_job_key`, then ``-rank``, then the lower
+    task; online-heft: ``-rank`` then the lower task, ``np.argmax`` over the ready tasks ascending) goes to
     its earliest expected finish, and that processor's expected end becomes that finish; the first task
     is the first of the active jobs' first ready tasks (a lexicographic minimum splits so).
     O(picks x (active jobs + in-degree x m)) plus O(tasks of a job) to find its first ready task again

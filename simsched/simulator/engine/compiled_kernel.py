@@ -20,8 +20,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, SRJF_LATE: compiled.py's codes)
+from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, SRJF_LATE, HEFT: compiled.py's codes)
     FAIR,
+    HEFT,
     SRJF,
     SRJF_LATE,
     became_ready_job,
@@ -150,7 +151,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     link_inv)`` and every processor to itself ``(same_lat, same_inv)``, else ``latency``/``inv_bw``
     are the (m, m) tables.  ``factors``: (n,) noise factors or empty.  ``policy``: :data:`MCT`, or
     :data:`REPLAY` of decision ``j`` = pairs ``rep_ptr[j]..rep_ptr[j + 1]`` of ``rep_task``/``rep_proc``,
-    or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) deciding with ``tables``
+    or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) or ``HEFT`` (online-heft) deciding with ``tables``
     (:mod:`~simsched.simulator.engine.compiled_jobaware`; empty arrays for the others).
     ``events`` counts the heap pushes, which are SimPy's events one for one (the SimPy engine's
     ``next(env._eid)``).  A status other than :data:`OK` ends the run where the SimPy engine would
