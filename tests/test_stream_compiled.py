@@ -225,25 +225,37 @@ def test_job_aware_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, t
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
        dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans(), priorities=st.booleans(), block=st.sampled_from([1, 3, 128]))
+       hetero=st.booleans(), noisy=st.booleans(), priorities=st.booleans())
 def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link,
-                                                             hetero, noisy, priorities, block) -> None:
-    """online-heft in the compiled loop (the ready task of highest rank, found block by block; blocks of
-    1, 3 and 128 tasks): SimPy's schedule, events, decisions and assignments exactly; its ranks, built once
-    for the whole stream, are those the policy grew arrival by arrival on SimPy, bit for bit."""
+                                                             hetero, noisy, priorities) -> None:
+    """online-heft in the compiled loop (the ready task of highest rank, from a heap): SimPy's schedule,
+    events, decisions and assignments exactly; its ranks, built once for the whole stream, are those the
+    policy grew arrival by arrival on SimPy, bit for bit."""
     prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero), priorities)
     factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
     ref_policy = OnlineHEFT()
     s_ref, st_ref = run_online(prob, ref_policy, factors, engine="simpy")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(compiled, "RANK_BLOCK", block)
-        s_c, st_c = run_online(prob, OnlineHEFT(), factors, engine="compiled")
-        tables = OnlineHEFT().compiled_tables(prob)
+    s_c, st_c = run_online(prob, OnlineHEFT(), factors, engine="compiled")
+    tables = OnlineHEFT().compiled_tables(prob)
     assert st_c.engine == "compiled" and st_ref.engine == "simpy"
     same(s_c, s_ref)
     assert (st_c.events, st_c.decisions, st_c.assignments) == (st_ref.events, st_ref.decisions, st_ref.assignments)
     assert tables.refusal(prob) is None and np.array_equal(tables.rank, ref_policy.rank)
-    assert int(np.diff(tables.job_ptr).max(initial=0)) <= block
+
+
+def test_online_heft_compiled_breaks_rank_ties_by_the_lower_task() -> None:
+    """Identical jobs arriving together (every rank tied across jobs) and zero work: the heap's order on ties
+    is ``np.argmax``'s, the lowest task first, so the compiled schedule is SimPy's."""
+    rng = np.random.default_rng(5)
+    dag = random_dag(7, processors=3, rng=rng)
+    g = merge_jobs([dag] * 4, [0.0, 0.0, 2.0, 2.0]).graph
+    for work in (g.work, np.zeros(g.n_tasks)):
+        prob = Problem(TaskGraph(g.names, np.stack([g.edge_src, g.edge_dst], axis=1), g.edge_data, work=work,
+                                 arrival=g.arrival), _platform(3, False, False))
+        s, stats = run_online(prob, OnlineHEFT(), engine="compiled")
+        ref, rstats = run_online(prob, OnlineHEFT(), engine="simpy")
+        same(s, ref)
+        assert (stats.engine, stats.events, stats.decisions) == ("compiled", rstats.events, rstats.decisions)
 
 
 def test_one_processor_one_task_zero_work() -> None:

@@ -202,12 +202,12 @@ class OnlineHEFT(OneByOne):
 
     def compiled_tables(self, problem: Problem):
         """The tables the compiled stream engine decides with
-        (:func:`~simsched.simulator.engine.compiled.rank_blocks`): the upward ranks of the whole
+        (:func:`~simsched.simulator.engine.compiled.rank_tables`): the upward ranks of the whole
         ``problem``, which are those this policy grows arrival by arrival on a stream whose arrival
         groups share no edge (the engine checks that; a test holds them equal).  O(n m + e)."""
-        from simsched.simulator.engine.compiled import rank_blocks
+        from simsched.simulator.engine.compiled import rank_tables
 
-        return rank_blocks(problem, _rank(problem))
+        return rank_tables(problem, _rank(problem))
 
 
 class _JobAware(OneByOne):

@@ -122,8 +122,8 @@ class JobTables:
     ``rule`` (``"srjf"``, ``"srjf-late"``, ``"fair"`` or ``"heft"``); per task its upward ``rank``, dense
     ``job`` id and mean ``cost`` (n,); per job its tasks ``job_task[job_ptr[j]:job_ptr[j + 1]]``
     (ascending), ``priority`` and ``weight`` (fair share; any values for srjf).  ``"heft"`` (online-heft,
-    job-blind) reads only the ranks: its jobs are any partition into blocks within arrival groups
-    (:func:`rank_blocks`), its costs, priorities and weights unused."""
+    job-blind) reads only the ranks: its jobs are the arrival groups (:func:`rank_tables`), its costs,
+    priorities and weights unused."""
 
     rule: str
     rank: np.ndarray
@@ -171,29 +171,17 @@ def arrival_groups(arrival: np.ndarray) -> np.ndarray:
     return group
 
 
-RANK_BLOCK = 128
-"""Tasks per block of :func:`rank_blocks`."""
-
-
-def rank_blocks(problem: Problem, rank: np.ndarray) -> JobTables:
-    """online-heft's :class:`JobTables` (rule ``"heft"``): the upward ``rank`` (n,), and as "jobs" the
-    tasks cut into blocks of consecutive indices, at every arrival group's start and every
-    :data:`RANK_BLOCK` tasks, so the compiled loop finds the ready task of highest rank as the first of
-    the blocks' first ready tasks, re-scanning one block of at most :data:`RANK_BLOCK` tasks after a
-    placement.  Arrivals must not decrease with the index.  O(n)."""
+def rank_tables(problem: Problem, rank: np.ndarray) -> JobTables:
+    """online-heft's :class:`JobTables` (rule ``"heft"``): the upward ``rank`` (n,), the only table it
+    decides with (its ready tasks in a heap by rank); as "jobs" the arrival groups, which makes
+    :meth:`JobTables.refusal` ask only that no edge joins two groups.  Arrivals must not decrease with
+    the index.  O(n)."""
     n = problem.n_tasks
-    group = arrival_groups(problem.graph.arrival)
-    cut = np.zeros(n, dtype=bool)
-    if n:
-        cut[0] = True
-        cut[1:] = group[1:] != group[:-1]
-    run_start = np.maximum.accumulate(np.where(cut, np.arange(n), 0))
-    cut |= (np.arange(n) - run_start) % RANK_BLOCK == 0
-    job = np.cumsum(cut) - 1
-    ptr = np.append(np.flatnonzero(cut), n).astype(np.int64)
+    job = arrival_groups(problem.graph.arrival)
+    ptr = np.append(np.flatnonzero(np.diff(job, prepend=-1)), n).astype(np.int64)
     jobs = ptr.size - 1
-    return JobTables("heft", np.asarray(rank, dtype=np.float64), job.astype(np.int64), np.zeros(n), ptr,
-                     np.arange(n, dtype=np.int64), np.zeros(jobs), np.ones(jobs))
+    return JobTables("heft", np.asarray(rank, dtype=np.float64), job, np.zeros(n), ptr, np.arange(n, dtype=np.int64),
+                     np.zeros(jobs), np.ones(jobs))
 
 
 def policy_kernel(policy) -> str | None:

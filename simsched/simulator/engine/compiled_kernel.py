@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, SRJF_LATE, HEFT: compiled.py's codes)
+from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, SRJF_LATE: compiled.py's codes)
     FAIR,
     HEFT,
     SRJF,
@@ -195,7 +195,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     sums = np.zeros(n_jobs)  # the job-aware rules' sums per job, summed again only when stale
     valid = np.zeros(n_jobs, dtype=np.bool_)
     placed = np.zeros(n if policy >= SRJF else 0, dtype=np.bool_)
-    jst = job_state(n_jobs, is_ready, placed)
+    jst = job_state(n_jobs, is_ready, placed, n if policy == HEFT else 0)
     vw = (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
           latency, inv_bw, table, key, work, memory, proc_memory, structured)
     trigger = False
@@ -209,7 +209,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             ready[n_ready] = v
             n_ready += 1
             if policy >= SRJF:
-                became_ready_job(v, tables, jst)
+                became_ready_job(policy, v, tables, jst)
     now = 0.0
     for g in range(group_time.size):  # begin(): the arrivals, then the first decision point
         size = _push(ht, hp, he, hk, hv, size, now + group_time[g], NORMAL, eid, ARRIVAL, g)
@@ -236,7 +236,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                         ready[n_ready] = w
                         n_ready += 1
                         if policy >= SRJF:
-                            became_ready_job(w, tables, jst)
+                            became_ready_job(policy, w, tables, jst)
                     became_ready = True
             p = proc_of[v]
             running[p] = -1
@@ -269,7 +269,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     ready[n_ready] = v
                     n_ready += 1
                     if policy >= SRJF:
-                        became_ready_job(v, tables, jst)
+                        became_ready_job(policy, v, tables, jst)
             if not trigger:
                 trigger = True
                 size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
