@@ -5,7 +5,7 @@
   stragglers) still run on SimPy, and say so in ``stats.engine``;
 * random streams (hypothesis): jobs with arrival ties, noise, dense and structured costs, per-link and
   uniform networks, zero work and zero data, one processor — the same schedule, events, decisions and
-  assignments as SimPy, for MCT and for a replay of recorded decisions;
+  assignments as SimPy, for MCT, Min-Min and a replay of recorded decisions (and the job-aware rules);
 * the choice: ``auto`` only for what qualifies, ``compiled`` refuses the rest with a reason, a replay
   that breaks the rules goes back to SimPy's error.
 """
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from simsched.errors import SimschedError
 from simsched.schedulers.jobaware import FairShareEFT, OnlineHEFT, ShortestJobEFT
-from simsched.schedulers.online import MCT
+from simsched.schedulers.online import MCT, MinMin
 from simsched.simulator.engine import Disruptions, compiled, run_online
 from simsched.simulator.platform import Link, Platform, Processor
 from simsched.simulator.problem import Problem
@@ -33,8 +33,8 @@ from simsched.workloads.taskgraph import TaskGraph
 pytestmark = pytest.mark.extra("fast")  # skipped, with the install command, without numba
 ROOT = Path(__file__).resolve().parents[1]
 MCT_SCENARIOS = sorted(k.split("::")[0] for k in DIGESTS["scenarios"] if k.endswith("::mct"))
-JOB_KERNELS = ("::srjf-eft", "::fair-eft", "::online-heft")
-JOB_ROWS = sorted(tuple(k.split("::")) for k in DIGESTS["scenarios"] if k.endswith(JOB_KERNELS))
+RULES = ("::srjf-eft", "::fair-eft", "::online-heft", "::minmin")  # the compiled rules beside MCT
+JOB_ROWS = sorted(tuple(k.split("::")) for k in DIGESTS["scenarios"] if k.endswith(RULES))
 FAST = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml", "scenarios/energy/power_off.yaml")
 
 
@@ -112,7 +112,7 @@ def test_every_shipped_stream_scenario_job_aware_compiled_equals_simpy(path: str
     _check_scenario(path, monkeypatch, name)
 
 
-@pytest.mark.parametrize("key", sorted(k for k in DIGESTS["bench"] if k.endswith(JOB_KERNELS)))
+@pytest.mark.parametrize("key", sorted(k for k in DIGESTS["bench"] if k.endswith(RULES)))
 def test_bench_streams_job_aware_compiled_keep_their_pinned_schedules(key: str) -> None:
     """The pinned bench streams (recorded on SimPy before the compiled loop existed; 60x8 has more than
     ``AUTO_MIN_TASKS`` tasks, so ``auto`` now compiles it): the same digest, events and decisions."""
@@ -185,6 +185,11 @@ def test_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense
     assert st_rep.events == st_ref.events and st_rep.decisions == len(rec.log)
     s_py, _ = run_online(prob, MCT(), factors, engine="simpy")  # MCT itself on SimPy: the same
     same(s_py, s_ref)
+    s_mm, st_mm = run_online(prob, MinMin(), factors, engine="simpy")  # Min-Min: the batch board, compiled
+    s_mmc, st_mmc = run_online(prob, MinMin(), factors, engine="compiled")
+    assert st_mmc.engine == "compiled"
+    same(s_mmc, s_mm)
+    assert (st_mmc.events, st_mmc.decisions, st_mmc.assignments) == (st_mm.events, st_mm.decisions, st_mm.assignments)
 
 
 JOB_AWARE = {"srjf": lambda: ShortestJobEFT(), "srjf-late": lambda: ShortestJobEFT(late_binding=True),

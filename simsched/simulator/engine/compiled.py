@@ -10,7 +10,8 @@ form (:func:`compiled_applies`):
 * arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
   policy's visible numbering is the task index;
 * a policy whose class itself declares a ``compiled_kernel`` of :data:`KERNELS` (a subclass that does
-  not declare it again runs on SimPy): ``"mct"`` (:class:`~simsched.schedulers.online.MCT`), a
+  not declare it again runs on SimPy): ``"mct"`` (:class:`~simsched.schedulers.online.MCT`),
+  ``"minmin"`` (:class:`~simsched.schedulers.online.MinMin`), a
   :class:`Replay` of recorded decisions (what ``simsched bench streams`` times), or the job-aware
   ``"srjf-eft"`` and ``"fair-eft"`` (:mod:`simsched.schedulers.jobaware`, late binding included) and the
   job-blind ``"online-heft"``, whose per-task and per-job tables the policy builds once for the whole
@@ -45,7 +46,7 @@ from simsched.simulator.schedule import Schedule
 ENGINES = ("auto", "simpy", "compiled")
 """The values of ``run_online``'s ``engine``."""
 
-KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft")
+KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin")
 """Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
 
 JOB_KERNELS = ("srjf-eft", "fair-eft", "online-heft")
@@ -257,6 +258,7 @@ def compile_seconds() -> float:
         p = _tiny_problem()
         _call(p, k.MCT, None, None)
         _call(p, k.REPLAY, [[(0, 0)], [(1, 0)]], None)
+        _call(p, k.MINMIN, None, None)
         one = np.arange(2, dtype=np.int64)
         for rule in JOB_RULES:
             tables = JobTables(rule, np.zeros(2), np.zeros(2, dtype=np.int64), np.ones(2), np.array([0, 2]), one,
@@ -325,15 +327,15 @@ def _code(k, policy, tables: JobTables | None) -> int:
     """The kernel's policy code."""
     if tables is not None:
         return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR, "heft": k.HEFT}[tables.rule]
-    return k.REPLAY if policy_kernel(policy) == "replay" else k.MCT
+    return {"replay": k.REPLAY, "minmin": k.MINMIN}.get(policy_kernel(policy), k.MCT)
 
 
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, pstate_slowdown: np.ndarray | None = None,
                  tables: JobTables | None = None) -> tuple[Schedule, dict] | None:
-    """Run ``policy`` (MCT, a :class:`Replay`, srjf-eft, fair-eft or online-heft) on the compiled loop; returns the
-    schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or None when the loop
-    stopped where the SimPy engine raises (run it there for the message).  Callers go through
-    ``run_online``.
+    """Run ``policy`` (MCT, Min-Min, a :class:`Replay`, srjf-eft, fair-eft or online-heft) on the compiled
+    loop; returns the schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or
+    None when the loop stopped where the SimPy engine raises (run it there for the message).  Callers
+    go through ``run_online``.
 
     :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`, :func:`job_tables`;
     ``tables``: the job-aware policy's, already checked, else built here).  ``events`` is the
