@@ -248,17 +248,19 @@ def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate,
     assert tables.refusal(prob) is None and np.array_equal(tables.rank, ref_policy.rank)
 
 
-def test_online_heft_compiled_breaks_rank_ties_by_the_lower_task() -> None:
-    """Identical jobs arriving together (every rank tied across jobs) and zero work: the heap's order on ties
-    is ``np.argmax``'s, the lowest task first, so the compiled schedule is SimPy's."""
+@pytest.mark.parametrize("policy", [OnlineHEFT, MinMin])
+def test_compiled_rules_break_ties_as_numpy(policy) -> None:
+    """Identical jobs arriving together (every rank and many completion times tied across jobs) and zero
+    work: online-heft's heap and Min-Min's board break ties as ``np.argmax``/``np.argmin`` do, the lowest
+    task first, so the compiled schedule is SimPy's."""
     rng = np.random.default_rng(5)
     dag = random_dag(7, processors=3, rng=rng)
     g = merge_jobs([dag] * 4, [0.0, 0.0, 2.0, 2.0]).graph
     for work in (g.work, np.zeros(g.n_tasks)):
         prob = Problem(TaskGraph(g.names, np.stack([g.edge_src, g.edge_dst], axis=1), g.edge_data, work=work,
                                  arrival=g.arrival), _platform(3, False, False))
-        s, stats = run_online(prob, OnlineHEFT(), engine="compiled")
-        ref, rstats = run_online(prob, OnlineHEFT(), engine="simpy")
+        s, stats = run_online(prob, policy(), engine="compiled")
+        ref, rstats = run_online(prob, policy(), engine="simpy")
         same(s, ref)
         assert (stats.engine, stats.events, stats.decisions) == ("compiled", rstats.events, rstats.decisions)
 
