@@ -5,7 +5,7 @@
   stragglers) still run on SimPy, and say so in ``stats.engine``;
 * random streams (hypothesis): jobs with arrival ties, noise, dense and structured costs, per-link and
   uniform networks, zero work and zero data, one processor — the same schedule, events, decisions and
-  assignments as SimPy, for MCT and for a replay of recorded decisions;
+  assignments as SimPy, for MCT, Min-Min and a replay of recorded decisions (and the job-aware rules);
 * the choice: ``auto`` only for what qualifies, ``compiled`` refuses the rest with a reason, a replay
   that breaks the rules goes back to SimPy's error.
 """
@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsched.errors import SimschedError
-from simsched.schedulers.jobaware import FairShareEFT, ShortestJobEFT
-from simsched.schedulers.online import MCT
+from simsched.schedulers.jobaware import FairShareEFT, OnlineHEFT, ShortestJobEFT
+from simsched.schedulers.online import MCT, MinMin
 from simsched.simulator.engine import Disruptions, compiled, run_online
 from simsched.simulator.platform import Link, Platform, Processor
 from simsched.simulator.problem import Problem
@@ -33,7 +33,8 @@ from simsched.workloads.taskgraph import TaskGraph
 pytestmark = pytest.mark.extra("fast")  # skipped, with the install command, without numba
 ROOT = Path(__file__).resolve().parents[1]
 MCT_SCENARIOS = sorted(k.split("::")[0] for k in DIGESTS["scenarios"] if k.endswith("::mct"))
-JOB_ROWS = sorted(tuple(k.split("::")) for k in DIGESTS["scenarios"] if k.endswith(("::srjf-eft", "::fair-eft")))
+RULES = ("::srjf-eft", "::fair-eft", "::online-heft", "::minmin")  # the compiled rules beside MCT
+JOB_ROWS = sorted(tuple(k.split("::")) for k in DIGESTS["scenarios"] if k.endswith(RULES))
 FAST = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml", "scenarios/energy/power_off.yaml")
 
 
@@ -111,7 +112,7 @@ def test_every_shipped_stream_scenario_job_aware_compiled_equals_simpy(path: str
     _check_scenario(path, monkeypatch, name)
 
 
-@pytest.mark.parametrize("key", sorted(k for k in DIGESTS["bench"] if k.endswith(("::srjf-eft", "::fair-eft"))))
+@pytest.mark.parametrize("key", sorted(k for k in DIGESTS["bench"] if k.endswith(RULES)))
 def test_bench_streams_job_aware_compiled_keep_their_pinned_schedules(key: str) -> None:
     """The pinned bench streams (recorded on SimPy before the compiled loop existed; 60x8 has more than
     ``AUTO_MIN_TASKS`` tasks, so ``auto`` now compiles it): the same digest, events and decisions."""
@@ -184,6 +185,11 @@ def test_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense
     assert st_rep.events == st_ref.events and st_rep.decisions == len(rec.log)
     s_py, _ = run_online(prob, MCT(), factors, engine="simpy")  # MCT itself on SimPy: the same
     same(s_py, s_ref)
+    s_mm, st_mm = run_online(prob, MinMin(), factors, engine="simpy")  # Min-Min: the batch board, compiled
+    s_mmc, st_mmc = run_online(prob, MinMin(), factors, engine="compiled")
+    assert st_mmc.engine == "compiled"
+    same(s_mmc, s_mm)
+    assert (st_mmc.events, st_mmc.decisions, st_mmc.assignments) == (st_mm.events, st_mm.decisions, st_mm.assignments)
 
 
 JOB_AWARE = {"srjf": lambda: ShortestJobEFT(), "srjf-late": lambda: ShortestJobEFT(late_binding=True),
@@ -221,6 +227,44 @@ def test_job_aware_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, t
     assert np.array_equal(np.diff(tables.job_ptr), [t.size for t in grown.job_tasks])
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
+       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
+       hetero=st.booleans(), noisy=st.booleans(), priorities=st.booleans())
+def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link,
+                                                             hetero, noisy, priorities) -> None:
+    """online-heft in the compiled loop (the ready task of highest rank, from a heap): SimPy's schedule,
+    events, decisions and assignments exactly; its ranks, built once for the whole stream, are those the
+    policy grew arrival by arrival on SimPy, bit for bit."""
+    prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero), priorities)
+    factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
+    ref_policy = OnlineHEFT()
+    s_ref, st_ref = run_online(prob, ref_policy, factors, engine="simpy")
+    s_c, st_c = run_online(prob, OnlineHEFT(), factors, engine="compiled")
+    tables = OnlineHEFT().compiled_tables(prob)
+    assert st_c.engine == "compiled" and st_ref.engine == "simpy"
+    same(s_c, s_ref)
+    assert (st_c.events, st_c.decisions, st_c.assignments) == (st_ref.events, st_ref.decisions, st_ref.assignments)
+    assert tables.refusal(prob) is None and np.array_equal(tables.rank, ref_policy.rank)
+
+
+@pytest.mark.parametrize("policy", [OnlineHEFT, MinMin])
+def test_compiled_rules_break_ties_as_numpy(policy) -> None:
+    """Identical jobs arriving together (every rank and many completion times tied across jobs) and zero
+    work: online-heft's heap and Min-Min's board break ties as ``np.argmax``/``np.argmin`` do, the lowest
+    task first, so the compiled schedule is SimPy's."""
+    rng = np.random.default_rng(5)
+    dag = random_dag(7, processors=3, rng=rng)
+    g = merge_jobs([dag] * 4, [0.0, 0.0, 2.0, 2.0]).graph
+    for work in (g.work, np.zeros(g.n_tasks)):
+        prob = Problem(TaskGraph(g.names, np.stack([g.edge_src, g.edge_dst], axis=1), g.edge_data, work=work,
+                                 arrival=g.arrival), _platform(3, False, False))
+        s, stats = run_online(prob, policy(), engine="compiled")
+        ref, rstats = run_online(prob, policy(), engine="simpy")
+        same(s, ref)
+        assert (stats.engine, stats.events, stats.decisions) == ("compiled", rstats.events, rstats.decisions)
+
+
 def test_one_processor_one_task_zero_work() -> None:
     g = TaskGraph(["a"], work=[0.0])
     prob = Problem(g, Platform.uniform([Processor("p")]))
@@ -255,10 +299,11 @@ def test_auto_compiles_only_large_qualifying_runs(monkeypatch) -> None:
 def test_auto_compiles_the_job_aware_rules_but_not_their_subclasses(monkeypatch) -> None:
     prob = _small()
     monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
-    for policy in (ShortestJobEFT(), ShortestJobEFT(late_binding=True), FairShareEFT(), FairShareEFT(alpha=-0.5)):
+    for policy in (ShortestJobEFT(), ShortestJobEFT(late_binding=True), FairShareEFT(), FairShareEFT(alpha=-0.5),
+                   OnlineHEFT()):
         assert run_online(prob, policy)[1].engine == "compiled"
 
-    class Tuned(FairShareEFT):  # inherits the attribute but may decide otherwise: SimPy
+    class Tuned(OnlineHEFT):  # inherits the attribute but may decide otherwise: SimPy
         pass
 
     assert run_online(prob, Tuned())[1].engine == "simpy"
@@ -270,17 +315,22 @@ def test_auto_compiles_the_job_aware_rules_but_not_their_subclasses(monkeypatch)
 ])
 def test_job_aware_tables_that_would_change_after_arrival_stay_on_simpy(edges, names, why, monkeypatch) -> None:
     """The tables are built once for the whole stream: a stream where they would change as tasks arrive
-    (an edge into a later arrival group, a job spread over two) is refused by ``compiled``, and ``auto``
-    runs it on SimPy."""
+    (an edge into a later arrival group, a job spread over two; for the job-blind online-heft only the
+    edge) is refused by ``compiled``, and ``auto`` runs it on SimPy."""
     g = TaskGraph(names, edges, [1.0] * len(edges), work=[2.0, 3.0, 1.0], arrival=[0.0, 0.0, 5.0])
     prob = Problem(g, _platform(2, False, False))
     monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
-    for policy in (ShortestJobEFT(), FairShareEFT(alpha=0.5)):
+    blind = (OnlineHEFT(),) if edges else ()  # online-heft is job-blind: only the edge matters to it
+    for policy in (ShortestJobEFT(), FairShareEFT(alpha=0.5), *blind):
         with pytest.raises(SimschedError, match=why):
             run_online(prob, policy, engine="compiled")
         s, stats = run_online(prob, policy)
         assert stats.engine == "simpy"
         same(s, run_online(prob, policy, engine="simpy")[0])
+    if not edges:
+        s, stats = run_online(prob, OnlineHEFT())
+        assert stats.engine == "compiled"
+        same(s, run_online(prob, OnlineHEFT(), engine="simpy")[0])
 
 
 @pytest.mark.parametrize("kwargs,why", [

@@ -9,12 +9,12 @@ before the suite::
     python tools/warm_numba.py
 
 Each kernel is reached through the code that calls it, on a tiny input, so it is compiled for the
-argument types real runs pass: the compiled online loop (MCT, a replayed plan, srjf-eft and fair-eft),
-HEFT's compiled placement (with and without insertion), conservative backfilling's planning (on a kept
-profile, and the whole rebuild and its profile alone, which its property test calls), and the learned
-scheduler's compiled forward pass (where torch is installed, to build a network).  Prints the CPU
-seconds each took (near 0 once cached).  Without numba (extra ``fast``) there is nothing to compile:
-it says so and exits 0.
+argument types real runs pass: the compiled online loop (MCT, a replayed plan, srjf-eft, fair-eft,
+online-heft and minmin), HEFT's compiled placement (with and without insertion), conservative
+backfilling's planning (on a kept profile, and the whole rebuild and its profile alone, which its
+property test calls), and the learned scheduler's compiled forward pass (where torch is installed, to
+build a network).  Prints the CPU seconds each took (near 0 once cached).  Without numba (extra
+``fast``) there is nothing to compile: it says so and exits 0.
 """
 
 from __future__ import annotations

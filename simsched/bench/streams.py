@@ -25,9 +25,9 @@ Rates are over this process's CPU time (``time.process_time``), the run's, the p
 floors' alike: on a shared machine wall time also counts the waits for a core, which made the same
 code measure 2-3x apart from run to run; the run's wall time is the end-to-end row.
 
-Then each of ``mct``, ``srjf-eft`` and ``fair-eft`` (:data:`POLICIES`) runs the same stream end to end
+Then each of ``mct``, ``srjf-eft``, ``fair-eft``, ``online-heft`` and ``minmin`` (:data:`POLICIES`) runs the same stream
 in a fresh interpreter of its own, on the engine :func:`~simsched.simulator.engine.run_online` picks
-(all three have a compiled form): its CPU seconds (against the issue's targets at 1M tasks,
+(all five have a compiled form): its CPU seconds (against the issue's targets at 1M tasks,
 :data:`POLICY_TARGETS`), peak memory, and events per CPU second beside the raw SimPy floor for as many
 events; and, up to :data:`SIMPY_COMPARED_MAX` tasks, the same run on the SimPy engine in the same
 process, its CPU seconds beside the compiled loop's and its schedule checked equal.
@@ -231,8 +231,8 @@ def energy_accounting_cpu(problem, schedule, stats) -> tuple[float, float]:
     return time.process_time() - c0, fields["energy_j"]
 
 
-POLICIES = ("mct", "srjf-eft", "fair-eft")
-"""The online policies timed one by one on the bench stream (the default job-aware ones beside MCT)."""
+POLICIES = ("mct", "srjf-eft", "fair-eft", "online-heft", "minmin")
+"""The online policies timed one by one on the bench stream (the rules with a compiled form, MCT first)."""
 
 
 POLICY_TARGETS = {"mct": 15.0, "srjf-eft": 30.0}

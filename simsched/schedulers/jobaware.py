@@ -194,10 +194,20 @@ class OnlineHEFT(OneByOne):
     placement."""
 
     name = "online-heft"
+    compiled_kernel = "online-heft"  # the compiled stream engine's form (simsched.simulator.engine.compiled_jobaware)
     multiprocessor_tasks = True  # gang tasks by gang-aware EFT (simsched.schedulers.gang_eft)
 
     def pick_task(self, view: DecisionView, ready: np.ndarray, placed) -> int:
         return int(ready[np.argmax(self.rank[ready])])
+
+    def compiled_tables(self, problem: Problem):
+        """The tables the compiled stream engine decides with
+        (:func:`~simsched.simulator.engine.compiled.rank_tables`): the upward ranks of the whole
+        ``problem``, which are those this policy grows arrival by arrival on a stream whose arrival
+        groups share no edge (the engine checks that; a test holds them equal).  O(n m + e)."""
+        from simsched.simulator.engine.compiled import rank_tables
+
+        return rank_tables(problem, _rank(problem))
 
 
 class _JobAware(OneByOne):

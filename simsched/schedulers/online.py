@@ -207,6 +207,9 @@ class MinMin(_Policy):
     """
 
     name = "minmin"
+    compiled_kernel = "minmin"
+    """The compiled stream engine runs this rule in its own loop (:mod:`simsched.simulator.engine.compiled`),
+    the same decisions float for float; declared on this class only, so a subclass runs on SimPy."""
 
     def decide(self, view: DecisionView) -> Assignments:
         return _batch_map(view, largest=False)

@@ -10,10 +10,12 @@ form (:func:`compiled_applies`):
 * arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
   policy's visible numbering is the task index;
 * a policy whose class itself declares a ``compiled_kernel`` of :data:`KERNELS` (a subclass that does
-  not declare it again runs on SimPy): ``"mct"`` (:class:`~simsched.schedulers.online.MCT`), a
+  not declare it again runs on SimPy): ``"mct"`` (:class:`~simsched.schedulers.online.MCT`),
+  ``"minmin"`` (:class:`~simsched.schedulers.online.MinMin`), a
   :class:`Replay` of recorded decisions (what ``simsched bench streams`` times), or the job-aware
-  ``"srjf-eft"`` and ``"fair-eft"`` (:mod:`simsched.schedulers.jobaware`, late binding included), whose
-  per-task and per-job tables the policy builds once for the whole stream (``compiled_tables(problem)``,
+  ``"srjf-eft"`` and ``"fair-eft"`` (:mod:`simsched.schedulers.jobaware`, late binding included) and the
+  job-blind ``"online-heft"``, whose per-task and per-job tables the policy builds once for the whole
+  stream (``compiled_tables(problem)``,
   a :class:`JobTables`): taken only when arrival groups share no edge and no job (:meth:`JobTables.refusal`),
   so that the tables are those the policy would grow arrival by arrival;
 * numba installed (extra ``simsched[fast]``).
@@ -44,13 +46,13 @@ from simsched.simulator.schedule import Schedule
 ENGINES = ("auto", "simpy", "compiled")
 """The values of ``run_online``'s ``engine``."""
 
-KERNELS = ("mct", "replay", "srjf-eft", "fair-eft")
+KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin")
 """Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
 
-JOB_KERNELS = ("srjf-eft", "fair-eft")
+JOB_KERNELS = ("srjf-eft", "fair-eft", "online-heft")
 """The kernels whose policy hands the loop its :class:`JobTables` (``policy.compiled_tables(problem)``)."""
 
-JOB_RULES = ("srjf", "srjf-late", "fair")
+JOB_RULES = ("srjf", "srjf-late", "fair", "heft")
 """The rules a :class:`JobTables` may name (:mod:`~simsched.simulator.engine.compiled_jobaware`)."""
 
 AUTO_MIN_TASKS = 5_000
@@ -118,9 +120,11 @@ class Replay:
 @dataclass(frozen=True)
 class JobTables:
     """What a job-aware policy decides with, for the whole stream (:mod:`~simsched.simulator.engine.compiled_jobaware`):
-    ``rule`` (``"srjf"``, ``"srjf-late"`` or ``"fair"``); per task its upward ``rank``, dense ``job``
-    id and mean ``cost`` (n,); per job its tasks ``job_task[job_ptr[j]:job_ptr[j + 1]]`` (ascending),
-    ``priority`` and ``weight`` (fair share; any values for srjf)."""
+    ``rule`` (``"srjf"``, ``"srjf-late"``, ``"fair"`` or ``"heft"``); per task its upward ``rank``, dense
+    ``job`` id and mean ``cost`` (n,); per job its tasks ``job_task[job_ptr[j]:job_ptr[j + 1]]``
+    (ascending), ``priority`` and ``weight`` (fair share; any values for srjf).  ``"heft"`` (online-heft,
+    job-blind) reads only the ranks: its jobs are the arrival groups (:func:`rank_tables`), its costs,
+    priorities and weights unused."""
 
     rule: str
     rank: np.ndarray
@@ -166,6 +170,19 @@ def arrival_groups(arrival: np.ndarray) -> np.ndarray:
     if a.size > 1:
         np.cumsum(a[1:] != a[:-1], out=group[1:])
     return group
+
+
+def rank_tables(problem: Problem, rank: np.ndarray) -> JobTables:
+    """online-heft's :class:`JobTables` (rule ``"heft"``): the upward ``rank`` (n,), the only table it
+    decides with (its ready tasks in a heap by rank); as "jobs" the arrival groups, which makes
+    :meth:`JobTables.refusal` ask only that no edge joins two groups.  Arrivals must not decrease with
+    the index.  O(n)."""
+    n = problem.n_tasks
+    job = arrival_groups(problem.graph.arrival)
+    ptr = np.append(np.flatnonzero(np.diff(job, prepend=-1)), n).astype(np.int64)
+    jobs = ptr.size - 1
+    return JobTables("heft", np.asarray(rank, dtype=np.float64), job, np.zeros(n), ptr, np.arange(n, dtype=np.int64),
+                     np.zeros(jobs), np.ones(jobs))
 
 
 def policy_kernel(policy) -> str | None:
@@ -241,6 +258,7 @@ def compile_seconds() -> float:
         p = _tiny_problem()
         _call(p, k.MCT, None, None)
         _call(p, k.REPLAY, [[(0, 0)], [(1, 0)]], None)
+        _call(p, k.MINMIN, None, None)
         one = np.arange(2, dtype=np.int64)
         for rule in JOB_RULES:
             tables = JobTables(rule, np.zeros(2), np.zeros(2, dtype=np.int64), np.ones(2), np.array([0, 2]), one,
@@ -308,16 +326,16 @@ def job_tables(problem: Problem, policy) -> JobTables | str:
 def _code(k, policy, tables: JobTables | None) -> int:
     """The kernel's policy code."""
     if tables is not None:
-        return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR}[tables.rule]
-    return k.REPLAY if policy_kernel(policy) == "replay" else k.MCT
+        return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR, "heft": k.HEFT}[tables.rule]
+    return {"replay": k.REPLAY, "minmin": k.MINMIN}.get(policy_kernel(policy), k.MCT)
 
 
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, pstate_slowdown: np.ndarray | None = None,
                  tables: JobTables | None = None) -> tuple[Schedule, dict] | None:
-    """Run ``policy`` (MCT, a :class:`Replay`, srjf-eft or fair-eft) on the compiled loop; returns the
-    schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or None when the loop
-    stopped where the SimPy engine raises (run it there for the message).  Callers go through
-    ``run_online``.
+    """Run ``policy`` (MCT, Min-Min, a :class:`Replay`, srjf-eft, fair-eft or online-heft) on the compiled
+    loop; returns the schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or
+    None when the loop stopped where the SimPy engine raises (run it there for the message).  Callers
+    go through ``run_online``.
 
     :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`, :func:`job_tables`;
     ``tables``: the job-aware policy's, already checked, else built here).  ``events`` is the

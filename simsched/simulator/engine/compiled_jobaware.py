@@ -29,9 +29,10 @@ import numpy as np
 
 from simsched.simulator.engine.compiled_view import completion_row
 
-SRJF, SRJF_LATE, FAIR = 2, 3, 4
+SRJF, SRJF_LATE, FAIR, HEFT = 2, 3, 4, 5
 """Policies of :func:`~simsched.simulator.engine.compiled_kernel.stream_loop` decided here (after its
-``MCT, REPLAY = 0, 1``): ``srjf-eft``, ``srjf-eft`` with ``late_binding``, ``fair-eft``."""
+``MCT, REPLAY = 0, 1``): ``srjf-eft``, ``srjf-eft`` with ``late_binding``, ``fair-eft``, ``online-heft``
+(job-blind: its ready tasks are kept in a binary heap by rank, see :func:`became_ready_job`)."""
 
 
 @numba.njit(cache=True)
@@ -76,9 +77,11 @@ def _job_sum(j, served, tables, proc_of, finish, placed):  # pragma: no cover - 
 @numba.njit(cache=True)
 def _job_key(j, rule, tables, sums, valid, proc_of, finish, placed):  # pragma: no cover - compiled
     """Job ``j``'s part of its tasks' sort key: ``(remaining, -priority)`` for srjf, ``(attained / weight,
-    job)`` for fair (the first two of the policies' ``np.lexsort`` keys); its sum summed again only when
-    stale.  O(1), or O(tasks of the job) when stale."""
+    job)`` for fair (the first two of the policies' ``np.lexsort`` keys), ``(0, 0)`` for the job-blind
+    online-heft; its sum summed again only when stale.  O(1), or O(tasks of the job) when stale."""
     priority, weight = tables[5], tables[6]
+    if rule == HEFT:
+        return 0.0, 0.0
     if not valid[j]:
         sums[j] = _job_sum(j, rule == FAIR, tables, proc_of, finish, placed)
         valid[j] = True
@@ -88,13 +91,14 @@ def _job_key(j, rule, tables, sums, valid, proc_of, finish, placed):  # pragma: 
 
 
 @numba.njit(cache=True)
-def job_state(n_jobs, is_ready, placed):  # pragma: no cover - compiled
+def job_state(n_jobs, is_ready, placed, n_heap):  # pragma: no cover - compiled
     """The per-job view of the ready set the loop keeps for :func:`decide`: ``(ready count, best ready
-    task, best known, active jobs, position in active, [number active], is_ready, placed)``; a job is
-    active while it has a ready task not placed.  O(jobs)."""
+    task, best known, active jobs, position in active, [number active], is_ready, placed, heap,
+    [heap size])``; a job is active while it has a ready task not placed; online-heft keeps its ready
+    tasks in the heap instead (``n_heap`` slots: the tasks; 0 for the other rules).  O(jobs + n_heap)."""
     return (np.zeros(n_jobs, dtype=np.int64), np.zeros(n_jobs, dtype=np.int64), np.zeros(n_jobs, dtype=np.bool_),
             np.zeros(n_jobs, dtype=np.int64), np.zeros(n_jobs, dtype=np.int64), np.zeros(1, dtype=np.int64),
-            is_ready, placed)
+            is_ready, placed, np.empty(n_heap, dtype=np.int64), np.zeros(1, dtype=np.int64))
 
 
 @numba.njit(cache=True)
@@ -107,10 +111,46 @@ def _better(t, u, rank):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def became_ready_job(t, tables, jst):  # pragma: no cover - compiled
-    """Task ``t`` joined the ready set: count it in its job, activate the job, and keep the job's best ready
-    task known when it was.  O(1)."""
+def _heap_push(t, rank, heap, hsize):  # pragma: no cover - compiled
+    """Push task ``t`` on the heap of ready tasks, first by :func:`_better` at the root.  O(log k)."""
+    i = hsize[0]
+    heap[i] = t
+    hsize[0] += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _better(heap[i], heap[parent], rank):
+            break
+        heap[i], heap[parent] = heap[parent], heap[i]
+        i = parent
+
+
+@numba.njit(cache=True)
+def _heap_pop(rank, heap, hsize):  # pragma: no cover - compiled
+    """Remove the heap's root (the ready task of highest rank, the lowest index on ties).  O(log k)."""
+    last = hsize[0] - 1
+    heap[0] = heap[last]
+    hsize[0] = last
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= last:
+            break
+        c = a + 1 if a + 1 < last and _better(heap[a + 1], heap[a], rank) else a
+        if not _better(heap[c], heap[i], rank):
+            break
+        heap[i], heap[c] = heap[c], heap[i]
+        i = c
+
+
+@numba.njit(cache=True)
+def became_ready_job(rule, t, tables, jst):  # pragma: no cover - compiled
+    """Task ``t`` joined the ready set: for online-heft (``rule`` :data:`HEFT`) push it on the heap; else
+    count it in its job, activate the job, and keep the job's best ready task known when it was.  O(1),
+    online-heft O(log k)."""
     rank, job = tables[0], tables[1]
+    if rule == HEFT:
+        _heap_push(t, rank, jst[8], jst[9])
+        return
     jready, jbest, jbest_ok, active, apos, n_active = jst[0], jst[1], jst[2], jst[3], jst[4], jst[5]
     j = job[t]
     if jready[j] == 0:
@@ -202,8 +242,10 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
     through :func:`became_ready_job`; ``placed`` all false between decisions) live from one decision to
     the next.
 
-    srjf and fair (``OneByOne._decide_by_task``): while a processor is idle and ready tasks are left, the
-    ready task first in key order (job key :func:`_job_key`, then ``-rank``, then the lower task) goes to
+    srjf, fair and online-heft (``OneByOne._decide_by_task``): while a processor is idle and ready tasks
+    are left, the ready task first in key order (job key :func:`_job_key`, then ``-rank``, then the lower
+    task; online-heft: ``-rank`` then the lower task, ``np.argmax`` over the ready tasks ascending, the
+    root of its heap, O(log k) a pick; a -1 leaves the heap short of the tasks placed, the run ends) goes to
     its earliest expected finish, and that processor's expected end becomes that finish; the first task
     is the first of the active jobs' first ready tasks (a lexicographic minimum splits so).
     O(picks x (active jobs + in-degree x m)) plus O(tasks of a job) to find its first ready task again
@@ -254,6 +296,24 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
             n_idle -= 1
             if n_idle == 0:
                 break
+        return out
+    if rule == HEFT:
+        heap, hsize = jst[8], jst[9]
+        while n_idle > 0 and hsize[0] > 0:
+            t = heap[0]
+            p = completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform,
+                               same_lat, same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory,
+                               proc_memory, structured, dr, ct)
+            if not ct[p] < np.inf:  # only when a ready task may run nowhere
+                return -1
+            _heap_pop(rank, heap, hsize)
+            chosen[out] = t
+            chosen_p[out] = p
+            out += 1
+            avail[p] = ct[p]
+            if idle[p]:
+                idle[p] = False
+                n_idle -= 1
         return out
     active, n_active = jst[3], jst[5]
     while n_idle > 0 and n_active[0] > 0:

@@ -22,6 +22,7 @@ import numpy as np
 
 from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, SRJF_LATE: compiled.py's codes)
     FAIR,
+    HEFT,
     SRJF,
     SRJF_LATE,
     became_ready_job,
@@ -41,7 +42,10 @@ ARRIVAL, DECIDE, DATA, FINISH = 0, 1, 2, 3
 
 MCT, REPLAY = 0, 1
 """Policies of :func:`stream_loop` (and the job-aware ones of
-:mod:`~simsched.simulator.engine.compiled_jobaware`: ``SRJF, SRJF_LATE, FAIR``)."""
+:mod:`~simsched.simulator.engine.compiled_jobaware`: ``SRJF, SRJF_LATE, FAIR, HEFT``; and :data:`MINMIN`)."""
+
+MINMIN = 6
+"""Min-Min (:class:`~simsched.schedulers.online.MinMin`), decided by :func:`_minmin`."""
 
 OK, BAD_TASK, BAD_PROCESSOR, INELIGIBLE, REPLAY_ENDED, EMPTY_DECISION = 0, 1, 2, 3, 4, 5
 """Status codes: an error sends the run back to the SimPy engine, which raises its own message."""
@@ -138,6 +142,59 @@ def n_idle_of(running, qlen):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p):  # pragma: no cover - compiled
+    """Min-Min over the ready ``tasks`` (ascending) as :func:`~simsched.schedulers.online._batch_map`
+    decides it, float for float: the board of completion times ``max(avail, data ready) + W``; while
+    tasks are left, the first left task of smallest best time goes to its best processor (the first
+    lowest index), that processor's column is refreshed, and only the left rows whose best was that
+    processor are minimised again.  Fills ``chosen``/``chosen_p`` in order and returns k, or -1 when
+    the chosen task may run nowhere (the policy then returns a pair the SimPy engine refuses).
+    ``avail`` (m,) ``max(expected end, now)``, updated.  O(k x in-degree x m + k^2 + r m) for r rows
+    minimised again."""
+    (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
+     latency, inv_bw, table, key, work, memory, proc_memory, structured) = vw
+    k = tasks.size
+    m = avail.size
+    ct = np.empty((k, m))
+    data = np.empty((k, m))
+    best_p = np.empty(k, dtype=np.int64)
+    best = np.empty(k)
+    left = np.ones(k, dtype=np.bool_)
+    for i in range(k):
+        best_p[i] = completion_row(tasks[i], now, avail, *vw, dr, ct[i])
+        data[i] = dr
+        best[i] = ct[i, best_p[i]]
+    for s in range(k):
+        i = -1
+        b = np.inf
+        for r in range(k):  # np.argmin(np.where(left, best, inf)): the first smallest
+            if left[r] and (i < 0 or best[r] < b):
+                i, b = r, best[r]
+        if not b < np.inf:
+            return -1
+        p = best_p[i]
+        chosen[s] = tasks[i]
+        chosen_p[s] = p
+        left[i] = False
+        a = ct[i, p]
+        avail[p] = a
+        for r in range(k):  # the column refreshed: max(available, data ready) + W
+            d = data[r, p]
+            ct[r, p] = (a if a >= d else d) + _cost(tasks[r], p, table, key, work, memory, proc_memory, structured)
+        for r in range(k):
+            if left[r] and best_p[r] == p:  # np.argmin over the row: the first lowest
+                bq = 0
+                bc = np.inf
+                for q in range(m):
+                    c = ct[r, q]
+                    if q == 0 or c < bc:
+                        bq, bc = q, c
+                best_p[r] = bq
+                best[r] = bc
+    return k
+
+
+@numba.njit(cache=True)
 def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, proc_memory, structured,
                 succ_ptr, succ_dst, pred_ptr, pred_src, pred_data, arrival, group_time, group_ptr, group_task,
                 uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors, tables):  # pragma: no cover
@@ -150,14 +207,16 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     link_inv)`` and every processor to itself ``(same_lat, same_inv)``, else ``latency``/``inv_bw``
     are the (m, m) tables.  ``factors``: (n,) noise factors or empty.  ``policy``: :data:`MCT`, or
     :data:`REPLAY` of decision ``j`` = pairs ``rep_ptr[j]..rep_ptr[j + 1]`` of ``rep_task``/``rep_proc``,
-    or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) deciding with ``tables``
-    (:mod:`~simsched.simulator.engine.compiled_jobaware`; empty arrays for the others).
+    :data:`MINMIN`, or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) or ``HEFT`` (online-heft)
+    deciding with ``tables`` (:mod:`~simsched.simulator.engine.compiled_jobaware`; empty arrays for the
+    others).
     ``events`` counts the heap pushes, which are SimPy's events one for one (the SimPy engine's
     ``next(env._eid)``).  A status other than :data:`OK` ends the run where the SimPy engine would
     raise (``bad_decision`` says at which decision)."""
     n = arrival.size
     m = proc_memory.size
     noisy = factors.size > 0
+    jobaware = SRJF <= policy <= HEFT
     # the event heap: at most one pending event per task (data or finish), per arrival group, one decision
     cap = n + group_time.size + 2
     ht = np.empty(cap)
@@ -190,11 +249,11 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     chosen = np.empty(n, dtype=np.int64)
     chosen_p = np.empty(n, dtype=np.int64)
     idle = np.empty(m, dtype=np.bool_)
-    n_jobs = tables[3].size - 1 if policy >= SRJF else 0
+    n_jobs = tables[3].size - 1 if jobaware else 0
     sums = np.zeros(n_jobs)  # the job-aware rules' sums per job, summed again only when stale
     valid = np.zeros(n_jobs, dtype=np.bool_)
-    placed = np.zeros(n if policy >= SRJF else 0, dtype=np.bool_)
-    jst = job_state(n_jobs, is_ready, placed)
+    placed = np.zeros(n if jobaware else 0, dtype=np.bool_)
+    jst = job_state(n_jobs, is_ready, placed, n if policy == HEFT else 0)
     vw = (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
           latency, inv_bw, table, key, work, memory, proc_memory, structured)
     trigger = False
@@ -207,8 +266,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             is_ready[v] = True
             ready[n_ready] = v
             n_ready += 1
-            if policy >= SRJF:
-                became_ready_job(v, tables, jst)
+            if jobaware:
+                became_ready_job(policy, v, tables, jst)
     now = 0.0
     for g in range(group_time.size):  # begin(): the arrivals, then the first decision point
         size = _push(ht, hp, he, hk, hv, size, now + group_time[g], NORMAL, eid, ARRIVAL, g)
@@ -234,8 +293,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                         is_ready[w] = True
                         ready[n_ready] = w
                         n_ready += 1
-                        if policy >= SRJF:
-                            became_ready_job(w, tables, jst)
+                        if jobaware:
+                            became_ready_job(policy, w, tables, jst)
                     became_ready = True
             p = proc_of[v]
             running[p] = -1
@@ -267,8 +326,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     is_ready[v] = True
                     ready[n_ready] = v
                     n_ready += 1
-                    if policy >= SRJF:
-                        became_ready_job(v, tables, jst)
+                    if jobaware:
+                        became_ready_job(policy, v, tables, jst)
             if not trigger:
                 trigger = True
                 size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
@@ -279,10 +338,10 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             start_p = -1
             if n_ready == 0:
                 continue
-            if policy >= SRJF and n_idle_of(running, qlen) == 0:  # the job-aware rules place nothing: O(m)
+            if jobaware and n_idle_of(running, qlen) == 0:  # the job-aware rules place nothing: O(m)
                 decisions += 1
                 continue
-            tasks = ready[:n_ready] if policy >= SRJF else np.sort(ready[:n_ready])  # job-aware: any order
+            tasks = ready[:n_ready] if jobaware else np.sort(ready[:n_ready])  # job-aware: any order
             k = tasks.size
             if policy == REPLAY:
                 if decisions + 1 >= rep_ptr.size:
@@ -292,6 +351,12 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 for i in range(k):
                     chosen[i] = rep_task[lo + i]
                     chosen_p[i] = rep_proc[lo + i]
+            elif policy == MINMIN:
+                for q in range(m):
+                    avail[q] = ee[q] if ee[q] > now else now
+                k = _minmin(tasks, now, avail, vw, dr, chosen, chosen_p)
+                if k < 0:  # a task may run nowhere: SimPy refuses the pair Min-Min returns
+                    return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions
             elif policy == MCT:  # MCT on the DecisionView: available = max(expected end, now), rows in index order
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
@@ -309,7 +374,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 if k < 0:  # a ready task may run nowhere: SimPy refuses the pair the policy returns
                     return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions
             decisions += 1
-            if k == 0 and policy >= SRJF:  # an empty answer: the ready tasks wait for the next decision point
+            if k == 0 and jobaware:  # an empty answer: the ready tasks wait for the next decision point
                 continue
             if k == 0:
                 return EMPTY_DECISION, proc_of, start, finish, eid, decisions, assignments, decisions - 1
