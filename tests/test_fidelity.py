@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import wfformat_chain as chain
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
@@ -35,23 +36,6 @@ DATA = Path(__file__).parent / "data"
 REAL = DATA / "wfinstances"
 HAND = DATA / "wfformat" / "recorded_1.5.json"
 runner = CliRunner()
-
-
-def chain(path: Path, runtimes: list[float], makespan: float, *, machine: str = "m1", cores: int = 4,
-          wms: str = "Pegasus") -> Path:
-    """A WfFormat 1.5 chain t0 -> t1 -> ... on one machine, no start times."""
-    n = len(runtimes)
-    ids = [f"t{i}_ID{i:02d}" for i in range(n)]
-    tasks = [{"name": f"t{i}", "id": ids[i], "parents": ids[i - 1:i], "children": ids[i + 1:i + 2],
-              "inputFiles": [], "outputFiles": []} for i in range(n)]
-    execution = [{"id": ids[i], "runtimeInSeconds": r, "machines": [machine]} for i, r in enumerate(runtimes)]
-    doc = {"name": path.stem, "schemaVersion": "1.5", "runtimeSystem": {"name": wms, "version": "5.0"},
-           "workflow": {"specification": {"tasks": tasks, "files": []},
-                        "execution": {"makespanInSeconds": makespan, "executedAt": "2024-03-01T10:00:00Z",
-                                      "machines": [{"nodeName": machine, "cpu": {"coreCount": cores}}],
-                                      "tasks": execution}}}
-    path.write_text(json.dumps(doc))
-    return path
 
 
 def fan(path: Path, runtimes: list[float], makespan: float, *, machine: str = "m1", cores: int = 4) -> Path:

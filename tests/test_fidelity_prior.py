@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_fidelity import chain
+from helpers import wfformat_chain as chain
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
