@@ -1,5 +1,6 @@
 """Kernel inputs as read-only views (:mod:`simsched.readonly`): no copy, the caller's arrays untouched,
-and one compiled version of a kernel whatever writability its callers' arrays have."""
+and one compiled version of a kernel whatever writability its callers' arrays have; stale machine code
+of a kernel that includes a sibling file's functions dropped."""
 
 from __future__ import annotations
 
@@ -33,3 +34,24 @@ def test_a_wrapped_kernel_compiles_once_for_writable_and_read_only_arrays() -> N
     assert len(kernel.compiled.signatures) == 1
     total(np.arange(3.0), np.ones(2))  # unwrapped, a writable array is another type
     assert len(total.signatures) == 2
+
+
+def test_stale_machine_code_of_an_inlined_sibling_is_dropped(tmp_path) -> None:
+    import os
+
+    from simsched.readonly import drop_stale_machine_code
+
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    for name in ("kernel.py", "view.py"):
+        (tmp_path / name).write_text("")
+    old, fresh, other = (cache / n for n in ("kernel.loop-12.py311.nbi", "kernel.step-40.py311.nbi",
+                                             "view.row-3.py311.nbi"))
+    for path, t in ((old, 100.0), (fresh, 300.0), (other, 100.0)):
+        path.write_text("")
+        os.utime(path, (t, t))
+    os.utime(tmp_path / "view.py", (200.0, 200.0))
+    drop_stale_machine_code(tmp_path, {"kernel": ("view.py",)})
+    assert not old.exists() and fresh.exists() and other.exists()  # only the includer's older index
+    drop_stale_machine_code(tmp_path, {"kernel": ("missing.py",)})  # a source not there: nothing happens
+    assert fresh.exists()

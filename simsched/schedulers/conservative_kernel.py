@@ -12,12 +12,18 @@ so only the first run on a machine pays the compilation (a few seconds).
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import numba
 import numpy as np  # noqa: F401 - a global of the compiled functions
 
+from simsched.readonly import drop_stale_machine_code
 from simsched.schedulers import conservative_incremental as _step
 from simsched.schedulers import conservative_plan as _source
+
+# each module's kernels call the other's: an edit of one leaves the other's cached machine code stale
+drop_stale_machine_code(Path(__file__).parent, {"conservative_plan": ("conservative_incremental.py",),
+                                                 "conservative_incremental": ("conservative_plan.py",)})
 
 ENDS = _source.ENDS
 _NAMES = ((_source, ("_split", "_add", "_earliest", "_earliest_runs", "_build", "_replan", "instant_ranks",

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from simsched.errors import SimschedError
-from simsched.readonly import read_only
+from simsched.readonly import drop_stale_machine_code, read_only
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
 
@@ -75,15 +75,7 @@ def kernel_module():
     since), to be compiled again rather than run stale.  O(1) file operations, once per process."""
     global _checked
     if not _checked:
-        here = Path(__file__).parent
-        try:
-            for module, sources in _INLINED.items():
-                newest = max((here / f).stat().st_mtime for f in sources)
-                for index in (here / "__pycache__").glob(f"{module}.*.nbi"):
-                    if index.stat().st_mtime < newest:
-                        index.unlink()
-        except OSError:  # a read-only install: nothing was edited there
-            pass
+        drop_stale_machine_code(Path(__file__).parent, _INLINED)
         _checked = True
     from simsched.simulator.engine import compiled_kernel
 
