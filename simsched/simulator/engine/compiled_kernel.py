@@ -75,8 +75,8 @@ NEED_DRAWS = 8
 
 
 @numba.njit(cache=True)
-def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors, wd, ws,
-                ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
+def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors, disrupted,
+                slowdown, slow, attempt, wc, ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
     """``Assignment._start_next``: the head of ``p``'s queue starts now, its finish is pushed (in a
     disrupted run ``slowdown`` times longer while ``p`` is slowed down, tagged with its attempt: value
     ``task + n x attempt``), ``p``'s expected end is refreshed over the rest of the queue.  Returns
@@ -93,11 +93,11 @@ def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_ti
     if noisy:
         d = d * factors[u]
     tag = u
-    if wd[0]:
-        if ws[1][p]:
-            d = d * wd[5]
-            ws[7][SLOWED] += 1
-        tag = u + start.size * ws[4][u]
+    if disrupted:
+        if slow[p]:
+            d = d * slowdown
+            wc[SLOWED] += 1
+        tag = u + start.size * attempt[u]
     size = _push(ht, hp, he, hk, hv, size, now + d, NORMAL, eid, FINISH, tag)
     x = qhead[p]
     while x >= 0:
@@ -214,6 +214,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     ws = world_state(n, m, wd)
     down, slow, repair_at, wc = ws[0], ws[1], ws[2], ws[7]
     attempt = ws[4]
+    slowdown = wd[5]
     # the event heap: without failures at most one pending event per task (data or finish), per arrival group,
     # one decision; a failure leaves its tasks' events pending (stale), so a disrupted run's heap may grow
     cap = n + group_time.size + 2 + (2 * m + wd[10].size + 8 if disrupted else 0)
@@ -322,7 +323,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             if qlen[p] > 0:
                 if data_ok[qhead[p]] and not down[p]:
                     size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
-                                            noisy, factors, wd, ws, ht, hp, he, hk, hv, size, eid)
+                                            noisy, factors, disrupted, slowdown, slow, attempt, wc,
+                                            ht, hp, he, hk, hv, size, eid)
             elif down[p]:
                 ee[p] = now if not repair_at[p] > now else repair_at[p]
             else:
@@ -469,7 +471,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 qlen[p] += 1
                 if running[p] < 0 and qlen[p] == 1 and data_ok[v] and not down[p]:
                     size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
-                                            noisy, factors, wd, ws, ht, hp, he, hk, hv, size, eid)
+                                            noisy, factors, disrupted, slowdown, slow, attempt, wc,
+                                            ht, hp, he, hk, hv, size, eid)
             # the ready set keeps the tasks not assigned (none for MCT)
             kept = 0
             for i in range(n_ready):
@@ -493,7 +496,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                         eid += 1
             if start_p >= 0:  # the start comes before the next failure is drawn, as in SimPy
                 size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
-                                        noisy, factors, wd, ws, ht, hp, he, hk, hv, size, eid)
+                                        noisy, factors, disrupted, slowdown, slow, attempt, wc,
+                                        ht, hp, he, hk, hv, size, eid)
                 start_p = -1
             if wd[1][p] > 0:
                 size, eid, ok = _episode(False, p, now, wd, ws, ht, hp, he, hk, hv, size, eid)
@@ -552,7 +556,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
         if start_p >= 0:  # a task's data arrived at the head of an idle processor's queue
             p = start_p
             size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
-                                    noisy, factors, wd, ws, ht, hp, he, hk, hv, size, eid)
+                                    noisy, factors, disrupted, slowdown, slow, attempt, wc,
+                                    ht, hp, he, hk, hv, size, eid)
     return OK, proc_of, start, finish, eid, decisions, assignments, -1, ws
 
 
