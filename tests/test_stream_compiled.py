@@ -1,11 +1,12 @@
 """The compiled stream engine gives the SimPy engine's schedules exactly (==, not approx):
 
-* every shipped stream scenario's MCT row it accepts equals the schedule digest computed on the SimPy
-  engine (``tests/data/stream_schedule_digests.json``); the ones it does not accept (failures,
-  stragglers) still run on SimPy, and say so in ``stats.engine``;
+* every shipped stream scenario's row of a compiled rule (MCT, Min-Min, Max-Min, the job-aware rules), failures
+  and stragglers included, equals the schedule digest computed on the SimPy engine
+  (``tests/data/stream_schedule_digests.json``) and the SimPy run's events, counters and failure log;
 * random streams (hypothesis): jobs with arrival ties, noise, dense and structured costs, per-link and
   uniform networks, zero work and zero data, one processor — the same schedule, events, decisions and
-  assignments as SimPy, for MCT, Min-Min and a replay of recorded decisions (and the job-aware rules);
+  assignments as SimPy, for MCT, Min-Min, Max-Min and a replay of recorded decisions (and the job-aware
+  rules); and with random failures, repairs, outage traces and stragglers, their counters and log too;
 * the choice: ``auto`` only for what qualifies, ``compiled`` refuses the rest with a reason, a replay
   that breaks the rules goes back to SimPy's error.
 """
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 from simsched.errors import SimschedError
 from simsched.schedulers.jobaware import FairShareEFT, OnlineHEFT, ShortestJobEFT
-from simsched.schedulers.online import MCT, MinMin
+from simsched.schedulers.online import MCT, MaxMin, MinMin
 from simsched.simulator.engine import Disruptions, compiled, compiled_world, run_online
 from simsched.simulator.platform import Link, Platform, Processor
 from simsched.simulator.problem import Problem
@@ -34,7 +35,7 @@ from simsched.workloads.taskgraph import TaskGraph
 pytestmark = pytest.mark.extra("fast")  # skipped, with the install command, without numba
 ROOT = Path(__file__).resolve().parents[1]
 MCT_SCENARIOS = sorted(k.split("::")[0] for k in DIGESTS["scenarios"] if k.endswith("::mct"))
-RULES = ("::srjf-eft", "::fair-eft", "::online-heft", "::minmin")  # the compiled rules beside MCT
+RULES = ("::srjf-eft", "::fair-eft", "::online-heft", "::minmin", "::maxmin")  # the compiled rules beside MCT
 JOB_ROWS = sorted(tuple(k.split("::")) for k in DIGESTS["scenarios"] if k.endswith(RULES))
 FAST = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml", "scenarios/energy/power_off.yaml")
 
@@ -195,11 +196,13 @@ def test_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense
     assert st_rep.events == st_ref.events and st_rep.decisions == len(rec.log)
     s_py, _ = run_online(prob, MCT(), factors, engine="simpy")  # MCT itself on SimPy: the same
     same(s_py, s_ref)
-    s_mm, st_mm = run_online(prob, MinMin(), factors, engine="simpy")  # Min-Min: the batch board, compiled
-    s_mmc, st_mmc = run_online(prob, MinMin(), factors, engine="compiled")
-    assert st_mmc.engine == "compiled"
-    same(s_mmc, s_mm)
-    assert (st_mmc.events, st_mmc.decisions, st_mmc.assignments) == (st_mm.events, st_mm.decisions, st_mm.assignments)
+    for batch in (MinMin, MaxMin):  # Min-Min and Max-Min: the batch board, compiled
+        s_mm, st_mm = run_online(prob, batch(), factors, engine="simpy")
+        s_mmc, st_mmc = run_online(prob, batch(), factors, engine="compiled")
+        assert st_mmc.engine == "compiled"
+        same(s_mmc, s_mm)
+        assert (st_mmc.events, st_mmc.decisions, st_mmc.assignments) == (st_mm.events, st_mm.decisions,
+                                                                         st_mm.assignments)
 
 
 JOB_AWARE = {"srjf": lambda: ShortestJobEFT(), "srjf-late": lambda: ShortestJobEFT(late_binding=True),
@@ -259,7 +262,7 @@ def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate,
 
 
 # ----------------------------------------------------------------------------- failures and stragglers
-DISRUPTED = {"mct": MCT, "minmin": MinMin, "online-heft": OnlineHEFT, **JOB_AWARE}
+DISRUPTED = {"mct": MCT, "minmin": MinMin, "maxmin": MaxMin, "online-heft": OnlineHEFT, **JOB_AWARE}
 
 
 def _world(seed: int, m: int, fail: bool, slow: bool, trace: int, zero: bool) -> Disruptions:
@@ -339,10 +342,10 @@ def test_a_bad_trace_processor_stays_simpys_error() -> None:
         run_online(_small(), MCT(), disruptions=d, engine="compiled")
 
 
-@pytest.mark.parametrize("policy", [OnlineHEFT, MinMin])
+@pytest.mark.parametrize("policy", [OnlineHEFT, MinMin, MaxMin])
 def test_compiled_rules_break_ties_as_numpy(policy) -> None:
     """Identical jobs arriving together (every rank and many completion times tied across jobs) and zero
-    work: online-heft's heap and Min-Min's board break ties as ``np.argmax``/``np.argmin`` do, the lowest
+    work: online-heft's heap and Min-Min's and Max-Min's board break ties as ``np.argmax``/``np.argmin`` do, the lowest
     task first, so the compiled schedule is SimPy's."""
     rng = np.random.default_rng(5)
     dag = random_dag(7, processors=3, rng=rng)

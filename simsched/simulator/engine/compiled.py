@@ -12,7 +12,8 @@ form (:func:`compiled_applies`):
   policy's visible numbering is the task index;
 * a policy whose class itself declares a ``compiled_kernel`` of :data:`KERNELS` (a subclass that does
   not declare it again runs on SimPy): ``"mct"`` (:class:`~simsched.schedulers.online.MCT`),
-  ``"minmin"`` (:class:`~simsched.schedulers.online.MinMin`), a
+  ``"minmin"`` (:class:`~simsched.schedulers.online.MinMin`), ``"maxmin"``
+  (:class:`~simsched.schedulers.online.MaxMin`), a
   :class:`Replay` of recorded decisions (what ``simsched bench streams`` times), or the job-aware
   ``"srjf-eft"`` and ``"fair-eft"`` (:mod:`simsched.schedulers.jobaware`, late binding included) and the
   job-blind ``"online-heft"``, whose per-task and per-job tables the policy builds once for the whole
@@ -47,7 +48,7 @@ from simsched.simulator.schedule import Schedule
 ENGINES = ("auto", "simpy", "compiled")
 """The values of ``run_online``'s ``engine``."""
 
-KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin")
+KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin", "maxmin")
 """Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
 
 JOB_KERNELS = ("srjf-eft", "fair-eft", "online-heft")
@@ -325,13 +326,13 @@ def _code(k, policy, tables: JobTables | None) -> int:
     """The kernel's policy code."""
     if tables is not None:
         return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR, "heft": k.HEFT}[tables.rule]
-    return {"replay": k.REPLAY, "minmin": k.MINMIN}.get(policy_kernel(policy), k.MCT)
+    return {"replay": k.REPLAY, "minmin": k.MINMIN, "maxmin": k.MAXMIN}.get(policy_kernel(policy), k.MCT)
 
 
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, pstate_slowdown: np.ndarray | None = None,
                  tables: JobTables | None = None, disruptions=None,
                  disruption_rng: np.random.Generator | None = None) -> tuple[Schedule, dict] | None:
-    """Run ``policy`` (MCT, Min-Min, a :class:`Replay`, srjf-eft, fair-eft or online-heft) on the compiled
+    """Run ``policy`` (MCT, Min-Min, Max-Min, a :class:`Replay`, srjf-eft, fair-eft or online-heft) on the compiled
     loop; returns the schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or
     None when the loop stopped where the SimPy engine raises (run it there for the message; ``disruption_rng``
     is then left as it was).  Callers go through ``run_online``.

@@ -64,8 +64,9 @@ MCT, REPLAY = 0, 1
 """Policies of :func:`stream_loop` (and the job-aware ones of
 :mod:`~simsched.simulator.engine.compiled_jobaware`: ``SRJF, SRJF_LATE, FAIR, HEFT``; and :data:`MINMIN`)."""
 
-MINMIN = 6
-"""Min-Min (:class:`~simsched.schedulers.online.MinMin`), decided by :func:`_minmin`."""
+MINMIN, MAXMIN = 6, 7
+"""Min-Min and Max-Min (:class:`~simsched.schedulers.online.MinMin`, :class:`~simsched.schedulers.online.MaxMin`),
+decided by :func:`_minmin`."""
 
 OK, BAD_TASK, BAD_PROCESSOR, INELIGIBLE, REPLAY_ENDED, EMPTY_DECISION, ENDLESS, STALLED = 0, 1, 2, 3, 4, 5, 6, 7
 """Status codes: an error sends the run back to the SimPy engine, which raises its own message."""
@@ -132,13 +133,14 @@ def _episode(slow, p, now, wd, ws, ht, hp, he, hk, hv, size, eid):  # pragma: no
 
 
 @numba.njit(cache=True)
-def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p):  # pragma: no cover - compiled
-    """Min-Min over the ready ``tasks`` (ascending) as :func:`~simsched.schedulers.online._batch_map`
-    decides it, float for float: the board of completion times ``max(avail, data ready) + W``; while
-    tasks are left, the first left task of smallest best time goes to its best processor (the first
-    lowest index), that processor's column is refreshed, and only the left rows whose best was that
-    processor are minimised again.  Fills ``chosen``/``chosen_p`` in order and returns k, or -1 when
-    the chosen task may run nowhere (the policy then returns a pair the SimPy engine refuses).
+def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p, largest):  # pragma: no cover - compiled
+    """Min-Min (Max-Min when ``largest``) over the ready ``tasks`` (ascending) as
+    :func:`~simsched.schedulers.online._batch_map` decides it, float for float: the board of completion times
+    ``max(avail, data ready) + W``; while tasks are left, the first left task of smallest (largest) best time
+    goes to its best processor (the first lowest index), that processor's column is refreshed, and only the
+    left rows whose best was that processor are minimised again.  Fills ``chosen``/``chosen_p`` in order and
+    returns k, or -1 when the chosen task may run nowhere (the policy then returns a pair the SimPy engine
+    refuses).
     ``avail`` (m,) ``max(expected end, now)``, updated.  O(k x in-degree x m + k^2 + r m) for r rows
     minimised again."""
     (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
@@ -157,8 +159,9 @@ def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p):  # pragma: no cover - 
     for s in range(k):
         i = -1
         b = np.inf
-        for r in range(k):  # np.argmin(np.where(left, best, inf)): the first smallest
-            if left[r] and (i < 0 or best[r] < b):
+        # np.argmin(np.where(left, best, inf)), or np.argmax with -inf: the first smallest (largest)
+        for r in range(k):
+            if left[r] and (i < 0 or (best[r] > b if largest else best[r] < b)):
                 i, b = r, best[r]
         if not b < np.inf:
             return -1
@@ -199,7 +202,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     link_inv)`` and every processor to itself ``(same_lat, same_inv)``, else ``latency``/``inv_bw``
     are the (m, m) tables.  ``factors``: (n,) noise factors or empty.  ``policy``: :data:`MCT`, or
     :data:`REPLAY` of decision ``j`` = pairs ``rep_ptr[j]..rep_ptr[j + 1]`` of ``rep_task``/``rep_proc``,
-    :data:`MINMIN`, or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) or ``HEFT`` (online-heft)
+    :data:`MINMIN`, :data:`MAXMIN`, or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) or ``HEFT`` (online-heft)
     deciding with ``tables`` (:mod:`~simsched.simulator.engine.compiled_jobaware`; empty arrays for the
     others).  ``wd``: the failures, repairs and stragglers (:mod:`~simsched.simulator.engine.compiled_disrupt`;
     ``wd[0]`` false: none).
@@ -380,11 +383,11 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 for i in range(k):
                     chosen[i] = rep_task[lo + i]
                     chosen_p[i] = rep_proc[lo + i]
-            elif policy == MINMIN:
+            elif policy == MINMIN or policy == MAXMIN:
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
-                k = _minmin(tasks, now, avail, vw, dr, chosen, chosen_p)
-                if k < 0:  # a task may run nowhere: SimPy refuses the pair Min-Min returns
+                k = _minmin(tasks, now, avail, vw, dr, chosen, chosen_p, policy == MAXMIN)
+                if k < 0:  # a task may run nowhere: SimPy refuses the pair Min-Min (Max-Min) returns
                     return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions, ws
             elif policy == MCT:  # MCT on the DecisionView: available = max(expected end, now), rows in index order
                 for q in range(m):
