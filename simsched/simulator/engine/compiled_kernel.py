@@ -120,6 +120,15 @@ def n_idle_of(running, qlen, down):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
+    """``Decisions._decision_point``: a decision now, after the instant's other events, unless one is pending
+    (``trigger``).  Returns ``(True, size, eid)``.  O(log size)."""
+    if trigger:
+        return True, size, eid
+    return True, _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0), eid + 1
+
+
+@numba.njit(cache=True)
 def _episode(slow, p, now, wd, ws, ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
     """``FailureHandling._schedule_episode``: while tasks remain, push processor ``p``'s next failure or
     slowdown (``slow``).  Returns ``(size, eid, ok)``; not ok when its drawn stream ran out.  O(log size)."""
@@ -332,14 +341,9 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 ee[p] = now if not repair_at[p] > now else repair_at[p]
             else:
                 ee[p] = now
-                if not trigger:
-                    trigger = True
-                    size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
-                    eid += 1
-            if became_ready and not trigger:
-                trigger = True
-                size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
-                eid += 1
+                trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
+            if became_ready:
+                trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
         elif kind == DATA:
             v = val
             if disrupted:  # the task was handed back after a failure meanwhile: stale
@@ -359,10 +363,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     n_ready += 1
                     if jobaware:
                         became_ready_job(policy, v, tables, jst)
-            if not trigger:
-                trigger = True
-                size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
-                eid += 1
+            trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
         elif kind == DECIDE:
             trigger = False
             if n_ready == 0:
@@ -493,10 +494,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                         start_p = p
                 else:
                     ee[p] = now
-                    if not trigger:
-                        trigger = True
-                        size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
-                        eid += 1
+                    trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
             if start_p >= 0:  # the start comes before the next failure is drawn, as in SimPy
                 size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
                                         noisy, factors, disrupted, slowdown, slow, attempt, wc,
@@ -552,10 +550,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 return ENDLESS, proc_of, start, finish, eid, decisions, assignments, -1, ws
             size = _push(ht, hp, he, hk, hv, size, now + span, NORMAL, eid, REPAIR, p)
             eid += 1
-            if handed and not trigger:
-                trigger = True
-                size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
-                eid += 1
+            if handed:
+                trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
         if start_p >= 0:  # a task's data arrived at the head of an idle processor's queue
             p = start_p
             size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
