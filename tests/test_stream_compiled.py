@@ -1,11 +1,12 @@
 """The compiled stream engine gives the SimPy engine's schedules exactly (==, not approx):
 
-* every shipped stream scenario's MCT row it accepts equals the schedule digest computed on the SimPy
-  engine (``tests/data/stream_schedule_digests.json``); the ones it does not accept (failures,
-  stragglers) still run on SimPy, and say so in ``stats.engine``;
+* every shipped stream scenario's row of a compiled rule (MCT, Min-Min, Max-Min, the job-aware rules), failures
+  and stragglers included, equals the schedule digest computed on the SimPy engine
+  (``tests/data/stream_schedule_digests.json``) and the SimPy run's events, counters and failure log;
 * random streams (hypothesis): jobs with arrival ties, noise, dense and structured costs, per-link and
   uniform networks, zero work and zero data, one processor — the same schedule, events, decisions and
-  assignments as SimPy, for MCT, Min-Min and a replay of recorded decisions (and the job-aware rules);
+  assignments as SimPy, for MCT, Min-Min, Max-Min and a replay of recorded decisions (and the job-aware
+  rules); and with random failures, repairs, outage traces and stragglers, their counters and log too;
 * the choice: ``auto`` only for what qualifies, ``compiled`` refuses the rest with a reason, a replay
   that breaks the rules goes back to SimPy's error.
 """
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -22,8 +24,8 @@ from hypothesis import strategies as st
 
 from simsched.errors import SimschedError
 from simsched.schedulers.jobaware import FairShareEFT, OnlineHEFT, ShortestJobEFT
-from simsched.schedulers.online import MCT, MinMin
-from simsched.simulator.engine import Disruptions, compiled, run_online
+from simsched.schedulers.online import MCT, MaxMin, MinMin
+from simsched.simulator.engine import Disruptions, compiled, compiled_world, run_online
 from simsched.simulator.platform import Link, Platform, Processor
 from simsched.simulator.problem import Problem
 from simsched.workloads.generators import random_dag
@@ -33,7 +35,7 @@ from simsched.workloads.taskgraph import TaskGraph
 pytestmark = pytest.mark.extra("fast")  # skipped, with the install command, without numba
 ROOT = Path(__file__).resolve().parents[1]
 MCT_SCENARIOS = sorted(k.split("::")[0] for k in DIGESTS["scenarios"] if k.endswith("::mct"))
-RULES = ("::srjf-eft", "::fair-eft", "::online-heft", "::minmin")  # the compiled rules beside MCT
+RULES = ("::srjf-eft", "::fair-eft", "::online-heft", "::minmin", "::maxmin")  # the compiled rules beside MCT
 JOB_ROWS = sorted(tuple(k.split("::")) for k in DIGESTS["scenarios"] if k.endswith(RULES))
 FAST = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml", "scenarios/energy/power_off.yaml")
 
@@ -61,6 +63,15 @@ def same(a, b) -> None:
     assert a.finish.tolist() == b.finish.tolist()
 
 
+def same_world(a, b) -> None:
+    """The same failures, restarts, slowed tasks, lost work and log (every attempt and down interval)."""
+    assert (a.failures, a.restarts, a.slowed_tasks, a.lost_work) == (b.failures, b.restarts, b.slowed_tasks,
+                                                                     b.lost_work)
+    assert (a.log is None) == (b.log is None)
+    if a.log is not None:
+        assert (a.log.attempts, a.log.down, a.log.pstates) == (b.log.attempts, b.log.down, b.log.pstates)
+
+
 def _scenario(path: str, monkeypatch, minimum: int, name: str = "mct"):
     from simsched.run.streams import simulate_stream
     from simsched.scenario.load import load_scenario
@@ -79,8 +90,8 @@ def _check_scenario(path: str, monkeypatch, name: str = "mct") -> None:
     same(run.schedule, ref.schedule)
     assert (run.stats.events, run.stats.decisions, run.stats.assignments) == \
         (ref.stats.events, ref.stats.decisions, ref.stats.assignments)
-    disrupted = run.stats.log is not None  # failures or stragglers: only those stay on SimPy
-    assert run.stats.engine == ("simpy" if disrupted else "compiled")
+    assert run.stats.engine == "compiled"  # failures and stragglers included
+    same_world(run.stats, ref.stats)
     if run.stats.pstate is not None or ref.stats.pstate is not None:  # a power model: P-state 0 throughout
         assert run.stats.pstate.tolist() == ref.stats.pstate.tolist()
 
@@ -185,11 +196,13 @@ def test_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense
     assert st_rep.events == st_ref.events and st_rep.decisions == len(rec.log)
     s_py, _ = run_online(prob, MCT(), factors, engine="simpy")  # MCT itself on SimPy: the same
     same(s_py, s_ref)
-    s_mm, st_mm = run_online(prob, MinMin(), factors, engine="simpy")  # Min-Min: the batch board, compiled
-    s_mmc, st_mmc = run_online(prob, MinMin(), factors, engine="compiled")
-    assert st_mmc.engine == "compiled"
-    same(s_mmc, s_mm)
-    assert (st_mmc.events, st_mmc.decisions, st_mmc.assignments) == (st_mm.events, st_mm.decisions, st_mm.assignments)
+    for batch in (MinMin, MaxMin):  # Min-Min and Max-Min: the batch board, compiled
+        s_mm, st_mm = run_online(prob, batch(), factors, engine="simpy")
+        s_mmc, st_mmc = run_online(prob, batch(), factors, engine="compiled")
+        assert st_mmc.engine == "compiled"
+        same(s_mmc, s_mm)
+        assert (st_mmc.events, st_mmc.decisions, st_mmc.assignments) == (st_mm.events, st_mm.decisions,
+                                                                         st_mm.assignments)
 
 
 JOB_AWARE = {"srjf": lambda: ShortestJobEFT(), "srjf-late": lambda: ShortestJobEFT(late_binding=True),
@@ -248,10 +261,91 @@ def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate,
     assert tables.refusal(prob) is None and np.array_equal(tables.rank, ref_policy.rank)
 
 
-@pytest.mark.parametrize("policy", [OnlineHEFT, MinMin])
+# ----------------------------------------------------------------------------- failures and stragglers
+DISRUPTED = {"mct": MCT, "minmin": MinMin, "maxmin": MaxMin, "online-heft": OnlineHEFT, **JOB_AWARE}
+
+
+def _world(seed: int, m: int, fail: bool, slow: bool, trace: int, zero: bool) -> Disruptions:
+    """Random failures (per-processor MTBF, some processors never failing; ``zero``: repairs of length 0 and
+    slowdowns of length 0), stragglers and ``trace`` traced down intervals that may overlap each other and
+    the random ones (at least one kind of disruption)."""
+    rng = np.random.default_rng(seed + 17)
+    rate = np.where(rng.random(m) < 0.3, 0.0, rng.uniform(0.002, 0.04, m)) if fail else 0.0
+    mttr = 0.0 if zero else rng.uniform(0.5, 15.0, m)
+    down = tuple((int(rng.integers(0, m)), float(a), float(a + rng.uniform(0.1, 20.0)))
+                 for a in np.sort(rng.uniform(0.0, 60.0, trace)))
+    if not (fail or slow or down):
+        slow = True
+    return Disruptions(failure_rate=rate, repair_time=mttr, down_trace=down,
+                       slowdown_rate=float(rng.uniform(0.005, 0.05)) if slow else 0.0,
+                       slowdown_duration=0.0 if zero else float(rng.uniform(1.0, 30.0)), slowdown=2.5)
+
+
+def _run_or_error(*args, **kwargs):
+    """``run_online``'s result, or the error it raised (both engines refuse alike)."""
+    from simsched.limits import LimitError
+
+    try:
+        return run_online(*args, **kwargs)
+    except (SimschedError, LimitError) as exc:
+        return type(exc), str(exc)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
+       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
+       hetero=st.booleans(), noisy=st.booleans(), fail=st.booleans(), slow=st.booleans(), trace=st.integers(0, 4),
+       short=st.booleans(), pstates=st.booleans(), rule=st.sampled_from(sorted(DISRUPTED)))
+def test_compiled_equals_simpy_with_failures_and_stragglers(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
+                                                            noisy, fail, slow, trace, short, pstates, rule) -> None:
+    """Failures (random, repaired after random or zero time, and traced, overlapping), stragglers, arrival
+    ties, noise, explicit costs, per-link networks and a power model, for every compiled rule: the
+    compiled loop gives SimPy's schedule, events, decisions, assignments, failures, restarts, slowed tasks,
+    lost work and log exactly, and takes the same one draw from ``disruption_rng``.  ``short``: the streams
+    drawn ahead start with a handful of draws each, so runs stop where one runs out and go again."""
+    prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero))
+    d = _world(seed, m, fail, slow, trace, zero)
+    factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
+    power = np.ones((m, 1)) if pstates else None
+    runs = []
+    for engine in ("simpy", "compiled"):
+        world = np.random.default_rng(seed + 3)
+        with mock.patch.object(compiled_world, "world_of", _short_world if short else compiled_world.world_of):
+            out = _run_or_error(prob, DISRUPTED[rule](), factors, disruptions=d, disruption_rng=world,
+                                pstate_slowdown=power, engine=engine)
+        runs.append((out, world.random()))
+    (ref, ref_next), (got, got_next) = runs
+    assert got_next == ref_next  # the generator was left where SimPy leaves it
+    if isinstance(ref[0], type):  # refused before the run (e.g. MTBF far below a task's length)
+        assert got == ref
+        return
+    assert got[1].engine == "compiled" and ref[1].engine == "simpy"
+    same(got[0], ref[0])
+    assert (got[1].events, got[1].decisions, got[1].assignments) == (ref[1].events, ref[1].decisions,
+                                                                     ref[1].assignments)
+    same_world(got[1], ref[1])
+    if pstates:
+        assert got[1].pstate.tolist() == ref[1].pstate.tolist()
+
+
+def _short_world(*args, world_of=compiled_world.world_of):
+    """:func:`~simsched.simulator.engine.compiled_world.world_of` with streams first drawn a few draws long."""
+    world = world_of(*args)
+    if world is not None:
+        world.span = 0.0
+    return world
+
+
+def test_a_bad_trace_processor_stays_simpys_error() -> None:
+    d = Disruptions(down_trace=((9, 1.0, 2.0),))
+    with pytest.raises(SimschedError, match="processor index 9, which does not exist"):
+        run_online(_small(), MCT(), disruptions=d, engine="compiled")
+
+
+@pytest.mark.parametrize("policy", [OnlineHEFT, MinMin, MaxMin])
 def test_compiled_rules_break_ties_as_numpy(policy) -> None:
     """Identical jobs arriving together (every rank and many completion times tied across jobs) and zero
-    work: online-heft's heap and Min-Min's board break ties as ``np.argmax``/``np.argmin`` do, the lowest
+    work: online-heft's heap and Min-Min's and Max-Min's board break ties as ``np.argmax``/``np.argmin`` do, the lowest
     task first, so the compiled schedule is SimPy's."""
     rng = np.random.default_rng(5)
     dag = random_dag(7, processors=3, rng=rng)
@@ -292,8 +386,8 @@ def test_auto_compiles_only_large_qualifying_runs(monkeypatch) -> None:
         pass
 
     assert run_online(prob, Tuned())[1].engine == "simpy"
-    d = Disruptions(failure_rate=1e-4, repair_time=1.0)
-    assert run_online(prob, MCT(), disruptions=d)[1].engine == "simpy"
+    d = Disruptions(failure_rate=1e-4, repair_time=1.0, slowdown_rate=0.01)
+    assert run_online(prob, MCT(), disruptions=d)[1].engine == "compiled"  # failures and stragglers too
 
 
 def test_auto_compiles_the_job_aware_rules_but_not_their_subclasses(monkeypatch) -> None:
@@ -333,13 +427,9 @@ def test_job_aware_tables_that_would_change_after_arrival_stay_on_simpy(edges, n
         same(s, run_online(prob, OnlineHEFT(), engine="simpy")[0])
 
 
-@pytest.mark.parametrize("kwargs,why", [
-    ({"disruptions": Disruptions(slowdown_rate=0.01)}, "failures and stragglers"),
-    ({"pstate_slowdown": np.ones((2, 1))}, "P-state table"),
-])
-def test_compiled_refuses_what_it_cannot_run(kwargs, why) -> None:
-    with pytest.raises(SimschedError, match=why):
-        run_online(_small(), MCT(), engine="compiled", **kwargs)
+def test_compiled_refuses_what_it_cannot_run() -> None:
+    with pytest.raises(SimschedError, match="P-state table"):
+        run_online(_small(), MCT(), engine="compiled", pstate_slowdown=np.ones((2, 1)))
 
 
 def test_compiled_refuses_other_policies_and_unknown_engines() -> None:

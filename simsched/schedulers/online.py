@@ -223,6 +223,9 @@ class MaxMin(_Policy):
     """
 
     name = "maxmin"
+    compiled_kernel = "maxmin"
+    """The compiled stream engine runs this rule (Min-Min's board, :mod:`simsched.simulator.engine.compiled`),
+    the same decisions float for float; declared on this class only, so a subclass runs on SimPy."""
 
     def decide(self, view: DecisionView) -> Assignments:
         return _batch_map(view, largest=True)

@@ -5,13 +5,15 @@ The SimPy engine (:func:`~simsched.simulator.engine.loop.run_online`) stays the 
 fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
 form (:func:`compiled_applies`):
 
-* single-processor tasks (no gangs), no failures or stragglers; a P-state table (``pstate_slowdown``: a
+* single-processor tasks (no gangs); failures, repairs (random and traced) and stragglers, drawn as the
+  SimPy engine draws them (:mod:`~simsched.simulator.engine.compiled_world`); a P-state table (``pstate_slowdown``: a
   power model) is fine, since the compiled rules run every task at P-state 0 (``stats.pstate`` all 0);
 * arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
   policy's visible numbering is the task index;
 * a policy whose class itself declares a ``compiled_kernel`` of :data:`KERNELS` (a subclass that does
   not declare it again runs on SimPy): ``"mct"`` (:class:`~simsched.schedulers.online.MCT`),
-  ``"minmin"`` (:class:`~simsched.schedulers.online.MinMin`), a
+  ``"minmin"`` (:class:`~simsched.schedulers.online.MinMin`), ``"maxmin"``
+  (:class:`~simsched.schedulers.online.MaxMin`), a
   :class:`Replay` of recorded decisions (what ``simsched bench streams`` times), or the job-aware
   ``"srjf-eft"`` and ``"fair-eft"`` (:mod:`simsched.schedulers.jobaware`, late binding included) and the
   job-blind ``"online-heft"``, whose per-task and per-job tables the policy builds once for the whole
@@ -46,7 +48,7 @@ from simsched.simulator.schedule import Schedule
 ENGINES = ("auto", "simpy", "compiled")
 """The values of ``run_online``'s ``engine``."""
 
-KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin")
+KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin", "maxmin")
 """Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
 
 JOB_KERNELS = ("srjf-eft", "fair-eft", "online-heft")
@@ -61,7 +63,9 @@ machine code takes ~0.3-1 s of CPU once per process (1.1-1.2 s measured on a loa
 what the SimPy engine with MCT spends on a few thousand tasks."""
 
 
-_INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py"), "compiled_jobaware": ("compiled_view.py",)}
+_INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py", "compiled_heap.py", "compiled_disrupt.py"),
+            "compiled_disrupt": ("compiled_view.py", "compiled_jobaware.py"),
+            "compiled_jobaware": ("compiled_view.py",)}
 """Modules of compiled kernels and the sibling sources their machine code includes."""
 
 _checked = False
@@ -194,8 +198,6 @@ def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, p
     if policy_kernel(policy) is None:
         name = getattr(policy, "name", None) or type(policy).__name__
         return f"policy {name!r} has no compiled form (compiled: {', '.join(KERNELS)})"
-    if disruptions is not None and disruptions.active:
-        return "failures and stragglers run on the SimPy engine"
     if pstate_slowdown is not None and np.ndim(pstate_slowdown) != 2 or \
             pstate_slowdown is not None and np.shape(pstate_slowdown)[0] != problem.n_processors:
         return "a P-state table that is not (processors, P-states) goes to the SimPy engine (which refuses it)"
@@ -282,7 +284,11 @@ def _tables_tuple(tables: JobTables) -> tuple:
             np.ascontiguousarray(tables.weight, dtype=np.float64))
 
 
-def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None):
+def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None, world: tuple | None = None):
+    """The loop's result for these arguments (``world``: :func:`~simsched.simulator.engine.compiled_world.world_args`,
+    None without failures or stragglers), or None when a replay's items are not pairs."""
+    from simsched.simulator.engine.compiled_world import no_world
+
     k = kernel_module()
 
     g = problem.graph
@@ -302,7 +308,8 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
                          g.pred_ptr.astype(np.int64, copy=False), g.edge_src[g.pred_edges].astype(np.int64),
                          g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64, copy=False),
                          times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]),
-                         tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))))
+                         tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))),
+                         tuple(read_only(no_world(problem.n_processors) if world is None else world)))
 
 
 def job_tables(problem: Problem, policy) -> JobTables | str:
@@ -319,23 +326,28 @@ def _code(k, policy, tables: JobTables | None) -> int:
     """The kernel's policy code."""
     if tables is not None:
         return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR, "heft": k.HEFT}[tables.rule]
-    return {"replay": k.REPLAY, "minmin": k.MINMIN}.get(policy_kernel(policy), k.MCT)
+    return {"replay": k.REPLAY, "minmin": k.MINMIN, "maxmin": k.MAXMIN}.get(policy_kernel(policy), k.MCT)
 
 
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, pstate_slowdown: np.ndarray | None = None,
-                 tables: JobTables | None = None) -> tuple[Schedule, dict] | None:
-    """Run ``policy`` (MCT, Min-Min, a :class:`Replay`, srjf-eft, fair-eft or online-heft) on the compiled
+                 tables: JobTables | None = None, disruptions=None,
+                 disruption_rng: np.random.Generator | None = None) -> tuple[Schedule, dict] | None:
+    """Run ``policy`` (MCT, Min-Min, Max-Min, a :class:`Replay`, srjf-eft, fair-eft or online-heft) on the compiled
     loop; returns the schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or
-    None when the loop stopped where the SimPy engine raises (run it there for the message).  Callers
-    go through ``run_online``.
+    None when the loop stopped where the SimPy engine raises (run it there for the message; ``disruption_rng``
+    is then left as it was).  Callers go through ``run_online``.
 
     :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`, :func:`job_tables`;
-    ``tables``: the job-aware policy's, already checked, else built here).  ``events`` is the
+    ``tables``: the job-aware policy's, already checked, else built here).  ``disruptions`` (failures,
+    repairs, stragglers; with ``disruption_rng``, default ``default_rng(1)``) are checked and seeded as the
+    SimPy engine does (its errors, raised here) and drawn ahead (:mod:`~simsched.simulator.engine.compiled_world`);
+    a run whose drawn streams ran out is run again with longer ones.  ``events`` is the
     SimPy engine's event count for the same run (the loop pushes an entry wherever SimPy would, and
     counts the pushes as SimPy's ``next(env._eid)`` does); ``policy_time_s`` is the whole loop's wall
     time (decisions run inside it, not timed alone).  O((n + e) log n) plus MCT's O(ready x m x
     in-degree) per decision (the job-aware rules: :func:`~simsched.simulator.engine.compiled_jobaware.decide`),
     in compiled code."""
+    from simsched.simulator.engine.compiled_world import longer, world_args, world_of, world_stats
     from simsched.simulator.noise import check_factors
 
     why = compiled_applies(problem, policy, pstate_slowdown=pstate_slowdown)
@@ -350,22 +362,36 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         if isinstance(tables, str):
             raise SimschedError(f"engine 'compiled': {tables}")
     replay = policy.log if policy_kernel(policy) == "replay" else None
+    world = state = None
+    if disruptions is not None and disruptions.active:
+        state = disruption_rng.bit_generator.state if disruption_rng is not None else None
+        world = world_of(problem, disruptions, disruption_rng)
+        if world is None:
+            return None
     t0 = time.perf_counter()
-    out = _call(problem, _code(k, policy, tables), replay, factors, tables)
+    while True:
+        out = _call(problem, _code(k, policy, tables), replay, factors, tables,
+                    None if world is None else world_args(world))
+        if out is None or out[0] != k.NEED_DRAWS:
+            break
+        world = longer(world)
     wall = time.perf_counter() - t0
-    if out is None:
+    if out is None or out[0] != k.OK or np.isnan(out[3]).any():
+        if state is not None:  # the SimPy engine runs it again from the same generator
+            disruption_rng.bit_generator.state = state
         return None
-    status, proc, start, finish, events, decisions, assignments, _ = out
-    if status != k.OK or np.isnan(finish).any():
-        return None
+    _status, proc, start, finish, events, decisions, assignments, _, ws = out
     stats = {"decisions": int(decisions), "policy_time_s": wall, "assignments": int(assignments),
              "events": int(events), "engine": "compiled"}
+    if world is not None:
+        stats.update(world_stats(ws, pstate_slowdown is not None))
     if pstate_slowdown is not None:  # a power model: every task ran at P-state 0
         stats["pstate"] = np.zeros(problem.n_tasks, dtype=np.int64)
     return Schedule(proc, start, finish), stats
 
 
-def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate_slowdown, *, extended=False):
+def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate_slowdown, *, extended=False,
+             disruption_rng: np.random.Generator | None = None):
     """``run_online``'s hook: the compiled run's ``(schedule, OnlineStats fields)``, or None to run on
     SimPy.  ``auto``: compiled when :func:`compiled_applies` and the problem has :data:`AUTO_MIN_TASKS`
     tasks (a numba that fails to import counts as missing); ``compiled``: :class:`SimschedError` when it
@@ -391,4 +417,4 @@ def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate
             if engine == "compiled":
                 raise SimschedError(f"engine 'compiled': {tables}")
             return None
-    return run_compiled(problem, policy, factors, pstate_slowdown, tables)
+    return run_compiled(problem, policy, factors, pstate_slowdown, tables, disruptions, disruption_rng)

@@ -4,15 +4,17 @@ Imported only when numba is installed (extra ``simsched[fast]``) and a run quali
 :func:`simsched.simulator.engine.compiled.compiled_applies`); ``cache=True`` keeps the machine code
 next to this file, so only the first run on a machine pays the compilation (several seconds).
 
-:func:`stream_loop` is :class:`~simsched.simulator.engine.loop.OnlineRun` without failures,
-stragglers, P-states, gangs or a Python policy, transcribed statement for statement: the same event
-entries ``(time, priority, eid)`` pushed at the same moments, popped from a binary heap in the same
-total order (the eid is unique, so the order of equal times and priorities is the push order, as in
+:func:`stream_loop` is :class:`~simsched.simulator.engine.loop.OnlineRun` without P-states, gangs or a
+Python policy (failures, repairs and stragglers included: :mod:`~simsched.simulator.engine.compiled_disrupt`),
+transcribed statement for statement: the same event entries ``(time, priority, eid)`` pushed at the same
+moments, popped from a binary heap (:mod:`~simsched.simulator.engine.compiled_heap`) in the same total order
+(the eid is unique, so the order of equal times and priorities is the push order, as in
 SimPy's ``heapq``), and the same float operations in the same order (no ``fastmath``), so schedules
 are identical to the SimPy engine's, float for float.  The policy is MCT (Braun et al., JPDC 2001)
 computed as :class:`~simsched.schedulers.online.MCT` does from the
 :class:`~simsched.simulator.policy.DecisionView` (``max(available, data ready) + W``, first lowest
-index on ties), or a replay of recorded decisions.  O((n + e) log n + decisions x ready x m x in-degree).
+index on ties), Min-Min, the job-aware rules, or a replay of recorded decisions.  O((n + e) log n + decisions x
+ready x m x in-degree), plus O(queue length) per failure.
 """
 
 from __future__ import annotations
@@ -20,6 +22,24 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from simsched.simulator.engine.compiled_disrupt import (
+    EP_FAIL,
+    EP_SLOW,
+    EP_TRACE,
+    REMAINING,
+    REPAIR,
+    SLOW_END,
+    SLOWED,
+    fail,
+    gap,
+    length,
+    log_attempt,
+    repaired,
+    world_state,
+)
+from simsched.simulator.engine.compiled_heap import grown
+from simsched.simulator.engine.compiled_heap import pop as _pop
+from simsched.simulator.engine.compiled_heap import push as _push
 from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, SRJF_LATE: compiled.py's codes)
     FAIR,
     HEFT,
@@ -44,72 +64,24 @@ MCT, REPLAY = 0, 1
 """Policies of :func:`stream_loop` (and the job-aware ones of
 :mod:`~simsched.simulator.engine.compiled_jobaware`: ``SRJF, SRJF_LATE, FAIR, HEFT``; and :data:`MINMIN`)."""
 
-MINMIN = 6
-"""Min-Min (:class:`~simsched.schedulers.online.MinMin`), decided by :func:`_minmin`."""
+MINMIN, MAXMIN = 6, 7
+"""Min-Min and Max-Min (:class:`~simsched.schedulers.online.MinMin`, :class:`~simsched.schedulers.online.MaxMin`),
+decided by :func:`_minmin`."""
 
-OK, BAD_TASK, BAD_PROCESSOR, INELIGIBLE, REPLAY_ENDED, EMPTY_DECISION = 0, 1, 2, 3, 4, 5
+OK, BAD_TASK, BAD_PROCESSOR, INELIGIBLE, REPLAY_ENDED, EMPTY_DECISION, ENDLESS, STALLED = 0, 1, 2, 3, 4, 5, 6, 7
 """Status codes: an error sends the run back to the SimPy engine, which raises its own message."""
 
-
-@numba.njit(cache=True)
-def _less(ht, hp, he, i, j):  # pragma: no cover - compiled
-    """Entry i before entry j: ``(time, priority, eid)`` compared as SimPy's tuples are."""
-    if ht[i] != ht[j]:
-        return ht[i] < ht[j]
-    if hp[i] != hp[j]:
-        return hp[i] < hp[j]
-    return he[i] < he[j]
+NEED_DRAWS = 8
+"""Status: a processor's drawn failure or slowdown stream ran out; run again with longer streams."""
 
 
 @numba.njit(cache=True)
-def _swap(ht, hp, he, hk, hv, i, j):  # pragma: no cover - compiled
-    ht[i], ht[j] = ht[j], ht[i]
-    hp[i], hp[j] = hp[j], hp[i]
-    he[i], he[j] = he[j], he[i]
-    hk[i], hk[j] = hk[j], hk[i]
-    hv[i], hv[j] = hv[j], hv[i]
-
-
-@numba.njit(cache=True)
-def _push(ht, hp, he, hk, hv, size, t, prio, eid, kind, val):  # pragma: no cover - compiled
-    """Push an entry on the heap of ``size`` entries; returns the new size.  O(log size)."""
-    i = size
-    ht[i], hp[i], he[i], hk[i], hv[i] = t, prio, eid, kind, val
-    while i > 0:
-        parent = (i - 1) >> 1
-        if _less(ht, hp, he, i, parent):
-            _swap(ht, hp, he, hk, hv, i, parent)
-            i = parent
-        else:
-            break
-    return size + 1
-
-
-@numba.njit(cache=True)
-def _pop(ht, hp, he, hk, hv, size):  # pragma: no cover - compiled
-    """Move the smallest entry to slot ``size - 1`` (read it there); returns the new size.  O(log size)."""
-    last = size - 1
-    _swap(ht, hp, he, hk, hv, 0, last)
-    i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= last:
-            break
-        b = a + 1
-        c = b if b < last and _less(ht, hp, he, b, a) else a
-        if _less(ht, hp, he, c, i):
-            _swap(ht, hp, he, hk, hv, i, c)
-            i = c
-        else:
-            break
-    return last
-
-
-@numba.njit(cache=True)
-def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors,
-                ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
-    """``Assignment._start_next``: the head of ``p``'s queue starts now, its finish is pushed, ``p``'s
-    expected end is refreshed over the rest of the queue.  Returns ``(size, eid)``.  O(queue length)."""
+def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors, disrupted,
+                slowdown, slow, attempt, wc, ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
+    """``Assignment._start_next``: the head of ``p``'s queue starts now, its finish is pushed (in a
+    disrupted run ``slowdown`` times longer while ``p`` is slowed down, tagged with its attempt: value
+    ``task + n x attempt``), ``p``'s expected end is refreshed over the rest of the queue.  Returns
+    ``(size, eid)``.  O(queue length)."""
     u = qhead[p]
     qhead[p] = qnext[u]
     qlen[p] -= 1
@@ -121,7 +93,13 @@ def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_ti
     tq = now + d
     if noisy:
         d = d * factors[u]
-    size = _push(ht, hp, he, hk, hv, size, now + d, NORMAL, eid, FINISH, u)
+    tag = u
+    if disrupted:
+        if slow[p]:
+            d = d * slowdown
+            wc[SLOWED] += 1
+        tag = u + start.size * attempt[u]
+    size = _push(ht, hp, he, hk, hv, size, now + d, NORMAL, eid, FINISH, tag)
     x = qhead[p]
     while x >= 0:
         dx = data_time[x]
@@ -132,23 +110,46 @@ def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_ti
 
 
 @numba.njit(cache=True)
-def n_idle_of(running, qlen):  # pragma: no cover - compiled
-    """Processors with nothing running and nothing queued (the engine's ``idle``).  O(m)."""
+def n_idle_of(running, qlen, down):  # pragma: no cover - compiled
+    """Processors up with nothing running and nothing queued (the engine's ``idle``).  O(m)."""
     c = 0
     for q in range(running.size):
-        if running[q] < 0 and qlen[q] == 0:
+        if running[q] < 0 and qlen[q] == 0 and not down[q]:
             c += 1
     return c
 
 
 @numba.njit(cache=True)
-def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p):  # pragma: no cover - compiled
-    """Min-Min over the ready ``tasks`` (ascending) as :func:`~simsched.schedulers.online._batch_map`
-    decides it, float for float: the board of completion times ``max(avail, data ready) + W``; while
-    tasks are left, the first left task of smallest best time goes to its best processor (the first
-    lowest index), that processor's column is refreshed, and only the left rows whose best was that
-    processor are minimised again.  Fills ``chosen``/``chosen_p`` in order and returns k, or -1 when
-    the chosen task may run nowhere (the policy then returns a pair the SimPy engine refuses).
+def _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
+    """``Decisions._decision_point``: a decision now, after the instant's other events, unless one is pending
+    (``trigger``).  Returns ``(True, size, eid)``.  O(log size)."""
+    if trigger:
+        return True, size, eid
+    return True, _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0), eid + 1
+
+
+@numba.njit(cache=True)
+def _episode(slow, p, now, wd, ws, ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
+    """``FailureHandling._schedule_episode``: while tasks remain, push processor ``p``'s next failure or
+    slowdown (``slow``).  Returns ``(size, eid, ok)``; not ok when its drawn stream ran out.  O(log size)."""
+    if ws[7][REMAINING] <= 0:
+        return size, eid, True
+    g = gap(slow, p, wd, ws)
+    if g < 0:
+        return size, eid, False
+    size = _push(ht, hp, he, hk, hv, size, now + g, NORMAL, eid, EP_SLOW if slow else EP_FAIL, p)
+    return size, eid + 1, True
+
+
+@numba.njit(cache=True)
+def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p, largest):  # pragma: no cover - compiled
+    """Min-Min (Max-Min when ``largest``) over the ready ``tasks`` (ascending) as
+    :func:`~simsched.schedulers.online._batch_map` decides it, float for float: the board of completion times
+    ``max(avail, data ready) + W``; while tasks are left, the first left task of smallest (largest) best time
+    goes to its best processor (the first lowest index), that processor's column is refreshed, and only the
+    left rows whose best was that processor are minimised again.  Fills ``chosen``/``chosen_p`` in order and
+    returns k, or -1 when the chosen task may run nowhere (the policy then returns a pair the SimPy engine
+    refuses).
     ``avail`` (m,) ``max(expected end, now)``, updated.  O(k x in-degree x m + k^2 + r m) for r rows
     minimised again."""
     (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
@@ -167,8 +168,9 @@ def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p):  # pragma: no cover - 
     for s in range(k):
         i = -1
         b = np.inf
-        for r in range(k):  # np.argmin(np.where(left, best, inf)): the first smallest
-            if left[r] and (i < 0 or best[r] < b):
+        # np.argmin(np.where(left, best, inf)), or np.argmax with -inf: the first smallest (largest)
+        for r in range(k):
+            if left[r] and (i < 0 or (best[r] > b if largest else best[r] < b)):
                 i, b = r, best[r]
         if not b < np.inf:
             return -1
@@ -197,9 +199,11 @@ def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p):  # pragma: no cover - 
 @numba.njit(cache=True)
 def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, proc_memory, structured,
                 succ_ptr, succ_dst, pred_ptr, pred_src, pred_data, arrival, group_time, group_ptr, group_task,
-                uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors, tables):  # pragma: no cover
+                uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors, tables,
+                wd):  # pragma: no cover - compiled
     """Run the stream; returns ``(status, processor, start, finish, events, decisions, assignments,
-    bad_decision)``.
+    bad_decision, world)`` (``world``: :func:`~simsched.simulator.engine.compiled_disrupt.world_state`
+    at the end, the failures' counters and logs).
 
     ``arrival``: (n,) arrival times, never decreasing with the index (the visible numbering is the
     task index).  Tasks of ``group_task[group_ptr[g]:group_ptr[g + 1]]`` arrive at ``group_time[g] > 0``;
@@ -207,18 +211,25 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     link_inv)`` and every processor to itself ``(same_lat, same_inv)``, else ``latency``/``inv_bw``
     are the (m, m) tables.  ``factors``: (n,) noise factors or empty.  ``policy``: :data:`MCT`, or
     :data:`REPLAY` of decision ``j`` = pairs ``rep_ptr[j]..rep_ptr[j + 1]`` of ``rep_task``/``rep_proc``,
-    :data:`MINMIN`, or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) or ``HEFT`` (online-heft)
+    :data:`MINMIN`, :data:`MAXMIN`, or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) or ``HEFT`` (online-heft)
     deciding with ``tables`` (:mod:`~simsched.simulator.engine.compiled_jobaware`; empty arrays for the
-    others).
+    others).  ``wd``: the failures, repairs and stragglers (:mod:`~simsched.simulator.engine.compiled_disrupt`;
+    ``wd[0]`` false: none).
     ``events`` counts the heap pushes, which are SimPy's events one for one (the SimPy engine's
     ``next(env._eid)``).  A status other than :data:`OK` ends the run where the SimPy engine would
-    raise (``bad_decision`` says at which decision)."""
+    raise (``bad_decision`` says at which decision), or (:data:`NEED_DRAWS`) where a drawn stream ran out."""
     n = arrival.size
     m = proc_memory.size
     noisy = factors.size > 0
     jobaware = SRJF <= policy <= HEFT
-    # the event heap: at most one pending event per task (data or finish), per arrival group, one decision
-    cap = n + group_time.size + 2
+    disrupted = wd[0]
+    ws = world_state(n, m, wd)
+    down, slow, repair_at, wc = ws[0], ws[1], ws[2], ws[7]
+    attempt = ws[4]
+    slowdown = wd[5]
+    # the event heap: without failures at most one pending event per task (data or finish), per arrival group,
+    # one decision; a failure leaves its tasks' events pending (stale), so a disrupted run's heap may grow
+    cap = n + group_time.size + 2 + (2 * m + wd[10].size + 8 if disrupted else 0)
     ht = np.empty(cap)
     hp = np.empty(cap, dtype=np.int64)
     he = np.empty(cap, dtype=np.int64)
@@ -259,6 +270,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     trigger = False
     decisions = 0
     assignments = 0
+    idle_decisions = 0  # the stall guard: decisions in a row that placed nothing while nothing ran or waited
     for v in range(n):
         npred[v] = pred_ptr[v + 1] - pred_ptr[v]
         arrived[v] = arrival[v] <= 0
@@ -269,6 +281,19 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             if jobaware:
                 became_ready_job(policy, v, tables, jst)
     now = 0.0
+    if disrupted:  # FailureHandling._start_disruptions: each processor's first episodes, then the trace
+        for p in range(m):
+            if wd[1][p] > 0:
+                size, eid, ok = _episode(False, p, now, wd, ws, ht, hp, he, hk, hv, size, eid)
+                if not ok:
+                    return NEED_DRAWS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+            if wd[3] > 0 and wd[5] > 1:
+                size, eid, ok = _episode(True, p, now, wd, ws, ht, hp, he, hk, hv, size, eid)
+                if not ok:
+                    return NEED_DRAWS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+        for i in range(wd[10].size):
+            size = _push(ht, hp, he, hk, hv, size, now + wd[11][i], NORMAL, eid, EP_TRACE, i)
+            eid += 1
     for g in range(group_time.size):  # begin(): the arrivals, then the first decision point
         size = _push(ht, hp, he, hk, hv, size, now + group_time[g], NORMAL, eid, ARRIVAL, g)
         eid += 1
@@ -277,12 +302,21 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
         size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
         eid += 1
     while size > 0:
+        if size + 2 > ht.size:  # room for what one event other than a decision pushes (two at most)
+            ht, hp, he, hk, hv = grown(ht, hp, he, hk, hv, size, 2 * ht.size)
         size = _pop(ht, hp, he, hk, hv, size)
         now = ht[size]
         kind = hk[size]
         val = hv[size]
+        start_p = -1
         if kind == FINISH:
             v = val
+            if disrupted:  # FailureHandling._on_finish_checked: the end of an attempt a failure killed is ignored
+                v = val % n
+                if val // n != attempt[v]:
+                    continue
+                wc[REMAINING] -= 1
+                log_attempt(ws, v, proc_of[v], start[v], now, True)
             finish[v] = now
             became_ready = False
             for i in range(succ_ptr[v], succ_ptr[v + 1]):
@@ -298,26 +332,27 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     became_ready = True
             p = proc_of[v]
             running[p] = -1
-            start_p = -1
             if qlen[p] > 0:
-                if data_ok[qhead[p]]:
+                if data_ok[qhead[p]] and not down[p]:
                     size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
-                                            noisy, factors, ht, hp, he, hk, hv, size, eid)
+                                            noisy, factors, disrupted, slowdown, slow, attempt, wc,
+                                            ht, hp, he, hk, hv, size, eid)
+            elif down[p]:
+                ee[p] = now if not repair_at[p] > now else repair_at[p]
             else:
                 ee[p] = now
-                if not trigger:
-                    trigger = True
-                    size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
-                    eid += 1
-            if became_ready and not trigger:
-                trigger = True
-                size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
-                eid += 1
+                trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
+            if became_ready:
+                trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
         elif kind == DATA:
             v = val
+            if disrupted:  # the task was handed back after a failure meanwhile: stale
+                v = val % n
+                if val // n != attempt[v]:
+                    continue
             data_ok[v] = True
             p = proc_of[v]
-            start_p = p if running[p] < 0 and qhead[p] == v else -1
+            start_p = p if running[p] < 0 and qhead[p] == v and not down[p] else -1
         elif kind == ARRIVAL:
             for i in range(group_ptr[val], group_ptr[val + 1]):
                 v = group_task[i]
@@ -328,35 +363,33 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     n_ready += 1
                     if jobaware:
                         became_ready_job(policy, v, tables, jst)
-            if not trigger:
-                trigger = True
-                size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
-                eid += 1
-            start_p = -1
-        else:  # DECIDE
+            trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
+        elif kind == DECIDE:
             trigger = False
-            start_p = -1
             if n_ready == 0:
                 continue
-            if jobaware and n_idle_of(running, qlen) == 0:  # the job-aware rules place nothing: O(m)
+            if jobaware and n_idle_of(running, qlen, down) == 0:  # the job-aware rules place nothing: O(m)
                 decisions += 1
+                idle_decisions = _idle_decision(idle_decisions, running, qlen)
+                if idle_decisions >= wd[14]:
+                    return STALLED, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
                 continue
             tasks = ready[:n_ready] if jobaware else np.sort(ready[:n_ready])  # job-aware: any order
             k = tasks.size
             if policy == REPLAY:
                 if decisions + 1 >= rep_ptr.size:
-                    return REPLAY_ENDED, proc_of, start, finish, eid, decisions, assignments, decisions
+                    return REPLAY_ENDED, proc_of, start, finish, eid, decisions, assignments, decisions, ws
                 lo, hi = rep_ptr[decisions], rep_ptr[decisions + 1]
                 k = hi - lo
                 for i in range(k):
                     chosen[i] = rep_task[lo + i]
                     chosen_p[i] = rep_proc[lo + i]
-            elif policy == MINMIN:
+            elif policy == MINMIN or policy == MAXMIN:
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
-                k = _minmin(tasks, now, avail, vw, dr, chosen, chosen_p)
-                if k < 0:  # a task may run nowhere: SimPy refuses the pair Min-Min returns
-                    return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions
+                k = _minmin(tasks, now, avail, vw, dr, chosen, chosen_p, policy == MAXMIN)
+                if k < 0:  # a task may run nowhere: SimPy refuses the pair Min-Min (Max-Min) returns
+                    return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions, ws
             elif policy == MCT:  # MCT on the DecisionView: available = max(expected end, now), rows in index order
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
@@ -369,25 +402,31 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             else:  # a job-aware rule
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
-                    idle[q] = running[q] < 0 and qlen[q] == 0
+                    idle[q] = running[q] < 0 and qlen[q] == 0 and not down[q]
                 k = decide(policy, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, w_row, chosen, chosen_p)
                 if k < 0:  # a ready task may run nowhere: SimPy refuses the pair the policy returns
-                    return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions
+                    return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions, ws
             decisions += 1
             if k == 0 and jobaware:  # an empty answer: the ready tasks wait for the next decision point
+                idle_decisions = _idle_decision(idle_decisions, running, qlen)
+                if idle_decisions >= wd[14]:
+                    return STALLED, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
                 continue
             if k == 0:
-                return EMPTY_DECISION, proc_of, start, finish, eid, decisions, assignments, decisions - 1
+                return EMPTY_DECISION, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
+            idle_decisions = 0
+            if size + k > ht.size:  # room for one event per assignment
+                ht, hp, he, hk, hv = grown(ht, hp, he, hk, hv, size, 2 * ht.size + k)
             for i in range(k):  # _assign of each pair, in the order returned
                 v = chosen[i]
                 p = chosen_p[i]
                 if not (0 <= v < n) or not is_ready[v]:
-                    return BAD_TASK, proc_of, start, finish, eid, decisions, assignments, decisions - 1
+                    return BAD_TASK, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
                 if not 0 <= p < m:
-                    return BAD_PROCESSOR, proc_of, start, finish, eid, decisions, assignments, decisions - 1
+                    return BAD_PROCESSOR, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
                 w = _cost(v, p, table, key, work, memory, proc_memory, structured)
                 if not w < np.inf:
-                    return INELIGIBLE, proc_of, start, finish, eid, decisions, assignments, decisions - 1
+                    return INELIGIBLE, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
                 is_ready[v] = False
                 proc_of[v] = p
                 cost[v] = w
@@ -408,7 +447,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 if delay > 0.0:
                     ready_at = now + delay
                     data_time[v] = ready_at
-                    if running[p] < 0 and qlen[p] == 0:  # _start_when_data: one event, the finish
+                    if not disrupted and running[p] < 0 and qlen[p] == 0:  # _start_when_data: one event, the finish
                         data_ok[v] = True
                         running[p] = v
                         start[v] = ready_at
@@ -418,7 +457,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                         size = _push(ht, hp, he, hk, hv, size, ready_at + d, NORMAL, eid, FINISH, v)
                         eid += 1
                         continue
-                    size = _push(ht, hp, he, hk, hv, size, now + delay, NORMAL, eid, DATA, v)
+                    tag = v + n * attempt[v] if disrupted else v
+                    size = _push(ht, hp, he, hk, hv, size, now + delay, NORMAL, eid, DATA, tag)
                     eid += 1
                 else:
                     data_ok[v] = True
@@ -433,9 +473,10 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 qtail[p] = v
                 qnext[v] = -1
                 qlen[p] += 1
-                if running[p] < 0 and qlen[p] == 1 and data_ok[v]:
+                if running[p] < 0 and qlen[p] == 1 and data_ok[v] and not down[p]:
                     size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
-                                            noisy, factors, ht, hp, he, hk, hv, size, eid)
+                                            noisy, factors, disrupted, slowdown, slow, attempt, wc,
+                                            ht, hp, he, hk, hv, size, eid)
             # the ready set keeps the tasks not assigned (none for MCT)
             kept = 0
             for i in range(n_ready):
@@ -443,8 +484,87 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     ready[kept] = ready[i]
                     kept += 1
             n_ready = kept
+        elif kind == REPAIR:  # FailureHandling._on_episode_end of a failure: the processor is up again
+            p = val
+            if not repaired(ws, p, now):
+                continue
+            if running[p] < 0:
+                if qlen[p] > 0:
+                    if data_ok[qhead[p]]:
+                        start_p = p
+                else:
+                    ee[p] = now
+                    trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
+            if start_p >= 0:  # the start comes before the next failure is drawn, as in SimPy
+                size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
+                                        noisy, factors, disrupted, slowdown, slow, attempt, wc,
+                                        ht, hp, he, hk, hv, size, eid)
+                start_p = -1
+            if wd[1][p] > 0:
+                size, eid, ok = _episode(False, p, now, wd, ws, ht, hp, he, hk, hv, size, eid)
+                if not ok:
+                    return NEED_DRAWS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+        elif kind == SLOW_END:
+            slow[val] = False
+            size, eid, ok = _episode(True, val, now, wd, ws, ht, hp, he, hk, hv, size, eid)
+            if not ok:
+                return NEED_DRAWS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+        else:  # EP_FAIL, EP_SLOW, EP_TRACE: FailureHandling._on_episode
+            if wc[REMAINING] <= 0:
+                continue
+            if kind == EP_SLOW:
+                p = val
+                if not slow[p]:
+                    slow[p] = True
+                    span = length(True, p, wd, ws)
+                    if span < 0:
+                        return NEED_DRAWS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+                    size = _push(ht, hp, he, hk, hv, size, now + span, NORMAL, eid, SLOW_END, p)
+                    eid += 1
+                else:
+                    size, eid, ok = _episode(True, p, now, wd, ws, ht, hp, he, hk, hv, size, eid)
+                    if not ok:
+                        return NEED_DRAWS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+                continue
+            if kind == EP_TRACE:
+                p = wd[10][val]
+                span = wd[12][val]
+            else:
+                p = val
+                span = length(False, p, wd, ws)
+                if span < 0:
+                    return NEED_DRAWS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+            if down[p]:  # already down: a trace interval extends the repair, a random failure is skipped
+                if kind == EP_TRACE and now + span > repair_at[p]:
+                    repair_at[p] = now + span
+                    size = _push(ht, hp, he, hk, hv, size, now + span, NORMAL, eid, REPAIR, p)
+                    eid += 1
+                elif kind == EP_FAIL:
+                    size, eid, ok = _episode(False, p, now, wd, ws, ht, hp, he, hk, hv, size, eid)
+                    if not ok:
+                        return NEED_DRAWS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+                continue
+            n_ready, handed = fail(p, now, span, wd, ws, running, start, qhead, qnext, qtail, qlen, ee, proc_of,
+                                   data_ok, is_ready, ready, n_ready, policy, tables, valid, jst)
+            if n_ready < 0:
+                return ENDLESS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+            size = _push(ht, hp, he, hk, hv, size, now + span, NORMAL, eid, REPAIR, p)
+            eid += 1
+            if handed:
+                trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
         if start_p >= 0:  # a task's data arrived at the head of an idle processor's queue
             p = start_p
             size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
-                                    noisy, factors, ht, hp, he, hk, hv, size, eid)
-    return OK, proc_of, start, finish, eid, decisions, assignments, -1
+                                    noisy, factors, disrupted, slowdown, slow, attempt, wc,
+                                    ht, hp, he, hk, hv, size, eid)
+    return OK, proc_of, start, finish, eid, decisions, assignments, -1, ws
+
+
+@numba.njit(cache=True)
+def _idle_decision(count, running, qlen):  # pragma: no cover - compiled
+    """``Decisions._note_idle_decision``: the count of decisions in a row that placed nothing while nothing
+    ran or waited in a queue, after one more that placed nothing.  O(m)."""
+    for q in range(running.size):
+        if running[q] >= 0 or qlen[q] > 0:
+            return 0
+    return count + 1

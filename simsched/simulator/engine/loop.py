@@ -101,9 +101,10 @@ def run_online(
     Pairs mean P-state 0.  A triple without the table, or naming a P-state the processor lacks, is
     refused with a :class:`SimschedError`.
 
-    ``engine``: ``auto`` runs the same model in the compiled loop when the run qualifies (MCT or a replay,
-    no failures, P-states or gangs, numba installed, a large problem), ``compiled`` insists, ``simpy``
-    never; the schedule is the same float for float (:mod:`simsched.simulator.engine.compiled`).
+    ``engine``: ``auto`` runs the same model in the compiled loop when the run qualifies (MCT, Min-Min,
+    the job-aware rules or a replay; failures and stragglers included; no P-state choices or gangs; numba
+    installed; a large problem), ``compiled`` insists, ``simpy`` never; the schedule is the same float for
+    float (:mod:`simsched.simulator.engine.compiled`).
 
     **Workflow-system overheads** (``overheads``, :mod:`simsched.simulator.engine.overheads`: submission,
     a rate-limited dispatcher, a scheduling cycle, pre and post steps, per-workflow start-up): only
@@ -131,7 +132,8 @@ def run_online(
     if engine != "simpy":
         from simsched.simulator.engine.compiled import dispatch
 
-        out = dispatch(engine, problem, policy, factors, disruptions, pstate_slowdown, extended=active)
+        out = dispatch(engine, problem, policy, factors, disruptions, pstate_slowdown, extended=active,
+                       disruption_rng=disruption_rng)
         if out is not None:
             return out[0], OnlineStats(**out[1])
     run = make_run(problem, policy, factors, rng if rng is not None else np.random.default_rng(0),
