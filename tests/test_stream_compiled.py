@@ -143,6 +143,13 @@ def test_bench_streams_job_aware_compiled_keep_their_pinned_schedules(key: str) 
 
 
 # ----------------------------------------------------------------------------- random streams
+STREAMS = {"seed": st.integers(0, 10_000), "n_jobs": st.integers(1, 8), "rate": st.floats(0.02, 3.0),
+           "ties": st.booleans(), "dense": st.booleans(), "zero": st.booleans(), "m": st.sampled_from([1, 2, 4, 7]),
+           "per_link": st.booleans(), "hetero": st.booleans(), "noisy": st.booleans()}
+"""The random streams' draws (:func:`_stream`, :func:`_platform`, noise factors)."""
+EXAMPLES = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
 def _platform(m: int, per_link: bool, hetero: bool) -> Platform:
     procs = [Processor(f"p{i}", type="gpu" if hetero and i == m - 1 else "cpu",
                        speed=2.5 if hetero and i % 2 else 1.0, host=f"h{i // 2}") for i in range(m)]
@@ -181,10 +188,8 @@ def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: 
     return Problem(g, platform)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
-       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans())
+@EXAMPLES
+@given(**STREAMS)
 def test_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
                                                  noisy) -> None:
     prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero))
@@ -215,10 +220,8 @@ JOB_AWARE = {"srjf": lambda: ShortestJobEFT(), "srjf-late": lambda: ShortestJobE
              "fair-small": lambda: FairShareEFT(alpha=-0.5)}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
-       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans(), priorities=st.booleans(), unnamed=st.booleans(),
+@EXAMPLES
+@given(**STREAMS, priorities=st.booleans(), unnamed=st.booleans(),
        rule=st.sampled_from(sorted(JOB_AWARE)))
 def test_job_aware_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link,
                                                            hetero, noisy, priorities, unnamed, rule) -> None:
@@ -245,10 +248,8 @@ def test_job_aware_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, t
     assert np.array_equal(np.diff(tables.job_ptr), [t.size for t in grown.job_tasks])
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
-       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans(), priorities=st.booleans())
+@EXAMPLES
+@given(**STREAMS, priorities=st.booleans())
 def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link,
                                                              hetero, noisy, priorities) -> None:
     """online-heft in the compiled loop (the ready task of highest rank, from a heap): SimPy's schedule,
@@ -286,10 +287,8 @@ def _ecs(tables: PowerTables | None) -> OnlineECS:
     return policy
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
-       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans(), power=st.booleans())
+@EXAMPLES
+@given(**STREAMS, power=st.booleans())
 def test_ecs_online_and_pstate_replays_compiled_equal_simpy(seed, n_jobs, rate, ties, dense, zero, m, per_link,
                                                             hetero, noisy, power) -> None:
     """ecs-online (each ready task to the (processor, P-state) pair of relative superiority) with a random
@@ -391,9 +390,7 @@ def _run_or_error(*args, **kwargs):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
-       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans(), fail=st.booleans(), slow=st.booleans(), trace=st.integers(0, 4),
+@given(**STREAMS, fail=st.booleans(), slow=st.booleans(), trace=st.integers(0, 4),
        short=st.booleans(), pstates=st.booleans(), rule=st.sampled_from(sorted(DISRUPTED)))
 def test_compiled_equals_simpy_with_failures_and_stragglers(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
                                                             noisy, fail, slow, trace, short, pstates, rule) -> None:
