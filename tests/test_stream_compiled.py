@@ -6,7 +6,9 @@
 * random streams (hypothesis): jobs with arrival ties, noise, dense and structured costs, per-link and
   uniform networks, zero work and zero data, one processor — the same schedule, events, decisions and
   assignments as SimPy, for MCT, Min-Min, Max-Min and a replay of recorded decisions (and the job-aware
-  rules); and with random failures, repairs, outage traces and stragglers, their counters and log too;
+  rules, and ecs-online with random P-state tables, its P-states and a replay of its triples); and with
+  random failures, repairs, outage traces, stragglers and P-states, their counters and log too;
+* the shipped DVFS stream scenarios forced onto the compiled loop keep their pinned ``run --json`` digests;
 * the choice: ``auto`` only for what qualifies, ``compiled`` refuses the rest with a reason, a replay
   that breaks the rules goes back to SimPy's error.
 """
@@ -23,10 +25,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsched.errors import SimschedError
+from simsched.schedulers.ecs import OnlineECS
 from simsched.schedulers.jobaware import FairShareEFT, OnlineHEFT, ShortestJobEFT
 from simsched.schedulers.online import MCT, MaxMin, MinMin
 from simsched.simulator.engine import Disruptions, compiled, compiled_world, run_online
 from simsched.simulator.platform import Link, Platform, Processor
+from simsched.simulator.power import PowerTables, ProcessorPower
+from simsched.simulator.power.model import PState
 from simsched.simulator.problem import Problem
 from simsched.workloads.generators import random_dag
 from simsched.workloads.jobs import merge_jobs, poisson_arrivals
@@ -41,18 +46,18 @@ FAST = ("scenarios/streams/trace.yaml", "scenarios/streams/capacity_stream.yaml"
 
 
 class Recorded:
-    """MCT with its decisions kept (a Python class: it runs on SimPy)."""
+    """MCT (or ``inner``) with its decisions kept (a Python class: it runs on SimPy)."""
 
     name = "recorded-mct"
 
-    def __init__(self) -> None:
-        self.inner, self.log = MCT(), []
+    def __init__(self, inner=None) -> None:
+        self.inner, self.log = MCT() if inner is None else inner, []
 
     def reset(self, problem, rng) -> None:
         self.inner.reset(problem, rng)
 
     def decide(self, view):
-        out = [(int(t), int(p)) for t, p in self.inner.decide(view)]
+        out = [tuple(map(int, item)) for item in self.inner.decide(view)]
         self.log.append(out)
         return out
 
@@ -138,6 +143,13 @@ def test_bench_streams_job_aware_compiled_keep_their_pinned_schedules(key: str) 
 
 
 # ----------------------------------------------------------------------------- random streams
+STREAMS = {"seed": st.integers(0, 10_000), "n_jobs": st.integers(1, 8), "rate": st.floats(0.02, 3.0),
+           "ties": st.booleans(), "dense": st.booleans(), "zero": st.booleans(), "m": st.sampled_from([1, 2, 4, 7]),
+           "per_link": st.booleans(), "hetero": st.booleans(), "noisy": st.booleans()}
+"""The random streams' draws (:func:`_stream`, :func:`_platform`, noise factors)."""
+EXAMPLES = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
 def _platform(m: int, per_link: bool, hetero: bool) -> Platform:
     procs = [Processor(f"p{i}", type="gpu" if hetero and i == m - 1 else "cpu",
                        speed=2.5 if hetero and i % 2 else 1.0, host=f"h{i // 2}") for i in range(m)]
@@ -176,10 +188,8 @@ def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: 
     return Problem(g, platform)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
-       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans())
+@EXAMPLES
+@given(**STREAMS)
 def test_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
                                                  noisy) -> None:
     prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero))
@@ -210,10 +220,8 @@ JOB_AWARE = {"srjf": lambda: ShortestJobEFT(), "srjf-late": lambda: ShortestJobE
              "fair-small": lambda: FairShareEFT(alpha=-0.5)}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
-       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans(), priorities=st.booleans(), unnamed=st.booleans(),
+@EXAMPLES
+@given(**STREAMS, priorities=st.booleans(), unnamed=st.booleans(),
        rule=st.sampled_from(sorted(JOB_AWARE)))
 def test_job_aware_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link,
                                                            hetero, noisy, priorities, unnamed, rule) -> None:
@@ -240,10 +248,8 @@ def test_job_aware_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, t
     assert np.array_equal(np.diff(tables.job_ptr), [t.size for t in grown.job_tasks])
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
-       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans(), priorities=st.booleans())
+@EXAMPLES
+@given(**STREAMS, priorities=st.booleans())
 def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link,
                                                              hetero, noisy, priorities) -> None:
     """online-heft in the compiled loop (the ready task of highest rank, from a heap): SimPy's schedule,
@@ -261,8 +267,100 @@ def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate,
     assert tables.refusal(prob) is None and np.array_equal(tables.rank, ref_policy.rank)
 
 
+# ----------------------------------------------------------------------------- P-states
+def _power(seed: int, m: int) -> PowerTables:
+    """A random power model: each processor 1 to 3 P-states (the rest padded with NaN), speeds from 1.0
+    down, busy watts falling with the speed (some P-states drawing 0 W busy, so energies tie at 0)."""
+    rng = np.random.default_rng(seed + 29)
+    entries = []
+    for _ in range(m):
+        k = int(rng.integers(1, 4))
+        speed = np.concatenate([[1.0], np.sort(rng.uniform(0.3, 1.0, k - 1))[::-1]])
+        busy = np.sort(rng.uniform(0.0, 300.0, k))[::-1] * (rng.random(k) > 0.1)
+        entries.append(ProcessorPower(tuple(PState(float(s), float(b), float(b) / 4) for s, b in zip(speed, busy))))
+    return PowerTables.build(entries)
+
+
+def _ecs(tables: PowerTables | None) -> OnlineECS:
+    policy = OnlineECS()
+    policy.use_power(tables)
+    return policy
+
+
+@EXAMPLES
+@given(**STREAMS, power=st.booleans())
+def test_ecs_online_and_pstate_replays_compiled_equal_simpy(seed, n_jobs, rate, ties, dense, zero, m, per_link,
+                                                            hetero, noisy, power) -> None:
+    """ecs-online (each ready task to the (processor, P-state) pair of relative superiority) with a random
+    power model, and a replay of the ``(task, processor, P-state)`` triples it returned, in the compiled
+    loop: SimPy's schedule, events, decisions, assignments and P-state per task exactly (without a power
+    model ecs-online decides with one 1 W P-state and returns pairs)."""
+    prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero))
+    factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
+    tables = _power(seed, m) if power else None
+    slow = tables.speed[:, :1] / tables.speed if power else None
+    rec = Recorded(_ecs(tables))
+    s_ref, st_ref = run_online(prob, rec, factors, pstate_slowdown=slow, engine="simpy")
+    for policy in (_ecs(tables), compiled.Replay(rec.log)):
+        s, stats = run_online(prob, policy, factors, pstate_slowdown=slow, engine="compiled")
+        assert stats.engine == "compiled"
+        same(s, s_ref)
+        assert (stats.events, stats.decisions, stats.assignments) == (st_ref.events, st_ref.decisions,
+                                                                      st_ref.assignments)
+        assert (stats.pstate is None) == (st_ref.pstate is None) == (not power)
+        if power:
+            assert stats.pstate.tolist() == st_ref.pstate.tolist()
+
+
+def test_a_replay_naming_a_pstate_a_processor_lacks_goes_back_to_simpy() -> None:
+    """A P-state beyond the processor's table (or NaN in it) stops the compiled loop; SimPy says why."""
+    prob = _small()
+    rec = Recorded()
+    run_online(prob, rec, engine="simpy")
+    slow = np.array([[1.0, 2.0], [1.0, np.nan], [1.0, 2.0]])
+    for k, proc in ((2, 0), (1, 1)):
+        log = [list(d) for d in rec.log]
+        log[0] = [(log[0][0][0], proc, k)] + log[0][1:]
+        assert compiled.run_compiled(prob, compiled.Replay(log), pstate_slowdown=slow) is None
+        with pytest.raises(SimschedError, match="no such P-state"):
+            run_online(prob, compiled.Replay(log), pstate_slowdown=slow, engine="compiled")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", ["scenarios/energy/dvfs_stream.yaml", "scenarios/energy/stream_failures.yaml"])
+def test_dvfs_streams_forced_compiled_keep_their_pinned_documents(scenario, tmp_path, monkeypatch) -> None:
+    """The shipped streams with P-states (ecs-online choosing them, failures, stragglers, energy, carbon and
+    cost) with every online row on the compiled loop: the pinned ``run --json`` digest
+    (``tests/data/scenario_digests.json``, recorded on SimPy), once each row's ``engine`` reads ``simpy``."""
+    import hashlib
+    import json
+    import sys
+
+    from simsched.cli.main import main
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from scenario_digests import scrub
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 0)
+    out = tmp_path / "r.json"
+    with pytest.raises(SystemExit) as end:
+        main(["run", scenario, "--json", str(out)])
+    assert end.value.code == 0
+    doc = json.loads(out.read_text())
+    rows = [r for r in doc["results"] if r.get("engine") == "compiled"]
+    assert {r["scheduler"] for r in rows} == {r["scheduler"] for r in doc["results"]} - {"heft"}  # a plan: SimPy
+    for r in rows:
+        r["engine"] = "simpy"
+    text = json.dumps(scrub(doc), sort_keys=True, allow_nan=True)
+    pinned = json.loads((ROOT / "tests" / "data" / "scenario_digests.json").read_text())[scenario]
+    assert hashlib.sha256(text.encode()).hexdigest()[:32] == pinned
+
+
 # ----------------------------------------------------------------------------- failures and stragglers
-DISRUPTED = {"mct": MCT, "minmin": MinMin, "maxmin": MaxMin, "online-heft": OnlineHEFT, **JOB_AWARE}
+DISRUPTED = {"mct": MCT, "minmin": MinMin, "maxmin": MaxMin, "online-heft": OnlineHEFT, "ecs-online": OnlineECS,
+             **JOB_AWARE}
 
 
 def _world(seed: int, m: int, fail: bool, slow: bool, trace: int, zero: bool) -> Disruptions:
@@ -292,26 +390,29 @@ def _run_or_error(*args, **kwargs):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n_jobs=st.integers(1, 8), rate=st.floats(0.02, 3.0), ties=st.booleans(),
-       dense=st.booleans(), zero=st.booleans(), m=st.sampled_from([1, 2, 4, 7]), per_link=st.booleans(),
-       hetero=st.booleans(), noisy=st.booleans(), fail=st.booleans(), slow=st.booleans(), trace=st.integers(0, 4),
+@given(**STREAMS, fail=st.booleans(), slow=st.booleans(), trace=st.integers(0, 4),
        short=st.booleans(), pstates=st.booleans(), rule=st.sampled_from(sorted(DISRUPTED)))
 def test_compiled_equals_simpy_with_failures_and_stragglers(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
                                                             noisy, fail, slow, trace, short, pstates, rule) -> None:
     """Failures (random, repaired after random or zero time, and traced, overlapping), stragglers, arrival
-    ties, noise, explicit costs, per-link networks and a power model, for every compiled rule: the
+    ties, noise, explicit costs, per-link networks and a random power model (ecs-online choosing P-states
+    by it), for every compiled rule: the
     compiled loop gives SimPy's schedule, events, decisions, assignments, failures, restarts, slowed tasks,
     lost work and log exactly, and takes the same one draw from ``disruption_rng``.  ``short``: the streams
     drawn ahead start with a handful of draws each, so runs stop where one runs out and go again."""
     prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero))
     d = _world(seed, m, fail, slow, trace, zero)
     factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
-    power = np.ones((m, 1)) if pstates else None
+    tables = _power(seed, m) if pstates else None
+    power = tables.speed[:, :1] / tables.speed if pstates else None
     runs = []
     for engine in ("simpy", "compiled"):
         world = np.random.default_rng(seed + 3)
+        policy = DISRUPTED[rule]()
+        if rule == "ecs-online":
+            policy.use_power(tables)
         with mock.patch.object(compiled_world, "world_of", _short_world if short else compiled_world.world_of):
-            out = _run_or_error(prob, DISRUPTED[rule](), factors, disruptions=d, disruption_rng=world,
+            out = _run_or_error(prob, policy, factors, disruptions=d, disruption_rng=world,
                                 pstate_slowdown=power, engine=engine)
         runs.append((out, world.random()))
     (ref, ref_next), (got, got_next) = runs

@@ -266,10 +266,12 @@ class OnlineECS:
     does not have).
 
     O(k m K) per decision for k ready tasks.  Deterministic.  Without a power model every processor
-    draws 1 W busy at one P-state (energy = busy time), and it returns plain pairs.
+    draws 1 W busy at one P-state (energy = busy time), and it returns plain pairs.  The compiled stream
+    loop decides as it does (``compiled_kernel``, with :meth:`compiled_pstates`), float for float.
     """
 
     name = "ecs-online"
+    compiled_kernel = "ecs-online"
 
     def __init__(self) -> None:
         self.tables: PowerTables | None = None
@@ -279,10 +281,14 @@ class OnlineECS:
         self.tables = tables
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        self._slow, self._busy = self.compiled_pstates(problem)
+
+    def compiled_pstates(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+        """What it decides with on ``problem``'s processors: (m, K) duration factors ``speed_0 / speed_k``
+        (``inf`` where a processor lacks P-state k) and busy watts (NaN as 0).  O(m K)."""
         m = problem.n_processors
         tables = self.tables if self.tables is not None and self.tables.m == m else unit_tables(m)
-        self._slow = _slowdowns(tables)
-        self._busy = np.nan_to_num(tables.busy_w, nan=0.0)
+        return _slowdowns(tables), np.nan_to_num(tables.busy_w, nan=0.0)
 
     def decide(self, view: DecisionView) -> list[tuple[int, ...]]:
         available = np.array(view.available, dtype=np.float64)

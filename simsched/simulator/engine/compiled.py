@@ -6,15 +6,17 @@ fallback.  The compiled loop runs a call of ``run_online`` only when everything 
 form (:func:`compiled_applies`):
 
 * single-processor tasks (no gangs); failures, repairs (random and traced) and stragglers, drawn as the
-  SimPy engine draws them (:mod:`~simsched.simulator.engine.compiled_world`); a P-state table (``pstate_slowdown``: a
-  power model) is fine, since the compiled rules run every task at P-state 0 (``stats.pstate`` all 0);
+  SimPy engine draws them (:mod:`~simsched.simulator.engine.compiled_world`); P-states (``pstate_slowdown``: a
+  power model's DVFS table, :mod:`~simsched.simulator.engine.compiled_pstate`): the rules that name none run
+  every task at P-state 0, ``ecs-online`` and a replay of ``(task, processor, P-state)`` triples choose them;
 * arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
   policy's visible numbering is the task index;
 * a policy whose class itself declares a ``compiled_kernel`` of :data:`KERNELS` (a subclass that does
   not declare it again runs on SimPy): ``"mct"`` (:class:`~simsched.schedulers.online.MCT`),
   ``"minmin"`` (:class:`~simsched.schedulers.online.MinMin`), ``"maxmin"``
-  (:class:`~simsched.schedulers.online.MaxMin`), a
-  :class:`Replay` of recorded decisions (what ``simsched bench streams`` times), or the job-aware
+  (:class:`~simsched.schedulers.online.MaxMin`), ``"ecs-online"`` (:class:`~simsched.schedulers.ecs.OnlineECS`,
+  with the tables it decides with from ``compiled_pstates(problem)``), a :class:`Replay` of recorded
+  decisions (pairs or P-state triples; what ``simsched bench streams`` times), or the job-aware
   ``"srjf-eft"`` and ``"fair-eft"`` (:mod:`simsched.schedulers.jobaware`, late binding included) and the
   job-blind ``"online-heft"``, whose per-task and per-job tables the policy builds once for the whole
   stream (``compiled_tables(problem)``,
@@ -48,7 +50,7 @@ from simsched.simulator.schedule import Schedule
 ENGINES = ("auto", "simpy", "compiled")
 """The values of ``run_online``'s ``engine``."""
 
-KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin", "maxmin")
+KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin", "maxmin", "ecs-online")
 """Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
 
 JOB_KERNELS = ("srjf-eft", "fair-eft", "online-heft")
@@ -63,8 +65,10 @@ machine code takes ~0.3-1 s of CPU once per process (1.1-1.2 s measured on a loa
 what the SimPy engine with MCT spends on a few thousand tasks."""
 
 
-_INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py", "compiled_heap.py", "compiled_disrupt.py"),
+_INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py", "compiled_heap.py", "compiled_disrupt.py",
+                               "compiled_pstate.py"),
             "compiled_disrupt": ("compiled_view.py", "compiled_jobaware.py"),
+            "compiled_pstate": ("compiled_view.py",),
             "compiled_jobaware": ("compiled_view.py",)}
 """Modules of compiled kernels and the sibling sources their machine code includes."""
 
@@ -227,9 +231,10 @@ def _link(problem: Problem):
             np.ascontiguousarray(problem.inv_bandwidth, dtype=np.float64))
 
 
-def _replay_arrays(decisions) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Recorded decisions (a list of lists of ``(task, processor)`` pairs) as ``(ptr, task, processor)``;
-    None when an item is not a pair of integers (a P-state triple, a gang: SimPy replays those)."""
+def _replay_arrays(decisions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Recorded decisions (a list of lists of ``(task, processor)`` pairs or ``(task, processor, P-state)``
+    triples) as ``(ptr, task, processor, P-state)`` (P-states empty when every item is a pair); None when
+    an item is neither (a gang: SimPy replays those).  O(items)."""
     try:
         ptr = np.zeros(len(decisions) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, decisions), dtype=np.int64, count=len(decisions)), out=ptr[1:])
@@ -237,9 +242,25 @@ def _replay_arrays(decisions) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Non
     except (TypeError, ValueError, OverflowError):
         return None
     if flat.size != 2 * int(ptr[-1]):
-        return None
+        return _replay_triples(decisions, ptr)
     pairs = flat.reshape(-1, 2)
-    return ptr, np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    return ptr, np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), np.zeros(0, dtype=np.int64)
+
+
+def _replay_triples(decisions, ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_replay_arrays` of decisions with P-state triples: pairs read as P-state 0; None when an
+    item is not a tuple or list of two or three integers (bools refused, as the SimPy engine refuses a
+    bool P-state).  O(items), in Python."""
+    rows = []
+    for item in chain.from_iterable(decisions):
+        if not isinstance(item, (tuple, list)) or len(item) not in (2, 3) or \
+                any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) for x in item):
+            return None
+        rows.append((int(item[0]), int(item[1]), int(item[2]) if len(item) == 3 else 0))
+    if len(rows) != int(ptr[-1]):
+        return None
+    a = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    return ptr, *(np.ascontiguousarray(a[:, c]) for c in range(3))
 
 
 def compile_seconds() -> float:
@@ -253,6 +274,9 @@ def compile_seconds() -> float:
         _call(p, k.MCT, None, None)
         _call(p, k.REPLAY, [[(0, 0)], [(1, 0)]], None)
         _call(p, k.MINMIN, None, None)
+        _call(p, k.REPLAY, [[(0, 0, 1)], [(1, 0)]], None, ps=_pstate_args(p, None, np.ones((2, 2))))
+        _call(p, k.ECS, None, None, ps=(*_pstate_args(p, None, np.ones((2, 2)))[:2], np.ones((2, 2)), np.ones((2, 2)),
+                                        np.zeros(0, dtype=np.int64)))
         one = np.arange(2, dtype=np.int64)
         for rule in JOB_RULES:
             tables = JobTables(rule, np.zeros(2), np.zeros(2, dtype=np.int64), np.ones(2), np.array([0, 2]), one,
@@ -284,9 +308,27 @@ def _tables_tuple(tables: JobTables) -> tuple:
             np.ascontiguousarray(tables.weight, dtype=np.float64))
 
 
-def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None, world: tuple | None = None):
+def _pstate_args(problem: Problem, policy, pstate_slowdown) -> tuple:
+    """The loop's P-state arguments (:mod:`~simsched.simulator.engine.compiled_pstate`) without the replayed
+    P-states: the engine's table (``inf`` for NaN, as the SimPy engine reads it; (m, 0) without one), whether
+    there is one, and ``ecs-online``'s own tables (``policy.compiled_pstates``; (m, 0) for other policies).
+    O(m K)."""
+    m = problem.n_processors
+    none = np.zeros((m, 0))
+    slow = none
+    if pstate_slowdown is not None:
+        slow = np.asarray(pstate_slowdown, dtype=np.float64)
+        slow = np.ascontiguousarray(np.where(np.isnan(slow), np.inf, slow))
+    own = policy.compiled_pstates(problem) if policy_kernel(policy) == "ecs-online" else (none, none)
+    return (slow, pstate_slowdown is not None, *(np.ascontiguousarray(a, dtype=np.float64) for a in own),
+            np.zeros(0, dtype=np.int64))
+
+
+def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None, world: tuple | None = None,
+          ps: tuple | None = None):
     """The loop's result for these arguments (``world``: :func:`~simsched.simulator.engine.compiled_world.world_args`,
-    None without failures or stragglers), or None when a replay's items are not pairs."""
+    None without failures or stragglers; ``ps``: :func:`_pstate_args`, None without P-states), or None when a
+    replay's items are neither pairs nor P-state triples."""
     from simsched.simulator.engine.compiled_world import no_world
 
     k = kernel_module()
@@ -298,17 +340,20 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
     group_ptr = np.zeros(times.size + 1, dtype=np.int64)
     np.cumsum(counts, out=group_ptr[1:])
     none = np.zeros(0, dtype=np.int64)
-    rep = _replay_arrays(replay) if replay is not None else (np.zeros(1, dtype=np.int64), none, none)
+    rep = _replay_arrays(replay) if replay is not None else (np.zeros(1, dtype=np.int64), none, none, none)
     if rep is None:
         return None
+    ps = _pstate_args(problem, None, None) if ps is None else ps
+    ps = (*ps[:4], rep[3])
     fac = np.zeros(0) if factors is None else np.ascontiguousarray(factors, dtype=np.float64)
-    return k.stream_loop(*read_only([policy, *rep, table, key, work, memory,
+    return k.stream_loop(*read_only([policy, *rep[:3], table, key, work, memory,
                          np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
                          g.succ_ptr.astype(np.int64, copy=False), g.edge_dst[g.succ_edges].astype(np.int64),
                          g.pred_ptr.astype(np.int64, copy=False), g.edge_src[g.pred_edges].astype(np.int64),
                          g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64, copy=False),
                          times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]),
                          tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))),
+                         tuple(read_only(ps)),
                          tuple(read_only(no_world(problem.n_processors) if world is None else world)))
 
 
@@ -326,14 +371,15 @@ def _code(k, policy, tables: JobTables | None) -> int:
     """The kernel's policy code."""
     if tables is not None:
         return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR, "heft": k.HEFT}[tables.rule]
-    return {"replay": k.REPLAY, "minmin": k.MINMIN, "maxmin": k.MAXMIN}.get(policy_kernel(policy), k.MCT)
+    return {"replay": k.REPLAY, "minmin": k.MINMIN, "maxmin": k.MAXMIN, "ecs-online": k.ECS}.get(policy_kernel(policy),
+                                                                                                k.MCT)
 
 
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, pstate_slowdown: np.ndarray | None = None,
                  tables: JobTables | None = None, disruptions=None,
                  disruption_rng: np.random.Generator | None = None) -> tuple[Schedule, dict] | None:
-    """Run ``policy`` (MCT, Min-Min, Max-Min, a :class:`Replay`, srjf-eft, fair-eft or online-heft) on the compiled
-    loop; returns the schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or
+    """Run ``policy`` (MCT, Min-Min, Max-Min, a :class:`Replay`, srjf-eft, fair-eft, online-heft or ecs-online) on
+    the compiled loop; returns the schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or
     None when the loop stopped where the SimPy engine raises (run it there for the message; ``disruption_rng``
     is then left as it was).  Callers go through ``run_online``.
 
@@ -368,10 +414,11 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         world = world_of(problem, disruptions, disruption_rng)
         if world is None:
             return None
+    ps = _pstate_args(problem, policy, pstate_slowdown)
     t0 = time.perf_counter()
     while True:
         out = _call(problem, _code(k, policy, tables), replay, factors, tables,
-                    None if world is None else world_args(world))
+                    None if world is None else world_args(world), ps)
         if out is None or out[0] != k.NEED_DRAWS:
             break
         world = longer(world)
@@ -385,8 +432,8 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
              "events": int(events), "engine": "compiled"}
     if world is not None:
         stats.update(world_stats(ws, pstate_slowdown is not None))
-    if pstate_slowdown is not None:  # a power model: every task ran at P-state 0
-        stats["pstate"] = np.zeros(problem.n_tasks, dtype=np.int64)
+    if pstate_slowdown is not None:  # a power model: the P-state each task (its last attempt) ran at
+        stats["pstate"] = ws[17].copy()
     return Schedule(proc, start, finish), stats
 
 

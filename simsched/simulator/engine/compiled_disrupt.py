@@ -35,9 +35,9 @@ intervals, tasks not finished."""
 def world_state(n, m, wd):  # pragma: no cover - compiled
     """The disruption state of a fresh run: ``(down, slow, repair_at, down_since, attempt, fail cursor, slow
     cursor, counters, lost work (1,), attempts' task, processor, start, end, completed, down intervals'
-    processor, start, end)``.  ``attempt`` is per task only in a disrupted run (``wd[0]``); the logs hold
-    at most one down interval per failure (a draw or a traced interval each) and one attempt per task and
-    failure.  O(n + m + draws)."""
+    processor, start, end, each task's P-state (n,), attempts' P-state)``.  ``attempt`` is per task only in
+    a disrupted run (``wd[0]``); the logs hold at most one down interval per failure (a draw or a traced
+    interval each) and one attempt per task and failure.  O(n + m + draws)."""
     active = wd[0]
     fails = wd[6].size + wd[10].size if active else 0
     tries = n + fails if active else 0
@@ -47,7 +47,7 @@ def world_state(n, m, wd):  # pragma: no cover - compiled
             np.zeros(n if active else 0, dtype=np.int64), np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64),
             counters, np.zeros(1), np.empty(tries, dtype=np.int64), np.empty(tries, dtype=np.int64),
             np.empty(tries), np.empty(tries), np.empty(tries, dtype=np.bool_), np.empty(fails, dtype=np.int64),
-            np.empty(fails), np.empty(fails))
+            np.empty(fails), np.empty(fails), np.zeros(n, dtype=np.int64), np.empty(tries, dtype=np.int64))
 
 
 @numba.njit(cache=True)
@@ -84,10 +84,11 @@ def length(slow, p, wd, ws):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def log_attempt(ws, v, p, start, end, ok):  # pragma: no cover - compiled
-    """Append ``(v, p, start, end, ok)`` to the attempts' log (``DisruptionLog.attempts``).  O(1)."""
+    """Append ``(v, p, start, end, ok)`` to the attempts' log (``DisruptionLog.attempts``) and ``v``'s
+    P-state to ``DisruptionLog.pstates``.  O(1)."""
     c = ws[7]
     i = c[N_ATTEMPTS]
-    ws[9][i], ws[10][i], ws[11][i], ws[12][i], ws[13][i] = v, p, start, end, ok
+    ws[9][i], ws[10][i], ws[11][i], ws[12][i], ws[13][i], ws[18][i] = v, p, start, end, ok, ws[17][v]
     c[N_ATTEMPTS] = i + 1
 
 

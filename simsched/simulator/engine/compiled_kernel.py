@@ -4,8 +4,9 @@ Imported only when numba is installed (extra ``simsched[fast]``) and a run quali
 :func:`simsched.simulator.engine.compiled.compiled_applies`); ``cache=True`` keeps the machine code
 next to this file, so only the first run on a machine pays the compilation (several seconds).
 
-:func:`stream_loop` is :class:`~simsched.simulator.engine.loop.OnlineRun` without P-states, gangs or a
-Python policy (failures, repairs and stragglers included: :mod:`~simsched.simulator.engine.compiled_disrupt`),
+:func:`stream_loop` is :class:`~simsched.simulator.engine.loop.OnlineRun` without gangs or a Python policy
+(failures, repairs and stragglers included: :mod:`~simsched.simulator.engine.compiled_disrupt`; P-states:
+:mod:`~simsched.simulator.engine.compiled_pstate`),
 transcribed statement for statement: the same event entries ``(time, priority, eid)`` pushed at the same
 moments, popped from a binary heap (:mod:`~simsched.simulator.engine.compiled_heap`) in the same total order
 (the eid is unique, so the order of equal times and priorities is the push order, as in
@@ -13,8 +14,8 @@ SimPy's ``heapq``), and the same float operations in the same order (no ``fastma
 are identical to the SimPy engine's, float for float.  The policy is MCT (Braun et al., JPDC 2001)
 computed as :class:`~simsched.schedulers.online.MCT` does from the
 :class:`~simsched.simulator.policy.DecisionView` (``max(available, data ready) + W``, first lowest
-index on ties), Min-Min, the job-aware rules, or a replay of recorded decisions.  O((n + e) log n + decisions x
-ready x m x in-degree), plus O(queue length) per failure.
+index on ties), Min-Min, the job-aware rules, ECS's relative superiority, or a replay of recorded
+decisions.  O((n + e) log n + decisions x ready x m x in-degree), plus O(queue length) per failure.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, S
     decide,
     job_state,
 )
+from simsched.simulator.engine.compiled_pstate import ECS, ecs_decide, stretched
 from simsched.simulator.engine.compiled_view import completion_row
 from simsched.simulator.engine.compiled_view import cost_at as _cost
 
@@ -200,7 +202,7 @@ def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p, largest):  # pragma: no
 def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, proc_memory, structured,
                 succ_ptr, succ_dst, pred_ptr, pred_src, pred_data, arrival, group_time, group_ptr, group_task,
                 uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors, tables,
-                wd):  # pragma: no cover - compiled
+                ps, wd):  # pragma: no cover - compiled
     """Run the stream; returns ``(status, processor, start, finish, events, decisions, assignments,
     bad_decision, world)`` (``world``: :func:`~simsched.simulator.engine.compiled_disrupt.world_state`
     at the end, the failures' counters and logs).
@@ -213,8 +215,10 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     :data:`REPLAY` of decision ``j`` = pairs ``rep_ptr[j]..rep_ptr[j + 1]`` of ``rep_task``/``rep_proc``,
     :data:`MINMIN`, :data:`MAXMIN`, or a job-aware rule (``SRJF``, ``SRJF_LATE``, ``FAIR``) or ``HEFT`` (online-heft)
     deciding with ``tables`` (:mod:`~simsched.simulator.engine.compiled_jobaware`; empty arrays for the
-    others).  ``wd``: the failures, repairs and stragglers (:mod:`~simsched.simulator.engine.compiled_disrupt`;
-    ``wd[0]`` false: none).
+    others), or :data:`~simsched.simulator.engine.compiled_pstate.ECS` (``ecs-online``).  ``ps``: the
+    P-states (:mod:`~simsched.simulator.engine.compiled_pstate`; each task's ends in ``world[17]``).  ``wd``:
+    the failures, repairs and stragglers (:mod:`~simsched.simulator.engine.compiled_disrupt`; ``wd[0]``
+    false: none).
     ``events`` counts the heap pushes, which are SimPy's events one for one (the SimPy engine's
     ``next(env._eid)``).  A status other than :data:`OK` ends the run where the SimPy engine would
     raise (``bad_decision`` says at which decision), or (:data:`NEED_DRAWS`) where a drawn stream ran out."""
@@ -259,6 +263,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     w_row = np.empty(m)
     chosen = np.empty(n, dtype=np.int64)
     chosen_p = np.empty(n, dtype=np.int64)
+    chosen_k = np.zeros(n, dtype=np.int64)  # the P-state of each assignment (written by ECS and a replay)
     idle = np.empty(m, dtype=np.bool_)
     n_jobs = tables[3].size - 1 if jobaware else 0
     sums = np.zeros(n_jobs)  # the job-aware rules' sums per job, summed again only when stale
@@ -384,11 +389,18 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 for i in range(k):
                     chosen[i] = rep_task[lo + i]
                     chosen_p[i] = rep_proc[lo + i]
+                    chosen_k[i] = ps[4][lo + i] if ps[4].size else 0
             elif policy == MINMIN or policy == MAXMIN:
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
                 k = _minmin(tasks, now, avail, vw, dr, chosen, chosen_p, policy == MAXMIN)
                 if k < 0:  # a task may run nowhere: SimPy refuses the pair Min-Min (Max-Min) returns
+                    return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions, ws
+            elif policy == ECS:
+                for q in range(m):
+                    avail[q] = ee[q] if ee[q] > now else now
+                k = ecs_decide(tasks, now, avail, vw, dr, w_row, ps, chosen, chosen_p, chosen_k)
+                if k < 0:  # a task may run nowhere: the policy raises on SimPy
                     return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions, ws
             elif policy == MCT:  # MCT on the DecisionView: available = max(expected end, now), rows in index order
                 for q in range(m):
@@ -425,8 +437,11 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 if not 0 <= p < m:
                     return BAD_PROCESSOR, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
                 w = _cost(v, p, table, key, work, memory, proc_memory, structured)
+                if w < np.inf:
+                    w = stretched(w, p, chosen_k[i], ps)  # NaN: no such P-state
                 if not w < np.inf:
                     return INELIGIBLE, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
+                ws[17][v] = chosen_k[i]
                 is_ready[v] = False
                 proc_of[v] = p
                 cost[v] = w

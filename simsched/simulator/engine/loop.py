@@ -102,7 +102,7 @@ def run_online(
     refused with a :class:`SimschedError`.
 
     ``engine``: ``auto`` runs the same model in the compiled loop when the run qualifies (MCT, Min-Min,
-    the job-aware rules or a replay; failures and stragglers included; no P-state choices or gangs; numba
+    the job-aware rules, ecs-online or a replay; failures, stragglers and P-states included; no gangs; numba
     installed; a large problem), ``compiled`` insists, ``simpy`` never; the schedule is the same float for
     float (:mod:`simsched.simulator.engine.compiled`).
 
