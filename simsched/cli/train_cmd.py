@@ -108,10 +108,10 @@ app.command("rl")(rl_cmd.rl)
 def batch_priority(
     scenario: Path = typer.Argument(..., help="Scenario of a cluster log with windows.", show_default=False),
     out: Path = typer.Option(..., "--output", "-o", "--out", help="Model file (JSON) to write.", show_default=False),
-    train: int = typer.Option(8, "--train-windows", help="Windows of the train seed space to fit on."),
-    select: int = typer.Option(10, "--select-windows", help="Windows of the select seed space to judge the fit."),
-    iterations: int = typer.Option(4, "--iterations", help="Cross-entropy iterations."),
-    population: int = typer.Option(12, "--population", help="Candidates per iteration."),
+    train: int = typer.Option(20, "--train-windows", help="Windows of the train seed space to fit on."),
+    select: int = typer.Option(30, "--select-windows", help="Windows of the select seed space to judge the fit."),
+    iterations: int = typer.Option(8, "--iterations", help="Cross-entropy iterations."),
+    population: int = typer.Option(20, "--population", help="Candidates per iteration."),
     seed: int = typer.Option(0, "--seed", help="Seed of the search."),
     features: str = typer.Option("", "--features", help="Comma-separated job features to weigh (default: all of "
                                  "log_requested, log_procs, log_wait, fits, log_slowdown, requested_rank, "
