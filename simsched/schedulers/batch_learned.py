@@ -8,8 +8,9 @@ F1 on simulations.
 
 **Hold-back** (``hold = {long: a, keep: k}``): a job whose requested time exceeds ``10^a`` seconds starts
 (in its turn or as a backfill) only if at least ``k x m`` processors stay free after it, unless the
-machine is idle (nothing running, nothing started yet at this decision point — so every job starts
-eventually).  A held job waits without becoming the head.  It keeps room for the short jobs that
+machine is idle (nothing running, nothing started yet at this decision point — so every job of a
+finite log starts, at the latest when the machine drains; no bound on its wait short of that).  A held
+job waits without becoming the head.  It keeps room for the short jobs that
 dominate mean bounded slowdown, the non-work-conserving choice a policy that picks its own head (as
 RLScheduler's PPO does) can make.  **Backfilling order** (``backfill_order``): ``submit`` (RLScheduler's)
 or ``score`` (the candidates that end before the head's shadow time, in the learned order).
