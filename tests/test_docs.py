@@ -47,8 +47,8 @@ PRINTED = re.compile(r"\s*```[ \t]*\n(.*?)^```", re.M | re.S)
 """The plain fenced block right after a runnable block: what its commands print."""
 
 NOT_RUN = {
-    "simsched train batch-priority scenarios/cluster/lublin": "needs the fetched Lublin logs and about 1,700 window "
-    "replays each (minutes); tests/test_batch_learned.py trains on the shipped log's windows",
+    "simsched train batch-priority scenarios/cluster/lublin": "needs the fetched Lublin logs and 3,380 window "
+    "replays each (about 8 CPU minutes); tests/test_batch_learned.py trains on the shipped log's windows",
     "simsched generalise scenarios/cluster/": "needs the fetched Lublin logs, the models the training above writes "
     "and 1,100 window replays per fresh matrix; tests/test_generalise_windows.py runs the matrix on small windows "
     "and on the protocol's Lublin-1 windows when fetched",

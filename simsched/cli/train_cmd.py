@@ -108,24 +108,37 @@ app.command("rl")(rl_cmd.rl)
 def batch_priority(
     scenario: Path = typer.Argument(..., help="Scenario of a cluster log with windows.", show_default=False),
     out: Path = typer.Option(..., "--output", "-o", "--out", help="Model file (JSON) to write.", show_default=False),
-    train: int = typer.Option(8, "--train-windows", help="Windows of the train seed space to fit on."),
-    select: int = typer.Option(10, "--select-windows", help="Windows of the select seed space to judge the fit."),
-    iterations: int = typer.Option(4, "--iterations", help="Cross-entropy iterations."),
-    population: int = typer.Option(12, "--population", help="Candidates per iteration."),
+    train: int = typer.Option(20, "--train-windows", help="Windows of the train seed space to fit on."),
+    select: int = typer.Option(30, "--select-windows", help="Windows of the select seed space to judge the fit."),
+    iterations: int = typer.Option(8, "--iterations", help="Cross-entropy iterations."),
+    population: int = typer.Option(20, "--population", help="Candidates per iteration."),
     seed: int = typer.Option(0, "--seed", help="Seed of the search."),
+    features: str = typer.Option("", "--features", help="Comma-separated job features to weigh (default: all of "
+                                 "log_requested, log_procs, log_wait, fits, log_slowdown, requested_rank, "
+                                 "procs_over_free, log_area).", show_default=False),
+    hold: bool = typer.Option(True, "--hold/--no-hold", help="Also fit the hold-back of long jobs."),
+    backfill_order: str = typer.Option("score", "--backfill-order", help="Backfilling candidates in 'score' "
+                                       "(learned) or 'submit' order."),
 ) -> None:
     """Fit a learned priority function (learned-priority) on train windows of a cluster log; keep it only if
     it beats the best heuristic on select windows, else the model names that heuristic."""
     import json
 
+    from simsched.errors import SimschedError
     from simsched.learned.batch_fit import fit_priority
     from simsched.outputs import check_output
     from simsched.scenario import load_scenario
+    from simsched.schedulers.batch_features import FEATURES
 
+    names = tuple(f.strip() for f in features.split(",") if f.strip()) if features else FEATURES
+    if not names or len(set(names)) != len(names) or any(n not in FEATURES for n in names):
+        raise SimschedError(f"--features: {features!r} is not a list of distinct names from {', '.join(FEATURES)}")
+    if backfill_order not in ("submit", "score"):
+        raise SimschedError(f"--backfill-order: {backfill_order!r} is not 'submit' or 'score'")
     check_output(out, option="--output", suffixes=(".json",), inputs=[scenario])
     loaded = load_scenario(scenario)
     doc = fit_priority(loaded, train=train, select=select, iterations=iterations, population=population, seed=seed,
-                       log=_console().print)
+                       features=names, hold=hold, backfill_order=backfill_order, log=_console().print)
     from simsched.fileio import atomic_path
 
     with atomic_path(out) as tmp:

@@ -37,6 +37,7 @@ O(q log q + r log r) per decision point for q waiting and r running jobs (numpy)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -114,10 +115,13 @@ class PriorityBatch:
         if kept is not None:  # the kept head goes first, the rest by score
             order = np.concatenate([np.array([kept], dtype=order.dtype), order[order != kept]])
         self.head = None
+        admit = self._admission(view)
         for j in order.tolist():
             if self.procs[j] > free:
                 self.head = j
                 break
+            if admit is not None and not admit(j, free, not out):
+                continue  # held back: it fits, but the policy keeps it waiting
             out.append(j)
             free -= self.procs[j]
         if self.head is None or not self.backfill:
@@ -129,6 +133,12 @@ class PriorityBatch:
     def _order(self, q: np.ndarray, now: float) -> np.ndarray:
         """The waiting jobs ``q`` (submit order) in the order the rule starts them.  O(q log q)."""
         return priority_order(self.rule, q, self.trace, now, self.waiting)
+
+    def _admission(self, view: BatchView) -> Callable[[int, int, bool], bool] | None:
+        """``None`` (every rule here): a job that fits starts in its turn.  A policy that holds jobs back
+        returns ``admit(job, free, first)``, asked for each job that fits (``first``: nothing started yet at
+        this decision point); a job it refuses waits without becoming the head.  O(1)."""
+        return None
 
     def _shadow(self, view: BatchView, started: list[int], free: int, need: int) -> float:
         """The estimated end of the running job (or one started now) whose release first gives
