@@ -159,9 +159,10 @@ def _platform(m: int, per_link: bool, hetero: bool) -> Platform:
 
 
 def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: bool, platform: Platform,
-            priorities: bool = False, unnamed: bool = False) -> Problem:
+            priorities: bool = False, unnamed: bool = False, gangs: str | None = None) -> Problem:
     """A random stream; ``priorities``: a random priority per task (-1 to 2; a job's is its tasks'
-    maximum); ``unnamed``: task names without the ``j<k>.`` prefixes (jobs are then the components)."""
+    maximum); ``unnamed``: task names without the ``j<k>.`` prefixes (jobs are then the components);
+    ``gangs``: multi-processor tasks (:func:`_gang_fields`)."""
     rng = np.random.default_rng(seed)
     graphs = [random_dag(int(rng.integers(1, 12)), processors=platform.n_processors, ccr=1.0, rng=rng)
               for _ in range(n_jobs)]
@@ -176,16 +177,47 @@ def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: 
         data[::2] = 0.0
     edges = np.stack([g.edge_src, g.edge_dst], axis=1)
     extra = {"priority": rng.integers(-1, 3, g.n_tasks).astype(float)} if priorities else {}
+    if gangs is not None:
+        extra.update(_gang_fields(np.random.default_rng(seed + 41), g.n_tasks, platform, gangs))
     names = [f"t{i}" for i in range(g.n_tasks)] if unnamed else g.names
     if dense:  # an explicit cost matrix, some pairs ineligible
         cost = rng.uniform(0.0 if zero else 1.0, 30.0, (g.n_tasks, platform.n_processors))
         if platform.n_processors > 1:
             cost[rng.random(cost.shape) < 0.2] = np.inf
             cost[np.arange(g.n_tasks), rng.integers(0, platform.n_processors, g.n_tasks)] = 5.0
+        if gangs is not None:  # a task needing several processors may run on every one
+            cost[extra["procs"][:, 0] > 1] = 5.0
         g = TaskGraph(names, edges, data, cost=cost, arrival=g.arrival, **extra)
     else:
         g = TaskGraph(names, edges, data, work=work, arrival=g.arrival, **extra)
     return Problem(g, platform)
+
+
+def _gang_fields(rng: np.random.Generator, n: int, platform: Platform, gangs: str) -> dict:
+    """TaskGraph fields of random multi-processor tasks on ``platform``: ``"moldable1"``: about half the tasks
+    moldable from 1 to 2..m+1 processors (Amdahl serial fractions, some Downey models); ``"rigid"``: about a
+    third need 2..(the most processors of one type) at once; ``"mixed"``: both, moldable ones from 1 or 2
+    up; ``same_host`` on some of those that one host's processors of one type can hold."""
+    m = platform.n_processors
+    top = int(np.bincount(platform.type_index).max())
+    pair = platform.type_index * (int(platform.host_index.max()) + 1) + platform.host_index
+    on_host = int(np.bincount(pair).max())
+    lo, hi = np.ones(n, dtype=np.int64), np.ones(n, dtype=np.int64)
+    pick = rng.random(n)
+    if gangs in ("moldable1", "mixed"):
+        mold = pick < 0.5
+        lo[mold] = 1 if gangs == "moldable1" else np.minimum(rng.integers(1, 3, n), top)[mold]
+        hi[mold] = np.maximum(lo[mold], rng.integers(2, m + 2, n)[mold])
+    if gangs in ("rigid", "mixed") and top > 1:
+        rigid = pick > 0.66
+        lo[rigid] = hi[rigid] = rng.integers(2, top + 1, n)[rigid]
+    downey = np.zeros((n, 2))
+    by_downey = rng.random(n) < 0.3
+    downey[by_downey, 0] = rng.uniform(1.0, 6.0, n)[by_downey]
+    downey[by_downey, 1] = rng.choice([0.0, 0.5, 1.0, 3.0], n)[by_downey]
+    serial = np.where(by_downey, 0.0, rng.choice([0.0, 0.1, 0.37], n))
+    return {"procs": np.stack([lo, hi], axis=1), "serial": serial, "downey": downey,
+            "same_host": (rng.random(n) < 0.3) & (lo <= on_host)}
 
 
 @EXAMPLES
@@ -265,6 +297,52 @@ def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate,
     same(s_c, s_ref)
     assert (st_c.events, st_c.decisions, st_c.assignments) == (st_ref.events, st_ref.decisions, st_ref.assignments)
     assert tables.refusal(prob) is None and np.array_equal(tables.rank, ref_policy.rank)
+
+
+GANG_BLIND = {"mct": MCT, "minmin": MinMin, "maxmin": MaxMin, "ecs-online": OnlineECS}
+
+
+@EXAMPLES
+@given(**STREAMS, rule=st.sampled_from(sorted(GANG_BLIND)), disrupted=st.booleans())
+def test_moldable_tasks_at_one_processor_compiled_equal_simpy(seed, n_jobs, rate, ties, dense, zero, m, per_link,
+                                                              hetero, noisy, rule, disrupted) -> None:
+    """Moldable tasks that may take one processor (``procs: [1, k]``, Amdahl and Downey) under the rules that
+    place every task on one processor, with failures and stragglers or without, and a replay of their
+    decisions: run at k = 1 as ordinary tasks on both engines, SimPy's schedule (naming no gang), events,
+    decisions, assignments and failure log exactly."""
+    prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero), gangs="moldable1")
+    assert prob.graph.gang
+    factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
+    d = _world(seed, m, True, True, 2, zero) if disrupted else None
+    rec = Recorded(GANG_BLIND[rule]())
+    runs = []
+    for engine, policy in (("simpy", rec), ("compiled", GANG_BLIND[rule]()), ("compiled", compiled.Replay(rec.log))):
+        out = _run_or_error(prob, policy, factors, disruptions=d, disruption_rng=np.random.default_rng(seed + 3),
+                            engine=engine)
+        runs.append(out)
+    ref = runs[0]
+    for got in runs[1:]:
+        if isinstance(ref[0], type):  # refused before the run, alike
+            assert got == ref
+            continue
+        assert got[1].engine == "compiled" and got[0].gang is None and ref[0].gang is None
+        same(got[0], ref[0])
+        assert (got[1].events, got[1].decisions, got[1].assignments) == (ref[1].events, ref[1].decisions,
+                                                                         ref[1].assignments)
+        same_world(got[1], ref[1])
+
+
+def test_gangs_the_compiled_loop_does_not_take_go_to_simpy() -> None:
+    """A task needing several processors at once under a rule that places one (SimPy refuses it, naming the
+    task), and a gang-aware rule that may give a moldable task several: the compiled loop declines, saying why."""
+    prob = _stream(6, 3, 1.0, False, False, False, _platform(4, False, False), gangs="rigid")
+    assert prob.graph.procs_min.max() > 1
+    assert "multi-processor" in compiled.compiled_applies(prob, MCT())
+    with pytest.raises(SimschedError, match="needs .* at once"):
+        run_online(prob, MCT(), engine="auto")
+    mold = _stream(5, 3, 1.0, False, False, False, _platform(4, False, False), gangs="moldable1")
+    assert compiled.compiled_applies(mold, MCT()) is None
+    assert "multi-processor" in compiled.compiled_applies(mold, ShortestJobEFT())
 
 
 # ----------------------------------------------------------------------------- P-states

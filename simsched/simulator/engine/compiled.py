@@ -5,10 +5,12 @@ The SimPy engine (:func:`~simsched.simulator.engine.loop.run_online`) stays the 
 fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
 form (:func:`compiled_applies`):
 
-* single-processor tasks (no gangs); failures, repairs (random and traced) and stragglers, drawn as the
-  SimPy engine draws them (:mod:`~simsched.simulator.engine.compiled_world`); P-states (``pstate_slowdown``: a
-  power model's DVFS table, :mod:`~simsched.simulator.engine.compiled_pstate`): the rules that name none run
-  every task at P-state 0, ``ecs-online`` and a replay of ``(task, processor, P-state)`` triples choose them;
+* single-processor tasks (a moldable task that may take one processor counts as one under a rule that
+  places every task on one processor, :func:`_gang_refusal`; gangs run on SimPy); failures, repairs
+  (random and traced) and stragglers, drawn as the SimPy engine draws them
+  (:mod:`~simsched.simulator.engine.compiled_world`); P-states (``pstate_slowdown``: a power model's DVFS
+  table, :mod:`~simsched.simulator.engine.compiled_pstate`): the rules that name none run every task at
+  P-state 0, ``ecs-online`` and a replay of ``(task, processor, P-state)`` triples choose them;
 * arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
   policy's visible numbering is the task index;
 * a policy whose class itself declares a ``compiled_kernel`` of :data:`KERNELS` (a subclass that does
@@ -207,7 +209,9 @@ def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, p
         return "a P-state table that is not (processors, P-states) goes to the SimPy engine (which refuses it)"
     g = problem.graph
     if g.gang:
-        return "multi-processor tasks run on the SimPy engine"
+        why = _gang_refusal(problem, policy_kernel(policy))
+        if why is not None:
+            return why
     a = g.arrival
     if a.size > 1 and not bool((a[1:] >= a[:-1]).all()):
         return "arrivals that decrease with the task index run on the SimPy engine"
@@ -216,6 +220,22 @@ def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, p
 
         return f"numba is not installed ({install_hint('fast')})"
     return None
+
+
+GANG_BLIND = ("mct", "minmin", "maxmin", "ecs-online", "replay")
+"""Kernels whose rule places every task on one processor (a replay of pairs; one of gangs goes to SimPy)."""
+
+
+def _gang_refusal(problem: Problem, kernel: str | None) -> str | None:
+    """None when the compiled loop can run ``kernel`` on ``problem``, whose graph has multi-processor tasks
+    (``graph.gang``), else why not.  A rule that places every task on one processor (:data:`GANG_BLIND`)
+    runs a moldable task that may take one processor (``procs_min`` 1) as an ordinary task, at its ``k = 1``
+    cost, exactly as the SimPy engine runs it (no gang is ever formed, so the schedule names none); a task
+    that needs several processors at once, or a gang-aware rule that may give a moldable task several, runs
+    on SimPy.  O(n)."""
+    if kernel in GANG_BLIND and int(problem.graph.procs_min.max()) <= 1:
+        return None
+    return "multi-processor tasks run on the SimPy engine"
 
 
 def _link(problem: Problem):
