@@ -204,6 +204,7 @@ def _gang_fields(rng: np.random.Generator, n: int, platform: Platform, gangs: st
     on_host = int(np.bincount(pair).max())
     lo, hi = np.ones(n, dtype=np.int64), np.ones(n, dtype=np.int64)
     pick = rng.random(n)
+    pick[0] = 1.0 if gangs == "rigid" else 0.0  # at least one of the kind asked for (where the platform allows)
     if gangs in ("moldable1", "mixed"):
         mold = pick < 0.5
         lo[mold] = 1 if gangs == "moldable1" else np.minimum(rng.integers(1, 3, n), top)[mold]
@@ -332,9 +333,34 @@ def test_moldable_tasks_at_one_processor_compiled_equal_simpy(seed, n_jobs, rate
         same_world(got[1], ref[1])
 
 
-def test_gangs_the_compiled_loop_does_not_take_go_to_simpy() -> None:
+GANG_RULES = {"online-heft": OnlineHEFT, **{k: v for k, v in JOB_AWARE.items() if k != "srjf-late"}}
+
+
+@EXAMPLES
+@given(**STREAMS, priorities=st.booleans(), gangs=st.sampled_from(["rigid", "mixed", "moldable1"]),
+       rule=st.sampled_from(sorted(GANG_RULES)))
+def test_gangs_compiled_equal_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
+                                                      noisy, priorities, gangs, rule) -> None:
+    """Gang tasks (rigid, moldable from 1 or 2 processors up with Amdahl's and Downey's speedups, some on one
+    host) placed by online-heft, srjf-eft and fair-eft in the compiled loop: SimPy's schedule with its
+    ``Schedule.gang`` (every task's members, lead first), events, decisions and assignments exactly."""
+    prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero), priorities, gangs=gangs)
+    factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
+    runs = [_run_or_error(prob, GANG_RULES[rule](), factors, engine=engine) for engine in ("simpy", "compiled")]
+    (s_ref, st_ref), (s_c, st_c) = runs
+    assert st_c.engine == "compiled" and st_ref.engine == "simpy"
+    same(s_c, s_ref)
+    assert (s_c.gang is None) == (s_ref.gang is None)
+    if s_ref.gang is not None:
+        assert s_c.gang.ptr.tolist() == s_ref.gang.ptr.tolist()
+        assert s_c.gang.members.tolist() == s_ref.gang.members.tolist()
+    assert (st_c.events, st_c.decisions, st_c.assignments) == (st_ref.events, st_ref.decisions, st_ref.assignments)
+
+
+def test_gangs_the_compiled_loop_does_not_take_go_to_simpy(monkeypatch) -> None:
     """A task needing several processors at once under a rule that places one (SimPy refuses it, naming the
-    task), and a gang-aware rule that may give a moldable task several: the compiled loop declines, saying why."""
+    task), gangs with failures, with P-states, or under srjf-eft's late binding (which places none): the compiled
+    loop declines, saying why, and ``auto`` runs them on SimPy."""
     prob = _stream(6, 3, 1.0, False, False, False, _platform(4, False, False), gangs="rigid")
     assert prob.graph.procs_min.max() > 1
     assert "multi-processor" in compiled.compiled_applies(prob, MCT())
@@ -342,7 +368,16 @@ def test_gangs_the_compiled_loop_does_not_take_go_to_simpy() -> None:
         run_online(prob, MCT(), engine="auto")
     mold = _stream(5, 3, 1.0, False, False, False, _platform(4, False, False), gangs="moldable1")
     assert compiled.compiled_applies(mold, MCT()) is None
-    assert "multi-processor" in compiled.compiled_applies(mold, ShortestJobEFT())
+    assert compiled.compiled_applies(prob, ShortestJobEFT()) is None
+    d = _world(6, 4, True, False, 0, False)
+    assert "failures" in compiled.compiled_applies(prob, OnlineHEFT(), disruptions=d)
+    assert "P-states" in compiled.compiled_applies(prob, OnlineHEFT(), pstate_slowdown=np.ones((4, 2)))
+    assert "late binding" in compiled.job_tables(prob, ShortestJobEFT(late_binding=True))
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
+    with pytest.raises(SimschedError, match="at once"):  # late binding places no gang: SimPy says so
+        run_online(prob, ShortestJobEFT(late_binding=True))
+    assert run_online(prob, OnlineHEFT(), disruptions=d, disruption_rng=np.random.default_rng(1))[1].engine == "simpy"
+    assert run_online(prob, OnlineHEFT())[1].engine == "compiled"
 
 
 # ----------------------------------------------------------------------------- P-states
@@ -405,11 +440,13 @@ def test_a_replay_naming_a_pstate_a_processor_lacks_goes_back_to_simpy() -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scenario", ["scenarios/energy/dvfs_stream.yaml", "scenarios/energy/stream_failures.yaml"])
-def test_dvfs_streams_forced_compiled_keep_their_pinned_documents(scenario, tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("scenario", ["scenarios/energy/dvfs_stream.yaml", "scenarios/energy/stream_failures.yaml",
+                                      "scenarios/cluster/dag_gang_jobs.yaml"])
+def test_streams_forced_compiled_keep_their_pinned_documents(scenario, tmp_path, monkeypatch) -> None:
     """The shipped streams with P-states (ecs-online choosing them, failures, stragglers, energy, carbon and
-    cost) with every online row on the compiled loop: the pinned ``run --json`` digest
-    (``tests/data/scenario_digests.json``, recorded on SimPy), once each row's ``engine`` reads ``simpy``."""
+    cost) and with gang tasks (rigid and moldable, placed by srjf-eft, online-heft and fair-eft) with every
+    online row on the compiled loop: the pinned ``run --json`` digest (``tests/data/scenario_digests.json``,
+    recorded on SimPy), once each row's ``engine`` reads ``simpy``."""
     import hashlib
     import json
     import sys
