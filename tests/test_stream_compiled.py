@@ -338,16 +338,25 @@ GANG_RULES = {"online-heft": OnlineHEFT, **{k: v for k, v in JOB_AWARE.items() i
 
 @EXAMPLES
 @given(**STREAMS, priorities=st.booleans(), gangs=st.sampled_from(["rigid", "mixed", "moldable1"]),
-       rule=st.sampled_from(sorted(GANG_RULES)))
+       rule=st.sampled_from(sorted(GANG_RULES)), power=st.booleans())
 def test_gangs_compiled_equal_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
-                                                      noisy, priorities, gangs, rule) -> None:
+                                                      noisy, priorities, gangs, rule, power) -> None:
     """Gang tasks (rigid, moldable from 1 or 2 processors up with Amdahl's and Downey's speedups, some on one
-    host) placed by online-heft, srjf-eft and fair-eft in the compiled loop: SimPy's schedule with its
-    ``Schedule.gang`` (every task's members, lead first), events, decisions and assignments exactly."""
+    host) placed by online-heft, srjf-eft and fair-eft in the compiled loop, with a random power model or
+    without (every task at P-state 0): SimPy's schedule with its ``Schedule.gang`` (every task's members, lead
+    first), events, decisions, assignments and P-states exactly."""
     prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero), priorities, gangs=gangs)
     factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
-    runs = [_run_or_error(prob, GANG_RULES[rule](), factors, engine=engine) for engine in ("simpy", "compiled")]
+    slow = None
+    if power:
+        tables = _power(seed, m)
+        slow = tables.speed[:, :1] / tables.speed
+    runs = [_run_or_error(prob, GANG_RULES[rule](), factors, pstate_slowdown=slow, engine=engine)
+            for engine in ("simpy", "compiled")]
     (s_ref, st_ref), (s_c, st_c) = runs
+    assert (st_c.pstate is None) == (st_ref.pstate is None) == (not power)
+    if power:
+        assert st_c.pstate.tolist() == st_ref.pstate.tolist()
     assert st_c.engine == "compiled" and st_ref.engine == "simpy"
     same(s_c, s_ref)
     assert (s_c.gang is None) == (s_ref.gang is None)
@@ -359,8 +368,8 @@ def test_gangs_compiled_equal_simpy_on_random_streams(seed, n_jobs, rate, ties, 
 
 def test_gangs_the_compiled_loop_does_not_take_go_to_simpy(monkeypatch) -> None:
     """A task needing several processors at once under a rule that places one (SimPy refuses it, naming the
-    task), gangs with failures, with P-states, or under srjf-eft's late binding (which places none): the compiled
-    loop declines, saying why, and ``auto`` runs them on SimPy."""
+    task), gangs with failures, or under srjf-eft's late binding (which places none): the compiled loop
+    declines, saying why, and ``auto`` runs them on SimPy."""
     prob = _stream(6, 3, 1.0, False, False, False, _platform(4, False, False), gangs="rigid")
     assert prob.graph.procs_min.max() > 1
     assert "multi-processor" in compiled.compiled_applies(prob, MCT())
@@ -371,7 +380,7 @@ def test_gangs_the_compiled_loop_does_not_take_go_to_simpy(monkeypatch) -> None:
     assert compiled.compiled_applies(prob, ShortestJobEFT()) is None
     d = _world(6, 4, True, False, 0, False)
     assert "failures" in compiled.compiled_applies(prob, OnlineHEFT(), disruptions=d)
-    assert "P-states" in compiled.compiled_applies(prob, OnlineHEFT(), pstate_slowdown=np.ones((4, 2)))
+    assert compiled.compiled_applies(prob, OnlineHEFT(), pstate_slowdown=np.ones((4, 2))) is None
     assert "late binding" in compiled.job_tables(prob, ShortestJobEFT(late_binding=True))
     monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
     with pytest.raises(SimschedError, match="at once"):  # late binding places no gang: SimPy says so

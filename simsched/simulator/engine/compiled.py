@@ -5,7 +5,7 @@ The SimPy engine (:func:`~simsched.simulator.engine.loop.run_online`) stays the 
 fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
 form (:func:`compiled_applies`):
 
-* single-processor tasks, and gang tasks under the job-aware rules without failures, stragglers or P-states
+* single-processor tasks, and gang tasks under the job-aware rules without failures or stragglers
   (:func:`_gang_refusal`, :mod:`~simsched.simulator.engine.compiled_gang`; a moldable task that may take one
   processor counts as one under a rule that places every task on one processor); failures, repairs
   (random and traced) and stragglers, drawn as the SimPy engine draws them
@@ -214,7 +214,7 @@ def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, p
         return "a P-state table that is not (processors, P-states) goes to the SimPy engine (which refuses it)"
     g = problem.graph
     if g.gang:
-        why = _gang_refusal(problem, policy_kernel(policy), disruptions, pstate_slowdown)
+        why = _gang_refusal(problem, policy_kernel(policy), disruptions)
         if why is not None:
             return why
     a = g.arrival
@@ -231,22 +231,20 @@ GANG_BLIND = ("mct", "minmin", "maxmin", "ecs-online", "replay")
 """Kernels whose rule places every task on one processor (a replay of pairs; one of gangs goes to SimPy)."""
 
 
-def _gang_refusal(problem: Problem, kernel: str | None, disruptions=None, pstate_slowdown=None) -> str | None:
+def _gang_refusal(problem: Problem, kernel: str | None, disruptions=None) -> str | None:
     """None when the compiled loop can run ``kernel`` on ``problem``, whose graph has multi-processor tasks
     (``graph.gang``), else why not.  A rule that places every task on one processor (:data:`GANG_BLIND`)
     runs a moldable task that may take one processor (``procs_min`` 1) as an ordinary task, at its ``k = 1``
     cost, exactly as the SimPy engine runs it (no gang is ever formed, so the schedule names none); the
     job-aware rules (:data:`JOB_KERNELS`, srjf-eft's late binding aside: :meth:`JobTables.refusal`) place
-    gangs by gang-aware earliest finish (:mod:`~simsched.simulator.engine.compiled_gang`), without failures,
-    stragglers or P-states; the rest runs on SimPy.  O(n)."""
+    gangs by gang-aware earliest finish (:mod:`~simsched.simulator.engine.compiled_gang`), without failures or
+    stragglers (with a power model every task at P-state 0, as on SimPy); the rest runs on SimPy.  O(n)."""
     if kernel in GANG_BLIND and int(problem.graph.procs_min.max()) <= 1:
         return None
     if kernel not in JOB_KERNELS:
         return "multi-processor tasks run on the SimPy engine"
     if disruptions is not None and disruptions.active:
         return "multi-processor tasks with failures or stragglers run on the SimPy engine"
-    if pstate_slowdown is not None:
-        return "multi-processor tasks with P-states run on the SimPy engine"
     return None
 
 
