@@ -159,9 +159,10 @@ def _platform(m: int, per_link: bool, hetero: bool) -> Platform:
 
 
 def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: bool, platform: Platform,
-            priorities: bool = False, unnamed: bool = False) -> Problem:
+            priorities: bool = False, unnamed: bool = False, gangs: str | None = None) -> Problem:
     """A random stream; ``priorities``: a random priority per task (-1 to 2; a job's is its tasks'
-    maximum); ``unnamed``: task names without the ``j<k>.`` prefixes (jobs are then the components)."""
+    maximum); ``unnamed``: task names without the ``j<k>.`` prefixes (jobs are then the components);
+    ``gangs``: multi-processor tasks (:func:`_gang_fields`)."""
     rng = np.random.default_rng(seed)
     graphs = [random_dag(int(rng.integers(1, 12)), processors=platform.n_processors, ccr=1.0, rng=rng)
               for _ in range(n_jobs)]
@@ -176,16 +177,48 @@ def _stream(seed: int, n_jobs: int, rate: float, ties: bool, dense: bool, zero: 
         data[::2] = 0.0
     edges = np.stack([g.edge_src, g.edge_dst], axis=1)
     extra = {"priority": rng.integers(-1, 3, g.n_tasks).astype(float)} if priorities else {}
+    if gangs is not None:
+        extra.update(_gang_fields(np.random.default_rng(seed + 41), g.n_tasks, platform, gangs))
     names = [f"t{i}" for i in range(g.n_tasks)] if unnamed else g.names
     if dense:  # an explicit cost matrix, some pairs ineligible
         cost = rng.uniform(0.0 if zero else 1.0, 30.0, (g.n_tasks, platform.n_processors))
         if platform.n_processors > 1:
             cost[rng.random(cost.shape) < 0.2] = np.inf
             cost[np.arange(g.n_tasks), rng.integers(0, platform.n_processors, g.n_tasks)] = 5.0
+        if gangs is not None:  # a task needing several processors may run on every one
+            cost[extra["procs"][:, 0] > 1] = 5.0
         g = TaskGraph(names, edges, data, cost=cost, arrival=g.arrival, **extra)
     else:
         g = TaskGraph(names, edges, data, work=work, arrival=g.arrival, **extra)
     return Problem(g, platform)
+
+
+def _gang_fields(rng: np.random.Generator, n: int, platform: Platform, gangs: str) -> dict:
+    """TaskGraph fields of random multi-processor tasks on ``platform``: ``"moldable1"``: about half the tasks
+    moldable from 1 to 2..m+1 processors (Amdahl serial fractions, some Downey models); ``"rigid"``: about a
+    third need 2..(the most processors of one type) at once; ``"mixed"``: both, moldable ones from 1 or 2
+    up; ``same_host`` on some of those that one host's processors of one type can hold."""
+    m = platform.n_processors
+    top = int(np.bincount(platform.type_index).max())
+    pair = platform.type_index * (int(platform.host_index.max()) + 1) + platform.host_index
+    on_host = int(np.bincount(pair).max())
+    lo, hi = np.ones(n, dtype=np.int64), np.ones(n, dtype=np.int64)
+    pick = rng.random(n)
+    pick[0] = 1.0 if gangs == "rigid" else 0.0  # at least one of the kind asked for (where the platform allows)
+    if gangs in ("moldable1", "mixed"):
+        mold = pick < 0.5
+        lo[mold] = 1 if gangs == "moldable1" else np.minimum(rng.integers(1, 3, n), top)[mold]
+        hi[mold] = np.maximum(lo[mold], rng.integers(2, m + 2, n)[mold])
+    if gangs in ("rigid", "mixed") and top > 1:
+        rigid = pick > 0.66
+        lo[rigid] = hi[rigid] = rng.integers(2, top + 1, n)[rigid]
+    downey = np.zeros((n, 2))
+    by_downey = rng.random(n) < 0.3
+    downey[by_downey, 0] = rng.uniform(1.0, 6.0, n)[by_downey]
+    downey[by_downey, 1] = rng.choice([0.0, 0.5, 1.0, 3.0], n)[by_downey]
+    serial = np.where(by_downey, 0.0, rng.choice([0.0, 0.1, 0.37], n))
+    return {"procs": np.stack([lo, hi], axis=1), "serial": serial, "downey": downey,
+            "same_host": (rng.random(n) < 0.3) & (lo <= on_host)}
 
 
 @EXAMPLES
@@ -267,6 +300,95 @@ def test_online_heft_compiled_equals_simpy_on_random_streams(seed, n_jobs, rate,
     assert tables.refusal(prob) is None and np.array_equal(tables.rank, ref_policy.rank)
 
 
+GANG_BLIND = {"mct": MCT, "minmin": MinMin, "maxmin": MaxMin, "ecs-online": OnlineECS}
+
+
+@EXAMPLES
+@given(**STREAMS, rule=st.sampled_from(sorted(GANG_BLIND)), disrupted=st.booleans())
+def test_moldable_tasks_at_one_processor_compiled_equal_simpy(seed, n_jobs, rate, ties, dense, zero, m, per_link,
+                                                              hetero, noisy, rule, disrupted) -> None:
+    """Moldable tasks that may take one processor (``procs: [1, k]``, Amdahl and Downey) under the rules that
+    place every task on one processor, with failures and stragglers or without, and a replay of their
+    decisions: run at k = 1 as ordinary tasks on both engines, SimPy's schedule (naming no gang), events,
+    decisions, assignments and failure log exactly."""
+    prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero), gangs="moldable1")
+    assert prob.graph.gang
+    factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
+    d = _world(seed, m, True, True, 2, zero) if disrupted else None
+    rec = Recorded(GANG_BLIND[rule]())
+    runs = []
+    for engine, policy in (("simpy", rec), ("compiled", GANG_BLIND[rule]()), ("compiled", compiled.Replay(rec.log))):
+        out = _run_or_error(prob, policy, factors, disruptions=d, disruption_rng=np.random.default_rng(seed + 3),
+                            engine=engine)
+        runs.append(out)
+    ref = runs[0]
+    for got in runs[1:]:
+        if isinstance(ref[0], type):  # refused before the run, alike
+            assert got == ref
+            continue
+        assert got[1].engine == "compiled" and got[0].gang is None and ref[0].gang is None
+        same(got[0], ref[0])
+        assert (got[1].events, got[1].decisions, got[1].assignments) == (ref[1].events, ref[1].decisions,
+                                                                         ref[1].assignments)
+        same_world(got[1], ref[1])
+
+
+GANG_RULES = {"online-heft": OnlineHEFT, **{k: v for k, v in JOB_AWARE.items() if k != "srjf-late"}}
+
+
+@EXAMPLES
+@given(**STREAMS, priorities=st.booleans(), gangs=st.sampled_from(["rigid", "mixed", "moldable1"]),
+       rule=st.sampled_from(sorted(GANG_RULES)), power=st.booleans())
+def test_gangs_compiled_equal_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
+                                                      noisy, priorities, gangs, rule, power) -> None:
+    """Gang tasks (rigid, moldable from 1 or 2 processors up with Amdahl's and Downey's speedups, some on one
+    host) placed by online-heft, srjf-eft and fair-eft in the compiled loop, with a random power model or
+    without (every task at P-state 0): SimPy's schedule with its ``Schedule.gang`` (every task's members, lead
+    first), events, decisions, assignments and P-states exactly."""
+    prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero), priorities, gangs=gangs)
+    factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
+    slow = None
+    if power:
+        tables = _power(seed, m)
+        slow = tables.speed[:, :1] / tables.speed
+    runs = [_run_or_error(prob, GANG_RULES[rule](), factors, pstate_slowdown=slow, engine=engine)
+            for engine in ("simpy", "compiled")]
+    (s_ref, st_ref), (s_c, st_c) = runs
+    assert (st_c.pstate is None) == (st_ref.pstate is None) == (not power)
+    if power:
+        assert st_c.pstate.tolist() == st_ref.pstate.tolist()
+    assert st_c.engine == "compiled" and st_ref.engine == "simpy"
+    same(s_c, s_ref)
+    assert (s_c.gang is None) == (s_ref.gang is None)
+    if s_ref.gang is not None:
+        assert s_c.gang.ptr.tolist() == s_ref.gang.ptr.tolist()
+        assert s_c.gang.members.tolist() == s_ref.gang.members.tolist()
+    assert (st_c.events, st_c.decisions, st_c.assignments) == (st_ref.events, st_ref.decisions, st_ref.assignments)
+
+
+def test_gangs_the_compiled_loop_does_not_take_go_to_simpy(monkeypatch) -> None:
+    """A task needing several processors at once under a rule that places one (SimPy refuses it, naming the
+    task), gangs with failures, or under srjf-eft's late binding (which places none): the compiled loop
+    declines, saying why, and ``auto`` runs them on SimPy."""
+    prob = _stream(6, 3, 1.0, False, False, False, _platform(4, False, False), gangs="rigid")
+    assert prob.graph.procs_min.max() > 1
+    assert "multi-processor" in compiled.compiled_applies(prob, MCT())
+    with pytest.raises(SimschedError, match="needs .* at once"):
+        run_online(prob, MCT(), engine="auto")
+    mold = _stream(5, 3, 1.0, False, False, False, _platform(4, False, False), gangs="moldable1")
+    assert compiled.compiled_applies(mold, MCT()) is None
+    assert compiled.compiled_applies(prob, ShortestJobEFT()) is None
+    d = _world(6, 4, True, False, 0, False)
+    assert "failures" in compiled.compiled_applies(prob, OnlineHEFT(), disruptions=d)
+    assert compiled.compiled_applies(prob, OnlineHEFT(), pstate_slowdown=np.ones((4, 2))) is None
+    assert "late binding" in compiled.job_tables(prob, ShortestJobEFT(late_binding=True))
+    monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
+    with pytest.raises(SimschedError, match="at once"):  # late binding places no gang: SimPy says so
+        run_online(prob, ShortestJobEFT(late_binding=True))
+    assert run_online(prob, OnlineHEFT(), disruptions=d, disruption_rng=np.random.default_rng(1))[1].engine == "simpy"
+    assert run_online(prob, OnlineHEFT())[1].engine == "compiled"
+
+
 # ----------------------------------------------------------------------------- P-states
 def _power(seed: int, m: int) -> PowerTables:
     """A random power model: each processor 1 to 3 P-states (the rest padded with NaN), speeds from 1.0
@@ -327,11 +449,13 @@ def test_a_replay_naming_a_pstate_a_processor_lacks_goes_back_to_simpy() -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scenario", ["scenarios/energy/dvfs_stream.yaml", "scenarios/energy/stream_failures.yaml"])
-def test_dvfs_streams_forced_compiled_keep_their_pinned_documents(scenario, tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("scenario", ["scenarios/energy/dvfs_stream.yaml", "scenarios/energy/stream_failures.yaml",
+                                      "scenarios/cluster/dag_gang_jobs.yaml"])
+def test_streams_forced_compiled_keep_their_pinned_documents(scenario, tmp_path, monkeypatch) -> None:
     """The shipped streams with P-states (ecs-online choosing them, failures, stragglers, energy, carbon and
-    cost) with every online row on the compiled loop: the pinned ``run --json`` digest
-    (``tests/data/scenario_digests.json``, recorded on SimPy), once each row's ``engine`` reads ``simpy``."""
+    cost) and with gang tasks (rigid and moldable, placed by srjf-eft, online-heft and fair-eft) with every
+    online row on the compiled loop: the pinned ``run --json`` digest (``tests/data/scenario_digests.json``,
+    recorded on SimPy), once each row's ``engine`` reads ``simpy``."""
     import hashlib
     import json
     import sys

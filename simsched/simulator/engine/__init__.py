@@ -97,9 +97,9 @@ plan under a model with these parts is best run through the online loop by a pol
 plan's assignments in order, so that each part is written once.
 
 :mod:`simsched.simulator.engine.compiled` runs the common stream case (MCT, Min-Min, the job-aware
-rules or a replay of recorded decisions; failures, repairs and stragglers included; no gangs or arrivals
-out of index order) in one numba loop that pushes SimPy's events one for one and gives the same schedules
-float for float; ``run_online(engine="auto")`` picks
+rules or a replay of recorded decisions; failures, repairs and stragglers included; gangs placed by the
+job-aware rules without failures; no arrivals out of index order) in one numba loop that pushes SimPy's
+events one for one and gives the same schedules float for float; ``run_online(engine="auto")`` picks
 it for large runs when numba is installed, and SimPy stays the ground truth and the fallback.
 
 This module never imports :mod:`simsched.schedulers`; the policy protocols are the contract.

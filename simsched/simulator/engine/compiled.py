@@ -5,10 +5,13 @@ The SimPy engine (:func:`~simsched.simulator.engine.loop.run_online`) stays the 
 fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
 form (:func:`compiled_applies`):
 
-* single-processor tasks (no gangs); failures, repairs (random and traced) and stragglers, drawn as the
-  SimPy engine draws them (:mod:`~simsched.simulator.engine.compiled_world`); P-states (``pstate_slowdown``: a
-  power model's DVFS table, :mod:`~simsched.simulator.engine.compiled_pstate`): the rules that name none run
-  every task at P-state 0, ``ecs-online`` and a replay of ``(task, processor, P-state)`` triples choose them;
+* single-processor tasks, and gang tasks under the job-aware rules without failures or stragglers
+  (:func:`_gang_refusal`, :mod:`~simsched.simulator.engine.compiled_gang`; a moldable task that may take one
+  processor counts as one under a rule that places every task on one processor); failures, repairs
+  (random and traced) and stragglers, drawn as the SimPy engine draws them
+  (:mod:`~simsched.simulator.engine.compiled_world`); P-states (``pstate_slowdown``: a power model's DVFS
+  table, :mod:`~simsched.simulator.engine.compiled_pstate`): the rules that name none run every task at
+  P-state 0, ``ecs-online`` and a replay of ``(task, processor, P-state)`` triples choose them;
 * arrivals that never decrease with the task index (every job stream: Poisson, rates, trace), so the
   policy's visible numbering is the task index;
 * a policy whose class itself declares a ``compiled_kernel`` of :data:`KERNELS` (a subclass that does
@@ -66,10 +69,12 @@ what the SimPy engine with MCT spends on a few thousand tasks."""
 
 
 _INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py", "compiled_heap.py", "compiled_disrupt.py",
-                               "compiled_pstate.py"),
-            "compiled_disrupt": ("compiled_view.py", "compiled_jobaware.py"),
+                               "compiled_pstate.py", "compiled_minmin.py", "compiled_gang.py"),
+            "compiled_minmin": ("compiled_view.py",),
+            "compiled_gang": ("compiled_view.py",),
+            "compiled_disrupt": ("compiled_view.py", "compiled_jobaware.py", "compiled_gang.py"),
             "compiled_pstate": ("compiled_view.py",),
-            "compiled_jobaware": ("compiled_view.py",)}
+            "compiled_jobaware": ("compiled_view.py", "compiled_gang.py")}
 """Modules of compiled kernels and the sibling sources their machine code includes."""
 
 _checked = False
@@ -159,6 +164,8 @@ class JobTables:
             return "edges between tasks that arrive at different times run on the SimPy engine"
         if jobs and bool((group[self.job_task[self.job_ptr[:-1]]] != group[self.job_task[self.job_ptr[1:] - 1]]).any()):
             return "a job whose tasks arrive at different times runs on the SimPy engine"
+        if g.gang and self.rule == "srjf-late":
+            return "srjf-eft's late binding with multi-processor tasks runs on the SimPy engine"
         return None
 
 
@@ -207,7 +214,9 @@ def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, p
         return "a P-state table that is not (processors, P-states) goes to the SimPy engine (which refuses it)"
     g = problem.graph
     if g.gang:
-        return "multi-processor tasks run on the SimPy engine"
+        why = _gang_refusal(problem, policy_kernel(policy), disruptions)
+        if why is not None:
+            return why
     a = g.arrival
     if a.size > 1 and not bool((a[1:] >= a[:-1]).all()):
         return "arrivals that decrease with the task index run on the SimPy engine"
@@ -216,6 +225,47 @@ def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, p
 
         return f"numba is not installed ({install_hint('fast')})"
     return None
+
+
+GANG_BLIND = ("mct", "minmin", "maxmin", "ecs-online", "replay")
+"""Kernels whose rule places every task on one processor (a replay of pairs; one of gangs goes to SimPy)."""
+
+
+def _gang_refusal(problem: Problem, kernel: str | None, disruptions=None) -> str | None:
+    """None when the compiled loop can run ``kernel`` on ``problem``, whose graph has multi-processor tasks
+    (``graph.gang``), else why not.  A rule that places every task on one processor (:data:`GANG_BLIND`)
+    runs a moldable task that may take one processor (``procs_min`` 1) as an ordinary task, at its ``k = 1``
+    cost, exactly as the SimPy engine runs it (no gang is ever formed, so the schedule names none); the
+    job-aware rules (:data:`JOB_KERNELS`, srjf-eft's late binding aside: :meth:`JobTables.refusal`) place
+    gangs by gang-aware earliest finish (:mod:`~simsched.simulator.engine.compiled_gang`), without failures or
+    stragglers (with a power model every task at P-state 0, as on SimPy); the rest runs on SimPy.  O(n)."""
+    if kernel in GANG_BLIND and int(problem.graph.procs_min.max()) <= 1:
+        return None
+    if kernel not in JOB_KERNELS:
+        return "multi-processor tasks run on the SimPy engine"
+    if disruptions is not None and disruptions.active:
+        return "multi-processor tasks with failures or stragglers run on the SimPy engine"
+    return None
+
+
+def _gang_args(problem: Problem, tables: JobTables | None) -> tuple[tuple, tuple]:
+    """The loop's gang data and state (:mod:`~simsched.simulator.engine.compiled_gang`): on for a job-aware
+    rule (``tables``) on a graph with multi-processor tasks, else empty tables of the same types.  O(n + m)."""
+    g, plat = problem.graph, problem.platform
+    n, m = problem.n_tasks, problem.n_processors
+    i64 = np.zeros(0, dtype=np.int64)
+    if tables is None or not g.gang:
+        gd = (False, i64, i64, np.zeros(0), np.zeros((0, 2)), np.zeros(0, dtype=np.bool_), i64, i64, i64, i64, 0)
+        return gd, (i64.copy(), i64.copy(), i64.copy(), i64.copy(), np.zeros(1, dtype=np.int64))
+    kind = np.asarray(plat.type_index, dtype=np.int64)
+    pair = kind * (int(plat.host_index.max()) + 1) + np.asarray(plat.host_index, dtype=np.int64)
+    hi = g.procs_max.astype(np.int64)
+    cap = int(np.minimum(hi[hi > 1], m).sum())
+    gd = (True, g.procs_min.astype(np.int64), hi, g.serial.astype(np.float64),
+          np.ascontiguousarray(g.downey, dtype=np.float64), g.same_host.astype(np.bool_), kind, pair,
+          np.unique(kind), np.unique(pair), cap)
+    return gd, (np.zeros(cap, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+                np.zeros(cap, dtype=np.int64), np.zeros(1, dtype=np.int64))
 
 
 def _link(problem: Problem):
@@ -325,10 +375,11 @@ def _pstate_args(problem: Problem, policy, pstate_slowdown) -> tuple:
 
 
 def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None, world: tuple | None = None,
-          ps: tuple | None = None):
+          ps: tuple | None = None, gang: tuple | None = None):
     """The loop's result for these arguments (``world``: :func:`~simsched.simulator.engine.compiled_world.world_args`,
-    None without failures or stragglers; ``ps``: :func:`_pstate_args`, None without P-states), or None when a
-    replay's items are neither pairs nor P-state triples."""
+    None without failures or stragglers; ``ps``: :func:`_pstate_args`, None without P-states; ``gang``:
+    :func:`_gang_args`, None without gangs, its state filled in), or None when a replay's items are neither pairs
+    nor P-state triples."""
     from simsched.simulator.engine.compiled_world import no_world
 
     k = kernel_module()
@@ -346,6 +397,7 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
     ps = _pstate_args(problem, None, None) if ps is None else ps
     ps = (*ps[:4], rep[3])
     fac = np.zeros(0) if factors is None else np.ascontiguousarray(factors, dtype=np.float64)
+    gd, gs = gang if gang is not None else _gang_args(problem, None)
     return k.stream_loop(*read_only([policy, *rep[:3], table, key, work, memory,
                          np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
                          g.succ_ptr.astype(np.int64, copy=False), g.edge_dst[g.succ_edges].astype(np.int64),
@@ -354,7 +406,8 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
                          times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]),
                          tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))),
                          tuple(read_only(ps)),
-                         tuple(read_only(no_world(problem.n_processors) if world is None else world)))
+                         tuple(read_only(no_world(problem.n_processors) if world is None else world)),
+                         (gd[0], *read_only(list(gd[1:10])), gd[10]), gs)
 
 
 def job_tables(problem: Problem, policy) -> JobTables | str:
@@ -417,8 +470,9 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
     ps = _pstate_args(problem, policy, pstate_slowdown)
     t0 = time.perf_counter()
     while True:
+        gang = _gang_args(problem, tables)
         out = _call(problem, _code(k, policy, tables), replay, factors, tables,
-                    None if world is None else world_args(world), ps)
+                    None if world is None else world_args(world), ps, gang)
         if out is None or out[0] != k.NEED_DRAWS:
             break
         world = longer(world)
@@ -434,7 +488,26 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         stats.update(world_stats(ws, pstate_slowdown is not None))
     if pstate_slowdown is not None:  # a power model: the P-state each task (its last attempt) ran at
         stats["pstate"] = ws[17].copy()
-    return Schedule(proc, start, finish), stats
+    return Schedule(proc, start, finish, gang=_schedule_gang(proc, gang[1])), stats
+
+
+def _schedule_gang(proc: np.ndarray, gs: tuple):
+    """The schedule's :class:`~simsched.simulator.gang.Gang` from the loop's gang state: None when no task ran
+    on several processors (as the SimPy engine names none), else each task's members, lead first.  O(n + sum k)."""
+    offset, k, members = gs[1], gs[2], gs[3]
+    if not k.size or not bool((k > 1).any()):
+        return None
+    from simsched.simulator.gang import Gang
+
+    count = np.where(k > 1, k, 1)
+    ptr = np.zeros(proc.size + 1, dtype=np.int64)
+    np.cumsum(count, out=ptr[1:])
+    flat = proc[np.repeat(np.arange(proc.size), count)].astype(np.int64)
+    multi = np.flatnonzero(k > 1)
+    pos = np.concatenate([np.arange(ptr[t], ptr[t + 1]) for t in multi.tolist()])
+    src = np.concatenate([np.arange(offset[t], offset[t] + k[t]) for t in multi.tolist()])
+    flat[pos] = members[src]
+    return Gang(ptr, flat)
 
 
 def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate_slowdown, *, extended=False,

@@ -27,36 +27,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from simsched.simulator.engine.compiled_gang import place
+from simsched.simulator.engine.compiled_view import before as _before
 from simsched.simulator.engine.compiled_view import completion_row
+from simsched.simulator.engine.compiled_view import eq as _eq
+from simsched.simulator.engine.compiled_view import key_order as _key_order
+from simsched.simulator.engine.compiled_view import lt as _lt
 
 SRJF, SRJF_LATE, FAIR, HEFT = 2, 3, 4, 5
 """Policies of :func:`~simsched.simulator.engine.compiled_kernel.stream_loop` decided here (after its
 ``MCT, REPLAY = 0, 1``): ``srjf-eft``, ``srjf-eft`` with ``late_binding``, ``fair-eft``, ``online-heft``
 (job-blind: its ready tasks are kept in a binary heap by rank, see :func:`became_ready_job`)."""
-
-
-@numba.njit(cache=True)
-def _lt(a, b):  # pragma: no cover - compiled
-    """``a`` sorts before ``b`` as numpy sorts floats (NaN after every number)."""
-    return a < b or (b != b and a == a)
-
-
-@numba.njit(cache=True)
-def _eq(a, b):  # pragma: no cover - compiled
-    return a == b or (a != a and b != b)
-
-
-@numba.njit(cache=True)
-def _before(a1, a2, a3, ta, b1, b2, b3, tb):  # pragma: no cover - compiled
-    """Task ``ta`` of key ``(a1, a2, a3)`` before task ``tb`` of key ``(b1, b2, b3)``: ``np.lexsort``'s
-    order (first key first) over the ready tasks ascending, a stable sort, so the lower task on full ties."""
-    if not _eq(a1, b1):
-        return _lt(a1, b1)
-    if not _eq(a2, b2):
-        return _lt(a2, b2)
-    if not _eq(a3, b3):
-        return _lt(a3, b3)
-    return ta < tb
 
 
 @numba.njit(cache=True)
@@ -196,43 +177,8 @@ def _best_ready(j, tables, jst):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _key_order(k1, k2, k3, tasks):  # pragma: no cover - compiled
-    """The order of ``tasks`` (distinct) by ``k1``, then ``k2``, then ``k3``, then the task: ``np.lexsort((k3,
-    k2, k1))`` over them ascending (a bottom-up merge sort).  O(k log k)."""
-    k = k1.size
-    a = np.arange(k)
-    b = np.empty(k, dtype=np.int64)
-    width = 1
-    while width < k:
-        for lo in range(0, k, 2 * width):
-            mid = min(lo + width, k)
-            hi = min(lo + 2 * width, k)
-            i, j, o = lo, mid, lo
-            while i < mid and j < hi:
-                x, y = a[i], a[j]
-                if _before(k1[y], k2[y], k3[y], tasks[y], k1[x], k2[x], k3[x], tasks[x]):
-                    b[o] = y
-                    j += 1
-                else:
-                    b[o] = x
-                    i += 1
-                o += 1
-            while i < mid:
-                b[o] = a[i]
-                i += 1
-                o += 1
-            while j < hi:
-                b[o] = a[j]
-                j += 1
-                o += 1
-        a, b = b, a
-        width *= 2
-    return a
-
-
-@numba.njit(cache=True)
-def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, chosen,
-           chosen_p):  # pragma: no cover - compiled
+def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, chosen, chosen_p, gd, gs,
+           gx):  # pragma: no cover - compiled
     """One decision point: fill ``chosen``/``chosen_p`` with the ``(task, processor)`` pairs the policy
     returns, in order, and return how many (0: none); -1 when a chosen task may run nowhere (the policy
     then returns a pair the SimPy engine refuses).  ``tasks``: the ready tasks, in any order (the lower
@@ -304,6 +250,16 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
             p = completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform,
                                same_lat, same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory,
                                proc_memory, structured, dr, ct)
+            if gd[0] and gd[2][t] > 1:  # may take several processors: gang-aware earliest finish
+                p, taken = place(t, dr, avail, idle, vw, gd, gs, gx)
+                if p < 0:
+                    return -1
+                _heap_pop(rank, heap, hsize)
+                chosen[out] = t
+                chosen_p[out] = p
+                out += 1
+                n_idle -= taken
+                continue
             if not ct[p] < np.inf:  # only when a ready task may run nowhere
                 return -1
             _heap_pop(rank, heap, hsize)
@@ -331,7 +287,10 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
         p = completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat,
                            same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory, proc_memory,
                            structured, dr, ct)
-        if not ct[p] < np.inf:  # only when a ready task may run nowhere
+        taken = -1
+        if gd[0] and gd[2][t] > 1:  # may take several processors: gang-aware earliest finish
+            p, taken = place(t, dr, avail, idle, vw, gd, gs, gx)
+        if p < 0 or taken < 0 and not ct[p] < np.inf:  # only when a ready task may run nowhere
             for i in range(out):
                 placed[chosen[i]] = False
             return -1
@@ -340,6 +299,9 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
         out += 1
         placed[t] = True
         _left_job(t, tables, jst)
+        if taken >= 0:
+            n_idle -= taken
+            continue
         avail[p] = ct[p]
         if idle[p]:
             idle[p] = False

@@ -4,9 +4,10 @@ Imported only when numba is installed (extra ``simsched[fast]``) and a run quali
 :func:`simsched.simulator.engine.compiled.compiled_applies`); ``cache=True`` keeps the machine code
 next to this file, so only the first run on a machine pays the compilation (several seconds).
 
-:func:`stream_loop` is :class:`~simsched.simulator.engine.loop.OnlineRun` without gangs or a Python policy
+:func:`stream_loop` is :class:`~simsched.simulator.engine.loop.OnlineRun` without a Python policy
 (failures, repairs and stragglers included: :mod:`~simsched.simulator.engine.compiled_disrupt`; P-states:
-:mod:`~simsched.simulator.engine.compiled_pstate`),
+:mod:`~simsched.simulator.engine.compiled_pstate`; gang tasks without failures:
+:mod:`~simsched.simulator.engine.compiled_gang`),
 transcribed statement for statement: the same event entries ``(time, priority, eid)`` pushed at the same
 moments, popped from a binary heap (:mod:`~simsched.simulator.engine.compiled_heap`) in the same total order
 (the eid is unique, so the order of equal times and priorities is the push order, as in
@@ -38,6 +39,7 @@ from simsched.simulator.engine.compiled_disrupt import (
     repaired,
     world_state,
 )
+from simsched.simulator.engine.compiled_gang import append, enqueue, gang_cost, gang_k, queue_end, start_gang, task_of
 from simsched.simulator.engine.compiled_heap import grown
 from simsched.simulator.engine.compiled_heap import pop as _pop
 from simsched.simulator.engine.compiled_heap import push as _push
@@ -50,6 +52,7 @@ from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, S
     decide,
     job_state,
 )
+from simsched.simulator.engine.compiled_minmin import minmin as _minmin
 from simsched.simulator.engine.compiled_pstate import ECS, ecs_decide, stretched
 from simsched.simulator.engine.compiled_view import completion_row
 from simsched.simulator.engine.compiled_view import cost_at as _cost
@@ -68,7 +71,7 @@ MCT, REPLAY = 0, 1
 
 MINMIN, MAXMIN = 6, 7
 """Min-Min and Max-Min (:class:`~simsched.schedulers.online.MinMin`, :class:`~simsched.schedulers.online.MaxMin`),
-decided by :func:`_minmin`."""
+decided by :func:`~simsched.simulator.engine.compiled_minmin.minmin`."""
 
 OK, BAD_TASK, BAD_PROCESSOR, INELIGIBLE, REPLAY_ENDED, EMPTY_DECISION, ENDLESS, STALLED = 0, 1, 2, 3, 4, 5, 6, 7
 """Status codes: an error sends the run back to the SimPy engine, which raises its own message."""
@@ -79,13 +82,20 @@ NEED_DRAWS = 8
 
 @numba.njit(cache=True)
 def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors, disrupted,
-                slowdown, slow, attempt, wc, ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
+                slowdown, slow, attempt, wc, ht, hp, he, hk, hv, size, eid, data_ok, down,
+                gs):  # pragma: no cover - compiled
     """``Assignment._start_next``: the head of ``p``'s queue starts now, its finish is pushed (in a
     disrupted run ``slowdown`` times longer while ``p`` is slowed down, tagged with its attempt: value
-    ``task + n x attempt``), ``p``'s expected end is refreshed over the rest of the queue.  Returns
-    ``(size, eid)``.  O(queue length)."""
-    u = qhead[p]
-    qhead[p] = qnext[u]
+    ``task + n x attempt``), ``p``'s expected end is refreshed over the rest of the queue; a gang task
+    (:mod:`~simsched.simulator.engine.compiled_gang`, never in a disrupted run) starts on all its members when
+    it may.  Returns ``(size, eid)``.  O(queue length)."""
+    u = task_of(qhead[p], start.size, gs)
+    if gang_k(u, gs) > 1:
+        if not start_gang(u, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, data_ok, down, ee, gs):
+            return size, eid
+        d = cost[u] * factors[u] if noisy else cost[u]
+        return _push(ht, hp, he, hk, hv, size, now + d, NORMAL, eid, FINISH, u), eid + 1
+    qhead[p] = qnext[qhead[p]]
     qlen[p] -= 1
     if qlen[p] == 0:
         qtail[p] = -1
@@ -102,13 +112,29 @@ def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_ti
             wc[SLOWED] += 1
         tag = u + start.size * attempt[u]
     size = _push(ht, hp, he, hk, hv, size, now + d, NORMAL, eid, FINISH, tag)
-    x = qhead[p]
-    while x >= 0:
-        dx = data_time[x]
-        tq = (tq if not dx > tq else dx) + cost[x]
-        x = qnext[x]
-    ee[p] = tq
+    ee[p] = queue_end(p, tq, qhead, qnext, data_time, cost, gs)
     return size, eid + 1
+
+
+@numba.njit(cache=True)
+def _release(p, now, trigger, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors, disrupted,
+             slowdown, slow, attempt, wc, ht, hp, he, hk, hv, size, eid, data_ok, down, gs,
+             repair_at):  # pragma: no cover - compiled
+    """``Assignment._release``: processor ``p`` ended what it ran: it starts the head of its queue, or while
+    down is available at its repair, or else idle (a decision point).  Returns ``(trigger, size, eid)``.
+    O(queue length)."""
+    running[p] = -1
+    if qlen[p] > 0:
+        if data_ok[task_of(qhead[p], start.size, gs)] and not down[p]:
+            size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy,
+                                    factors, disrupted, slowdown, slow, attempt, wc, ht, hp, he, hk, hv, size, eid,
+                                    data_ok, down, gs)
+    elif down[p]:
+        ee[p] = now if not repair_at[p] > now else repair_at[p]
+    else:
+        ee[p] = now
+        trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
+    return trigger, size, eid
 
 
 @numba.njit(cache=True)
@@ -144,65 +170,10 @@ def _episode(slow, p, now, wd, ws, ht, hp, he, hk, hv, size, eid):  # pragma: no
 
 
 @numba.njit(cache=True)
-def _minmin(tasks, now, avail, vw, dr, chosen, chosen_p, largest):  # pragma: no cover - compiled
-    """Min-Min (Max-Min when ``largest``) over the ready ``tasks`` (ascending) as
-    :func:`~simsched.schedulers.online._batch_map` decides it, float for float: the board of completion times
-    ``max(avail, data ready) + W``; while tasks are left, the first left task of smallest (largest) best time
-    goes to its best processor (the first lowest index), that processor's column is refreshed, and only the
-    left rows whose best was that processor are minimised again.  Fills ``chosen``/``chosen_p`` in order and
-    returns k, or -1 when the chosen task may run nowhere (the policy then returns a pair the SimPy engine
-    refuses).
-    ``avail`` (m,) ``max(expected end, now)``, updated.  O(k x in-degree x m + k^2 + r m) for r rows
-    minimised again."""
-    (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
-     latency, inv_bw, table, key, work, memory, proc_memory, structured) = vw
-    k = tasks.size
-    m = avail.size
-    ct = np.empty((k, m))
-    data = np.empty((k, m))
-    best_p = np.empty(k, dtype=np.int64)
-    best = np.empty(k)
-    left = np.ones(k, dtype=np.bool_)
-    for i in range(k):
-        best_p[i] = completion_row(tasks[i], now, avail, *vw, dr, ct[i])
-        data[i] = dr
-        best[i] = ct[i, best_p[i]]
-    for s in range(k):
-        i = -1
-        b = np.inf
-        # np.argmin(np.where(left, best, inf)), or np.argmax with -inf: the first smallest (largest)
-        for r in range(k):
-            if left[r] and (i < 0 or (best[r] > b if largest else best[r] < b)):
-                i, b = r, best[r]
-        if not b < np.inf:
-            return -1
-        p = best_p[i]
-        chosen[s] = tasks[i]
-        chosen_p[s] = p
-        left[i] = False
-        a = ct[i, p]
-        avail[p] = a
-        for r in range(k):  # the column refreshed: max(available, data ready) + W
-            d = data[r, p]
-            ct[r, p] = (a if a >= d else d) + _cost(tasks[r], p, table, key, work, memory, proc_memory, structured)
-        for r in range(k):
-            if left[r] and best_p[r] == p:  # np.argmin over the row: the first lowest
-                bq = 0
-                bc = np.inf
-                for q in range(m):
-                    c = ct[r, q]
-                    if q == 0 or c < bc:
-                        bq, bc = q, c
-                best_p[r] = bq
-                best[r] = bc
-    return k
-
-
-@numba.njit(cache=True)
 def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, proc_memory, structured,
                 succ_ptr, succ_dst, pred_ptr, pred_src, pred_data, arrival, group_time, group_ptr, group_task,
                 uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors, tables,
-                ps, wd):  # pragma: no cover - compiled
+                ps, wd, gd, gs):  # pragma: no cover - compiled
     """Run the stream; returns ``(status, processor, start, finish, events, decisions, assignments,
     bad_decision, world)`` (``world``: :func:`~simsched.simulator.engine.compiled_disrupt.world_state`
     at the end, the failures' counters and logs).
@@ -218,7 +189,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     others), or :data:`~simsched.simulator.engine.compiled_pstate.ECS` (``ecs-online``).  ``ps``: the
     P-states (:mod:`~simsched.simulator.engine.compiled_pstate`; each task's ends in ``world[17]``).  ``wd``:
     the failures, repairs and stragglers (:mod:`~simsched.simulator.engine.compiled_disrupt`; ``wd[0]``
-    false: none).
+    false: none).  ``gd``, ``gs``: the gang tasks' data and state (:mod:`~simsched.simulator.engine.compiled_gang`;
+    ``gd[0]`` false: none), ``gs`` filled in with each gang task's members.
     ``events`` counts the heap pushes, which are SimPy's events one for one (the SimPy engine's
     ``next(env._eid)``).  A status other than :data:`OK` ends the run where the SimPy engine would
     raise (``bad_decision`` says at which decision), or (:data:`NEED_DRAWS`) where a drawn stream ran out."""
@@ -252,7 +224,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     is_ready = np.zeros(n, dtype=np.bool_)
     ready = np.empty(n, dtype=np.int64)  # the ready set, unordered; sorted at each decision
     n_ready = 0
-    qnext = np.full(n, -1, dtype=np.int64)  # FIFO queues as linked lists
+    qnext = np.full(n + gd[10], -1, dtype=np.int64)  # FIFO queues as linked lists of entries (compiled_gang)
+    gx = (np.empty(m), np.empty(m, dtype=np.int64), np.empty(m), np.empty(m))  # gang_choice's scratch
     qhead = np.full(m, -1, dtype=np.int64)
     qtail = np.full(m, -1, dtype=np.int64)
     qlen = np.zeros(m, dtype=np.int64)
@@ -322,6 +295,10 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     continue
                 wc[REMAINING] -= 1
                 log_attempt(ws, v, proc_of[v], start[v], now, True)
+            for i in range(1, gang_k(v, gs)):  # GangAllocation._on_gang_finish: the other members first
+                trigger, size, eid = _release(gs[3][gs[1][v] + i], now, trigger, qhead, qnext, qtail, qlen, running,
+                                              start, cost, data_time, ee, noisy, factors, disrupted, slowdown, slow,
+                                              attempt, wc, ht, hp, he, hk, hv, size, eid, data_ok, down, gs, repair_at)
             finish[v] = now
             became_ready = False
             for i in range(succ_ptr[v], succ_ptr[v + 1]):
@@ -335,18 +312,9 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                         if jobaware:
                             became_ready_job(policy, w, tables, jst)
                     became_ready = True
-            p = proc_of[v]
-            running[p] = -1
-            if qlen[p] > 0:
-                if data_ok[qhead[p]] and not down[p]:
-                    size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
-                                            noisy, factors, disrupted, slowdown, slow, attempt, wc,
-                                            ht, hp, he, hk, hv, size, eid)
-            elif down[p]:
-                ee[p] = now if not repair_at[p] > now else repair_at[p]
-            else:
-                ee[p] = now
-                trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
+            trigger, size, eid = _release(proc_of[v], now, trigger, qhead, qnext, qtail, qlen, running, start, cost,
+                                          data_time, ee, noisy, factors, disrupted, slowdown, slow, attempt, wc,
+                                          ht, hp, he, hk, hv, size, eid, data_ok, down, gs, repair_at)
             if became_ready:
                 trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
         elif kind == DATA:
@@ -415,7 +383,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
                     idle[q] = running[q] < 0 and qlen[q] == 0 and not down[q]
-                k = decide(policy, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, w_row, chosen, chosen_p)
+                k = decide(policy, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, w_row, chosen, chosen_p,
+                           gd, gs, gx)
                 if k < 0:  # a ready task may run nowhere: SimPy refuses the pair the policy returns
                     return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions, ws
             decisions += 1
@@ -436,9 +405,13 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     return BAD_TASK, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
                 if not 0 <= p < m:
                     return BAD_PROCESSOR, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
-                w = _cost(v, p, table, key, work, memory, proc_memory, structured)
-                if w < np.inf:
-                    w = stretched(w, p, chosen_k[i], ps)  # NaN: no such P-state
+                gang = gang_k(v, gs) > 1  # GangAllocation._assign_gang: on every member, inputs to the lead p
+                if gang:
+                    w = gang_cost(v, vw, gd, gs)
+                else:
+                    w = _cost(v, p, table, key, work, memory, proc_memory, structured)
+                    if w < np.inf:
+                        w = stretched(w, p, chosen_k[i], ps)  # NaN: no such P-state
                 if not w < np.inf:
                     return INELIGIBLE, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
                 ws[17][v] = chosen_k[i]
@@ -459,6 +432,19 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     if first or tt > delay:
                         delay = tt
                         first = False
+                if gang:
+                    data_ok[v] = not delay > 0.0
+                    data_time[v] = now + delay if delay > 0.0 else now
+                    if delay > 0.0:
+                        size = _push(ht, hp, he, hk, hv, size, now + delay, NORMAL, eid, DATA, v)
+                        eid += 1
+                    enqueue(v, qhead, qnext, qtail, qlen, ee, data_time, cost, gs)
+                    if data_ok[v] and start_gang(v, now, qhead, qnext, qtail, qlen, running, start, cost, data_time,
+                                                 data_ok, down, ee, gs):
+                        size = _push(ht, hp, he, hk, hv, size, now + (w * factors[v] if noisy else w), NORMAL, eid,
+                                     FINISH, v)
+                        eid += 1
+                    continue
                 if delay > 0.0:
                     ready_at = now + delay
                     data_time[v] = ready_at
@@ -481,17 +467,11 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 e0 = ee[p]
                 dt = data_time[v]
                 ee[p] = (e0 if not dt > e0 else dt) + w
-                if qlen[p] == 0:
-                    qhead[p] = v
-                else:
-                    qnext[qtail[p]] = v
-                qtail[p] = v
-                qnext[v] = -1
-                qlen[p] += 1
+                append(p, v, qhead, qnext, qtail, qlen)
                 if running[p] < 0 and qlen[p] == 1 and data_ok[v] and not down[p]:
                     size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
                                             noisy, factors, disrupted, slowdown, slow, attempt, wc,
-                                            ht, hp, he, hk, hv, size, eid)
+                                            ht, hp, he, hk, hv, size, eid, data_ok, down, gs)
             # the ready set keeps the tasks not assigned (none for MCT)
             kept = 0
             for i in range(n_ready):
@@ -505,7 +485,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 continue
             if running[p] < 0:
                 if qlen[p] > 0:
-                    if data_ok[qhead[p]]:
+                    if data_ok[task_of(qhead[p], n, gs)]:
                         start_p = p
                 else:
                     ee[p] = now
@@ -513,7 +493,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             if start_p >= 0:  # the start comes before the next failure is drawn, as in SimPy
                 size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
                                         noisy, factors, disrupted, slowdown, slow, attempt, wc,
-                                        ht, hp, he, hk, hv, size, eid)
+                                        ht, hp, he, hk, hv, size, eid, data_ok, down, gs)
                 start_p = -1
             if wd[1][p] > 0:
                 size, eid, ok = _episode(False, p, now, wd, ws, ht, hp, he, hk, hv, size, eid)
@@ -571,7 +551,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             p = start_p
             size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee,
                                     noisy, factors, disrupted, slowdown, slow, attempt, wc,
-                                    ht, hp, he, hk, hv, size, eid)
+                                    ht, hp, he, hk, hv, size, eid, data_ok, down, gs)
     return OK, proc_of, start, finish, eid, decisions, assignments, -1, ws
 
 

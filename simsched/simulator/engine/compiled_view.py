@@ -1,6 +1,7 @@
 """What the compiled stream engine's policies see of a decision point, in numba: a task's cost on a
 processor and its expected completion times (the :class:`~simsched.simulator.policy.DecisionView`'s
-``completion_times`` row), the same floats as the view computes them.
+``completion_times`` row), the same floats as the view computes them; and numpy's order of floats
+(:func:`lt`, :func:`before`, :func:`key_order`: ``np.lexsort``'s), which the policies sort by.
 
 Shared by the event loop (:mod:`simsched.simulator.engine.compiled_kernel`, MCT) and the job-aware
 rules (:mod:`simsched.simulator.engine.compiled_jobaware`).  Imported only with numba installed.
@@ -72,3 +73,62 @@ def completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish
         if q == 0 or c < best_ct:
             best_ct, best = c, q
     return best
+
+
+@numba.njit(cache=True)
+def lt(a, b):  # pragma: no cover - compiled
+    """``a`` sorts before ``b`` as numpy sorts floats (NaN after every number)."""
+    return a < b or (b != b and a == a)
+
+
+@numba.njit(cache=True)
+def eq(a, b):  # pragma: no cover - compiled
+    return a == b or (a != a and b != b)
+
+
+@numba.njit(cache=True)
+def before(a1, a2, a3, ta, b1, b2, b3, tb):  # pragma: no cover - compiled
+    """Task ``ta`` of key ``(a1, a2, a3)`` before task ``tb`` of key ``(b1, b2, b3)``: ``np.lexsort``'s
+    order (first key first) over the ready tasks ascending, a stable sort, so the lower task on full ties."""
+    if not eq(a1, b1):
+        return lt(a1, b1)
+    if not eq(a2, b2):
+        return lt(a2, b2)
+    if not eq(a3, b3):
+        return lt(a3, b3)
+    return ta < tb
+
+
+@numba.njit(cache=True)
+def key_order(k1, k2, k3, tasks):  # pragma: no cover - compiled
+    """The order of ``tasks`` (distinct) by ``k1``, then ``k2``, then ``k3``, then the task: ``np.lexsort((k3,
+    k2, k1))`` over them ascending (a bottom-up merge sort).  O(k log k)."""
+    k = k1.size
+    a = np.arange(k)
+    b = np.empty(k, dtype=np.int64)
+    width = 1
+    while width < k:
+        for lo in range(0, k, 2 * width):
+            mid = min(lo + width, k)
+            hi = min(lo + 2 * width, k)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                x, y = a[i], a[j]
+                if before(k1[y], k2[y], k3[y], tasks[y], k1[x], k2[x], k3[x], tasks[x]):
+                    b[o] = y
+                    j += 1
+                else:
+                    b[o] = x
+                    i += 1
+                o += 1
+            while i < mid:
+                b[o] = a[i]
+                i += 1
+                o += 1
+            while j < hi:
+                b[o] = a[j]
+                j += 1
+                o += 1
+        a, b = b, a
+        width *= 2
+    return a
