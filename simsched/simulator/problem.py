@@ -94,7 +94,25 @@ def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinit
     table = _kind_rates(graph, platform, affinity)
     if (table[np.unique(graph.kind)] == 1.0).all():  # no (n, m) temporary when nothing changes
         return graph
-    return graph.with_(cost=_divide(graph.cost, _rates(graph, platform, affinity)))
+    return graph.with_(cost=_divide_by_kind(graph.cost, table, graph.kind))
+
+
+def _divide_by_kind(cost: np.ndarray, table: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """``_divide(cost, table[kind])`` (``table``: the (kinds, m) rates of :func:`_kind_rates`, whose
+    entries are the same products as :func:`_rates`'s rows), element for element the same floats, as
+    one new read-only (n, m) array (a :class:`TaskGraph` shares it rather than copying) and no (n, m)
+    temporary: one division into it when every task has the same kind and every rate is positive,
+    else blocks of about ``_BLOCK`` elements.  O(n m) time, O(n m) memory for the result alone."""
+    out = np.empty(cost.shape)
+    n, m = cost.shape
+    if n and bool((kind == kind[0]).all()) and bool((table[kind[0]] > 0).all()):
+        np.divide(cost, table[kind[0]], out=out)
+    else:
+        step = max(1, _BLOCK // max(m, 1))
+        for lo in range(0, n, step):
+            out[lo:lo + step] = _divide(cost[lo:lo + step], table[kind[lo:lo + step]])
+    out.setflags(write=False)
+    return out
 
 
 _BLOCK = 1 << 20
