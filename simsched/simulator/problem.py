@@ -78,14 +78,17 @@ def execution_times(graph: TaskGraph, platform: Platform, affinity: Affinity | N
     return w
 
 
-def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinity | None = None) -> TaskGraph:
+def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinity | None = None, *,
+                         consume: bool = False) -> TaskGraph:
     """``graph`` with its generated cost matrix turned into times on ``platform``: ``cost[i, p] /
     (speed_p * affinity[kind_i, type_p])``.
 
     A generator's matrix is task i's work times a per-processor spread (heterogeneity, Topcuoglu et
     al. 2002), so the platform's speeds and affinities still drive the times and the spread varies
     them around ``work / (speed * affinity)``.  A graph without a cost matrix is returned as is.
-    O(n m).
+    ``consume``: the caller hands ``graph`` over (fresh from a generator, held nowhere else, not used
+    again): when its matrix owns its memory the times are written into that memory, so that only one
+    (n, m) array ever exists (the same floats).  O(n m).
     """
     if graph.cost is None:
         return graph
@@ -94,16 +97,20 @@ def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinit
     table = _kind_rates(graph, platform, affinity)
     if (table[np.unique(graph.kind)] == 1.0).all():  # no (n, m) temporary when nothing changes
         return graph
-    return graph.with_(cost=_divide_by_kind(graph.cost, table, graph.kind))
+    own = consume and graph.cost.flags.owndata and graph.cost.flags.c_contiguous
+    return graph.with_(cost=_divide_by_kind(graph.cost, table, graph.kind, in_place=own))
 
 
-def _divide_by_kind(cost: np.ndarray, table: np.ndarray, kind: np.ndarray) -> np.ndarray:
+def _divide_by_kind(cost: np.ndarray, table: np.ndarray, kind: np.ndarray, in_place: bool = False) -> np.ndarray:
     """``_divide(cost, table[kind])`` (``table``: the (kinds, m) rates of :func:`_kind_rates`, whose
     entries are the same products as :func:`_rates`'s rows), element for element the same floats, as
-    one new read-only (n, m) array (a :class:`TaskGraph` shares it rather than copying) and no (n, m)
+    one read-only (n, m) array (a :class:`TaskGraph` shares it rather than copying) and no (n, m)
     temporary: one division into it when every task has the same kind and every rate is positive,
-    else blocks of about ``_BLOCK`` elements.  O(n m) time, O(n m) memory for the result alone."""
-    out = np.empty(cost.shape)
+    else blocks of about ``_BLOCK`` elements.  ``in_place``: into ``cost``'s own memory (its owner
+    hands it over), else a new array.  O(n m) time, O(n m) memory for a new result alone."""
+    if in_place:
+        cost.setflags(write=True)
+    out = cost if in_place else np.empty(cost.shape)
     n, m = cost.shape
     if n and bool((kind == kind[0]).all()) and bool((table[kind[0]] > 0).all()):
         np.divide(cost, table[kind[0]], out=out)
