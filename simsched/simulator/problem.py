@@ -142,7 +142,8 @@ class Problem:
         graph, platform: the inputs.
         W: (n, m) execution times (read-only), ``inf`` where ineligible; in the structured form
             materialised on first access and cached (small-problem consumers only: O(n m) memory).
-        eligible: (n, m) bool, likewise materialised on first access in the structured form.
+        eligible: (n, m) bool, likewise materialised on first access (both forms; until then read
+            from ``W`` or the rate table by rows).
         structured: True when costs are computed on demand.
         latency, inv_bandwidth: (m, m) with zeros on the diagonal.
     """
@@ -175,12 +176,14 @@ class Problem:
             stuck = graph.memory > reach[graph.kind] if graph.n_tasks else np.zeros(0, dtype=bool)
         else:
             w = execution_times(graph, platform, affinity)
-            eligible = np.isfinite(w)
-            stuck = ~eligible.any(axis=1)
+            # eligibility is read from the matrix (isfinite) by blocks; the (n, m) mask only on first use
+            stuck = np.zeros(w.shape[0], dtype=bool)
+            step = max(1, _BLOCK // max(w.shape[1], 1))
+            for lo in range(0, w.shape[0], step):
+                stuck[lo:lo + step] = ~np.isfinite(w[lo:lo + step]).any(axis=1)
             if w.flags.writeable:
                 w.setflags(write=False)
-            eligible.setflags(write=False)
-            self._W, self._eligible = w, eligible
+            self._W = w
             self._rate = self._work = self._kind = self._full = None
             self._rows_contiguous, self._columns_contiguous = w.flags.c_contiguous, w.flags.f_contiguous
         if stuck.any():
@@ -408,9 +411,17 @@ class Problem:
         return self.latency[src_proc, dst_proc] + self.graph.edge_data[edges] * self.inv_bandwidth[src_proc, dst_proc]
 
     def edge_delays(self, processor: np.ndarray) -> np.ndarray:
-        """(e,) transfer time of every edge given a processor per task.  O(e)."""
+        """(e,) transfer time of every edge given a processor per task: :meth:`transfer_time`'s
+        ``latency + data x inv_bandwidth`` (the same floats: IEEE products and sums commute), built in
+        one output array with two (e,) temporaries.  O(e)."""
         g = self.graph
-        return self.transfer_time(np.arange(g.n_edges), processor[g.edge_src], processor[g.edge_dst])
+        pair = processor[g.edge_src].astype(np.int64)
+        pair *= self.n_processors
+        pair += processor[g.edge_dst]  # the flat index of (source processor, destination processor)
+        out = self.inv_bandwidth.ravel()[pair]
+        out *= g.edge_data
+        out += self.latency.ravel()[pair]
+        return out
 
     def transfer_to_all(self, edges: np.ndarray, src_proc: np.ndarray) -> np.ndarray:
         """(len(edges), m): time for each edge's data to reach every processor from ``src_proc``."""
@@ -451,15 +462,19 @@ class Problem:
             n = self.n_tasks
             if self._W is not None and not self.structured:
                 W, eligible = self._W, self._eligible
-                if W.flags.c_contiguous and eligible.flags.c_contiguous:
+                if W.flags.c_contiguous and (eligible is None or eligible.flags.c_contiguous):
                     step = max(1, _BLOCK // max(self.n_processors, 1))
                     total = np.empty(n)
+                    count = np.empty(n, dtype=np.int64)
                     for lo in range(0, n, step):
                         rows = slice(lo, lo + step)
-                        total[rows] = np.where(eligible[rows], W[rows], 0.0).sum(axis=1)
+                        e = np.isfinite(W[rows]) if eligible is None else eligible[rows]
+                        total[rows] = np.where(e, W[rows], 0.0).sum(axis=1)
+                        count[rows] = e.sum(axis=1)
                 else:  # the layout of the temporary decides the order of the additions
+                    eligible = self.eligible
                     total = np.where(eligible, W, 0.0).sum(axis=1)
-                count = eligible.sum(axis=1)
+                    count = eligible.sum(axis=1)
             elif not self._rows_contiguous:
                 # the dense matrix adds each row's costs one column after the other: so do we
                 total = np.zeros(n)
