@@ -164,3 +164,19 @@ def test_a_scheduler_without_parameters_does_not_import_pydantic():
             "print('pydantic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_t_quantile_is_scipy_stats_t_ppf_without_importing_scipy_stats():
+    from scipy import stats
+
+    from simsched.stats import _t_quantile
+
+    for level in (0.5, 0.9, 0.95, 0.99):
+        for dof in (*range(1, 60), 1000, 10**6):
+            assert _t_quantile(level, dof) == float(stats.t.ppf(0.5 + level / 2, dof))
+    code = ("import sys; from simsched.cli.main import main\n"
+            "try:\n    main(['run', 'scenarios/quickstart.yaml'])\nexcept SystemExit:\n    pass\n"
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip().splitlines()[-1] == "False"  # a multi-seed run's intervals need no scipy.stats
