@@ -16,7 +16,7 @@ from typing import Any
 
 from simsched.workloads.taskgraph import TaskGraph
 
-CHUNK = 8_192
+CHUNK = 2_048
 """Items per piece of :meth:`TaskKinds.json_chunks` and :meth:`EdgeRecords.json_chunks`."""
 
 
