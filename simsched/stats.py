@@ -36,9 +36,12 @@ def _finite(values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def _t_quantile(level: float, dof: int) -> float:
-    from scipy import stats
+    """Student's t quantile at ``0.5 + level / 2`` for ``dof`` degrees of freedom: scipy.special's
+    ``stdtrit``, the function ``scipy.stats.t.ppf`` evaluates (the same float), without importing
+    scipy.stats (~70 MB and ~0.7 s of CPU where scipy.special takes ~26 MB and ~0.2 s)."""
+    from scipy import special
 
-    return float(stats.t.ppf(0.5 + level / 2, dof))
+    return float(special.stdtrit(dof, 0.5 + level / 2))
 
 
 def _check_level(level: float) -> None:

@@ -95,6 +95,8 @@ def test_bench_scale_rows_cover_every_stage_and_the_floors():
     rows = bench_scale(sizes=(300,))
     stages = [r["stage"] for r in rows]
     assert stages[0].startswith("simsched run") and "failed" not in rows[0]["note"]
+    dense = [r for r in rows if r["stage"] == "simsched run --json (end to end, dense costs)"]
+    assert len(dense) == 1 and "failed" not in dense[0]["note"] and dense[0]["peak MB"] > 0
     for name in ("build problem", "HEFT", "fast evaluator", "SimPy replay", "validate + metrics",
                  "write results JSON"):
         assert name in stages

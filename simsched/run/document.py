@@ -477,10 +477,9 @@ def network_section(problem: Any) -> dict[str, Any]:
     """What a report needs to draw a schedule's data transfers: the edges as ``[producer, consumer,
     data]`` (task names) and the platform's ``latency`` and ``inv_bandwidth`` matrices (processor
     order of ``problem.processors``).  O(e + m²)."""
-    g = problem.graph
-    names = g.names
-    return {"edges": [[names[u], names[v], d] for u, v, d in zip(g.edge_src.tolist(), g.edge_dst.tolist(),
-                                                                  g.edge_data.tolist())],
+    from simsched.run.lazyjson import EdgeRecords
+
+    return {"edges": EdgeRecords(problem.graph),  # read from the graph's arrays when written: O(1) here
             "latency": problem.latency.tolist(), "inv_bandwidth": problem.inv_bandwidth.tolist()}
 
 

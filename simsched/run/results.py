@@ -30,7 +30,11 @@ from typing import Any
 from simsched import __version__
 from simsched.outputs import atomic_write, finite
 from simsched.run.document import network_section
+from simsched.run.lazyjson import EdgeRecords, TaskKinds
 from simsched.run.runner import RunReport, ScheduleRecords
+
+STREAMED = (ScheduleRecords, TaskKinds, EdgeRecords)
+"""Parts of a document written from arrays by their ``json_chunks`` (never held as text or objects)."""
 
 
 def results_document(report: RunReport) -> dict[str, Any]:
@@ -51,7 +55,7 @@ def _document(report: RunReport) -> dict[str, Any]:
         "schedulers": list(report.schedulers),
         "problem": {"tasks": problem.n_tasks, "edges": problem.graph.n_edges,
                     "processors": problem.platform.names,
-                    "kinds": dict(zip(g.names, map(g.kind_names.__getitem__, g.kind)))},
+                    "kinds": TaskKinds(g)},
         "network": network_section(problem),
         "lower_bound": report.lower_bound,
         "results": report.rows,
@@ -68,13 +72,14 @@ def write_results(report: RunReport, path: str | Path) -> Path:
 
 
 def _has_records(value: Any) -> bool:
-    """Whether ``value`` holds lazily written schedule records: is one, or is a dict (a row) with one
-    as a value, or a dict or list whose first dict holds some (the document and its rows).  Looks at
+    """Whether ``value`` holds parts written lazily (:data:`STREAMED`: schedule records, task kinds,
+    edges): is one, or is a dict with one as a value or in a dict value (the problem and network
+    sections), or a dict or list whose first dict holds some (the document and its rows).  Looks at
     O(keys) items, never along big lists."""
-    if isinstance(value, ScheduleRecords):
+    if isinstance(value, STREAMED):
         return True
     if isinstance(value, dict):
-        return any(isinstance(v, ScheduleRecords) or (isinstance(v, list) and v and _has_records(v))
+        return any(isinstance(v, STREAMED) or (isinstance(v, (list, dict)) and v and _has_records(v))
                    for v in value.values())
     if isinstance(value, list):
         return bool(value) and isinstance(value[0], dict) and _has_records(value[0])
@@ -93,7 +98,7 @@ def _chunks(value: Any, indent: str = "") -> Any:
     """JSON text of ``value`` in pieces: containers that hold schedule records one item a line,
     records streamed by :meth:`ScheduleRecords.json_chunks`, everything else compact through the C
     encoder (:func:`_plain_json`).  O(size of the document)."""
-    if isinstance(value, ScheduleRecords):
+    if isinstance(value, STREAMED):
         yield from value.json_chunks()
     elif not _has_records(value):
         yield _plain_json(value)

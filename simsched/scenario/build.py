@@ -48,7 +48,8 @@ def build_graph(scenario: Scenario, seed: int) -> TaskGraph:
         with limits.using(scenario.limits):
             graph = spec.build(scenario.platform.n_processors, np.random.default_rng(seed))
             if spec.form == "generator":
-                graph = spread_over_platform(graph, scenario.platform, scenario.affinity)
+                # a built-in generator's fresh graph, held nowhere else: its matrix becomes the times in place
+                graph = spread_over_platform(graph, scenario.platform, scenario.affinity, consume=True)
             return graph
     except SimschedError as exc:
         if spec.form == "generator" and exc.field in spec.options:  # a generator names its parameter

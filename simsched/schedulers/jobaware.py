@@ -228,7 +228,8 @@ class _JobAware(OneByOne):
 
         self.jobs = dense_job_ids(self._keys) if self._keys is not None else job_ids(problem.graph)
         self.n_jobs = int(self.jobs.max()) + 1 if self.jobs.size else 0
-        self.cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
+        mean = problem.mean_cost  # read-only; shared when finite (nan_to_num would copy it unchanged)
+        self.cost = mean if np.isfinite(mean).all() else np.nan_to_num(mean, posinf=0.0)
         self.job_priority = np.full(self.n_jobs, -np.inf)
         np.maximum.at(self.job_priority, self.jobs, problem.graph.priority)
         order = np.argsort(self.jobs, kind="stable")  # each job's tasks, ascending
@@ -307,7 +308,7 @@ class _JobAware(OneByOne):
         np.cumsum([t.size for t in twin.job_tasks], out=ptr[1:])
         task = np.concatenate(twin.job_tasks) if twin.job_tasks else np.zeros(0, dtype=np.int64)
         weight = getattr(twin, "weight", None)
-        return JobTables(self.compiled_rule, twin.rank, twin.jobs, twin.cost, ptr, task.astype(np.int64),
+        return JobTables(self.compiled_rule, twin.rank, twin.jobs, twin.cost, ptr, task.astype(np.int64, copy=False),
                          twin.job_priority, np.ones(twin.n_jobs) if weight is None else weight)
 
     def reset(self, problem: Problem, rng: np.random.Generator) -> None:

@@ -547,14 +547,14 @@ def checked_params(name: str, cls: type, params: dict[str, Any], *,
         if key not in sig.parameters and not takes_any:
             options = ", ".join(p.name for p in accepted) or "none"
             raise ParameterError(f"scheduler {name!r} has no parameter {key!r} (it accepts: {options})", param=key)
-    from pydantic import TypeAdapter, ValidationError
-
     checked = {}
     for key, value in params.items():
         ann = sig.parameters[key].annotation if key in sig.parameters else inspect.Parameter.empty
         if ann is inspect.Parameter.empty or isinstance(ann, str):
             checked[key] = value
             continue
+        from pydantic import TypeAdapter, ValidationError  # only for a value to check (~6 MB imported)
+
         try:
             checked[key] = TypeAdapter(strict_bools(ann)).validate_python(value)
         except ValidationError as exc:

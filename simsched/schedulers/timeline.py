@@ -199,7 +199,8 @@ def place_eft(problem: Problem, order: np.ndarray, insertion: bool = True
     table, key, work, memory = problem.cost_arrays()
     return eft_place(*read_only([np.ascontiguousarray(order, dtype=np.int64), table, key, work, memory,
                np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
-               g.pred_ptr.astype(np.int64), g.pred_edges.astype(np.int64), g.edge_src.astype(np.int64),
-               g.edge_data.astype(np.float64), g.arrival.astype(np.float64),
+               g.pred_ptr.astype(np.int64, copy=False), g.pred_edges.astype(np.int64, copy=False),
+               g.edge_src.astype(np.int64, copy=False), g.edge_data.astype(np.float64, copy=False),
+               g.arrival.astype(np.float64, copy=False),  # the graph's own arrays (read-only views below)
                np.ascontiguousarray(problem.latency), np.ascontiguousarray(problem.inv_bandwidth), bool(insertion),
                16]))

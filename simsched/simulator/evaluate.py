@@ -63,9 +63,9 @@ def execution_graph(problem: Problem, plan: Plan) -> tuple[np.ndarray, np.ndarra
     np.cumsum(out_deg + (nxt >= 0), out=ptr[1:])
     succ = np.empty(ptr[-1], dtype=np.int64)
     delay = np.zeros(ptr[-1])
-    edges = g.succ_edges  # grouped by source, in source order
-    owner = g.edge_src[edges]
-    slot = ptr[owner] + (np.arange(edges.size) - g.succ_ptr[owner])
+    edges = g.succ_edges  # grouped by source, in source order: edge k of source v goes to ptr[v] + (k - succ_ptr[v])
+    slot = np.repeat(ptr[:-1] - g.succ_ptr[:-1], out_deg)
+    slot += np.arange(edges.size)
     succ[slot] = g.edge_dst[edges]
     delay[slot] = problem.edge_delays(plan.processor)[edges]
     chained = np.flatnonzero(nxt >= 0)

@@ -78,14 +78,17 @@ def execution_times(graph: TaskGraph, platform: Platform, affinity: Affinity | N
     return w
 
 
-def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinity | None = None) -> TaskGraph:
+def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinity | None = None, *,
+                         consume: bool = False) -> TaskGraph:
     """``graph`` with its generated cost matrix turned into times on ``platform``: ``cost[i, p] /
     (speed_p * affinity[kind_i, type_p])``.
 
     A generator's matrix is task i's work times a per-processor spread (heterogeneity, Topcuoglu et
     al. 2002), so the platform's speeds and affinities still drive the times and the spread varies
     them around ``work / (speed * affinity)``.  A graph without a cost matrix is returned as is.
-    O(n m).
+    ``consume``: the caller hands ``graph`` over (fresh from a generator, held nowhere else, not used
+    again): when its matrix owns its memory the times are written into that memory, so that only one
+    (n, m) array ever exists (the same floats).  O(n m).
     """
     if graph.cost is None:
         return graph
@@ -94,7 +97,29 @@ def spread_over_platform(graph: TaskGraph, platform: Platform, affinity: Affinit
     table = _kind_rates(graph, platform, affinity)
     if (table[np.unique(graph.kind)] == 1.0).all():  # no (n, m) temporary when nothing changes
         return graph
-    return graph.with_(cost=_divide(graph.cost, _rates(graph, platform, affinity)))
+    own = consume and graph.cost.flags.owndata and graph.cost.flags.c_contiguous
+    return graph.with_(cost=_divide_by_kind(graph.cost, table, graph.kind, in_place=own))
+
+
+def _divide_by_kind(cost: np.ndarray, table: np.ndarray, kind: np.ndarray, in_place: bool = False) -> np.ndarray:
+    """``_divide(cost, table[kind])`` (``table``: the (kinds, m) rates of :func:`_kind_rates`, whose
+    entries are the same products as :func:`_rates`'s rows), element for element the same floats, as
+    one read-only (n, m) array (a :class:`TaskGraph` shares it rather than copying) and no (n, m)
+    temporary: one division into it when every task has the same kind and every rate is positive,
+    else blocks of about ``_BLOCK`` elements.  ``in_place``: into ``cost``'s own memory (its owner
+    hands it over), else a new array.  O(n m) time, O(n m) memory for a new result alone."""
+    if in_place:
+        cost.setflags(write=True)
+    out = cost if in_place else np.empty(cost.shape)
+    n, m = cost.shape
+    if n and bool((kind == kind[0]).all()) and bool((table[kind[0]] > 0).all()):
+        np.divide(cost, table[kind[0]], out=out)
+    else:
+        step = max(1, _BLOCK // max(m, 1))
+        for lo in range(0, n, step):
+            out[lo:lo + step] = _divide(cost[lo:lo + step], table[kind[lo:lo + step]])
+    out.setflags(write=False)
+    return out
 
 
 _BLOCK = 1 << 20
@@ -117,7 +142,8 @@ class Problem:
         graph, platform: the inputs.
         W: (n, m) execution times (read-only), ``inf`` where ineligible; in the structured form
             materialised on first access and cached (small-problem consumers only: O(n m) memory).
-        eligible: (n, m) bool, likewise materialised on first access in the structured form.
+        eligible: (n, m) bool, likewise materialised on first access (both forms; until then read
+            from ``W`` or the rate table by rows).
         structured: True when costs are computed on demand.
         latency, inv_bandwidth: (m, m) with zeros on the diagonal.
     """
@@ -150,12 +176,14 @@ class Problem:
             stuck = graph.memory > reach[graph.kind] if graph.n_tasks else np.zeros(0, dtype=bool)
         else:
             w = execution_times(graph, platform, affinity)
-            eligible = np.isfinite(w)
-            stuck = ~eligible.any(axis=1)
+            # eligibility is read from the matrix (isfinite) by blocks; the (n, m) mask only on first use
+            stuck = np.zeros(w.shape[0], dtype=bool)
+            step = max(1, _BLOCK // max(w.shape[1], 1))
+            for lo in range(0, w.shape[0], step):
+                stuck[lo:lo + step] = ~np.isfinite(w[lo:lo + step]).any(axis=1)
             if w.flags.writeable:
                 w.setflags(write=False)
-            eligible.setflags(write=False)
-            self._W, self._eligible = w, eligible
+            self._W = w
             self._rate = self._work = self._kind = self._full = None
             self._rows_contiguous, self._columns_contiguous = w.flags.c_contiguous, w.flags.f_contiguous
         if stuck.any():
@@ -383,9 +411,17 @@ class Problem:
         return self.latency[src_proc, dst_proc] + self.graph.edge_data[edges] * self.inv_bandwidth[src_proc, dst_proc]
 
     def edge_delays(self, processor: np.ndarray) -> np.ndarray:
-        """(e,) transfer time of every edge given a processor per task.  O(e)."""
+        """(e,) transfer time of every edge given a processor per task: :meth:`transfer_time`'s
+        ``latency + data x inv_bandwidth`` (the same floats: IEEE products and sums commute), built in
+        one output array with two (e,) temporaries.  O(e)."""
         g = self.graph
-        return self.transfer_time(np.arange(g.n_edges), processor[g.edge_src], processor[g.edge_dst])
+        pair = processor[g.edge_src].astype(np.int64)
+        pair *= self.n_processors
+        pair += processor[g.edge_dst]  # the flat index of (source processor, destination processor)
+        out = self.inv_bandwidth.ravel()[pair]
+        out *= g.edge_data
+        out += self.latency.ravel()[pair]
+        return out
 
     def transfer_to_all(self, edges: np.ndarray, src_proc: np.ndarray) -> np.ndarray:
         """(len(edges), m): time for each edge's data to reach every processor from ``src_proc``."""
@@ -426,15 +462,19 @@ class Problem:
             n = self.n_tasks
             if self._W is not None and not self.structured:
                 W, eligible = self._W, self._eligible
-                if W.flags.c_contiguous and eligible.flags.c_contiguous:
+                if W.flags.c_contiguous and (eligible is None or eligible.flags.c_contiguous):
                     step = max(1, _BLOCK // max(self.n_processors, 1))
                     total = np.empty(n)
+                    count = np.empty(n, dtype=np.int64)
                     for lo in range(0, n, step):
                         rows = slice(lo, lo + step)
-                        total[rows] = np.where(eligible[rows], W[rows], 0.0).sum(axis=1)
+                        e = np.isfinite(W[rows]) if eligible is None else eligible[rows]
+                        total[rows] = np.where(e, W[rows], 0.0).sum(axis=1)
+                        count[rows] = e.sum(axis=1)
                 else:  # the layout of the temporary decides the order of the additions
+                    eligible = self.eligible
                     total = np.where(eligible, W, 0.0).sum(axis=1)
-                count = eligible.sum(axis=1)
+                    count = eligible.sum(axis=1)
             elif not self._rows_contiguous:
                 # the dense matrix adds each row's costs one column after the other: so do we
                 total = np.zeros(n)

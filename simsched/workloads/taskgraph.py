@@ -31,6 +31,47 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
+COMPACT_MIN_TASKS = 4_096
+"""From this many tasks a per-task column whose rows are all the same (bit for bit) is held as one row
+broadcast over the tasks (:func:`_compact`)."""
+
+COMPACT_COLUMNS = ("priority", "cores", "procs_min", "procs_max", "serial", "downey", "same_host")
+"""The columns :func:`_compact` may hold as one row: those no compiled kernel takes as an argument (a
+strided array would be a new type to numba, compiled again)."""
+
+
+def _compact(a: np.ndarray) -> np.ndarray:
+    """``a`` (read-only), or, when it has at least :data:`COMPACT_MIN_TASKS` rows all bit for bit equal
+    to the first, a read-only view of that one row broadcast over them (stride 0): every read gives
+    the same values, and a 1M-task stream whose jobs set no priority, cores, gang or speedup holds ~50
+    MB less.  O(n)."""
+    if a.shape[0] < COMPACT_MIN_TASKS or a.strides[0] == 0:
+        return a
+    bits = a.view(f"u{a.itemsize}")
+    if not (bits == bits[:1]).all():
+        return a
+    return np.broadcast_to(a[:1].copy(), a.shape)
+
+
+def _check_cost(c: np.ndarray, names: Sequence[str]) -> None:
+    """:class:`GraphError` for the first NaN or negative cost (row-major), else for the first task
+    with an infinite cost on every processor; in blocks of about 1M entries, so the checks' boolean
+    temporaries stay a few MB whatever the matrix (a 100k x 188 one made ~75 MB of them).  O(n m)."""
+    n, m = c.shape
+    step = max(1, (1 << 20) // max(m, 1))
+    for lo in range(0, n, step):
+        b = c[lo:lo + step]
+        bad = np.isnan(b) | (b < 0)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise GraphError(f"task {names[lo + i]!r}: cost on processor {j} is {b[i, j]}; costs must be >= 0")
+    for lo in range(0, n, step):
+        none = np.isinf(c[lo:lo + step]).all(axis=1)
+        if none.any():
+            raise GraphError(f"task {names[lo + int(np.flatnonzero(none)[0])]!r} has an infinite cost on every "
+                             f"processor")
+
+
 def _shared(values: Any, dtype: type, shape: tuple[int, ...]) -> bool:
     """Whether ``values`` is a read-only numpy array of ``dtype`` and ``shape``: kept as is, not copied."""
     return (isinstance(values, np.ndarray) and values.dtype == dtype and values.shape == shape
@@ -180,14 +221,7 @@ class TaskGraph:
                 c = c.copy()
             if c.ndim != 2 or c.shape[0] != n:
                 raise GraphError(f"cost matrix must have one row per task ({n}), got shape {c.shape}")
-            bad = np.isnan(c) | (c < 0)
-            if bad.any():
-                i, j = np.argwhere(bad)[0]
-                raise GraphError(f"task {names[i]!r}: cost on processor {j} is {c[i, j]}; costs must be >= 0")
-            none = np.isinf(c).all(axis=1)
-            if none.any():
-                stuck = names[int(np.flatnonzero(none)[0])]
-                raise GraphError(f"task {stuck!r} has an infinite cost on every processor")
+            _check_cost(c, names)
             self.cost = _readonly(c)
             if work is None:
                 finite = np.where(np.isinf(c), np.nan, c)
@@ -234,6 +268,8 @@ class TaskGraph:
             raise GraphError(f"the task graph has a cycle: {shown}")
         self.level = _readonly(level)
         self.topo_order = _readonly(order)
+        for name in COMPACT_COLUMNS:
+            setattr(self, name, _compact(getattr(self, name)))
 
     def _set_procs(self, procs: Any, serial: Any, n: int) -> None:
         """``procs_min``/``procs_max``/``serial``/``gang`` from the constructor's ``procs`` (one k,

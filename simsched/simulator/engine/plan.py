@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 import simpy
 from simpy.events import Event, Timeout
@@ -65,14 +67,13 @@ def _execute(problem: Problem, plan: Plan, factors: np.ndarray | None) -> tuple[
     """:func:`execute_plan`, also returning the number of SimPy events processed."""
     g = problem.graph
     n = problem.n_tasks
-    dur = _durations(problem, plan_durations(problem, plan), factors).tolist()
+    dur = _packed(_durations(problem, plan_durations(problem, plan), factors), "d")
     arrival = g.arrival
     late = np.flatnonzero(arrival > 0)
     if plan.gang is None:
         delays = problem.edge_delays(plan.processor)
-        sp = g.succ_ptr.tolist()
-        sdst = g.edge_dst[g.succ_edges].tolist()
-        sdel = delays[g.succ_edges].tolist()
+        sp, sdst = _packed(g.succ_ptr, "q"), _packed(g.edge_dst[g.succ_edges], "q")
+        sdel = _packed(delays[g.succ_edges], "d")
         prev = plan.previous_on_processor(topological_rank(problem))
         nxt_arr = np.full(n, -1, dtype=np.int64)
         has_prev = prev >= 0
@@ -81,14 +82,13 @@ def _execute(problem: Problem, plan: Plan, factors: np.ndarray | None) -> tuple[
         wait_arr = np.diff(g.pred_ptr) + (arrival > 0) + has_prev
     else:  # multi-processor tasks: its turn on every member, as edges of the execution graph
         ptr, succ, delay = execution_graph(problem, plan)
-        sp, sdst, sdel = ptr.tolist(), succ.tolist(), delay.tolist()
+        sp, sdst, sdel = _packed(ptr, "q"), _packed(succ, "q"), _packed(delay, "d")
         nxt_arr = np.full(n, -1, dtype=np.int64)
         wait_arr = np.bincount(succ, minlength=n) + (arrival > 0)
-    nxt = nxt_arr.tolist()
-    wait = wait_arr.tolist()
-    nan = float("nan")
-    start = [nan] * n
-    finish = [nan] * n
+    nxt = _packed(nxt_arr, "q")
+    wait = _packed(wait_arr, "q")
+    start = array("d", [float("nan")]) * n
+    finish = array("d", [float("nan")]) * n
 
     env = simpy.Environment()
 
@@ -132,13 +132,22 @@ def _execute(problem: Problem, plan: Plan, factors: np.ndarray | None) -> tuple[
         env.run()
     events = next(env._eid)
 
-    start_arr = np.array(start)
+    start_arr = np.frombuffer(start, dtype=np.float64)
     if np.isnan(start_arr).any():
         evaluate_plan(problem, plan, np.asarray(dur))  # raises PlanError naming a cycle
         stuck = np.flatnonzero(np.isnan(start_arr))
         raise PlanError(f"the plan deadlocks: {stuck.size} tasks never ran, e.g. "
                         f"{problem.graph.names[int(stuck[0])]!r}")
-    return Schedule(plan.processor, start_arr, np.array(finish), gang=plan.gang), events
+    return Schedule(plan.processor, start_arr, np.frombuffer(finish, dtype=np.float64), gang=plan.gang), events
+
+
+def _packed(values: np.ndarray, code: str) -> array:
+    """``values`` as an :class:`array.array` of ``code`` (``"d"`` float64, ``"q"`` int64) for the replay's
+    loop: 8 bytes an item where a list holds a pointer and a Python number (~36 bytes; ~30 MB less at 100k
+    tasks and 300k edges), and indexing it gives the same numbers.  O(len(values))."""
+    out = array(code)
+    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.float64 if code == "d" else np.int64)).cast("B"))
+    return out
 
 
 
