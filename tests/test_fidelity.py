@@ -371,7 +371,8 @@ def test_fidelity_draws_the_recorded_gantt_where_starts_are_recorded(tmp_path: P
 
 
 @pytest.mark.parametrize("args, message", [
-    (["calibrate", "{corpus}", "-o", "{out}", "--budget", "0"], "--budget: must be a number of CPU seconds > 0"),
+    (["calibrate", "{corpus}", "-o", "{out}", "--budget", "0"],
+     "--budget: the budget must be a finite number of CPU seconds > 0"),
     (["calibrate", "{corpus}", "-o", "{out}", "--bound", "slots=4,1"], "bound slots: bounds [4, 1] are empty"),
     (["calibrate", "{corpus}", "-o", "{out}", "--bound", "dispatch_per_queued=-1,0.01"],
      "bound dispatch_per_queued: bounds [-1, 0.01] must be >= 0"),

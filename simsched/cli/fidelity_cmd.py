@@ -62,14 +62,8 @@ def calibrate(
     from simsched.report.fidelity import print_calibrations
 
     check_seed(seed)
-    if not budget > 0:
-        raise SimschedError(f"must be a number of CPU seconds > 0, got {budget:g}", field="--budget")
-    if min_runs < 1:
-        raise SimschedError(f"must be a whole number >= 1, got {min_runs}", field="--min-runs")
     prior = PRIOR_WEIGHT if prior is None else prior
     search = SEARCH if search is None else search
-    if not 0 <= prior < float("inf"):
-        raise SimschedError(f"must be a finite number >= 0, got {prior:g}", field="--prior")
     check_output(output, option="-o", suffixes=(".yaml", ".yml"), inputs=[p for p, _ in _found(corpus)])
     bar = Progress()
     try:

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simsched.errors import SimschedError
-from simsched.fidelity.calibrate import PRIOR_WEIGHT, Calibration, calibrate, parse_bounds
+from simsched.fidelity.calibrate import PRIOR_WEIGHT, Calibration, calibrate, check_options, parse_bounds
 from simsched.fidelity.corpus import Corpus, read_corpus
 from simsched.fidelity.model import check_scheduler
 from simsched.fidelity.profile import Profile, read_profile
-from simsched.fidelity.search import SEARCH, check_search
+from simsched.fidelity.search import SEARCH
 from simsched.fidelity.table import FidelityTable, fidelity_table
 
 Progress = Callable[[int, int, str], None]
@@ -40,11 +40,7 @@ def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: in
     each installation searched by ``search`` (:mod:`~simsched.fidelity.search`;
     :func:`~simsched.fidelity.calibrate.calibrate`).
     The options are checked before the corpus is read."""
-    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
-        raise SimschedError(f"must be a whole number >= 1, got {min_runs!r}", field="--min-runs")
-    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0:
-        raise SimschedError(f"the budget must be a number of CPU seconds > 0, got {budget_s!r}", field="--budget")
-    check_search(search)
+    check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
     overrides = parse_bounds(bounds)
     corpus = read_corpus(sources, seed=seed, skip_refused=skip_refused, hold_out=hold_out,
                          progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))

@@ -325,6 +325,22 @@ def calibration_units(runs: Mapping[str, Sequence[Execution]], per_application: 
     return out
 
 
+def check_options(*, budget_s: object, min_runs: object, prior: object, search: object) -> None:
+    """:class:`SimschedError` naming the option (``--budget``, ``--min-runs``, ``--prior``, ``--search``)
+    unless the budget is a finite number of CPU seconds > 0, ``min_runs`` a whole number >= 1, ``prior`` a
+    finite number >= 0 and ``search`` one of :data:`~simsched.fidelity.search.SEARCHES`: the one check of
+    :func:`calibrate`'s options, for the command (before the corpus is read) and the library alike."""
+    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0 \
+            or not math.isfinite(budget_s):
+        raise SimschedError(f"the budget must be a finite number of CPU seconds > 0, got {budget_s!r}",
+                            field="--budget")
+    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
+        raise SimschedError(f"must be a whole number >= 1, got {min_runs!r}", field="--min-runs")
+    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0.0 <= prior < math.inf:
+        raise SimschedError(f"must be a finite number >= 0, got {prior!r}", field="--prior")
+    check_search(search)
+
+
 def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
               bounds: Mapping[str, tuple[float, float]] | None = None,
               start: Callable[[Sequence[Execution]], Parameters] | None = None,
@@ -347,15 +363,7 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
     ``prior``: the weight of the pull towards each unit's start point (:func:`shrunk`; 0: none).
     Checks everything (budget, bounds, prior, training runs) before the first simulation.
     ``progress(done, total, label)`` after each unit.  Units in :func:`calibration_units`' order."""
-    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0 \
-            or not math.isfinite(budget_s):
-        raise SimschedError(f"the budget must be a finite number of CPU seconds > 0, got {budget_s!r}",
-                            field="--budget")
-    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
-        raise SimschedError(f"must be a whole number >= 1, got {min_runs!r}", field="--min-runs")
-    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0.0 <= prior < math.inf:
-        raise SimschedError(f"must be a finite number >= 0, got {prior!r}", field="--prior")
-    check_search(search)
+    check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
     runs = training_runs(corpus)
     boxes = {label: bounds_for(train, bounds or {}) for label, train in runs.items()}
     units = calibration_units(runs, per_application, min_runs)
