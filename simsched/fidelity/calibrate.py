@@ -43,7 +43,7 @@ import numpy as np
 from simsched.errors import SimschedError, did_you_mean
 from simsched.fidelity.corpus import Corpus, Execution
 from simsched.fidelity.model import NAMES, Parameters, documented_defaults, simulate, task_io
-from simsched.fidelity.search import SEARCH, Spent, check_search, global_search, refine
+from simsched.fidelity.search import SEARCH, Spent, check_search, global_search, prepare, refine
 from simsched.simulator.engine import TaskIO
 
 
@@ -232,6 +232,7 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
     ``prior`` > 0 minimises :func:`shrunk` instead of the training error alone: the fit is pulled towards
     ``start`` the more, the fewer training runs there are (see :data:`PRIOR_WEIGHT`).  The result's
     ``train_error`` and ``start_error`` are the training error alone."""
+    prepare(search)  # the search's imports are not the installation's CPU
     clock = time.process_time
     t0 = clock()
     fixed = {n: (int(b.low) if b.integer else b.low) for n, b in bounds.items() if b.fixed}

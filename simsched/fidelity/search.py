@@ -55,6 +55,14 @@ def check_search(search: object) -> None:
         raise SimschedError(f"must be one of {', '.join(SEARCHES)}, got {search!r}", field="--search")
 
 
+def prepare(search: str) -> None:
+    """Import what ``search`` needs (pycma and scipy's quasi-Monte Carlo module for CMA-ES: seconds of
+    CPU on a cold start) before any budget's clock starts, so that no installation pays it."""
+    if search == "cma":
+        import cma  # noqa: F401
+        from scipy.stats import qmc  # noqa: F401
+
+
 class Spent(Exception):
     """Raised inside the objective when the CPU budget is spent (stops any search)."""
 
@@ -99,7 +107,7 @@ def cma_search(f: Callable[[np.ndarray], float], best: dict, box: np.ndarray, *,
         f(low + u * width)
     if d < 2:
         return
-    import cma  # a dependency; imported here so that a run that never calibrates does not load it
+    import cma  # a dependency, imported by prepare before the clock starts
 
     def g(u: np.ndarray) -> float:
         return f(low + np.clip(u, 0.0, 1.0) * width)
