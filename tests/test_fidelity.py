@@ -371,7 +371,8 @@ def test_fidelity_draws_the_recorded_gantt_where_starts_are_recorded(tmp_path: P
 
 
 @pytest.mark.parametrize("args, message", [
-    (["calibrate", "{corpus}", "-o", "{out}", "--budget", "0"], "--budget: must be a number of CPU seconds > 0"),
+    (["calibrate", "{corpus}", "-o", "{out}", "--budget", "0"],
+     "--budget: the budget must be a finite number of CPU seconds > 0"),
     (["calibrate", "{corpus}", "-o", "{out}", "--bound", "slots=4,1"], "bound slots: bounds [4, 1] are empty"),
     (["calibrate", "{corpus}", "-o", "{out}", "--bound", "dispatch_per_queued=-1,0.01"],
      "bound dispatch_per_queued: bounds [-1, 0.01] must be >= 0"),
@@ -379,6 +380,7 @@ def test_fidelity_draws_the_recorded_gantt_where_starts_are_recorded(tmp_path: P
      "bound runtime_factor: bounds [0, 2] must be > 0"),
     (["calibrate", "{empty}", "-o", "{out}"], "no WfFormat instance (*.json) in this folder"),
     (["calibrate", "{corpus}", "-o", "{out}", "--installation", "nope"], "--installation: no installation 'nope'"),
+    (["calibrate", "{corpus}", "-o", "{out}", "--search", "bayes"], "--search: must be one of cma, de, got 'bayes'"),
     (["fidelity", "{corpus}", "--json", "{out}", "--scheduler", "heft"], "'heft' is not an online policy"),
     (["fidelity", "{corpus}", "--html", "{out}", "--gantt", "nope.json"], "no execution 'nope.json' in the corpus"),
 ])

@@ -49,34 +49,33 @@ def calibrate(
     prior: float = typer.Option(None, "--prior", help="Weight of the pull towards the start point (the "
                                 "documented defaults; an application: its installation's point), divided by the "
                                 "training runs: 0 fits the runs alone."),
+    search: str = typer.Option(None, "--search", help="The global search of each installation: cma (CMA-ES, "
+                               "the default) or de (differential evolution); Nelder-Mead refines after either."),
     skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
 ) -> None:
     """Fit the model's parameters per installation (and application) on its training runs; write a profile."""
     from simsched.fidelity import calibrate_corpus, write_profile
     from simsched.fidelity.calibrate import PRIOR_WEIGHT
+    from simsched.fidelity.search import SEARCH
     from simsched.limits import check_seed
     from simsched.outputs import check_output
     from simsched.report.fidelity import print_calibrations
 
     check_seed(seed)
-    if not budget > 0:
-        raise SimschedError(f"must be a number of CPU seconds > 0, got {budget:g}", field="--budget")
-    if min_runs < 1:
-        raise SimschedError(f"must be a whole number >= 1, got {min_runs}", field="--min-runs")
     prior = PRIOR_WEIGHT if prior is None else prior
-    if not 0 <= prior < float("inf"):
-        raise SimschedError(f"must be a finite number >= 0, got {prior:g}", field="--prior")
+    search = SEARCH if search is None else search
     check_output(output, option="-o", suffixes=(".yaml", ".yml"), inputs=[p for p, _ in _found(corpus)])
     bar = Progress()
     try:
         done = calibrate_corpus(corpus, budget_s=budget, seed=seed, installation=installation, bounds=bound or (),
                                 skip_refused=skip_refused, hold_out=hold_out or (),
-                                per_application=per_application, min_runs=min_runs, prior=prior, progress=bar)
+                                per_application=per_application, min_runs=min_runs, prior=prior, search=search,
+                                progress=bar)
     finally:
         bar.close()
     out = console()
     print_calibrations(done.calibrations, out)
-    write_profile(output, done.calibrations, done.corpus, budget_s=budget, prior=prior)
+    write_profile(output, done.calibrations, done.corpus, budget_s=budget, prior=prior, search=search)
     out.print(f"profile written to {output}", highlight=False)
 
 
@@ -88,11 +87,13 @@ def calibrate_curve(
     budget: float = typer.Option(8.0, "--budget", help="CPU seconds per fit."),
     score_runs: int = typer.Option(8, "--score-runs", help="Held-out runs each fit is scored on, per installation."),
     seed: int = typer.Option(0, "--seed", help="Seed of the split, the draws and the optimiser."),
+    search: str = typer.Option(None, "--search", help="Each fit's global search: cma (the default) or de."),
     json_path: Path = typer.Option(None, "--json", help="Also write every fit and the summary as JSON."),
 ) -> None:
     """How many runs an installation needs: calibrate on k random training runs, score on held-out runs."""
     from simsched.fidelity.corpus import read_corpus
     from simsched.fidelity.curve import as_dict, check_options, learning_curve
+    from simsched.fidelity.search import SEARCH, check_search
     from simsched.fileio import atomic_write_text
     from simsched.limits import check_seed
     from simsched.outputs import check_output, strict_json
@@ -107,13 +108,15 @@ def calibrate_curve(
             raise SimschedError(f"must be {'whole ' if kind is int else ''}numbers separated by commas, got "
                                 f"{text!r}", field=option) from None
     check_options(numbers[0], draws, numbers[1], budget, score_runs)
+    search = SEARCH if search is None else search
+    check_search(search)
     if json_path is not None:
         check_output(json_path, option="--json", suffixes=(".json",), inputs=[p for p, _ in _found(corpus)])
     bar = Progress()
     try:
         read = read_corpus(corpus, seed=seed)
         points = learning_curve(read, sizes=numbers[0], draws=draws, priors=numbers[1], budget_s=budget,
-                                score_runs=score_runs, seed=seed, progress=bar)
+                                score_runs=score_runs, seed=seed, search=search, progress=bar)
     finally:
         bar.close()
     print_curve(points, console(), seed=seed, budget_s=budget)

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simsched.errors import SimschedError
-from simsched.fidelity.calibrate import PRIOR_WEIGHT, Calibration, calibrate, parse_bounds
+from simsched.fidelity.calibrate import PRIOR_WEIGHT, Calibration, calibrate, check_options, parse_bounds
 from simsched.fidelity.corpus import Corpus, read_corpus
 from simsched.fidelity.model import check_scheduler
 from simsched.fidelity.profile import Profile, read_profile
+from simsched.fidelity.search import SEARCH
 from simsched.fidelity.table import FidelityTable, fidelity_table
 
 Progress = Callable[[int, int, str], None]
@@ -30,24 +31,22 @@ class Calibrated:
 def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: int = 0, installation: str | None = None,
                      bounds: Sequence[str] = (), skip_refused: bool = False, hold_out: Sequence[str] = (),
                      per_application: bool = True, min_runs: int = 3, prior: float = PRIOR_WEIGHT,
-                     progress: Progress | None = None) -> Calibrated:
+                     search: str = SEARCH, progress: Progress | None = None) -> Calibrated:
     """Read ``sources`` (split with ``seed``), keep ``installation`` (all when None) and calibrate each
     installation on its training runs (``hold_out``: applications held out whole) within ``budget_s``
     CPU seconds in all, ``bounds`` (``NAME=LOW,HIGH``)
     overriding the default box, and with ``per_application`` each application of ``min_runs`` training
-    runs or more refined from its installation's point, each fit pulled towards its start by ``prior``
-    (:func:`~simsched.fidelity.calibrate.calibrate`).
+    runs or more refined from its installation's point, each fit pulled towards its start by ``prior``,
+    each installation searched by ``search`` (:mod:`~simsched.fidelity.search`;
+    :func:`~simsched.fidelity.calibrate.calibrate`).
     The options are checked before the corpus is read."""
-    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
-        raise SimschedError(f"must be a whole number >= 1, got {min_runs!r}", field="--min-runs")
-    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0:
-        raise SimschedError(f"the budget must be a number of CPU seconds > 0, got {budget_s!r}", field="--budget")
+    check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
     overrides = parse_bounds(bounds)
     corpus = read_corpus(sources, seed=seed, skip_refused=skip_refused, hold_out=hold_out,
                          progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
     corpus = corpus.select(installation)
     done = calibrate(corpus, budget_s=budget_s, seed=seed, bounds=overrides, per_application=per_application,
-                     min_runs=min_runs, prior=prior, progress=progress)
+                     min_runs=min_runs, prior=prior, search=search, progress=progress)
     return Calibrated(corpus, tuple(done))
 
 

@@ -12,26 +12,22 @@ model twice too fast costs, which a relative error does not), scale-free (a 300 
 50,000 s run weighs), and its exponential is the geometric mean of the ratio, so a value of 0.05 means
 "about 5% off" in the sense the fidelity table reports.
 
-**The optimiser** is :func:`scipy.optimize.differential_evolution` (Storn & Price, "Differential
-evolution", J. Global Optimization 11, 1997), seeded, over the bounded box, with the integer parameter
-(``slots``) declared integral, for :data:`GLOBAL_SHARE` of the budget; then Nelder-Mead
+**The optimiser** is a global search for :data:`GLOBAL_SHARE` of the budget, then Nelder-Mead
 (:func:`scipy.optimize.minimize`, bounded, restarted with a halved simplex while it improves) from the
-best point for the rest.  Why: the objective is a simulation — no gradient, piecewise constant in
-``slots`` and kinked wherever an overhead changes which task is critical — so a gradient method's
-finite differences mislead it; DE needs only values, searches the whole box (not the basin of a start
-point), handles integers natively, and is deterministic for a seed; a budget allows a few hundred
-simulations of a training set, too few for DE alone to converge in nine dimensions, and the local
-search gets further from DE's best point than more generations would (on the training runs of two
-installations, 100 CPU s each: mean training error 0.215 for DE then Nelder-Mead, 0.246 for DE alone).
-A Bayesian optimiser (optuna, scikit-optimize) spends fewer simulations per improvement, but adds a
-dependency and its surrogate costs more per step than one of these simulations (milliseconds to a
-second); scipy is already a dependency.  The population starts from a Latin hypercube with the
-starting point (``start``: the workflow system's documented defaults) as one member, so the result is
-never worse on the training runs than that point.
+best point for the rest (:mod:`simsched.fidelity.search`): CMA-ES from the best of a small Latin
+hypercube sample (the default) or differential evolution (``search="de"``).  Why no gradient method:
+the objective is a simulation — no gradient, piecewise constant in ``slots`` and kinked wherever an
+overhead changes which task is critical — so finite differences mislead it.  Why a global search then
+a local one: a budget allows a few hundred simulations of a training set, too few for a population
+method alone to converge in nine dimensions, and the local search gets further from its best point
+than more generations would (on the training runs of two installations, 100 CPU s each: mean training
+error 0.215 for differential evolution then Nelder-Mead, 0.246 for it alone).  The start point
+(``start``: the workflow system's documented defaults) competes with every sampled point, so the
+result is never worse on the training runs than that point.
 
 **The budget** is CPU time (``time.process_time``), shared by the installations in proportion to the
-tasks of their training runs (what one evaluation costs); time an installation does not use (DE
-converged, ``tol``) passes to the next.  An evaluation that would start past the budget is not
+tasks of their training runs (what one evaluation costs); time an installation does not use (its
+searches converged) passes to the next.  An evaluation that would start past the budget is not
 started: the best point so far is the answer, and :attr:`Calibration.stopped` says ``"budget"``.
 """
 
@@ -43,11 +39,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import differential_evolution, minimize
 
 from simsched.errors import SimschedError, did_you_mean
 from simsched.fidelity.corpus import Corpus, Execution
 from simsched.fidelity.model import NAMES, Parameters, documented_defaults, simulate, task_io
+from simsched.fidelity.search import SEARCH, Spent, check_search, global_search, prepare, refine
 from simsched.simulator.engine import TaskIO
 
 
@@ -211,11 +207,7 @@ def shrunk(error: float, u: np.ndarray, origin: np.ndarray, prior: float, runs: 
 POPSIZE = 5
 """Differential evolution's population per free parameter (scipy's ``popsize``)."""
 GLOBAL_SHARE = 0.5
-"""The share of an installation's budget spent by differential evolution before Nelder-Mead refines."""
-
-
-class _Spent(Exception):
-    """Raised inside the objective when the CPU budget is spent (stops the optimiser)."""
+"""The share of an installation's budget spent by the global search before Nelder-Mead refines."""
 
 
 def _to_params(x: np.ndarray, free: list[str], bounds: Mapping[str, Bound], base: Parameters) -> Parameters:
@@ -227,27 +219,20 @@ def _to_params(x: np.ndarray, free: list[str], bounds: Mapping[str, Bound], base
     return replace(base, **values)
 
 
-def _simplex(u: np.ndarray, step: float) -> np.ndarray:
-    """A Nelder-Mead start simplex around ``u`` in the unit box: ``u`` and one vertex per axis moved by
-    ``step`` (inwards where ``u`` is near the top).  O(d^2)."""
-    out = np.tile(u, (u.size + 1, 1))
-    for i in range(u.size):
-        out[i + 1, i] = u[i] + step if u[i] + step <= 1.0 else u[i] - step
-    return out
-
-
 def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: float, seed: int,
                            bounds: Mapping[str, Bound], start: Parameters, popsize: int = POPSIZE,
                            global_share: float = GLOBAL_SHARE, scheduler: str = "recorded",
-                           prior: float = 0.0) -> Calibration:
+                           prior: float = 0.0, search: str = SEARCH) -> Calibration:
     """Fit the free parameters (``bounds``) on ``train`` within ``budget_s`` CPU seconds (see the module
     docstring), starting from ``start`` (clipped into the box; its fixed parameters are kept where no
-    bound names them): differential evolution for ``global_share`` of the budget, then Nelder-Mead from
-    the best point for the rest.  Deterministic for ``seed`` when the budget is not what stops it.
+    bound names them): the global search ``search`` (:data:`~simsched.fidelity.search.SEARCHES`) for
+    ``global_share`` of the budget, then Nelder-Mead from the best point for the rest.  Deterministic
+    for ``seed`` when the budget is not what stops it.
 
     ``prior`` > 0 minimises :func:`shrunk` instead of the training error alone: the fit is pulled towards
     ``start`` the more, the fewer training runs there are (see :data:`PRIOR_WEIGHT`).  The result's
     ``train_error`` and ``start_error`` are the training error alone."""
+    prepare(search)  # the search's imports are not the installation's CPU
     clock = time.process_time
     t0 = clock()
     fixed = {n: (int(b.low) if b.integer else b.low) for n, b in bounds.items() if b.fixed}
@@ -272,7 +257,7 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
 
     def f(x: np.ndarray) -> float:
         if clock() >= deadline[0]:
-            raise _Spent
+            raise Spent
         params = _to_params(x, free, bounds, start)
         error = objective(train, params, scheduler, io)
         value = shrunk(error, (np.asarray(x, dtype=np.float64) - box[:, 0]) / width, origin, prior, len(train))
@@ -285,38 +270,15 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
     if free:
         try:
             if global_share <= 0:
-                raise _Spent
-            differential_evolution(f, [tuple(b) for b in box.tolist()], seed=np.random.default_rng(seed),
-                                   popsize=popsize, maxiter=10_000, tol=1e-3, polish=False, init="latinhypercube",
-                                   x0=np.array(x0), integrality=[bounds[n].integer for n in free])
-        except _Spent:
+                raise Spent
+            global_search(search, f, best, box, seed=seed, x0=np.array(x0), popsize=popsize,
+                          integrality=[bounds[n].integer for n in free])
+        except Spent:
             pass
         deadline[0] = t0 + budget_s
-        stopped = _refine(f, best, box)
+        stopped = refine(f, best, box)
     return Calibration(label, best["params"], start, start_error, best["error"], evaluations[0], clock() - t0,
                        stopped, tuple(e.name for e in train))
-
-
-def _refine(f: Callable[[np.ndarray], float], best: dict, box: np.ndarray) -> str:
-    """Nelder-Mead in the unit box from ``best["x"]`` (restarted with a halved simplex while it
-    improves), until it converges (``"converged"``) or the budget stops ``f`` (``"budget"``)."""
-    width = box[:, 1] - box[:, 0]
-
-    def g(u: np.ndarray) -> float:
-        return f(box[:, 0] + np.clip(u, 0.0, 1.0) * width)
-
-    step = 0.1
-    while step >= 1e-3:
-        before = best["value"]
-        u = (best["x"] - box[:, 0]) / np.where(width > 0, width, 1.0)
-        try:
-            minimize(g, u, method="Nelder-Mead", bounds=[(0.0, 1.0)] * u.size,
-                     options={"initial_simplex": _simplex(u, step), "xatol": 1e-4, "fatol": 1e-5, "maxfev": 100_000})
-        except _Spent:
-            return "budget"
-        if best["value"] >= before - 1e-5:
-            step /= 2
-    return "converged"
 
 
 def training_runs(corpus: Corpus) -> dict[str, list[Execution]]:
@@ -364,11 +326,27 @@ def calibration_units(runs: Mapping[str, Sequence[Execution]], per_application: 
     return out
 
 
+def check_options(*, budget_s: object, min_runs: object, prior: object, search: object) -> None:
+    """:class:`SimschedError` naming the option (``--budget``, ``--min-runs``, ``--prior``, ``--search``)
+    unless the budget is a finite number of CPU seconds > 0, ``min_runs`` a whole number >= 1, ``prior`` a
+    finite number >= 0 and ``search`` one of :data:`~simsched.fidelity.search.SEARCHES`: the one check of
+    :func:`calibrate`'s options, for the command (before the corpus is read) and the library alike."""
+    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0 \
+            or not math.isfinite(budget_s):
+        raise SimschedError(f"the budget must be a finite number of CPU seconds > 0, got {budget_s!r}",
+                            field="--budget")
+    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
+        raise SimschedError(f"must be a whole number >= 1, got {min_runs!r}", field="--min-runs")
+    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0.0 <= prior < math.inf:
+        raise SimschedError(f"must be a finite number >= 0, got {prior!r}", field="--prior")
+    check_search(search)
+
+
 def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
               bounds: Mapping[str, tuple[float, float]] | None = None,
               start: Callable[[Sequence[Execution]], Parameters] | None = None,
               per_application: bool = True, min_runs: int = MIN_APPLICATION_RUNS, prior: float = 0.0,
-              progress: Callable[[int, int, str], None] | None = None) -> list[Calibration]:
+              search: str = SEARCH, progress: Callable[[int, int, str], None] | None = None) -> list[Calibration]:
     """Calibrate every installation of ``corpus`` on its training runs (:func:`training_runs`) within
     ``budget_s`` CPU seconds in all, from ``start(train)`` (default: the documented defaults of its
     workflow system, :func:`documented_defaults`), over :func:`bounds_for` with ``bounds`` overriding.
@@ -386,14 +364,7 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
     ``prior``: the weight of the pull towards each unit's start point (:func:`shrunk`; 0: none).
     Checks everything (budget, bounds, prior, training runs) before the first simulation.
     ``progress(done, total, label)`` after each unit.  Units in :func:`calibration_units`' order."""
-    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0 \
-            or not math.isfinite(budget_s):
-        raise SimschedError(f"the budget must be a finite number of CPU seconds > 0, got {budget_s!r}",
-                            field="--budget")
-    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
-        raise SimschedError(f"must be a whole number >= 1, got {min_runs!r}", field="--min-runs")
-    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0.0 <= prior < math.inf:
-        raise SimschedError(f"must be a finite number >= 0, got {prior!r}", field="--prior")
+    check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
     runs = training_runs(corpus)
     boxes = {label: bounds_for(train, bounds or {}) for label, train in runs.items()}
     units = calibration_units(runs, per_application, min_runs)
@@ -407,11 +378,12 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
         if app is None:
             origin = start(train) if start is not None else documented_defaults(train[0].wms)
             result = calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label],
-                                            start=origin, prior=prior)
+                                            start=origin, prior=prior, search=search)
             fitted[label] = result.parameters
         else:
             result = replace(calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label],
-                                                    start=fitted[label], global_share=0.0, prior=prior),
+                                                    start=fitted[label], global_share=0.0, prior=prior,
+                                                    search=search),
                              application=app)
         out.append(result)
         left_s, left_cost = max(left_s - result.cpu_s, 0.0), left_cost - cost[i]

@@ -30,6 +30,7 @@ from simsched.errors import SimschedError
 from simsched.fidelity.calibrate import bounds_for, calibrate_installation
 from simsched.fidelity.corpus import Corpus, Execution
 from simsched.fidelity.model import documented_defaults, simulate
+from simsched.fidelity.search import SEARCH, check_search
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,15 @@ def check_options(sizes: Sequence[int], draws: int, priors: Sequence[float], bud
 
 def learning_curve(corpus: Corpus, *, sizes: Sequence[int] = (2, 4), draws: int = 3,
                    priors: Sequence[float] = (0.0, 1.0), budget_s: float = 8.0, score_runs: int = 8,
-                   seed: int = 0, progress: Callable[[int, int, str], None] | None = None) -> list[CurvePoint]:
+                   seed: int = 0, search: str = SEARCH,
+                   progress: Callable[[int, int, str], None] | None = None) -> list[CurvePoint]:
     """The curve's fits (see the module docstring), for every installation with more training runs than
     the largest ``k`` and at least one held-out run with a recorded makespan.  :class:`SimschedError`
     when no installation qualifies or an option is out of range.  ``progress(done, total)`` after each
-    fit, with the installation and ``k`` as its label."""
+    fit, with the installation and ``k`` as its label.  ``search``: each fit's global search
+    (:mod:`~simsched.fidelity.search`)."""
     check_options(sizes, draws, priors, budget_s, score_runs)
+    check_search(search)
     plan = []
     for label, runs in corpus.installations().items():
         train = [e for e in runs if not e.held_out and e.run.makespan]
@@ -104,7 +108,7 @@ def learning_curve(corpus: Corpus, *, sizes: Sequence[int] = (2, 4), draws: int 
                 bounds = bounds_for(subset, {})
                 for prior in priors:
                     fit = calibrate_installation(label, subset, budget_s=budget_s, seed=seed, bounds=bounds,
-                                                 start=start, prior=float(prior))
+                                                 start=start, prior=float(prior), search=search)
                     errors = tuple(simulate(e.graph, e.run, fit.parameters).makespan / e.run.makespan - 1.0
                                    for e in scored)
                     out.append(CurvePoint(label, k, d, float(prior), fit.train_error, errors))

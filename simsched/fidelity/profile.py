@@ -51,6 +51,7 @@ from simsched.errors import SimschedError, did_you_mean
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.corpus import Corpus
 from simsched.fidelity.model import NAMES, Parameters, scenario_platform
+from simsched.fidelity.search import SEARCH, SEARCHES
 from simsched.fileio import atomic_write_text
 from simsched.yamlio import YamlDocument, load_yaml
 
@@ -111,9 +112,10 @@ def label_of(wms: str, machines: Sequence[str]) -> str:
     return f"{wms}@{pool[0] if pool else '(no machines)'}" + (f"+{len(pool) - 1}" if len(pool) > 1 else "")
 
 
-def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float, prior: float = 0.0) -> str:
-    """The YAML text of a profile of ``calibrations`` (made on ``corpus`` with ``budget_s`` and
-    ``prior``).  O(runs)."""
+def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float, prior: float = 0.0,
+                 search: str = SEARCH) -> str:
+    """The YAML text of a profile of ``calibrations`` (made on ``corpus`` with ``budget_s``, ``prior``
+    and the global search ``search``).  O(runs)."""
     groups = corpus.installations()
     entries = []
     for c in calibrations:
@@ -130,19 +132,19 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
             "train": list(c.train)})
     doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
                                                              if corpus.hold_out else {}),
-           "budget_s": float(budget_s), "prior": float(prior), "installations": entries}
+           "budget_s": float(budget_s), "prior": float(prior), "search": search, "installations": entries}
     head = ("# Calibrated by `simsched calibrate` on the training runs of each installation; read by\n"
             "# `simsched fidelity --profile`.  docs/fidelity.md says what each parameter means.\n")
     return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
 
 
 def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float,
-                  prior: float = 0.0) -> Path:
+                  prior: float = 0.0, search: str = SEARCH) -> Path:
     """Write the profile atomically (a reader never sees half a file)."""
-    return atomic_write_text(path, profile_text(calibrations, corpus, budget_s=budget_s, prior=prior))
+    return atomic_write_text(path, profile_text(calibrations, corpus, budget_s=budget_s, prior=prior, search=search))
 
 
-TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "installations")
+TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "search", "installations")
 ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
               "train_error_at_start", "evaluations", "cpu_s", "stopped", "train")
 
@@ -236,6 +238,8 @@ def read_profile(path: str | Path) -> Profile:
     for key in ("budget_s", "prior"):  # what it was calibrated with: read for the record, checked all the same
         if key in data and r.number(data[key], (key,)) < 0:
             raise r.fail(f"must be >= 0, got {data[key]!r}", (key,))
+    if "search" in data and data["search"] not in SEARCHES:
+        raise r.fail(f"must be one of {', '.join(SEARCHES)}, got {data['search']!r}", ("search",))
     items = data.get("installations")
     if not isinstance(items, list) or not items:
         raise r.fail("must be a non-empty list of calibrated installations", ("installations",))

@@ -1,0 +1,89 @@
+"""The searches of a calibration (:mod:`simsched.fidelity.search`): CMA-ES (the default) and differential
+evolution, each followed by Nelder-Mead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import wfformat_chain as chain
+
+from simsched.errors import SimschedError
+from simsched.fidelity import calibrate, read_corpus, read_profile, write_profile
+from simsched.fidelity.search import SEARCH, Spent, cma_search, refine
+
+# three 10 s tasks recorded at 45 s: 5 s of pre-execution plus post-processing per task fits exactly
+FIXED = {name: (0.0, 0.0) for name in ("submit", "dispatch_interval", "cycle", "startup")}
+PRE_AND_POST = {"runtime_factor": (1.0, 1.0), "slots": (4, 4), "dispatch_per_queued": (1e-6, 1e-6),
+                "bandwidth": (1e10, 1e10), **FIXED, "pre": (0.0, 20.0), "post": (0.0, 20.0)}
+
+
+def _bowl(counter: list[int], best: dict, box: np.ndarray, budget: int = 3_000):
+    target = box[:, 0] + np.array([0.2, 0.7, 0.9]) * (box[:, 1] - box[:, 0])
+
+    def f(x: np.ndarray) -> float:
+        if counter[0] >= budget:
+            raise Spent
+        counter[0] += 1
+        value = float(np.sum(np.abs(x - target) / (box[:, 1] - box[:, 0])))  # kinked at its minimum
+        if value < best["value"]:
+            best.update(value=value, x=np.array(x))
+        return value
+    return f
+
+
+def test_cma_then_nelder_mead_finds_a_kinked_minimum_and_repeats_itself() -> None:
+    box = np.array([[0.0, 10.0], [-3.0, 1.0], [1e6, 1e10]])  # ranges of very different widths
+    runs = []
+    for _ in range(2):
+        counter, best = [0], {"value": np.inf, "x": box[:, 0].copy()}
+        f = _bowl(counter, best, box)
+        f(best["x"])
+        cma_search(f, best, box, seed=3)
+        assert refine(f, best, box) == "converged"
+        runs.append((counter[0], best["x"].tolist(), best["value"]))
+    assert runs[0] == runs[1]  # deterministic for its seed
+    assert runs[0][2] < 1e-3
+
+
+def test_the_budget_stops_cma_with_the_best_point_so_far() -> None:
+    box = np.array([[0.0, 1.0]] * 3)
+    counter, best = [0], {"value": np.inf, "x": np.full(3, 0.5)}
+    f = _bowl(counter, best, box, budget=25)
+    with pytest.raises(Spent):
+        cma_search(f, best, box, seed=0)
+    assert counter[0] == 25 and best["value"] < np.inf
+
+
+def _chains(folder: Path, n: int) -> Path:
+    folder.mkdir(exist_ok=True)
+    for i in range(n):
+        chain(folder / f"c-chameleon-{i:03d}.json", [10.0, 10.0, 10.0], 45.0)
+    return folder
+
+
+@pytest.mark.parametrize("search", ["cma", "de"])
+def test_each_search_fits_a_hand_computed_overhead(tmp_path: Path, search: str) -> None:
+    corpus = read_corpus([_chains(tmp_path / "c", 4)])
+    [fit] = calibrate(corpus, budget_s=3.0, seed=2, bounds=PRE_AND_POST, search=search)
+    p = fit.parameters
+    assert fit.train_error < 2e-3
+    assert 3 * (p.pre + p.post) == pytest.approx(15.0, abs=0.1)  # 30 s of runtime + 3 (pre + post) = 45 s
+
+
+def test_the_default_search_is_cma_and_a_profile_records_it(tmp_path: Path) -> None:
+    assert SEARCH == "cma"
+    corpus = read_corpus([_chains(tmp_path / "c", 2)])
+    path = write_profile(tmp_path / "p.yaml", calibrate(corpus, budget_s=0.5), corpus, budget_s=0.5, search="de")
+    assert "search: de" in path.read_text()
+    read_profile(path)
+    lines = path.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("search:"))
+    lines[i] = "search: bayes"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SimschedError, match="must be one of cma, de") as exc:
+        read_profile(path)
+    assert exc.value.line == i + 1 and exc.value.field == "search"
+    with pytest.raises(SimschedError, match="--search"):
+        calibrate(corpus, budget_s=0.5, search="bayes")
