@@ -311,3 +311,13 @@ def wfformat_chain(path: Path, runtimes: list[float], makespan: float, *, machin
                                       "tasks": execution}}}
     path.write_text(json.dumps(doc))
     return path
+
+
+def replace_top_key(path: Path, key: str, value: str) -> int:
+    """Rewrite the line of ``path`` that sets the top-level YAML ``key`` to ``key: value`` (a hand edit of a
+    written profile) and return its 1-based line number, which a refusal must name."""
+    lines = path.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith(f"{key}:"))
+    lines[i] = f"{key}: {value}"
+    path.write_text("\n".join(lines) + "\n")
+    return i + 1

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from simsched.cli.main import app
 from simsched.errors import SimschedError
-from simsched.fidelity import calibrate, read_corpus, read_profile, write_profile
+from simsched.fidelity import calibrate, read_corpus
 from simsched.fidelity.calibrate import shrunk
 from simsched.fidelity.curve import learning_curve, summary
 
@@ -52,23 +52,6 @@ def test_the_prior_pulls_the_fit_towards_the_start_and_fades_with_runs(tmp_path:
     many = read_corpus([_chains(tmp_path / "many", 80)])
     faded = calibrate(many, budget_s=10.0, seed=1, bounds=ONLY_PRE, prior=10.0)[0]
     assert faded.parameters.pre == pytest.approx(5.0, abs=0.05)
-
-
-def test_a_profile_records_its_prior_and_refuses_a_negative_one(tmp_path: Path) -> None:
-    corpus = read_corpus([_chains(tmp_path / "c", 2)])
-    path = write_profile(tmp_path / "p.yaml", calibrate(corpus, budget_s=0.5, prior=0.5), corpus, budget_s=0.5,
-                         prior=0.5)
-    assert "prior: 0.5" in path.read_text()
-    read_profile(path)
-    lines = path.read_text().splitlines()
-    i = next(k for k, line in enumerate(lines) if line.startswith("prior:"))
-    lines[i] = "prior: -1"
-    path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(SimschedError, match="must be >= 0") as exc:
-        read_profile(path)
-    assert exc.value.line == i + 1 and exc.value.field == "prior"
-    with pytest.raises(SimschedError, match="--prior"):
-        calibrate(corpus, budget_s=0.5, prior=-1.0)
 
 
 def test_the_learning_curve_fits_each_prior_on_the_same_draws(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import replace_top_key
 from helpers import wfformat_chain as chain
 
 from simsched.errors import SimschedError
@@ -72,18 +73,21 @@ def test_each_search_fits_a_hand_computed_overhead(tmp_path: Path, search: str) 
     assert 3 * (p.pre + p.post) == pytest.approx(15.0, abs=0.1)  # 30 s of runtime + 3 (pre + post) = 45 s
 
 
-def test_the_default_search_is_cma_and_a_profile_records_it(tmp_path: Path) -> None:
-    assert SEARCH == "cma"
+@pytest.mark.parametrize("key, value, bad, message", [
+    ("search", "de", "bayes", "must be one of cma, de"),
+    ("prior", 0.5, "-1", "must be >= 0"),
+])
+def test_a_profile_records_what_it_was_calibrated_with_and_refuses_a_bad_value(
+        tmp_path: Path, key: str, value: object, bad: str, message: str) -> None:
+    assert SEARCH == "cma"  # the default
     corpus = read_corpus([_chains(tmp_path / "c", 2)])
-    path = write_profile(tmp_path / "p.yaml", calibrate(corpus, budget_s=0.5), corpus, budget_s=0.5, search="de")
-    assert "search: de" in path.read_text()
+    path = write_profile(tmp_path / "p.yaml", calibrate(corpus, budget_s=0.5, **{key: value}), corpus, budget_s=0.5,
+                         **{key: value})
+    assert f"{key}: {value}" in path.read_text()
     read_profile(path)
-    lines = path.read_text().splitlines()
-    i = next(k for k, line in enumerate(lines) if line.startswith("search:"))
-    lines[i] = "search: bayes"
-    path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(SimschedError, match="must be one of cma, de") as exc:
+    line = replace_top_key(path, key, bad)
+    with pytest.raises(SimschedError, match=message) as exc:
         read_profile(path)
-    assert exc.value.line == i + 1 and exc.value.field == "search"
-    with pytest.raises(SimschedError, match="--search"):
-        calibrate(corpus, budget_s=0.5, search="bayes")
+    assert exc.value.line == line and exc.value.field == key
+    with pytest.raises(SimschedError, match=f"--{key}"):
+        calibrate(corpus, budget_s=0.5, **{key: bad if key == "search" else float(bad)})
