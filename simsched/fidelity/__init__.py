@@ -9,7 +9,10 @@ One room per concern:
   runtimes), the free :class:`~simsched.fidelity.model.Parameters`, one simulation in the online engine
   under the ``recorded`` policy or a named one;
 * :mod:`~simsched.fidelity.calibrate` — the parameters fitted per installation on its training runs
-  (differential evolution, bounded, seeded, within a CPU budget);
+  (a global search then Nelder-Mead, bounded, seeded, within a CPU budget);
+* :mod:`~simsched.fidelity.search` — the searches: CMA-ES from a Latin hypercube sample (the default),
+  differential evolution, the Nelder-Mead refinement;
+* :mod:`~simsched.fidelity.curve` — the learning curve of calibration (``simsched calibrate-curve``);
 * :mod:`~simsched.fidelity.profile` — the calibrated profile file, written and read (checked: it is input);
 * :mod:`~simsched.fidelity.table` — every execution simulated under each model, errors on held-out runs;
 * :mod:`~simsched.fidelity.ask` — the calls of ``simsched calibrate`` and ``simsched fidelity``.
