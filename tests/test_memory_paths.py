@@ -1,7 +1,8 @@
 """The memory cuts of issue #42 keep every number: spreading a generated matrix by kind (in place or
 not), the results document's kinds and edges written from arrays, per-task columns held as one row,
 edge delays in one array, a dense problem's eligibility read from its matrix, a stream's job column
-shared, and a scheduler without parameters created without pydantic."""
+shared, a scheduler without parameters created without pydantic, and the compiled loop reading the
+graph's own edge arrays without keeping the mean transfers."""
 
 from __future__ import annotations
 
@@ -180,3 +181,20 @@ def test_t_quantile_is_scipy_stats_t_ppf_without_importing_scipy_stats():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip().splitlines()[-1] == "False"  # a multi-seed run's intervals need no scipy.stats
+
+
+def test_the_compiled_loop_reads_the_graphs_own_edges_and_keeps_no_mean_transfers():
+    from simsched.bench.streams import _stream_problem
+    from simsched.schedulers import registry
+    from simsched.simulator.engine.compiled import _edges, job_tables
+
+    problem, _ = _stream_problem(3, 4)
+    g = problem.graph
+    assert g.n_edges > 0
+    own = (g.succ_ptr, g.succ_edges, g.pred_ptr, g.pred_edges, g.edge_src, g.edge_dst, g.edge_data)
+    assert all(a is b for a, b in zip(_edges(g), own))  # no gathered successor or predecessor copies
+    before = problem.mean_transfer.copy()
+    problem.forget_mean_transfer()
+    assert not isinstance(job_tables(problem, registry.create("srjf-eft")), str)
+    assert problem._mean_transfer is None  # built for the ranks, not kept for the run
+    assert np.array_equal(problem.mean_transfer, before)

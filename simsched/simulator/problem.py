@@ -531,6 +531,11 @@ class Problem:
             self._mean_transfer.setflags(write=False)
         return self._mean_transfer
 
+    def forget_mean_transfer(self) -> None:
+        """Let go of the cached :attr:`mean_transfer` (8 bytes per edge), computed again, the same floats,
+        when next read: for a caller that needed it once, before a long run that does not.  O(1)."""
+        self._mean_transfer = None
+
     @property
     def min_cost(self) -> np.ndarray:
         """(n,) fastest execution time of each task on any processor.  Structured: ``work / (the

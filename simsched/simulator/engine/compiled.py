@@ -374,6 +374,16 @@ def _pstate_args(problem: Problem, policy, pstate_slowdown) -> tuple:
             np.zeros(0, dtype=np.int64))
 
 
+def _edges(g) -> list[np.ndarray]:
+    """The loop's view of graph ``g``: its own CSR lists and edge arrays ``(succ_ptr, succ_edges, pred_ptr,
+    pred_edges, edge_src, edge_dst, edge_data)``, read through by the loop rather than gathered into
+    successor and predecessor copies (which were 3 x 8 bytes per edge at its peak).  O(1): no copy where
+    the arrays are contiguous int64 (float64 data), as ``TaskGraph`` builds them."""
+    ints = (g.succ_ptr, g.succ_edges, g.pred_ptr, g.pred_edges, g.edge_src, g.edge_dst)
+    data = np.ascontiguousarray(g.edge_data, dtype=np.float64)
+    return [*(np.ascontiguousarray(a, dtype=np.int64) for a in ints), data]
+
+
 def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None, world: tuple | None = None,
           ps: tuple | None = None, gang: tuple | None = None):
     """The loop's result for these arguments (``world``: :func:`~simsched.simulator.engine.compiled_world.world_args`,
@@ -400,9 +410,7 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
     gd, gs = gang if gang is not None else _gang_args(problem, None)
     return k.stream_loop(*read_only([policy, *rep[:3], table, key, work, memory,
                          np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
-                         g.succ_ptr.astype(np.int64, copy=False), g.edge_dst[g.succ_edges].astype(np.int64),
-                         g.pred_ptr.astype(np.int64, copy=False), g.edge_src[g.pred_edges].astype(np.int64),
-                         g.edge_data[g.pred_edges].astype(np.float64), g.arrival.astype(np.float64, copy=False),
+                         *_edges(g), g.arrival.astype(np.float64, copy=False),
                          times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]),
                          tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))),
                          tuple(read_only(ps)),
@@ -413,9 +421,12 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
 def job_tables(problem: Problem, policy) -> JobTables | str:
     """The tables of a job-aware ``policy`` (kernel in :data:`JOB_KERNELS`) for the whole stream
     (``policy.compiled_tables(problem)``), or why the compiled loop cannot decide with them
-    (:meth:`JobTables.refusal`).  The policy's cost (O(n m + e) for upward ranks and mean costs) plus
-    O(n + e)."""
+    (:meth:`JobTables.refusal`).  The mean transfers the upward ranks were built from are not kept on the
+    problem (:meth:`~simsched.simulator.problem.Problem.forget_mean_transfer`): the loop never reads them, and
+    at 100k tasks they were 2 MB of its peak.  The policy's cost (O(n m + e) for upward ranks and mean costs)
+    plus O(n + e)."""
     tables = policy.compiled_tables(problem)
+    problem.forget_mean_transfer()
     why = tables.refusal(problem)
     return tables if why is None else why
 

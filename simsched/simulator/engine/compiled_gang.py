@@ -75,7 +75,7 @@ def gang_choice(t, ready, free, vw, gd, gs, w, procs, key, zero):  # pragma: no 
     pools by (finish, k, lead).  Writes the members (lead: the first of the chosen earliest ready) at the
     store's free end, ``gs[3][gs[4][0]:]``, and returns ``(k, finish)``; k 0 when no pool has ``k_min``
     processors that may run ``t``.  ``w``, ``procs``, ``key``, ``zero`` (m,): scratch.  O(m log m)."""
-    table, key_t, work, memory, proc_memory, structured = vw[13], vw[14], vw[15], vw[16], vw[17], vw[18]
+    table, key_t, work, memory, proc_memory, structured = vw[14], vw[15], vw[16], vw[17], vw[18], vw[19]
     m = free.size
     for q in range(m):
         w[q] = cost_at(t, q, table, key_t, work, memory, proc_memory, structured)
@@ -151,7 +151,7 @@ def claim(t, k, gs):  # pragma: no cover - compiled
 def gang_cost(v, vw, gd, gs):  # pragma: no cover - compiled
     """:func:`~simsched.simulator.gang.gang_durations` of task ``v`` on its members: the slowest member's cost
     times the moldable factor (``inf`` where a member may not run it).  O(k)."""
-    table, key_t, work, memory, proc_memory, structured = vw[13], vw[14], vw[15], vw[16], vw[17], vw[18]
+    table, key_t, work, memory, proc_memory, structured = vw[14], vw[15], vw[16], vw[17], vw[18], vw[19]
     at, k = gs[1][v], gs[2][v]
     base = 0.0
     for i in range(k):

@@ -17,8 +17,8 @@ placed (the only change to its mask when nothing fails), so the same floats as s
 
 Tables are passed as the tuple ``(rank, job, cost, job_ptr, job_task, priority, weight)``: job
 ``j``'s tasks are ``job_task[job_ptr[j]:job_ptr[j + 1]]`` ascending; the decision view as
-``(arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat,
-link_inv, latency, inv_bw, table, key, work, memory, proc_memory, structured)``
+``(arrival, pred_ptr, pred_edges, edge_src, edge_data, finish, proc_of, uniform, same_lat, same_inv,
+link_lat, link_inv, latency, inv_bw, table, key, work, memory, proc_memory, structured)``
 (:func:`~simsched.simulator.engine.compiled_view.completion_row`'s arguments).
 """
 
@@ -198,8 +198,8 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
     after one was placed.  srjf late (``ShortestJobEFT.decide``): the ready tasks in key order, each to the idle
     processor still free where it finishes first (completion times from the view as it was), skipping a
     task no free idle processor may run, until none is free.  O(k log k + k x in-degree x m)."""
-    (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
-     latency, inv_bw, table, key, work, memory, proc_memory, structured) = vw
+    (arrival, pred_ptr, pred_edges, edge_src, edge_data, finish, proc_of, uniform, same_lat, same_inv, link_lat,
+     link_inv, latency, inv_bw, table, key, work, memory, proc_memory, structured) = vw
     rank, job = tables[0], tables[1]
     placed = jst[7]
     k = tasks.size
@@ -221,9 +221,9 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
         order = _key_order(k1, k2, k3, tasks)
         for i in range(k):
             t = tasks[order[i]]
-            completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat,
-                           same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory, proc_memory,
-                           structured, dr, ct)
+            completion_row(t, now, avail, arrival, pred_ptr, pred_edges, edge_src, edge_data, finish, proc_of,
+                           uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory,
+                           proc_memory, structured, dr, ct)
             best = -1
             best_ct = np.inf
             for q in range(m):  # np.argmin over the idle processors, those taken counting as inf
@@ -247,9 +247,9 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
         heap, hsize = jst[8], jst[9]
         while n_idle > 0 and hsize[0] > 0:
             t = heap[0]
-            p = completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform,
-                               same_lat, same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory,
-                               proc_memory, structured, dr, ct)
+            p = completion_row(t, now, avail, arrival, pred_ptr, pred_edges, edge_src, edge_data, finish, proc_of,
+                               uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, table, key, work,
+                               memory, proc_memory, structured, dr, ct)
             if gd[0] and gd[2][t] > 1:  # may take several processors: gang-aware earliest finish
                 p, taken = place(t, dr, avail, idle, vw, gd, gs, gx)
                 if p < 0:
@@ -284,9 +284,9 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
                 pick, b1, b2, b3 = u, a1, a2, a3
         t = pick
         valid[job[t]] = False
-        p = completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat,
-                           same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory, proc_memory,
-                           structured, dr, ct)
+        p = completion_row(t, now, avail, arrival, pred_ptr, pred_edges, edge_src, edge_data, finish, proc_of,
+                           uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory,
+                           proc_memory, structured, dr, ct)
         taken = -1
         if gd[0] and gd[2][t] > 1:  # may take several processors: gang-aware earliest finish
             p, taken = place(t, dr, avail, idle, vw, gd, gs, gx)

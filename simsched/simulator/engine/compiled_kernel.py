@@ -171,13 +171,17 @@ def _episode(slow, p, now, wd, ws, ht, hp, he, hk, hv, size, eid):  # pragma: no
 
 @numba.njit(cache=True)
 def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, proc_memory, structured,
-                succ_ptr, succ_dst, pred_ptr, pred_src, pred_data, arrival, group_time, group_ptr, group_task,
+                succ_ptr, succ_edges, pred_ptr, pred_edges, edge_src, edge_dst, edge_data, arrival, group_time,
+                group_ptr, group_task,
                 uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors, tables,
                 ps, wd, gd, gs):  # pragma: no cover - compiled
     """Run the stream; returns ``(status, processor, start, finish, events, decisions, assignments,
     bad_decision, world)`` (``world``: :func:`~simsched.simulator.engine.compiled_disrupt.world_state`
     at the end, the failures' counters and logs).
 
+    The graph as its own arrays (none gathered for the loop): edges ``edge_src``/``edge_dst``/``edge_data``,
+    task ``v``'s outgoing edges ``succ_edges[succ_ptr[v]:succ_ptr[v + 1]]`` and its incoming edges
+    ``pred_edges[pred_ptr[v]:pred_ptr[v + 1]]`` (``TaskGraph``'s CSR lists).
     ``arrival``: (n,) arrival times, never decreasing with the index (the visible numbering is the
     task index).  Tasks of ``group_task[group_ptr[g]:group_ptr[g + 1]]`` arrive at ``group_time[g] > 0``;
     tasks with arrival <= 0 are there from the start.  ``uniform``: every link is ``(link_lat,
@@ -243,8 +247,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     valid = np.zeros(n_jobs, dtype=np.bool_)
     placed = np.zeros(n if jobaware else 0, dtype=np.bool_)
     jst = job_state(n_jobs, is_ready, placed, n if policy == HEFT else 0)
-    vw = (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
-          latency, inv_bw, table, key, work, memory, proc_memory, structured)
+    vw = (arrival, pred_ptr, pred_edges, edge_src, edge_data, finish, proc_of, uniform, same_lat, same_inv, link_lat,
+          link_inv, latency, inv_bw, table, key, work, memory, proc_memory, structured)
     trigger = False
     decisions = 0
     assignments = 0
@@ -302,7 +306,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             finish[v] = now
             became_ready = False
             for i in range(succ_ptr[v], succ_ptr[v + 1]):
-                w = succ_dst[i]
+                w = edge_dst[succ_edges[i]]
                 npred[w] -= 1
                 if npred[w] == 0 and arrived[w]:
                     if not is_ready[w]:
@@ -422,8 +426,9 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 delay = 0.0
                 first = True
                 for j in range(pred_ptr[v], pred_ptr[v + 1]):
-                    u = pred_src[j]
-                    x = pred_data[j]
+                    e = pred_edges[j]
+                    u = edge_src[e]
+                    x = edge_data[e]
                     if uniform:
                         tt = same_lat + x * same_inv if proc_of[u] == p else link_lat + x * link_inv
                     else:

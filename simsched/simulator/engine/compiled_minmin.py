@@ -24,8 +24,8 @@ def minmin(tasks, now, avail, vw, dr, chosen, chosen_p, largest):  # pragma: no 
     refuses).
     ``avail`` (m,) ``max(expected end, now)``, updated.  O(k x in-degree x m + k^2 + r m) for r rows
     minimised again."""
-    (arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat, same_inv, link_lat, link_inv,
-     latency, inv_bw, table, key, work, memory, proc_memory, structured) = vw
+    (arrival, pred_ptr, pred_edges, edge_src, edge_data, finish, proc_of, uniform, same_lat, same_inv, link_lat,
+     link_inv, latency, inv_bw, table, key, work, memory, proc_memory, structured) = vw
     k = tasks.size
     m = avail.size
     ct = np.empty((k, m))

@@ -72,7 +72,7 @@ def ecs_decide(tasks, now, avail, vw, dr, ct, ps, chosen, chosen_p, chosen_k):  
         for q in range(m):
             a = avail[q]
             est = a if a >= dr[q] else dr[q]  # np.maximum (no NaN here)
-            w = cost_at(t, q, vw[13], vw[14], vw[15], vw[16], vw[17], vw[18])
+            w = cost_at(t, q, vw[14], vw[15], vw[16], vw[17], vw[18], vw[19])
             for k in range(kk):
                 d = w * slow[q, k]
                 if not (d > -np.inf and d < np.inf):

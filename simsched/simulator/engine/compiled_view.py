@@ -28,14 +28,15 @@ def cost_at(t, q, table, key, work, memory, proc_memory, structured):  # pragma:
 
 
 @numba.njit(cache=True)
-def completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish, proc_of, uniform, same_lat,
-                   same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory, proc_memory, structured,
-                   dr, ct):  # pragma: no cover - compiled
+def completion_row(t, now, avail, arrival, pred_ptr, pred_edges, edge_src, edge_data, finish, proc_of, uniform,
+                   same_lat, same_inv, link_lat, link_inv, latency, inv_bw, table, key, work, memory, proc_memory,
+                   structured, dr, ct):  # pragma: no cover - compiled
     """Fill ``ct`` (m,) with task ``t``'s expected finish on each processor if appended to its queue now,
     ``max(avail, data ready) + W`` (``DecisionView.completion_times``; ``dr`` (m,) is scratch), and return
     its first lowest index (``np.argmin``).  The data-ready time is the view's: at least ``max(now,
     arrival)``, each input sent at ``max(finish, now)`` and there ``latency + data x 1 / bandwidth``
-    later (one ``(latency, 1 / bandwidth)`` pair per link when ``uniform``).  O(in-degree x m)."""
+    later (one ``(latency, 1 / bandwidth)`` pair per link when ``uniform``); ``t``'s inputs are the edges
+    ``pred_edges[pred_ptr[t]:pred_ptr[t + 1]]`` of the graph's own arrays.  O(in-degree x m)."""
     m = avail.size
     floor = arrival[t] if arrival[t] > now else now
     lo, hi = pred_ptr[t], pred_ptr[t + 1]
@@ -46,11 +47,12 @@ def completion_row(t, now, avail, arrival, pred_ptr, pred_src, pred_data, finish
         for q in range(m):
             dr[q] = -np.inf
         for j in range(lo, hi):
-            s = pred_src[j]
+            e = pred_edges[j]
+            s = edge_src[e]
             f = finish[s]
             sent = f if f > now else now
             sp = proc_of[s]
-            x = pred_data[j]
+            x = edge_data[e]
             if uniform:
                 for q in range(m):
                     a = sent + ((same_lat + x * same_inv) if q == sp else (link_lat + x * link_inv))
