@@ -91,3 +91,53 @@ def test_a_profile_records_what_it_was_calibrated_with_and_refuses_a_bad_value(
     assert exc.value.line == line and exc.value.field == key
     with pytest.raises(SimschedError, match=f"--{key}"):
         calibrate(corpus, budget_s=0.5, **{key: bad if key == "search" else float(bad)})
+
+
+def _linear_chains(folder: Path) -> Path:
+    """Chains whose recorded makespans are exactly 60 s of start-up plus 1.5 x their critical path."""
+    folder.mkdir(exist_ok=True)
+    for i, runtimes in enumerate([[10.0], [10.0, 30.0], [5.0, 5.0, 40.0], [100.0, 20.0]]):
+        chain(folder / f"c-chameleon-{i:03d}.json", runtimes, 60.0 + 1.5 * sum(runtimes))
+    return folder
+
+
+def test_the_bottleneck_regression_reads_a_linear_corpus_exactly(tmp_path: Path) -> None:
+    from simsched.fidelity.bottleneck import regression_start
+    from simsched.fidelity.model import Parameters, simulate, task_io
+
+    train = list(read_corpus([_linear_chains(tmp_path / "c")]).executions)
+    guess = regression_start(train, [task_io(e.run) for e in train], Parameters(slots=4, cycle=0.0))
+    assert guess is not None and guess.bandwidth is None and guess.slots == 4
+    assert guess.startup == pytest.approx(60.0, abs=1e-6) and guess.runtime_factor == pytest.approx(1.5, rel=1e-9)
+    assert guess.submit + guess.pre + guess.post + guess.dispatch_interval == pytest.approx(0.0, abs=1e-6)
+    for e in train:  # the simulator agrees where the model is that sum: a chain on one machine
+        assert simulate(e.graph, e.run, guess).makespan == pytest.approx(e.run.makespan, rel=1e-9)
+
+
+def test_a_calibration_keeps_the_regression_point_only_when_it_is_better(tmp_path: Path) -> None:
+    from simsched.fidelity.calibrate import bounds_for, calibrate_installation
+    from simsched.fidelity.model import Parameters
+
+    train = list(read_corpus([_linear_chains(tmp_path / "c")]).executions)
+    free = {"startup": (0.0, 600.0), "runtime_factor": (0.5, 2.0)}
+    bounds = bounds_for(train, {**PRE_AND_POST, "pre": (0.0, 0.0), "post": (0.0, 0.0), **free})
+    fit = calibrate_installation("c", train, budget_s=30.0, seed=0, bounds=bounds, start=Parameters(slots=4),
+                                 global_share=0.0)
+    assert fit.start_error > 0.3 and fit.train_error < 1e-6  # Nelder-Mead from the regression's exact point
+    assert fit.parameters.startup == pytest.approx(60.0, abs=1e-3)
+    exact = Parameters(slots=4, startup=60.0, runtime_factor=1.5)  # a start already exact stays exact
+    again = calibrate_installation("c", train, budget_s=30.0, seed=0, bounds=bounds, start=exact, global_share=0.0)
+    assert again.start_error < 1e-12 and again.train_error == again.start_error
+
+
+def test_a_profile_records_whether_the_regression_started_it_and_refuses_anything_but_a_boolean(
+        tmp_path: Path) -> None:
+    corpus = read_corpus([_chains(tmp_path / "c", 2)])
+    path = write_profile(tmp_path / "p.yaml", calibrate(corpus, budget_s=0.5, regression=False), corpus,
+                         budget_s=0.5, regression=False)
+    assert "regression_start: false" in path.read_text()
+    read_profile(path)
+    line = replace_top_key(path, "regression_start", "maybe")
+    with pytest.raises(SimschedError, match="must be true or false") as exc:
+        read_profile(path)
+    assert exc.value.line == line and exc.value.field == "regression_start"

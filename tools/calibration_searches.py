@@ -4,7 +4,9 @@ How docs/fidelity.md ("The search") chose the default search: for each unit (one
 runs of a split, or one application's), every search fits the model from the workflow system's documented
 defaults within ``--budget`` CPU seconds, followed by Nelder-Mead (``cma``, ``de``: as ``calibrate
 --search``; ``NAME:SHARE`` gives the global search that share of the budget, ``cma:1.0`` none to
-Nelder-Mead).  Only training runs are read: the held-out runs never enter the choice.
+Nelder-Mead; a ``+r`` suffix, ``cma+r``, starts it from the better of the defaults and the training runs'
+bottleneck regression, as ``calibrate`` does by default, where without it the defaults alone start it,
+as ``calibrate --no-regression-start`` does).  Only training runs are read: the held-out runs never enter the choice.
 
     python tools/calibration_searches.py /tmp/WfInstances --budget 50 --json out/searches.json
 
@@ -36,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", type=Path, help="a clone of WfInstances (its pegasus/ and makeflow/ folders)")
     parser.add_argument("--budget", type=float, default=50.0, help="CPU seconds per fit")
-    parser.add_argument("--searches", default="de,cma,cma:1.0", help="comma-separated NAME[:SHARE]")
+    parser.add_argument("--searches", default="de,cma,cma:1.0", help="comma-separated NAME[:SHARE][+r]")
     parser.add_argument("--json", type=Path, help="write every fit here")
     args = parser.parse_args(argv)
     searches = args.searches.split(",")
@@ -47,10 +49,11 @@ def main(argv: list[str] | None = None) -> int:
                  and (application is None or e.application == application)]
         bounds = bounds_for(train, {})
         for item in searches:
-            name, _, share = item.partition(":")
+            spec, regression = (item[:-2], True) if item.endswith("+r") else (item, False)
+            name, _, share = spec.partition(":")
             fit = calibrate_installation(installation, train, budget_s=args.budget, seed=seed, bounds=bounds,
                                          start=documented_defaults(folder), search=name,
-                                         global_share=float(share or 0.5))
+                                         global_share=float(share or 0.5), regression=regression)
             row = {"unit": installation + (f" / {application}" if application else ""), "seed": seed,
                    "search": item, "runs": len(train), "start": fit.start_error, "train_error": fit.train_error,
                    "evaluations": fit.evaluations, "cpu_s": fit.cpu_s}

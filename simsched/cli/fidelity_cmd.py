@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 CORPUS_HELP = "WfFormat instances: folders (walked for *.json) or files, e.g. a clone of WfInstances."
 SKIP_HELP = "List instances that fail to import and go on (default: the first one is an error)."
+REGRESSION_HELP = ("Start each search from the better of its start point and a linear fit of the training "
+                   "makespans on the run's critical path, levels, tasks and bytes (default), or from the start alone.")
 
 
 def _found(corpus: list[Path]) -> list[tuple[Path, str]]:
@@ -51,6 +53,7 @@ def calibrate(
                                 "training runs: 0 fits the runs alone."),
     search: str = typer.Option(None, "--search", help="The global search of each installation: cma (CMA-ES, "
                                "the default) or de (differential evolution); Nelder-Mead refines after either."),
+    regression: bool = typer.Option(True, "--regression-start/--no-regression-start", help=REGRESSION_HELP),
     skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
 ) -> None:
     """Fit the model's parameters per installation (and application) on its training runs; write a profile."""
@@ -70,12 +73,13 @@ def calibrate(
         done = calibrate_corpus(corpus, budget_s=budget, seed=seed, installation=installation, bounds=bound or (),
                                 skip_refused=skip_refused, hold_out=hold_out or (),
                                 per_application=per_application, min_runs=min_runs, prior=prior, search=search,
-                                progress=bar)
+                                regression=regression, progress=bar)
     finally:
         bar.close()
     out = console()
     print_calibrations(done.calibrations, out)
-    write_profile(output, done.calibrations, done.corpus, budget_s=budget, prior=prior, search=search)
+    write_profile(output, done.calibrations, done.corpus, budget_s=budget, prior=prior, search=search,
+                  regression=regression)
     out.print(f"profile written to {output}", highlight=False)
 
 
@@ -88,6 +92,7 @@ def calibrate_curve(
     score_runs: int = typer.Option(8, "--score-runs", help="Held-out runs each fit is scored on, per installation."),
     seed: int = typer.Option(0, "--seed", help="Seed of the split, the draws and the optimiser."),
     search: str = typer.Option(None, "--search", help="Each fit's global search: cma (the default) or de."),
+    regression: bool = typer.Option(True, "--regression-start/--no-regression-start", help=REGRESSION_HELP),
     json_path: Path = typer.Option(None, "--json", help="Also write every fit and the summary as JSON."),
 ) -> None:
     """How many runs an installation needs: calibrate on k random training runs, score on held-out runs."""
@@ -116,7 +121,8 @@ def calibrate_curve(
     try:
         read = read_corpus(corpus, seed=seed)
         points = learning_curve(read, sizes=numbers[0], draws=draws, priors=numbers[1], budget_s=budget,
-                                score_runs=score_runs, seed=seed, search=search, progress=bar)
+                                score_runs=score_runs, seed=seed, search=search,
+                                regression=regression, progress=bar)
     finally:
         bar.close()
     print_curve(points, console(), seed=seed, budget_s=budget)

@@ -12,6 +12,8 @@ One room per concern:
   (a global search then Nelder-Mead, bounded, seeded, within a CPU budget);
 * :mod:`~simsched.fidelity.search` — the searches: CMA-ES from a Latin hypercube sample (the default),
   differential evolution, the Nelder-Mead refinement;
+* :mod:`~simsched.fidelity.bottleneck` — a start point read off the training runs by a linear fit of
+  their makespans (start-up, critical path, levels, tasks, bytes), which every search tries first;
 * :mod:`~simsched.fidelity.curve` — the learning curve of calibration (``simsched calibrate-curve``);
 * :mod:`~simsched.fidelity.profile` — the calibrated profile file, written and read (checked: it is input);
 * :mod:`~simsched.fidelity.table` — every execution simulated under each model, errors on held-out runs;

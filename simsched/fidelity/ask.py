@@ -31,13 +31,14 @@ class Calibrated:
 def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: int = 0, installation: str | None = None,
                      bounds: Sequence[str] = (), skip_refused: bool = False, hold_out: Sequence[str] = (),
                      per_application: bool = True, min_runs: int = 3, prior: float = PRIOR_WEIGHT,
-                     search: str = SEARCH, progress: Progress | None = None) -> Calibrated:
+                     search: str = SEARCH, regression: bool = True, progress: Progress | None = None) -> Calibrated:
     """Read ``sources`` (split with ``seed``), keep ``installation`` (all when None) and calibrate each
     installation on its training runs (``hold_out``: applications held out whole) within ``budget_s``
     CPU seconds in all, ``bounds`` (``NAME=LOW,HIGH``)
     overriding the default box, and with ``per_application`` each application of ``min_runs`` training
     runs or more refined from its installation's point, each fit pulled towards its start by ``prior``,
-    each installation searched by ``search`` (:mod:`~simsched.fidelity.search`;
+    each installation searched by ``search`` (:mod:`~simsched.fidelity.search`) from the better of its
+    start and, with ``regression``, its bottleneck regression (:mod:`~simsched.fidelity.bottleneck`;
     :func:`~simsched.fidelity.calibrate.calibrate`).
     The options are checked before the corpus is read."""
     check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
@@ -46,7 +47,7 @@ def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: in
                          progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
     corpus = corpus.select(installation)
     done = calibrate(corpus, budget_s=budget_s, seed=seed, bounds=overrides, per_application=per_application,
-                     min_runs=min_runs, prior=prior, search=search, progress=progress)
+                     min_runs=min_runs, prior=prior, search=search, regression=regression, progress=progress)
     return Calibrated(corpus, tuple(done))
 
 

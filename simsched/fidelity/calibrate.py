@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from simsched.errors import SimschedError, did_you_mean
+from simsched.fidelity.bottleneck import regression_start
 from simsched.fidelity.corpus import Corpus, Execution
 from simsched.fidelity.model import NAMES, Parameters, documented_defaults, simulate, task_io
 from simsched.fidelity.search import SEARCH, Spent, check_search, global_search, prepare, refine
@@ -219,10 +220,24 @@ def _to_params(x: np.ndarray, free: list[str], bounds: Mapping[str, Bound], base
     return replace(base, **values)
 
 
+def _to_x(params: Parameters, free: list[str], bounds: Mapping[str, Bound]) -> list[float]:
+    """``params``' free parameters as a point of the search box (log-scaled ones as logarithms), each
+    clipped into its bound first; an unset ``slots`` (every core) or ``bandwidth`` (no storage
+    bottleneck) is the top of its range."""
+    x = []
+    for n in free:
+        v = getattr(params, n)
+        if v is None:
+            v = bounds[n].high
+        v = min(max(float(v), bounds[n].low), bounds[n].high)  # into the box first (0 has no logarithm)
+        x.append(math.log10(v) if bounds[n].log else v)
+    return x
+
+
 def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: float, seed: int,
                            bounds: Mapping[str, Bound], start: Parameters, popsize: int = POPSIZE,
                            global_share: float = GLOBAL_SHARE, scheduler: str = "recorded",
-                           prior: float = 0.0, search: str = SEARCH) -> Calibration:
+                           prior: float = 0.0, search: str = SEARCH, regression: bool = True) -> Calibration:
     """Fit the free parameters (``bounds``) on ``train`` within ``budget_s`` CPU seconds (see the module
     docstring), starting from ``start`` (clipped into the box; its fixed parameters are kept where no
     bound names them): the global search ``search`` (:data:`~simsched.fidelity.search.SEARCHES`) for
@@ -231,7 +246,11 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
 
     ``prior`` > 0 minimises :func:`shrunk` instead of the training error alone: the fit is pulled towards
     ``start`` the more, the fewer training runs there are (see :data:`PRIOR_WEIGHT`).  The result's
-    ``train_error`` and ``start_error`` are the training error alone."""
+    ``train_error`` and ``start_error`` are the training error alone.
+
+    ``regression``: before the search, the point of the bottleneck regression of ``train``
+    (:func:`~simsched.fidelity.bottleneck.regression_start` from ``start``) is simulated once and competes
+    with ``start`` as the point the searches begin from."""
     prepare(search)  # the search's imports are not the installation's CPU
     clock = time.process_time
     t0 = clock()
@@ -242,16 +261,10 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
     start_error = objective(train, start, scheduler, io)
     box = np.array([(math.log10(bounds[n].low), math.log10(bounds[n].high)) if bounds[n].log
                     else (bounds[n].low, bounds[n].high) for n in free], dtype=np.float64).reshape(-1, 2)
-    x0 = []
-    for n in free:
-        v = getattr(start, n)
-        if v is None:  # slots unset: every core; no bandwidth: no storage bottleneck (the top of the range)
-            v = bounds[n].high
-        v = min(max(float(v), bounds[n].low), bounds[n].high)  # into the box first (0 has no logarithm)
-        x0.append(math.log10(v) if bounds[n].log else v)
+    x0 = _to_x(start, free, bounds)
     best = {"value": start_error, "error": start_error, "params": start, "x": np.array(x0)}
     evaluations = [1]
-    deadline = [t0 + budget_s * global_share]
+    deadline = [t0 + budget_s]
     width = np.where(box[:, 1] > box[:, 0], box[:, 1] - box[:, 0], 1.0)
     origin = (np.array(x0, dtype=np.float64) - box[:, 0]) / width
 
@@ -267,6 +280,13 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
         return value
 
     stopped = "converged"
+    guess = regression_start(train, io, start) if free and regression else None
+    if guess is not None:
+        try:
+            f(np.array(_to_x(guess, free, bounds)))
+        except Spent:
+            pass
+    deadline[0] = t0 + budget_s * global_share
     if free:
         try:
             if global_share <= 0:
@@ -346,7 +366,8 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
               bounds: Mapping[str, tuple[float, float]] | None = None,
               start: Callable[[Sequence[Execution]], Parameters] | None = None,
               per_application: bool = True, min_runs: int = MIN_APPLICATION_RUNS, prior: float = 0.0,
-              search: str = SEARCH, progress: Callable[[int, int, str], None] | None = None) -> list[Calibration]:
+              search: str = SEARCH, regression: bool = True,
+              progress: Callable[[int, int, str], None] | None = None) -> list[Calibration]:
     """Calibrate every installation of ``corpus`` on its training runs (:func:`training_runs`) within
     ``budget_s`` CPU seconds in all, from ``start(train)`` (default: the documented defaults of its
     workflow system, :func:`documented_defaults`), over :func:`bounds_for` with ``bounds`` overriding.
@@ -362,7 +383,9 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
     The budget is shared by the units in proportion to their training tasks (an application's
     refinement weighted :data:`APPLICATION_WEIGHT`), what a unit leaves unused passing to the next.
     ``prior``: the weight of the pull towards each unit's start point (:func:`shrunk`; 0: none).
-    Checks everything (budget, bounds, prior, training runs) before the first simulation.
+    ``regression``: each unit's bottleneck regression competes with its start
+    (:func:`calibrate_installation`).  Checks everything (budget, bounds, prior, training runs) before the
+    first simulation.
     ``progress(done, total, label)`` after each unit.  Units in :func:`calibration_units`' order."""
     check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
     runs = training_runs(corpus)
@@ -378,12 +401,12 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
         if app is None:
             origin = start(train) if start is not None else documented_defaults(train[0].wms)
             result = calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label],
-                                            start=origin, prior=prior, search=search)
+                                            start=origin, prior=prior, search=search, regression=regression)
             fitted[label] = result.parameters
         else:
             result = replace(calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label],
                                                     start=fitted[label], global_share=0.0, prior=prior,
-                                                    search=search),
+                                                    search=search, regression=regression),
                              application=app)
         out.append(result)
         left_s, left_cost = max(left_s - result.cpu_s, 0.0), left_cost - cost[i]

@@ -79,13 +79,14 @@ def check_options(sizes: Sequence[int], draws: int, priors: Sequence[float], bud
 
 def learning_curve(corpus: Corpus, *, sizes: Sequence[int] = (2, 4), draws: int = 3,
                    priors: Sequence[float] = (0.0, 1.0), budget_s: float = 8.0, score_runs: int = 8,
-                   seed: int = 0, search: str = SEARCH,
+                   seed: int = 0, search: str = SEARCH, regression: bool = True,
                    progress: Callable[[int, int, str], None] | None = None) -> list[CurvePoint]:
     """The curve's fits (see the module docstring), for every installation with more training runs than
     the largest ``k`` and at least one held-out run with a recorded makespan.  :class:`SimschedError`
     when no installation qualifies or an option is out of range.  ``progress(done, total)`` after each
     fit, with the installation and ``k`` as its label.  ``search``: each fit's global search
-    (:mod:`~simsched.fidelity.search`)."""
+    (:mod:`~simsched.fidelity.search`), from the better of the start and, with ``regression``, the
+    training runs' bottleneck regression (:mod:`~simsched.fidelity.bottleneck`)."""
     check_options(sizes, draws, priors, budget_s, score_runs)
     check_search(search)
     plan = []
@@ -108,7 +109,8 @@ def learning_curve(corpus: Corpus, *, sizes: Sequence[int] = (2, 4), draws: int 
                 bounds = bounds_for(subset, {})
                 for prior in priors:
                     fit = calibrate_installation(label, subset, budget_s=budget_s, seed=seed, bounds=bounds,
-                                                 start=start, prior=float(prior), search=search)
+                                                 start=start, prior=float(prior), search=search,
+                                                 regression=regression)
                     errors = tuple(simulate(e.graph, e.run, fit.parameters).makespan / e.run.makespan - 1.0
                                    for e in scored)
                     out.append(CurvePoint(label, k, d, float(prior), fit.train_error, errors))

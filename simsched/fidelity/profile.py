@@ -113,9 +113,9 @@ def label_of(wms: str, machines: Sequence[str]) -> str:
 
 
 def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float, prior: float = 0.0,
-                 search: str = SEARCH) -> str:
-    """The YAML text of a profile of ``calibrations`` (made on ``corpus`` with ``budget_s``, ``prior``
-    and the global search ``search``).  O(runs)."""
+                 search: str = SEARCH, regression: bool = True) -> str:
+    """The YAML text of a profile of ``calibrations`` (made on ``corpus`` with ``budget_s``, ``prior``,
+    the global search ``search`` and the ``regression`` start or not).  O(runs)."""
     groups = corpus.installations()
     entries = []
     for c in calibrations:
@@ -132,19 +132,22 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
             "train": list(c.train)})
     doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
                                                              if corpus.hold_out else {}),
-           "budget_s": float(budget_s), "prior": float(prior), "search": search, "installations": entries}
+           "budget_s": float(budget_s), "prior": float(prior), "search": search,
+           "regression_start": bool(regression), "installations": entries}
     head = ("# Calibrated by `simsched calibrate` on the training runs of each installation; read by\n"
             "# `simsched fidelity --profile`.  docs/fidelity.md says what each parameter means.\n")
     return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
 
 
 def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float,
-                  prior: float = 0.0, search: str = SEARCH) -> Path:
+                  prior: float = 0.0, search: str = SEARCH, regression: bool = True) -> Path:
     """Write the profile atomically (a reader never sees half a file)."""
-    return atomic_write_text(path, profile_text(calibrations, corpus, budget_s=budget_s, prior=prior, search=search))
+    return atomic_write_text(path, profile_text(calibrations, corpus, budget_s=budget_s, prior=prior, search=search,
+                                                regression=regression))
 
 
-TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "search", "installations")
+TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "search", "regression_start",
+            "installations")
 ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
               "train_error_at_start", "evaluations", "cpu_s", "stopped", "train")
 
@@ -240,6 +243,8 @@ def read_profile(path: str | Path) -> Profile:
             raise r.fail(f"must be >= 0, got {data[key]!r}", (key,))
     if "search" in data and data["search"] not in SEARCHES:
         raise r.fail(f"must be one of {', '.join(SEARCHES)}, got {data['search']!r}", ("search",))
+    if "regression_start" in data and not isinstance(data["regression_start"], bool):
+        raise r.fail(f"must be true or false, got {data['regression_start']!r}", ("regression_start",))
     items = data.get("installations")
     if not isinstance(items, list) or not items:
         raise r.fail("must be a non-empty list of calibrated installations", ("installations",))
