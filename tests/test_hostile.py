@@ -93,7 +93,7 @@ def test_mismatched_sections_are_refused_before_the_run() -> None:
 
 
 # --------------------------------------------------------------------------- issue 40: contents read back
-FIXED_HERE = ("checkpoint", "trace", "store", "document", "csv sweep results")
+FIXED_HERE = ("checkpoint", "trace", "store", "document", "csv sweep results", "profile")
 """Read-back kinds held clean: every kind the campaign attacks (sweep CSVs since their rows carry a digest:
 simsched/run/rowcheck.py)."""
 
@@ -107,7 +107,7 @@ def readback_cases() -> list:
 
 def test_every_read_back_kind_is_attacked_and_counted(readback_cases) -> None:
     kinds = [rb.kind for rb in hostile.READBACK_KINDS]
-    assert hostile.readback_kinds(readback_cases) == kinds and len(kinds) >= 14
+    assert hostile.readback_kinds(readback_cases) == kinds and len(kinds) >= 15
     by_kind: dict[str, set[str]] = {}
     for c in readback_cases:
         by_kind.setdefault(c.target.removeprefix("readback:"), set()).add(c.what.split(":")[0])

@@ -47,7 +47,7 @@ from typing import Any
 
 import yaml
 
-from simsched.errors import SimschedError, did_you_mean
+from simsched.errors import SimschedError, did_you_mean, shown
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.corpus import Corpus
 from simsched.fidelity.model import NAMES, Parameters, scenario_platform
@@ -166,9 +166,13 @@ class _Reader:
                 raise self.fail(f"unknown field{did_you_mean(str(key), keys)}; fields: {', '.join(keys)}", (*path, key))
 
     def number(self, value: Any, path: tuple[Any, ...]) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.fail(f"must be a finite number, got {value!r}", path)
-        return float(value)
+        try:
+            x = math.nan if isinstance(value, bool) or not isinstance(value, (int, float)) else float(value)
+        except OverflowError:  # an integer beyond any float
+            x = math.inf
+        if not math.isfinite(x):
+            raise self.fail(f"must be a finite number, got {shown(value)}", path)
+        return x
 
     def names(self, value: Any, path: tuple[Any, ...]) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -10,7 +10,8 @@ counts the kinds attacked.  A new file format is covered by adding its kind to :
 Kinds: checkpoints (``rl``, ``rl`` resumed by ``train rl --resume``, ``rl-world``, ``deepsched``,
 ``rl-gate`` in ``run`` and in ``generalise``), traces (SWF, GPU CSV, arrival and down-interval CSV),
 a capacity search's results store (``capacity --results --resume``), results documents of ``run
---json`` (a task graph's and a cluster log's) and a sweep's results CSV.  The valid stores, documents
+--json`` (a task graph's and a cluster log's), a sweep's results CSV and a calibrated profile
+(``fidelity --profile``).  The valid stores, documents
 and CSVs are written once by the commands themselves (:func:`prepare_readbacks`); checkpoints are
 the ones shipped with simsched.  Cost: one fork per case, as every case of the campaign.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import copy
 import csv
 import io
+import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simsched.testing.hostile.commands import RECORDED_RUN
 from simsched.testing.hostile.contents import (
     Attack,
     json_attacks,
@@ -165,6 +168,31 @@ def _sweep_attacks(valid: bytes) -> dict[str, Attack]:
     return out
 
 
+def _corpus_around() -> dict[str, bytes]:
+    return {**common_files(), "wf.json": json.dumps(RECORDED_RUN).encode()}
+
+
+def _profile_json() -> bytes:
+    """The profile ``calibrate`` wrote (:data:`PREPARE`), as JSON text: YAML reads it as it is, and the
+    JSON attacks can set its fields."""
+    import yaml
+
+    return json.dumps(yaml.safe_load(_PREPARED["p.yaml"])).encode()
+
+
+def _profile_attacks(valid: bytes) -> dict[str, Attack]:
+    return json_attacks(valid, fields={"tampered: the seed as text": ("seed", "three"),
+                                       "tampered: an unknown search": ("search", "bayes"),
+                                       "tampered: regression_start as text": ("regression_start", "maybe"),
+                                       "tampered: no installations": ("installations", []),
+                                       "tampered: slots 0": ("slots", 0),
+                                       "tampered: a negative bandwidth": ("bandwidth", -1.0),
+                                       "tampered: a parameter as text": ("runtime_factor", "fast"),
+                                       "huge: a 400-digit pre-execution time": ("pre", 10**400)},
+                        others={"a scenario": lambda: dump(graph_doc()),
+                                "a results document": _prepared("results.json")})
+
+
 def _study_around() -> dict[str, bytes]:
     return {**common_files(), "s.yaml": dump(graph_doc()), "study.yaml": dump(study_doc())}
 
@@ -225,11 +253,21 @@ KINDS: tuple[ReadBack, ...] = (
              ("sweep", "study.yaml", "--output", "results.csv", "--resume", "--workers", "1"), _study_around,
              _prepared("results.csv"), _sweep_attacks,
              outputs=("results.csv", "results.csv.parts", "results.csv.study.json")),
+    ReadBack("profile (fidelity --profile)", "p.yaml", ("fidelity", "wf.json", "--profile", "p.yaml"), _corpus_around,
+             _profile_json, _profile_attacks),
 )
 """Every kind of file read back that the campaign attacks."""
 
 
 # --------------------------------------------------------------------------- cases
+def _option_naming(rb: ReadBack) -> tuple[str, ...]:
+    """The option that names ``rb``'s file on its command line (``--profile`` of ``fidelity --profile
+    p.yaml``), or nothing."""
+    argv = list(rb.argv)
+    k = argv.index(rb.file) if rb.file in argv else 0
+    return (argv[k - 1],) if k > 0 and argv[k - 1].startswith("--") else ()
+
+
 def readback_cases(kinds: tuple[ReadBack, ...] = KINDS) -> list[Case]:
     """Every case of every kind: its valid base (``expect="run"``, when ``runs``), then one per attack.
     A kind whose valid file could not be made (:func:`prepare_readbacks` not run) gets no case."""
@@ -246,9 +284,10 @@ def readback_cases(kinds: tuple[ReadBack, ...] = KINDS) -> list[Case]:
                             expect="run", outputs=rb.outputs, setup=list(rb.setup)))
         for what, attack in rb.attacks(valid).items():
             says = {"directory": ("is a directory",), "fifo": ("is a FIFO",)}.get(attack.special)
-            if says:  # the refusal says what the path is, never "does not exist"
-                needles_of = tuple(f"{n}: {s}" for n in needles for s in says) + tuple(f"{n}: --resume: {s}"
-                                                                                      for n in needles for s in says)
+            if says:  # the refusal says what the path is, never "does not exist", after the option naming it
+                options = ("--resume", *_option_naming(rb))
+                needles_of = tuple(f"{n}: {s}" for n in needles for s in says) + tuple(
+                    f"{n}: {o}: {s}" for n in needles for o in options for s in says)
             else:
                 needles_of = needles
             if rb.setup:
@@ -305,6 +344,7 @@ PREPARE: dict[str, tuple[Callable[[], dict[str, bytes]], list[str], tuple[str, .
               ("batch.json",)),
     "sweep": (lambda: {**common_files(), "s.yaml": dump(graph_doc()), "study.yaml": dump(study_doc())},
               ["sweep", "study.yaml", "--output", "results.csv"], ("results.csv",)),
+    "profile": (_corpus_around, ["calibrate", "wf.json", "-o", "p.yaml", "--budget", "1"], ("p.yaml",)),
 }
 """The valid stores, documents and CSVs, each written by its own command: files, command, what it writes."""
 
