@@ -72,7 +72,8 @@ what the SimPy engine with MCT spends on a few thousand tasks."""
 
 
 _INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py", "compiled_heap.py", "compiled_disrupt.py",
-                               "compiled_pstate.py", "compiled_minmin.py", "compiled_gang.py", "compiled_gatekernel.py"),
+                               "compiled_pstate.py", "compiled_minmin.py", "compiled_gang.py",
+                               "compiled_gatekernel.py"),
             "compiled_minmin": ("compiled_view.py",),
             "compiled_gang": ("compiled_view.py",),
             "compiled_disrupt": ("compiled_view.py", "compiled_jobaware.py", "compiled_gang.py"),
@@ -477,8 +478,8 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
 
     :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`, :func:`job_tables`;
     ``tables``, ``gate``: the job-aware or gated policy's, already checked (:func:`policy_tables`), else built
-    here).  A gated policy is handed its late decisions after the run (``compiled_gate_ran``).  ``disruptions`` (failures,
-    repairs, stragglers; with ``disruption_rng``, default ``default_rng(1)``) are checked and seeded as the
+    here).  A gated policy is handed its late decisions after the run (``compiled_gate_ran``).  ``disruptions``
+    (failures, repairs, stragglers; with ``disruption_rng``, default ``default_rng(1)``) are checked and seeded as the
     SimPy engine does (its errors, raised here) and drawn ahead (:mod:`~simsched.simulator.engine.compiled_world`);
     a run whose drawn streams ran out is run again with longer ones.  ``events`` is the
     SimPy engine's event count for the same run (the loop pushes an entry wherever SimPy would, and
