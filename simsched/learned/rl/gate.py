@@ -41,7 +41,14 @@ which rule and why, and :attr:`GatedBinding.fallback_reason` (the results row's 
 holds the same.  Gang tasks (several processors at once) are placed by the rule.
 
 Cost per decision: ``srjf-eft``'s, plus O(n) for the failures seen, O(N_BASIS^2) for the prediction and
-O(m) per gated placement; the world description O(n m + J) per arrival.
+O(m) per gated placement; the world description O(n m + J) per arrival, until the gate falls back.
+
+**Compiled** (``compiled_kernel = "gated-srjf"``, :mod:`simsched.simulator.engine.compiled_gate`): without
+failures or stragglers, the compiled stream loop runs the gate with the tables :meth:`GatedBinding.compiled_gate`
+computes before the run (this policy grown arrival by arrival, as the SimPy engine's decisions grow it: the
+world, the guard and envelope, the predictor's choice per arrival) and the decision's own features in numba,
+float for float; hence the gate's dot product summed from the left (:func:`_dot`) and ``math.log1p``, the
+same floats on every machine.
 """
 
 from __future__ import annotations
@@ -273,8 +280,11 @@ class GatedBinding(ShortestJobEFT):
         self._world(problem)
 
     def grow(self, problem: Problem) -> None:
+        """Tasks arrived: srjf-eft's tables grown, and the world described and judged again until the gate fell
+        back (from then on nothing of the gate is read: the rule decides alone, at the rule's cost)."""
         super().grow(problem)
-        self._world(problem)
+        if self.fallback is None:
+            self._world(problem)
 
     def _world(self, problem: Problem) -> None:
         """The world description after an arrival, and the guard.  O(n m + J)."""
@@ -351,9 +361,11 @@ class GatedBinding(ShortestJobEFT):
         the start and grown by each arrival group in turn, exactly as the SimPy engine's decisions grow it
         (its world, guard and envelope, with their warning and :attr:`fallback_reason`), and per state the
         world, whether it fell back, the weights (the predictor's extreme where there is one), the local
-        features' divisors and whether a decision counts as late.  The policy ends as after a SimPy run but
-        for :attr:`late_decisions`, handed back by :meth:`compiled_gate_ran`.  Arrivals must not decrease
-        with the index (the engine checks it first).  O(arrivals x (n m + J)), the world descriptions'."""
+        features' divisors and whether a decision counts as late; once it fell back, nothing of the gate is
+        read again and it is grown no further (its world and :attr:`fallback_reason` are the SimPy run's, its
+        srjf-eft tables stop there).  :attr:`late_decisions` and the predictor's last weights are handed back by
+        :meth:`compiled_gate_ran`.  Arrivals must not decrease with the index (the engine checks it first).
+        O(arrivals x (n m + J)) up to the fallback, the world descriptions' (what a SimPy run spends on them)."""
         from simsched.simulator.arrived import ArrivedProblems
         from simsched.simulator.engine.compiled_gate import GateTables, arrival_states
 
@@ -365,6 +377,9 @@ class GatedBinding(ShortestJobEFT):
         for a, k in enumerate(counts.tolist()):
             if k == 0:
                 continue  # nothing there from the start: the policy is reset at the first arrival
+            if a and fallen[a - 1]:  # srjf-eft's for good: the gate is neither read nor grown (as in grow)
+                fallen[a:] = True
+                break
             if a == 0 or counts[a - 1] == 0:
                 self.reset(arrived.visible(k), np.random.default_rng(0))
             else:

@@ -15,7 +15,7 @@ whether a decision counts as a late one — changes only at an arrival, so the p
 SimPy), exactly as it would on the SimPy engine, arrival after arrival; the decision's own features (idle
 share, backlog, the task's job's remaining work) are computed in the loop, float for float.  After the run
 the engine hands back the count of late decisions and the last state the gate decided in
-(``compiled_gate_ran(late, last_state)``), so the policy ends as a SimPy run leaves it.
+(``compiled_gate_ran(late, last_state)``), so the policy's count and weights end as a SimPy run leaves them.
 
 Arrival state ``a``: the tasks there from the start (arrival <= 0) for ``a = 0``, then after the ``a``-th
 arrival group (the tasks arriving at one instant; arrivals never decrease with the index, so the arrived
