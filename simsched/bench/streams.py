@@ -28,10 +28,10 @@ code measure 2-3x apart from run to run; the run's wall time is the end-to-end r
 Then each of ``mct``, ``srjf-eft``, ``fair-eft``, ``online-heft``, ``minmin`` and ``rl-gate`` (:data:`POLICIES`) runs
 the same stream in a fresh interpreter of its own, on the engine :func:`~simsched.simulator.engine.run_online` picks
 (all six have a compiled form; ``rl-gate``, whose training worlds had 3-15 processors of two classes, hands its
-decisions to ``srjf-eft`` from the first job on the bench's identical processors, and its row says so): its CPU seconds (against the issue's targets at 1M tasks,
-:data:`POLICY_TARGETS`), peak memory, and events per CPU second beside the raw SimPy floor for as many
-events; and, up to :data:`SIMPY_COMPARED_MAX` tasks, the same run on the SimPy engine in the same
-process, its CPU seconds beside the compiled loop's and its schedule checked equal.
+decisions to ``srjf-eft`` from the first job on the bench's identical processors, and its row says so): its CPU
+seconds (against the issue's targets at 1M tasks, :data:`POLICY_TARGETS`), peak memory, and events per CPU second
+beside the raw SimPy floor for as many events; and, up to :data:`SIMPY_COMPARED_MAX` tasks, the same run on the
+SimPy engine in the same process, its CPU seconds beside the compiled loop's and its schedule checked equal.
 
 Each size runs in a fresh interpreter so its peak memory is its own.  Last, the stream is built and run
 by ``srjf-eft`` alone in a fresh interpreter (:func:`measure_memory`): the process's peak memory against

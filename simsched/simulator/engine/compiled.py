@@ -447,8 +447,8 @@ def policy_tables(problem: Problem, policy, disruptions=None) -> tuple[JobTables
     kernel = policy_kernel(policy)
     if kernel not in JOB_KERNELS and kernel != GATE_KERNEL:
         return None, None
-    tables = job_tables(problem, policy) if kernel != GATE_KERNEL or gate_refusal(disruptions) is None else \
-        gate_refusal(disruptions)
+    why = gate_refusal(disruptions) if kernel == GATE_KERNEL else None
+    tables = job_tables(problem, policy) if why is None else why
     if isinstance(tables, str) or kernel != GATE_KERNEL:
         return tables if isinstance(tables, str) else (tables, None)
     gate = policy.compiled_gate(problem)
@@ -497,7 +497,7 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         factors = check_factors(factors, problem.n_tasks)
     k = kernel_module()
 
-    if tables is None:
+    if tables is None or gate is None and policy_kernel(policy) == GATE_KERNEL:
         both = policy_tables(problem, policy, disruptions)
         if isinstance(both, str):
             raise SimschedError(f"engine 'compiled': {both}")
