@@ -10,8 +10,8 @@ before the suite::
 
 Each kernel is reached through the code that calls it, on a tiny input, so it is compiled for the
 argument types real runs pass: the compiled online loop (MCT, a replayed plan, srjf-eft, fair-eft,
-online-heft, minmin, maxmin and ecs-online, a replay of P-state triples; one machine code with and without
-failures, stragglers, P-states and gang tasks), HEFT's
+online-heft, minmin, maxmin, ecs-online and rl-gate's gated srjf-eft, a replay of P-state triples; one machine
+code with and without failures, stragglers, P-states and gang tasks), HEFT's
 compiled placement (with and without insertion), conservative
 backfilling's planning (on a kept profile, and the whole rebuild and its profile alone, which its
 property test calls), and the learned scheduler's compiled forward pass (where torch is installed, to

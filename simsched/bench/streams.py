@@ -25,12 +25,13 @@ Rates are over this process's CPU time (``time.process_time``), the run's, the p
 floors' alike: on a shared machine wall time also counts the waits for a core, which made the same
 code measure 2-3x apart from run to run; the run's wall time is the end-to-end row.
 
-Then each of ``mct``, ``srjf-eft``, ``fair-eft``, ``online-heft`` and ``minmin`` (:data:`POLICIES`) runs the same stream
-in a fresh interpreter of its own, on the engine :func:`~simsched.simulator.engine.run_online` picks
-(all five have a compiled form): its CPU seconds (against the issue's targets at 1M tasks,
-:data:`POLICY_TARGETS`), peak memory, and events per CPU second beside the raw SimPy floor for as many
-events; and, up to :data:`SIMPY_COMPARED_MAX` tasks, the same run on the SimPy engine in the same
-process, its CPU seconds beside the compiled loop's and its schedule checked equal.
+Then each of ``mct``, ``srjf-eft``, ``fair-eft``, ``online-heft``, ``minmin`` and ``rl-gate`` (:data:`POLICIES`) runs
+the same stream in a fresh interpreter of its own, on the engine :func:`~simsched.simulator.engine.run_online` picks
+(all six have a compiled form; ``rl-gate``, whose training worlds had 3-15 processors of two classes, hands its
+decisions to ``srjf-eft`` from the first job on the bench's identical processors, and its row says so): its CPU
+seconds (against the issue's targets at 1M tasks, :data:`POLICY_TARGETS`), peak memory, and events per CPU second
+beside the raw SimPy floor for as many events; and, up to :data:`SIMPY_COMPARED_MAX` tasks, the same run on the
+SimPy engine in the same process, its CPU seconds beside the compiled loop's and its schedule checked equal.
 
 Each size runs in a fresh interpreter so its peak memory is its own.  Last, the stream is built and run
 by ``srjf-eft`` alone in a fresh interpreter (:func:`measure_memory`): the process's peak memory against
@@ -45,6 +46,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import resource
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -231,7 +233,7 @@ def energy_accounting_cpu(problem, schedule, stats) -> tuple[float, float]:
     return time.process_time() - c0, fields["energy_j"]
 
 
-POLICIES = ("mct", "srjf-eft", "fair-eft", "online-heft", "minmin")
+POLICIES = ("mct", "srjf-eft", "fair-eft", "online-heft", "minmin", "rl-gate")
 """The online policies timed one by one on the bench stream (the rules with a compiled form, MCT first)."""
 
 
@@ -261,17 +263,22 @@ def measure_policy(n_jobs: int, n_procs: int, name: str) -> dict:
     if compiled.numba_available():  # numba's load is its own row (measure_compiled), not the policy's
         compiled.compile_seconds()
     c0 = time.process_time()
-    schedule, stats = run_online(problem, policy)
+    with warnings.catch_warnings():  # a learned policy's fallback warning: its reason goes in the row
+        warnings.simplefilter("ignore")
+        schedule, stats = run_online(problem, policy)
     cpu = time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     digest = hashlib.sha256(b"".join(a.tobytes() for a in (schedule.processor, schedule.start, schedule.finish)))
     out = {"policy": name, "engine": stats.engine, "tasks": problem.n_tasks, "events": stats.events, "cpu_s": cpu,
            "peak_rss_mb": peak, "events_per_s": stats.events / cpu,
            "floor_events_per_s": simpy_floor(stats.events, n_procs, clock=time.process_time),
-           "digest": digest.hexdigest()[:16], "simpy_cpu_s": None, "same": None}
+           "digest": digest.hexdigest()[:16], "simpy_cpu_s": None, "same": None,
+           "fallback": getattr(policy, "fallback_reason", None)}
     if stats.engine == "compiled" and problem.n_tasks <= SIMPY_COMPARED_MAX:
         c0 = time.process_time()
-        ref, ref_stats = run_online(problem, registry.create(name), engine="simpy")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref, ref_stats = run_online(problem, registry.create(name), engine="simpy")
         out["simpy_cpu_s"] = time.process_time() - c0
         out["same"] = _same_schedule(ref, schedule) and ref_stats.events == stats.events
     return out
@@ -325,6 +332,8 @@ def _policy_rows(runs: list[dict], size: str) -> list[dict]:
     events (both CPU time), and its peak memory."""
     rows = []
     for p in runs:
+        if p.get("fallback"):  # a learned policy that handed its decisions to a rule: which, from when
+            p = dict(p, policy=f"{p['policy']} ({p['fallback'].split(':')[0]})")
         rows.append(dict(what=f"{p['policy']} end to end ({p['engine']} engine, engine and policy, {p['cpu_s']:.2f} s "
                               f"CPU) events/s vs raw SimPy floor (same events, CPU time)",
                          size=f"{size}, {p['events']:,} events", measured=p["events_per_s"],

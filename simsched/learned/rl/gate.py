@@ -41,7 +41,14 @@ which rule and why, and :attr:`GatedBinding.fallback_reason` (the results row's 
 holds the same.  Gang tasks (several processors at once) are placed by the rule.
 
 Cost per decision: ``srjf-eft``'s, plus O(n) for the failures seen, O(N_BASIS^2) for the prediction and
-O(m) per gated placement; the world description O(n m + J) per arrival.
+O(m) per gated placement; the world description O(n m + J) per arrival, until the gate falls back.
+
+**Compiled** (``compiled_kernel = "gated-srjf"``, :mod:`simsched.simulator.engine.compiled_gate`): without
+failures or stragglers, the compiled stream loop runs the gate with the tables :meth:`GatedBinding.compiled_gate`
+computes before the run (this policy grown arrival by arrival, as the SimPy engine's decisions grow it: the
+world, the guard and envelope, the predictor's choice per arrival) and the decision's own features in numba,
+float for float; hence the gate's dot product summed from the left (:func:`_dot`) and ``math.log1p``, the
+same floats on every machine.
 """
 
 from __future__ import annotations
@@ -196,6 +203,7 @@ class GatedBinding(ShortestJobEFT):
     """
 
     name = "rl-gate"
+    compiled_kernel = "gated-srjf"  # the compiled stream engine's form (simsched.simulator.engine.compiled_gate)
 
     def __init__(self, *, checkpoint: str | None = None, weights: list[float] | None = None,
                  guard: bool = True) -> None:
@@ -272,8 +280,11 @@ class GatedBinding(ShortestJobEFT):
         self._world(problem)
 
     def grow(self, problem: Problem) -> None:
+        """Tasks arrived: srjf-eft's tables grown, and the world described and judged again until the gate fell
+        back (from then on nothing of the gate is read: the rule decides alone, at the rule's cost)."""
         super().grow(problem)
-        self._world(problem)
+        if self.fallback is None:
+            self._world(problem)
 
     def _world(self, problem: Problem) -> None:
         """The world description after an arrival, and the guard.  O(n m + J)."""
@@ -333,6 +344,62 @@ class GatedBinding(ShortestJobEFT):
                 m = view.available.size
                 self.world[8] = float(np.log1p(100.0 * self.failures / (m * (view.now - t0)) * self.mean_task))
 
+    # ------------------------------------------------------------------ the compiled loop
+    def compiled_tables(self, problem: Problem):
+        """srjf-eft's tables for the compiled stream engine (:meth:`ShortestJobEFT.compiled_tables`), from a twin
+        whose guard is off (its world over the whole stream is never judged, nor warned about).  This policy is
+        not changed.  O(n log n + n m + e)."""
+        import copy
+
+        quiet = copy.copy(self)
+        quiet.guard = False
+        return ShortestJobEFT.compiled_tables(quiet, problem)
+
+    def compiled_gate(self, problem: Problem):
+        """The gate's tables per arrival state for the compiled stream engine
+        (:class:`~simsched.simulator.engine.compiled_gate.GateTables`): this policy reset on the tasks there from
+        the start and grown by each arrival group in turn, exactly as the SimPy engine's decisions grow it
+        (its world, guard and envelope, with their warning and :attr:`fallback_reason`), and per state the
+        world, whether it fell back, the weights (the predictor's extreme where there is one), the local
+        features' divisors and whether a decision counts as late; once it fell back, nothing of the gate is
+        read again and it is grown no further (its world and :attr:`fallback_reason` are the SimPy run's, its
+        srjf-eft tables stop there).  :attr:`late_decisions` and the predictor's last weights are handed back by
+        :meth:`compiled_gate_ran`.  Arrivals must not decrease with the index (the engine checks it first).
+        O(arrivals x (n m + J)) up to the fallback, the world descriptions' (what a SimPy run spends on them)."""
+        from simsched.simulator.arrived import ArrivedProblems
+        from simsched.simulator.engine.compiled_gate import GateTables, arrival_states
+
+        counts = arrival_states(problem)
+        arrived, m, states = ArrivedProblems(problem), problem.n_processors, counts.size
+        fallen, late = np.zeros(states, dtype=bool), np.zeros(states, dtype=bool)
+        weights, world = np.zeros((states, N_WEIGHTS)), np.zeros((states, len(WORLD_FEATURES)))
+        backlog_scale, job_scale = np.ones(states), np.ones(states)
+        for a, k in enumerate(counts.tolist()):
+            if k == 0:
+                continue  # nothing there from the start: the policy is reset at the first arrival
+            if a and fallen[a - 1]:  # srjf-eft's for good: the gate is neither read nor grown (as in grow)
+                fallen[a:] = True
+                break
+            if a == 0 or counts[a - 1] == 0:
+                self.reset(arrived.visible(k), np.random.default_rng(0))
+            else:
+                self.grow(arrived.visible(k))
+                self.n_seen = k
+            fallen[a], world[a] = self.fallback is not None, self.world
+            backlog_scale[a], job_scale[a] = m * max(self.mean_task, 1e-12), max(self.mean_job_work, 1e-12)
+            late[a] = self.model is not None and self.waits(self.world)
+            weights[a] = self.weights if self.model is None else NEVER_QUEUE if late[a] else ALWAYS_QUEUE
+        self._compiled_late = late
+        return GateTables(fallen, weights, world, backlog_scale, job_scale, late, counts)
+
+    def compiled_gate_ran(self, late: int, last_state: int) -> None:
+        """The compiled loop ran with :meth:`compiled_gate`'s tables: ``late`` decisions were late ones and the
+        gate last decided in arrival state ``last_state`` (-1: never), which leaves the predictor's weights as
+        that decision left them.  O(1)."""
+        self.late_decisions += late
+        if self.model is not None and last_state >= 0:
+            self.weights = NEVER_QUEUE if self._compiled_late[last_state] else ALWAYS_QUEUE
+
     # ------------------------------------------------------------------ decisions
     def decide(self, view: DecisionView) -> Assignments:
         if view.problem.n_tasks != self.n_seen:
@@ -352,7 +419,7 @@ class GatedBinding(ShortestJobEFT):
             return []
         unassigned = (view.processor < 0) & np.isnan(view.finish)
         m = view.available.size
-        backlog = float(np.log1p(float((unassigned * self.cost).sum()) / (m * max(self.mean_task, 1e-12))))
+        backlog = math.log1p(float((unassigned * self.cost).sum()) / (m * max(self.mean_task, 1e-12)))
         self._head = np.concatenate([[1.0], self.world, [n_idle / m, backlog, 0.0]])
         return self._decide_by_task(view)  # srjf-eft's placement loop; the gate is _processor_for
 
@@ -367,12 +434,22 @@ class GatedBinding(ShortestJobEFT):
         q = int(row.argmin())
         head = self._head
         head[-3] = n_idle / idle.size
-        head[-1] = np.log1p(self._job_sum(view, int(self.jobs[task]), placed) / max(self.mean_job_work, 1e-12))
-        threshold = _sigmoid(float(head @ self.weights))
+        head[-1] = math.log1p(self._job_sum(view, int(self.jobs[task]), placed) / max(self.mean_job_work, 1e-12))
+        threshold = _sigmoid(_dot(head, self.weights))
         if np.isfinite(row[q]):
             gain = (row[q] - ct[p]) / max(row[q] - view.now, 1e-12)
             return p if gain >= threshold else q  # else wait for the busy one: take the best idle processor
         return -1 if threshold >= 1.0 else p  # no idle processor may run it: queue, or wait if the gate never queues
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a . b`` summed from the left, one product after another: the same float on every machine (a BLAS dot
+    sums in an order of its own, per CPU) and in the compiled loop
+    (:func:`~simsched.simulator.engine.compiled_gatekernel.threshold`).  O(len(a))."""
+    s = 0.0
+    for x, y in zip(a.tolist(), b.tolist()):
+        s += x * y
+    return s
 
 
 def _sigmoid(x: float) -> float:

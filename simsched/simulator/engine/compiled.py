@@ -24,7 +24,9 @@ form (:func:`compiled_applies`):
   job-blind ``"online-heft"``, whose per-task and per-job tables the policy builds once for the whole
   stream (``compiled_tables(problem)``,
   a :class:`JobTables`): taken only when arrival groups share no edge and no job (:meth:`JobTables.refusal`),
-  so that the tables are those the policy would grow arrival by arrival;
+  so that the tables are those the policy would grow arrival by arrival; and a gated ``srjf-eft``
+  (``"gated-srjf"``, ``rl-gate``: :mod:`~simsched.simulator.engine.compiled_gate`, its gate's tables per arrival
+  state from ``compiled_gate(problem)``), without failures or stragglers;
 * numba installed (extra ``simsched[fast]``).
 
 Noise factors and any platform (dense or structured costs, uniform or per-link transfers) are
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
 
@@ -47,13 +49,14 @@ import numpy as np
 
 from simsched.errors import SimschedError
 from simsched.readonly import drop_stale_machine_code, read_only
+from simsched.simulator.engine.compiled_gate import GATE_KERNEL, GateTables, gate_args, gate_refusal, gate_state
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
 
 ENGINES = ("auto", "simpy", "compiled")
 """The values of ``run_online``'s ``engine``."""
 
-KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin", "maxmin", "ecs-online")
+KERNELS = ("mct", "replay", "srjf-eft", "fair-eft", "online-heft", "minmin", "maxmin", "ecs-online", GATE_KERNEL)
 """Online rules with a compiled form (a policy class names one in ``compiled_kernel``)."""
 
 JOB_KERNELS = ("srjf-eft", "fair-eft", "online-heft")
@@ -69,12 +72,13 @@ what the SimPy engine with MCT spends on a few thousand tasks."""
 
 
 _INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py", "compiled_heap.py", "compiled_disrupt.py",
-                               "compiled_pstate.py", "compiled_minmin.py", "compiled_gang.py"),
+                               "compiled_pstate.py", "compiled_minmin.py", "compiled_gang.py",
+                               "compiled_gatekernel.py"),
             "compiled_minmin": ("compiled_view.py",),
             "compiled_gang": ("compiled_view.py",),
             "compiled_disrupt": ("compiled_view.py", "compiled_jobaware.py", "compiled_gang.py"),
             "compiled_pstate": ("compiled_view.py",),
-            "compiled_jobaware": ("compiled_view.py", "compiled_gang.py")}
+            "compiled_jobaware": ("compiled_view.py", "compiled_gang.py", "compiled_gatekernel.py")}
 """Modules of compiled kernels and the sibling sources their machine code includes."""
 
 _checked = False
@@ -332,6 +336,9 @@ def compile_seconds() -> float:
             tables = JobTables(rule, np.zeros(2), np.zeros(2, dtype=np.int64), np.ones(2), np.array([0, 2]), one,
                                np.zeros(1), np.ones(1))
             _call(p, _code(k, None, tables), None, None, tables)
+        gate = GateTables(np.zeros(1, dtype=bool), np.ones((1, 5)), np.zeros((1, 1)), np.ones(1), np.ones(1),
+                          np.ones(1, dtype=bool), np.array([2]))
+        _call(p, k.GATE, None, None, replace(tables, rule="srjf"), gate=gate)
         k._warm = True
     return time.process_time() - c0
 
@@ -385,11 +392,12 @@ def _edges(g) -> list[np.ndarray]:
 
 
 def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None, world: tuple | None = None,
-          ps: tuple | None = None, gang: tuple | None = None):
+          ps: tuple | None = None, gang: tuple | None = None, gate: GateTables | None = None, gz=None):
     """The loop's result for these arguments (``world``: :func:`~simsched.simulator.engine.compiled_world.world_args`,
     None without failures or stragglers; ``ps``: :func:`_pstate_args`, None without P-states; ``gang``:
-    :func:`_gang_args`, None without gangs, its state filled in), or None when a replay's items are neither pairs
-    nor P-state triples."""
+    :func:`_gang_args`, None without gangs, its state filled in; ``gate``, ``gz``: a gated rule's tables and the
+    state the loop fills in, :mod:`~simsched.simulator.engine.compiled_gate`), or None when a replay's items are
+    neither pairs nor P-state triples."""
     from simsched.simulator.engine.compiled_world import no_world
 
     k = kernel_module()
@@ -415,7 +423,8 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
                          tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))),
                          tuple(read_only(ps)),
                          tuple(read_only(no_world(problem.n_processors) if world is None else world)),
-                         (gd[0], *read_only(list(gd[1:10])), gd[10]), gs)
+                         (gd[0], *read_only(list(gd[1:10])), gd[10]), gs, tuple(read_only(gate_args(gate))),
+                         gate_state() if gz is None else gz)
 
 
 def job_tables(problem: Problem, policy) -> JobTables | str:
@@ -431,8 +440,26 @@ def job_tables(problem: Problem, policy) -> JobTables | str:
     return tables if why is None else why
 
 
+def policy_tables(problem: Problem, policy, disruptions=None) -> tuple[JobTables | None, GateTables | None] | str:
+    """``(job tables, gate tables)`` of ``policy`` (:func:`job_tables` for the job-aware and gated kernels, then
+    a gated one's ``compiled_gate(problem)``, :mod:`~simsched.simulator.engine.compiled_gate`; None where it has
+    none), or why the compiled loop cannot decide with them.  The policies' costs plus O(n + e)."""
+    kernel = policy_kernel(policy)
+    if kernel not in JOB_KERNELS and kernel != GATE_KERNEL:
+        return None, None
+    why = gate_refusal(disruptions) if kernel == GATE_KERNEL else None
+    tables = job_tables(problem, policy) if why is None else why
+    if isinstance(tables, str) or kernel != GATE_KERNEL:
+        return tables if isinstance(tables, str) else (tables, None)
+    gate = policy.compiled_gate(problem)
+    why = gate if isinstance(gate, str) else gate.refusal(problem)
+    return (tables, gate) if why is None else why
+
+
 def _code(k, policy, tables: JobTables | None) -> int:
     """The kernel's policy code."""
+    if policy_kernel(policy) == GATE_KERNEL:
+        return k.GATE
     if tables is not None:
         return {"srjf": k.SRJF, "srjf-late": k.SRJF_LATE, "fair": k.FAIR, "heft": k.HEFT}[tables.rule]
     return {"replay": k.REPLAY, "minmin": k.MINMIN, "maxmin": k.MAXMIN, "ecs-online": k.ECS}.get(policy_kernel(policy),
@@ -441,15 +468,18 @@ def _code(k, policy, tables: JobTables | None) -> int:
 
 def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, pstate_slowdown: np.ndarray | None = None,
                  tables: JobTables | None = None, disruptions=None,
-                 disruption_rng: np.random.Generator | None = None) -> tuple[Schedule, dict] | None:
-    """Run ``policy`` (MCT, Min-Min, Max-Min, a :class:`Replay`, srjf-eft, fair-eft, online-heft or ecs-online) on
+                 disruption_rng: np.random.Generator | None = None,
+                 gate: GateTables | None = None) -> tuple[Schedule, dict] | None:
+    """Run ``policy`` (MCT, Min-Min, Max-Min, a :class:`Replay`, srjf-eft, fair-eft, online-heft, ecs-online or a
+    gated srjf-eft) on
     the compiled loop; returns the schedule and the :class:`~simsched.simulator.engine.stats.OnlineStats` fields, or
     None when the loop stopped where the SimPy engine raises (run it there for the message; ``disruption_rng``
     is then left as it was).  Callers go through ``run_online``.
 
     :class:`SimschedError` when the run does not qualify (:func:`compiled_applies`, :func:`job_tables`;
-    ``tables``: the job-aware policy's, already checked, else built here).  ``disruptions`` (failures,
-    repairs, stragglers; with ``disruption_rng``, default ``default_rng(1)``) are checked and seeded as the
+    ``tables``, ``gate``: the job-aware or gated policy's, already checked (:func:`policy_tables`), else built
+    here).  A gated policy is handed its late decisions after the run (``compiled_gate_ran``).  ``disruptions``
+    (failures, repairs, stragglers; with ``disruption_rng``, default ``default_rng(1)``) are checked and seeded as the
     SimPy engine does (its errors, raised here) and drawn ahead (:mod:`~simsched.simulator.engine.compiled_world`);
     a run whose drawn streams ran out is run again with longer ones.  ``events`` is the
     SimPy engine's event count for the same run (the loop pushes an entry wherever SimPy would, and
@@ -467,10 +497,11 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         factors = check_factors(factors, problem.n_tasks)
     k = kernel_module()
 
-    if tables is None and policy_kernel(policy) in JOB_KERNELS:
-        tables = job_tables(problem, policy)
-        if isinstance(tables, str):
-            raise SimschedError(f"engine 'compiled': {tables}")
+    if tables is None or gate is None and policy_kernel(policy) == GATE_KERNEL:
+        both = policy_tables(problem, policy, disruptions)
+        if isinstance(both, str):
+            raise SimschedError(f"engine 'compiled': {both}")
+        tables, gate = both
     replay = policy.log if policy_kernel(policy) == "replay" else None
     world = state = None
     if disruptions is not None and disruptions.active:
@@ -481,9 +512,9 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
     ps = _pstate_args(problem, policy, pstate_slowdown)
     t0 = time.perf_counter()
     while True:
-        gang = _gang_args(problem, tables)
+        gang, gz = _gang_args(problem, tables), gate_state()
         out = _call(problem, _code(k, policy, tables), replay, factors, tables,
-                    None if world is None else world_args(world), ps, gang)
+                    None if world is None else world_args(world), ps, gang, gate, gz)
         if out is None or out[0] != k.NEED_DRAWS:
             break
         world = longer(world)
@@ -499,6 +530,8 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         stats.update(world_stats(ws, pstate_slowdown is not None))
     if pstate_slowdown is not None:  # a power model: the P-state each task (its last attempt) ran at
         stats["pstate"] = ws[17].copy()
+    if gate is not None:
+        policy.compiled_gate_ran(int(gz[1]), int(gz[2]))
     return Schedule(proc, start, finish, gang=_schedule_gang(proc, gang[1])), stats
 
 
@@ -541,11 +574,9 @@ def dispatch(engine: str, problem: Problem, policy, factors, disruptions, pstate
             kernel_module()
         except ImportError:  # a broken numba install: the ground truth runs instead
             return None
-    tables = None
-    if policy_kernel(policy) in JOB_KERNELS:
-        tables = job_tables(problem, policy)
-        if isinstance(tables, str):
-            if engine == "compiled":
-                raise SimschedError(f"engine 'compiled': {tables}")
-            return None
-    return run_compiled(problem, policy, factors, pstate_slowdown, tables, disruptions, disruption_rng)
+    both = policy_tables(problem, policy, disruptions)
+    if isinstance(both, str):
+        if engine == "compiled":
+            raise SimschedError(f"engine 'compiled': {both}")
+        return None
+    return run_compiled(problem, policy, factors, pstate_slowdown, both[0], disruptions, disruption_rng, both[1])

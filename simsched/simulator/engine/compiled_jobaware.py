@@ -28,6 +28,7 @@ import numba
 import numpy as np
 
 from simsched.simulator.engine.compiled_gang import place
+from simsched.simulator.engine.compiled_gatekernel import backlog, gate_processor
 from simsched.simulator.engine.compiled_view import before as _before
 from simsched.simulator.engine.compiled_view import completion_row
 from simsched.simulator.engine.compiled_view import eq as _eq
@@ -38,6 +39,11 @@ SRJF, SRJF_LATE, FAIR, HEFT = 2, 3, 4, 5
 """Policies of :func:`~simsched.simulator.engine.compiled_kernel.stream_loop` decided here (after its
 ``MCT, REPLAY = 0, 1``): ``srjf-eft``, ``srjf-eft`` with ``late_binding``, ``fair-eft``, ``online-heft``
 (job-blind: its ready tasks are kept in a binary heap by rank, see :func:`became_ready_job`)."""
+
+GATE = 9
+"""A gated ``srjf-eft`` (:mod:`~simsched.simulator.engine.compiled_gate`): srjf's order and keys, its placement
+gated where a task's earliest-finish processor is busy
+(:func:`~simsched.simulator.engine.compiled_gatekernel.gate_processor`)."""
 
 
 @numba.njit(cache=True)
@@ -178,7 +184,7 @@ def _best_ready(j, tables, jst):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, chosen, chosen_p, gd, gs,
-           gx):  # pragma: no cover - compiled
+           gx, gt, gz):  # pragma: no cover - compiled
     """One decision point: fill ``chosen``/``chosen_p`` with the ``(task, processor)`` pairs the policy
     returns, in order, and return how many (0: none); -1 when a chosen task may run nowhere (the policy
     then returns a pair the SimPy engine refuses).  ``tasks``: the ready tasks, in any order (the lower
@@ -195,7 +201,11 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
     its earliest expected finish, and that processor's expected end becomes that finish; the first task
     is the first of the active jobs' first ready tasks (a lexicographic minimum splits so).
     O(picks x (active jobs + in-degree x m)) plus O(tasks of a job) to find its first ready task again
-    after one was placed.  srjf late (``ShortestJobEFT.decide``): the ready tasks in key order, each to the idle
+    after one was placed.  The gated srjf (:data:`GATE`; ``gt``/``gz``, the gate's tables and state in arrival
+    state ``gz[0]``, :mod:`~simsched.simulator.engine.compiled_gatekernel`) places as srjf, but a task whose
+    earliest-finish processor is busy goes where the gate says, or waits: left out of this decision, still ready
+    (its slots at the end of ``chosen`` meanwhile); plus O(arrived tasks) a decision for the backlog when its
+    weight is not 0.  srjf late (``ShortestJobEFT.decide``): the ready tasks in key order, each to the idle
     processor still free where it finishes first (completion times from the view as it was), skipping a
     task no free idle processor may run, until none is free.  O(k log k + k x in-degree x m)."""
     (arrival, pred_ptr, pred_edges, edge_src, edge_data, finish, proc_of, uniform, same_lat, same_inv, link_lat,
@@ -272,6 +282,9 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
                 n_idle -= 1
         return out
     active, n_active = jst[3], jst[5]
+    gate = rule == GATE and gt[0].size > 0 and not gt[0][gz[0]]
+    back = -1.0  # the decision's backlog (>= 0), computed when the gate first asks
+    n_wait = 0
     while n_idle > 0 and n_active[0] > 0:
         pick = -1
         b1 = b2 = b3 = 0.0
@@ -294,6 +307,17 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
             for i in range(out):
                 placed[chosen[i]] = False
             return -1
+        if gate and taken < 0 and not idle[p]:  # GatedBinding._processor_for
+            if back < 0.0:
+                back = backlog(gt, gz[0], tables[2], proc_of, finish)
+            jr = _job_sum(job[t], False, tables, proc_of, finish, placed) if gt[1][gz[0], -1] != 0.0 else 0.0
+            p = gate_processor(p, now, ct, idle, n_idle, gt, gz[0], back, jr)
+            if p < 0:  # it waits: out of this decision's ready tasks until the decision ends
+                n_wait += 1
+                chosen[chosen.size - n_wait] = t
+                jst[6][t] = False
+                _left_job(t, tables, jst)
+                continue
         chosen[out] = t
         chosen_p[out] = p
         out += 1
@@ -308,4 +332,8 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
             n_idle -= 1
     for i in range(out):
         placed[chosen[i]] = False
+    for i in range(n_wait):  # the tasks that waited are ready again
+        t = chosen[chosen.size - 1 - i]
+        jst[6][t] = True
+        became_ready_job(SRJF, t, tables, jst)
     return out

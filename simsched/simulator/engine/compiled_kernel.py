@@ -40,11 +40,13 @@ from simsched.simulator.engine.compiled_disrupt import (
     world_state,
 )
 from simsched.simulator.engine.compiled_gang import append, enqueue, gang_cost, gang_k, queue_end, start_gang, task_of
+from simsched.simulator.engine.compiled_gatekernel import count_decision
 from simsched.simulator.engine.compiled_heap import grown
 from simsched.simulator.engine.compiled_heap import pop as _pop
 from simsched.simulator.engine.compiled_heap import push as _push
 from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, SRJF_LATE: compiled.py's codes)
     FAIR,
+    GATE,
     HEFT,
     SRJF,
     SRJF_LATE,
@@ -174,7 +176,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 succ_ptr, succ_edges, pred_ptr, pred_edges, edge_src, edge_dst, edge_data, arrival, group_time,
                 group_ptr, group_task,
                 uniform, same_lat, same_inv, link_lat, link_inv, latency, inv_bw, factors, tables,
-                ps, wd, gd, gs):  # pragma: no cover - compiled
+                ps, wd, gd, gs, gt, gz):  # pragma: no cover - compiled
     """Run the stream; returns ``(status, processor, start, finish, events, decisions, assignments,
     bad_decision, world)`` (``world``: :func:`~simsched.simulator.engine.compiled_disrupt.world_state`
     at the end, the failures' counters and logs).
@@ -194,14 +196,15 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     P-states (:mod:`~simsched.simulator.engine.compiled_pstate`; each task's ends in ``world[17]``).  ``wd``:
     the failures, repairs and stragglers (:mod:`~simsched.simulator.engine.compiled_disrupt`; ``wd[0]``
     false: none).  ``gd``, ``gs``: the gang tasks' data and state (:mod:`~simsched.simulator.engine.compiled_gang`;
-    ``gd[0]`` false: none), ``gs`` filled in with each gang task's members.
+    ``gd[0]`` false: none), ``gs`` filled in with each gang task's members.  ``gt``, ``gz``: a gated srjf's
+    tables and state (:data:`GATE`, :mod:`~simsched.simulator.engine.compiled_gatekernel`; empty for the others).
     ``events`` counts the heap pushes, which are SimPy's events one for one (the SimPy engine's
     ``next(env._eid)``).  A status other than :data:`OK` ends the run where the SimPy engine would
     raise (``bad_decision`` says at which decision), or (:data:`NEED_DRAWS`) where a drawn stream ran out."""
     n = arrival.size
     m = proc_memory.size
     noisy = factors.size > 0
-    jobaware = SRJF <= policy <= HEFT
+    jobaware = SRJF <= policy <= HEFT or policy == GATE
     disrupted = wd[0]
     ws = world_state(n, m, wd)
     down, slow, repair_at, wc = ws[0], ws[1], ws[2], ws[7]
@@ -340,11 +343,14 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     n_ready += 1
                     if jobaware:
                         became_ready_job(policy, v, tables, jst)
+            gz[0] += 1  # the gated rule's arrival state
             trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
         elif kind == DECIDE:
             trigger = False
             if n_ready == 0:
                 continue
+            if policy == GATE:
+                count_decision(gt, gz)
             if jobaware and n_idle_of(running, qlen, down) == 0:  # the job-aware rules place nothing: O(m)
                 decisions += 1
                 idle_decisions = _idle_decision(idle_decisions, running, qlen)
@@ -388,7 +394,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     avail[q] = ee[q] if ee[q] > now else now
                     idle[q] = running[q] < 0 and qlen[q] == 0 and not down[q]
                 k = decide(policy, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, w_row, chosen, chosen_p,
-                           gd, gs, gx)
+                           gd, gs, gx, gt, gz)
                 if k < 0:  # a ready task may run nowhere: SimPy refuses the pair the policy returns
                     return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions, ws
             decisions += 1
