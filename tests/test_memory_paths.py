@@ -2,7 +2,7 @@
 not), the results document's kinds and edges written from arrays, per-task columns held as one row,
 edge delays in one array, a dense problem's eligibility read from its matrix, a stream's job column
 shared, a scheduler without parameters created without pydantic, and the compiled loop reading the
-graph's own edge arrays without keeping the mean transfers."""
+graph's own edge arrays without keeping the mean transfers, and a generated job imports no file importer."""
 
 from __future__ import annotations
 
@@ -198,3 +198,14 @@ def test_the_compiled_loop_reads_the_graphs_own_edges_and_keeps_no_mean_transfer
     assert not isinstance(job_tables(problem, registry.create("srjf-eft")), str)
     assert problem._mean_transfer is None  # built for the ranks, not kept for the run
     assert np.array_equal(problem.mean_transfer, before)
+
+
+def test_generating_a_random_dag_imports_no_file_importer():
+    # the generators' table names WfChef's workflows; that module reads the importers only when it runs,
+    # so a generated job imports no XML, HTTP or TLS module (~3 MB of a stream run's peak)
+    code = ("import sys, numpy as np; from simsched.workloads.generators import GENERATORS; "
+            "GENERATORS['random'](20, rng=np.random.default_rng(0)); "
+            "print(sorted(m for m in ('simsched.workloads.importers', 'xml.etree.ElementTree', 'ssl', "
+            "'urllib.request') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
