@@ -499,6 +499,8 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         stats.update(world_stats(ws, pstate_slowdown is not None))
     if pstate_slowdown is not None:  # a power model: the P-state each task (its last attempt) ran at
         stats["pstate"] = ws[17].copy()
+    for a in (proc, start, finish):  # the loop's own arrays, read-only: the schedule keeps them, no copies
+        a.setflags(write=False)
     return Schedule(proc, start, finish, gang=_schedule_gang(proc, gang[1])), stats
 
 
