@@ -239,3 +239,17 @@ def test_a_replayed_index_beyond_int32_is_refused_on_the_compiled_loop():
     assert run_compiled(p, Replay([[(0, 0)], [(1, 0)]])) is not None
     for bad in ([[(2**32, 0)], [(1, 0)]], [[(0, 2**32 + 1)], [(1, 0)]]):  # would wrap to task 0 / processor 1
         assert run_compiled(p, Replay(bad)) is None
+
+
+def test_a_graphs_indices_are_int32_with_the_same_values():
+    from simsched.workloads.taskgraph import index_array
+
+    g = random_dag(300, rng=np.random.default_rng(4))
+    index = ("edge_src", "edge_dst", "succ_ptr", "succ_edges", "pred_ptr", "pred_edges")
+    assert all(getattr(g, a).dtype == np.int32 and not getattr(g, a).flags.writeable for a in index)
+    edges = np.stack([g.edge_src, g.edge_dst], axis=1).astype(np.int64)
+    order = np.argsort(edges[:, 0], kind="stable")
+    assert np.array_equal(g.succ_edges, order) and g.succ_ptr[-1] == g.n_edges  # the CSR of the same edges
+    assert np.array_equal(g.pred_edges, np.argsort(edges[:, 1], kind="stable"))
+    assert index_array(np.array([0, 5]), 2**31).dtype == np.int64  # past int32, the indices stay int64
+    assert index_array(np.array([0, 5]), 2**31 - 1).dtype == np.int32
