@@ -2,7 +2,8 @@
 not), the results document's kinds and edges written from arrays, per-task columns held as one row,
 edge delays in one array, a dense problem's eligibility read from its matrix, a stream's job column
 shared, a scheduler without parameters created without pydantic, and the compiled loop reading the
-graph's own edge arrays without keeping the mean transfers."""
+graph's own edge arrays without keeping the mean transfers, a generated job importing no file importer, a
+schedule sharing the loop's read-only results, and the loop's int32 scratch refusing what it refused before."""
 
 from __future__ import annotations
 
@@ -198,3 +199,57 @@ def test_the_compiled_loop_reads_the_graphs_own_edges_and_keeps_no_mean_transfer
     assert not isinstance(job_tables(problem, registry.create("srjf-eft")), str)
     assert problem._mean_transfer is None  # built for the ranks, not kept for the run
     assert np.array_equal(problem.mean_transfer, before)
+
+
+def test_generating_a_random_dag_imports_no_file_importer():
+    # the generators' table names WfChef's workflows; that module reads the importers only when it runs,
+    # so a generated job imports no XML, HTTP or TLS module (~3 MB of a stream run's peak)
+    code = ("import sys, numpy as np; from simsched.workloads.generators import GENERATORS; "
+            "GENERATORS['random'](20, rng=np.random.default_rng(0)); "
+            "print(sorted(m for m in ('simsched.workloads.importers', 'xml.etree.ElementTree', 'ssl', "
+            "'urllib.request') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_schedule_shares_only_read_only_arrays_it_alone_can_reach():
+    from simsched.simulator.schedule import Schedule
+
+    proc, start, finish = np.array([0, 1]), np.array([0.0, 1.0]), np.array([1.0, 2.0])
+    for a in (proc, start, finish):
+        a.setflags(write=False)
+    s = Schedule(proc, start, finish)
+    assert s.processor is proc and s.start is start and s.finish is finish  # no copies
+    base = np.array([0.0, 1.0, 2.0])
+    view = base[:2]
+    view.setflags(write=False)  # read-only, but its base can still be written
+    writeable = np.array([1.0, 2.0])
+    t = Schedule([0, 1], view, writeable)
+    assert t.start is not view and t.finish is not writeable and not t.finish.flags.writeable
+    base[0] = 5.0
+    writeable[0] = 7.0
+    assert t.start.tolist() == [0.0, 1.0] and t.finish.tolist() == [1.0, 2.0]
+
+
+def test_a_replayed_index_beyond_int32_is_refused_on_the_compiled_loop():
+    pytest.importorskip("numba")
+    from simsched.simulator.engine.compiled import Replay, _tiny_problem, run_compiled
+
+    p = _tiny_problem()
+    assert run_compiled(p, Replay([[(0, 0)], [(1, 0)]])) is not None
+    for bad in ([[(2**32, 0)], [(1, 0)]], [[(0, 2**32 + 1)], [(1, 0)]]):  # would wrap to task 0 / processor 1
+        assert run_compiled(p, Replay(bad)) is None
+
+
+def test_a_graphs_indices_are_int32_with_the_same_values():
+    from simsched.workloads.taskgraph import index_array
+
+    g = random_dag(300, rng=np.random.default_rng(4))
+    index = ("edge_src", "edge_dst", "succ_ptr", "succ_edges", "pred_ptr", "pred_edges")
+    assert all(getattr(g, a).dtype == np.int32 and not getattr(g, a).flags.writeable for a in index)
+    edges = np.stack([g.edge_src, g.edge_dst], axis=1).astype(np.int64)
+    order = np.argsort(edges[:, 0], kind="stable")
+    assert np.array_equal(g.succ_edges, order) and g.succ_ptr[-1] == g.n_edges  # the CSR of the same edges
+    assert np.array_equal(g.pred_edges, np.argsort(edges[:, 1], kind="stable"))
+    assert index_array(np.array([0, 5]), 2**31).dtype == np.int64  # past int32, the indices stay int64
+    assert index_array(np.array([0, 5]), 2**31 - 1).dtype == np.int32

@@ -43,11 +43,9 @@ The stream is merged job by job into flat arrays (:class:`~simsched.workloads.jo
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import resource
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -358,6 +356,9 @@ def bench_streams(quick: bool = False, size: str | None = None) -> list[dict]:
     at ``size`` (:func:`parse_size`; default 1,000 jobs on 100 processors, ``quick`` 100 on 50): the
     MCT run, its replays and floors (:func:`measure_stream`), then each of :data:`POLICIES` on the same
     stream in a process of its own (:func:`measure_policy`)."""
+    import multiprocessing as mp  # here, not at the top: measure_memory's process needs neither
+    from concurrent.futures import ProcessPoolExecutor
+
     n_jobs, n_procs = parse_size(size, quick)
     spawn = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:  # own peak memory

@@ -28,7 +28,7 @@ import numpy as np
 
 from simsched.simulator.problem import Problem
 from simsched.workloads.csr import build_csr, kahn_levels
-from simsched.workloads.taskgraph import TaskGraph
+from simsched.workloads.taskgraph import TaskGraph, index_array
 
 GRAPH_SLOTS_HANDLED = frozenset({"names", "_index", "kind_names", "edge_src", "edge_dst", "edge_data", "succ_ptr",
                                  "succ_edges", "pred_ptr", "pred_edges", "level", "topo_order"})
@@ -296,11 +296,12 @@ def _kind_names(graph: TaskGraph, present: np.ndarray | None, new: TaskGraph) ->
 def _rebuild_edges(new: TaskGraph, graph: TaskGraph, k: int, eids: np.ndarray, s: np.ndarray, d: np.ndarray) -> None:
     """Set ``new``'s edges to ``graph``'s edges ``eids`` renumbered as ``s -> d`` among its ``k`` tasks,
     with CSR lists, levels and a topological order built anew.  O(k + e log e)."""
-    new.edge_src, new.edge_dst = _take(s, slice(None)), _take(d, slice(None))
+    new.edge_src, new.edge_dst = index_array(s, k), index_array(d, k)  # as TaskGraph holds them (s, d: fresh)
     new.edge_data = _take(graph.edge_data, eids)
     sp, se = build_csr(k, s)
     pp, pe = build_csr(k, d)
-    new.succ_ptr, new.succ_edges, new.pred_ptr, new.pred_edges = (_take(a, slice(None)) for a in (sp, se, pp, pe))
+    new.succ_ptr, new.succ_edges = index_array(sp, int(sp[-1]) + 1), index_array(se, se.size)
+    new.pred_ptr, new.pred_edges = index_array(pp, int(pp[-1]) + 1), index_array(pe, pe.size)
     level, order = kahn_levels(k, s, d)  # an induced sub-graph of a DAG is a DAG
     new.level, new.topo_order = _take(level, slice(None)), _take(order, slice(None))
 

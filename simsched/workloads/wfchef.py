@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from simsched.errors import SimschedError
-from simsched.workloads.importers._common import require_extra
+from simsched.extras import require_extra
 from simsched.workloads.taskgraph import TaskGraph
 
 RECIPES = {

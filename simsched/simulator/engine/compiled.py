@@ -385,10 +385,10 @@ def _edges(g) -> list[np.ndarray]:
     """The loop's view of graph ``g``: its own CSR lists and edge arrays ``(succ_ptr, succ_edges, pred_ptr,
     pred_edges, edge_src, edge_dst, edge_data)``, read through by the loop rather than gathered into
     successor and predecessor copies (which were 3 x 8 bytes per edge at its peak).  O(1): no copy where
-    the arrays are contiguous int64 (float64 data), as ``TaskGraph`` builds them."""
+    the arrays are contiguous (float64 data), as ``TaskGraph`` builds them, in its index dtype (int32)."""
     ints = (g.succ_ptr, g.succ_edges, g.pred_ptr, g.pred_edges, g.edge_src, g.edge_dst)
     data = np.ascontiguousarray(g.edge_data, dtype=np.float64)
-    return [*(np.ascontiguousarray(a, dtype=np.int64) for a in ints), data]
+    return [*(np.ascontiguousarray(a) for a in ints), data]
 
 
 def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | None = None, world: tuple | None = None,
@@ -532,6 +532,8 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         stats["pstate"] = ws[17].copy()
     if gate is not None:
         policy.compiled_gate_ran(int(gz[1]), int(gz[2]))
+    for a in (proc, start, finish):  # the loop's own arrays, read-only: the schedule keeps them, no copies
+        a.setflags(write=False)
     return Schedule(proc, start, finish, gang=_schedule_gang(proc, gang[1])), stats
 
 

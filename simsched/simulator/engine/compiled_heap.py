@@ -1,6 +1,7 @@
 """The compiled stream engine's event heap (numba), behind :mod:`simsched.simulator.engine.compiled_kernel`.
 
-Five parallel arrays hold the entries ``(time, priority, eid, kind, value)``; they are compared as
+Five parallel arrays hold the entries ``(time, priority, eid, kind, value)`` (float64, int32 for
+priority, eid and kind, int64 for the value: a task and its attempt); they are compared as
 SimPy compares its ``(time, priority, eid, event)`` tuples (the eid is unique, so entries of equal time
 and priority leave in push order, as from SimPy's ``heapq``).  Imported only with numba installed.
 """
@@ -69,9 +70,9 @@ def pop(ht, hp, he, hk, hv, size):  # pragma: no cover - compiled
 def grown(ht, hp, he, hk, hv, size, cap):  # pragma: no cover - compiled
     """The heap's arrays copied into arrays of ``cap`` slots (its ``size`` entries kept).  O(cap)."""
     t = np.empty(cap)
-    p = np.empty(cap, dtype=np.int64)
-    e = np.empty(cap, dtype=np.int64)
-    k = np.empty(cap, dtype=np.int64)
+    p = np.empty(cap, dtype=np.int32)
+    e = np.empty(cap, dtype=np.int32)
+    k = np.empty(cap, dtype=np.int32)
     v = np.empty(cap, dtype=np.int64)
     t[:size], p[:size], e[:size], k[:size], v[:size] = ht[:size], hp[:size], he[:size], hk[:size], hv[:size]
     return t, p, e, k, v

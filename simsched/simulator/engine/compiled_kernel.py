@@ -214,9 +214,9 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     # one decision; a failure leaves its tasks' events pending (stale), so a disrupted run's heap may grow
     cap = n + group_time.size + 2 + (2 * m + wd[10].size + 8 if disrupted else 0)
     ht = np.empty(cap)
-    hp = np.empty(cap, dtype=np.int64)
-    he = np.empty(cap, dtype=np.int64)
-    hk = np.empty(cap, dtype=np.int64)
+    hp = np.empty(cap, dtype=np.int32)  # priority, eid and kind (as the per-task int scratch below) stay below 2**31:
+    he = np.empty(cap, dtype=np.int32)  # 4 bytes a slot, not 8 (#42); a value may be a task and its attempt
+    hk = np.empty(cap, dtype=np.int32)
     hv = np.empty(cap, dtype=np.int64)
     size = 0
     eid = 0
@@ -226,12 +226,12 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     finish = np.full(n, np.nan)
     data_time = np.zeros(n)
     data_ok = np.zeros(n, dtype=np.bool_)
-    npred = np.empty(n, dtype=np.int64)
+    npred = np.empty(n, dtype=np.int32)
     arrived = np.empty(n, dtype=np.bool_)
     is_ready = np.zeros(n, dtype=np.bool_)
-    ready = np.empty(n, dtype=np.int64)  # the ready set, unordered; sorted at each decision
+    ready = np.empty(n, dtype=np.int32)  # the ready set, unordered; sorted at each decision
     n_ready = 0
-    qnext = np.full(n + gd[10], -1, dtype=np.int64)  # FIFO queues as linked lists of entries (compiled_gang)
+    qnext = np.full(n + gd[10], -1, dtype=np.int32)  # FIFO queues as linked lists of entries (compiled_gang)
     gx = (np.empty(m), np.empty(m, dtype=np.int64), np.empty(m), np.empty(m))  # gang_choice's scratch
     qhead = np.full(m, -1, dtype=np.int64)
     qtail = np.full(m, -1, dtype=np.int64)
@@ -241,8 +241,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     avail = np.empty(m)
     dr = np.empty(m)
     w_row = np.empty(m)
-    chosen = np.empty(n, dtype=np.int64)
-    chosen_p = np.empty(n, dtype=np.int64)
+    chosen = np.empty(n, dtype=np.int32)
+    chosen_p = np.empty(n, dtype=np.int32)
     chosen_k = np.zeros(n, dtype=np.int64)  # the P-state of each assignment (written by ECS and a replay)
     idle = np.empty(m, dtype=np.bool_)
     n_jobs = tables[3].size - 1 if jobaware else 0
@@ -364,9 +364,9 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     return REPLAY_ENDED, proc_of, start, finish, eid, decisions, assignments, decisions, ws
                 lo, hi = rep_ptr[decisions], rep_ptr[decisions + 1]
                 k = hi - lo
-                for i in range(k):
-                    chosen[i] = rep_task[lo + i]
-                    chosen_p[i] = rep_proc[lo + i]
+                for i in range(k):  # an index out of range kept as -1 in the int32 scratch, refused below as before
+                    chosen[i] = rep_task[lo + i] if 0 <= rep_task[lo + i] < n else -1
+                    chosen_p[i] = rep_proc[lo + i] if 0 <= rep_proc[lo + i] < m else -1
                     chosen_k[i] = ps[4][lo + i] if ps[4].size else 0
             elif policy == MINMIN or policy == MAXMIN:
                 for q in range(m):
