@@ -5,9 +5,10 @@ The SimPy engine (:func:`~simsched.simulator.engine.loop.run_online`) stays the 
 fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
 form (:func:`compiled_applies`):
 
-* single-processor tasks, and gang tasks under the job-aware rules without failures or stragglers
-  (:func:`_gang_refusal`, :mod:`~simsched.simulator.engine.compiled_gang`; a moldable task that may take one
-  processor counts as one under a rule that places every task on one processor); failures, repairs
+* single-processor tasks, and gang tasks under the job-aware rules, with failures and stragglers or without
+  (:func:`_gang_refusal`, :mod:`~simsched.simulator.engine.compiled_gang`,
+  :mod:`~simsched.simulator.engine.compiled_gangfail`; a moldable task that may take one processor counts as
+  one under a rule that places every task on one processor, srjf-eft's late binding included); failures, repairs
   (random and traced) and stragglers, drawn as the SimPy engine draws them
   (:mod:`~simsched.simulator.engine.compiled_world`); P-states (``pstate_slowdown``: a power model's DVFS
   table, :mod:`~simsched.simulator.engine.compiled_pstate`): the rules that name none run every task at

@@ -6,8 +6,8 @@ next to this file, so only the first run on a machine pays the compilation (seve
 
 :func:`stream_loop` is :class:`~simsched.simulator.engine.loop.OnlineRun` without a Python policy
 (failures, repairs and stragglers included: :mod:`~simsched.simulator.engine.compiled_disrupt`; P-states:
-:mod:`~simsched.simulator.engine.compiled_pstate`; gang tasks without failures:
-:mod:`~simsched.simulator.engine.compiled_gang`),
+:mod:`~simsched.simulator.engine.compiled_pstate`; gang tasks: :mod:`~simsched.simulator.engine.compiled_gang`, under
+failures :mod:`~simsched.simulator.engine.compiled_gangfail`; queues: :mod:`~simsched.simulator.engine.compiled_queue`),
 transcribed statement for statement: the same event entries ``(time, priority, eid)`` pushed at the same
 moments, popped from a binary heap (:mod:`~simsched.simulator.engine.compiled_heap`) in the same total order
 (the eid is unique, so the order of equal times and priorities is the push order, as in
