@@ -333,29 +333,70 @@ def test_moldable_tasks_at_one_processor_compiled_equal_simpy(seed, n_jobs, rate
         same_world(got[1], ref[1])
 
 
-GANG_RULES = {"online-heft": OnlineHEFT, **{k: v for k, v in JOB_AWARE.items() if k != "srjf-late"}}
+GANG_RULES = {"online-heft": OnlineHEFT, **JOB_AWARE}
 
 
-@EXAMPLES
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**STREAMS, priorities=st.booleans(), gangs=st.sampled_from(["rigid", "mixed", "moldable1"]),
-       rule=st.sampled_from(sorted(GANG_RULES)), power=st.booleans())
+       rule=st.sampled_from(sorted(GANG_RULES)), power=st.booleans(), disrupted=st.booleans(), slow=st.booleans(),
+       trace=st.integers(0, 3), short=st.booleans())
 def test_gangs_compiled_equal_simpy_on_random_streams(seed, n_jobs, rate, ties, dense, zero, m, per_link, hetero,
-                                                      noisy, priorities, gangs, rule, power) -> None:
+                                                      noisy, priorities, gangs, rule, power, disrupted, slow, trace,
+                                                      short) -> None:
     """Gang tasks (rigid, moldable from 1 or 2 processors up with Amdahl's and Downey's speedups, some on one
-    host) placed by online-heft, srjf-eft and fair-eft in the compiled loop, with a random power model or
-    without (every task at P-state 0): SimPy's schedule with its ``Schedule.gang`` (every task's members, lead
-    first), events, decisions, assignments and P-states exactly."""
+    host) placed by online-heft, srjf-eft and fair-eft in the compiled loop (srjf-eft's late binding places
+    each on one processor, as on SimPy, which refuses one that needs several at once), with a random power
+    model or without (every task at P-state 0), with random failures, repairs, traced outages and stragglers
+    or without (a failed member drops its gang: the lost attempt logged on every member, the other members
+    released or the gang taken out of their queues): SimPy's schedule with its ``Schedule.gang`` (every task's
+    members, lead first), events, decisions, assignments, P-states, failure counters and log exactly, or
+    SimPy's error, and the same one draw from ``disruption_rng``.  ``short``: the drawn streams and the gang
+    store start short, so runs stop where one runs out and go again."""
     prob = _stream(seed, n_jobs, rate, ties, dense, zero, _platform(m, per_link, hetero), priorities, gangs=gangs)
     factors = np.random.default_rng(seed).lognormal(0.0, 0.3, prob.n_tasks) if noisy else None
-    slow = None
+    pslow = None
     if power:
         tables = _power(seed, m)
-        slow = tables.speed[:, :1] / tables.speed
-    runs = [_run_or_error(prob, GANG_RULES[rule](), factors, pstate_slowdown=slow, engine=engine)
-            for engine in ("simpy", "compiled")]
-    (s_ref, st_ref), (s_c, st_c) = runs
-    assert (st_c.pstate is None) == (st_ref.pstate is None) == (not power)
-    if power:
+        pslow = tables.speed[:, :1] / tables.speed
+    d = _world(seed, m, True, slow, trace, zero) if disrupted else None
+    _same_gang_runs(prob, GANG_RULES[rule], factors, pslow, d, seed, short)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_jobs=st.integers(6, 12), m=st.sampled_from([4, 7]),
+       gangs=st.sampled_from(["rigid", "mixed"]), hetero=st.booleans(), slow=st.booleans(), trace=st.integers(0, 3))
+def test_gangs_in_queues_under_failures_compiled_equal_simpy(seed, n_jobs, m, gangs, hetero, slow, trace) -> None:
+    """Busy streams of gang tasks (jobs arriving close together, so gangs wait in queues behind each other and
+    a failure drops gangs that run and gangs that wait, whose other members go on with their queues) under
+    failures, stragglers and traced outages, for every job-aware rule: SimPy's run exactly, as in
+    :func:`test_gangs_compiled_equal_simpy_on_random_streams`."""
+    prob = _stream(seed, n_jobs, 0.3, False, False, False, _platform(m, False, hetero), True, gangs=gangs)
+    d = _world(seed, m, True, slow, trace, False)
+    for rule in sorted(GANG_RULES):
+        _same_gang_runs(prob, GANG_RULES[rule], None, None, d, seed, False)
+
+
+def _same_gang_runs(prob, make, factors, pslow, d, seed: int, short: bool) -> None:
+    """The policy ``make()`` on SimPy and compiled (``short``: drawn streams and gang store first short) give
+    the same schedule, gangs, events, decisions, assignments, P-states, failure log and next draw of the
+    world's generator, or the same error."""
+    runs = []
+    for engine in ("simpy", "compiled"):
+        world = np.random.default_rng(seed + 3)
+        with mock.patch.object(compiled_world, "world_of", _short_world if short else compiled_world.world_of), \
+                mock.patch.object(compiled, "_gang_args", _tight_store if short else compiled._gang_args):
+            out = _run_or_error(prob, make(), factors, pstate_slowdown=pslow, disruptions=d, disruption_rng=world,
+                                engine=engine)
+        runs.append((out, world.random()))
+    (ref, ref_next), (got, got_next) = runs
+    assert got_next == ref_next
+    if isinstance(ref[0], type):  # SimPy's error (late binding of a task needing several processors, ...)
+        assert got == ref
+        return
+    (s_ref, st_ref), (s_c, st_c) = ref, got
+    same_world(st_c, st_ref)
+    assert (st_c.pstate is None) == (st_ref.pstate is None) == (pslow is None)
+    if pslow is not None:
         assert st_c.pstate.tolist() == st_ref.pstate.tolist()
     assert st_c.engine == "compiled" and st_ref.engine == "simpy"
     same(s_c, s_ref)
@@ -366,10 +407,17 @@ def test_gangs_compiled_equal_simpy_on_random_streams(seed, n_jobs, rate, ties, 
     assert (st_c.events, st_c.decisions, st_c.assignments) == (st_ref.events, st_ref.decisions, st_ref.assignments)
 
 
+def _tight_store(problem, tables, room=1, gang_args=compiled._gang_args):
+    """:func:`~simsched.simulator.engine.compiled._gang_args` with a disrupted run's gang store first as small
+    as an undisrupted run's (room for each task's members once)."""
+    return gang_args(problem, tables, 1 if room == 2 else room)
+
+
 def test_gangs_the_compiled_loop_does_not_take_go_to_simpy(monkeypatch) -> None:
     """A task needing several processors at once under a rule that places one (SimPy refuses it, naming the
-    task), gangs with failures, or under srjf-eft's late binding (which places none): the compiled loop
-    declines, saying why, and ``auto`` runs them on SimPy."""
+    task): the compiled loop declines, saying why, and ``auto`` runs it on SimPy; gangs with failures and
+    srjf-eft's late binding (which places none, so SimPy refuses such a task) run compiled, the latter's
+    refusal coming from SimPy."""
     prob = _stream(6, 3, 1.0, False, False, False, _platform(4, False, False), gangs="rigid")
     assert prob.graph.procs_min.max() > 1
     assert "multi-processor" in compiled.compiled_applies(prob, MCT())
@@ -379,13 +427,16 @@ def test_gangs_the_compiled_loop_does_not_take_go_to_simpy(monkeypatch) -> None:
     assert compiled.compiled_applies(mold, MCT()) is None
     assert compiled.compiled_applies(prob, ShortestJobEFT()) is None
     d = _world(6, 4, True, False, 0, False)
-    assert "failures" in compiled.compiled_applies(prob, OnlineHEFT(), disruptions=d)
+    assert compiled.compiled_applies(prob, OnlineHEFT(), disruptions=d) is None
     assert compiled.compiled_applies(prob, OnlineHEFT(), pstate_slowdown=np.ones((4, 2))) is None
-    assert "late binding" in compiled.job_tables(prob, ShortestJobEFT(late_binding=True))
+    assert isinstance(compiled.job_tables(prob, ShortestJobEFT(late_binding=True)), compiled.JobTables)
     monkeypatch.setattr(compiled, "AUTO_MIN_TASKS", 1)
     with pytest.raises(SimschedError, match="at once"):  # late binding places no gang: SimPy says so
         run_online(prob, ShortestJobEFT(late_binding=True))
-    assert run_online(prob, OnlineHEFT(), disruptions=d, disruption_rng=np.random.default_rng(1))[1].engine == "simpy"
+    with pytest.raises(SimschedError, match="at once"):
+        run_online(prob, ShortestJobEFT(late_binding=True), engine="compiled")
+    assert run_online(prob, OnlineHEFT(), disruptions=d, disruption_rng=np.random.default_rng(1))[1].engine == \
+        "compiled"
     assert run_online(prob, OnlineHEFT())[1].engine == "compiled"
 
 

@@ -98,7 +98,7 @@ plan's assignments in order, so that each part is written once.
 
 :mod:`simsched.simulator.engine.compiled` runs the common stream case (MCT, Min-Min, the job-aware
 rules or a replay of recorded decisions; failures, repairs and stragglers included; gangs placed by the
-job-aware rules without failures; no arrivals out of index order) in one numba loop that pushes SimPy's
+job-aware rules, failures included; no arrivals out of index order) in one numba loop that pushes SimPy's
 events one for one and gives the same schedules float for float; ``run_online(engine="auto")`` picks
 it for large runs when numba is installed, and SimPy stays the ground truth and the fallback.
 

@@ -5,9 +5,10 @@ The SimPy engine (:func:`~simsched.simulator.engine.loop.run_online`) stays the 
 fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
 form (:func:`compiled_applies`):
 
-* single-processor tasks, and gang tasks under the job-aware rules without failures or stragglers
-  (:func:`_gang_refusal`, :mod:`~simsched.simulator.engine.compiled_gang`; a moldable task that may take one
-  processor counts as one under a rule that places every task on one processor); failures, repairs
+* single-processor tasks, and gang tasks under the job-aware rules, with failures and stragglers or without
+  (:func:`_gang_refusal`, :mod:`~simsched.simulator.engine.compiled_gang`,
+  :mod:`~simsched.simulator.engine.compiled_gangfail`; a moldable task that may take one processor counts as
+  one under a rule that places every task on one processor, srjf-eft's late binding included); failures, repairs
   (random and traced) and stragglers, drawn as the SimPy engine draws them
   (:mod:`~simsched.simulator.engine.compiled_world`); P-states (``pstate_slowdown``: a power model's DVFS
   table, :mod:`~simsched.simulator.engine.compiled_pstate`): the rules that name none run every task at
@@ -72,11 +73,15 @@ what the SimPy engine with MCT spends on a few thousand tasks."""
 
 
 _INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py", "compiled_heap.py", "compiled_disrupt.py",
-                               "compiled_pstate.py", "compiled_minmin.py", "compiled_gang.py",
-                               "compiled_gatekernel.py"),
+                               "compiled_pstate.py", "compiled_minmin.py", "compiled_gang.py", "compiled_queue.py",
+                               "compiled_gangfail.py", "compiled_gatekernel.py"),
             "compiled_minmin": ("compiled_view.py",),
             "compiled_gang": ("compiled_view.py",),
             "compiled_disrupt": ("compiled_view.py", "compiled_jobaware.py", "compiled_gang.py"),
+            "compiled_queue": ("compiled_view.py", "compiled_jobaware.py", "compiled_gang.py", "compiled_disrupt.py",
+                               "compiled_heap.py", "compiled_gatekernel.py"),
+            "compiled_gangfail": ("compiled_view.py", "compiled_jobaware.py", "compiled_gang.py", "compiled_disrupt.py",
+                                  "compiled_heap.py", "compiled_queue.py", "compiled_gatekernel.py"),
             "compiled_pstate": ("compiled_view.py",),
             "compiled_jobaware": ("compiled_view.py", "compiled_gang.py", "compiled_gatekernel.py")}
 """Modules of compiled kernels and the sibling sources their machine code includes."""
@@ -168,8 +173,6 @@ class JobTables:
             return "edges between tasks that arrive at different times run on the SimPy engine"
         if jobs and bool((group[self.job_task[self.job_ptr[:-1]]] != group[self.job_task[self.job_ptr[1:] - 1]]).any()):
             return "a job whose tasks arrive at different times runs on the SimPy engine"
-        if g.gang and self.rule == "srjf-late":
-            return "srjf-eft's late binding with multi-processor tasks runs on the SimPy engine"
         return None
 
 
@@ -218,7 +221,7 @@ def compiled_applies(problem: Problem, policy, factors=None, disruptions=None, p
         return "a P-state table that is not (processors, P-states) goes to the SimPy engine (which refuses it)"
     g = problem.graph
     if g.gang:
-        why = _gang_refusal(problem, policy_kernel(policy), disruptions)
+        why = _gang_refusal(problem, policy_kernel(policy))
         if why is not None:
             return why
     a = g.arrival
@@ -235,26 +238,28 @@ GANG_BLIND = ("mct", "minmin", "maxmin", "ecs-online", "replay")
 """Kernels whose rule places every task on one processor (a replay of pairs; one of gangs goes to SimPy)."""
 
 
-def _gang_refusal(problem: Problem, kernel: str | None, disruptions=None) -> str | None:
+def _gang_refusal(problem: Problem, kernel: str | None) -> str | None:
     """None when the compiled loop can run ``kernel`` on ``problem``, whose graph has multi-processor tasks
     (``graph.gang``), else why not.  A rule that places every task on one processor (:data:`GANG_BLIND`)
     runs a moldable task that may take one processor (``procs_min`` 1) as an ordinary task, at its ``k = 1``
     cost, exactly as the SimPy engine runs it (no gang is ever formed, so the schedule names none); the
-    job-aware rules (:data:`JOB_KERNELS`, srjf-eft's late binding aside: :meth:`JobTables.refusal`) place
-    gangs by gang-aware earliest finish (:mod:`~simsched.simulator.engine.compiled_gang`), without failures or
-    stragglers (with a power model every task at P-state 0, as on SimPy); the rest runs on SimPy.  O(n)."""
+    job-aware rules (:data:`JOB_KERNELS`) place gangs by gang-aware earliest finish
+    (:mod:`~simsched.simulator.engine.compiled_gang`), with failures, repairs and stragglers or without
+    (:mod:`~simsched.simulator.engine.compiled_gangfail`; with a power model every task at P-state 0, as on
+    SimPy), srjf-eft's late binding every task on one processor, as on SimPy (a task that needs several at
+    once stops the loop, and SimPy raises its error); the rest runs on SimPy.  O(n)."""
     if kernel in GANG_BLIND and int(problem.graph.procs_min.max()) <= 1:
         return None
     if kernel not in JOB_KERNELS:
         return "multi-processor tasks run on the SimPy engine"
-    if disruptions is not None and disruptions.active:
-        return "multi-processor tasks with failures or stragglers run on the SimPy engine"
     return None
 
 
-def _gang_args(problem: Problem, tables: JobTables | None) -> tuple[tuple, tuple]:
+def _gang_args(problem: Problem, tables: JobTables | None, room: int = 1) -> tuple[tuple, tuple]:
     """The loop's gang data and state (:mod:`~simsched.simulator.engine.compiled_gang`): on for a job-aware
-    rule (``tables``) on a graph with multi-processor tasks, else empty tables of the same types.  O(n + m)."""
+    rule (``tables``) on a graph with multi-processor tasks, else empty tables of the same types.  The store
+    holds ``room`` times the members every task may hold once (more than 1 where failures may make gangs be
+    placed again).  O(n + m + store)."""
     g, plat = problem.graph, problem.platform
     n, m = problem.n_tasks, problem.n_processors
     i64 = np.zeros(0, dtype=np.int64)
@@ -264,7 +269,7 @@ def _gang_args(problem: Problem, tables: JobTables | None) -> tuple[tuple, tuple
     kind = np.asarray(plat.type_index, dtype=np.int64)
     pair = kind * (int(plat.host_index.max()) + 1) + np.asarray(plat.host_index, dtype=np.int64)
     hi = g.procs_max.astype(np.int64)
-    cap = int(np.minimum(hi[hi > 1], m).sum())
+    cap = int(np.minimum(hi[hi > 1], m).sum()) * room
     gd = (True, g.procs_min.astype(np.int64), hi, g.serial.astype(np.float64),
           np.ascontiguousarray(g.downey, dtype=np.float64), g.same_host.astype(np.bool_), kind, pair,
           np.unique(kind), np.unique(pair), cap)
@@ -481,7 +486,8 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
     here).  A gated policy is handed its late decisions after the run (``compiled_gate_ran``).  ``disruptions``
     (failures, repairs, stragglers; with ``disruption_rng``, default ``default_rng(1)``) are checked and seeded as the
     SimPy engine does (its errors, raised here) and drawn ahead (:mod:`~simsched.simulator.engine.compiled_world`);
-    a run whose drawn streams ran out is run again with longer ones.  ``events`` is the
+    a run whose drawn streams ran out is run again with longer ones, one whose gang store ran out (gangs placed
+    again after failures) with a larger one.  ``events`` is the
     SimPy engine's event count for the same run (the loop pushes an entry wherever SimPy would, and
     counts the pushes as SimPy's ``next(env._eid)`` does); ``policy_time_s`` is the whole loop's wall
     time (decisions run inside it, not timed alone).  O((n + e) log n) plus MCT's O(ready x m x
@@ -511,13 +517,17 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
             return None
     ps = _pstate_args(problem, policy, pstate_slowdown)
     t0 = time.perf_counter()
+    room = 1 if world is None else 2  # failures may drop gangs, placed again on new slots of the store
     while True:
-        gang, gz = _gang_args(problem, tables), gate_state()
+        gang, gz = _gang_args(problem, tables, room), gate_state()
         out = _call(problem, _code(k, policy, tables), replay, factors, tables,
                     None if world is None else world_args(world), ps, gang, gate, gz)
-        if out is None or out[0] != k.NEED_DRAWS:
+        if out is None or out[0] not in (k.NEED_DRAWS, k.NEED_ROOM):
             break
-        world = longer(world)
+        if out[0] == k.NEED_ROOM:
+            room *= 4
+        else:
+            world = longer(world)
     wall = time.perf_counter() - t0
     if out is None or out[0] != k.OK or np.isnan(out[3]).any():
         if state is not None:  # the SimPy engine runs it again from the same generator

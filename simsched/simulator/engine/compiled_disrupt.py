@@ -20,28 +20,32 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from simsched.simulator.engine.compiled_gang import task_of
 from simsched.simulator.engine.compiled_jobaware import HEFT, SRJF, became_ready_job
 
 EP_FAIL, EP_SLOW, EP_TRACE, REPAIR, SLOW_END = 4, 5, 6, 7, 8
 """Event kinds after the loop's ``ARRIVAL, DECIDE, DATA, FINISH``: a random failure, the start of a
 slowdown, a traced down interval, a repair (the end of a down interval), the end of a slowdown."""
 
-FAILURES, RESTARTS, SLOWED, N_ATTEMPTS, N_DOWN, REMAINING = 0, 1, 2, 3, 4, 5
+FAILURES, RESTARTS, SLOWED, N_ATTEMPTS, N_DOWN, REMAINING, N_PSTATES = 0, 1, 2, 3, 4, 5, 6
 """Slots of the run's counters ``ws[7]``: failures, restarts, slowed tasks, logged attempts, logged down
-intervals, tasks not finished."""
+intervals, tasks not finished, logged P-states (one per attempt but those of a gang task's members that the
+SimPy engine logs without one: each member at the gang's end, the other members at a failure)."""
 
 
 @numba.njit(cache=True)
-def world_state(n, m, wd):  # pragma: no cover - compiled
+def world_state(n, m, wd, slots, k_most):  # pragma: no cover - compiled
     """The disruption state of a fresh run: ``(down, slow, repair_at, down_since, attempt, fail cursor, slow
     cursor, counters, lost work (1,), attempts' task, processor, start, end, completed, down intervals'
     processor, start, end, each task's P-state (n,), attempts' P-state)``.  ``attempt`` is per task only in
     a disrupted run (``wd[0]``); the logs hold at most one down interval per failure (a draw or a traced
-    interval each) and one attempt per task and failure.  O(n + m + draws)."""
+    interval each) and one attempt per task and per held processor at its end (``slots``: the members of
+    gang tasks beyond one each, at most) and per failure (``k_most``: the most processors a task holds).
+    O(n + m + draws)."""
     active = wd[0]
     fails = wd[6].size + wd[10].size if active else 0
-    tries = n + fails if active else 0
-    counters = np.zeros(6, dtype=np.int64)
+    tries = n + slots + fails * k_most if active else 0
+    counters = np.zeros(7, dtype=np.int64)
     counters[REMAINING] = n
     return (np.zeros(m, dtype=np.bool_), np.zeros(m, dtype=np.bool_), np.zeros(m), np.zeros(m),
             np.zeros(n if active else 0, dtype=np.int64), np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64),
@@ -83,13 +87,16 @@ def length(slow, p, wd, ws):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def log_attempt(ws, v, p, start, end, ok):  # pragma: no cover - compiled
-    """Append ``(v, p, start, end, ok)`` to the attempts' log (``DisruptionLog.attempts``) and ``v``'s
-    P-state to ``DisruptionLog.pstates``.  O(1)."""
+def log_attempt(ws, v, p, start, end, ok, pstate):  # pragma: no cover - compiled
+    """Append ``(v, p, start, end, ok)`` to the attempts' log (``DisruptionLog.attempts``) and, when
+    ``pstate``, ``v``'s P-state to ``DisruptionLog.pstates``.  O(1)."""
     c = ws[7]
     i = c[N_ATTEMPTS]
-    ws[9][i], ws[10][i], ws[11][i], ws[12][i], ws[13][i], ws[18][i] = v, p, start, end, ok, ws[17][v]
+    ws[9][i], ws[10][i], ws[11][i], ws[12][i], ws[13][i] = v, p, start, end, ok
     c[N_ATTEMPTS] = i + 1
+    if pstate:
+        ws[18][c[N_PSTATES]] = ws[17][v]
+        c[N_PSTATES] += 1
 
 
 @numba.njit(cache=True)
@@ -124,38 +131,52 @@ def _hand_back(u, ws, proc_of, data_ok, is_ready, ready, n_ready, policy, tables
 
 
 @numba.njit(cache=True)
-def fail(p, now, span, wd, ws, running, start, qhead, qnext, qtail, qlen, ee, proc_of, data_ok, is_ready, ready,
-         n_ready, policy, tables, valid, jst):  # pragma: no cover - compiled
+def fail(p, now, span, wd, ws, running, start, qhead, qtail, qlen):  # pragma: no cover - compiled
     """Processor ``p`` fails now for ``span`` (``FailureHandling._on_episode``, from ``self.down[p] = True``):
-    the running attempt is lost (logged, its time counted as lost work) and it and the queue, in that order,
-    go back to the ready set; ``p`` is available at its repair.  Returns ``(ready count, tasks handed back)``,
-    or ready count -1 when the running task reached the restart limit (the SimPy engine raises).
-    O(queue length)."""
+    the running attempt is lost (logged, its time counted as lost work) and the queue is emptied.  Returns
+    ``(running task, first entry of the old queue, the lost attempt's start)`` (-1: none), running task -2
+    when it reached the restart limit (the SimPy engine raises).  :func:`hand_back` then hands them back,
+    after :func:`~simsched.simulator.engine.compiled_gangfail.drop_gangs` where gangs run.  O(1)."""
     down, repair_at, down_since, attempt, c = ws[0], ws[2], ws[3], ws[4], ws[7]
     down[p] = True
     down_since[p] = now
     c[FAILURES] += 1
     repair_at[p] = now + span
-    handed = 0
     v = running[p]
+    started = 0.0
     if v >= 0:
         c[RESTARTS] += 1
         if attempt[v] >= wd[13]:
-            return -1, 0
-        ws[8][0] += now - start[v]
-        log_attempt(ws, v, p, start[v], now, False)
+            return -2, -1, started
+        started = start[v]
+        ws[8][0] += now - started
+        log_attempt(ws, v, p, started, now, False, True)
         running[p] = -1
         start[v] = np.nan
-        n_ready = _hand_back(v, ws, proc_of, data_ok, is_ready, ready, n_ready, policy, tables, valid, jst)
-        handed += 1
-    x = qhead[p]
-    while x >= 0:
-        nx = qnext[x]
-        n_ready = _hand_back(x, ws, proc_of, data_ok, is_ready, ready, n_ready, policy, tables, valid, jst)
-        handed += 1
-        x = nx
+    head = qhead[p]
     qhead[p] = -1
     qtail[p] = -1
     qlen[p] = 0
-    ee[p] = repair_at[p]
+    return v, head, started
+
+
+@numba.njit(cache=True)
+def hand_back(p, v, head, ws, qnext, ee, proc_of, data_ok, is_ready, ready, n_ready, policy, tables, valid, jst,
+              gs):  # pragma: no cover - compiled
+    """The rest of processor ``p``'s failure: its lost task ``v`` (-1: none) and the tasks of its old queue
+    from entry ``head`` on, in that order, go back to the ready set; ``p`` is available at its repair.
+    Returns ``(ready count, tasks handed back)``.  O(queue length)."""
+    n = proc_of.size
+    handed = 0
+    if v >= 0:
+        n_ready = _hand_back(v, ws, proc_of, data_ok, is_ready, ready, n_ready, policy, tables, valid, jst)
+        handed += 1
+    x = head
+    while x >= 0:
+        nx = qnext[x]
+        n_ready = _hand_back(task_of(x, n, gs), ws, proc_of, data_ok, is_ready, ready, n_ready, policy, tables,
+                             valid, jst)
+        handed += 1
+        x = nx
+    ee[p] = ws[2][p]
     return n_ready, handed

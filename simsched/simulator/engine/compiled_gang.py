@@ -12,8 +12,9 @@ unique_type, unique_pair, capacity)``: per task its ``[k_min, k_max]``, Amdahl s
 values; ``capacity`` the store's size (the most members the run can hold).  The gang state ``gs`` is
 ``(entry task, offset, k, members, [used])`` (built by :func:`~simsched.simulator.engine.compiled._gang_args`,
 filled in by the loop): task ``t`` assigned to ``k[t] > 1`` processors holds ``members[offset[t]:offset[t] +
-k[t]]``, lead first; ``entry task[slot]`` the task of entry ``n + slot``.  Without failures a task is assigned
-once, so the store only grows.
+k[t]]``, lead first; ``entry task[slot]`` the task of entry ``n + slot``.  The store only grows: without
+failures a task is assigned once; a gang a failure dropped (:mod:`~simsched.simulator.engine.compiled_gangfail`)
+leaves its slots dead and claims new ones when placed again.
 """
 
 from __future__ import annotations
@@ -244,7 +245,10 @@ def place(t, ready, avail, idle, vw, gd, gs, gx):  # pragma: no cover - compiled
     its :func:`gang_choice` over ``avail``; each member's ``avail`` becomes the finish and it is no longer
     ``idle``; the task takes its members when more than one (:func:`claim`; one: an ordinary pair).  Returns
     ``(lead, members that were idle)``, lead -1 when no pool may run it (the policy then returns a pair the
-    SimPy engine refuses).  ``gx``: four (m,) scratch arrays.  O(m log m)."""
+    SimPy engine refuses), -2 when the store has no room for its members (placed again after a failure: the
+    loop runs again with a larger store).  ``gx``: four (m,) scratch arrays.  O(m log m)."""
+    if gs[4][0] + min(gd[2][t], avail.size) > gs[3].size:
+        return -2, 0
     k, f = gang_choice(t, ready, avail, vw, gd, gs, gx[0], gx[1], gx[2], gx[3])
     if k == 0:
         return -1, 0

@@ -187,12 +187,12 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
            gx, gt, gz):  # pragma: no cover - compiled
     """One decision point: fill ``chosen``/``chosen_p`` with the ``(task, processor)`` pairs the policy
     returns, in order, and return how many (0: none); -1 when a chosen task may run nowhere (the policy
-    then returns a pair the SimPy engine refuses).  ``tasks``: the ready tasks, in any order (the lower
-    task wins full ties of the key, as in the policies' stable sort over the ready tasks ascending);
-    ``avail`` (m,) ``max(expected end, now)``, updated as tasks are placed; ``idle`` (m,) nothing running
-    or queued (modified).  ``sums``/``valid`` per job and ``jst`` (:func:`job_state`, kept by the loop
-    through :func:`became_ready_job`; ``placed`` all false between decisions) live from one decision to
-    the next.
+    then returns a pair the SimPy engine refuses), -2 when the gang store is full (:func:`place`).
+    ``tasks``: the ready tasks, in any order (the lower task wins full ties of the key, as in the policies'
+    stable sort over the ready tasks ascending); ``avail`` (m,) ``max(expected end, now)``, updated as tasks
+    are placed; ``idle`` (m,) nothing running or queued (modified).  ``sums``/``valid`` per job and ``jst``
+    (:func:`job_state`, kept by the loop through :func:`became_ready_job`; ``placed`` all false between
+    decisions) live from one decision to the next.
 
     srjf, fair and online-heft (``OneByOne._decide_by_task``): while a processor is idle and ready tasks
     are left, the ready task first in key order (job key :func:`_job_key`, then ``-rank``, then the lower
@@ -263,7 +263,7 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
             if gd[0] and gd[2][t] > 1:  # may take several processors: gang-aware earliest finish
                 p, taken = place(t, dr, avail, idle, vw, gd, gs, gx)
                 if p < 0:
-                    return -1
+                    return p
                 _heap_pop(rank, heap, hsize)
                 chosen[out] = t
                 chosen_p[out] = p
@@ -306,7 +306,7 @@ def decide(rule, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, ct, 
         if p < 0 or taken < 0 and not ct[p] < np.inf:  # only when a ready task may run nowhere
             for i in range(out):
                 placed[chosen[i]] = False
-            return -1
+            return -2 if p == -2 else -1
         if gate and taken < 0 and not idle[p]:  # GatedBinding._processor_for
             if back < 0.0:
                 back = backlog(gt, gz[0], tables[2], proc_of, finish)

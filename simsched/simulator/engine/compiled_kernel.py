@@ -6,8 +6,8 @@ next to this file, so only the first run on a machine pays the compilation (seve
 
 :func:`stream_loop` is :class:`~simsched.simulator.engine.loop.OnlineRun` without a Python policy
 (failures, repairs and stragglers included: :mod:`~simsched.simulator.engine.compiled_disrupt`; P-states:
-:mod:`~simsched.simulator.engine.compiled_pstate`; gang tasks without failures:
-:mod:`~simsched.simulator.engine.compiled_gang`),
+:mod:`~simsched.simulator.engine.compiled_pstate`; gang tasks: :mod:`~simsched.simulator.engine.compiled_gang`, under
+failures :mod:`~simsched.simulator.engine.compiled_gangfail`; queues: :mod:`~simsched.simulator.engine.compiled_queue`),
 transcribed statement for statement: the same event entries ``(time, priority, eid)`` pushed at the same
 moments, popped from a binary heap (:mod:`~simsched.simulator.engine.compiled_heap`) in the same total order
 (the eid is unique, so the order of equal times and priorities is the push order, as in
@@ -31,15 +31,16 @@ from simsched.simulator.engine.compiled_disrupt import (
     REMAINING,
     REPAIR,
     SLOW_END,
-    SLOWED,
     fail,
     gap,
+    hand_back,
     length,
     log_attempt,
     repaired,
     world_state,
 )
-from simsched.simulator.engine.compiled_gang import append, enqueue, gang_cost, gang_k, queue_end, start_gang, task_of
+from simsched.simulator.engine.compiled_gang import append, enqueue, gang_cost, gang_k, start_gang, task_of
+from simsched.simulator.engine.compiled_gangfail import attempt_room, drop_gangs
 from simsched.simulator.engine.compiled_gatekernel import count_decision
 from simsched.simulator.engine.compiled_heap import grown
 from simsched.simulator.engine.compiled_heap import pop as _pop
@@ -56,16 +57,12 @@ from simsched.simulator.engine.compiled_jobaware import (  # noqa: F401 (FAIR, S
 )
 from simsched.simulator.engine.compiled_minmin import minmin as _minmin
 from simsched.simulator.engine.compiled_pstate import ECS, ecs_decide, stretched
+from simsched.simulator.engine.compiled_queue import ARRIVAL, DATA, DECIDE, DECIDE_PRIORITY, FINISH, NORMAL, hold
+from simsched.simulator.engine.compiled_queue import decision_point as _decision_point
+from simsched.simulator.engine.compiled_queue import release as _release
+from simsched.simulator.engine.compiled_queue import start_next as _start_next
 from simsched.simulator.engine.compiled_view import completion_row
 from simsched.simulator.engine.compiled_view import cost_at as _cost
-
-NORMAL = 1
-"""SimPy's priority of ordinary events (``simpy.events.NORMAL``)."""
-DECIDE_PRIORITY = 2
-"""The engine's decision-point priority (:data:`~simsched.simulator.engine.common.DECISION_PRIORITY`)."""
-
-ARRIVAL, DECIDE, DATA, FINISH = 0, 1, 2, 3
-"""Event kinds: a group of tasks arrives, a decision point, a task's inputs are on its processor, a task ends."""
 
 MCT, REPLAY = 0, 1
 """Policies of :func:`stream_loop` (and the job-aware ones of
@@ -81,62 +78,8 @@ OK, BAD_TASK, BAD_PROCESSOR, INELIGIBLE, REPLAY_ENDED, EMPTY_DECISION, ENDLESS, 
 NEED_DRAWS = 8
 """Status: a processor's drawn failure or slowdown stream ran out; run again with longer streams."""
 
-
-@numba.njit(cache=True)
-def _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors, disrupted,
-                slowdown, slow, attempt, wc, ht, hp, he, hk, hv, size, eid, data_ok, down,
-                gs):  # pragma: no cover - compiled
-    """``Assignment._start_next``: the head of ``p``'s queue starts now, its finish is pushed (in a
-    disrupted run ``slowdown`` times longer while ``p`` is slowed down, tagged with its attempt: value
-    ``task + n x attempt``), ``p``'s expected end is refreshed over the rest of the queue; a gang task
-    (:mod:`~simsched.simulator.engine.compiled_gang`, never in a disrupted run) starts on all its members when
-    it may.  Returns ``(size, eid)``.  O(queue length)."""
-    u = task_of(qhead[p], start.size, gs)
-    if gang_k(u, gs) > 1:
-        if not start_gang(u, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, data_ok, down, ee, gs):
-            return size, eid
-        d = cost[u] * factors[u] if noisy else cost[u]
-        return _push(ht, hp, he, hk, hv, size, now + d, NORMAL, eid, FINISH, u), eid + 1
-    qhead[p] = qnext[qhead[p]]
-    qlen[p] -= 1
-    if qlen[p] == 0:
-        qtail[p] = -1
-    running[p] = u
-    start[u] = now
-    d = cost[u]
-    tq = now + d
-    if noisy:
-        d = d * factors[u]
-    tag = u
-    if disrupted:
-        if slow[p]:
-            d = d * slowdown
-            wc[SLOWED] += 1
-        tag = u + start.size * attempt[u]
-    size = _push(ht, hp, he, hk, hv, size, now + d, NORMAL, eid, FINISH, tag)
-    ee[p] = queue_end(p, tq, qhead, qnext, data_time, cost, gs)
-    return size, eid + 1
-
-
-@numba.njit(cache=True)
-def _release(p, now, trigger, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy, factors, disrupted,
-             slowdown, slow, attempt, wc, ht, hp, he, hk, hv, size, eid, data_ok, down, gs,
-             repair_at):  # pragma: no cover - compiled
-    """``Assignment._release``: processor ``p`` ended what it ran: it starts the head of its queue, or while
-    down is available at its repair, or else idle (a decision point).  Returns ``(trigger, size, eid)``.
-    O(queue length)."""
-    running[p] = -1
-    if qlen[p] > 0:
-        if data_ok[task_of(qhead[p], start.size, gs)] and not down[p]:
-            size, eid = _start_next(p, now, qhead, qnext, qtail, qlen, running, start, cost, data_time, ee, noisy,
-                                    factors, disrupted, slowdown, slow, attempt, wc, ht, hp, he, hk, hv, size, eid,
-                                    data_ok, down, gs)
-    elif down[p]:
-        ee[p] = now if not repair_at[p] > now else repair_at[p]
-    else:
-        ee[p] = now
-        trigger, size, eid = _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid)
-    return trigger, size, eid
+NEED_ROOM = 9
+"""Status: the gang store is full (gang tasks placed again after failures); run again with a larger one."""
 
 
 @numba.njit(cache=True)
@@ -147,15 +90,6 @@ def n_idle_of(running, qlen, down):  # pragma: no cover - compiled
         if running[q] < 0 and qlen[q] == 0 and not down[q]:
             c += 1
     return c
-
-
-@numba.njit(cache=True)
-def _decision_point(trigger, now, ht, hp, he, hk, hv, size, eid):  # pragma: no cover - compiled
-    """``Decisions._decision_point``: a decision now, after the instant's other events, unless one is pending
-    (``trigger``).  Returns ``(True, size, eid)``.  O(log size)."""
-    if trigger:
-        return True, size, eid
-    return True, _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0), eid + 1
 
 
 @numba.njit(cache=True)
@@ -206,13 +140,15 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     noisy = factors.size > 0
     jobaware = SRJF <= policy <= HEFT or policy == GATE
     disrupted = wd[0]
-    ws = world_state(n, m, wd)
+    slots, k_most = attempt_room(gd, m)
+    ws = world_state(n, m, wd, slots, k_most)
     down, slow, repair_at, wc = ws[0], ws[1], ws[2], ws[7]
     attempt = ws[4]
     slowdown = wd[5]
     # the event heap: without failures at most one pending event per task (data or finish), per arrival group,
     # one decision; a failure leaves its tasks' events pending (stale), so a disrupted run's heap may grow
     cap = n + group_time.size + 2 + (2 * m + wd[10].size + 8 if disrupted else 0)
+    room = m + 3 if disrupted and gd[0] else 2  # a gang's end or a failure starts at most one task per processor
     ht = np.empty(cap)
     hp = np.empty(cap, dtype=np.int32)  # priority, eid and kind (as the per-task int scratch below) stay below 2**31:
     he = np.empty(cap, dtype=np.int32)  # 4 bytes a slot, not 8 (#42); a value may be a task and its attempt
@@ -287,7 +223,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
         size = _push(ht, hp, he, hk, hv, size, now, DECIDE_PRIORITY, eid, DECIDE, 0)
         eid += 1
     while size > 0:
-        if size + 2 > ht.size:  # room for what one event other than a decision pushes (two at most)
+        if size + room > ht.size:  # room for what one event other than a decision pushes
             ht, hp, he, hk, hv = grown(ht, hp, he, hk, hv, size, 2 * ht.size)
         size = _pop(ht, hp, he, hk, hv, size)
         now = ht[size]
@@ -301,7 +237,11 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 if val // n != attempt[v]:
                     continue
                 wc[REMAINING] -= 1
-                log_attempt(ws, v, proc_of[v], start[v], now, True)
+                if gang_k(v, gs) > 1:  # GangAllocation._on_gang_finish: one attempt per member (no P-state)
+                    for i in range(gang_k(v, gs)):
+                        log_attempt(ws, v, gs[3][gs[1][v] + i], start[v], now, True, False)
+                else:
+                    log_attempt(ws, v, proc_of[v], start[v], now, True, True)
             for i in range(1, gang_k(v, gs)):  # GangAllocation._on_gang_finish: the other members first
                 trigger, size, eid = _release(gs[3][gs[1][v] + i], now, trigger, qhead, qnext, qtail, qlen, running,
                                               start, cost, data_time, ee, noisy, factors, disrupted, slowdown, slow,
@@ -395,6 +335,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     idle[q] = running[q] < 0 and qlen[q] == 0 and not down[q]
                 k = decide(policy, tasks, now, avail, idle, tables, sums, valid, jst, vw, dr, w_row, chosen, chosen_p,
                            gd, gs, gx, gt, gz)
+                if k == -2:  # the gang store is full
+                    return NEED_ROOM, proc_of, start, finish, eid, decisions, assignments, -1, ws
                 if k < 0:  # a ready task may run nowhere: SimPy refuses the pair the policy returns
                     return INELIGIBLE, proc_of, start, finish, eid, decisions + 1, assignments, decisions, ws
             decisions += 1
@@ -418,8 +360,9 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 gang = gang_k(v, gs) > 1  # GangAllocation._assign_gang: on every member, inputs to the lead p
                 if gang:
                     w = gang_cost(v, vw, gd, gs)
-                else:
-                    w = _cost(v, p, table, key, work, memory, proc_memory, structured)
+                else:  # a task that needs several processors at once on one (srjf late): SimPy refuses it
+                    w = _cost(v, p, table, key, work, memory, proc_memory, structured) if not gd[0] or \
+                        gd[1][v] <= 1 else np.nan
                     if w < np.inf:
                         w = stretched(w, p, chosen_k[i], ps)  # NaN: no such P-state
                 if not w < np.inf:
@@ -447,14 +390,14 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     data_ok[v] = not delay > 0.0
                     data_time[v] = now + delay if delay > 0.0 else now
                     if delay > 0.0:
-                        size = _push(ht, hp, he, hk, hv, size, now + delay, NORMAL, eid, DATA, v)
+                        size = _push(ht, hp, he, hk, hv, size, now + delay, NORMAL, eid, DATA,
+                                     v + n * attempt[v] if disrupted else v)
                         eid += 1
                     enqueue(v, qhead, qnext, qtail, qlen, ee, data_time, cost, gs)
                     if data_ok[v] and start_gang(v, now, qhead, qnext, qtail, qlen, running, start, cost, data_time,
                                                  data_ok, down, ee, gs):
-                        size = _push(ht, hp, he, hk, hv, size, now + (w * factors[v] if noisy else w), NORMAL, eid,
-                                     FINISH, v)
-                        eid += 1
+                        size, eid = hold(v, now, cost, noisy, factors, disrupted, slowdown, slow, attempt, wc, ht, hp,
+                                         he, hk, hv, size, eid, gs)
                     continue
                 if delay > 0.0:
                     ready_at = now + delay
@@ -550,10 +493,16 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                     if not ok:
                         return NEED_DRAWS, proc_of, start, finish, eid, decisions, assignments, -1, ws
                 continue
-            n_ready, handed = fail(p, now, span, wd, ws, running, start, qhead, qnext, qtail, qlen, ee, proc_of,
-                                   data_ok, is_ready, ready, n_ready, policy, tables, valid, jst)
-            if n_ready < 0:
+            v, head, began = fail(p, now, span, wd, ws, running, start, qhead, qtail, qlen)
+            if v < -1:
                 return ENDLESS, proc_of, start, finish, eid, decisions, assignments, -1, ws
+            if gd[0]:  # a gang task lets go of its other members too
+                trigger, size, eid = drop_gangs(p, v, head, began, now, trigger, qhead, qnext, qtail, qlen, running,
+                                                start, cost, data_time, ee, noisy, factors, disrupted, slowdown, slow,
+                                                attempt, wc, ht, hp, he, hk, hv, size, eid, data_ok, down, gs,
+                                                repair_at, ws)
+            n_ready, handed = hand_back(p, v, head, ws, qnext, ee, proc_of, data_ok, is_ready, ready, n_ready, policy,
+                                        tables, valid, jst, gs)
             size = _push(ht, hp, he, hk, hv, size, now + span, NORMAL, eid, REPAIR, p)
             eid += 1
             if handed:

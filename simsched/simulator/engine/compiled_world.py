@@ -112,9 +112,9 @@ def world_stats(ws: tuple, pstates: bool) -> dict:
     final world state (``compiled_disrupt.world_state``): failures, restarts, slowed tasks, lost work and
     the log (with each attempt's P-state when the run has P-states).  O(attempts + failures)."""
     c = ws[7].tolist()
-    k, j = c[3], c[4]
+    k, j = c[3], c[4]  # c[6]: the attempts logged with a P-state (a gang's members at its end are not)
     attempts = list(zip(ws[9][:k].tolist(), ws[10][:k].tolist(), ws[11][:k].tolist(), ws[12][:k].tolist(),
                         ws[13][:k].tolist()))
     down = list(zip(ws[14][:j].tolist(), ws[15][:j].tolist(), ws[16][:j].tolist()))
-    log = DisruptionLog(attempts=attempts, down=down, pstates=ws[18][:k].tolist() if pstates else [])
+    log = DisruptionLog(attempts=attempts, down=down, pstates=ws[18][:c[6]].tolist() if pstates else [])
     return {"failures": c[0], "restarts": c[1], "slowed_tasks": c[2], "lost_work": float(ws[8][0]), "log": log}

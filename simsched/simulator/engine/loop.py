@@ -103,7 +103,7 @@ def run_online(
 
     ``engine``: ``auto`` runs the same model in the compiled loop when the run qualifies (MCT, Min-Min,
     the job-aware rules, ecs-online or a replay; failures, stragglers and P-states included; gangs placed by
-    the job-aware rules, without failures or stragglers; numba installed; a large problem), ``compiled``
+    the job-aware rules, failures and stragglers included; numba installed; a large problem), ``compiled``
     insists, ``simpy`` never; the schedule is the same float for float (:mod:`simsched.simulator.engine.compiled`).
 
     **Workflow-system overheads** (``overheads``, :mod:`simsched.simulator.engine.overheads`: submission,
