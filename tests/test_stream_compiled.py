@@ -486,12 +486,13 @@ def test_ecs_online_and_pstate_replays_compiled_equal_simpy(seed, n_jobs, rate, 
 
 
 def test_a_replay_naming_a_pstate_a_processor_lacks_goes_back_to_simpy() -> None:
-    """A P-state beyond the processor's table (or NaN in it) stops the compiled loop; SimPy says why."""
+    """A P-state beyond the processor's table (or NaN in it, or one no int32 holds: the loop's scratch is
+    int32, and 2**32 must not wrap to P-state 0) stops the compiled loop; SimPy says why."""
     prob = _small()
     rec = Recorded()
     run_online(prob, rec, engine="simpy")
     slow = np.array([[1.0, 2.0], [1.0, np.nan], [1.0, 2.0]])
-    for k, proc in ((2, 0), (1, 1)):
+    for k, proc in ((2, 0), (1, 1), (2**32, 0), (-1, 0)):
         log = [list(d) for d in rec.log]
         log[0] = [(log[0][0][0], proc, k)] + log[0][1:]
         assert compiled.run_compiled(prob, compiled.Replay(log), pstate_slowdown=slow) is None

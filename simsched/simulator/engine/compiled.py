@@ -409,8 +409,8 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
 
     g = problem.graph
     table, key, work, memory = problem.cost_arrays()
-    late = np.flatnonzero(g.arrival > 0)
-    times, counts = np.unique(g.arrival[late], return_counts=True)
+    late = np.flatnonzero(g.arrival > 0).astype(np.int64, copy=False)  # passed as is: no second copy
+    times, counts = np.unique(g.arrival[late].astype(np.float64, copy=False), return_counts=True)
     group_ptr = np.zeros(times.size + 1, dtype=np.int64)
     np.cumsum(counts, out=group_ptr[1:])
     none = np.zeros(0, dtype=np.int64)
@@ -424,7 +424,7 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
     return k.stream_loop(*read_only([policy, *rep[:3], table, key, work, memory,
                          np.ascontiguousarray(problem.platform.memory, dtype=np.float64), bool(problem.structured),
                          *_edges(g), g.arrival.astype(np.float64, copy=False),
-                         times.astype(np.float64), group_ptr, late.astype(np.int64), *_link(problem), fac]),
+                         times, group_ptr, late, *_link(problem), fac]),
                          tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))),
                          tuple(read_only(ps)),
                          tuple(read_only(no_world(problem.n_processors) if world is None else world)),

@@ -34,10 +34,11 @@ SimPy engine logs without one: each member at the gang's end, the other members 
 
 
 @numba.njit(cache=True)
-def world_state(n, m, wd, slots, k_most):  # pragma: no cover - compiled
+def world_state(n, m, wd, slots, k_most, pstates):  # pragma: no cover - compiled
     """The disruption state of a fresh run: ``(down, slow, repair_at, down_since, attempt, fail cursor, slow
     cursor, counters, lost work (1,), attempts' task, processor, start, end, completed, down intervals'
-    processor, start, end, each task's P-state (n,), attempts' P-state)``.  ``attempt`` is per task only in
+    processor, start, end, each task's P-state (n,: with P-states (``pstates``) or disruptions, else empty),
+    attempts' P-state)``.  ``attempt`` is per task only in
     a disrupted run (``wd[0]``); the logs hold at most one down interval per failure (a draw or a traced
     interval each) and one attempt per task and per held processor at its end (``slots``: the members of
     gang tasks beyond one each, at most) and per failure (``k_most``: the most processors a task holds).
@@ -51,7 +52,8 @@ def world_state(n, m, wd, slots, k_most):  # pragma: no cover - compiled
             np.zeros(n if active else 0, dtype=np.int64), np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64),
             counters, np.zeros(1), np.empty(tries, dtype=np.int64), np.empty(tries, dtype=np.int64),
             np.empty(tries), np.empty(tries), np.empty(tries, dtype=np.bool_), np.empty(fails, dtype=np.int64),
-            np.empty(fails), np.empty(fails), np.zeros(n, dtype=np.int64), np.empty(tries, dtype=np.int64))
+            np.empty(fails), np.empty(fails), np.zeros(n if active or pstates else 0, dtype=np.int64),
+            np.empty(tries, dtype=np.int64))
 
 
 @numba.njit(cache=True)

@@ -141,7 +141,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     jobaware = SRJF <= policy <= HEFT or policy == GATE
     disrupted = wd[0]
     slots, k_most = attempt_room(gd, m)
-    ws = world_state(n, m, wd, slots, k_most)
+    ws = world_state(n, m, wd, slots, k_most, ps[1])
     down, slow, repair_at, wc = ws[0], ws[1], ws[2], ws[7]
     attempt = ws[4]
     slowdown = wd[5]
@@ -179,7 +179,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     w_row = np.empty(m)
     chosen = np.empty(n, dtype=np.int32)
     chosen_p = np.empty(n, dtype=np.int32)
-    chosen_k = np.zeros(n, dtype=np.int64)  # the P-state of each assignment (written by ECS and a replay)
+    chosen_k = np.zeros(n, dtype=np.int32)  # the P-state of each assignment (written by ECS and a replay)
     idle = np.empty(m, dtype=np.bool_)
     n_jobs = tables[3].size - 1 if jobaware else 0
     sums = np.zeros(n_jobs)  # the job-aware rules' sums per job, summed again only when stale
@@ -307,7 +307,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                 for i in range(k):  # an index out of range kept as -1 in the int32 scratch, refused below as before
                     chosen[i] = rep_task[lo + i] if 0 <= rep_task[lo + i] < n else -1
                     chosen_p[i] = rep_proc[lo + i] if 0 <= rep_proc[lo + i] < m else -1
-                    chosen_k[i] = ps[4][lo + i] if ps[4].size else 0
+                    chosen_k[i] = (ps[4][lo + i] if 0 <= ps[4][lo + i] < 2**31 else -1) if ps[4].size else 0
             elif policy == MINMIN or policy == MAXMIN:
                 for q in range(m):
                     avail[q] = ee[q] if ee[q] > now else now
@@ -367,7 +367,8 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
                         w = stretched(w, p, chosen_k[i], ps)  # NaN: no such P-state
                 if not w < np.inf:
                     return INELIGIBLE, proc_of, start, finish, eid, decisions, assignments, decisions - 1, ws
-                ws[17][v] = chosen_k[i]
+                if ws[17].size:  # kept only with P-states or disruptions (#42)
+                    ws[17][v] = chosen_k[i]
                 is_ready[v] = False
                 proc_of[v] = p
                 cost[v] = w
