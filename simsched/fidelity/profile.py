@@ -53,6 +53,7 @@ from simsched.fidelity.corpus import Corpus
 from simsched.fidelity.model import NAMES, Parameters, scenario_platform
 from simsched.fidelity.search import SEARCH, SEARCHES
 from simsched.fileio import atomic_write_text
+from simsched.limits import number_value
 from simsched.yamlio import YamlDocument, load_yaml
 
 FORMAT = 1
@@ -166,10 +167,7 @@ class _Reader:
                 raise self.fail(f"unknown field{did_you_mean(str(key), keys)}; fields: {', '.join(keys)}", (*path, key))
 
     def number(self, value: Any, path: tuple[Any, ...]) -> float:
-        try:
-            x = math.nan if isinstance(value, bool) or not isinstance(value, (int, float)) else float(value)
-        except OverflowError:  # an integer beyond any float
-            x = math.inf
+        x = number_value(value)
         if not math.isfinite(x):
             raise self.fail(f"must be a finite number, got {shown(value)}", path)
         return x

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from simsched.errors import SimschedError, shown
+from simsched.limits import number_value
 from simsched.simulator.noise import check_factors
 from simsched.simulator.problem import Problem
 
@@ -70,12 +71,9 @@ def uniform_link(latency: np.ndarray, inv_bandwidth: np.ndarray) -> tuple[float,
 def model_number(value: object, what: str, *, positive: bool = False) -> float:
     """``value`` as a float once checked to be a number (not a bool), finite and >= 0 (> 0 with
     ``positive``); :class:`SimschedError` naming ``what`` (e.g. ``"overheads: submit"``) otherwise.  O(1)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+    x = number_value(value)  # NaN for a non-number, infinite for an integer beyond any float
+    if math.isnan(x) and not isinstance(value, (float, np.floating)):
         raise SimschedError(f"{what} must be a number, got {shown(value)}")
-    try:
-        x = float(value)
-    except OverflowError:  # an integer beyond any float (a 400-digit number in a file)
-        x = math.inf
     if not (math.isfinite(x) and (x > 0 if positive else x >= 0)):
         raise SimschedError(f"{what} must be finite and {'> 0' if positive else '>= 0'}, got {shown(value)}")
     return x
