@@ -7,6 +7,8 @@ shows a traceback for these.  Programming errors stay ordinary exceptions.
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -80,6 +82,18 @@ def shown(value: object, limit: int = 60) -> str:
     into a one-line error).  O(len(repr))."""
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
+def number_value(value: object) -> float:
+    """``value`` as a float when it is a plain number (not a bool): infinite for an integer beyond any float
+    (a 400-digit number in a file, which ``float()`` refuses with an ``OverflowError``), NaN for anything
+    else, so that one finiteness check refuses all three.  O(digits)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's numbers are registered Reals
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def cut(text: str, limit: int = 80) -> str:

@@ -66,7 +66,6 @@ import gc
 import io
 import json
 import math
-import numbers
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -464,18 +463,6 @@ def check_runs(runs: int, *, field: str = "repetitions") -> None:
     if runs > lim.max_runs:
         raise LimitError(f"{runs:,} runs (schedulers x repetitions) is more than the limit of {lim.max_runs:,} "
                          f"({_hint('max_runs', False)})", field=field)
-
-
-def number_value(value: object) -> float:
-    """``value`` as a float when it is a plain number (not a bool): infinite for an integer beyond any float
-    (a 400-digit number in a file, which ``float()`` refuses with an ``OverflowError``), NaN for anything
-    else, so that one finiteness check refuses all three.  O(digits)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's numbers are registered Reals
-        return math.nan
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf
 
 
 def finite_value(x: float) -> bool:

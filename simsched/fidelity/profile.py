@@ -47,13 +47,12 @@ from typing import Any
 
 import yaml
 
-from simsched.errors import SimschedError, did_you_mean, shown
+from simsched.errors import SimschedError, did_you_mean, number_value, shown
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.corpus import Corpus
 from simsched.fidelity.model import NAMES, Parameters, scenario_platform
 from simsched.fidelity.search import SEARCH, SEARCHES
 from simsched.fileio import atomic_write_text
-from simsched.limits import number_value
 from simsched.yamlio import YamlDocument, load_yaml
 
 FORMAT = 1

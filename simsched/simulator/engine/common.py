@@ -11,8 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from simsched.errors import SimschedError, shown
-from simsched.limits import number_value
+from simsched.errors import SimschedError, number_value, shown
 from simsched.simulator.noise import check_factors
 from simsched.simulator.problem import Problem
 
