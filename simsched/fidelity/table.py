@@ -33,13 +33,14 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
 from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
-from simsched.fidelity.profile import Profile
+from simsched.fidelity.profile import Profile, ProfileEntry
 from simsched.fidelity.repeats import SpreadGroup, repeat_key, repeat_predictions, spread_groups
 from simsched.workloads.recorded import RecordedRun
 
@@ -178,11 +179,11 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
     each execution.  O(models x simulations)."""
     t0 = time.process_time()
     models = (TODAY, DEFAULTS) if profile is None else (TODAY, DEFAULTS, CALIBRATED)
-    trained = profile.train if profile is not None else frozenset()
     machines = {label: sorted({m.name for e in runs for m in e.run.machines})
                 for label, runs in corpus.installations().items()}
     entry = {(label, e.application): profile.entry_for(runs[0].wms, machines[label], e.application)
              for label, runs in corpus.installations().items() for e in runs} if profile is not None else {}
+    trained = _trained(corpus, profile, entry) if profile is not None else {}
     rows, kept, runs = [], {}, {}
     for i, e in enumerate(corpus.executions):
         chosen: list[Parameters | None] = [Parameters(), documented_defaults(e.wms)]
@@ -222,7 +223,25 @@ def _spread(corpus: Corpus, rows: list[Row]) -> tuple[SpreadGroup, ...]:
                                predicted, model))
 
 
-def _row(e: Execution, trained: frozenset[str], simulated: tuple[float, ...],
+def _trained(corpus: Corpus, profile: Profile, entry: dict[tuple[str, str], ProfileEntry | None]
+             ) -> dict[str, frozenset[str]]:
+    """For each installation of ``corpus`` that ``profile`` calibrated, the file names (without their
+    folders) of the runs it was trained on: the profile's own split, whatever folder the runs are read
+    from now.  O(runs)."""
+    names: dict[str, set[str]] = {}
+    for e in profile.entries:
+        names.setdefault(e.installation, set()).update(Path(n).name for n in e.train)
+    out: dict[str, frozenset[str]] = {}
+    for (label, _app), found in entry.items():
+        if found is not None:
+            out[label] = frozenset(names.get(found.installation, ()))
+    return out
+
+
+def _row(e: Execution, trained: dict[str, frozenset[str]], simulated: tuple[float, ...],
          starts: tuple[tuple[float, float] | None, ...]) -> Row:
-    part = TRAIN if e.name in trained else e.part
+    """An execution's row: its part is the profile's where the profile calibrated its installation (a
+    run it was not trained on is held out), else the corpus's seeded split."""
+    own = trained.get(e.installation)
+    part = e.part if own is None else (TRAIN if Path(e.name).name in own else HELD_OUT)
     return Row(e.name, e.installation, e.wms, e.application, part, e.run.n_tasks, e.run.makespan, simulated, starts)

@@ -1,0 +1,77 @@
+"""Which runs a fidelity table scores as held out: the profile's own split, wherever the runs are read from.
+
+A profile calibrated on every run of one folder (``calibrate --no-split``) predicts runs brought later
+from another: those are held out, a copy of a run it was trained on is not.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import wfformat_chain as chain
+from typer.testing import CliRunner
+
+from simsched.cli.main import app
+from simsched.fidelity import HELD_OUT, TRAIN, read_corpus, read_profile
+from simsched.fidelity.ask import calibrate_corpus, fidelity_of
+from simsched.fidelity.profile import write_profile
+
+runner = CliRunner()
+FIXED = ("runtime_factor=1,1", "submit=0,0", "dispatch_interval=0,0", "dispatch_per_queued=0,0", "cycle=0,0",
+         "post=0,0", "startup=0,0", "pre=0,20")
+
+
+def _chains(folder: Path, lengths: list[int], per_task: float) -> Path:
+    """Chains of 10 s tasks on one machine, each recorded at n x (10 + per_task) seconds."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, n in enumerate(lengths):
+        chain(folder / f"chain{n}-{i:03d}.json", [10.0] * n, n * (10.0 + per_task))
+    return folder
+
+
+def test_without_a_split_every_run_trains_but_the_applications_held_out(tmp_path: Path) -> None:
+    folder = _chains(tmp_path / "a", [2, 3, 4, 5], 5.0)
+    assert {e.part for e in read_corpus([folder], seed=3).executions} == {TRAIN, HELD_OUT}
+    assert [e.part for e in read_corpus([folder], seed=3, split_runs=False).executions] == [TRAIN] * 4
+    corpus = read_corpus([folder], split_runs=False, hold_out=["chain4"])
+    assert {e.application: e.part for e in corpus.executions} == {"chain2": TRAIN, "chain3": TRAIN,
+                                                                  "chain4": HELD_OUT, "chain5": TRAIN}
+
+
+def test_a_profile_of_all_the_runs_of_one_folder_predicts_the_runs_of_another(tmp_path: Path) -> None:
+    # trained on chains of 2 and 3 tasks recorded with 5 s of pre-execution per task; the longer chains
+    # of the other folder, never seen, take exactly n x 15 s: the calibrated model predicts them
+    past = _chains(tmp_path / "past", [2, 3, 2, 3], 5.0)
+    done = calibrate_corpus([past], budget_s=20.0, seed=1, bounds=FIXED, split_runs=False)
+    [entry] = done.calibrations
+    assert entry.parameters.pre == pytest.approx(5.0, abs=0.05)
+    assert len(entry.train) == 4
+    profile = tmp_path / "p.yaml"
+    write_profile(profile, done.calibrations, done.corpus, budget_s=20.0, prior=0.0, search="cma",
+                  regression=True)
+    new = _chains(tmp_path / "new" / "later", [6, 8, 10], 5.0)
+    shutil.copy(past / "chain2-000.json", new / "chain2-000.json")  # a run it was trained on, moved
+    table = fidelity_of([tmp_path / "new"], profile=profile)
+    parts = {r.name.split("/")[-1]: r.part for r in table.rows}
+    assert parts == {"chain2-000.json": TRAIN, "chain6-000.json": HELD_OUT, "chain8-001.json": HELD_OUT,
+                     "chain10-002.json": HELD_OUT}
+    for r in table.rows:
+        assert r.simulated[-1] == pytest.approx(r.recorded, rel=0.01)
+    [whole] = [g for g in table.groups if g.kind == "all"]
+    assert whole.runs == 3
+
+
+def test_calibrate_no_split_on_the_command_line(tmp_path: Path) -> None:
+    past = _chains(tmp_path / "past", [2, 3, 4], 5.0)
+    profile = tmp_path / "p.yaml"
+    args = ["calibrate", str(past), "-o", str(profile), "--budget", "3", "--no-split", "--per-installation"]
+    for bound in FIXED:
+        args += ["--bound", bound]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert sorted(read_profile(profile).train) == ["chain2-000.json", "chain3-001.json", "chain4-002.json"]
+    shown = runner.invoke(app, ["fidelity", str(_chains(tmp_path / "new", [7], 5.0)), "--profile", str(profile)])
+    assert shown.exit_code == 0, shown.output
+    assert "1 held out, 0 trained on" in " ".join(shown.stdout.split())
