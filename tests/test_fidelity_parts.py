@@ -75,3 +75,39 @@ def test_calibrate_no_split_on_the_command_line(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["fidelity", str(_chains(tmp_path / "new", [7], 5.0)), "--profile", str(profile)])
     assert shown.exit_code == 0, shown.output
     assert "1 held out, 0 trained on" in " ".join(shown.stdout.split())
+
+
+def test_a_run_is_known_by_its_content_and_an_older_profile_by_its_file_name(tmp_path: Path) -> None:
+    past = _chains(tmp_path / "past", [2, 3], 5.0)
+    profile = tmp_path / "p.yaml"
+    done = calibrate_corpus([past], budget_s=2.0, seed=1, bounds=FIXED, split_runs=False)
+    write_profile(profile, done.calibrations, done.corpus, budget_s=2.0)
+    assert len(read_profile(profile).entries[0].train_sha256) == 2
+    new = tmp_path / "new"
+    _chains(new, [4, 3], 5.0)  # chain3-001.json: the name of a training run, another run (4 -> 3 tasks moved)
+    (new / "chain4-000.json").rename(new / "chain2-000.json")
+    by_digest = {r.name: r.part for r in fidelity_of([new], profile=profile).rows}
+    assert by_digest == {"chain2-000.json": HELD_OUT, "chain3-001.json": TRAIN}  # chain3-001 is the same file
+    text = profile.read_text()
+    older = tmp_path / "older.yaml"
+    older.write_text("\n".join(line for line in text.splitlines() if "train_sha256" not in line) + "\n")
+    assert read_profile(older).entries[0].train_sha256 == ()
+    by_name = {r.name: r.part for r in fidelity_of([new], profile=older).rows}
+    assert by_name == {"chain2-000.json": TRAIN, "chain3-001.json": TRAIN}
+
+
+@pytest.mark.parametrize(("value", "says"), [("[abc, abc]", "train_sha256[0]: must be a SHA-256 digest"),
+                                             ("[]", "must be a list of 2 SHA-256 digests")])
+def test_a_tampered_digest_list_is_refused_with_its_line(tmp_path: Path, value: str, says: str) -> None:
+    past = _chains(tmp_path / "past", [2, 3], 5.0)
+    profile = tmp_path / "p.yaml"
+    done = calibrate_corpus([past], budget_s=1.0, seed=1, bounds=FIXED, split_runs=False)
+    write_profile(profile, done.calibrations, done.corpus, budget_s=1.0)
+    lines = profile.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if "train_sha256:" in line)
+    head = lines[i].split("train_sha256:")[0]
+    lines[i] = f"{head}train_sha256: {value}"
+    profile.write_text("\n".join(lines) + "\n")
+    shown = runner.invoke(app, ["fidelity", str(past), "--profile", str(profile)])
+    assert shown.exit_code == 2
+    assert f"p.yaml:{i + 1}" in shown.output and says in shown.output and "Traceback" not in shown.output

@@ -34,7 +34,8 @@ class Execution:
     """One recorded execution of a corpus: ``name`` (its path under the folder it was found in, as
     written in tables), ``path`` (the file), ``application`` (the file name up to its first ``-``, as
     WfInstances names its files: ``1000genome``, ``blast``), the imported ``graph`` and ``run``, its
-    ``installation`` label and its ``part`` (:data:`TRAIN` or :data:`HELD_OUT`)."""
+    ``installation`` label, its ``part`` (:data:`TRAIN` or :data:`HELD_OUT`) and the SHA-256 ``digest``
+    of the file's bytes (what a profile records of the runs it was trained on)."""
 
     name: str
     path: Path
@@ -43,6 +44,7 @@ class Execution:
     run: RecordedRun
     installation: str
     part: str
+    digest: str = ""
 
     @property
     def wms(self) -> str:
@@ -187,6 +189,7 @@ def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: b
                  else [HELD_OUT if app in held else TRAIN for app in apps])
         for i, part in zip(members, parts):
             label_of[i], part_of[i] = label, part
-    executions = tuple(Execution(name, path, application(path), graph, run, label_of[i], part_of[i])
+    executions = tuple(Execution(name, path, application(path), graph, run, label_of[i], part_of[i],
+                                 hashlib.sha256(path.read_bytes()).hexdigest())
                        for i, (path, name, graph, run) in enumerate(read))
     return Corpus(executions, tuple(refused), seed, held)

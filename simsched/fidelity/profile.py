@@ -40,6 +40,7 @@ on, hence a smaller pool and another label.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,7 @@ from simsched.yamlio import YamlDocument, load_yaml
 
 FORMAT = 1
 """The ``simsched_profile`` marker this version writes and reads."""
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,9 @@ class ProfileEntry:
     train: tuple[str, ...]
     train_error: float | None = None
     application: str | None = None
+    train_sha256: tuple[str, ...] = ()
+    """The SHA-256 of each training run's file, beside ``train`` (empty in a profile written before
+    simsched recorded them: its runs are then known by file name)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,7 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
     entries = []
     for c in calibrations:
         runs = groups[c.installation]
+        digest = {e.name: e.digest for e in runs}
         pool = {m.name: m for e in runs for m in e.run.machines}
         machines = sorted(pool)
         entries.append({
@@ -129,7 +135,7 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
             "platform": scenario_platform([pool[name] for name in machines], c.parameters),
             "train_error": round(c.train_error, 6), "train_error_at_start": round(c.start_error, 6),
             "evaluations": c.evaluations, "cpu_s": round(c.cpu_s, 3), "stopped": c.stopped,
-            "train": list(c.train)})
+            "train": list(c.train), "train_sha256": [digest[name] for name in c.train]})
     doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
                                                              if corpus.hold_out else {}),
            "budget_s": float(budget_s), "prior": float(prior), "search": search,
@@ -149,7 +155,7 @@ def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus:
 TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "search", "regression_start",
             "installations")
 ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
-              "train_error_at_start", "evaluations", "cpu_s", "stopped", "train")
+              "train_error_at_start", "evaluations", "cpu_s", "stopped", "train", "train_sha256")
 
 
 class _Reader:
@@ -220,9 +226,22 @@ class _Reader:
         app = value.get("application")
         if app is not None and (not isinstance(app, str) or not app):
             raise self.fail("must be a non-empty text (an application of the installation)", (*path, "application"))
+        train = self.names(value["train"], (*path, "train"))
         return ProfileEntry(label, wms, machines, self.parameters(value["parameters"], (*path, "parameters")),
-                            self.names(value["train"], (*path, "train")),
-                            None if error is None else self.number(error, (*path, "train_error")), app)
+                            train, None if error is None else self.number(error, (*path, "train_error")), app,
+                            self.digests(value.get("train_sha256"), len(train), (*path, "train_sha256")))
+
+    def digests(self, value: Any, n: int, path: tuple[Any, ...]) -> tuple[str, ...]:
+        """The training runs' SHA-256 digests: absent (an older profile), or one 64-digit lower-case hex
+        text per training run."""
+        if value is None:
+            return ()
+        if not isinstance(value, list) or len(value) != n:
+            raise self.fail(f"must be a list of {n} SHA-256 digest{'' if n == 1 else 's'}, one per training run", path)
+        for i, v in enumerate(value):
+            if not isinstance(v, str) or _HEX64.fullmatch(v) is None:
+                raise self.fail(f"must be a SHA-256 digest (64 hex digits), got {shown(v)}", (*path, i))
+        return tuple(value)
 
 
 def read_profile(path: str | Path) -> Profile:

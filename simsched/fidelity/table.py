@@ -225,17 +225,20 @@ def _spread(corpus: Corpus, rows: list[Row]) -> tuple[SpreadGroup, ...]:
 
 def _trained(corpus: Corpus, profile: Profile, entry: dict[tuple[str, str], ProfileEntry | None]
              ) -> dict[str, frozenset[str]]:
-    """For each installation of ``corpus`` that ``profile`` calibrated, the file names (without their
-    folders) of the runs it was trained on: the profile's own split, whatever folder the runs are read
-    from now.  O(runs)."""
-    names: dict[str, set[str]] = {}
+    """For each installation of ``corpus`` that ``profile`` calibrated, what identifies the runs it was
+    trained on: their files' SHA-256 digests, or, for a profile that did not record them, their file
+    names without folders.  Either way the profile's own split, whatever folder the runs are read from
+    now.  O(runs)."""
+    known: dict[str, set[str]] = {}
     for e in profile.entries:
-        names.setdefault(e.installation, set()).update(Path(n).name for n in e.train)
-    out: dict[str, frozenset[str]] = {}
-    for (label, _app), found in entry.items():
-        if found is not None:
-            out[label] = frozenset(names.get(found.installation, ()))
-    return out
+        known.setdefault(e.installation, set()).update(e.train_sha256 or (_by_name(n) for n in e.train))
+    return {label: frozenset(known.get(found.installation, ()))
+            for (label, _app), found in entry.items() if found is not None}
+
+
+def _by_name(name: str) -> str:
+    """How a run is known to a profile that recorded no digests: its file name without folders."""
+    return "name:" + Path(name).name
 
 
 def _row(e: Execution, trained: dict[str, frozenset[str]], simulated: tuple[float, ...],
@@ -243,5 +246,5 @@ def _row(e: Execution, trained: dict[str, frozenset[str]], simulated: tuple[floa
     """An execution's row: its part is the profile's where the profile calibrated its installation (a
     run it was not trained on is held out), else the corpus's seeded split."""
     own = trained.get(e.installation)
-    part = e.part if own is None else (TRAIN if Path(e.name).name in own else HELD_OUT)
+    part = e.part if own is None else (TRAIN if e.digest in own or _by_name(e.name) in own else HELD_OUT)
     return Row(e.name, e.installation, e.wms, e.application, part, e.run.n_tasks, e.run.makespan, simulated, starts)

@@ -184,6 +184,8 @@ def _profile_attacks(valid: bytes) -> dict[str, Attack]:
     return json_attacks(valid, fields={"tampered: the seed as text": ("seed", "three"),
                                        "tampered: an unknown search": ("search", "bayes"),
                                        "tampered: regression_start as text": ("regression_start", "maybe"),
+                                       "tampered: the training digests as text": ("train_sha256", "abc"),
+                                       "tampered: a training digest not hex": ("train_sha256", ["z" * 64]),
                                        "tampered: no installations": ("installations", []),
                                        "tampered: slots 0": ("slots", 0),
                                        "tampered: a negative bandwidth": ("bandwidth", -1.0),
