@@ -6,6 +6,7 @@ from another: those are held out, a copy of a run it was trained on is not.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from simsched.cli.main import app
 from simsched.fidelity import HELD_OUT, TRAIN, read_corpus, read_profile
 from simsched.fidelity.ask import calibrate_corpus, fidelity_of
+from simsched.fidelity.extent import beyond, features, training_range
 from simsched.fidelity.profile import write_profile
 
 runner = CliRunner()
@@ -44,7 +46,7 @@ def test_a_profile_of_all_the_runs_of_one_folder_predicts_the_runs_of_another(tm
     # trained on chains of 2 and 3 tasks recorded with 5 s of pre-execution per task; the longer chains
     # of the other folder, never seen, take exactly n x 15 s: the calibrated model predicts them
     past = _chains(tmp_path / "past", [2, 3, 2, 3], 5.0)
-    done = calibrate_corpus([past], budget_s=20.0, seed=1, bounds=FIXED, split_runs=False)
+    done = calibrate_corpus([past], budget_s=8.0, seed=1, bounds=FIXED, split_runs=False)
     [entry] = done.calibrations
     assert entry.parameters.pre == pytest.approx(5.0, abs=0.05)
     assert len(entry.train) == 4
@@ -110,4 +112,67 @@ def test_a_tampered_digest_list_is_refused_with_its_line(tmp_path: Path, value: 
     profile.write_text("\n".join(lines) + "\n")
     shown = runner.invoke(app, ["fidelity", str(past), "--profile", str(profile)])
     assert shown.exit_code == 2
+    assert f"p.yaml:{i + 1}" in shown.output and says in shown.output and "Traceback" not in shown.output
+
+
+# ------------------------------------------------------------------------------------ the training range
+def test_the_features_of_a_chain_by_hand(tmp_path: Path) -> None:
+    [e] = read_corpus([chain(tmp_path / "c-1.json", [3.0, 4.0, 5.0], 20.0)]).executions
+    assert features(e) == {"tasks": 3.0, "levels": 3.0, "critical_path_s": 12.0, "work_s": 12.0, "bytes": 0.0}
+    assert training_range([e, e]) == {f: (v, v) for f, v in features(e).items()}
+    assert training_range([]) == {}
+
+
+def test_beyond_is_outside_the_range_by_more_than_the_slack() -> None:
+    span = {"tasks": (2.0, 4.0), "bytes": (0.0, 0.0)}
+    assert beyond({"tasks": 5.0, "bytes": 0.0}, span) == ()  # 4 x 1.25
+    assert beyond({"tasks": 1.6, "bytes": 0.0}, span) == ()  # 2 / 1.25
+    assert beyond({"tasks": 5.01, "bytes": 1.0}, span) == ("tasks", "bytes")
+    assert beyond({"tasks": 1.5}, span) == ("tasks",)
+    assert beyond({"levels": 99.0}, span) == ()  # what the range does not hold is not judged
+    assert beyond({"tasks": 3.0}, span, slack=1.0) == ()
+
+
+def test_fidelity_flags_the_runs_beyond_their_training_range(tmp_path: Path) -> None:
+    past = _chains(tmp_path / "past", [2, 3, 2, 3], 5.0)
+    profile = tmp_path / "p.yaml"
+    done = calibrate_corpus([past], budget_s=2.0, seed=1, bounds=FIXED, split_runs=False)
+    write_profile(profile, done.calibrations, done.corpus, budget_s=2.0)
+    span = read_profile(profile).entries[0].train_range
+    assert span == {"tasks": (2.0, 3.0), "levels": (2.0, 3.0), "critical_path_s": (20.0, 30.0),
+                    "work_s": (20.0, 30.0), "bytes": (0.0, 0.0)}
+    new = _chains(tmp_path / "new", [3, 8], 7.0)  # another chain3 (7 s per task: not a training file)
+    table = fidelity_of([new], profile=profile)
+    assert {r.name: r.beyond for r in table.rows} == {
+        "chain3-000.json": (), "chain8-001.json": ("tasks", "levels", "critical_path_s", "work_s")}
+    shown = runner.invoke(app, ["fidelity", str(new), "--profile", str(profile), "--json", str(tmp_path / "f.json")])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert "│ within │ 1 │" in text and "│ beyond │ 1 │" in text
+    assert "tasks 1, levels 1, critical path 1, work 1" in text
+    rows = {r["execution"]: r["beyond_training_range"] for r in json.loads((tmp_path / "f.json").read_text())[
+        "executions"]}
+    assert rows == {"chain3-000.json": [], "chain8-001.json": ["tasks", "levels", "critical_path_s", "work_s"]}
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("{tasks: [5, 1]}", "train_range.tasks: must be [lowest, highest] with 0 <= lowest <= highest"),
+    ("{tasks: [1]}", "train_range.tasks: must be [lowest, highest]"),
+    ("{task: [1, 2]}", "train_range.task: unknown feature (did you mean 'tasks'?)"),
+    ("{bytes: [0, .nan]}", "train_range.bytes[1]: must be a finite number"),
+    ("[1, 2]", "train_range: must be a mapping of tasks, levels")])
+def test_a_tampered_training_range_is_refused_with_its_line(tmp_path: Path, value: str, says: str) -> None:
+    past = _chains(tmp_path / "past", [2, 3], 5.0)
+    profile = tmp_path / "p.yaml"
+    done = calibrate_corpus([past], budget_s=1.0, seed=1, bounds=FIXED, split_runs=False)
+    write_profile(profile, done.calibrations, done.corpus, budget_s=1.0)
+    lines = profile.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if "train_range:" in line)
+    j = i + 1
+    while j < len(lines) and lines[j].startswith(" " * (len(lines[i]) - len(lines[i].lstrip()) + 2)):
+        j += 1  # the range's own lines, in block style
+    lines[i:j] = [f"{lines[i].split('train_range:')[0]}train_range: {value}"]
+    profile.write_text("\n".join(lines) + "\n")
+    shown = runner.invoke(app, ["fidelity", str(past), "--profile", str(profile)])
+    assert shown.exit_code == 2, shown.output
     assert f"p.yaml:{i + 1}" in shown.output and says in shown.output and "Traceback" not in shown.output

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
+from simsched.fidelity.extent import beyond, features
 from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
 from simsched.fidelity.profile import Profile, ProfileEntry
@@ -63,6 +64,9 @@ class Row:
     recorded: float | None
     simulated: tuple[float, ...]
     start_error: tuple[tuple[float, float] | None, ...]
+    beyond: tuple[str, ...] | None = None
+    """The features in which the run lies beyond the training range of its calibration
+    (:mod:`~simsched.fidelity.extent`); None without a calibration that recorded its range."""
 
     def error(self, k: int) -> float:
         """Relative makespan error of model ``k``: ``simulated / recorded - 1`` (NaN when either is
@@ -135,7 +139,8 @@ class FidelityTable:
                 "simulated_makespan": dict(zip(self.models, r.simulated)),
                 "relative_error": {m: r.error(k) for k, m in enumerate(self.models)},
                 "start_error_s": {m: (None if s is None else {"median": s[0], "p95": s[1]})
-                                  for m, s in zip(self.models, r.start_error)}} for r in self.rows],
+                                  for m, s in zip(self.models, r.start_error)},
+                "beyond_training_range": None if r.beyond is None else list(r.beyond)} for r in self.rows],
             "held_out": [{"group": g.kind, "key": g.key, "runs": g.runs,
                           **{m: vars(s) for m, s in zip(self.models, g.stats)}} for g in self.groups],
             "spread": [{"installation": g.installation, "runs": g.runs,
@@ -187,9 +192,12 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
     rows, kept, runs = [], {}, {}
     for i, e in enumerate(corpus.executions):
         chosen: list[Parameters | None] = [Parameters(), documented_defaults(e.wms)]
+        far = None
         if profile is not None:
             found = entry[(e.installation, e.application)]
             chosen.append(found.parameters if found is not None else None)
+            if found is not None and found.train_range is not None:
+                far = beyond(features(e), found.train_range)
         simulated, starts = [], []
         io = task_io(e.run) if any(p is not None and p.storage is not None for p in chosen) else None
         for params in chosen:
@@ -202,7 +210,7 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
             starts.append(start_error(e.run.start, sim))
             if keep:
                 kept[e.name], runs[e.name] = sim, e.run
-        rows.append(_row(e, trained, tuple(simulated), tuple(starts)))
+        rows.append(_row(e, trained, tuple(simulated), tuple(starts), far))
         if progress is not None:
             progress(i + 1, len(corpus.executions), e.name)
     source = profile.file if profile is not None else None
@@ -242,9 +250,10 @@ def _by_name(name: str) -> str:
 
 
 def _row(e: Execution, trained: dict[str, frozenset[str]], simulated: tuple[float, ...],
-         starts: tuple[tuple[float, float] | None, ...]) -> Row:
+         starts: tuple[tuple[float, float] | None, ...], far: tuple[str, ...] | None) -> Row:
     """An execution's row: its part is the profile's where the profile calibrated its installation (a
     run it was not trained on is held out), else the corpus's seeded split."""
     own = trained.get(e.installation)
     part = e.part if own is None else (TRAIN if e.digest in own or _by_name(e.name) in own else HELD_OUT)
-    return Row(e.name, e.installation, e.wms, e.application, part, e.run.n_tasks, e.run.makespan, simulated, starts)
+    return Row(e.name, e.installation, e.wms, e.application, part, e.run.n_tasks, e.run.makespan, simulated, starts,
+               far)
