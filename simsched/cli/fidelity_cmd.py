@@ -54,6 +54,9 @@ def calibrate(
     search: str = typer.Option(None, "--search", help="The global search of each installation: cma (CMA-ES, "
                                "the default) or de (differential evolution); Nelder-Mead refines after either."),
     regression: bool = typer.Option(True, "--regression-start/--no-regression-start", help=REGRESSION_HELP),
+    split_runs: bool = typer.Option(True, "--split/--no-split", help="Hold out about half of each "
+                                    "installation's runs (default), or train on every run given (bar --hold-out): "
+                                    "score runs brought later with `simsched fidelity RUNS --profile`."),
     skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
 ) -> None:
     """Fit the model's parameters per installation (and application) on its training runs; write a profile."""
@@ -73,7 +76,7 @@ def calibrate(
         done = calibrate_corpus(corpus, budget_s=budget, seed=seed, installation=installation, bounds=bound or (),
                                 skip_refused=skip_refused, hold_out=hold_out or (),
                                 per_application=per_application, min_runs=min_runs, prior=prior, search=search,
-                                regression=regression, progress=bar)
+                                regression=regression, split_runs=split_runs, progress=bar)
     finally:
         bar.close()
     out = console()

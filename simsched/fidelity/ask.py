@@ -31,19 +31,20 @@ class Calibrated:
 def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: int = 0, installation: str | None = None,
                      bounds: Sequence[str] = (), skip_refused: bool = False, hold_out: Sequence[str] = (),
                      per_application: bool = True, min_runs: int = 3, prior: float = PRIOR_WEIGHT,
-                     search: str = SEARCH, regression: bool = True, progress: Progress | None = None) -> Calibrated:
-    """Read ``sources`` (split with ``seed``), keep ``installation`` (all when None) and calibrate each
-    installation on its training runs (``hold_out``: applications held out whole) within ``budget_s``
-    CPU seconds in all, ``bounds`` (``NAME=LOW,HIGH``)
-    overriding the default box, and with ``per_application`` each application of ``min_runs`` training
-    runs or more refined from its installation's point, each fit pulled towards its start by ``prior``,
-    each installation searched by ``search`` (:mod:`~simsched.fidelity.search`) from the better of its
-    start and, with ``regression``, its bottleneck regression (:mod:`~simsched.fidelity.bottleneck`;
-    :func:`~simsched.fidelity.calibrate.calibrate`).
+                     search: str = SEARCH, regression: bool = True, split_runs: bool = True,
+                     progress: Progress | None = None) -> Calibrated:
+    """Read ``sources`` (split with ``seed``; without ``split_runs`` every run trains), keep
+    ``installation`` (all when None) and calibrate each installation on its training runs
+    (``hold_out``: applications held out whole) within ``budget_s`` CPU seconds in all, ``bounds``
+    (``NAME=LOW,HIGH``) overriding the default box, and with ``per_application`` each application of
+    ``min_runs`` training runs or more refined from its installation's point, each fit pulled towards
+    its start by ``prior``, each installation searched by ``search`` (:mod:`~simsched.fidelity.search`)
+    from the better of its start and, with ``regression``, its bottleneck regression
+    (:mod:`~simsched.fidelity.bottleneck`; :func:`~simsched.fidelity.calibrate.calibrate`).
     The options are checked before the corpus is read."""
     check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
     overrides = parse_bounds(bounds)
-    corpus = read_corpus(sources, seed=seed, skip_refused=skip_refused, hold_out=hold_out,
+    corpus = read_corpus(sources, seed=seed, skip_refused=skip_refused, hold_out=hold_out, split_runs=split_runs,
                          progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
     corpus = corpus.select(installation)
     done = calibrate(corpus, budget_s=budget_s, seed=seed, bounds=overrides, per_application=per_application,
@@ -55,8 +56,11 @@ def fidelity_of(sources: Sequence[str | Path], *, profile: str | Path | None = N
                 scheduler: str = "recorded", keep: bool = False, skip_refused: bool = False,
                 progress: Progress | None = None) -> FidelityTable:
     """Read ``sources`` and tabulate every execution under today's model and, with ``profile``, the
-    calibrated one (:func:`~simsched.fidelity.table.fidelity_table`).  The split is the profile's (its
-    seed); ``seed`` gives it without a profile and must agree with the profile's when both are given."""
+    calibrated one (:func:`~simsched.fidelity.table.fidelity_table`).  The split is the profile's: a run
+    of an installation it calibrated is a training run exactly when the profile was trained on it, every
+    other run of that installation is held out (so runs brought later, from another folder, are scored
+    as unseen); the other installations are split with the profile's seed.  ``seed`` gives the split
+    without a profile and must agree with the profile's when both are given."""
     check_scheduler(scheduler)
     read: Profile | None = read_profile(profile) if profile is not None else None
     if read is not None and seed is not None and seed != read.seed:

@@ -34,7 +34,8 @@ class Execution:
     """One recorded execution of a corpus: ``name`` (its path under the folder it was found in, as
     written in tables), ``path`` (the file), ``application`` (the file name up to its first ``-``, as
     WfInstances names its files: ``1000genome``, ``blast``), the imported ``graph`` and ``run``, its
-    ``installation`` label and its ``part`` (:data:`TRAIN` or :data:`HELD_OUT`)."""
+    ``installation`` label, its ``part`` (:data:`TRAIN` or :data:`HELD_OUT`) and the SHA-256 ``digest``
+    of the file's bytes (what a profile records of the runs it was trained on)."""
 
     name: str
     path: Path
@@ -43,6 +44,7 @@ class Execution:
     run: RecordedRun
     installation: str
     part: str
+    digest: str = ""
 
     @property
     def wms(self) -> str:
@@ -143,10 +145,13 @@ def split(names: Sequence[str], applications: Sequence[str], seed: int,
 
 
 def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: bool = False,
-                hold_out: Sequence[str] = (), progress: Callable[[int, int], None] | None = None) -> Corpus:
+                hold_out: Sequence[str] = (), split_runs: bool = True,
+                progress: Callable[[int, int], None] | None = None) -> Corpus:
     """Read every instance under ``sources`` (:func:`find_instances`) into a :class:`Corpus` with its
     installations and each installation's split (:func:`split`, seeded with ``seed``, the applications
-    ``hold_out`` held out whole: each must name an application of the corpus).
+    ``hold_out`` held out whole: each must name an application of the corpus).  Without ``split_runs``
+    every run is a training run but those of ``hold_out`` (a calibration on all the runs given, scored
+    later on others).
 
     A file that :func:`read_recorded` refuses stops the reading with its located error
     (:class:`SimschedError`), unless ``skip_refused``: then it is listed in :attr:`Corpus.refused` and
@@ -179,9 +184,12 @@ def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: b
     groups = installations([r for _, _, _, r in read])
     label_of, part_of = [""] * len(read), [TRAIN] * len(read)
     for label, members in groups:
-        parts = split([read[i][1] for i in members], [application(read[i][0]) for i in members], seed, held)
+        apps = [application(read[i][0]) for i in members]
+        parts = (split([read[i][1] for i in members], apps, seed, held) if split_runs
+                 else [HELD_OUT if app in held else TRAIN for app in apps])
         for i, part in zip(members, parts):
             label_of[i], part_of[i] = label, part
-    executions = tuple(Execution(name, path, application(path), graph, run, label_of[i], part_of[i])
+    executions = tuple(Execution(name, path, application(path), graph, run, label_of[i], part_of[i],
+                                 hashlib.sha256(path.read_bytes()).hexdigest())
                        for i, (path, name, graph, run) in enumerate(read))
     return Corpus(executions, tuple(refused), seed, held)

@@ -5,7 +5,10 @@
 file, line and field: the format marker, every installation's identity (its label must be the one
 its workflow system and machines give, as :func:`~simsched.workloads.recorded.installations` labels
 them), each parameter's name, type (a finite number; ``slots`` a whole number >= 1 or null) and range
-(the model's own checks), and the training runs as a list of names.  Each entry also holds its
+(the model's own checks), the training runs as a list of names with their files' SHA-256 digests (a run
+is "trained on" exactly when its content is one of them, whatever its folder or name; a profile without
+digests matches file names) and the range they span (:mod:`~simsched.fidelity.extent`; absent in an
+older profile).  Each entry also holds its
 parameters as a scenario's ``platform`` section (:func:`~simsched.fidelity.model.scenario_platform`), for
 a scenario of that installation's workflows to paste in; it is written for people and not read back
 (the ``parameters`` are the calibration).  An example::
@@ -27,6 +30,8 @@ a scenario of that installation's workflows to paste in; it is written for peopl
       cpu_s: 56.3
       stopped: budget
       train: [pegasus/cycles/cycles-chameleon-1l-1c-9p-001.json, ...]
+      train_sha256: [9f2c..., ...]      # each training file's SHA-256: how fidelity knows them again
+      train_range: {tasks: [67, 1097], levels: [4, 4], critical_path_s: [...], work_s: [...], bytes: [...]}
 
 An entry with an ``application`` is that application's refinement within its installation
 (:func:`~simsched.fidelity.calibrate.calibrate`); every such entry needs its installation's own entry
@@ -40,6 +45,7 @@ on, hence a smaller pool and another label.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +56,7 @@ import yaml
 from simsched.errors import SimschedError, did_you_mean, number_value, shown
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.corpus import Corpus
+from simsched.fidelity.extent import FEATURES, training_range
 from simsched.fidelity.model import NAMES, Parameters, scenario_platform
 from simsched.fidelity.search import SEARCH, SEARCHES
 from simsched.fileio import atomic_write_text
@@ -57,6 +64,7 @@ from simsched.yamlio import YamlDocument, load_yaml
 
 FORMAT = 1
 """The ``simsched_profile`` marker this version writes and reads."""
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,12 @@ class ProfileEntry:
     train: tuple[str, ...]
     train_error: float | None = None
     application: str | None = None
+    train_sha256: tuple[str, ...] = ()
+    """The SHA-256 of each training run's file, beside ``train`` (empty in a profile written before
+    simsched recorded them: its runs are then known by file name)."""
+    train_range: dict[str, tuple[float, float]] | None = None
+    """The range its training runs span (:mod:`~simsched.fidelity.extent`); None in a profile written
+    before simsched recorded it."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +134,8 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
     entries = []
     for c in calibrations:
         runs = groups[c.installation]
+        digest = {e.name: e.digest for e in runs}
+        span = training_range([e for e in runs if e.name in set(c.train)])
         pool = {m.name: m for e in runs for m in e.run.machines}
         machines = sorted(pool)
         entries.append({
@@ -129,7 +145,8 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
             "platform": scenario_platform([pool[name] for name in machines], c.parameters),
             "train_error": round(c.train_error, 6), "train_error_at_start": round(c.start_error, 6),
             "evaluations": c.evaluations, "cpu_s": round(c.cpu_s, 3), "stopped": c.stopped,
-            "train": list(c.train)})
+            "train": list(c.train), "train_sha256": [digest[name] for name in c.train],
+            "train_range": {f: [float(lo), float(hi)] for f, (lo, hi) in span.items()}})
     doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
                                                              if corpus.hold_out else {}),
            "budget_s": float(budget_s), "prior": float(prior), "search": search,
@@ -149,7 +166,7 @@ def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus:
 TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "search", "regression_start",
             "installations")
 ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
-              "train_error_at_start", "evaluations", "cpu_s", "stopped", "train")
+              "train_error_at_start", "evaluations", "cpu_s", "stopped", "train", "train_sha256", "train_range")
 
 
 class _Reader:
@@ -220,9 +237,44 @@ class _Reader:
         app = value.get("application")
         if app is not None and (not isinstance(app, str) or not app):
             raise self.fail("must be a non-empty text (an application of the installation)", (*path, "application"))
+        train = self.names(value["train"], (*path, "train"))
         return ProfileEntry(label, wms, machines, self.parameters(value["parameters"], (*path, "parameters")),
-                            self.names(value["train"], (*path, "train")),
-                            None if error is None else self.number(error, (*path, "train_error")), app)
+                            train, None if error is None else self.number(error, (*path, "train_error")), app,
+                            self.digests(value.get("train_sha256"), len(train), (*path, "train_sha256")),
+                            self.span(value.get("train_range"), (*path, "train_range")))
+
+    def span(self, value: Any, path: tuple[Any, ...]) -> dict[str, tuple[float, float]] | None:
+        """The training range: absent (an older profile), or ``{feature: [lowest, highest]}`` over known
+        features with finite ``0 <= lowest <= highest``."""
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.fail(f"must be a mapping of {', '.join(FEATURES)} to [lowest, highest]", path)
+        out: dict[str, tuple[float, float]] = {}
+        for key, ends in value.items():
+            where = (*path, key)
+            if key not in FEATURES:
+                raise self.fail(f"unknown feature{did_you_mean(str(key), FEATURES)}; features: {', '.join(FEATURES)}",
+                                where)
+            if not isinstance(ends, list) or len(ends) != 2:
+                raise self.fail(f"must be [lowest, highest], got {shown(ends)}", where)
+            low, high = (self.number(v, (*where, i)) for i, v in enumerate(ends))
+            if not 0.0 <= low <= high:
+                raise self.fail(f"must be [lowest, highest] with 0 <= lowest <= highest, got {shown(ends)}", where)
+            out[key] = (low, high)
+        return out
+
+    def digests(self, value: Any, n: int, path: tuple[Any, ...]) -> tuple[str, ...]:
+        """The training runs' SHA-256 digests: absent (an older profile), or one 64-digit lower-case hex
+        text per training run."""
+        if value is None:
+            return ()
+        if not isinstance(value, list) or len(value) != n:
+            raise self.fail(f"must be a list of {n} SHA-256 digest{'' if n == 1 else 's'}, one per training run", path)
+        for i, v in enumerate(value):
+            if not isinstance(v, str) or _HEX64.fullmatch(v) is None:
+                raise self.fail(f"must be a SHA-256 digest (64 hex digits), got {shown(v)}", (*path, i))
+        return tuple(value)
 
 
 def read_profile(path: str | Path) -> Profile:

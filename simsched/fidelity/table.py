@@ -33,13 +33,15 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
+from simsched.fidelity.extent import beyond, features
 from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
-from simsched.fidelity.profile import Profile
+from simsched.fidelity.profile import Profile, ProfileEntry
 from simsched.fidelity.repeats import SpreadGroup, repeat_key, repeat_predictions, spread_groups
 from simsched.workloads.recorded import RecordedRun
 
@@ -62,6 +64,9 @@ class Row:
     recorded: float | None
     simulated: tuple[float, ...]
     start_error: tuple[tuple[float, float] | None, ...]
+    beyond: tuple[str, ...] | None = None
+    """The features in which the run lies beyond the training range of its calibration
+    (:mod:`~simsched.fidelity.extent`); None without a calibration that recorded its range."""
 
     def error(self, k: int) -> float:
         """Relative makespan error of model ``k``: ``simulated / recorded - 1`` (NaN when either is
@@ -134,7 +139,8 @@ class FidelityTable:
                 "simulated_makespan": dict(zip(self.models, r.simulated)),
                 "relative_error": {m: r.error(k) for k, m in enumerate(self.models)},
                 "start_error_s": {m: (None if s is None else {"median": s[0], "p95": s[1]})
-                                  for m, s in zip(self.models, r.start_error)}} for r in self.rows],
+                                  for m, s in zip(self.models, r.start_error)},
+                "beyond_training_range": None if r.beyond is None else list(r.beyond)} for r in self.rows],
             "held_out": [{"group": g.kind, "key": g.key, "runs": g.runs,
                           **{m: vars(s) for m, s in zip(self.models, g.stats)}} for g in self.groups],
             "spread": [{"installation": g.installation, "runs": g.runs,
@@ -178,17 +184,20 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
     each execution.  O(models x simulations)."""
     t0 = time.process_time()
     models = (TODAY, DEFAULTS) if profile is None else (TODAY, DEFAULTS, CALIBRATED)
-    trained = profile.train if profile is not None else frozenset()
     machines = {label: sorted({m.name for e in runs for m in e.run.machines})
                 for label, runs in corpus.installations().items()}
     entry = {(label, e.application): profile.entry_for(runs[0].wms, machines[label], e.application)
              for label, runs in corpus.installations().items() for e in runs} if profile is not None else {}
+    trained = _trained(corpus, profile, entry) if profile is not None else {}
     rows, kept, runs = [], {}, {}
     for i, e in enumerate(corpus.executions):
         chosen: list[Parameters | None] = [Parameters(), documented_defaults(e.wms)]
+        far = None
         if profile is not None:
             found = entry[(e.installation, e.application)]
             chosen.append(found.parameters if found is not None else None)
+            if found is not None and found.train_range is not None:
+                far = beyond(features(e), found.train_range)
         simulated, starts = [], []
         io = task_io(e.run) if any(p is not None and p.storage is not None for p in chosen) else None
         for params in chosen:
@@ -201,7 +210,7 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
             starts.append(start_error(e.run.start, sim))
             if keep:
                 kept[e.name], runs[e.name] = sim, e.run
-        rows.append(_row(e, trained, tuple(simulated), tuple(starts)))
+        rows.append(_row(e, trained, tuple(simulated), tuple(starts), far))
         if progress is not None:
             progress(i + 1, len(corpus.executions), e.name)
     source = profile.file if profile is not None else None
@@ -222,7 +231,29 @@ def _spread(corpus: Corpus, rows: list[Row]) -> tuple[SpreadGroup, ...]:
                                predicted, model))
 
 
-def _row(e: Execution, trained: frozenset[str], simulated: tuple[float, ...],
-         starts: tuple[tuple[float, float] | None, ...]) -> Row:
-    part = TRAIN if e.name in trained else e.part
-    return Row(e.name, e.installation, e.wms, e.application, part, e.run.n_tasks, e.run.makespan, simulated, starts)
+def _trained(corpus: Corpus, profile: Profile, entry: dict[tuple[str, str], ProfileEntry | None]
+             ) -> dict[str, frozenset[str]]:
+    """For each installation of ``corpus`` that ``profile`` calibrated, what identifies the runs it was
+    trained on: their files' SHA-256 digests, or, for a profile that did not record them, their file
+    names without folders.  Either way the profile's own split, whatever folder the runs are read from
+    now.  O(runs)."""
+    known: dict[str, set[str]] = {}
+    for e in profile.entries:
+        known.setdefault(e.installation, set()).update(e.train_sha256 or (_by_name(n) for n in e.train))
+    return {label: frozenset(known.get(found.installation, ()))
+            for (label, _app), found in entry.items() if found is not None}
+
+
+def _by_name(name: str) -> str:
+    """How a run is known to a profile that recorded no digests: its file name without folders."""
+    return "name:" + Path(name).name
+
+
+def _row(e: Execution, trained: dict[str, frozenset[str]], simulated: tuple[float, ...],
+         starts: tuple[tuple[float, float] | None, ...], far: tuple[str, ...] | None) -> Row:
+    """An execution's row: its part is the profile's where the profile calibrated its installation (a
+    run it was not trained on is held out), else the corpus's seeded split."""
+    own = trained.get(e.installation)
+    part = e.part if own is None else (TRAIN if e.digest in own or _by_name(e.name) in own else HELD_OUT)
+    return Row(e.name, e.installation, e.wms, e.application, part, e.run.n_tasks, e.run.makespan, simulated, starts,
+               far)

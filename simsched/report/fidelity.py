@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -83,6 +84,7 @@ def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -
         console.print(out)
     print_spread(table, console)
     print_intervals(table, console)
+    print_extent(table, console)
     if wide:
         print_executions(table, console)
     held = sum(r.part == "held-out" for r in table.rows)
@@ -150,9 +152,37 @@ def print_intervals(table: FidelityTable, console: Console) -> None:
     print_table(console, out)
 
 
+def print_extent(table: FidelityTable, console: Console) -> None:
+    """The last model's held-out errors on the runs within the range their calibration was trained on and
+    on those beyond it (:mod:`simsched.fidelity.extent`), with how many lie beyond in each feature; nothing
+    when no held-out run has a recorded range."""
+    from simsched.fidelity.extent import FEATURES, LABELS, SLACK
+    from simsched.fidelity.table import Stats
+
+    held = [r for r in table.rows if r.part == "held-out" and r.beyond is not None]
+    if not held:
+        return
+    k = len(table.models) - 1
+    out = Table(title=f"held-out runs against the range their calibration was trained on (tasks, levels, "
+                      f"critical path, work, bytes; {SLACK:g}x slack)", title_justify="left")
+    out.add_column("runs")
+    out.add_column("count", justify="right")
+    out.add_column(f"{table.models[k]}\nmedian / mean", justify="right")
+    out.add_column("beyond in", overflow="fold", max_width=44)
+    for label, members in (("within", [r for r in held if not r.beyond]), ("beyond", [r for r in held if r.beyond])):
+        s = Stats.of(np.array([r.error(k) for r in members], dtype=np.float64))
+        counts = [f"{LABELS[f]} {sum(f in (r.beyond or ()) for r in members)}" for f in FEATURES
+                  if any(f in (r.beyond or ()) for r in members)]
+        out.add_row(label, str(len(members)), f"{percent(s.median)} / {percent(s.mean)}", ", ".join(counts) or "-")
+    print_table(console, out)
+
+
 def print_executions(table: FidelityTable, console: Console) -> None:
     """One row per execution: part, tasks, recorded makespan, each model's simulated makespan and error,
-    and the start-time error (median/p95 seconds) where starts are recorded."""
+    the start-time error (median/p95 seconds) where starts are recorded, and what lies beyond its
+    calibration's training range."""
+    from simsched.fidelity.extent import LABELS
+
     out = Table(title="every execution", title_justify="left")
     for name, justify in (("execution", "left"), ("installation", "left"), ("part", "left"), ("tasks", "right"),
                           ("recorded s", "right")):
@@ -161,6 +191,7 @@ def print_executions(table: FidelityTable, console: Console) -> None:
         out.add_column(f"{m} s", justify="right")
         out.add_column(f"{m} error", justify="right")
         out.add_column(f"{m} starts", justify="right")
+    out.add_column("beyond its training range")
     for r in table.rows:
         cells = [escape(r.name), escape(r.installation), r.part, str(r.tasks),
                  "-" if r.recorded is None else f"{r.recorded:.0f}"]
@@ -168,7 +199,7 @@ def print_executions(table: FidelityTable, console: Console) -> None:
             s = r.start_error[k]
             cells += ["-" if not math.isfinite(r.simulated[k]) else f"{r.simulated[k]:.0f}",
                       percent(r.error(k), signed=True), "-" if s is None else f"{s[0]:.1f}/{s[1]:.1f}"]
-        out.add_row(*cells)
+        out.add_row(*cells, "-" if not r.beyond else ", ".join(LABELS[f] for f in r.beyond))
     print_natural(console, out)
 
 

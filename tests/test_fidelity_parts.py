@@ -1,0 +1,178 @@
+"""Which runs a fidelity table scores as held out: the profile's own split, wherever the runs are read from.
+
+A profile calibrated on every run of one folder (``calibrate --no-split``) predicts runs brought later
+from another: those are held out, a copy of a run it was trained on is not.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import wfformat_chain as chain
+from typer.testing import CliRunner
+
+from simsched.cli.main import app
+from simsched.fidelity import HELD_OUT, TRAIN, read_corpus, read_profile
+from simsched.fidelity.ask import calibrate_corpus, fidelity_of
+from simsched.fidelity.extent import beyond, features, training_range
+from simsched.fidelity.profile import write_profile
+
+runner = CliRunner()
+FIXED = ("runtime_factor=1,1", "submit=0,0", "dispatch_interval=0,0", "dispatch_per_queued=0,0", "cycle=0,0",
+         "post=0,0", "startup=0,0", "pre=0,20")
+
+
+def _chains(folder: Path, lengths: list[int], per_task: float) -> Path:
+    """Chains of 10 s tasks on one machine, each recorded at n x (10 + per_task) seconds."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, n in enumerate(lengths):
+        chain(folder / f"chain{n}-{i:03d}.json", [10.0] * n, n * (10.0 + per_task))
+    return folder
+
+
+def test_without_a_split_every_run_trains_but_the_applications_held_out(tmp_path: Path) -> None:
+    folder = _chains(tmp_path / "a", [2, 3, 4, 5], 5.0)
+    assert {e.part for e in read_corpus([folder], seed=3).executions} == {TRAIN, HELD_OUT}
+    assert [e.part for e in read_corpus([folder], seed=3, split_runs=False).executions] == [TRAIN] * 4
+    corpus = read_corpus([folder], split_runs=False, hold_out=["chain4"])
+    assert {e.application: e.part for e in corpus.executions} == {"chain2": TRAIN, "chain3": TRAIN,
+                                                                  "chain4": HELD_OUT, "chain5": TRAIN}
+
+
+def test_a_profile_of_all_the_runs_of_one_folder_predicts_the_runs_of_another(tmp_path: Path) -> None:
+    # trained on chains of 2 and 3 tasks recorded with 5 s of pre-execution per task; the longer chains
+    # of the other folder, never seen, take exactly n x 15 s: the calibrated model predicts them
+    past = _chains(tmp_path / "past", [2, 3, 2, 3], 5.0)
+    done = calibrate_corpus([past], budget_s=8.0, seed=1, bounds=FIXED, split_runs=False)
+    [entry] = done.calibrations
+    assert entry.parameters.pre == pytest.approx(5.0, abs=0.05)
+    assert len(entry.train) == 4
+    profile = tmp_path / "p.yaml"
+    write_profile(profile, done.calibrations, done.corpus, budget_s=20.0, prior=0.0, search="cma",
+                  regression=True)
+    new = _chains(tmp_path / "new" / "later", [6, 8, 10], 5.0)
+    shutil.copy(past / "chain2-000.json", new / "chain2-000.json")  # a run it was trained on, moved
+    table = fidelity_of([tmp_path / "new"], profile=profile)
+    parts = {r.name.split("/")[-1]: r.part for r in table.rows}
+    assert parts == {"chain2-000.json": TRAIN, "chain6-000.json": HELD_OUT, "chain8-001.json": HELD_OUT,
+                     "chain10-002.json": HELD_OUT}
+    for r in table.rows:
+        assert r.simulated[-1] == pytest.approx(r.recorded, rel=0.01)
+    [whole] = [g for g in table.groups if g.kind == "all"]
+    assert whole.runs == 3
+
+
+def test_calibrate_no_split_on_the_command_line(tmp_path: Path) -> None:
+    past = _chains(tmp_path / "past", [2, 3, 4], 5.0)
+    profile = tmp_path / "p.yaml"
+    args = ["calibrate", str(past), "-o", str(profile), "--budget", "3", "--no-split", "--per-installation"]
+    for bound in FIXED:
+        args += ["--bound", bound]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert sorted(read_profile(profile).train) == ["chain2-000.json", "chain3-001.json", "chain4-002.json"]
+    shown = runner.invoke(app, ["fidelity", str(_chains(tmp_path / "new", [7], 5.0)), "--profile", str(profile)])
+    assert shown.exit_code == 0, shown.output
+    assert "1 held out, 0 trained on" in " ".join(shown.stdout.split())
+
+
+def test_a_run_is_known_by_its_content_and_an_older_profile_by_its_file_name(tmp_path: Path) -> None:
+    past = _chains(tmp_path / "past", [2, 3], 5.0)
+    profile = tmp_path / "p.yaml"
+    done = calibrate_corpus([past], budget_s=2.0, seed=1, bounds=FIXED, split_runs=False)
+    write_profile(profile, done.calibrations, done.corpus, budget_s=2.0)
+    assert len(read_profile(profile).entries[0].train_sha256) == 2
+    new = tmp_path / "new"
+    _chains(new, [4, 3], 5.0)  # chain3-001.json: the name of a training run, another run (4 -> 3 tasks moved)
+    (new / "chain4-000.json").rename(new / "chain2-000.json")
+    by_digest = {r.name: r.part for r in fidelity_of([new], profile=profile).rows}
+    assert by_digest == {"chain2-000.json": HELD_OUT, "chain3-001.json": TRAIN}  # chain3-001 is the same file
+    text = profile.read_text()
+    older = tmp_path / "older.yaml"
+    older.write_text("\n".join(line for line in text.splitlines() if "train_sha256" not in line) + "\n")
+    assert read_profile(older).entries[0].train_sha256 == ()
+    by_name = {r.name: r.part for r in fidelity_of([new], profile=older).rows}
+    assert by_name == {"chain2-000.json": TRAIN, "chain3-001.json": TRAIN}
+
+
+@pytest.mark.parametrize(("value", "says"), [("[abc, abc]", "train_sha256[0]: must be a SHA-256 digest"),
+                                             ("[]", "must be a list of 2 SHA-256 digests")])
+def test_a_tampered_digest_list_is_refused_with_its_line(tmp_path: Path, value: str, says: str) -> None:
+    past = _chains(tmp_path / "past", [2, 3], 5.0)
+    profile = tmp_path / "p.yaml"
+    done = calibrate_corpus([past], budget_s=1.0, seed=1, bounds=FIXED, split_runs=False)
+    write_profile(profile, done.calibrations, done.corpus, budget_s=1.0)
+    lines = profile.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if "train_sha256:" in line)
+    head = lines[i].split("train_sha256:")[0]
+    lines[i] = f"{head}train_sha256: {value}"
+    profile.write_text("\n".join(lines) + "\n")
+    shown = runner.invoke(app, ["fidelity", str(past), "--profile", str(profile)])
+    assert shown.exit_code == 2
+    assert f"p.yaml:{i + 1}" in shown.output and says in shown.output and "Traceback" not in shown.output
+
+
+# ------------------------------------------------------------------------------------ the training range
+def test_the_features_of_a_chain_by_hand(tmp_path: Path) -> None:
+    [e] = read_corpus([chain(tmp_path / "c-1.json", [3.0, 4.0, 5.0], 20.0)]).executions
+    assert features(e) == {"tasks": 3.0, "levels": 3.0, "critical_path_s": 12.0, "work_s": 12.0, "bytes": 0.0}
+    assert training_range([e, e]) == {f: (v, v) for f, v in features(e).items()}
+    assert training_range([]) == {}
+
+
+def test_beyond_is_outside_the_range_by_more_than_the_slack() -> None:
+    span = {"tasks": (2.0, 4.0), "bytes": (0.0, 0.0)}
+    assert beyond({"tasks": 5.0, "bytes": 0.0}, span) == ()  # 4 x 1.25
+    assert beyond({"tasks": 1.6, "bytes": 0.0}, span) == ()  # 2 / 1.25
+    assert beyond({"tasks": 5.01, "bytes": 1.0}, span) == ("tasks", "bytes")
+    assert beyond({"tasks": 1.5}, span) == ("tasks",)
+    assert beyond({"levels": 99.0}, span) == ()  # what the range does not hold is not judged
+    assert beyond({"tasks": 3.0}, span, slack=1.0) == ()
+
+
+def test_fidelity_flags_the_runs_beyond_their_training_range(tmp_path: Path) -> None:
+    past = _chains(tmp_path / "past", [2, 3, 2, 3], 5.0)
+    profile = tmp_path / "p.yaml"
+    done = calibrate_corpus([past], budget_s=2.0, seed=1, bounds=FIXED, split_runs=False)
+    write_profile(profile, done.calibrations, done.corpus, budget_s=2.0)
+    span = read_profile(profile).entries[0].train_range
+    assert span == {"tasks": (2.0, 3.0), "levels": (2.0, 3.0), "critical_path_s": (20.0, 30.0),
+                    "work_s": (20.0, 30.0), "bytes": (0.0, 0.0)}
+    new = _chains(tmp_path / "new", [3, 8], 7.0)  # another chain3 (7 s per task: not a training file)
+    table = fidelity_of([new], profile=profile)
+    assert {r.name: r.beyond for r in table.rows} == {
+        "chain3-000.json": (), "chain8-001.json": ("tasks", "levels", "critical_path_s", "work_s")}
+    shown = runner.invoke(app, ["fidelity", str(new), "--profile", str(profile), "--json", str(tmp_path / "f.json")])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert "│ within │ 1 │" in text and "│ beyond │ 1 │" in text
+    assert "tasks 1, levels 1, critical path 1, work 1" in text
+    rows = {r["execution"]: r["beyond_training_range"] for r in json.loads((tmp_path / "f.json").read_text())[
+        "executions"]}
+    assert rows == {"chain3-000.json": [], "chain8-001.json": ["tasks", "levels", "critical_path_s", "work_s"]}
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("{tasks: [5, 1]}", "train_range.tasks: must be [lowest, highest] with 0 <= lowest <= highest"),
+    ("{tasks: [1]}", "train_range.tasks: must be [lowest, highest]"),
+    ("{task: [1, 2]}", "train_range.task: unknown feature (did you mean 'tasks'?)"),
+    ("{bytes: [0, .nan]}", "train_range.bytes[1]: must be a finite number"),
+    ("[1, 2]", "train_range: must be a mapping of tasks, levels")])
+def test_a_tampered_training_range_is_refused_with_its_line(tmp_path: Path, value: str, says: str) -> None:
+    past = _chains(tmp_path / "past", [2, 3], 5.0)
+    profile = tmp_path / "p.yaml"
+    done = calibrate_corpus([past], budget_s=1.0, seed=1, bounds=FIXED, split_runs=False)
+    write_profile(profile, done.calibrations, done.corpus, budget_s=1.0)
+    lines = profile.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if "train_range:" in line)
+    j = i + 1
+    while j < len(lines) and lines[j].startswith(" " * (len(lines[i]) - len(lines[i].lstrip()) + 2)):
+        j += 1  # the range's own lines, in block style
+    lines[i:j] = [f"{lines[i].split('train_range:')[0]}train_range: {value}"]
+    profile.write_text("\n".join(lines) + "\n")
+    shown = runner.invoke(app, ["fidelity", str(past), "--profile", str(profile)])
+    assert shown.exit_code == 2, shown.output
+    assert f"p.yaml:{i + 1}" in shown.output and says in shown.output and "Traceback" not in shown.output
