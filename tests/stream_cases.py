@@ -155,20 +155,21 @@ def ecs_with(tables: PowerTables | None) -> OnlineECS:
     return policy
 
 
-def random_world(seed: int, m: int, fail: bool, slow: bool, trace: int, zero: bool) -> Disruptions:
+def random_world(seed: int, m: int, fail: bool, slow: bool, trace: int, zero: bool, scale: float = 1.0) -> Disruptions:
     """Random failures (per-processor MTBF, some processors never failing; ``zero``: repairs of length 0 and
     slowdowns of length 0), stragglers and ``trace`` traced down intervals that may overlap each other and
-    the random ones (at least one kind of disruption)."""
+    the random ones (at least one kind of disruption); every time ``scale`` times longer (for tasks that
+    long: x 1.0 is exact)."""
     rng = np.random.default_rng(seed + 17)
-    rate = np.where(rng.random(m) < 0.3, 0.0, rng.uniform(0.002, 0.04, m)) if fail else 0.0
-    mttr = 0.0 if zero else rng.uniform(0.5, 15.0, m)
-    down = tuple((int(rng.integers(0, m)), float(a), float(a + rng.uniform(0.1, 20.0)))
+    rate = np.where(rng.random(m) < 0.3, 0.0, rng.uniform(0.002, 0.04, m) / scale) if fail else 0.0
+    mttr = 0.0 if zero else rng.uniform(0.5, 15.0, m) * scale
+    down = tuple((int(rng.integers(0, m)), float(a * scale), float((a + rng.uniform(0.1, 20.0)) * scale))
                  for a in np.sort(rng.uniform(0.0, 60.0, trace)))
     if not (fail or slow or down):
         slow = True
     return Disruptions(failure_rate=rate, repair_time=mttr, down_trace=down,
-                       slowdown_rate=float(rng.uniform(0.005, 0.05)) if slow else 0.0,
-                       slowdown_duration=0.0 if zero else float(rng.uniform(1.0, 30.0)), slowdown=2.5)
+                       slowdown_rate=float(rng.uniform(0.005, 0.05)) / scale if slow else 0.0,
+                       slowdown_duration=0.0 if zero else float(rng.uniform(1.0, 30.0)) * scale, slowdown=2.5)
 
 
 def run_or_error(*args, **kwargs):
