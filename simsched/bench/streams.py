@@ -32,6 +32,8 @@ decisions to ``srjf-eft`` from the first job on the bench's identical processors
 seconds (against the issue's targets at 1M tasks, :data:`POLICY_TARGETS`), peak memory, and events per CPU second
 beside the raw SimPy floor for as many events; and, up to :data:`SIMPY_COMPARED_MAX` tasks, the same run on the
 SimPy engine in the same process, its CPU seconds beside the compiled loop's and its schedule checked equal.
+``rl-gate`` runs once more on a stream of its own kind of world, with failures and stragglers (:data:`GATE_WORLD`:
+there it decides, counting the failures it sees), both engines in the same process likewise.
 
 Each size runs in a fresh interpreter so its peak memory is its own.  Last, the stream is built and run
 by ``srjf-eft`` alone in a fresh interpreter (:func:`measure_memory`): the process's peak memory against
@@ -86,10 +88,13 @@ def _target(limit: str, tasks: int, ok: bool) -> dict:
     return {"target": f"{limit} at {TARGET_TASKS:,} tasks", "ok": ok}
 
 
-def _stream_problem(n_jobs: int, n_procs: int, seed: int = 0):
+def _stream_problem(n_jobs: int, n_procs: int, seed: int = 0, tasks: tuple[int, int] = (50, 150),
+                    fast: int = 0):
     """The bench stream (module docstring) as ``(Problem, JobStream)``: each job drawn, merged
     (:class:`~simsched.workloads.jobs.JobMerger`) and let go before the next, so the build holds the
-    stream's flat arrays and one job, never a list of job graphs.  O(tasks + edges)."""
+    stream's flat arrays and one job, never a list of job graphs.  ``tasks``: the jobs' least and most
+    tasks; ``fast``: every ``fast``-th processor a GPU three times as fast (0: none), the load offered
+    against the processors' total speed.  O(tasks + edges)."""
     from simsched.simulator.platform import Platform, Processor
     from simsched.simulator.problem import Problem
     from simsched.workloads.generators import random_dag
@@ -98,13 +103,15 @@ def _stream_problem(n_jobs: int, n_procs: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     merger, work = JobMerger(), []
     for _ in range(n_jobs):
-        g = random_dag(int(rng.integers(50, 151)), ccr=0.5, mean_cost=20.0, rng=rng)
+        g = random_dag(int(rng.integers(tasks[0], tasks[1] + 1)), ccr=0.5, mean_cost=20.0, rng=rng)
         work.append(g.work.sum())
         merger.add(g)
     del g
-    rate = 0.9 * n_procs / float(np.mean(work))  # offered load 0.9 on unit-speed processors
+    speed = [3.0 if fast and i % fast == fast - 1 else 1.0 for i in range(n_procs)]
+    rate = 0.9 * float(sum(speed)) / float(np.mean(work))  # offered load 0.9 on the processors' total speed
     stream = merger.finish(poisson_arrivals(rate, rng, count=n_jobs))
-    platform = Platform.uniform([Processor(f"p{i}") for i in range(n_procs)], bandwidth=5.0, latency=0.1)
+    procs = [Processor(f"p{i}") if v == 1.0 else Processor(f"p{i}", type="gpu", speed=v) for i, v in enumerate(speed)]
+    platform = Platform.uniform(procs, bandwidth=5.0, latency=0.1)
     return Problem(stream.graph, platform), stream
 
 
@@ -243,27 +250,51 @@ SIMPY_COMPARED_MAX = 200_000
 process, for the ratio and the check of the schedule (beyond, SimPy's job-aware runs take many minutes)."""
 
 
-def measure_policy(n_jobs: int, n_procs: int, name: str) -> dict:
+GATE_WORLD = {"processors": 12, "fast": 4, "tasks": (10, 40), "jobs_per_job": 4, "mtbf": 50.0, "mttr": 3.0,
+              "straggle_every": 100.0, "straggle_for": 1.0, "slowdown": 2.0}
+"""``rl-gate``'s row with failures (:func:`measure_policy`, ``failures``): a stream in the gate's own kind of world,
+where it decides rather than hand its decisions to ``srjf-eft`` — 12 processors, every 4th a GPU three times as fast,
+jobs of 10-40 tasks (4 for each job of the bench's size, about as many tasks) — with failures and stragglers, in
+mean task times (20): each processor failing every 50 on average, repaired in 3, straggling (2x slower) every 100
+for 1."""
+
+
+def _gate_world(n_jobs: int):
+    """``(Problem, Disruptions)`` of :data:`GATE_WORLD` for a bench size of ``n_jobs`` jobs.  O(tasks + edges)."""
+    from simsched.simulator.engine import Disruptions
+
+    w = GATE_WORLD
+    problem, _ = _stream_problem(n_jobs * w["jobs_per_job"], w["processors"], tasks=w["tasks"], fast=w["fast"])
+    mean = 20.0
+    d = Disruptions(failure_rate=1.0 / (w["mtbf"] * mean), repair_time=w["mttr"] * mean,
+                    slowdown_rate=1.0 / (w["straggle_every"] * mean), slowdown_duration=w["straggle_for"] * mean,
+                    slowdown=w["slowdown"])
+    return problem, d
+
+
+def measure_policy(n_jobs: int, n_procs: int, name: str, failures: bool = False) -> dict:
     """Policy ``name`` on the bench stream end to end, in this process (a fresh one, for its own peak
     memory): the CPU seconds of :func:`~simsched.simulator.engine.run_online` on the engine it picks
     (``engine``; numba loaded first, outside the timing), the process's peak resident memory, the
     events and the raw SimPy floor for that many events timed right after (CPU time), and a digest of
     the schedule.  When the compiled loop ran it and the stream has at most :data:`SIMPY_COMPARED_MAX`
     tasks, the same run on the SimPy engine after it (``simpy_cpu_s``, ``same``: the same schedule and
-    events).  O(the run)."""
+    events).  ``failures``: on :data:`GATE_WORLD`'s stream with its failures and stragglers instead (both runs
+    drawing them from one seed; ``failures`` seen, ``late`` decisions of a gate).  O(the run)."""
     import hashlib
 
     from simsched.schedulers import registry
     from simsched.simulator.engine import compiled, run_online
 
-    problem, _stream = _stream_problem(n_jobs, n_procs)
+    problem, d = _gate_world(n_jobs) if failures else (_stream_problem(n_jobs, n_procs)[0], None)
+    world = {"disruptions": d, "disruption_rng": np.random.default_rng(1)}
     policy = registry.create(name)
     if compiled.numba_available():  # numba's load is its own row (measure_compiled), not the policy's
         compiled.compile_seconds()
     c0 = time.process_time()
     with warnings.catch_warnings():  # a learned policy's fallback warning: its reason goes in the row
         warnings.simplefilter("ignore")
-        schedule, stats = run_online(problem, policy)
+        schedule, stats = run_online(problem, policy, **world)
     cpu = time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     digest = hashlib.sha256(b"".join(a.tobytes() for a in (schedule.processor, schedule.start, schedule.finish)))
@@ -271,12 +302,14 @@ def measure_policy(n_jobs: int, n_procs: int, name: str) -> dict:
            "peak_rss_mb": peak, "events_per_s": stats.events / cpu,
            "floor_events_per_s": simpy_floor(stats.events, n_procs, clock=time.process_time),
            "digest": digest.hexdigest()[:16], "simpy_cpu_s": None, "same": None,
-           "fallback": getattr(policy, "fallback_reason", None)}
+           "fallback": getattr(policy, "fallback_reason", None), "failures": stats.failures if failures else None,
+           "late": getattr(policy, "late_decisions", None)}
     if stats.engine == "compiled" and problem.n_tasks <= SIMPY_COMPARED_MAX:
         c0 = time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ref, ref_stats = run_online(problem, registry.create(name), engine="simpy")
+            ref, ref_stats = run_online(problem, registry.create(name), engine="simpy", disruptions=d,
+                                        disruption_rng=np.random.default_rng(1))
         out["simpy_cpu_s"] = time.process_time() - c0
         out["same"] = _same_schedule(ref, schedule) and ref_stats.events == stats.events
     return out
@@ -332,6 +365,10 @@ def _policy_rows(runs: list[dict], size: str) -> list[dict]:
     for p in runs:
         if p.get("fallback"):  # a learned policy that handed its decisions to a rule: which, from when
             p = dict(p, policy=f"{p['policy']} ({p['fallback'].split(':')[0]})")
+        if p.get("failures") is not None:  # GATE_WORLD's stream: how many failed, how often the gate waited
+            p = dict(p, policy=f"{p['policy']} with failures ({p['tasks']:,} tasks on {GATE_WORLD['processors']} "
+                                f"processors of two classes, {p['failures']:,} failures, {p['late'] or 0:,} late "
+                                f"decisions)")
         rows.append(dict(what=f"{p['policy']} end to end ({p['engine']} engine, engine and policy, {p['cpu_s']:.2f} s "
                               f"CPU) events/s vs raw SimPy floor (same events, CPU time)",
                          size=f"{size}, {p['events']:,} events", measured=p["events_per_s"],
@@ -364,9 +401,9 @@ def bench_streams(quick: bool = False, size: str | None = None) -> list[dict]:
     with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:  # own peak memory
         r = pool.submit(measure_stream, n_jobs, n_procs).result()
     runs = []
-    for name in POLICIES:
+    for name, failures in [(name, False) for name in POLICIES] + [("rl-gate", True)]:
         with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
-            runs.append(pool.submit(measure_policy, n_jobs, n_procs, name).result())
+            runs.append(pool.submit(measure_policy, n_jobs, n_procs, name, failures).result())
     with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
         mem = pool.submit(measure_memory, n_jobs, n_procs).result()
     with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:

@@ -43,11 +43,12 @@ holds the same.  Gang tasks (several processors at once) are placed by the rule.
 Cost per decision: ``srjf-eft``'s, plus O(n) for the failures seen, O(N_BASIS^2) for the prediction and
 O(m) per gated placement; the world description O(n m + J) per arrival, until the gate falls back.
 
-**Compiled** (``compiled_kernel = "gated-srjf"``, :mod:`simsched.simulator.engine.compiled_gate`): without
-failures or stragglers, the compiled stream loop runs the gate with the tables :meth:`GatedBinding.compiled_gate`
-computes before the run (this policy grown arrival by arrival, as the SimPy engine's decisions grow it: the
-world, the guard and envelope, the predictor's choice per arrival) and the decision's own features in numba,
-float for float; hence the gate's dot product summed from the left (:func:`_dot`) and ``math.log1p``, the
+**Compiled** (``compiled_kernel = "gated-srjf"``, :mod:`simsched.simulator.engine.compiled_gate`): the compiled
+stream loop runs the gate with the tables :meth:`GatedBinding.compiled_gate` fills per arrival state, this policy
+grown arrival by arrival as the SimPy engine's decisions grow it (the world, the guard and envelope, the
+predictor's choice per arrival; before the run when nothing fails, else as the loop reaches each state, with the
+failures it has counted as :meth:`GatedBinding._count_failures` counts them), and the decision's own features in
+numba, float for float; hence the gate's dot product summed from the left (:func:`_dot`) and ``math.log1p``, the
 same floats on every machine.
 """
 
@@ -62,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from simsched.errors import SimschedError
-from simsched.learned.rl.features import WORLD_FEATURES, world_description
+from simsched.learned.rl.features import WORLD_FEATURES, processors_down, world_description
 from simsched.schedulers.jobaware import Assignments, ShortestJobEFT
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
@@ -331,18 +332,26 @@ class GatedBinding(ShortestJobEFT):
 
     def _count_failures(self, view: DecisionView) -> None:
         """A processor whose queue ends later than now with nothing assigned to it is down (the engine
-        shows a failed processor's repair time); count the processors that went down.  O(n)."""
-        busy = view.processor[(view.processor >= 0) & np.isnan(view.finish)]
-        has_work = np.bincount(busy, minlength=view.available.size) > 0
-        down = (view.available > view.now) & ~has_work & ~view.idle
+        shows a failed processor's repair time, :func:`~simsched.learned.rl.features.processors_down`); count
+        the processors that went down, then :meth:`_seen_failures`.  O(n)."""
+        down = processors_down(view)
         self.failures += int((down & ~self._down).sum())
         self._down = down
-        if self.failures and self.world[8] == 0.0 and self.job_arrival.size:
+        self._seen_failures(view.now, view.available.size)
+
+    def _seen_failures(self, now: float, m: int) -> None:
+        """Once failures were seen and the world's failure rate is still 0 (:meth:`_rate_unknown`): the rate from
+        the failures per processor per mean task time since the first job arrived (when time has passed since),
+        until the next arrival describes the world again.  O(features)."""
+        if self.failures and self._rate_unknown():
             self.world = self.world.copy()
             t0 = float(self.job_arrival.min())
-            if view.now > t0 and self.mean_task > 0:
-                m = view.available.size
-                self.world[8] = float(np.log1p(100.0 * self.failures / (m * (view.now - t0)) * self.mean_task))
+            if now > t0 and self.mean_task > 0:
+                self.world[8] = float(np.log1p(100.0 * self.failures / (m * (now - t0)) * self.mean_task))
+
+    def _rate_unknown(self) -> bool:
+        """The world's failure rate is 0 and a job has arrived: failures seen at a decision would set it."""
+        return bool(self.world[8] == 0.0 and self.job_arrival.size)
 
     # ------------------------------------------------------------------ the compiled loop
     def compiled_tables(self, problem: Problem):
@@ -355,50 +364,78 @@ class GatedBinding(ShortestJobEFT):
         quiet.guard = False
         return ShortestJobEFT.compiled_tables(quiet, problem)
 
-    def compiled_gate(self, problem: Problem):
+    def compiled_gate(self, problem: Problem, lazy: bool = False):
         """The gate's tables per arrival state for the compiled stream engine
-        (:class:`~simsched.simulator.engine.compiled_gate.GateTables`): this policy reset on the tasks there from
-        the start and grown by each arrival group in turn, exactly as the SimPy engine's decisions grow it
-        (its world, guard and envelope, with their warning and :attr:`fallback_reason`), and per state the
-        world, whether it fell back, the weights (the predictor's extreme where there is one), the local
-        features' divisors and whether a decision counts as late; once it fell back, nothing of the gate is
+        (:class:`~simsched.simulator.engine.compiled_gate.GateTables`), each state's row filled by
+        :meth:`compiled_gate_row` as the SimPy engine's decisions would grow this policy: before the run, state
+        after state, when nothing fails (no failure is ever seen, so no row depends on the run); ``lazy`` (the run
+        may have failures, which the gate counts as it sees them, and its world, guard and predictor with them)
+        left to the compiled loop, which asks for each row at the first decision of its state, and again when
+        failures seen may change it (:attr:`GateTables.lazy`).  Once the policy fell back, nothing of the gate is
         read again and it is grown no further (its world and :attr:`fallback_reason` are the SimPy run's, its
-        srjf-eft tables stop there).  :attr:`late_decisions` and the predictor's last weights are handed back by
-        :meth:`compiled_gate_ran`.  Arrivals must not decrease with the index (the engine checks it first).
-        O(arrivals x (n m + J)) up to the fallback, the world descriptions' (what a SimPy run spends on them)."""
+        srjf-eft tables stop there).  :attr:`late_decisions`, the predictor's last weights and the failures seen
+        are handed back by :meth:`compiled_gate_ran`.  Arrivals must not decrease with the index (the engine
+        checks it first).  O(arrivals x (n m + J)) up to the fallback, the world descriptions' (what a SimPy run
+        spends on them)."""
         from simsched.simulator.arrived import ArrivedProblems
         from simsched.simulator.engine.compiled_gate import GateTables, arrival_states
 
         counts = arrival_states(problem)
-        arrived, m, states = ArrivedProblems(problem), problem.n_processors, counts.size
-        fallen, late = np.zeros(states, dtype=bool), np.zeros(states, dtype=bool)
-        weights, world = np.zeros((states, N_WEIGHTS)), np.zeros((states, len(WORLD_FEATURES)))
-        backlog_scale, job_scale = np.ones(states), np.ones(states)
-        for a, k in enumerate(counts.tolist()):
+        states = counts.size
+        tables = GateTables(np.zeros(states, dtype=bool), np.zeros((states, N_WEIGHTS)),
+                            np.zeros((states, len(WORLD_FEATURES))), np.ones(states), np.ones(states),
+                            np.zeros(states, dtype=bool), counts, lazy)
+        self._compiled = (ArrivedProblems(problem), tables, problem.n_processors)
+        first = True
+        for a, k in enumerate(counts.tolist() if not lazy else ()):
             if k == 0:
                 continue  # nothing there from the start: the policy is reset at the first arrival
-            if a and fallen[a - 1]:  # srjf-eft's for good: the gate is neither read nor grown (as in grow)
-                fallen[a:] = True
+            done, _ = self.compiled_gate_row(a, 0, first)
+            first = False
+            if done:  # srjf-eft's for good: the gate is neither read nor grown (as in grow)
+                tables.fallen[a:] = True
                 break
-            if a == 0 or counts[a - 1] == 0:
-                self.reset(arrived.visible(k), np.random.default_rng(0))
-            else:
-                self.grow(arrived.visible(k))
-                self.n_seen = k
-            fallen[a], world[a] = self.fallback is not None, self.world
-            backlog_scale[a], job_scale[a] = m * max(self.mean_task, 1e-12), max(self.mean_job_work, 1e-12)
-            late[a] = self.model is not None and self.waits(self.world)
-            weights[a] = self.weights if self.model is None else NEVER_QUEUE if late[a] else ALWAYS_QUEUE
-        self._compiled_late = late
-        return GateTables(fallen, weights, world, backlog_scale, job_scale, late, counts)
+        return tables
 
-    def compiled_gate_ran(self, late: int, last_state: int) -> None:
-        """The compiled loop ran with :meth:`compiled_gate`'s tables: ``late`` decisions were late ones and the
-        gate last decided in arrival state ``last_state`` (-1: never), which leaves the predictor's weights as
-        that decision left them.  O(1)."""
+    def compiled_gate_row(self, a: int, failures: int, first: bool = False,
+                          now: float | None = None) -> tuple[bool, bool]:
+        """Fill arrival state ``a``'s row of :meth:`compiled_gate`'s tables as ``decide`` leaves this policy at a
+        decision in that state, ``failures`` processor failures seen before it: with ``now`` None the state's first
+        decision, where ``decide`` resets it (``first``: the run's first decision) or grows it on the tasks arrived
+        (its world, guard and envelope, with their warning); else a later decision at time ``now``, where the
+        failures seen may set the world's failure rate (:meth:`_seen_failures`).  Per row: whether the rule decides
+        alone (fallen back, or gang tasks arrived: the rule places them), the world, the weights (the predictor's
+        extreme where there is one), the local features' divisors, whether a decision counts as a late one.
+        Returns ``(fallen back: no later row is read, the row may change when failures are seen at a decision:
+        :meth:`_rate_unknown`)``.  O(n m + J) a first decision, else O(N_BASIS^2)."""
+        arrived, tables, m = self._compiled
+        if now is None:
+            problem = arrived.visible(int(tables.n_arrived[a]))
+            if first:
+                self.reset(problem, np.random.default_rng(0))
+            else:
+                self.failures = failures
+                self.grow(problem)
+                self.n_seen = problem.n_tasks
+            self._gangs = problem.graph.gang
+        else:
+            self.failures = failures
+            self._seen_failures(now, m)
+        alone = self.fallback is not None or self._gangs
+        tables.fallen[a], tables.world[a] = alone, self.world
+        tables.backlog_scale[a], tables.job_scale[a] = m * max(self.mean_task, 1e-12), max(self.mean_job_work, 1e-12)
+        tables.late[a] = not alone and self.model is not None and self.waits(self.world)
+        tables.weights[a] = self.weights if self.model is None else NEVER_QUEUE if tables.late[a] else ALWAYS_QUEUE
+        return self.fallback is not None, self._rate_unknown()
+
+    def compiled_gate_ran(self, late: int, last_state: int, failures: int = 0) -> None:
+        """The compiled loop ran with :meth:`compiled_gate`'s tables: ``late`` decisions were late ones, the gate
+        last decided in arrival state ``last_state`` (-1: never), which leaves the predictor's weights as that
+        decision left them, and it saw ``failures`` processors go down.  O(1)."""
         self.late_decisions += late
+        self.failures = failures
         if self.model is not None and last_state >= 0:
-            self.weights = NEVER_QUEUE if self._compiled_late[last_state] else ALWAYS_QUEUE
+            self.weights = NEVER_QUEUE if self._compiled[1].late[last_state] else ALWAYS_QUEUE
 
     # ------------------------------------------------------------------ decisions
     def decide(self, view: DecisionView) -> Assignments:

@@ -5,7 +5,7 @@ The SimPy engine (:func:`~simsched.simulator.engine.loop.run_online`) stays the 
 fallback.  The compiled loop runs a call of ``run_online`` only when everything in it has a compiled
 form (:func:`compiled_applies`):
 
-* single-processor tasks, and gang tasks under the job-aware rules, with failures and stragglers or without
+* single-processor tasks, and gang tasks under the job-aware rules and the gated one, with failures or without
   (:func:`_gang_refusal`, :mod:`~simsched.simulator.engine.compiled_gang`,
   :mod:`~simsched.simulator.engine.compiled_gangfail`; a moldable task that may take one processor counts as
   one under a rule that places every task on one processor, srjf-eft's late binding included); failures, repairs
@@ -27,7 +27,8 @@ form (:func:`compiled_applies`):
   a :class:`JobTables`): taken only when arrival groups share no edge and no job (:meth:`JobTables.refusal`),
   so that the tables are those the policy would grow arrival by arrival; and a gated ``srjf-eft``
   (``"gated-srjf"``, ``rl-gate``: :mod:`~simsched.simulator.engine.compiled_gate`, its gate's tables per arrival
-  state from ``compiled_gate(problem)``), without failures or stragglers;
+  state from ``compiled_gate(problem)``; with failures or stragglers filled as the loop reaches each state, with
+  the failures the policy has seen; with gang tasks, which the rule places alone, as srjf-eft's);
 * numba installed (extra ``simsched[fast]``).
 
 Noise factors and any platform (dense or structured costs, uniform or per-link transfers) are
@@ -50,7 +51,7 @@ import numpy as np
 
 from simsched.errors import SimschedError
 from simsched.readonly import drop_stale_machine_code, read_only
-from simsched.simulator.engine.compiled_gate import GATE_KERNEL, GateTables, gate_args, gate_refusal, gate_state
+from simsched.simulator.engine.compiled_gate import GATE_KERNEL, GateTables, gate_args, gate_ran, gate_state, lazy_rows
 from simsched.simulator.problem import Problem
 from simsched.simulator.schedule import Schedule
 
@@ -72,18 +73,20 @@ machine code takes ~0.3-1 s of CPU once per process (1.1-1.2 s measured on a loa
 what the SimPy engine with MCT spends on a few thousand tasks."""
 
 
+_GATE = ("compiled_gatekernel.py", "compiled_gate.py")  # the gate's kernels and the state layout they read
 _INLINED = {"compiled_kernel": ("compiled_view.py", "compiled_jobaware.py", "compiled_heap.py", "compiled_disrupt.py",
                                "compiled_pstate.py", "compiled_minmin.py", "compiled_gang.py", "compiled_queue.py",
-                               "compiled_gangfail.py", "compiled_gatekernel.py"),
+                               "compiled_gangfail.py", *_GATE),
             "compiled_minmin": ("compiled_view.py",),
             "compiled_gang": ("compiled_view.py",),
             "compiled_disrupt": ("compiled_view.py", "compiled_jobaware.py", "compiled_gang.py"),
             "compiled_queue": ("compiled_view.py", "compiled_jobaware.py", "compiled_gang.py", "compiled_disrupt.py",
-                               "compiled_heap.py", "compiled_gatekernel.py"),
+                               "compiled_heap.py", *_GATE),
             "compiled_gangfail": ("compiled_view.py", "compiled_jobaware.py", "compiled_gang.py", "compiled_disrupt.py",
-                                  "compiled_heap.py", "compiled_queue.py", "compiled_gatekernel.py"),
+                                  "compiled_heap.py", "compiled_queue.py", *_GATE),
             "compiled_pstate": ("compiled_view.py",),
-            "compiled_jobaware": ("compiled_view.py", "compiled_gang.py", "compiled_gatekernel.py")}
+            "compiled_gatekernel": ("compiled_gate.py",),
+            "compiled_jobaware": ("compiled_view.py", "compiled_gang.py", *_GATE)}
 """Modules of compiled kernels and the sibling sources their machine code includes."""
 
 _checked = False
@@ -243,14 +246,14 @@ def _gang_refusal(problem: Problem, kernel: str | None) -> str | None:
     (``graph.gang``), else why not.  A rule that places every task on one processor (:data:`GANG_BLIND`)
     runs a moldable task that may take one processor (``procs_min`` 1) as an ordinary task, at its ``k = 1``
     cost, exactly as the SimPy engine runs it (no gang is ever formed, so the schedule names none); the
-    job-aware rules (:data:`JOB_KERNELS`) place gangs by gang-aware earliest finish
+    job-aware rules (:data:`JOB_KERNELS`, and the gated one) place gangs by gang-aware earliest finish
     (:mod:`~simsched.simulator.engine.compiled_gang`), with failures, repairs and stragglers or without
     (:mod:`~simsched.simulator.engine.compiled_gangfail`; with a power model every task at P-state 0, as on
     SimPy), srjf-eft's late binding every task on one processor, as on SimPy (a task that needs several at
     once stops the loop, and SimPy raises its error); the rest runs on SimPy.  O(n)."""
     if kernel in GANG_BLIND and int(problem.graph.procs_min.max()) <= 1:
         return None
-    if kernel not in JOB_KERNELS:
+    if kernel not in JOB_KERNELS and kernel != GATE_KERNEL:
         return "multi-processor tasks run on the SimPy engine"
     return None
 
@@ -428,8 +431,8 @@ def _call(problem: Problem, policy: int, replay, factors, tables: JobTables | No
                          tuple(read_only(_no_tables() if tables is None else _tables_tuple(tables))),
                          tuple(read_only(ps)),
                          tuple(read_only(no_world(problem.n_processors) if world is None else world)),
-                         (gd[0], *read_only(list(gd[1:10])), gd[10]), gs, tuple(read_only(gate_args(gate))),
-                         gate_state() if gz is None else gz)
+                         (gd[0], *read_only(list(gd[1:10])), gd[10]), gs, gate_args(gate),
+                         gate_state(problem.n_processors) if gz is None else gz)
 
 
 def job_tables(problem: Problem, policy) -> JobTables | str:
@@ -452,11 +455,10 @@ def policy_tables(problem: Problem, policy, disruptions=None) -> tuple[JobTables
     kernel = policy_kernel(policy)
     if kernel not in JOB_KERNELS and kernel != GATE_KERNEL:
         return None, None
-    why = gate_refusal(disruptions) if kernel == GATE_KERNEL else None
-    tables = job_tables(problem, policy) if why is None else why
+    tables = job_tables(problem, policy)
     if isinstance(tables, str) or kernel != GATE_KERNEL:
         return tables if isinstance(tables, str) else (tables, None)
-    gate = policy.compiled_gate(problem)
+    gate = policy.compiled_gate(problem, disruptions is not None and disruptions.active)  # lazy with failures
     why = gate if isinstance(gate, str) else gate.refusal(problem)
     return (tables, gate) if why is None else why
 
@@ -518,16 +520,17 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
     ps = _pstate_args(problem, policy, pstate_slowdown)
     t0 = time.perf_counter()
     room = 1 if world is None else 2  # failures may drop gangs, placed again on new slots of the store
-    while True:
-        gang, gz = _gang_args(problem, tables, room), gate_state()
-        out = _call(problem, _code(k, policy, tables), replay, factors, tables,
-                    None if world is None else world_args(world), ps, gang, gate, gz)
-        if out is None or out[0] not in (k.NEED_DRAWS, k.NEED_ROOM):
-            break
-        if out[0] == k.NEED_ROOM:
-            room *= 4
-        else:
-            world = longer(world)
+    with lazy_rows(policy, gate) as key:  # a gate whose rows the run fills: the loop asks the policy by this key
+        while True:
+            gang, gz = _gang_args(problem, tables, room), gate_state(problem.n_processors, key)
+            out = _call(problem, _code(k, policy, tables), replay, factors, tables,
+                        None if world is None else world_args(world), ps, gang, gate, gz)
+            if out is None or out[0] not in (k.NEED_DRAWS, k.NEED_ROOM):
+                break
+            if out[0] == k.NEED_ROOM:
+                room *= 4
+            else:
+                world = longer(world)
     wall = time.perf_counter() - t0
     if out is None or out[0] != k.OK or np.isnan(out[3]).any():
         if state is not None:  # the SimPy engine runs it again from the same generator
@@ -541,7 +544,7 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
     if pstate_slowdown is not None:  # a power model: the P-state each task (its last attempt) ran at
         stats["pstate"] = ws[17].copy()
     if gate is not None:
-        policy.compiled_gate_ran(int(gz[1]), int(gz[2]))
+        gate_ran(policy, gz)
     for a in (proc, start, finish):  # the loop's own arrays, read-only: the schedule keeps them, no copies
         a.setflags(write=False)
     return Schedule(proc, start, finish, gang=_schedule_gang(proc, gang[1])), stats

@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from simsched.simulator.engine.compiled_gang import task_of
-from simsched.simulator.engine.compiled_jobaware import HEFT, SRJF, became_ready_job
+from simsched.simulator.engine.compiled_jobaware import GATE, HEFT, SRJF, became_ready_job
 
 EP_FAIL, EP_SLOW, EP_TRACE, REPAIR, SLOW_END = 4, 5, 6, 7, 8
 """Event kinds after the loop's ``ARRIVAL, DECIDE, DATA, FINISH``: a random failure, the start of a
@@ -125,7 +125,7 @@ def _hand_back(u, ws, proc_of, data_ok, is_ready, ready, n_ready, policy, tables
     data_ok[u] = False
     is_ready[u] = True
     ready[n_ready] = u
-    if SRJF <= policy <= HEFT:
+    if SRJF <= policy <= HEFT or policy == GATE:
         became_ready_job(policy, u, tables, jst)
         if policy != HEFT:
             valid[tables[1][u]] = False

@@ -9,8 +9,11 @@ library's ``log1p`` (``math.log1p`` in the policy), the dot product a sum from t
 ``_dot``), the sigmoid the policy's two-sided one with ``math.exp``.  Imported only with numba installed.
 
 The gate tables ``gt`` are ``(fallen, weights, world, backlog_scale, job_scale, late, n_arrived)`` per
-arrival state (:class:`~simsched.simulator.engine.compiled_gate.GateTables`); the gate state ``gz`` (int64)
-is ``[arrival state, late decisions, last state the gate decided in (-1: none)]``.
+arrival state (:class:`~simsched.simulator.engine.compiled_gate.GateTables`); the gate state ``gz`` (int64) is
+:func:`~simsched.simulator.engine.compiled_gate.gate_state`'s.  With failures the tables are filled during the run
+(:func:`count_decision`): at a decision the loop counts the processors the policy sees down and asks the policy
+for the state's row in object mode (:func:`~simsched.simulator.engine.compiled_gate.gate_row`), O(m) a decision
+plus the policy's own cost once per arrival state (and at decisions while failures seen may change its row).
 """
 
 from __future__ import annotations
@@ -19,6 +22,19 @@ import math
 
 import numba
 import numpy as np
+
+from simsched.simulator.engine.compiled_gate import (
+    DONE,
+    DOWN,
+    FAILURES,
+    FILLED,
+    KEY,
+    LAST,
+    LATE,
+    PENDING,
+    STATE,
+    gate_row,
+)
 
 PW_BLOCK = 128
 """numpy's pairwise summation block (``PW_BLOCKSIZE``)."""
@@ -164,12 +180,63 @@ def gate_processor(p, now, ct, idle, n_idle, gt, a, back, job_remaining):  # pra
 
 
 @numba.njit(cache=True)
-def count_decision(gt, gz):  # pragma: no cover - compiled
-    """A decision point of the gated rule (the policy's ``decide`` runs there): count it as late where the
-    state's gate never queues (the predictor chose to wait) and remember the state, unless the rule decides
-    alone in it.  O(1)."""
-    a = gz[0]
+def _fill(gt, gz, a, now, first):  # pragma: no cover - compiled
+    """Row ``a`` of lazy tables from the policy (:func:`~simsched.simulator.engine.compiled_gate.gate_row`, in
+    object mode: ``now`` NaN at the state's first decision, ``first`` the run's), written into ``gt``; whether it
+    fell back and whether its row may change with failures seen go to ``gz``.  The policy's cost plus O(F)."""
+    key, f = gz[KEY], gz[FAILURES]
+    with numba.objmode(row="float64[:]"):
+        row = gate_row(key, a, f, now, first)
+    n_world = gt[2].shape[1]
+    gt[0][a] = row[0] != 0.0
+    gt[5][a] = row[1] != 0.0
+    gz[DONE] = 1 if row[2] != 0.0 else 0
+    gz[PENDING] = 1 if row[3] != 0.0 else 0
+    gt[3][a] = row[4]
+    gt[4][a] = row[5]
+    for i in range(n_world):
+        gt[2][a, i] = row[6 + i]
+    for i in range(n_world + 4):
+        gt[1][a, i] = row[6 + n_world + i]
+
+
+@numba.njit(cache=True)
+def _lazy_row(gt, gz, now, ee, running, qlen, down):  # pragma: no cover - compiled
+    """A decision with lazy tables, as the policy's ``decide`` goes: at the state's first decision its row from the
+    policy grown (a fallen back policy's later rows: the rule alone, nothing asked); unless the rule decides alone,
+    the processors it sees down (``available > now``, nothing assigned, not idle: ``processors_down``), those that
+    went down since its last decision counted, and its row asked again while failures seen may change it.
+    O(m), plus :func:`_fill`."""
+    a = gz[STATE]
+    if gz[FILLED] != a:
+        if gz[DONE]:
+            gt[0][a] = True
+        else:
+            _fill(gt, gz, a, np.nan, gz[FILLED] < 0)
+        gz[FILLED] = a
+    if gt[0][a]:
+        return
+    for q in range(ee.size):
+        available = ee[q] if ee[q] > now else now
+        work = running[q] >= 0 or qlen[q] > 0
+        idle = running[q] < 0 and qlen[q] == 0 and not down[q]
+        seen = available > now and not work and not idle
+        if seen and gz[DOWN + q] == 0:
+            gz[FAILURES] += 1
+        gz[DOWN + q] = 1 if seen else 0
+    if gz[FAILURES] > 0 and gz[PENDING]:
+        _fill(gt, gz, a, now, False)
+
+
+@numba.njit(cache=True)
+def count_decision(gt, gz, now, ee, running, qlen, down):  # pragma: no cover - compiled
+    """A decision point of the gated rule (the policy's ``decide`` runs there): with lazy tables the state's row
+    (:func:`_lazy_row`); then count it as late where the state's gate never queues (the predictor chose to wait)
+    and remember the state, unless the rule decides alone in it.  O(1), lazy O(m) plus the policy's rows."""
+    if gz[KEY] != 0:
+        _lazy_row(gt, gz, now, ee, running, qlen, down)
+    a = gz[STATE]
     if gt[0].size and not gt[0][a]:
         if gt[5][a]:
-            gz[1] += 1
-        gz[2] = a
+            gz[LATE] += 1
+        gz[LAST] = a

@@ -290,7 +290,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
             if n_ready == 0:
                 continue
             if policy == GATE:
-                count_decision(gt, gz)
+                count_decision(gt, gz, now, ee, running, qlen, down)
             if jobaware and n_idle_of(running, qlen, down) == 0:  # the job-aware rules place nothing: O(m)
                 decisions += 1
                 idle_decisions = _idle_decision(idle_decisions, running, qlen)
