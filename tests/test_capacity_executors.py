@@ -168,6 +168,24 @@ def test_a_process_pool_gives_the_serial_json(tmp_path: Path, scenario: dict) ->
     assert " 0 simulated, " in r.output and _without_wall(json.loads(again.read_text())) == _without_wall(a)
 
 
+def test_a_window_hands_out_chunks_only_as_workers_free_up() -> None:
+    """With ``window``, a chunk is submitted only when an earlier one has finished, so one that a finished
+    chunk made unwanted never runs (a decided capacity level wastes no worker); without it every chunk is
+    queued at once and those already queued run anyway."""
+    from simsched.run.executors import PoolExecutor
+
+    chunks = [(i,) for i in range(6)]
+    with PoolExecutor(1) as executor:
+        done: list[int] = []
+        for _chunk, rows in executor.results(chunks, list, lambda c: bool(done), window=1):
+            done += rows  # the first chunk back decides that no other is wanted
+        assert done == [0]
+        done = []
+        for _chunk, rows in executor.results(chunks, list, lambda c: c[0] % 2 == 1, window=2):
+            done += rows
+        assert sorted(done) == [0, 2, 4]  # rejected before its turn: never submitted
+
+
 # ------------------------------------------------------------------ resume after an interruption
 class Interrupted(Exception):
     pass
@@ -409,7 +427,7 @@ class SlowToStart:
             return self.wait < 0
         return probe
 
-    def results(self, chunks, fn, skip=None):
+    def results(self, chunks, fn, skip=None, window=None):
         for chunk in chunks:
             if skip is None or not skip(chunk):
                 self.chunks += 1  # the days of the chunk, as a worker that rebuilt the model would return them

@@ -162,7 +162,8 @@ class ExecutorDays:
         rest = [(i, v, c, s) for i, (v, c, s) in enumerate(requests) if i >= first]
         size = self.chunk_days(len(rest))
         chunks = [{"fingerprint": key, "source": source, "days": rest[k:k + size]} for k in range(0, len(rest), size)]
-        results = self.executor.results(chunks, run_days, lambda chunk: all(skip(d[0]) for d in chunk["days"]))
+        results = self.executor.results(chunks, run_days, lambda chunk: all(skip(d[0]) for d in chunk["days"]),
+                                        window=self.slots)
         try:
             for _chunk, rows in results:
                 for row in rows:
