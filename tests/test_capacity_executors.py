@@ -176,14 +176,13 @@ def test_a_window_hands_out_chunks_only_as_workers_free_up() -> None:
 
     chunks = [(i,) for i in range(6)]
     with PoolExecutor(1) as executor:
-        done: list[int] = []
-        for _chunk, rows in executor.results(chunks, list, lambda c: bool(done), window=1):
-            done += rows  # the first chunk back decides that no other is wanted
-        assert done == [0]
-        done = []
-        for _chunk, rows in executor.results(chunks, list, lambda c: c[0] % 2 == 1, window=2):
-            done += rows
-        assert sorted(done) == [0, 2, 4]  # rejected before its turn: never submitted
+        first: list[int] = []
+        for _chunk, rows in executor.results(chunks, list, lambda c: bool(first), window=1):
+            first.extend(rows)  # the first chunk back decides that no other is wanted
+        assert first == [0]
+        even = [row for _chunk, rows in executor.results(chunks, list, lambda c: c[0] % 2 == 1, window=2)
+                for row in rows]
+        assert sorted(even) == [0, 2, 4]  # rejected before its turn: never submitted
 
 
 # ------------------------------------------------------------------ resume after an interruption
