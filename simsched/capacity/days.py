@@ -34,14 +34,14 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from simsched.capacity.daystore import TEXT, day_id, read_days, scenario_digest, stale_note, stored_row
 from simsched.capacity.models import rebuild_model
-from simsched.capacity.search import IN_PROCESS, Request
+from simsched.capacity.search import IN_PROCESS, Rank, Request
 from simsched.errors import SimschedError
 from simsched.fileio import atomic_write_text
 from simsched.outputs import check_output
@@ -145,10 +145,15 @@ class ExecutorDays:
     def __exit__(self, *exc: object) -> None:
         self.executor.__exit__(*exc)
 
-    def run(self, model: Any, requests: Sequence[Request],
-            skip: Callable[[int], bool]) -> Iterator[tuple[int, dict[str, float]]]:
-        """Every request not skipped, in completion order (see :class:`~simsched.capacity.search.DayRunner`).
-        A day that raised in its worker raises :class:`SimschedError` with its message."""
+    ranked = True
+    """:meth:`run` takes a ``rank`` (:data:`~simsched.capacity.search.Rank`)."""
+
+    def run(self, model: Any, requests: Sequence[Request], skip: Callable[[int], bool],
+            rank: Rank | None = None) -> Iterator[tuple[int, dict[str, float]]]:
+        """Every request not skipped, in completion order (see :class:`~simsched.capacity.search.DayRunner`):
+        at most one chunk per worker handed out at a time, the lowest of ``rank`` first (request order
+        without it), so that a day a decided level no longer needs is seldom started.  A day that
+        raised in its worker raises :class:`SimschedError` with its message."""
         first = 0
         while first < len(requests) and not self._ready():  # the workers are still starting: run days here
             i, first = first, first + 1
@@ -162,8 +167,14 @@ class ExecutorDays:
         rest = [(i, v, c, s) for i, (v, c, s) in enumerate(requests) if i >= first]
         size = self.chunk_days(len(rest))
         chunks = [{"fingerprint": key, "source": source, "days": rest[k:k + size]} for k in range(0, len(rest), size)]
+        chunk_rank = None
+        if rank is not None:
+            def chunk_rank(out: list[dict[str, Any]]) -> Callable[[dict[str, Any]], Any]:
+                key = rank([d[0] for chunk in out for d in chunk["days"]])
+                return lambda chunk: key(chunk["days"][0][0])
+
         results = self.executor.results(chunks, run_days, lambda chunk: all(skip(d[0]) for d in chunk["days"]),
-                                        window=self.slots)
+                                        window=self.slots, rank=chunk_rank)
         try:
             for _chunk, rows in results:
                 for row in rows:
@@ -254,9 +265,15 @@ class StoredDays:
             if line is not None and self.notice is not None:
                 self.notice(line)
 
-    def run(self, model: Any, requests: Sequence[Request],
-            skip: Callable[[int], bool]) -> Iterator[tuple[int, dict[str, float]]]:
-        """The stored days first (request order), then the others from ``inner``, each saved."""
+    @property
+    def ranked(self) -> bool:
+        """Whether the inner runner takes a ``rank``."""
+        return bool(getattr(self.inner, "ranked", False))
+
+    def run(self, model: Any, requests: Sequence[Request], skip: Callable[[int], bool],
+            rank: Rank | None = None) -> Iterator[tuple[int, dict[str, float]]]:
+        """The stored days first (request order), then the others from ``inner`` (ranked by ``rank``
+        where it takes one), each saved."""
         key = self.scenario(model)
         self._open(key)
         assert self.done is not None
@@ -272,7 +289,14 @@ class StoredDays:
                 else:
                     missing.append(i)
             sub = [requests[i] for i in missing]
-            days = self.inner.run(model, sub, lambda j: skip(missing[j]))
+            if rank is not None and self.ranked:
+                def inner_rank(out: Collection[int]) -> Callable[[int], Any]:
+                    key = rank([missing[j] for j in out])
+                    return lambda j: key(missing[j])
+
+                days = self.inner.run(model, sub, lambda j: skip(missing[j]), rank=inner_rank)
+            else:
+                days = self.inner.run(model, sub, lambda j: skip(missing[j]))
             try:
                 for j, metrics in days:
                     i = missing[j]
