@@ -44,6 +44,28 @@ def _t_quantile(level: float, dof: int) -> float:
     return float(special.stdtrit(dof, 0.5 + level / 2))
 
 
+def _normal_quantile(q: float) -> float:
+    """The standard normal quantile: scipy.special's ``ndtri``, the function ``scipy.stats.norm.ppf``
+    evaluates (the same float), without importing scipy.stats (see :func:`_t_quantile`)."""
+    from scipy import special
+
+    return float(special.ndtri(q))
+
+
+def _beta_quantile(q: float, a: float, b: float) -> float:
+    """The beta distribution's quantile: the ufunc ``scipy.stats.beta.ppf`` evaluates (scipy.special's
+    ``_beta_ppf``; the same float) without importing scipy.stats, or ``scipy.stats.beta.ppf`` itself
+    where scipy.special has no such ufunc."""
+    from scipy.special import _ufuncs
+
+    ppf = getattr(_ufuncs, "_beta_ppf", None)
+    if ppf is None:  # pragma: no cover - another scipy
+        from scipy import stats
+
+        return float(stats.beta.ppf(q, a, b))
+    return float(ppf(q, a, b))
+
+
 def _check_level(level: float) -> None:
     if not 0 < level < 1:
         raise ValueError(f"the confidence level must be in (0, 1), got {level}")
@@ -126,9 +148,7 @@ def wilson_interval(successes: int, n: int, level: float = LEVEL) -> tuple[float
         raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
     if n == 0:
         return math.nan, math.nan
-    from scipy import stats
-
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = _normal_quantile(0.5 + level / 2)
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
@@ -144,11 +164,9 @@ def clopper_pearson_interval(successes: int, n: int, level: float = LEVEL) -> tu
         raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
     if n == 0:
         return math.nan, math.nan
-    from scipy import stats
-
     alpha = 1 - level
-    low = 0.0 if successes == 0 else float(stats.beta.ppf(alpha / 2, successes, n - successes + 1))
-    high = 1.0 if successes == n else float(stats.beta.ppf(1 - alpha / 2, successes + 1, n - successes))
+    low = 0.0 if successes == 0 else _beta_quantile(alpha / 2, successes, n - successes + 1)
+    high = 1.0 if successes == n else _beta_quantile(1 - alpha / 2, successes + 1, n - successes)
     return low, high
 
 

@@ -96,19 +96,42 @@ class Shuffled:
                 yield i, model(*requests[i])
 
 
+class Ranked(Shuffled):
+    """A pool of ``slots`` workers handing out the lowest-ranked day whenever one frees up (as
+    :class:`~simsched.capacity.days.ExecutorDays` does); days in flight finish in a random order."""
+
+    ranked = True
+
+    def run(self, model, requests, skip, rank=None):
+        self.rounds += 1
+        left, flying = list(range(len(requests))), []
+        while True:
+            left = [i for i in left if not skip(i)]
+            while left and len(flying) < self.slots:
+                key = rank(list(flying))
+                flying.append(left.pop(min(range(len(left)), key=lambda j: key(left[j]))))
+            if not flying:
+                return
+            i = flying.pop(self.rng.randrange(len(flying)))
+            self.simulated += 1
+            yield i, model(*requests[i])
+
+
 @settings(max_examples=25, deadline=None)
 @given(days=st.integers(1, 12), on_days=st.sampled_from([0.5, 0.8, 0.95, 1.0]), threshold=st.floats(0.2, 12.0),
        order=st.integers(0, 2**31), all_days=st.booleans(), slots=st.sampled_from([1, 2, 3, 4, 16]),
-       low=st.integers(1, 3), high=st.sampled_from([1, 5, 64]))
+       low=st.integers(1, 3), high=st.sampled_from([1, 5, 64]), ranked=st.booleans())
 def test_any_completion_order_and_any_number_of_workers_give_the_serial_answer(days, on_days, threshold, order,
-                                                                               all_days, slots, low, high) -> None:
-    """Days finishing in any order, and any look-ahead (the speculative levels of ``slots`` workers):
-    the answer, its levels and every number in them are those of one process."""
+                                                                               all_days, slots, low, high,
+                                                                               ranked) -> None:
+    """Days finishing in any order, any look-ahead (the speculative levels of ``slots`` workers) and
+    any order of handing them out (the search's ranking of likely levels): the answer, its levels and
+    every number in them are those of one process."""
     objective = parse_objective(f"makespan <= {threshold}")
     high = max(high, low, 1)
     serial = find_capacity(Jitter(), objective, days=days, on_days=on_days, low=low, high=high, all_days=all_days)
     shuffled = find_capacity(Jitter(), objective, days=days, on_days=on_days, low=low, high=high,
-                             all_days=all_days, runner=Shuffled(order, slots))
+                             all_days=all_days, runner=(Ranked if ranked else Shuffled)(order, slots))
     assert _without_wall(serial) == _without_wall(shuffled)
 
 
@@ -166,6 +189,23 @@ def test_a_process_pool_gives_the_serial_json(tmp_path: Path, scenario: dict) ->
                                     "--resume"])
     assert r.exit_code == 0, r.output
     assert " 0 simulated, " in r.output and _without_wall(json.loads(again.read_text())) == _without_wall(a)
+
+
+def test_a_window_hands_out_chunks_only_as_workers_free_up() -> None:
+    """With ``window``, a chunk is submitted only when an earlier one has finished, so one that a finished
+    chunk made unwanted never runs (a decided capacity level wastes no worker); without it every chunk is
+    queued at once and those already queued run anyway."""
+    from simsched.run.executors import PoolExecutor
+
+    chunks = [(i,) for i in range(6)]
+    with PoolExecutor(1) as executor:
+        first: list[int] = []
+        for _chunk, rows in executor.results(chunks, list, lambda c: bool(first), window=1):
+            first.extend(rows)  # the first chunk back decides that no other is wanted
+        assert first == [0]
+        even = [row for _chunk, rows in executor.results(chunks, list, lambda c: c[0] % 2 == 1, window=2)
+                for row in rows]
+        assert sorted(even) == [0, 2, 4]  # rejected before its turn: never submitted
 
 
 # ------------------------------------------------------------------ resume after an interruption
@@ -409,7 +449,7 @@ class SlowToStart:
             return self.wait < 0
         return probe
 
-    def results(self, chunks, fn, skip=None):
+    def results(self, chunks, fn, skip=None, window=None, rank=None):
         for chunk in chunks:
             if skip is None or not skip(chunk):
                 self.chunks += 1  # the days of the chunk, as a worker that rebuilt the model would return them

@@ -190,3 +190,20 @@ def test_run_table_and_summarize_are_paired(tmp_path) -> None:
     assert "paired comparison (same seeds)" in r.output and "0/0/5*" in r.output and "2/0/3" in r.output
     paired = json.loads((tmp_path / "s.json").read_text())["paired"]
     assert [p["makespan"]["best"] for p in paired] == ["a", None]
+
+
+def test_binomial_intervals_are_scipy_stats_floats_without_scipy_stats() -> None:
+    """Wilson's z and Clopper–Pearson's beta quantiles come from the ufuncs scipy.stats evaluates (so a
+    capacity answer's summary does not import scipy.stats): the very floats ``norm.ppf`` and ``beta.ppf`` give."""
+    from simsched.stats import _beta_quantile, _normal_quantile
+
+    for level in (0.5, 0.9, 0.95, 0.99):
+        q = 0.5 + level / 2
+        assert _normal_quantile(q) == float(sps.norm.ppf(q))
+        for n in (1, 2, 7, 20, 73, 200):
+            for k in range(n + 1):
+                a = 1 - level
+                if k:
+                    assert _beta_quantile(a / 2, k, n - k + 1) == float(sps.beta.ppf(a / 2, k, n - k + 1))
+                if k < n:
+                    assert _beta_quantile(1 - a / 2, k + 1, n - k) == float(sps.beta.ppf(1 - a / 2, k + 1, n - k))

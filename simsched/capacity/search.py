@@ -25,9 +25,10 @@ the same days (common random numbers).  A *level* is one capacity simulated over
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -115,8 +116,14 @@ Request = tuple[str, Any, int]
 """One simulated day: ``(variant, capacity, seed)``; the capacity is a count, or a mix's counts."""
 
 
+Rank = Callable[[Collection[int]], Callable[[int], Any]]
+"""``rank(requests in flight)``: a sort key for the requests not yet handed out, lowest first
+(:meth:`_Round.rank`), asked by a runner whose ``ranked`` is true each time a worker frees up."""
+
+
 class DayRunner(Protocol):
-    """Where a search's days are simulated."""
+    """Where a search's days are simulated (a runner whose ``ranked`` attribute is true also takes a
+    ``rank`` keyword: :data:`Rank`)."""
 
     def run(self, model: Any, requests: Sequence[Request],
             skip: Callable[[int], bool]) -> Iterator[tuple[int, dict[str, float]]]:
@@ -169,6 +176,19 @@ class _Fold:
             return False
         return None
 
+    def guess(self) -> bool | None:
+        """:attr:`verdict` where known; else the outcome the days so far point to (folded or come back
+        early): a fail once one missed, a pass once some came back and none missed; None before any
+        came back.  A guess only orders speculative work (:meth:`_Round.rank`).  O(days)."""
+        verdict = self.verdict
+        if verdict is not None or not (self.met or self.waiting):
+            return verdict
+        return self.missed() == 0
+
+    def missed(self) -> int:
+        """Days that missed the objective among those come back (folded or waiting).  O(days)."""
+        return len(self.met) - sum(self.met) + sum(not self.objective.met(d) for d in self.waiting.values())
+
     def add(self, k: int, day: Mapping[str, float]) -> list[tuple[int, bool]]:
         """Day ``k``'s metrics; returns ``(day index, stopped)`` for each day folded now."""
         self.waiting[k] = day
@@ -193,14 +213,17 @@ class _Fold:
 
 def _fold_days(model: CapacityModel, wanted: Sequence[tuple[str, Any]], folds: Sequence[_Fold], seeds: Sequence[int],
                runner: DayRunner, wants: Callable[[int], bool], over: Callable[[], bool],
-               progress: Progress | None, counter: list[int] | None) -> None:
-    """Hand ``runner`` every day of the ``wanted`` levels (level by level, seeds in order) and fold each
-    into its level's :class:`_Fold` as it comes; a day of a level that ``wants(level index)`` no longer
-    wants (decided, or off the search's path) is skipped or cancelled.  Stops once ``over()``.
-    O(len(wanted) · days) simulations at most."""
+               progress: Progress | None, counter: list[int] | None, rank: Rank | None = None) -> None:
+    """Hand ``runner`` every day of the ``wanted`` levels (level by level, seeds in order; in ``rank``'s
+    order where the runner takes one) and fold each into its level's :class:`_Fold` as it comes; a day
+    of a level that ``wants(level index)`` no longer wants (decided, or off the search's path) is
+    skipped or cancelled.  Stops once ``over()``.  O(len(wanted) · days) simulations at most."""
     n = len(seeds)
     requests = [(v, c, s) for v, c in wanted for s in seeds]
-    days = runner.run(model, requests, lambda i: not wants(i // n))
+    if rank is not None and getattr(runner, "ranked", False):
+        days = runner.run(model, requests, lambda i: not wants(i // n), rank=rank)  # type: ignore[call-arg]
+    else:
+        days = runner.run(model, requests, lambda i: not wants(i // n))
     try:
         for i, day in days:
             f = folds[i // n]
@@ -303,6 +326,34 @@ class _Round:
         return all(not self.live[v] and all(self.folds[self.index[(v, c)]].decided for c in self.through[v])
                    for v in self.start)
 
+    def rank(self, n_days: int, out: Collection[int]) -> Callable[[int], tuple[int, float, int]]:
+        """The order in which to hand out request ``i`` (level ``i // n_days``) with the requests ``out``
+        in flight: first the levels on each search's *likely* path (following :meth:`_Fold.guess`), in
+        path order, then the others nearest first; and after all of them the days of a level that
+        already missed and whose days in flight could settle its failure (the next day would likely be
+        cancelled once they come back).  Changes which days run, never the answer.  O(levels + out)."""
+        flying: dict[int, int] = {}
+        for i in out:
+            flying[i // n_days] = flying.get(i // n_days, 0) + 1
+        place: dict[int, int] = {}
+        for v, step in self.start.items():
+            cur: Step | Done = step
+            while isinstance(cur, Step) and (v, cur.capacity) in self.index:
+                k = self.index[(v, cur.capacity)]
+                place[k] = len(place)
+                guess = self.folds[k].guess()
+                if guess is None:
+                    break
+                cur = cur.after(guess)
+
+        def key(i: int) -> tuple[int, float, int]:
+            f = self.folds[i // n_days]
+            missed = f.missed()
+            held = missed > 0 and missed + flying.get(i // n_days, 0) > f.allowed
+            return int(held), place.get(i // n_days, math.inf), i
+
+        return key
+
     def kept(self) -> dict[str, dict[int, Level]]:
         """The levels on each search's path (the others are dropped, even where some of their days ran)."""
         return {v: {c: self.folds[self.index[(v, c)]].level() for c in self.through[v]} for v in self.start}
@@ -311,11 +362,15 @@ class _Round:
 def lookahead(runner: DayRunner | None) -> int:
     """How many steps of each search one round evaluates at once on ``runner``: 1 where days run one
     after another; on ``slots`` parallel workers, ``1 + ceil(log2(slots))`` (2 on two workers: a
-    bisection's midpoint and both midpoints that may follow it; 3 on four).  The answer does not
-    depend on it (:func:`search_many`), only how much of the workers' time is spent on capacities the
-    search turns out not to need."""
+    bisection's midpoint and both midpoints that may follow it; 3 on four), one more on a ``ranked``
+    runner (which hands a speculative day out only to a worker that would otherwise wait, so a deeper
+    round costs nothing, and spares a worker waiting at the end of a round for the last day of a level
+    the next round follows).  The answer does not depend on it (:func:`search_many`), only how much of
+    the workers' time is spent on capacities the search turns out not to need."""
     slots = int(getattr(runner, "slots", 1) or 1)
-    return 1 if slots <= 1 else 1 + math.ceil(math.log2(slots))
+    if slots <= 1:
+        return 1
+    return 1 + math.ceil(math.log2(slots)) + int(bool(getattr(runner, "ranked", False)))
 
 
 def search_many(model: CapacityModel, variants: Sequence[str], objective: Objective, seeds: Sequence[int], *,
@@ -348,7 +403,8 @@ def search_many(model: CapacityModel, variants: Sequence[str], objective: Object
     stop_on = None if all_days else on_days
     while any(isinstance(step, Step) for step in steps.values()):
         rnd = _Round(steps, depth, objective, len(seeds), stop_on, on_days)
-        _fold_days(model, rnd.wanted, rnd.folds, seeds, runner, rnd.wants, rnd.over, progress, counter)
+        _fold_days(model, rnd.wanted, rnd.folds, seeds, runner, rnd.wants, rnd.over, progress, counter,
+                   functools.partial(rnd.rank, len(seeds)))
         if not rnd.over():
             raise _short(runner, sum(rnd.wants(k) for k in range(len(rnd.wanted))))
         for v, levels in rnd.kept().items():

@@ -32,7 +32,7 @@ import multiprocessing as mp
 import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from typing import Any
 
 from simsched.errors import SimschedError
@@ -88,6 +88,52 @@ def dask_setup(worker: Any = None) -> None:
         die_with_parent(int(sweep))
 
 
+Rank = Callable[[list[Any]], Callable[[Any], Any]]
+"""``rank(chunks in flight)``: a sort key for the chunks not yet handed out (lowest first)."""
+
+
+def _windowed(chunks: Sequence[Any], submit: Callable[[Any], Any], skip: Skip | None, window: int,
+              finished: Callable[[list[Any]], Any], cancel: Callable[[list[Any]], list[Any]],
+              what: str, rank: Rank | None = None) -> Iterator[Result]:
+    """``(chunk, rows)`` as chunks finish, handing out at most ``window`` at once: a chunk is submitted
+    only when an earlier one has finished (or was cancelled), and one that ``skip`` rejects by then is
+    never submitted.  For work that may stop early (a capacity level decided by its first days):
+    nothing waits in a queue that a decision could have spared, at the price of one hand-over per chunk
+    while its worker waits.  The next chunk is the first in order, or the lowest of ``rank`` (asked
+    with the chunks in flight at that moment).  ``submit(chunk)`` gives a future,
+    ``finished(futures)`` those of them done (blocking until one is), ``cancel(futures)`` those it
+    cancelled.  O(window) per finished chunk, O(chunks) more with ``rank``."""
+    pending: dict[Any, Any] = {}
+    left = list(chunks)
+    limit = max(1, window)
+
+    def top_up() -> None:
+        nonlocal left
+        while len(pending) < limit and left:
+            left = [c for c in left if skip is None or not skip(c)]
+            if not left:
+                return
+            key = None if rank is None else rank(list(pending.values()))
+            pick = 0 if key is None else min(range(len(left)), key=lambda j: key(left[j]))
+            chunk = left.pop(pick)
+            pending[submit(chunk)] = chunk
+
+    try:
+        top_up()
+        while pending:
+            for future in finished(list(pending)):
+                chunk = pending.pop(future, _UNSET)
+                if chunk is _UNSET or future.cancelled():
+                    continue
+                yield chunk, _rows(future, what)
+                if skip is not None:
+                    for f in cancel([f for f, c in pending.items() if skip(c)]):
+                        pending.pop(f, None)
+            top_up()
+    finally:
+        cancel(list(pending))
+
+
 class PoolExecutor:
     """``workers`` local processes (started with ``spawn``: safe whatever threads the parent runs)."""
 
@@ -114,11 +160,19 @@ class PoolExecutor:
         started = [self.pool.submit(fn) for _ in range(self.workers)]
         return lambda: any(f.done() for f in started)
 
-    def results(self, chunks: Sequence[Any], fn: Work, skip: Skip | None = None) -> Iterator[Result]:
-        """``(chunk, fn(chunk))`` as chunks finish (module docstring).  O(chunks) per finished chunk
-        with ``skip``, O(1) without."""
+    def results(self, chunks: Sequence[Any], fn: Work, skip: Skip | None = None,
+                window: int | None = None, rank: Rank | None = None) -> Iterator[Result]:
+        """``(chunk, fn(chunk))`` as chunks finish (module docstring); at most ``window`` chunks handed
+        out at once (None: all at once), lowest ``rank`` first (:func:`_windowed`).  O(chunks) per
+        finished chunk with ``skip``, O(1) without."""
         assert self.pool is not None
-        futures = {self.pool.submit(fn, c): c for c in chunks}
+        pool = self.pool
+        if window is not None:
+            yield from _windowed(chunks, lambda c: pool.submit(fn, c), skip, window,
+                                 lambda fs: wait(fs, return_when=FIRST_COMPLETED)[0],
+                                 lambda fs: [f for f in fs if f.cancel()], "a worker process", rank)
+            return
+        futures = {pool.submit(fn, c): c for c in chunks}
         pending = set(futures)
         try:
             for future in as_completed(futures):
@@ -198,10 +252,24 @@ class DaskExecutor:
             self.description = f"{self.description} ({self.workers} worker threads)"
         return self
 
-    def results(self, chunks: Sequence[Any], fn: Work, skip: Skip | None = None) -> Iterator[Result]:
-        """``(chunk, fn(chunk))`` as chunks finish (module docstring); Dask's ``as_completed``.
-        O(chunks) per finished chunk with ``skip``."""
+    def results(self, chunks: Sequence[Any], fn: Work, skip: Skip | None = None,
+                window: int | None = None, rank: Rank | None = None) -> Iterator[Result]:
+        """``(chunk, fn(chunk))`` as chunks finish (module docstring); Dask's ``as_completed``; at most
+        ``window`` chunks handed out at once (None: all at once), lowest ``rank`` first
+        (:func:`_windowed`).  O(chunks) per finished chunk with ``skip``."""
         distributed = require_distributed()
+        if window is not None:
+            client = self.client
+
+            def cancel(futures: list[Any]) -> list[Any]:
+                if futures:
+                    client.cancel(futures)
+                return futures
+
+            yield from _windowed(chunks, lambda c: client.submit(fn, c, pure=False), skip, window,
+                                 lambda fs: distributed.wait(fs, return_when="FIRST_COMPLETED").done, cancel,
+                                 "a Dask task", rank)
+            return
         futures = self.client.map(fn, list(chunks), pure=False)
         by_key = {f.key: c for f, c in zip(futures, chunks)}
         pending = {f.key: f for f in futures}
