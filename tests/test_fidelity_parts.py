@@ -7,6 +7,7 @@ from another: those are held out, a copy of a run it was trained on is not.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -172,6 +173,56 @@ def test_a_tampered_training_range_is_refused_with_its_line(tmp_path: Path, valu
     while j < len(lines) and lines[j].startswith(" " * (len(lines[i]) - len(lines[i].lstrip()) + 2)):
         j += 1  # the range's own lines, in block style
     lines[i:j] = [f"{lines[i].split('train_range:')[0]}train_range: {value}"]
+    profile.write_text("\n".join(lines) + "\n")
+    shown = runner.invoke(app, ["fidelity", str(past), "--profile", str(profile)])
+    assert shown.exit_code == 2, shown.output
+    assert f"p.yaml:{i + 1}" in shown.output and says in shown.output and "Traceback" not in shown.output
+
+
+# ------------------------------------------------------------------------ intervals from the profile
+def _noisy_chains(folder: Path, spread: list[float]) -> Path:
+    """Chains of three 10 s tasks recorded at 45 s times a factor each (repeats that differ)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, f in enumerate(spread):
+        chain(folder / f"noisy-{i:03d}.json", [10.0] * 3, 45.0 * f)
+    return folder
+
+
+def test_intervals_come_from_the_profile_when_the_training_runs_are_elsewhere(tmp_path: Path) -> None:
+    both = _noisy_chains(tmp_path / "both", [0.9, 1.0, 1.1, 1.2, 0.8, 1.05, 0.95, 1.15, 1.0, 0.85])
+    done = calibrate_corpus([both], budget_s=3.0, seed=2, bounds=FIXED)
+    [unit] = done.calibrations
+    assert len(unit.train_errors) == len(unit.train) == 5
+    profile, older = tmp_path / "p.yaml", tmp_path / "older.yaml"
+    write_profile(profile, done.calibrations, done.corpus, budget_s=3.0)
+    older.write_text("\n".join(line for line in profile.read_text().splitlines() if "train_errors" not in line))
+    # the same corpus: the recorded errors are the training rows' errors, to the bit
+    [a] = fidelity_of([both], profile=profile).intervals
+    [b] = fidelity_of([both], profile=older).intervals
+    assert a == b and a.train_runs == 5 and math.isfinite(a.radius)
+    # the held-out runs alone, in another folder: the interval is still there, the same one
+    later = tmp_path / "later"
+    later.mkdir()
+    for r in fidelity_of([both], profile=profile).rows:
+        if r.part == HELD_OUT:
+            shutil.copy(both / r.name, later / r.name)
+    [c] = fidelity_of([later], profile=profile).intervals
+    assert c == a
+    [d] = fidelity_of([later], profile=older).intervals
+    assert d.train_runs == 0 and d.radius == math.inf
+
+
+@pytest.mark.parametrize(("value", "says"), [("[0.1]", "must be a list of 2 numbers >= 0"),
+                                             ("[0.1, -0.2]", "train_errors[1]: must be >= 0"),
+                                             ("[0.1, .inf]", "train_errors[1]: must be a finite number")])
+def test_tampered_training_errors_are_refused_with_their_line(tmp_path: Path, value: str, says: str) -> None:
+    past = _chains(tmp_path / "past", [2, 3], 5.0)
+    profile = tmp_path / "p.yaml"
+    done = calibrate_corpus([past], budget_s=1.0, seed=1, bounds=FIXED, split_runs=False)
+    write_profile(profile, done.calibrations, done.corpus, budget_s=1.0)
+    lines = profile.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if "train_errors:" in line)
+    lines[i] = f"{lines[i].split('train_errors:')[0]}train_errors: {value}"
     profile.write_text("\n".join(lines) + "\n")
     shown = runner.invoke(app, ["fidelity", str(past), "--profile", str(profile)])
     assert shown.exit_code == 2, shown.output

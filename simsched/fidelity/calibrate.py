@@ -98,6 +98,9 @@ class Calibration:
     stopped: str
     train: tuple[str, ...]
     application: str | None = None
+    train_errors: tuple[float, ...] = ()
+    """Each training run's ``|log(simulated / recorded)|`` at ``parameters`` (beside ``train``): what the
+    prediction intervals of runs scored later are drawn from (:mod:`~simsched.fidelity.intervals`)."""
 
     @property
     def label(self) -> str:
@@ -408,6 +411,8 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
                                                     start=fitted[label], global_share=0.0, prior=prior,
                                                     search=search, regression=regression),
                              application=app)
+        result = replace(result, train_errors=tuple(
+            log_error(simulate(e.graph, e.run, result.parameters).makespan, e.run.makespan) for e in train))
         out.append(result)
         left_s, left_cost = max(left_s - result.cpu_s, 0.0), left_cost - cost[i]
         if progress is not None:

@@ -20,7 +20,7 @@ by how much.  O(runs log runs).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,10 +53,13 @@ class IntervalGroup:
 
 
 def interval_groups(installations: Sequence[str], train: Sequence[bool], recorded: Sequence[float | None],
-                    simulated: Sequence[float], coverage: float = COVERAGE) -> list[IntervalGroup]:
+                    simulated: Sequence[float], coverage: float = COVERAGE,
+                    known: Mapping[str, Sequence[float]] | None = None) -> list[IntervalGroup]:
     """Per installation (sorted) with held-out runs: the conformal radius of the model's errors on its
     training runs and the held-out runs the interval covered.  Runs without a recorded makespan or a
-    finite simulation are left out.  O(runs log runs)."""
+    finite simulation are left out.  ``known``: for some installations, their training runs' errors as
+    recorded when they were calibrated (a profile's), used instead of the training runs among these
+    rows (which may not be there: runs scored later, from another folder).  O(runs log runs)."""
     err = np.full(len(installations), math.nan)
     for i, (rec, sim) in enumerate(zip(recorded, simulated)):
         if rec and math.isfinite(sim) and sim > 0:
@@ -68,6 +71,7 @@ def interval_groups(installations: Sequence[str], train: Sequence[bool], recorde
         held = mine & ~np.asarray(train, dtype=bool)
         if not held.any():
             continue
-        r = conformal_radius(err[trained], coverage)
-        out.append(IntervalGroup(inst, int(trained.sum()), r, int(held.sum()), int((err[held] <= r).sum())))
+        errors = np.asarray(known[inst], dtype=np.float64) if known and inst in known else err[trained]
+        r = conformal_radius(errors, coverage)
+        out.append(IntervalGroup(inst, int(errors.size), r, int(held.sum()), int((err[held] <= r).sum())))
     return out

@@ -7,8 +7,9 @@ its workflow system and machines give, as :func:`~simsched.workloads.recorded.in
 them), each parameter's name, type (a finite number; ``slots`` a whole number >= 1 or null) and range
 (the model's own checks), the training runs as a list of names with their files' SHA-256 digests (a run
 is "trained on" exactly when its content is one of them, whatever its folder or name; a profile without
-digests matches file names) and the range they span (:mod:`~simsched.fidelity.extent`; absent in an
-older profile).  Each entry also holds its
+digests matches file names), the range they span (:mod:`~simsched.fidelity.extent`) and each one's
+error under the entry's parameters, from which the prediction intervals of runs scored later are drawn
+(:mod:`~simsched.fidelity.intervals`; both absent in an older profile).  Each entry also holds its
 parameters as a scenario's ``platform`` section (:func:`~simsched.fidelity.model.scenario_platform`), for
 a scenario of that installation's workflows to paste in; it is written for people and not read back
 (the ``parameters`` are the calibration).  An example::
@@ -32,6 +33,7 @@ a scenario of that installation's workflows to paste in; it is written for peopl
       train: [pegasus/cycles/cycles-chameleon-1l-1c-9p-001.json, ...]
       train_sha256: [9f2c..., ...]      # each training file's SHA-256: how fidelity knows them again
       train_range: {tasks: [67, 1097], levels: [4, 4], critical_path_s: [...], work_s: [...], bytes: [...]}
+      train_errors: [0.031, ...]        # each training run's |log(simulated / recorded)|: the intervals
 
 An entry with an ``application`` is that application's refinement within its installation
 (:func:`~simsched.fidelity.calibrate.calibrate`); every such entry needs its installation's own entry
@@ -84,6 +86,9 @@ class ProfileEntry:
     train_range: dict[str, tuple[float, float]] | None = None
     """The range its training runs span (:mod:`~simsched.fidelity.extent`); None in a profile written
     before simsched recorded it."""
+    train_errors: tuple[float, ...] = ()
+    """Each training run's ``|log(simulated / recorded)|`` under ``parameters``, beside ``train`` (empty in
+    a profile written before simsched recorded them)."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +151,8 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
             "train_error": round(c.train_error, 6), "train_error_at_start": round(c.start_error, 6),
             "evaluations": c.evaluations, "cpu_s": round(c.cpu_s, 3), "stopped": c.stopped,
             "train": list(c.train), "train_sha256": [digest[name] for name in c.train],
-            "train_range": {f: [float(lo), float(hi)] for f, (lo, hi) in span.items()}})
+            "train_range": {f: [float(lo), float(hi)] for f, (lo, hi) in span.items()},
+            **({"train_errors": list(c.train_errors)} if c.train_errors else {})})
     doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
                                                              if corpus.hold_out else {}),
            "budget_s": float(budget_s), "prior": float(prior), "search": search,
@@ -166,7 +172,8 @@ def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus:
 TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "search", "regression_start",
             "installations")
 ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
-              "train_error_at_start", "evaluations", "cpu_s", "stopped", "train", "train_sha256", "train_range")
+              "train_error_at_start", "evaluations", "cpu_s", "stopped", "train", "train_sha256", "train_range",
+              "train_errors")
 
 
 class _Reader:
@@ -241,7 +248,20 @@ class _Reader:
         return ProfileEntry(label, wms, machines, self.parameters(value["parameters"], (*path, "parameters")),
                             train, None if error is None else self.number(error, (*path, "train_error")), app,
                             self.digests(value.get("train_sha256"), len(train), (*path, "train_sha256")),
-                            self.span(value.get("train_range"), (*path, "train_range")))
+                            self.span(value.get("train_range"), (*path, "train_range")),
+                            self.errors(value.get("train_errors"), len(train), (*path, "train_errors")))
+
+    def errors(self, value: Any, n: int, path: tuple[Any, ...]) -> tuple[float, ...]:
+        """The training runs' errors: absent (an older profile), or one finite number >= 0 per run."""
+        if value is None:
+            return ()
+        if not isinstance(value, list) or len(value) != n:
+            raise self.fail(f"must be a list of {n} number{'' if n == 1 else 's'} >= 0, one per training run", path)
+        out = tuple(self.number(v, (*path, i)) for i, v in enumerate(value))
+        for i, x in enumerate(out):
+            if x < 0:
+                raise self.fail(f"must be >= 0 (|log(simulated / recorded)|), got {shown(value[i])}", (*path, i))
+        return out
 
     def span(self, value: Any, path: tuple[Any, ...]) -> dict[str, tuple[float, float]] | None:
         """The training range: absent (an older profile), or ``{feature: [lowest, highest]}`` over known

@@ -217,7 +217,8 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
     return FidelityTable(models, tuple(rows), tuple(_groups(rows, len(models))), corpus.refused,
                          time.process_time() - t0, corpus.seed, source, _spread(corpus, rows),
                          tuple(interval_groups([r.installation for r in rows], [r.part == TRAIN for r in rows],
-                                               [r.recorded for r in rows], [r.simulated[-1] for r in rows])),
+                                               [r.recorded for r in rows], [r.simulated[-1] for r in rows],
+                                               known=_known_errors(profile, entry) if profile is not None else None)),
                          kept, runs)
 
 
@@ -242,6 +243,23 @@ def _trained(corpus: Corpus, profile: Profile, entry: dict[tuple[str, str], Prof
         known.setdefault(e.installation, set()).update(e.train_sha256 or (_by_name(n) for n in e.train))
     return {label: frozenset(known.get(found.installation, ()))
             for (label, _app), found in entry.items() if found is not None}
+
+
+def _known_errors(profile: Profile, entry: dict[tuple[str, str], ProfileEntry | None]) -> dict[str, list[float]]:
+    """For each installation of the corpus that ``profile`` calibrated and recorded its training errors
+    for: every training run's error under the entry the table simulates it with (its application's
+    refinement where that was trained on it, else the installation's point), so that the intervals do
+    not need the training runs in the corpus.  O(entries x runs)."""
+    errors: dict[str, list[float]] = {}
+    for own in profile.entries:
+        if own.application is not None or not own.train_errors:
+            continue
+        refined = {name: e.train_errors[i] for e in profile.entries
+                   if e.installation == own.installation and e.application is not None and e.train_errors
+                   for i, name in enumerate(e.train)}
+        errors[own.installation] = [refined.get(name, own.train_errors[i]) for i, name in enumerate(own.train)]
+    return {label: errors[found.installation] for (label, _app), found in entry.items()
+            if found is not None and found.installation in errors}
 
 
 def _by_name(name: str) -> str:

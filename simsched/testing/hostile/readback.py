@@ -188,6 +188,8 @@ def _profile_attacks(valid: bytes) -> dict[str, Attack]:
                                        "tampered: a training digest not hex": ("train_sha256", ["z" * 64]),
                                        "tampered: the training range as text": ("train_range", "wide"),
                                        "tampered: a training range upside down": ("critical_path_s", [5.0, 1.0]),
+                                       "tampered: the training errors as text": ("train_errors", "small"),
+                                       "tampered: a negative training error": ("train_errors", [-1.0]),
                                        "tampered: no installations": ("installations", []),
                                        "tampered: slots 0": ("slots", 0),
                                        "tampered: a negative bandwidth": ("bandwidth", -1.0),
