@@ -188,6 +188,12 @@ def prefix_loads(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray) ->
     ``m x (a_J - a_1) x J / (J - 1)``.  Empty with fewer jobs or no time between arrivals.  O(n + J log J)."""
     arrival = np.asarray(job_arrival, dtype=np.float64)
     work = np.bincount(jobs, weights=np.nan_to_num(problem.mean_cost, posinf=0.0), minlength=arrival.size)
+    return job_loads(work, arrival, problem.n_processors)
+
+
+def job_loads(work: np.ndarray, arrival: np.ndarray, m: int) -> np.ndarray:
+    """:func:`prefix_loads` from each job's total mean work and arrival (inf: not arrived) on ``m`` processors.
+    O(J log J)."""
     ok = np.isfinite(arrival)
     order = np.argsort(arrival[ok], kind="stable")
     a, w = arrival[ok][order], work[ok][order]
@@ -195,7 +201,7 @@ def prefix_loads(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray) ->
         return np.zeros(0)
     j = np.arange(1, a.size + 1)[LOAD_MIN_JOBS - 1:]
     span = (a - a[0])[LOAD_MIN_JOBS - 1:]
-    load = np.cumsum(w)[LOAD_MIN_JOBS - 1:] / (problem.n_processors * np.maximum(span, 1e-300) * j / (j - 1))
+    load = np.cumsum(w)[LOAD_MIN_JOBS - 1:] / (m * np.maximum(span, 1e-300) * j / (j - 1))
     return load[span > 0]
 
 

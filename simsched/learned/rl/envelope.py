@@ -24,7 +24,8 @@ uncertainty: off its training worlds it is confidently wrong (issue 41: it predi
 
 A gate outside its envelope hands every decision to ``srjf-eft`` from that arrival on (from the first
 decision when the first job is already outside): the predictor is never asked where it has no data.
-Cost: :func:`prior_world` O(n m + J) per arrival; :meth:`Envelope.outside` O(F^2) for F features.
+Cost: :func:`prior_world` O(n + m + J) per arrival (:func:`prior_of` O(m + J) from the parts ``rl-gate``
+keeps); :meth:`Envelope.outside` O(F^2) for F features.
 """
 
 from __future__ import annotations
@@ -73,22 +74,29 @@ def prior_world(problem: Problem, jobs: np.ndarray, rank: np.ndarray, failure_ra
     (fast: within 80% of the fastest); the failure rate is ``log1p(100 x rate x mean task time)``, the
     scale of the gate's observed failure feature; job shape is the mean over arrived jobs of log2 tasks
     and log2 width (mean work over critical path, at least 1).  O(n + m + J)."""
-    plat = problem.platform
-    speed = np.asarray(plat.speed, dtype=np.float64)
+    cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
+    mean_task = float(cost.mean()) if cost.size else 0.0
+    shape = job_shape_rows(problem, jobs, rank) if cost.size else None
+    return prior_of(problem.platform, mean_task, shape, failure_rate, down_share)
+
+
+def prior_of(platform, mean_task: float, shape: np.ndarray | None, failure_rate: float = 0.0,
+             down_share: float = 0.0) -> np.ndarray:  # platform: simsched.simulator.platform.Platform
+    """:func:`prior_world` from its parts: the ``platform``, the arrived tasks' mean task time, their jobs' shapes
+    (:func:`job_shape_rows`; None: no task arrived) and the declared failures.  ONE function for the prior from
+    scratch and the one ``rl-gate`` keeps arrival by arrival.  O(m + J)."""
+    speed = np.asarray(platform.speed, dtype=np.float64)
     m = speed.size
     out = np.zeros(len(PRIOR_FEATURES))
     out[0] = math.log2(max(m, 1))
-    types = plat.type_index
+    types = platform.type_index
     out[1] = float(len({(int(t), round(float(s), 6)) for t, s in zip(types, speed)}))
     top = float(speed.max()) if m else 1.0
     out[2] = float((speed >= 0.8 * top).mean()) if m else 0.0
     out[3] = math.log2(top / float(speed.min())) if m else 0.0
-    cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
-    mean_task = float(cost.mean()) if cost.size else 0.0
     out[4] = math.log1p(100.0 * max(float(failure_rate), 0.0) * mean_task)
     out[5] = float(down_share)
-    if cost.size:
-        shape = job_shape_rows(problem, jobs, rank)
+    if shape is not None:
         out[6], out[7] = shape.mean(axis=0)
     return np.nan_to_num(out, nan=0.0, posinf=50.0, neginf=0.0)
 
@@ -100,10 +108,15 @@ JOB_SHAPE = (6, 7)
 def job_shape_rows(problem: Problem, jobs: np.ndarray, rank: np.ndarray) -> np.ndarray:
     """(J, 2): each arrived job's log2 tasks and log2 width (mean work over critical path, at least 1), in
     job id order (jobs with no arrived task left out).  O(n + J)."""
-    from simsched.learned.rl.features import job_shapes
+    from simsched.learned.rl.description import job_shapes
 
     cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
-    size, work, path = job_shapes(np.asarray(jobs, dtype=np.int64), cost, rank)
+    return shape_rows(*job_shapes(np.asarray(jobs, dtype=np.int64), cost, rank))
+
+
+def shape_rows(size: np.ndarray, work: np.ndarray, path: np.ndarray) -> np.ndarray:
+    """:func:`job_shape_rows` from each job id's task count, mean work and critical path (ids with no task left
+    out).  O(J)."""
     have = size > 0
     width = np.maximum(work[have] / np.maximum(path[have], 1e-12), 1.0)
     return np.stack([np.log2(size[have]), np.log2(width)], axis=1)

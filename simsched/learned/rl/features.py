@@ -34,6 +34,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simsched.learned.rl.description import (  # noqa: F401 - re-exported: the world description's old home
+    WORLD_FEATURES,
+    job_shapes,
+    world_description,
+)
 from simsched.schedulers.jobaware import assume_assigned  # noqa: F401 - re-exported for the agents
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
@@ -391,70 +396,6 @@ def observe(info: StaticInfo, view: DecisionView) -> Observation:
         if not np.isfinite(a).all():
             np.nan_to_num(a, copy=False, nan=0.0, posinf=CLIP, neginf=0.0)
     return Observation(nodes, edges, procs, pairs, jobs, task_job, glob, ready, proc_mask, completion, rows)
-
-
-WORLD_FEATURES = ("offered load so far", "load known", "log2 processors", "fast processor share",
-                  "log2 speed ratio", "log2 tasks per job", "job work cv", "log2 job width", "failure rate")
-"""The world description (:func:`world_description`), in this order."""
-
-
-def job_shapes(jobs: np.ndarray, cost: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per job id ``0..max(jobs)``: its task count, its total ``cost`` and its critical path (largest upward
-    ``rank`` of its tasks; NaN and infinite ranks count 0).  O(n)."""
-    n_jobs = int(jobs.max()) + 1
-    size = np.bincount(jobs, minlength=n_jobs)
-    work = np.bincount(jobs, weights=cost, minlength=n_jobs)
-    path = np.zeros(n_jobs)
-    np.maximum.at(path, jobs, np.nan_to_num(rank, nan=0.0, posinf=0.0))
-    return size, work, path
-
-
-def world_description(problem: Problem, jobs: np.ndarray, job_arrival: np.ndarray, rank: np.ndarray,
-                      failures: int = 0, elapsed: float = 0.0) -> np.ndarray:
-    """What an online policy can know of the world it is in, from the work that has **arrived** only
-    (``problem`` is the view's problem: arrived tasks; ``jobs``/``job_arrival`` their job ids and the
-    arrived jobs' arrival times; ``rank`` their upward ranks) and what it has seen happen
-    (``failures`` processor failures seen in ``elapsed`` time).  A (len(:data:`WORLD_FEATURES`),)
-    float vector, each entry O(1) in size:
-
-    offered load so far (:func:`~simsched.learned.training_range.offered_load`, 0 until
-    ``LOAD_MIN_JOBS`` jobs have arrived) and whether it is known; log2 of the processor count; the
-    share of processors within 80% of the fastest's relative speed; log2 of the fastest over the
-    slowest relative speed (mean cost over cost, as the GNN's processor speed); log2 of the mean
-    tasks per arrived job; the coefficient of variation of the arrived jobs' mean work; log2 of the
-    mean job width (a job's mean work over its critical path, HEFT's largest upward rank: how many
-    processors it can keep busy); failures per processor per mean task time, times 100, log1p.
-    Nothing depends on jobs that have not arrived (their number, sizes or costs).  O(n m + J)."""
-    from simsched.learned.training_range import offered_load
-
-    out = np.zeros(len(WORLD_FEATURES))
-    n, m = problem.n_tasks, problem.n_processors
-    out[2] = np.log2(max(m, 1))
-    if n == 0:
-        return out
-    cost = np.nan_to_num(problem.mean_cost, posinf=0.0)
-    load = offered_load(problem, jobs, job_arrival)
-    if load is not None and np.isfinite(load):
-        out[0], out[1] = min(float(load), 3.0), 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(problem.eligible, cost[:, None] / np.maximum(problem.W, 1e-12), 0.0)
-    runs = problem.eligible.sum(axis=0)
-    speed = np.divide(ratio.sum(axis=0), runs, out=np.zeros(m), where=runs > 0)
-    top = float(speed.max(initial=0.0))
-    if top > 0:
-        out[3] = float((speed >= 0.8 * top).mean())
-        out[4] = float(np.log2(top / max(float(speed[speed > 0].min()), 1e-12)))
-    size, work, path = job_shapes(jobs, cost, rank)
-    have = size > 0
-    out[5] = float(np.log2(max(size[have].mean(), 1.0)))
-    mw = float(work[have].mean())
-    out[6] = float(work[have].std() / mw) if mw > 0 else 0.0
-    width = work[have] / np.maximum(path[have], 1e-12)
-    out[7] = float(np.log2(max(float(np.mean(np.maximum(width, 1.0))), 1.0)))
-    mean_task = float(cost.mean())
-    if elapsed > 0 and mean_task > 0:
-        out[8] = float(np.log1p(100.0 * failures / (m * elapsed) * mean_task))
-    return np.nan_to_num(out, nan=0.0, posinf=3.0, neginf=0.0)
 
 
 WORLD_OBS = len(WORLD_FEATURES)

@@ -41,7 +41,9 @@ which rule and why, and :attr:`GatedBinding.fallback_reason` (the results row's 
 holds the same.  Gang tasks (several processors at once) are placed by the rule.
 
 Cost per decision: ``srjf-eft``'s, plus O(n) for the failures seen, O(N_BASIS^2) for the prediction and
-O(m) per gated placement; the world description O(n m + J) per arrival, until the gate falls back.
+O(m) per gated placement; the world description, kept arrival by arrival
+(:class:`~simsched.learned.rl.description.RunningWorld`, the same floats as from scratch), O(new tasks x m + J + n)
+per arrival of whole new jobs (O(n m + J) when the job tables are built anew), until the gate falls back.
 
 **Compiled** (``compiled_kernel = "gated-srjf"``, :mod:`simsched.simulator.engine.compiled_gate`): the compiled
 stream loop runs the gate with the tables :meth:`GatedBinding.compiled_gate` fills per arrival state, this policy
@@ -63,7 +65,8 @@ from typing import Any
 import numpy as np
 
 from simsched.errors import SimschedError
-from simsched.learned.rl.features import WORLD_FEATURES, processors_down, world_description
+from simsched.learned.rl.description import WORLD_FEATURES, RunningWorld
+from simsched.learned.rl.features import processors_down
 from simsched.schedulers.jobaware import Assignments, ShortestJobEFT
 from simsched.simulator.policy import DecisionView
 from simsched.simulator.problem import Problem
@@ -278,6 +281,7 @@ class GatedBinding(ShortestJobEFT):
         self.failures, self.first_arrival = 0, None
         self._down = np.zeros(problem.n_processors, dtype=bool)
         self.worlds: list[np.ndarray] = []  # every world description met (for the training range)
+        self._running = RunningWorld()  # this run's own (a copy of this policy makes its own at its reset)
         self._world(problem)
 
     def grow(self, problem: Problem) -> None:
@@ -287,19 +291,29 @@ class GatedBinding(ShortestJobEFT):
         if self.fallback is None:
             self._world(problem)
 
+    _extended: int | None = None
+    """The tasks the job tables covered before they were extended by whole new jobs (:meth:`_job_weights`), or
+    None when they were built anew: what :meth:`_world` may extend its running description from."""
+
+    def _job_weights(self, first: int, seen: int) -> None:
+        super()._job_weights(first, seen)
+        self._extended = seen or None
+
     def _world(self, problem: Problem) -> None:
-        """The world description after an arrival, and the guard.  O(n m + J)."""
-        g = problem.graph
-        job_arrival = np.full(self.n_jobs, np.inf)
-        np.minimum.at(job_arrival, self.jobs, g.arrival)
-        self.job_arrival = job_arrival
-        t0 = float(job_arrival.min()) if job_arrival.size else 0.0
-        now = float(g.arrival.max()) if g.n_tasks else 0.0
-        self.world = world_description(problem, self.jobs, job_arrival, self.rank, self.failures, now - t0)
+        """The world description after an arrival (:func:`~simsched.learned.rl.features.world_description`, the
+        same floats, kept arrival by arrival: :class:`~simsched.learned.rl.description.RunningWorld`), and the
+        guard.  O(new tasks x m + J + n) per arrival of whole new jobs, else O(n m + J)."""
+        running = self._running
+        running.update(problem, self.jobs, self.cost, self.rank, self._extended)
+        self._extended = None
+        self.job_arrival = running.job_arrival
+        t0 = running.first if self.n_jobs else 0.0
+        now = running.last if problem.n_tasks else 0.0
+        self.world = running.describe(self.failures, now - t0)
         self.worlds.append(self.world)
-        self.job_work = np.bincount(self.jobs, weights=self.cost, minlength=self.n_jobs)
+        self.job_work = running.work
         self.mean_job_work = float(self.job_work.mean()) if self.job_work.size else 1.0
-        self.mean_task = float(self.cost.mean()) if self.cost.size else 1.0
+        self.mean_task = running.mean_task if self.cost.size else 1.0
         self.problem_seen = problem
         self._check_range()
 
@@ -307,10 +321,12 @@ class GatedBinding(ShortestJobEFT):
         if not self.guard or self.fallback is not None or self.lo is None:
             return
         if self.envelope is not None:
-            from simsched.learned.rl.envelope import job_shape_rows, prior_world
+            from simsched.learned.rl.envelope import prior_of, shape_rows
 
-            why = self.envelope.outside(prior_world(self.problem_seen, self.jobs, self.rank, *self.declared),
-                                        job_shape_rows(self.problem_seen, self.jobs, self.rank))
+            w = self._running
+            shape = shape_rows(w.size, w.work, w.path) if self.problem_seen.n_tasks else None
+            prior = prior_of(self.problem_seen.platform, w.mean_task, shape, *self.declared)
+            why = self.envelope.outside(prior, shape if shape is not None else np.zeros((0, 2)))
             if why is not None:
                 self._fall_back("envelope", why)
                 return
@@ -375,8 +391,8 @@ class GatedBinding(ShortestJobEFT):
         read again and it is grown no further (its world and :attr:`fallback_reason` are the SimPy run's, its
         srjf-eft tables stop there).  :attr:`late_decisions`, the predictor's last weights and the failures seen
         are handed back by :meth:`compiled_gate_ran`.  Arrivals must not decrease with the index (the engine
-        checks it first).  O(arrivals x (n m + J)) up to the fallback, the world descriptions' (what a SimPy run
-        spends on them)."""
+        checks it first).  O(arrivals x (new tasks x m + J + n)) up to the fallback, the world descriptions' (what a
+        SimPy run spends on them)."""
         from simsched.simulator.arrived import ArrivedProblems
         from simsched.simulator.engine.compiled_gate import GateTables, arrival_states
 
@@ -407,7 +423,7 @@ class GatedBinding(ShortestJobEFT):
         alone (fallen back, or gang tasks arrived: the rule places them), the world, the weights (the predictor's
         extreme where there is one), the local features' divisors, whether a decision counts as a late one.
         Returns ``(fallen back: no later row is read, the row may change when failures are seen at a decision:
-        :meth:`_rate_unknown`)``.  O(n m + J) a first decision, else O(N_BASIS^2)."""
+        :meth:`_rate_unknown`)``.  :meth:`_world`'s cost a first decision, else O(N_BASIS^2)."""
         arrived, tables, m = self._compiled
         if now is None:
             problem = arrived.visible(int(tables.n_arrived[a]))

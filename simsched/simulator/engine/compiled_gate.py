@@ -141,7 +141,8 @@ def gate_row(key: int, a: int, failures: int, now: float, first: bool) -> np.nda
     """What the loop asks (in object mode) at a decision in arrival state ``a`` of a run with lazy tables: the
     policy fills row ``a`` (``policy.compiled_gate_row``: ``now`` NaN the state's first decision, ``first`` the
     run's), and the row comes back as one float array ``[rule alone, late, fell back, may change, backlog scale,
-    job scale, world (F), weights (F + 4)]``.  The policy's cost: O(n m + J) a first decision, else O(F^2)."""
+    job scale, world (F), weights (F + 4)]``.  The policy's cost: its world description's a first decision, else
+    O(F^2)."""
     policy, t = _LAZY[int(key)]
     a = int(a)
     done, pending = policy.compiled_gate_row(a, int(failures), bool(first), None if now != now else float(now))
