@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from simsched.cli.main import app
 from simsched.fidelity import HELD_OUT, TRAIN, read_corpus, read_profile
 from simsched.fidelity.ask import calibrate_corpus, fidelity_of
-from simsched.fidelity.extent import beyond, features, training_range
+from simsched.fidelity.extent import beyond, features, kind, training_range
 from simsched.fidelity.profile import write_profile
 
 runner = CliRunner()
@@ -102,7 +102,8 @@ def test_a_run_is_known_by_its_content_and_an_older_profile_by_its_file_name(tmp
 # ------------------------------------------------------------------------------------ the training range
 def test_the_features_of_a_chain_by_hand(tmp_path: Path) -> None:
     [e] = read_corpus([chain(tmp_path / "c-1.json", [3.0, 4.0, 5.0], 20.0)]).executions
-    assert features(e) == {"tasks": 3.0, "levels": 3.0, "critical_path_s": 12.0, "work_s": 12.0, "bytes": 0.0}
+    assert features(e) == {"tasks": 3.0, "levels": 3.0, "critical_path_s": 12.0, "work_s": 12.0, "bytes": 0.0,
+                           "work_per_task_s": 4.0, "bytes_per_task": 0.0}
     assert training_range([e, e]) == {f: (v, v) for f, v in features(e).items()}
     assert training_range([]) == {}
 
@@ -124,19 +125,26 @@ def test_fidelity_flags_the_runs_beyond_their_training_range(tmp_path: Path) -> 
     write_profile(profile, done.calibrations, done.corpus, budget_s=2.0)
     span = read_profile(profile).entries[0].train_range
     assert span == {"tasks": (2.0, 3.0), "levels": (2.0, 3.0), "critical_path_s": (20.0, 30.0),
-                    "work_s": (20.0, 30.0), "bytes": (0.0, 0.0)}
-    new = _chains(tmp_path / "new", [3, 8], 7.0)  # another chain3 (7 s per task: not a training file)
+                    "work_s": (20.0, 30.0), "bytes": (0.0, 0.0), "work_per_task_s": (10.0, 10.0),
+                    "bytes_per_task": (0.0, 0.0)}
+    # another chain3 (7 s per task: not a training file), a longer chain of the same tasks, and a chain
+    # of three tasks five times as long: the same size of run, another shape
+    new = _chains(tmp_path / "new", [3, 8], 7.0)
+    chain(new / "long-002.json", [50.0] * 3, 160.0)
     table = fidelity_of([new], profile=profile)
+    size = ("tasks", "levels", "critical_path_s", "work_s")
     assert {r.name: r.beyond for r in table.rows} == {
-        "chain3-000.json": (), "chain8-001.json": ("tasks", "levels", "critical_path_s", "work_s")}
+        "chain3-000.json": (), "chain8-001.json": size,
+        "long-002.json": ("critical_path_s", "work_s", "work_per_task_s")}
+    assert [kind(r.beyond) for r in table.rows] == ["within", "larger", "another shape"]
     shown = runner.invoke(app, ["fidelity", str(new), "--profile", str(profile), "--json", str(tmp_path / "f.json")])
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.stdout.split())
-    assert "│ within │ 1 │" in text and "│ beyond │ 1 │" in text
-    assert "tasks 1, levels 1, critical path 1, work 1" in text
+    assert "│ within │ 1 │" in text and "│ larger │ 1 │" in text and "│ another shape │ 1 │" in text
+    assert "tasks 1, levels 1, critical path 1, work 1" in text and "critical path 1, work 1, work per task 1" in text
     rows = {r["execution"]: r["beyond_training_range"] for r in json.loads((tmp_path / "f.json").read_text())[
         "executions"]}
-    assert rows == {"chain3-000.json": [], "chain8-001.json": ["tasks", "levels", "critical_path_s", "work_s"]}
+    assert rows["chain3-000.json"] == [] and rows["chain8-001.json"] == list(size)
 
 
 # ------------------------------------------------------------------------ intervals from the profile

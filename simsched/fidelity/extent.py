@@ -10,10 +10,15 @@ difference).
 
 So a profile records, per calibrated unit, the range its training runs span in the four quantities the
 bottleneck regression reads off a run without simulating it (:mod:`~simsched.fidelity.bottleneck`):
-tasks, levels of the graph, critical path of the recorded runtimes, bytes moved; and the work, the sum
-of the recorded runtimes, that contention for slots acts on.  The fidelity table
-says which runs lie beyond it by more than :data:`SLACK`.  A flag, not a refusal: an extrapolation may
-well hold, but nothing measured says it does.  O(n + e) per run.
+tasks, levels of the graph, critical path of the recorded runtimes, bytes moved; the work, the sum of
+the recorded runtimes, that contention for slots acts on; and the run's **shape**, its work and bytes
+per task.  The fidelity table says which runs lie beyond the range by more than :data:`SLACK`, and
+tells two kinds apart: a run **larger** than the training runs but of their shape (only its size
+beyond: more tasks, more of everything per run), which extrapolates along the direction the training
+runs varied in, and a run of **another shape** (longer tasks, more bytes per task), which exercises in
+another proportion mechanisms the training runs may have had no way to tell apart (tasks and bytes that
+grew together: a per-task overhead and a storage bandwidth explain them equally well).  A flag, not a
+refusal: an extrapolation may well hold, but nothing measured says it does.  O(n + e) per run.
 """
 
 from __future__ import annotations
@@ -24,11 +29,18 @@ from simsched.fidelity.bottleneck import moved_bytes
 from simsched.fidelity.corpus import Execution
 from simsched.fidelity.model import task_io
 
-FEATURES: tuple[str, ...] = ("tasks", "levels", "critical_path_s", "work_s", "bytes")
+SIZE: tuple[str, ...] = ("tasks", "levels", "critical_path_s", "work_s", "bytes")
+"""The features that say how large a run is."""
+
+SHAPE: tuple[str, ...] = ("work_per_task_s", "bytes_per_task")
+"""The features that say what a run's tasks are like, whatever their number."""
+
+FEATURES: tuple[str, ...] = SIZE + SHAPE
 """What the training range spans, in the order :func:`features` gives them."""
 
 LABELS: dict[str, str] = {"tasks": "tasks", "levels": "levels", "critical_path_s": "critical path",
-                          "work_s": "work", "bytes": "bytes"}
+                          "work_s": "work", "bytes": "bytes", "work_per_task_s": "work per task",
+                          "bytes_per_task": "bytes per task"}
 """How tables name each feature."""
 
 SLACK = 1.25
@@ -42,12 +54,13 @@ Range = Mapping[str, tuple[float, float]]
 
 def features(execution: Execution) -> dict[str, float]:
     """A run's :data:`FEATURES`: its tasks, the levels of its graph, the critical path of its recorded
-    runtimes and their sum in seconds, and the bytes it moves through storage if no file stays on a
-    host (:func:`~simsched.fidelity.bottleneck.moved_bytes`).  O(n + e)."""
+    runtimes and their sum in seconds, the bytes it moves through storage if no file stays on a host
+    (:func:`~simsched.fidelity.bottleneck.moved_bytes`), and the last two per task.  O(n + e)."""
     run = execution.run
-    return {"tasks": float(run.n_tasks), "levels": float(execution.graph.depth),
-            "critical_path_s": float(run.critical_path(execution.graph)), "work_s": float(run.runtime.sum()),
-            "bytes": moved_bytes(task_io(run))}
+    tasks, work, moved = float(run.n_tasks), float(run.runtime.sum()), moved_bytes(task_io(run))
+    return {"tasks": tasks, "levels": float(execution.graph.depth),
+            "critical_path_s": float(run.critical_path(execution.graph)), "work_s": work, "bytes": moved,
+            "work_per_task_s": work / max(tasks, 1.0), "bytes_per_task": moved / max(tasks, 1.0)}
 
 
 def training_range(train: Sequence[Execution]) -> dict[str, tuple[float, float]]:
@@ -67,3 +80,15 @@ def beyond(values: Mapping[str, float], span: Range, slack: float = SLACK) -> tu
             if not low / slack <= values[name] <= high * slack:
                 out.append(name)
     return tuple(out)
+
+
+def kind(far: Sequence[str]) -> str:
+    """What the features a run lies beyond (:func:`beyond`) make of it: ``"within"`` (none),
+    ``"another shape"`` (a :data:`SHAPE` feature among them) or ``"larger"`` (size alone)."""
+    if not far:
+        return "within"
+    return "another shape" if any(f in SHAPE for f in far) else "larger"
+
+
+KINDS: tuple[str, ...] = ("within", "larger", "another shape")
+"""The kinds :func:`kind` gives, in the order tables list them."""

@@ -153,23 +153,26 @@ def print_intervals(table: FidelityTable, console: Console) -> None:
 
 
 def print_extent(table: FidelityTable, console: Console) -> None:
-    """The last model's held-out errors on the runs within the range their calibration was trained on and
-    on those beyond it (:mod:`simsched.fidelity.extent`), with how many lie beyond in each feature; nothing
-    when no held-out run has a recorded range."""
-    from simsched.fidelity.extent import FEATURES, LABELS, SLACK
+    """The last model's held-out errors on the runs within the range their calibration was trained on,
+    on those beyond it in size only and on those of another shape (:mod:`simsched.fidelity.extent`), with
+    how many lie beyond in each feature; nothing when no held-out run has a recorded range."""
+    from simsched.fidelity.extent import FEATURES, KINDS, LABELS, SLACK, kind
     from simsched.fidelity.table import Stats
 
     held = [r for r in table.rows if r.part == "held-out" and r.beyond is not None]
     if not held:
         return
     k = len(table.models) - 1
-    out = Table(title=f"held-out runs against the range their calibration was trained on (tasks, levels, "
-                      f"critical path, work, bytes; {SLACK:g}x slack)", title_justify="left")
+    out = Table(title=f"held-out runs against the range their calibration was trained on ({SLACK:g}x slack; "
+                      "larger: in size only, another shape: in work or bytes per task)", title_justify="left")
     out.add_column("runs")
     out.add_column("count", justify="right")
     out.add_column(f"{table.models[k]}\nmedian / mean", justify="right")
-    out.add_column("beyond in", overflow="fold", max_width=44)
-    for label, members in (("within", [r for r in held if not r.beyond]), ("beyond", [r for r in held if r.beyond])):
+    out.add_column("beyond in", overflow="fold", max_width=50)
+    for label in KINDS:
+        members = [r for r in held if kind(r.beyond or ()) == label]
+        if not members and label != "within":
+            continue
         s = Stats.of(np.array([r.error(k) for r in members], dtype=np.float64))
         counts = [f"{LABELS[f]} {sum(f in (r.beyond or ()) for r in members)}" for f in FEATURES
                   if any(f in (r.beyond or ()) for r in members)]
