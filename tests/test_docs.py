@@ -81,9 +81,9 @@ NOT_RUN = {
     "and 10 CPU-minutes; tests/test_fidelity.py calibrates the shipped executions end to end",
     "simsched fidelity /tmp/WfInstances": "needs the fetched WfInstances corpus and the profile calibrate writes; "
     "tests/test_fidelity.py runs fidelity on the shipped executions",
-    "simsched calibrate out/by-size/past": "needs the fetched WfInstances corpus, split by size above, and 10 "
+    "simsched calibrate out/by-": "needs the fetched WfInstances corpus, split by size above, and 10 "
     "CPU-minutes; tests/test_fidelity_parts.py calibrates one folder and predicts another",
-    "simsched fidelity out/by-size/later": "needs the profile the calibration before it writes; "
+    "simsched fidelity out/by-": "needs the profile the calibration before it writes; "
     "tests/test_fidelity_parts.py scores runs brought later against a profile",
     "simsched run scenarios/streams/rl_dynamic.yaml": "100 days of every rule and the learned agent (minutes); "
     "tests/test_rl_dynamic.py runs rl on streams, and rl.md's tables come from simsched.learned.rl.dynamic",
