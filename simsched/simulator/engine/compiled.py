@@ -545,7 +545,8 @@ def run_compiled(problem: Problem, policy, factors: np.ndarray | None = None, ps
         stats["pstate"] = ws[17].copy()
     if gate is not None:
         gate_ran(policy, gz)
-    for a in (proc, start, finish):  # the loop's own arrays, read-only: the schedule keeps them, no copies
+    proc = proc.astype(np.int64)  # the loop's int32 (4 bytes a task while it runs), the schedule's int64
+    for a in (proc, start, finish):  # the loop's own arrays, read-only: the schedule keeps them
         a.setflags(write=False)
     return Schedule(proc, start, finish, gang=_schedule_gang(proc, gang[1])), stats
 

@@ -156,7 +156,7 @@ def stream_loop(policy, rep_ptr, rep_task, rep_proc, table, key, work, memory, p
     hv = np.empty(cap, dtype=np.int64)
     size = 0
     eid = 0
-    proc_of = np.full(n, -1, dtype=np.int64)
+    proc_of = np.full(n, -1, dtype=np.int32)  # a processor index below 2**31: 4 bytes a task (#42)
     cost = np.zeros(n)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
