@@ -64,8 +64,9 @@ def fidelity_of(sources: Sequence[str | Path], *, profile: str | Path | None = N
     check_scheduler(scheduler)
     read: Profile | None = read_profile(profile) if profile is not None else None
     if read is not None and seed is not None and seed != read.seed:
-        raise SimschedError(f"the profile was calibrated on the split of seed {read.seed}; scoring it on another "
-                            f"split (seed {seed}) would score runs it was trained on", field="--seed")
+        raise SimschedError(f"the profile says which runs it was trained on, and splits the installations it did "
+                            f"not calibrate with its own seed ({read.seed}); leave --seed out (seed {seed} would split "
+                            f"those differently from the profile)", field="--seed")
     split_seed = read.seed if read is not None else (seed or 0)
     corpus = read_corpus(sources, seed=split_seed, skip_refused=skip_refused,
                          hold_out=read.hold_out if read is not None else (),

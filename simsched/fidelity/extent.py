@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from simsched.fidelity.bottleneck import moved_bytes
 from simsched.fidelity.corpus import Execution
 from simsched.fidelity.model import task_io
+from simsched.simulator.engine import TaskIO
 
 SIZE: tuple[str, ...] = ("tasks", "levels", "critical_path_s", "work_s", "bytes")
 """The features that say how large a run is."""
@@ -52,12 +53,14 @@ flagged for lying a little beyond the runs that happened to be drawn for trainin
 Range = Mapping[str, tuple[float, float]]
 
 
-def features(execution: Execution) -> dict[str, float]:
+def features(execution: Execution, io: TaskIO | None = None) -> dict[str, float]:
     """A run's :data:`FEATURES`: its tasks, the levels of its graph, the critical path of its recorded
     runtimes and their sum in seconds, the bytes it moves through storage if no file stays on a host
-    (:func:`~simsched.fidelity.bottleneck.moved_bytes`), and the last two per task.  O(n + e)."""
+    (:func:`~simsched.fidelity.bottleneck.moved_bytes`), and the last two per task; ``io``: the run's
+    :func:`~simsched.fidelity.model.task_io` where the caller built it already.  O(n + e)."""
     run = execution.run
-    tasks, work, moved = float(run.n_tasks), float(run.runtime.sum()), moved_bytes(task_io(run))
+    tasks, work = float(run.n_tasks), float(run.runtime.sum())
+    moved = moved_bytes(task_io(run) if io is None else io)
     return {"tasks": tasks, "levels": float(execution.graph.depth),
             "critical_path_s": float(run.critical_path(execution.graph)), "work_s": work, "bytes": moved,
             "work_per_task_s": work / max(tasks, 1.0), "bytes_per_task": moved / max(tasks, 1.0)}

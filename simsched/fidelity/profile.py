@@ -253,14 +253,11 @@ class _Reader:
 
     def errors(self, value: Any, n: int, path: tuple[Any, ...]) -> tuple[float, ...]:
         """The training runs' errors: absent (an older profile), or one finite number >= 0 per run."""
-        if value is None:
-            return ()
-        if not isinstance(value, list) or len(value) != n:
-            raise self.fail(f"must be a list of {n} number{'' if n == 1 else 's'} >= 0, one per training run", path)
-        out = tuple(self.number(v, (*path, i)) for i, v in enumerate(value))
+        items = self.per_run(value, n, "number", path, " >= 0") or []
+        out = tuple(self.number(v, (*path, i)) for i, v in enumerate(items))
         for i, x in enumerate(out):
             if x < 0:
-                raise self.fail(f"must be >= 0 (|log(simulated / recorded)|), got {shown(value[i])}", (*path, i))
+                raise self.fail(f"must be >= 0 (|log(simulated / recorded)|), got {shown(items[i])}", (*path, i))
         return out
 
     def span(self, value: Any, path: tuple[Any, ...]) -> dict[str, tuple[float, float]] | None:
@@ -284,18 +281,22 @@ class _Reader:
             out[key] = (low, high)
         return out
 
-    def digests(self, value: Any, n: int, path: tuple[Any, ...]) -> tuple[str, ...]:
-        """The training runs' SHA-256 digests: absent (an older profile), or one 64-digit lower-case hex
-        text per training run."""
+    def per_run(self, value: Any, n: int, what: str, path: tuple[Any, ...], tail: str = "") -> list[Any] | None:
+        """A list beside ``train``: None when absent (an older profile), else exactly ``n`` items (``what``:
+        one item's name, plural with an ``s``, then ``tail``)."""
         if value is None:
-            return ()
+            return None
         if not isinstance(value, list) or len(value) != n:
-            raise self.fail(f"must be a list of {n} SHA-256 digest{'' if n == 1 else 's'}, one per training run", path)
-        for i, v in enumerate(value):
+            raise self.fail(f"must be a list of {n} {what}{'' if n == 1 else 's'}{tail}, one per training run", path)
+        return value
+
+    def digests(self, value: Any, n: int, path: tuple[Any, ...]) -> tuple[str, ...]:
+        """The training runs' SHA-256 digests: absent, or one 64-digit lower-case hex text per run."""
+        items = self.per_run(value, n, "SHA-256 digest", path) or []
+        for i, v in enumerate(items):
             if not isinstance(v, str) or _HEX64.fullmatch(v) is None:
                 raise self.fail(f"must be a SHA-256 digest (64 hex digits), got {shown(v)}", (*path, i))
-        return tuple(value)
-
+        return tuple(items)
 
 def read_profile(path: str | Path) -> Profile:
     """Read and check a profile (see the module docstring); :class:`SimschedError` with file, line and

@@ -41,7 +41,7 @@ from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
 from simsched.fidelity.extent import beyond, features
 from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
-from simsched.fidelity.profile import Profile, ProfileEntry
+from simsched.fidelity.profile import Profile
 from simsched.fidelity.repeats import SpreadGroup, repeat_key, repeat_predictions, spread_groups
 from simsched.workloads.recorded import RecordedRun
 
@@ -188,18 +188,19 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
                 for label, runs in corpus.installations().items()}
     entry = {(label, e.application): profile.entry_for(runs[0].wms, machines[label], e.application)
              for label, runs in corpus.installations().items() for e in runs} if profile is not None else {}
-    trained = _trained(corpus, profile, entry) if profile is not None else {}
+    matched = {label: found.installation for (label, _app), found in entry.items() if found is not None}
+    trained = _trained(profile, matched) if profile is not None else {}
     rows, kept, runs = [], {}, {}
     for i, e in enumerate(corpus.executions):
         chosen: list[Parameters | None] = [Parameters(), documented_defaults(e.wms)]
-        far = None
+        found = entry[(e.installation, e.application)] if profile is not None else None
         if profile is not None:
-            found = entry[(e.installation, e.application)]
             chosen.append(found.parameters if found is not None else None)
-            if found is not None and found.train_range is not None:
-                far = beyond(features(e), found.train_range)
+        span = found.train_range if found is not None else None
+        io = task_io(e.run) if span is not None or any(p is not None and p.storage is not None for p in chosen) \
+            else None
+        far = beyond(features(e, io), span) if span is not None else None
         simulated, starts = [], []
-        io = task_io(e.run) if any(p is not None and p.storage is not None for p in chosen) else None
         for params in chosen:
             if params is None:
                 simulated.append(math.nan)
@@ -218,7 +219,7 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
                          time.process_time() - t0, corpus.seed, source, _spread(corpus, rows),
                          tuple(interval_groups([r.installation for r in rows], [r.part == TRAIN for r in rows],
                                                [r.recorded for r in rows], [r.simulated[-1] for r in rows],
-                                               known=_known_errors(profile, entry) if profile is not None else None)),
+                                               known=_known_errors(profile, matched) if profile is not None else None)),
                          kept, runs)
 
 
@@ -232,24 +233,22 @@ def _spread(corpus: Corpus, rows: list[Row]) -> tuple[SpreadGroup, ...]:
                                predicted, model))
 
 
-def _trained(corpus: Corpus, profile: Profile, entry: dict[tuple[str, str], ProfileEntry | None]
-             ) -> dict[str, frozenset[str]]:
-    """For each installation of ``corpus`` that ``profile`` calibrated, what identifies the runs it was
-    trained on: their files' SHA-256 digests, or, for a profile that did not record them, their file
-    names without folders.  Either way the profile's own split, whatever folder the runs are read from
-    now.  O(runs)."""
+def _trained(profile: Profile, matched: dict[str, str]) -> dict[str, frozenset[str]]:
+    """For each installation of the corpus that ``profile`` calibrated (``matched``: the corpus's label to
+    the profile's), what identifies the runs it was trained on: their files' SHA-256 digests, or, for a
+    profile that did not record them, their file names without folders.  Either way the profile's own
+    split, whatever folder the runs are read from now.  O(runs)."""
     known: dict[str, set[str]] = {}
     for e in profile.entries:
         known.setdefault(e.installation, set()).update(e.train_sha256 or (_by_name(n) for n in e.train))
-    return {label: frozenset(known.get(found.installation, ()))
-            for (label, _app), found in entry.items() if found is not None}
+    return {label: frozenset(known.get(own, ())) for label, own in matched.items()}
 
 
-def _known_errors(profile: Profile, entry: dict[tuple[str, str], ProfileEntry | None]) -> dict[str, list[float]]:
-    """For each installation of the corpus that ``profile`` calibrated and recorded its training errors
-    for: every training run's error under the entry the table simulates it with (its application's
-    refinement where that was trained on it, else the installation's point), so that the intervals do
-    not need the training runs in the corpus.  O(entries x runs)."""
+def _known_errors(profile: Profile, matched: dict[str, str]) -> dict[str, list[float]]:
+    """For each installation of the corpus that ``profile`` calibrated (``matched``, as :func:`_trained`)
+    and recorded its training errors for: every training run's error under the entry the table simulates
+    it with (its application's refinement where that was trained on it, else the installation's point),
+    so that the intervals do not need the training runs in the corpus.  O(entries x runs)."""
     errors: dict[str, list[float]] = {}
     for own in profile.entries:
         if own.application is not None or not own.train_errors:
@@ -258,8 +257,7 @@ def _known_errors(profile: Profile, entry: dict[tuple[str, str], ProfileEntry | 
                    if e.installation == own.installation and e.application is not None and e.train_errors
                    for i, name in enumerate(e.train)}
         errors[own.installation] = [refined.get(name, own.train_errors[i]) for i, name in enumerate(own.train)]
-    return {label: errors[found.installation] for (label, _app), found in entry.items()
-            if found is not None and found.installation in errors}
+    return {label: errors[own] for label, own in matched.items() if own in errors}
 
 
 def _by_name(name: str) -> str:
