@@ -3,6 +3,8 @@
 * :func:`print_calibrations`: one row per installation — training runs, the objective (mean
   ``|log(simulated / recorded makespan)|``) at the start and after, the fitted parameters, the
   simulations and CPU seconds it took and why it stopped;
+* :func:`print_identifiability`: per unit, the mechanisms its training runs cannot tell apart and the
+  fitted parameters at the edge of their box (:mod:`~simsched.fidelity.identify`);
 * :func:`print_fidelity`: the held-out errors by installation, workflow system and application, each
   model side by side (median / mean ``|relative error|``; ``wide`` adds the largest and the bias,
   and a row per execution), the run-to-run spread where the corpus repeats a workflow
@@ -23,6 +25,7 @@ from rich.table import Table
 
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.curve import CurvePoint
+from simsched.fidelity.identify import Diagnosis
 from simsched.fidelity.table import FidelityTable
 from simsched.report.fit import fit_width, print_natural, print_table
 
@@ -53,6 +56,29 @@ def print_calibrations(calibrations: Sequence[Calibration], console: Console) ->
     print_table(console, table)
     for c in calibrations:
         console.print(f"{escape(c.label)}: {escape(_params(c))}", highlight=False, width=100)
+
+
+def print_identifiability(diagnoses: Sequence[Diagnosis], console: Console) -> None:
+    """What each unit's training runs cannot pin down (:mod:`~simsched.fidelity.identify`): a row per unit
+    with something to say, or one line when none has."""
+    rows = [d for d in diagnoses if not d.clean]
+    if not rows:
+        console.print("every unit's training runs tell its mechanisms apart; no parameter ended at the edge of "
+                      "its box", highlight=False, width=100)
+        return
+    table = Table(title="what the training runs cannot pin down", title_justify="left")
+    for name, justify, width in (("installation / application", "left", 30), ("runs", "right", None),
+                                 ("told apart", "right", None), ("cannot tell apart", "left", 30),
+                                 ("at the edge of its box", "left", 22)):
+        table.add_column(name, justify=justify, overflow="fold", max_width=width)  # type: ignore[arg-type]
+    for d in rows:
+        apart = ", ".join(d.confounded) + (f"; never exercised: {', '.join(d.absent)}" if d.absent else "")
+        table.add_row(escape(d.label), str(d.runs), f"{d.exercised} of {d.mechanisms}", escape(apart or "-"),
+                      escape(", ".join(d.at_edge) or "-"))
+    print_table(console, table)
+    console.print("A run that varies what cannot be told apart in another proportion than the training runs, or "
+                  "needs a parameter beyond its box, is predicted by a split of its time that nothing measured.",
+                  highlight=False, width=100)
 
 
 def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -> None:

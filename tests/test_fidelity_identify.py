@@ -1,0 +1,96 @@
+"""What a calibration's training runs cannot pin down (simsched.fidelity.identify): hand-computed cases,
+properties on random runs, and the table ``simsched calibrate`` prints."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from helpers import wfformat_chain as chain
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from simsched.cli.main import app
+from simsched.fidelity.ask import calibrate_corpus
+from simsched.fidelity.calibrate import DEFAULT_BOUNDS, Bound
+from simsched.fidelity.identify import at_edge, confounded
+from simsched.fidelity.model import Parameters
+
+runner = CliRunner()
+STARTUP, CRITICAL, LEVELS, TASKS, BYTES = range(5)
+
+
+def _runs(tasks: list[float], levels: list[float], critical: list[float], moved: list[float]) -> np.ndarray:
+    return np.column_stack([np.ones(len(tasks)), critical, levels, tasks, moved]).astype(np.float64)
+
+
+def test_a_graph_of_the_same_depth_in_every_run_cannot_tell_overheads_from_start_up() -> None:
+    # three levels in every run: levels / makespan is 3 x (1 / makespan), the start-up's column
+    q = _runs([40, 100, 300, 120, 60, 500], [3] * 6, [10, 900, 1800, 50, 400, 700], [5e6, 4e9, 6e9, 1e8, 7e9, 2e8])
+    exercised, weak, absent = confounded(q, np.array([900.0, 3900, 6300, 1200, 1800, 5000]))
+    assert (exercised, weak, absent) == (4, (STARTUP, LEVELS), ())
+
+
+def test_tasks_and_bytes_that_grow_together_are_one_mechanism_to_the_runs() -> None:
+    tasks = [104, 1004, 104, 1004, 300, 700]
+    q = _runs(tasks, [2, 2, 3, 3, 4, 5], [300, 320, 700, 650, 100, 1000], [3.3e8 * t for t in tasks])
+    exercised, weak, absent = confounded(q, np.array([800.0, 5000, 900, 4600, 2000, 4000]))
+    assert (exercised, weak, absent) == (4, (TASKS, BYTES), ())
+
+
+def test_a_quantity_no_run_has_is_absent_not_confounded() -> None:
+    q = _runs([10, 50, 20, 80, 35], [2, 6, 3, 4, 9], [100, 200, 900, 50, 400], [0] * 5)
+    exercised, weak, absent = confounded(q, np.array([300.0, 700, 1300, 500, 900]))
+    assert (exercised, weak, absent) == (4, (), (BYTES,))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 9), st.integers(0, 2**32 - 1))
+def test_what_the_runs_pin_down_is_a_property_of_their_proportions(runs: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    q = _runs(*(rng.uniform(1, 1000, runs).tolist() for _ in range(4)))
+    makespan = rng.uniform(100, 10000, runs)
+    exercised, weak, absent = confounded(q, makespan)
+    assert 1 <= exercised <= min(runs, 5) and absent == ()
+    assert len(weak) >= 5 - runs  # fewer runs than mechanisms: some always trade off
+    scaled = q * np.array([1.0, 3.0, 0.5, 7.0, 1e6])  # units of a quantity, the runs' scale, their order
+    order = rng.permutation(runs)
+    assert confounded(scaled[order] * 2.0, makespan[order] * 2.0) == (exercised, weak, absent)
+
+
+def test_a_parameter_is_at_the_edge_only_where_the_edge_is_no_natural_none() -> None:
+    bounds = {"slots": Bound(1, 48, integer=True), **DEFAULT_BOUNDS, "pre": Bound(5.0, 5.0)}
+    params = Parameters(slots=1, runtime_factor=2.0, submit=0.0, pre=5.0, startup=599.0, bandwidth=1.02e6)
+    assert at_edge(params, bounds) == ("runtime_factor=2 (highest)", "startup=599 (highest)",
+                                       "bandwidth=1.02e+06 (lowest)")
+    inside = replace(params, runtime_factor=1.0, startup=500.0, bandwidth=None)  # None: no storage bottleneck
+    assert at_edge(inside, bounds) == ()
+
+
+def _chains(folder: Path, lengths: list[int], per_task: float) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, n in enumerate(lengths):
+        chain(folder / f"chain{n}-{i:03d}.json", [10.0] * n, n * (10.0 + per_task))
+    return folder
+
+
+FIXED = ("runtime_factor=1,1", "submit=0,0", "dispatch_interval=0,0", "dispatch_per_queued=0,0", "cycle=0,0",
+         "post=0,0", "startup=0,0", "pre=0,20")
+
+
+def test_a_calibration_on_chains_says_what_chains_cannot_tell_apart(tmp_path: Path) -> None:
+    # chains of 10 s tasks: critical path, levels and tasks all grow as n, no file moves a byte, and a
+    # recorded 35 s per task asks for 25 s of pre-execution where the box allows 20
+    folder = _chains(tmp_path / "runs", [2, 3, 4, 6], 25.0)
+    done = calibrate_corpus([folder], budget_s=3.0, seed=1, bounds=FIXED, split_runs=False)
+    [d] = done.diagnoses
+    assert (d.runs, d.exercised, d.mechanisms) == (4, 2, 5)
+    assert d.confounded == ("runtimes", "overheads", "dispatcher") and d.absent == ("storage",)
+    assert d.at_edge == ("pre=20 (highest)",)
+    shown = runner.invoke(app, ["calibrate", str(folder), "-o", str(tmp_path / "p.yaml"), "--budget", "2",
+                                "--no-split", *(a for b in FIXED for a in ("--bound", b))])
+    assert shown.exit_code == 0, shown.output
+    assert "cannot pin down" in shown.stdout and "2 of 5" in shown.stdout and "never" in shown.stdout
+    assert max(len(line) for line in shown.stdout.splitlines()) <= 100
