@@ -191,7 +191,12 @@ def test_intervals_come_from_the_profile_when_the_training_runs_are_elsewhere(tm
     ("train_range", "[1, 2]", "train_range: must be a mapping of tasks, levels"),
     ("train_errors", "[0.1]", "must be a list of 2 numbers >= 0"),
     ("train_errors", "[0.1, -0.2]", "train_errors[1]: must be >= 0"),
-    ("train_errors", "[0.1, .inf]", "train_errors[1]: must be a finite number")])
+    ("train_errors", "[0.1, .inf]", "train_errors[1]: must be a finite number"),
+    ("train_mix", "[[0.1, 1, 0, 0, 0]]", "train_mix: must be a list of 2 rows of 5 numbers"),
+    ("train_mix", "[[0.1, 1, 0, 0], [0.1, 1, 0, 0, 0]]", "train_mix[0]: must be a list of 5 numbers"),
+    ("train_mix", "[[0.1, 1, 0, 0, 0], [0.1, -1, 0, 0, 0]]", "train_mix[1]: must be >= 0, the first > 0"),
+    ("train_mix", "[[0, 1, 0, 0, 0], [0.1, 1, 0, 0, 0]]", "train_mix[0]: must be >= 0, the first > 0"),
+    ("train_mix", "[[0.1, 1, 0, 0, 0], [0.1, 1, 0, 0, x]]", "train_mix[1][4]: must be a finite number")])
 def test_a_tampered_record_of_the_training_runs_is_refused_with_its_line(tmp_path: Path, key: str, value: str,
                                                                          says: str) -> None:
     past = _chains(tmp_path / "past", [2, 3], 5.0)
@@ -201,8 +206,9 @@ def test_a_tampered_record_of_the_training_runs_is_refused_with_its_line(tmp_pat
     lines = profile.read_text().splitlines()
     i = next(k for k, line in enumerate(lines) if f"{key}:" in line)
     j, indent = i + 1, len(lines[i]) - len(lines[i].lstrip())
-    while j < len(lines) and len(lines[j]) - len(lines[j].lstrip()) > indent:
-        j += 1  # the value's own lines (a block mapping, a wrapped list)
+    while j < len(lines) and (len(lines[j]) - len(lines[j].lstrip()) > indent
+                              or lines[j].startswith(" " * indent + "- ")):
+        j += 1  # the value's own lines (a block mapping, a wrapped list, a block list's items)
     lines[i:j] = [f"{lines[i].split(f'{key}:')[0]}{key}: {value}"]
     profile.write_text("\n".join(lines) + "\n")
     shown = runner.invoke(app, ["fidelity", str(past), "--profile", str(profile)])

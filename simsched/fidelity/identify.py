@@ -24,6 +24,12 @@ ones").  A user can know it before predicting, from the training runs alone:
   runs asked for more than the box allows, and the parameter is standing in for something the model
   does not have.
 
+And, for each run predicted later, **whether it varies what its training runs could not tell apart**
+(:func:`unexercised_share`): a profile keeps its training runs' mix (``train_mix``), and ``simsched
+fidelity`` flags a held-out run as *unpinned* when :data:`UNPINNED` or more of its own mix lies outside
+the directions they exercised.  Such a run's predicted makespan rests on a split of time between
+mechanisms that nothing measured, whatever the training error was.
+
 A diagnosis, not a refusal: the calibration is written as before.  O(runs x (n + e)) for the runs'
 quantities, then an SVD of a runs x 5 matrix.
 """
@@ -39,6 +45,7 @@ from simsched.fidelity.bottleneck import COLUMNS, run_features
 from simsched.fidelity.calibrate import Bound
 from simsched.fidelity.corpus import Execution
 from simsched.fidelity.model import Parameters, task_io
+from simsched.simulator.engine import TaskIO
 
 MECHANISMS: dict[str, str] = {"startup": "start-up", "critical path": "runtimes", "levels": "overheads",
                               "tasks": "dispatcher", "bytes": "storage"}
@@ -55,6 +62,11 @@ WfInstances, docs/fidelity.md, "How close can any model be?")."""
 SHARE = 0.2
 """A mechanism cannot be told apart when at least this share of its column lies in the directions the
 runs do not exercise."""
+
+UNPINNED = 2 * TOLERANCE
+"""A run is **unpinned** by its calibration when at least this share of its mix lies outside the
+directions the training runs exercised (:func:`unexercised_share`): twice what marks a direction as not
+exercised, so that a run like the training runs, whose mix lies within their own spread, is not flagged."""
 
 EDGE = 0.01
 """A fitted parameter is at the edge of its box when within this share of the box's width of it (on the
@@ -90,22 +102,50 @@ class Diagnosis:
         return not (self.confounded or self.absent or self.at_edge)
 
 
-def confounded(quantities: np.ndarray, makespans: np.ndarray) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
-    """From each run's quantities (runs x columns, as :func:`~simsched.fidelity.bottleneck.run_features`
-    gives them) and recorded makespans: how many independent directions the runs exercise, the columns
-    they cannot tell apart and the columns that are 0 in every run (see the module docstring).
-    O(runs x columns^2)."""
-    present = np.flatnonzero((quantities > 0).any(axis=0))
-    absent = tuple(int(j) for j in np.flatnonzero(~(quantities > 0).any(axis=0)))
-    if not present.size:
-        return 0, (), absent
-    a = quantities[:, present] / makespans[:, None]
-    a = a / np.linalg.norm(a, axis=0)
-    _, s, vt = np.linalg.svd(a, full_matrices=True)
-    exercised = int((s >= TOLERANCE * s[0]).sum())
-    weak = vt[exercised:]  # the directions not exercised, and those no run can (fewer runs than columns)
-    share = (weak ** 2).sum(axis=0)
-    return exercised, tuple(int(present[j]) for j in np.flatnonzero(share >= SHARE)), absent
+def mix_of(execution: Execution, io: TaskIO | None = None) -> np.ndarray:
+    """A run's **mix**: its :func:`~simsched.fidelity.bottleneck.run_features` (1, critical path, levels,
+    tasks, bytes) per second of its recorded makespan, the row the training runs' directions are drawn
+    from; ``io``: the run's I/O plan where the caller built it already.  O(n + e)."""
+    return run_features(execution, task_io(execution.run) if io is None else io) / execution.run.makespan
+
+
+def directions(mix: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The directions the training runs' ``mix`` (runs x columns, :func:`mix_of`) exercises: each column's
+    length (its scale; 1 for a column 0 in every run), the right singular vectors of the scaled matrix (a
+    columns x columns orthonormal basis, strongest first) and how many of them are exercised
+    (:data:`TOLERANCE`).  O(runs x columns^2)."""
+    scale = np.linalg.norm(mix, axis=0)
+    scale[scale == 0] = 1.0
+    _, s, vt = np.linalg.svd(mix / scale, full_matrices=True)
+    exercised = int((s >= TOLERANCE * s[0]).sum()) if s.size and s[0] > 0 else 0
+    return scale, vt, exercised
+
+
+def confounded(mix: np.ndarray) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """From the training runs' ``mix`` (:func:`mix_of`): how many independent directions the runs
+    exercise, the columns they cannot tell apart and the columns that are 0 in every run (see the module
+    docstring).  O(runs x columns^2)."""
+    present = (mix > 0).any(axis=0)
+    _, vt, exercised = directions(mix)
+    share = (vt[exercised:] ** 2).sum(axis=0)  # the directions not exercised, and those no run can
+    weak = tuple(int(j) for j in np.flatnonzero((share >= SHARE) & present))
+    return exercised, weak, tuple(int(j) for j in np.flatnonzero(~present))
+
+
+def unexercised_share(mix: np.ndarray, scale: np.ndarray, vt: np.ndarray, exercised: int) -> float:
+    """How much of one run's ``mix`` lies outside the directions its training runs exercised
+    (:func:`directions`): the length of its scaled mix's part outside the span of the first ``exercised``
+    basis vectors over its whole length, from 0 (a mix the training runs pinned down) to 1.  A run with a
+    quantity every training run lacked (bytes where none recorded any) lies outside along that quantity.
+    The leverage of a new point in a regression, made scale-free: a large share means the run's makespan
+    depends on a split of time between mechanisms that its training runs never had to choose.
+    O(columns^2)."""
+    x = mix / scale
+    length = float(np.linalg.norm(x))
+    if length == 0.0:
+        return 0.0
+    basis = vt[:exercised]
+    return float(np.linalg.norm(x - basis.T @ (basis @ x))) / length
 
 
 def at_edge(parameters: Parameters, bounds: Mapping[str, Bound]) -> tuple[str, ...]:
@@ -135,8 +175,7 @@ def diagnose(label: str, parameters: Parameters, train: Sequence[Execution],
     runs = [e for e in train if e.run.makespan and e.run.makespan > 0]
     names = list(MECHANISMS.values())
     if runs:
-        quantities = np.vstack([run_features(e, task_io(e.run)) for e in runs])
-        exercised, weak, absent = confounded(quantities, np.array([e.run.makespan for e in runs], dtype=np.float64))
+        exercised, weak, absent = confounded(np.vstack([mix_of(e) for e in runs]))
     else:
         exercised, weak, absent = 0, tuple(range(len(COLUMNS))), ()
     return Diagnosis(label, len(runs), len(COLUMNS), exercised, tuple(names[j] for j in weak),

@@ -26,7 +26,7 @@ from rich.table import Table
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.curve import CurvePoint
 from simsched.fidelity.identify import Diagnosis
-from simsched.fidelity.table import FidelityTable
+from simsched.fidelity.table import FidelityTable, Stats
 from simsched.report.fit import fit_width, print_natural, print_table
 
 _KIND_TITLE = {"installation": "installation", "wms": "workflow system", "application": "application", "all": "all"}
@@ -181,35 +181,52 @@ def print_intervals(table: FidelityTable, console: Console) -> None:
 def print_extent(table: FidelityTable, console: Console) -> None:
     """The last model's held-out errors on the runs within the range their calibration was trained on,
     on those beyond it in size only and on those of another shape (:mod:`simsched.fidelity.extent`), with
-    how many lie beyond in each feature; nothing when no held-out run has a recorded range."""
+    how many lie beyond in each feature; then on the runs whose mix those training runs pinned down and on
+    the others (:data:`~simsched.fidelity.identify.UNPINNED`, :mod:`simsched.fidelity.identify`).  Each
+    part only where the profile recorded what it needs; nothing when it recorded neither."""
     from simsched.fidelity.extent import FEATURES, KINDS, LABELS, SLACK, kind
-    from simsched.fidelity.table import Stats
+    from simsched.fidelity.identify import UNPINNED
 
-    held = [r for r in table.rows if r.part == "held-out" and r.beyond is not None]
+    held = [r for r in table.rows if r.part == "held-out" and (r.beyond is not None or r.unexercised is not None)]
     if not held:
         return
     k = len(table.models) - 1
-    out = Table(title=f"held-out runs against the range their calibration was trained on ({SLACK:g}x slack; "
-                      "larger: in size only, another shape: in work or bytes per task)", title_justify="left")
+    out = Table(title=f"held-out runs against their calibration's training runs: the range they span ({SLACK:g}x "
+                      f"slack; larger: in size only, another shape: in work or bytes per task) and the mix they "
+                      f"pinned down (unpinned: {UNPINNED:.0%} or more of the run's mix in directions they did not "
+                      f"exercise)", title_justify="left")
     out.add_column("runs")
     out.add_column("count", justify="right")
     out.add_column(f"{table.models[k]}\nmedian / mean", justify="right")
     out.add_column("beyond in", overflow="fold", max_width=50)
-    for label in KINDS:
-        members = [r for r in held if kind(r.beyond or ()) == label]
-        if not members and label != "within":
-            continue
+
+    def row(label: str, members: list, note: str) -> None:
         s = Stats.of(np.array([r.error(k) for r in members], dtype=np.float64))
-        counts = [f"{LABELS[f]} {sum(f in (r.beyond or ()) for r in members)}" for f in FEATURES
-                  if any(f in (r.beyond or ()) for r in members)]
-        out.add_row(label, str(len(members)), f"{percent(s.median)} / {percent(s.mean)}", ", ".join(counts) or "-")
+        out.add_row(label, str(len(members)), f"{percent(s.median)} / {percent(s.mean)}", note)
+
+    ranged = [r for r in held if r.beyond is not None]
+    for label in KINDS if ranged else ():
+        members = [r for r in ranged if kind(r.beyond or ()) == label]
+        if members or label == "within":
+            counts = [f"{LABELS[f]} {sum(f in (r.beyond or ()) for r in members)}" for f in FEATURES
+                      if any(f in (r.beyond or ()) for r in members)]
+            row(label, members, ", ".join(counts) or "-")
+    mixed = [r for r in held if r.unexercised is not None]
+    if mixed:
+        if ranged:
+            out.add_section()
+        for label, members in (("pinned", [r for r in mixed if (r.unexercised or 0.0) < UNPINNED]),
+                               ("unpinned", [r for r in mixed if (r.unexercised or 0.0) >= UNPINNED])):
+            if members or label == "pinned":
+                row(label, members, "-" if label == "pinned" else "the mix (a share of it outside: median "
+                    f"{np.median([r.unexercised for r in members]):.0%})")
     print_table(console, out)
 
 
 def print_executions(table: FidelityTable, console: Console) -> None:
     """One row per execution: part, tasks, recorded makespan, each model's simulated makespan and error,
     the start-time error (median/p95 seconds) where starts are recorded, and what lies beyond its
-    calibration's training range."""
+    calibration's training range and how much of its mix lies outside what its training runs exercised."""
     from simsched.fidelity.extent import LABELS
 
     out = Table(title="every execution", title_justify="left")
@@ -221,6 +238,7 @@ def print_executions(table: FidelityTable, console: Console) -> None:
         out.add_column(f"{m} error", justify="right")
         out.add_column(f"{m} starts", justify="right")
     out.add_column("beyond its training range")
+    out.add_column("unexercised", justify="right")
     for r in table.rows:
         cells = [escape(r.name), escape(r.installation), r.part, str(r.tasks),
                  "-" if r.recorded is None else f"{r.recorded:.0f}"]
@@ -228,7 +246,8 @@ def print_executions(table: FidelityTable, console: Console) -> None:
             s = r.start_error[k]
             cells += ["-" if not math.isfinite(r.simulated[k]) else f"{r.simulated[k]:.0f}",
                       percent(r.error(k), signed=True), "-" if s is None else f"{s[0]:.1f}/{s[1]:.1f}"]
-        out.add_row(*cells, "-" if not r.beyond else ", ".join(LABELS[f] for f in r.beyond))
+        out.add_row(*cells, "-" if not r.beyond else ", ".join(LABELS[f] for f in r.beyond),
+                    "-" if r.unexercised is None else f"{r.unexercised:.0%}")
     print_natural(console, out)
 
 
