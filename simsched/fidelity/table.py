@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
-from simsched.fidelity.extent import beyond, features
+from simsched.fidelity.extent import below, beyond, features
 from simsched.fidelity.identify import directions, mix_of, unexercised_share
 from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
@@ -68,6 +68,8 @@ class Row:
     beyond: tuple[str, ...] | None = None
     """The features in which the run lies beyond the training range of its calibration
     (:mod:`~simsched.fidelity.extent`); None without a calibration that recorded its range."""
+    below: tuple[str, ...] = ()
+    """Those of ``beyond`` in which the run lies below the range rather than above it."""
     unexercised: float | None = None
     """The share of the run's mix outside the directions its calibration's training runs exercised
     (:func:`~simsched.fidelity.identify.unexercised_share`); None without a calibration that recorded
@@ -146,6 +148,7 @@ class FidelityTable:
                 "start_error_s": {m: (None if s is None else {"median": s[0], "p95": s[1]})
                                   for m, s in zip(self.models, r.start_error)},
                 "beyond_training_range": None if r.beyond is None else list(r.beyond),
+                "below_training_range": None if r.beyond is None else list(r.below),
                 "unexercised_share": r.unexercised} for r in self.rows],
             "held_out": [{"group": g.kind, "key": g.key, "runs": g.runs,
                           **{m: vars(s) for m, s in zip(self.models, g.stats)}} for g in self.groups],
@@ -207,7 +210,9 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
         pinned = _directions(found, directions) if found is not None and found.train_mix else None
         io = task_io(e.run) if span is not None or pinned is not None \
             or any(p is not None and p.storage is not None for p in chosen) else None
-        far = beyond(features(e, io), span) if span is not None else None
+        values = features(e, io) if span is not None else {}
+        far = beyond(values, span) if span is not None else None
+        under = below(values, span) if span is not None else ()
         off = unexercised_share(mix_of(e, io), *pinned) if pinned is not None and e.run.makespan else None
         simulated, starts = [], []
         for params in chosen:
@@ -220,7 +225,7 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
             starts.append(start_error(e.run.start, sim))
             if keep:
                 kept[e.name], runs[e.name] = sim, e.run
-        rows.append(replace(_row(e, trained, tuple(simulated), tuple(starts), far), unexercised=off))
+        rows.append(replace(_row(e, trained, tuple(simulated), tuple(starts), far), below=under, unexercised=off))
         if progress is not None:
             progress(i + 1, len(corpus.executions), e.name)
     source = profile.file if profile is not None else None

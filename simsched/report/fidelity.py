@@ -192,9 +192,9 @@ def print_extent(table: FidelityTable, console: Console) -> None:
         return
     k = len(table.models) - 1
     out = Table(title=f"held-out runs against their calibration's training runs: the range they span ({SLACK:g}x "
-                      f"slack; larger: in size only, another shape: in work or bytes per task) and the mix they "
-                      f"pinned down (unpinned: {UNPINNED:.0%} or more of the run's mix in directions they did not "
-                      f"exercise)", title_justify="left")
+                      f"slack; larger, smaller: in size only, another shape: in work or bytes per task) and the "
+                      f"mix they pinned down (unpinned: {UNPINNED:.0%} or more of the run's mix in directions they "
+                      f"did not exercise)", title_justify="left")
     out.add_column("runs")
     out.add_column("count", justify="right")
     out.add_column(f"{table.models[k]}\nmedian / mean", justify="right")
@@ -206,7 +206,7 @@ def print_extent(table: FidelityTable, console: Console) -> None:
 
     ranged = [r for r in held if r.beyond is not None]
     for label in KINDS if ranged else ():
-        members = [r for r in ranged if kind(r.beyond or ()) == label]
+        members = [r for r in ranged if kind(r.beyond or (), r.below) == label]
         if members or label == "within":
             counts = [f"{LABELS[f]} {sum(f in (r.beyond or ()) for r in members)}" for f in FEATURES
                       if any(f in (r.beyond or ()) for r in members)]
