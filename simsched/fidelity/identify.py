@@ -135,7 +135,8 @@ def confounded(mix: np.ndarray) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
 def unexercised_share(mix: np.ndarray, scale: np.ndarray, vt: np.ndarray, exercised: int) -> float:
     """How much of one run's ``mix`` lies outside the directions its training runs exercised
     (:func:`directions`): the length of its scaled mix's part outside the span of the first ``exercised``
-    basis vectors over its whole length, from 0 (a mix the training runs pinned down) to 1.  A run with a
+    basis vectors over its whole length, from 0 (a mix the training runs pinned down) to 1.  Blind to the
+    row's scale: the run's quantities themselves (its makespan, to be predicted, unknown) give the same.  A run with a
     quantity every training run lacked (bytes where none recorded any) lies outside along that quantity.
     The leverage of a new point in a regression, made scale-free: a large share means the run's makespan
     depends on a split of time between mechanisms that its training runs never had to choose.

@@ -37,9 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
+from simsched.fidelity.bottleneck import run_features
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
 from simsched.fidelity.extent import below, beyond, features
-from simsched.fidelity.identify import directions, mix_of, unexercised_share
+from simsched.fidelity.identify import directions, unexercised_share
 from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
 from simsched.fidelity.profile import Profile, ProfileEntry
@@ -213,7 +214,8 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
         values = features(e, io) if span is not None else {}
         far = beyond(values, span) if span is not None else None
         under = below(values, span) if span is not None else ()
-        off = unexercised_share(mix_of(e, io), *pinned) if pinned is not None and e.run.makespan else None
+        # the share is blind to the row's scale: a run to come needs no recorded makespan for it
+        off = unexercised_share(run_features(e, io), *pinned) if pinned is not None else None
         simulated, starts = [], []
         for params in chosen:
             if params is None:
