@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from simsched.cli.main import app
 from simsched.fidelity import HELD_OUT, TRAIN, read_corpus, read_profile
 from simsched.fidelity.ask import calibrate_corpus, fidelity_of
-from simsched.fidelity.extent import beyond, features, kind, training_range
+from simsched.fidelity.extent import below, beyond, features, kind, training_range
 from simsched.fidelity.profile import write_profile
 
 runner = CliRunner()
@@ -116,6 +116,15 @@ def test_beyond_is_outside_the_range_by_more_than_the_slack() -> None:
     assert beyond({"tasks": 1.5}, span) == ("tasks",)
     assert beyond({"levels": 99.0}, span) == ()  # what the range does not hold is not judged
     assert beyond({"tasks": 3.0}, span, slack=1.0) == ()
+    assert below({"tasks": 1.5, "bytes": 1.0}, span) == ("tasks",)  # bytes lie above, not below
+
+
+def test_the_kind_of_a_run_beyond_its_range_says_which_way() -> None:
+    assert kind(()) == "within"
+    assert kind(("tasks", "work_s")) == "larger"
+    assert kind(("tasks", "work_s"), ("tasks", "work_s")) == "smaller"
+    assert kind(("tasks", "bytes"), ("bytes",)) == "another size"  # more tasks, fewer bytes
+    assert kind(("tasks", "bytes_per_task"), ("tasks",)) == "another shape"
 
 
 def test_fidelity_flags_the_runs_beyond_their_training_range(tmp_path: Path) -> None:
@@ -136,7 +145,7 @@ def test_fidelity_flags_the_runs_beyond_their_training_range(tmp_path: Path) -> 
     assert {r.name: r.beyond for r in table.rows} == {
         "chain3-000.json": (), "chain8-001.json": size,
         "long-002.json": ("critical_path_s", "work_s", "work_per_task_s")}
-    assert [kind(r.beyond) for r in table.rows] == ["within", "larger", "another shape"]
+    assert [kind(r.beyond, r.below) for r in table.rows] == ["within", "larger", "another shape"]
     shown = runner.invoke(app, ["fidelity", str(new), "--profile", str(profile), "--json", str(tmp_path / "f.json")])
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.stdout.split())
@@ -191,7 +200,12 @@ def test_intervals_come_from_the_profile_when_the_training_runs_are_elsewhere(tm
     ("train_range", "[1, 2]", "train_range: must be a mapping of tasks, levels"),
     ("train_errors", "[0.1]", "must be a list of 2 numbers >= 0"),
     ("train_errors", "[0.1, -0.2]", "train_errors[1]: must be >= 0"),
-    ("train_errors", "[0.1, .inf]", "train_errors[1]: must be a finite number")])
+    ("train_errors", "[0.1, .inf]", "train_errors[1]: must be a finite number"),
+    ("train_mix", "[[0.1, 1, 0, 0, 0]]", "train_mix: must be a list of 2 rows of 5 numbers"),
+    ("train_mix", "[[0.1, 1, 0, 0], [0.1, 1, 0, 0, 0]]", "train_mix[0]: must be a list of 5 numbers"),
+    ("train_mix", "[[0.1, 1, 0, 0, 0], [0.1, -1, 0, 0, 0]]", "train_mix[1]: must be >= 0, the first > 0"),
+    ("train_mix", "[[0, 1, 0, 0, 0], [0.1, 1, 0, 0, 0]]", "train_mix[0]: must be >= 0, the first > 0"),
+    ("train_mix", "[[0.1, 1, 0, 0, 0], [0.1, 1, 0, 0, x]]", "train_mix[1][4]: must be a finite number")])
 def test_a_tampered_record_of_the_training_runs_is_refused_with_its_line(tmp_path: Path, key: str, value: str,
                                                                          says: str) -> None:
     past = _chains(tmp_path / "past", [2, 3], 5.0)
@@ -201,8 +215,9 @@ def test_a_tampered_record_of_the_training_runs_is_refused_with_its_line(tmp_pat
     lines = profile.read_text().splitlines()
     i = next(k for k, line in enumerate(lines) if f"{key}:" in line)
     j, indent = i + 1, len(lines[i]) - len(lines[i].lstrip())
-    while j < len(lines) and len(lines[j]) - len(lines[j].lstrip()) > indent:
-        j += 1  # the value's own lines (a block mapping, a wrapped list)
+    while j < len(lines) and (len(lines[j]) - len(lines[j].lstrip()) > indent
+                              or lines[j].startswith(" " * indent + "- ")):
+        j += 1  # the value's own lines (a block mapping, a wrapped list, a block list's items)
     lines[i:j] = [f"{lines[i].split(f'{key}:')[0]}{key}: {value}"]
     profile.write_text("\n".join(lines) + "\n")
     shown = runner.invoke(app, ["fidelity", str(past), "--profile", str(profile)])

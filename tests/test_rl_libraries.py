@@ -16,6 +16,13 @@ PAGE = ROOT / "docs" / "rl-libraries.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.M | re.S)
 
 
+@pytest.fixture(autouse=True)
+def _sb3_logs_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """stable-baselines3 makes a folder for its logs in the system's temporary folder on every ``learn``
+    (``SB3-<date>``), even with nothing to log: keep the tests' in their own temporary path."""
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
+
+
 def _env(**options):
     import gymnasium as gym
 

@@ -65,7 +65,7 @@ def calibrate(
     from simsched.fidelity.search import SEARCH
     from simsched.limits import check_seed
     from simsched.outputs import check_output
-    from simsched.report.fidelity import print_calibrations
+    from simsched.report.fidelity import print_calibrations, print_identifiability
 
     check_seed(seed)
     prior = PRIOR_WEIGHT if prior is None else prior
@@ -81,6 +81,7 @@ def calibrate(
         bar.close()
     out = console()
     print_calibrations(done.calibrations, out)
+    print_identifiability(done.diagnoses, out)
     write_profile(output, done.calibrations, done.corpus, budget_s=budget, prior=prior, search=search,
                   regression=regression)
     out.print(f"profile written to {output}", highlight=False)

@@ -14,6 +14,9 @@ One room per concern:
   differential evolution, the Nelder-Mead refinement;
 * :mod:`~simsched.fidelity.bottleneck` — a start point read off the training runs by a linear fit of
   their makespans (start-up, critical path, levels, tasks, bytes), which every search tries first;
+* :mod:`~simsched.fidelity.extent` — the range a unit's training runs span, and the runs beyond it;
+* :mod:`~simsched.fidelity.identify` — what a unit's training runs cannot pin down: the mechanisms they
+  vary together, the parameters fitted to the edge of their box (said by ``simsched calibrate``);
 * :mod:`~simsched.fidelity.curve` — the learning curve of calibration (``simsched calibrate-curve``);
 * :mod:`~simsched.fidelity.profile` — the calibrated profile file, written and read (checked: it is input);
 * :mod:`~simsched.fidelity.table` — every execution simulated under each model, errors on held-out runs;

@@ -9,8 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simsched.errors import SimschedError
-from simsched.fidelity.calibrate import PRIOR_WEIGHT, Calibration, calibrate, check_options, parse_bounds
+from simsched.fidelity.calibrate import (
+    PRIOR_WEIGHT,
+    Calibration,
+    bounds_for,
+    calibrate,
+    check_options,
+    parse_bounds,
+    training_runs,
+)
 from simsched.fidelity.corpus import Corpus, read_corpus
+from simsched.fidelity.identify import Diagnosis, diagnose
 from simsched.fidelity.model import check_scheduler
 from simsched.fidelity.profile import Profile, read_profile
 from simsched.fidelity.search import SEARCH
@@ -21,11 +30,13 @@ Progress = Callable[[int, int, str], None]
 
 @dataclass(frozen=True)
 class Calibrated:
-    """What :func:`calibrate_corpus` answers: the corpus read (its split) and each installation's
-    calibration."""
+    """What :func:`calibrate_corpus` answers: the corpus read (its split), each installation's
+    calibration and, beside each, what its training runs cannot pin down
+    (:mod:`~simsched.fidelity.identify`)."""
 
     corpus: Corpus
     calibrations: tuple[Calibration, ...]
+    diagnoses: tuple[Diagnosis, ...] = ()
 
 
 def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: int = 0, installation: str | None = None,
@@ -40,7 +51,8 @@ def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: in
     ``min_runs`` training runs or more refined from its installation's point, each fit pulled towards
     its start by ``prior``, each installation searched by ``search`` (:mod:`~simsched.fidelity.search`)
     from the better of its start and, with ``regression``, its bottleneck regression
-    (:mod:`~simsched.fidelity.bottleneck`; :func:`~simsched.fidelity.calibrate.calibrate`).
+    (:mod:`~simsched.fidelity.bottleneck`; :func:`~simsched.fidelity.calibrate.calibrate`), and
+    diagnose what each unit's training runs cannot pin down (:func:`~simsched.fidelity.identify.diagnose`).
     The options are checked before the corpus is read."""
     check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
     overrides = parse_bounds(bounds)
@@ -49,7 +61,14 @@ def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: in
     corpus = corpus.select(installation)
     done = calibrate(corpus, budget_s=budget_s, seed=seed, bounds=overrides, per_application=per_application,
                      min_runs=min_runs, prior=prior, search=search, regression=regression, progress=progress)
-    return Calibrated(corpus, tuple(done))
+    runs = training_runs(corpus)
+    boxes = {label: bounds_for(train, overrides) for label, train in runs.items()}
+    diagnoses = []
+    for c in done:
+        names = set(c.train)
+        train = [e for e in runs[c.installation] if e.name in names]
+        diagnoses.append(diagnose(c.label, c.parameters, train, boxes[c.installation]))
+    return Calibrated(corpus, tuple(done), tuple(diagnoses))
 
 
 def fidelity_of(sources: Sequence[str | Path], *, profile: str | Path | None = None, seed: int | None = None,

@@ -13,8 +13,8 @@ bottleneck regression reads off a run without simulating it (:mod:`~simsched.fid
 tasks, levels of the graph, critical path of the recorded runtimes, bytes moved; the work, the sum of
 the recorded runtimes, that contention for slots acts on; and the run's **shape**, its work and bytes
 per task.  The fidelity table says which runs lie beyond the range by more than :data:`SLACK`, and
-tells two kinds apart: a run **larger** than the training runs but of their shape (only its size
-beyond: more tasks, more of everything per run), which extrapolates along the direction the training
+tells two kinds apart: a run **larger** (or **smaller**) than the training runs but of their shape (only
+its size beyond: more tasks, more of everything per run, or less), which extrapolates along the direction the training
 runs varied in, and a run of **another shape** (longer tasks, more bytes per task), which exercises in
 another proportion mechanisms the training runs may have had no way to tell apart (tasks and bytes that
 grew together: a per-task overhead and a storage bandwidth explain them equally well).  A flag, not a
@@ -85,13 +85,25 @@ def beyond(values: Mapping[str, float], span: Range, slack: float = SLACK) -> tu
     return tuple(out)
 
 
-def kind(far: Sequence[str]) -> str:
-    """What the features a run lies beyond (:func:`beyond`) make of it: ``"within"`` (none),
-    ``"another shape"`` (a :data:`SHAPE` feature among them) or ``"larger"`` (size alone)."""
+def below(values: Mapping[str, float], span: Range, slack: float = SLACK) -> tuple[str, ...]:
+    """The features of ``values`` under ``lowest / slack`` of ``span``: those of :func:`beyond` where the
+    run lies below the range rather than above it.  O(features)."""
+    return tuple(name for name in FEATURES if name in span and name in values
+                 and values[name] < span[name][0] / slack)
+
+
+def kind(far: Sequence[str], under: Sequence[str] = ()) -> str:
+    """What the features a run lies beyond (:func:`beyond`; ``under``: those of them below the range,
+    :func:`below`) make of it: ``"within"`` (none), ``"another shape"`` (a :data:`SHAPE` feature among
+    them), else by size alone ``"larger"`` (every one above), ``"smaller"`` (every one below) or
+    ``"another size"`` (some above, some below: more tasks but fewer bytes)."""
     if not far:
         return "within"
-    return "another shape" if any(f in SHAPE for f in far) else "larger"
+    if any(f in SHAPE for f in far):
+        return "another shape"
+    low = sum(f in under for f in far)
+    return "larger" if low == 0 else "smaller" if low == len(far) else "another size"
 
 
-KINDS: tuple[str, ...] = ("within", "larger", "another shape")
+KINDS: tuple[str, ...] = ("within", "larger", "smaller", "another size", "another shape")
 """The kinds :func:`kind` gives, in the order tables list them."""

@@ -9,10 +9,12 @@ them), each parameter's name, type (a finite number; ``slots`` a whole number >=
 is "trained on" exactly when its content is one of them, whatever its folder or name; a profile without
 digests matches file names), the range they span (:mod:`~simsched.fidelity.extent`) and each one's
 error under the entry's parameters, from which the prediction intervals of runs scored later are drawn
-(:mod:`~simsched.fidelity.intervals`; both absent in an older profile).  Each entry also holds its
-parameters as a scenario's ``platform`` section (:func:`~simsched.fidelity.model.scenario_platform`), for
-a scenario of that installation's workflows to paste in; it is written for people and not read back
-(the ``parameters`` are the calibration).  An example::
+(:mod:`~simsched.fidelity.intervals`) and its mix, the quantities each mechanism's time grows with per
+second of its makespan, from which a run scored later is told whether it varies what the training runs
+could not tell apart (:mod:`~simsched.fidelity.identify`; all three absent in an older profile).  Each
+entry also holds its parameters as a scenario's ``platform`` section
+(:func:`~simsched.fidelity.model.scenario_platform`), for a scenario of that installation's workflows to
+paste in; it is written for people and not read back (the ``parameters`` are the calibration).  An example::
 
     simsched_profile: 1
     seed: 0
@@ -34,6 +36,7 @@ a scenario of that installation's workflows to paste in; it is written for peopl
       train_sha256: [9f2c..., ...]      # each training file's SHA-256: how fidelity knows them again
       train_range: {tasks: [67, 1097], levels: [4, 4], critical_path_s: [...], work_s: [...], bytes: [...]}
       train_errors: [0.031, ...]        # each training run's |log(simulated / recorded)|: the intervals
+      train_mix: [[0.0021, 0.84, 0.0085, 0.19, 1.9e+05], ...]  # each training run's mix: what it pinned down
 
 An entry with an ``application`` is that application's refinement within its installation
 (:func:`~simsched.fidelity.calibrate.calibrate`); every such entry needs its installation's own entry
@@ -56,9 +59,11 @@ from typing import Any
 import yaml
 
 from simsched.errors import SimschedError, did_you_mean, number_value, shown
+from simsched.fidelity.bottleneck import COLUMNS
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.corpus import Corpus
 from simsched.fidelity.extent import FEATURES, training_range
+from simsched.fidelity.identify import mix_of
 from simsched.fidelity.model import NAMES, Parameters, scenario_platform
 from simsched.fidelity.search import SEARCH, SEARCHES
 from simsched.fileio import atomic_write_text
@@ -89,6 +94,10 @@ class ProfileEntry:
     train_errors: tuple[float, ...] = ()
     """Each training run's ``|log(simulated / recorded)|`` under ``parameters``, beside ``train`` (empty in
     a profile written before simsched recorded them)."""
+    train_mix: tuple[tuple[float, ...], ...] = ()
+    """Each training run's mix (:func:`~simsched.fidelity.identify.mix_of`: start-up, critical path,
+    levels, tasks and bytes per second of its recorded makespan), beside ``train`` (empty in a profile
+    written before simsched recorded them)."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +149,9 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
     for c in calibrations:
         runs = groups[c.installation]
         digest = {e.name: e.digest for e in runs}
-        span = training_range([e for e in runs if e.name in set(c.train)])
+        names = set(c.train)
+        span = training_range([e for e in runs if e.name in names])
+        mix = {e.name: mix_of(e) for e in runs if e.name in names}
         pool = {m.name: m for e in runs for m in e.run.machines}
         machines = sorted(pool)
         entries.append({
@@ -152,7 +163,8 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
             "evaluations": c.evaluations, "cpu_s": round(c.cpu_s, 3), "stopped": c.stopped,
             "train": list(c.train), "train_sha256": [digest[name] for name in c.train],
             "train_range": {f: [float(lo), float(hi)] for f, (lo, hi) in span.items()},
-            **({"train_errors": list(c.train_errors)} if c.train_errors else {})})
+            **({"train_errors": list(c.train_errors)} if c.train_errors else {}),
+            "train_mix": [[float(v) for v in mix[name]] for name in c.train]})
     doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
                                                              if corpus.hold_out else {}),
            "budget_s": float(budget_s), "prior": float(prior), "search": search,
@@ -173,7 +185,7 @@ TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "search
             "installations")
 ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
               "train_error_at_start", "evaluations", "cpu_s", "stopped", "train", "train_sha256", "train_range",
-              "train_errors")
+              "train_errors", "train_mix")
 
 
 class _Reader:
@@ -249,7 +261,8 @@ class _Reader:
                             train, None if error is None else self.number(error, (*path, "train_error")), app,
                             self.digests(value.get("train_sha256"), len(train), (*path, "train_sha256")),
                             self.span(value.get("train_range"), (*path, "train_range")),
-                            self.errors(value.get("train_errors"), len(train), (*path, "train_errors")))
+                            self.errors(value.get("train_errors"), len(train), (*path, "train_errors")),
+                            self.mix(value.get("train_mix"), len(train), (*path, "train_mix")))
 
     def errors(self, value: Any, n: int, path: tuple[Any, ...]) -> tuple[float, ...]:
         """The training runs' errors: absent (an older profile), or one finite number >= 0 per run."""
@@ -259,6 +272,23 @@ class _Reader:
             if x < 0:
                 raise self.fail(f"must be >= 0 (|log(simulated / recorded)|), got {shown(items[i])}", (*path, i))
         return out
+
+    def mix(self, value: Any, n: int, path: tuple[Any, ...]) -> tuple[tuple[float, ...], ...]:
+        """The training runs' mix: absent (an older profile), or per run a list of one finite number >= 0
+        per column of :data:`~simsched.fidelity.bottleneck.COLUMNS`, the first > 0 (per second of a
+        makespan > 0)."""
+        k = len(COLUMNS)
+        items = self.per_run(value, n, "row", path, f" of {k} numbers ({', '.join(COLUMNS)} per second)") or []
+        out = []
+        for i, row in enumerate(items):
+            if not isinstance(row, list) or len(row) != k:
+                raise self.fail(f"must be a list of {k} numbers ({', '.join(COLUMNS)} per second of the "
+                                f"run's makespan), got {shown(row)}", (*path, i))
+            values = tuple(self.number(v, (*path, i, j)) for j, v in enumerate(row))
+            if min(values) < 0 or values[0] <= 0:
+                raise self.fail(f"must be >= 0, the first > 0 (1 / the run's makespan), got {shown(row)}", (*path, i))
+            out.append(values)
+        return tuple(out)
 
     def span(self, value: Any, path: tuple[Any, ...]) -> dict[str, tuple[float, float]] | None:
         """The training range: absent (an older profile), or ``{feature: [lowest, highest]}`` over known

@@ -32,16 +32,18 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from simsched.fidelity.bottleneck import run_features
 from simsched.fidelity.corpus import HELD_OUT, TRAIN, Corpus, Execution
-from simsched.fidelity.extent import beyond, features
+from simsched.fidelity.extent import below, beyond, features
+from simsched.fidelity.identify import directions, unexercised_share
 from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
-from simsched.fidelity.profile import Profile
+from simsched.fidelity.profile import Profile, ProfileEntry
 from simsched.fidelity.repeats import SpreadGroup, repeat_key, repeat_predictions, spread_groups
 from simsched.workloads.recorded import RecordedRun
 
@@ -67,6 +69,12 @@ class Row:
     beyond: tuple[str, ...] | None = None
     """The features in which the run lies beyond the training range of its calibration
     (:mod:`~simsched.fidelity.extent`); None without a calibration that recorded its range."""
+    below: tuple[str, ...] = ()
+    """Those of ``beyond`` in which the run lies below the range rather than above it."""
+    unexercised: float | None = None
+    """The share of the run's mix outside the directions its calibration's training runs exercised
+    (:func:`~simsched.fidelity.identify.unexercised_share`); None without a calibration that recorded
+    their mix."""
 
     def error(self, k: int) -> float:
         """Relative makespan error of model ``k``: ``simulated / recorded - 1`` (NaN when either is
@@ -140,7 +148,9 @@ class FidelityTable:
                 "relative_error": {m: r.error(k) for k, m in enumerate(self.models)},
                 "start_error_s": {m: (None if s is None else {"median": s[0], "p95": s[1]})
                                   for m, s in zip(self.models, r.start_error)},
-                "beyond_training_range": None if r.beyond is None else list(r.beyond)} for r in self.rows],
+                "beyond_training_range": None if r.beyond is None else list(r.beyond),
+                "below_training_range": None if r.beyond is None else list(r.below),
+                "unexercised_share": r.unexercised} for r in self.rows],
             "held_out": [{"group": g.kind, "key": g.key, "runs": g.runs,
                           **{m: vars(s) for m, s in zip(self.models, g.stats)}} for g in self.groups],
             "spread": [{"installation": g.installation, "runs": g.runs,
@@ -191,15 +201,21 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
     matched = {label: found.installation for (label, _app), found in entry.items() if found is not None}
     trained = _trained(profile, matched) if profile is not None else {}
     rows, kept, runs = [], {}, {}
+    directions: dict[tuple[str, str | None], tuple[np.ndarray, np.ndarray, int]] = {}
     for i, e in enumerate(corpus.executions):
         chosen: list[Parameters | None] = [Parameters(), documented_defaults(e.wms)]
         found = entry[(e.installation, e.application)] if profile is not None else None
         if profile is not None:
             chosen.append(found.parameters if found is not None else None)
         span = found.train_range if found is not None else None
-        io = task_io(e.run) if span is not None or any(p is not None and p.storage is not None for p in chosen) \
-            else None
-        far = beyond(features(e, io), span) if span is not None else None
+        pinned = _directions(found, directions) if found is not None and found.train_mix else None
+        io = task_io(e.run) if span is not None or pinned is not None \
+            or any(p is not None and p.storage is not None for p in chosen) else None
+        values = features(e, io) if span is not None else {}
+        far = beyond(values, span) if span is not None else None
+        under = below(values, span) if span is not None else ()
+        # the share is blind to the row's scale: a run to come needs no recorded makespan for it
+        off = unexercised_share(run_features(e, io), *pinned) if pinned is not None else None
         simulated, starts = [], []
         for params in chosen:
             if params is None:
@@ -211,7 +227,7 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
             starts.append(start_error(e.run.start, sim))
             if keep:
                 kept[e.name], runs[e.name] = sim, e.run
-        rows.append(_row(e, trained, tuple(simulated), tuple(starts), far))
+        rows.append(replace(_row(e, trained, tuple(simulated), tuple(starts), far), below=under, unexercised=off))
         if progress is not None:
             progress(i + 1, len(corpus.executions), e.name)
     source = profile.file if profile is not None else None
@@ -221,6 +237,16 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
                                                [r.recorded for r in rows], [r.simulated[-1] for r in rows],
                                                known=_known_errors(profile, matched) if profile is not None else None)),
                          kept, runs)
+
+
+def _directions(entry: ProfileEntry, known: dict[tuple[str, str | None], tuple[np.ndarray, np.ndarray, int]]
+                ) -> tuple[np.ndarray, np.ndarray, int]:
+    """The directions ``entry``'s training runs exercised (:func:`~simsched.fidelity.identify.directions`
+    of its ``train_mix``), computed once per entry into ``known``."""
+    key = (entry.installation, entry.application)
+    if key not in known:
+        known[key] = directions(np.array(entry.train_mix, dtype=np.float64))
+    return known[key]
 
 
 def _spread(corpus: Corpus, rows: list[Row]) -> tuple[SpreadGroup, ...]:

@@ -3,6 +3,8 @@
 * :func:`print_calibrations`: one row per installation — training runs, the objective (mean
   ``|log(simulated / recorded makespan)|``) at the start and after, the fitted parameters, the
   simulations and CPU seconds it took and why it stopped;
+* :func:`print_identifiability`: per unit, the mechanisms its training runs cannot tell apart and the
+  fitted parameters at the edge of their box (:mod:`~simsched.fidelity.identify`);
 * :func:`print_fidelity`: the held-out errors by installation, workflow system and application, each
   model side by side (median / mean ``|relative error|``; ``wide`` adds the largest and the bias,
   and a row per execution), the run-to-run spread where the corpus repeats a workflow
@@ -23,7 +25,8 @@ from rich.table import Table
 
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.curve import CurvePoint
-from simsched.fidelity.table import FidelityTable
+from simsched.fidelity.identify import Diagnosis
+from simsched.fidelity.table import FidelityTable, Stats
 from simsched.report.fit import fit_width, print_natural, print_table
 
 _KIND_TITLE = {"installation": "installation", "wms": "workflow system", "application": "application", "all": "all"}
@@ -53,6 +56,29 @@ def print_calibrations(calibrations: Sequence[Calibration], console: Console) ->
     print_table(console, table)
     for c in calibrations:
         console.print(f"{escape(c.label)}: {escape(_params(c))}", highlight=False, width=100)
+
+
+def print_identifiability(diagnoses: Sequence[Diagnosis], console: Console) -> None:
+    """What each unit's training runs cannot pin down (:mod:`~simsched.fidelity.identify`): a row per unit
+    with something to say, or one line when none has."""
+    rows = [d for d in diagnoses if not d.clean]
+    if not rows:
+        console.print("every unit's training runs tell its mechanisms apart; no parameter ended at the edge of "
+                      "its box", highlight=False, width=100)
+        return
+    table = Table(title="what the training runs cannot pin down", title_justify="left")
+    for name, justify, width in (("installation / application", "left", 30), ("runs", "right", None),
+                                 ("told apart", "right", None), ("cannot tell apart", "left", 30),
+                                 ("at the edge of its box", "left", 22)):
+        table.add_column(name, justify=justify, overflow="fold", max_width=width)  # type: ignore[arg-type]
+    for d in rows:
+        apart = ", ".join(d.confounded) + (f"; never exercised: {', '.join(d.absent)}" if d.absent else "")
+        table.add_row(escape(d.label), str(d.runs), f"{d.exercised} of {d.mechanisms}", escape(apart or "-"),
+                      escape(", ".join(d.at_edge) or "-"))
+    print_table(console, table)
+    console.print("A run that varies what cannot be told apart in another proportion than the training runs, or "
+                  "needs a parameter beyond its box, is predicted by a split of its time that nothing measured.",
+                  highlight=False, width=100)
 
 
 def print_fidelity(table: FidelityTable, console: Console, wide: bool = False) -> None:
@@ -155,35 +181,52 @@ def print_intervals(table: FidelityTable, console: Console) -> None:
 def print_extent(table: FidelityTable, console: Console) -> None:
     """The last model's held-out errors on the runs within the range their calibration was trained on,
     on those beyond it in size only and on those of another shape (:mod:`simsched.fidelity.extent`), with
-    how many lie beyond in each feature; nothing when no held-out run has a recorded range."""
+    how many lie beyond in each feature; then on the runs whose mix those training runs pinned down and on
+    the others (:data:`~simsched.fidelity.identify.UNPINNED`, :mod:`simsched.fidelity.identify`).  Each
+    part only where the profile recorded what it needs; nothing when it recorded neither."""
     from simsched.fidelity.extent import FEATURES, KINDS, LABELS, SLACK, kind
-    from simsched.fidelity.table import Stats
+    from simsched.fidelity.identify import UNPINNED
 
-    held = [r for r in table.rows if r.part == "held-out" and r.beyond is not None]
+    held = [r for r in table.rows if r.part == "held-out" and (r.beyond is not None or r.unexercised is not None)]
     if not held:
         return
     k = len(table.models) - 1
-    out = Table(title=f"held-out runs against the range their calibration was trained on ({SLACK:g}x slack; "
-                      "larger: in size only, another shape: in work or bytes per task)", title_justify="left")
+    out = Table(title=f"held-out runs against their calibration's training runs: the range they span ({SLACK:g}x "
+                      f"slack; larger, smaller: in size only, another shape: in work or bytes per task) and the "
+                      f"mix they pinned down (unpinned: {UNPINNED:.0%} or more of the run's mix in directions they "
+                      f"did not exercise)", title_justify="left")
     out.add_column("runs")
     out.add_column("count", justify="right")
     out.add_column(f"{table.models[k]}\nmedian / mean", justify="right")
     out.add_column("beyond in", overflow="fold", max_width=50)
-    for label in KINDS:
-        members = [r for r in held if kind(r.beyond or ()) == label]
-        if not members and label != "within":
-            continue
+
+    def row(label: str, members: list, note: str) -> None:
         s = Stats.of(np.array([r.error(k) for r in members], dtype=np.float64))
-        counts = [f"{LABELS[f]} {sum(f in (r.beyond or ()) for r in members)}" for f in FEATURES
-                  if any(f in (r.beyond or ()) for r in members)]
-        out.add_row(label, str(len(members)), f"{percent(s.median)} / {percent(s.mean)}", ", ".join(counts) or "-")
+        out.add_row(label, str(len(members)), f"{percent(s.median)} / {percent(s.mean)}", note)
+
+    ranged = [r for r in held if r.beyond is not None]
+    for label in KINDS if ranged else ():
+        members = [r for r in ranged if kind(r.beyond or (), r.below) == label]
+        if members or label == "within":
+            counts = [f"{LABELS[f]} {sum(f in (r.beyond or ()) for r in members)}" for f in FEATURES
+                      if any(f in (r.beyond or ()) for r in members)]
+            row(label, members, ", ".join(counts) or "-")
+    mixed = [r for r in held if r.unexercised is not None]
+    if mixed:
+        if ranged:
+            out.add_section()
+        for label, members in (("pinned", [r for r in mixed if (r.unexercised or 0.0) < UNPINNED]),
+                               ("unpinned", [r for r in mixed if (r.unexercised or 0.0) >= UNPINNED])):
+            if members or label == "pinned":
+                row(label, members, "-" if label == "pinned" else "the mix (a share of it outside: median "
+                    f"{np.median([r.unexercised for r in members]):.0%})")
     print_table(console, out)
 
 
 def print_executions(table: FidelityTable, console: Console) -> None:
     """One row per execution: part, tasks, recorded makespan, each model's simulated makespan and error,
     the start-time error (median/p95 seconds) where starts are recorded, and what lies beyond its
-    calibration's training range."""
+    calibration's training range and how much of its mix lies outside what its training runs exercised."""
     from simsched.fidelity.extent import LABELS
 
     out = Table(title="every execution", title_justify="left")
@@ -195,6 +238,7 @@ def print_executions(table: FidelityTable, console: Console) -> None:
         out.add_column(f"{m} error", justify="right")
         out.add_column(f"{m} starts", justify="right")
     out.add_column("beyond its training range")
+    out.add_column("unexercised", justify="right")
     for r in table.rows:
         cells = [escape(r.name), escape(r.installation), r.part, str(r.tasks),
                  "-" if r.recorded is None else f"{r.recorded:.0f}"]
@@ -202,7 +246,8 @@ def print_executions(table: FidelityTable, console: Console) -> None:
             s = r.start_error[k]
             cells += ["-" if not math.isfinite(r.simulated[k]) else f"{r.simulated[k]:.0f}",
                       percent(r.error(k), signed=True), "-" if s is None else f"{s[0]:.1f}/{s[1]:.1f}"]
-        out.add_row(*cells, "-" if not r.beyond else ", ".join(LABELS[f] for f in r.beyond))
+        out.add_row(*cells, "-" if not r.beyond else ", ".join(LABELS[f] for f in r.beyond),
+                    "-" if r.unexercised is None else f"{r.unexercised:.0%}")
     print_natural(console, out)
 
 
