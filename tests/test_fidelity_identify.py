@@ -144,4 +144,7 @@ def test_fidelity_flags_the_runs_to_come_whose_mix_the_training_runs_did_not_pin
     assert rows["chain6-000.json"].unexercised < 1e-6 < UNPINNED <= rows["long4-000.json"].unexercised
     shown = runner.invoke(app, ["fidelity", str(later), "--profile", str(profile)])
     assert shown.exit_code == 0, shown.output
-    assert "pinned down" in shown.stdout and "unpinned" in shown.stdout
+    assert "pinned down" in shown.stdout and "in its 80%" in shown.stdout
+    # four training runs give a finite interval; the runs to come are predicted exactly, so each is inside
+    [unpinned] = [line for line in shown.stdout.splitlines() if line.startswith("│ unpinned")]
+    assert [c.strip() for c in unpinned.split("│")[2:5]] == ["1", "0.0% / 0.0%", "1 / 1"]

@@ -183,9 +183,12 @@ def print_extent(table: FidelityTable, console: Console) -> None:
     on those beyond it in size only and on those of another shape (:mod:`simsched.fidelity.extent`), with
     how many lie beyond in each feature; then on the runs whose mix those training runs pinned down and on
     the others (:data:`~simsched.fidelity.identify.UNPINNED`, :mod:`simsched.fidelity.identify`).  Each
-    part only where the profile recorded what it needs; nothing when it recorded neither."""
+    part only where the profile recorded what it needs; nothing when it recorded neither.  Beside each
+    group, how many of its runs with a finite interval (:func:`print_intervals`) fell inside it: the
+    intervals come from the training runs' errors and say nothing of a run unlike them."""
     from simsched.fidelity.extent import FEATURES, KINDS, LABELS, SLACK, kind
     from simsched.fidelity.identify import UNPINNED
+    from simsched.fidelity.intervals import COVERAGE
 
     held = [r for r in table.rows if r.part == "held-out" and (r.beyond is not None or r.unexercised is not None)]
     if not held:
@@ -198,11 +201,17 @@ def print_extent(table: FidelityTable, console: Console) -> None:
     out.add_column("runs")
     out.add_column("count", justify="right")
     out.add_column(f"{table.models[k]}\nmedian / mean", justify="right")
-    out.add_column("beyond in", overflow="fold", max_width=50)
+    out.add_column(f"in its {COVERAGE:.0%}\ninterval", justify="right")
+    out.add_column("beyond in", overflow="fold", max_width=44)
+    radius = {g.installation: g.radius for g in table.intervals}
 
     def row(label: str, members: list, note: str) -> None:
         s = Stats.of(np.array([r.error(k) for r in members], dtype=np.float64))
-        out.add_row(label, str(len(members)), f"{percent(s.median)} / {percent(s.mean)}", note)
+        judged = [r for r in members if math.isfinite(radius.get(r.installation, math.inf))
+                  and math.isfinite(r.simulated[k]) and r.simulated[k] > 0]
+        inside = sum(abs(math.log(r.simulated[k] / r.recorded)) <= radius[r.installation] for r in judged)
+        out.add_row(label, str(len(members)), f"{percent(s.median)} / {percent(s.mean)}",
+                    f"{inside} / {len(judged)}" if judged else "-", note)
 
     ranged = [r for r in held if r.beyond is not None]
     for label in KINDS if ranged else ():
