@@ -384,6 +384,7 @@ def test_fidelity_draws_the_recorded_gantt_where_starts_are_recorded(tmp_path: P
     (["calibrate", "{empty}", "-o", "{out}"], "no WfFormat instance (*.json) in this folder"),
     (["calibrate", "{corpus}", "-o", "{out}", "--installation", "nope"], "--installation: no installation 'nope'"),
     (["calibrate", "{corpus}", "-o", "{out}", "--search", "bayes"], "--search: must be one of cma, de, got 'bayes'"),
+    (["calibrate", "{corpus}", "-o", "{out}", "--evaluations", "0"], "--evaluations: must be a whole number >= 1"),
     (["fidelity", "{corpus}", "--json", "{out}", "--scheduler", "heft"], "'heft' is not an online policy"),
     (["fidelity", "{corpus}", "--html", "{out}", "--gantt", "nope.json"], "no execution 'nope.json' in the corpus"),
 ])

@@ -76,6 +76,7 @@ def test_each_search_fits_a_hand_computed_overhead(tmp_path: Path, search: str) 
 @pytest.mark.parametrize("key, value, bad, message", [
     ("search", "de", "bayes", "must be one of cma, de"),
     ("prior", 0.5, "-1", "must be >= 0"),
+    ("evaluations", 30, "0", "must be a whole number >= 1"),
 ])
 def test_a_profile_records_what_it_was_calibrated_with_and_refuses_a_bad_value(
         tmp_path: Path, key: str, value: object, bad: str, message: str) -> None:
@@ -91,6 +92,27 @@ def test_a_profile_records_what_it_was_calibrated_with_and_refuses_a_bad_value(
     assert exc.value.line == line and exc.value.field == key
     with pytest.raises(SimschedError, match=f"--{key}"):
         calibrate(corpus, budget_s=0.5, **{key: bad if key == "search" else float(bad)})
+
+
+def test_a_budget_of_simulations_gives_the_same_profile_whatever_the_cpu(tmp_path: Path) -> None:
+    # chains of two sizes, so that an application refinement runs too; the CPU budget, a ceiling far
+    # above what 40 simulations of these runs take, no longer decides where the searches stop
+    folder = _chains(tmp_path / "c", 6)
+    for i in range(6):
+        chain(folder / f"d-chameleon-{i:03d}.json", [20.0] * 2, 60.0)
+    corpus = read_corpus([folder], split_runs=False)
+    fits = [calibrate(corpus, budget_s=budget, seed=3, evaluations=40) for budget in (60.0, 1e3)]
+    assert [f.parameters for f in fits[0]] == [f.parameters for f in fits[1]]
+    assert [f.evaluations for f in fits[0]] == [f.evaluations for f in fits[1]]
+    assert [f.application for f in fits[0]] == [None, "c", "d"]
+    assert [f.evaluations for f in fits[0]] == [40, 20, 20]  # each stopped by its count, not converged
+    assert all(f.stopped == "budget" for f in fits[0])
+    path = write_profile(tmp_path / "p.yaml", fits[0], corpus, budget_s=60.0, evaluations=40)
+    # and the CPU budget is still a ceiling: a count too large for it stops where the CPU runs out
+    [capped] = calibrate(corpus, budget_s=0.05, seed=3, evaluations=10**9, per_application=False)
+    assert capped.stopped == "budget" and capped.evaluations < 10**9
+    text = path.read_text()
+    assert "evaluations: 40" in text and "budget_s" not in text and read_profile(path).entries
 
 
 def _linear_chains(folder: Path) -> Path:

@@ -57,6 +57,9 @@ def calibrate(
     split_runs: bool = typer.Option(True, "--split/--no-split", help="Hold out about half of each "
                                     "installation's runs (default), or train on every run given (bar --hold-out): "
                                     "score runs brought later with `simsched fidelity RUNS --profile`."),
+    evaluations: int = typer.Option(None, "--evaluations", help="Simulations of each installation's training "
+                                    "runs (an application's refinement: half), --budget then only a ceiling: a "
+                                    "profile that any machine reproduces to the bit."),
     skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
 ) -> None:
     """Fit the model's parameters per installation (and application) on its training runs; write a profile."""
@@ -76,14 +79,15 @@ def calibrate(
         done = calibrate_corpus(corpus, budget_s=budget, seed=seed, installation=installation, bounds=bound or (),
                                 skip_refused=skip_refused, hold_out=hold_out or (),
                                 per_application=per_application, min_runs=min_runs, prior=prior, search=search,
-                                regression=regression, split_runs=split_runs, progress=bar)
+                                regression=regression, split_runs=split_runs, evaluations=evaluations,
+                                progress=bar)
     finally:
         bar.close()
     out = console()
     print_calibrations(done.calibrations, out)
     print_identifiability(done.diagnoses, out)
     write_profile(output, done.calibrations, done.corpus, budget_s=budget, prior=prior, search=search,
-                  regression=regression)
+                  regression=regression, evaluations=evaluations)
     out.print(f"profile written to {output}", highlight=False)
 
 

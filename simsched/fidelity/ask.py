@@ -43,7 +43,7 @@ def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: in
                      bounds: Sequence[str] = (), skip_refused: bool = False, hold_out: Sequence[str] = (),
                      per_application: bool = True, min_runs: int = 3, prior: float = PRIOR_WEIGHT,
                      search: str = SEARCH, regression: bool = True, split_runs: bool = True,
-                     progress: Progress | None = None) -> Calibrated:
+                     evaluations: int | None = None, progress: Progress | None = None) -> Calibrated:
     """Read ``sources`` (split with ``seed``; without ``split_runs`` every run trains), keep
     ``installation`` (all when None) and calibrate each installation on its training runs
     (``hold_out``: applications held out whole) within ``budget_s`` CPU seconds in all, ``bounds``
@@ -51,16 +51,18 @@ def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: in
     ``min_runs`` training runs or more refined from its installation's point, each fit pulled towards
     its start by ``prior``, each installation searched by ``search`` (:mod:`~simsched.fidelity.search`)
     from the better of its start and, with ``regression``, its bottleneck regression
-    (:mod:`~simsched.fidelity.bottleneck`; :func:`~simsched.fidelity.calibrate.calibrate`), and
+    (:mod:`~simsched.fidelity.bottleneck`; :func:`~simsched.fidelity.calibrate.calibrate`; ``evaluations``:
+    a budget in simulations instead of CPU seconds), and
     diagnose what each unit's training runs cannot pin down (:func:`~simsched.fidelity.identify.diagnose`).
     The options are checked before the corpus is read."""
-    check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
+    check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search, evaluations=evaluations)
     overrides = parse_bounds(bounds)
     corpus = read_corpus(sources, seed=seed, skip_refused=skip_refused, hold_out=hold_out, split_runs=split_runs,
                          progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
     corpus = corpus.select(installation)
     done = calibrate(corpus, budget_s=budget_s, seed=seed, bounds=overrides, per_application=per_application,
-                     min_runs=min_runs, prior=prior, search=search, regression=regression, progress=progress)
+                     min_runs=min_runs, prior=prior, search=search, regression=regression, evaluations=evaluations,
+                     progress=progress)
     runs = training_runs(corpus)
     boxes = {label: bounds_for(train, overrides) for label, train in runs.items()}
     diagnoses = []

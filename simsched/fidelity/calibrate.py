@@ -240,7 +240,8 @@ def _to_x(params: Parameters, free: list[str], bounds: Mapping[str, Bound]) -> l
 def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: float, seed: int,
                            bounds: Mapping[str, Bound], start: Parameters, popsize: int = POPSIZE,
                            global_share: float = GLOBAL_SHARE, scheduler: str = "recorded",
-                           prior: float = 0.0, search: str = SEARCH, regression: bool = True) -> Calibration:
+                           prior: float = 0.0, search: str = SEARCH, regression: bool = True,
+                           max_evaluations: int | None = None) -> Calibration:
     """Fit the free parameters (``bounds``) on ``train`` within ``budget_s`` CPU seconds (see the module
     docstring), starting from ``start`` (clipped into the box; its fixed parameters are kept where no
     bound names them): the global search ``search`` (:data:`~simsched.fidelity.search.SEARCHES`) for
@@ -253,7 +254,11 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
 
     ``regression``: before the search, the point of the bottleneck regression of ``train``
     (:func:`~simsched.fidelity.bottleneck.regression_start` from ``start``) is simulated once and competes
-    with ``start`` as the point the searches begin from."""
+    with ``start`` as the point the searches begin from.
+
+    ``max_evaluations``: the budget in simulations of ``train`` (the start's included), ``budget_s`` then
+    only a ceiling: the same result on any machine, however fast or loaded, unless the CPU runs out
+    first."""
     prepare(search)  # the search's imports are not the installation's CPU
     clock = time.process_time
     t0 = clock()
@@ -267,12 +272,18 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
     x0 = _to_x(start, free, bounds)
     best = {"value": start_error, "error": start_error, "params": start, "x": np.array(x0)}
     evaluations = [1]
-    deadline = [t0 + budget_s]
+
+    def used() -> float:  # the share of the budget spent: of the simulations when counted, else of the CPU
+        cpu = (clock() - t0) / budget_s if budget_s > 0 else math.inf
+        if max_evaluations is None:
+            return cpu
+        return evaluations[0] / max_evaluations if cpu < 1.0 else math.inf  # the CPU budget still a ceiling
+    deadline = [1.0]
     width = np.where(box[:, 1] > box[:, 0], box[:, 1] - box[:, 0], 1.0)
     origin = (np.array(x0, dtype=np.float64) - box[:, 0]) / width
 
     def f(x: np.ndarray) -> float:
-        if clock() >= deadline[0]:
+        if used() >= deadline[0]:
             raise Spent
         params = _to_params(x, free, bounds, start)
         error = objective(train, params, scheduler, io)
@@ -289,7 +300,7 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
             f(np.array(_to_x(guess, free, bounds)))
         except Spent:
             pass
-    deadline[0] = t0 + budget_s * global_share
+    deadline[0] = global_share
     if free:
         try:
             if global_share <= 0:
@@ -298,7 +309,7 @@ def calibrate_installation(label: str, train: Sequence[Execution], *, budget_s: 
                           integrality=[bounds[n].integer for n in free])
         except Spent:
             pass
-        deadline[0] = t0 + budget_s
+        deadline[0] = 1.0
         stopped = refine(f, best, box)
     return Calibration(label, best["params"], start, start_error, best["error"], evaluations[0], clock() - t0,
                        stopped, tuple(e.name for e in train))
@@ -349,11 +360,13 @@ def calibration_units(runs: Mapping[str, Sequence[Execution]], per_application: 
     return out
 
 
-def check_options(*, budget_s: object, min_runs: object, prior: object, search: object) -> None:
-    """:class:`SimschedError` naming the option (``--budget``, ``--min-runs``, ``--prior``, ``--search``)
-    unless the budget is a finite number of CPU seconds > 0, ``min_runs`` a whole number >= 1, ``prior`` a
-    finite number >= 0 and ``search`` one of :data:`~simsched.fidelity.search.SEARCHES`: the one check of
-    :func:`calibrate`'s options, for the command (before the corpus is read) and the library alike."""
+def check_options(*, budget_s: object, min_runs: object, prior: object, search: object,
+                  evaluations: object = None) -> None:
+    """:class:`SimschedError` naming the option (``--budget``, ``--min-runs``, ``--prior``, ``--search``,
+    ``--evaluations``) unless the budget is a finite number of CPU seconds > 0, ``min_runs`` a whole number
+    >= 1, ``prior`` a finite number >= 0, ``search`` one of :data:`~simsched.fidelity.search.SEARCHES` and
+    ``evaluations`` None or a whole number >= 1: the one check of :func:`calibrate`'s options, for the
+    command (before the corpus is read) and the library alike."""
     if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0 \
             or not math.isfinite(budget_s):
         raise SimschedError(f"the budget must be a finite number of CPU seconds > 0, got {budget_s!r}",
@@ -362,6 +375,10 @@ def check_options(*, budget_s: object, min_runs: object, prior: object, search: 
         raise SimschedError(f"must be a whole number >= 1, got {min_runs!r}", field="--min-runs")
     if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0.0 <= prior < math.inf:
         raise SimschedError(f"must be a finite number >= 0, got {prior!r}", field="--prior")
+    if evaluations is not None and (isinstance(evaluations, bool) or not isinstance(evaluations, int)
+                                    or evaluations < 1):
+        raise SimschedError(f"must be a whole number >= 1 (simulations of an installation's training runs), got "
+                            f"{evaluations!r}", field="--evaluations")
     check_search(search)
 
 
@@ -369,7 +386,7 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
               bounds: Mapping[str, tuple[float, float]] | None = None,
               start: Callable[[Sequence[Execution]], Parameters] | None = None,
               per_application: bool = True, min_runs: int = MIN_APPLICATION_RUNS, prior: float = 0.0,
-              search: str = SEARCH, regression: bool = True,
+              search: str = SEARCH, regression: bool = True, evaluations: int | None = None,
               progress: Callable[[int, int, str], None] | None = None) -> list[Calibration]:
     """Calibrate every installation of ``corpus`` on its training runs (:func:`training_runs`) within
     ``budget_s`` CPU seconds in all, from ``start(train)`` (default: the documented defaults of its
@@ -387,10 +404,13 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
     refinement weighted :data:`APPLICATION_WEIGHT`), what a unit leaves unused passing to the next.
     ``prior``: the weight of the pull towards each unit's start point (:func:`shrunk`; 0: none).
     ``regression``: each unit's bottleneck regression competes with its start
-    (:func:`calibrate_installation`).  Checks everything (budget, bounds, prior, training runs) before the
-    first simulation.
+    (:func:`calibrate_installation`).  ``evaluations``: each installation's search gets this many
+    simulations of its training runs and each application's refinement :data:`APPLICATION_WEIGHT` of it
+    (at least one), the CPU budget then only a ceiling (each unit its share, as without): a calibration
+    that a machine's speed or load does not change, for a result to reproduce to the bit.  Checks
+    everything (budget, bounds, prior, training runs) before the first simulation.
     ``progress(done, total, label)`` after each unit.  Units in :func:`calibration_units`' order."""
-    check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search)
+    check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search, evaluations=evaluations)
     runs = training_runs(corpus)
     boxes = {label: bounds_for(train, bounds or {}) for label, train in runs.items()}
     units = calibration_units(runs, per_application, min_runs)
@@ -401,15 +421,18 @@ def calibrate(corpus: Corpus, *, budget_s: float, seed: int = 0,
     fitted: dict[str, Parameters] = {}
     for i, (label, app, train) in enumerate(units):
         share = left_s * cost[i] / left_cost
+        count = None if evaluations is None else max(1, int(evaluations * (1.0 if app is None
+                                                                           else APPLICATION_WEIGHT)))
         if app is None:
             origin = start(train) if start is not None else documented_defaults(train[0].wms)
             result = calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label],
-                                            start=origin, prior=prior, search=search, regression=regression)
+                                            start=origin, prior=prior, search=search, regression=regression,
+                                            max_evaluations=count)
             fitted[label] = result.parameters
         else:
             result = replace(calibrate_installation(label, train, budget_s=share, seed=seed, bounds=boxes[label],
                                                     start=fitted[label], global_share=0.0, prior=prior,
-                                                    search=search, regression=regression),
+                                                    search=search, regression=regression, max_evaluations=count),
                              application=app)
         result = replace(result, train_errors=tuple(
             log_error(simulate(e.graph, e.run, result.parameters).makespan, e.run.makespan) for e in train))

@@ -18,7 +18,7 @@ paste in; it is written for people and not read back (the ``parameters`` are the
 
     simsched_profile: 1
     seed: 0
-    budget_s: 600.0
+    budget_s: 600.0                    # or evaluations: 300 (calibrate --evaluations)
     installations:
     - installation: pegasus@cc-worker-4+7
       wms: pegasus
@@ -141,9 +141,10 @@ def label_of(wms: str, machines: Sequence[str]) -> str:
 
 
 def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float, prior: float = 0.0,
-                 search: str = SEARCH, regression: bool = True) -> str:
-    """The YAML text of a profile of ``calibrations`` (made on ``corpus`` with ``budget_s``, ``prior``,
-    the global search ``search`` and the ``regression`` start or not).  O(runs)."""
+                 search: str = SEARCH, regression: bool = True, evaluations: int | None = None) -> str:
+    """The YAML text of a profile of ``calibrations`` (made on ``corpus`` with ``budget_s`` or, when given,
+    ``evaluations`` per installation, ``prior``, the global search ``search`` and the ``regression`` start
+    or not).  O(runs)."""
     groups = corpus.installations()
     entries = []
     for c in calibrations:
@@ -167,7 +168,8 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
             "train_mix": [[float(v) for v in mix[name]] for name in c.train]})
     doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
                                                              if corpus.hold_out else {}),
-           "budget_s": float(budget_s), "prior": float(prior), "search": search,
+           **({"budget_s": float(budget_s)} if evaluations is None else {"evaluations": int(evaluations)}),
+           "prior": float(prior), "search": search,
            "regression_start": bool(regression), "installations": entries}
     head = ("# Calibrated by `simsched calibrate` on the training runs of each installation; read by\n"
             "# `simsched fidelity --profile`.  docs/fidelity.md says what each parameter means.\n")
@@ -175,14 +177,15 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
 
 
 def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus: Corpus, *, budget_s: float,
-                  prior: float = 0.0, search: str = SEARCH, regression: bool = True) -> Path:
+                  prior: float = 0.0, search: str = SEARCH, regression: bool = True,
+                  evaluations: int | None = None) -> Path:
     """Write the profile atomically (a reader never sees half a file)."""
     return atomic_write_text(path, profile_text(calibrations, corpus, budget_s=budget_s, prior=prior, search=search,
-                                                regression=regression))
+                                                regression=regression, evaluations=evaluations))
 
 
-TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "prior", "search", "regression_start",
-            "installations")
+TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "evaluations", "prior", "search",
+            "regression_start", "installations")
 ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
               "train_error_at_start", "evaluations", "cpu_s", "stopped", "train", "train_sha256", "train_range",
               "train_errors", "train_mix")
@@ -345,6 +348,9 @@ def read_profile(path: str | Path) -> Profile:
     for key in ("budget_s", "prior"):  # what it was calibrated with: read for the record, checked all the same
         if key in data and r.number(data[key], (key,)) < 0:
             raise r.fail(f"must be >= 0, got {data[key]!r}", (key,))
+    if "evaluations" in data and (isinstance(data["evaluations"], bool) or not isinstance(data["evaluations"], int)
+                                  or data["evaluations"] < 1):
+        raise r.fail(f"must be a whole number >= 1, got {data['evaluations']!r}", ("evaluations",))
     if "search" in data and data["search"] not in SEARCHES:
         raise r.fail(f"must be one of {', '.join(SEARCHES)}, got {data['search']!r}", ("search",))
     if "regression_start" in data and not isinstance(data["regression_start"], bool):

@@ -183,6 +183,7 @@ def _profile_json() -> bytes:
 def _profile_attacks(valid: bytes) -> dict[str, Attack]:
     return json_attacks(valid, fields={"tampered: the seed as text": ("seed", "three"),
                                        "tampered: an unknown search": ("search", "bayes"),
+                                       "tampered: the evaluations as text": ("evaluations", "many"),
                                        "tampered: regression_start as text": ("regression_start", "maybe"),
                                        "tampered: the training digests as text": ("train_sha256", "abc"),
                                        "tampered: a training digest not hex": ("train_sha256", ["z" * 64]),
