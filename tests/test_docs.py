@@ -134,6 +134,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("docs-run")
     shutil.copytree(ROOT / "scenarios", root / "scenarios")
     shutil.copytree(ROOT / "docs" / "img", root / "docs" / "img")
+    shutil.copytree(ROOT / "tests" / "data" / "wfinstances", root / "tests" / "data" / "wfinstances")
     return root
 
 
