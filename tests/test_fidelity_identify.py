@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from simsched.cli.main import app
 from simsched.fidelity.ask import calibrate_corpus, fidelity_of
 from simsched.fidelity.calibrate import DEFAULT_BOUNDS, Bound
-from simsched.fidelity.identify import UNPINNED, at_edge, confounded, directions, unexercised_share
+from simsched.fidelity.identify import UNPINNED, at_edge, confounded, directions, together, unexercised_share
 from simsched.fidelity.model import Parameters
 from simsched.fidelity.profile import write_profile
 
@@ -40,6 +40,15 @@ def test_tasks_and_bytes_that_grow_together_are_one_mechanism_to_the_runs() -> N
     q = _runs(tasks, [2, 2, 3, 3, 4, 5], [300, 320, 700, 650, 100, 1000], [3.3e8 * t for t in tasks])
     exercised, weak, absent = confounded(q / np.array([800.0, 5000, 900, 4600, 2000, 4000])[:, None])
     assert (exercised, weak, absent) == (4, (TASKS, BYTES), ())
+
+
+def test_what_barely_varies_is_said_in_the_runs_own_terms() -> None:
+    tasks = [104, 1004, 104, 1004, 300, 700]
+    q = _runs(tasks, [3] * 6, [300, 320, 700, 650, 100, 1000], [3.3e8 * t * (1.1 if t == 300 else 1.0) for t in tasks])
+    assert together(q, (STARTUP, LEVELS, TASKS, BYTES)) == ("levels 1.00x", "bytes per task 1.10x")
+    assert together(q, (CRITICAL, TASKS)) == ()  # the critical path per task varies 30-fold
+    q[2, BYTES] = 0.0  # a run without bytes tells tasks from bytes
+    assert together(q, (TASKS, BYTES)) == ()
 
 
 def test_a_quantity_no_run_has_is_absent_not_confounded() -> None:
@@ -124,6 +133,8 @@ def test_a_calibration_on_chains_says_what_chains_cannot_tell_apart(tmp_path: Pa
     assert (d.runs, d.exercised, d.mechanisms) == (4, 2, 5)
     assert d.confounded == ("runtimes", "overheads", "dispatcher") and d.absent == ("storage",)
     assert d.at_edge == ("pre=20 (highest)",)
+    assert d.together == ("levels per second of critical path 1.00x", "tasks per second of critical path 1.00x",
+                          "tasks per level 1.00x")
     shown = runner.invoke(app, ["calibrate", str(folder), "-o", str(tmp_path / "p.yaml"), "--budget", "2",
                                 "--no-split", *(a for b in FIXED for a in ("--bound", b))])
     assert shown.exit_code == 0, shown.output

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
@@ -68,6 +69,12 @@ UNPINNED = 2 * TOLERANCE
 directions the training runs exercised (:func:`unexercised_share`): twice what marks a direction as not
 exercised, so that a run like the training runs, whose mix lies within their own spread, is not flagged."""
 
+TOGETHER = 1.5
+"""Two quantities move together over the training runs when their ratio varies by less than this factor
+from run to run (:func:`together`): what a user would vary in the runs to add."""
+
+_PER = {"critical path": "second of critical path", "levels": "level", "tasks": "task", "bytes": "byte"}
+
 EDGE = 0.01
 """A fitted parameter is at the edge of its box when within this share of the box's width of it (on the
 scale the search uses: logarithmic for a log-scaled bound)."""
@@ -95,6 +102,9 @@ class Diagnosis:
     confounded: tuple[str, ...]
     absent: tuple[str, ...]
     at_edge: tuple[str, ...]
+    together: tuple[str, ...] = ()
+    """Why, in the runs' own terms: the quantities of the confounded mechanisms that barely vary, alone or
+    per one another (:func:`together`), e.g. ``levels 1.00x``, ``bytes per task 1.12x``."""
 
     @property
     def clean(self) -> bool:
@@ -130,6 +140,25 @@ def confounded(mix: np.ndarray) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
     share = (vt[exercised:] ** 2).sum(axis=0)  # the directions not exercised, and those no run can
     weak = tuple(int(j) for j in np.flatnonzero((share >= SHARE) & present))
     return exercised, weak, tuple(int(j) for j in np.flatnonzero(~present))
+
+
+def together(quantities: np.ndarray, columns: Sequence[int]) -> tuple[str, ...]:
+    """Of ``columns`` (indices into :data:`~simsched.fidelity.bottleneck.COLUMNS`, as :func:`confounded`
+    names them) the pairs whose ratio varies by less than :data:`TOGETHER` over the runs' ``quantities``
+    (runs x columns, :func:`~simsched.fidelity.bottleneck.run_features`), each as ``"B per A 1.12x"``
+    (``"B 1.00x"`` against the start-up's constant: B itself barely varies).  A pair where either
+    quantity is 0 in some run is told apart by that run.  O(runs x columns^2)."""
+    out = []
+    for a, b in combinations(sorted(columns), 2):
+        x, y = quantities[:, a], quantities[:, b]
+        if not ((x > 0).all() and (y > 0).all()):
+            continue
+        ratio = y / x
+        spread = float(ratio.max() / ratio.min())
+        if spread < TOGETHER:
+            what = COLUMNS[b] if a == 0 else f"{COLUMNS[b]} per {_PER[COLUMNS[a]]}"
+            out.append(f"{what} {spread:.2f}x")
+    return tuple(out)
 
 
 def unexercised_share(mix: np.ndarray, scale: np.ndarray, vt: np.ndarray, exercised: int) -> float:
@@ -175,9 +204,13 @@ def diagnose(label: str, parameters: Parameters, train: Sequence[Execution],
     corpus it was calibrated on.  O(runs x (n + e))."""
     runs = [e for e in train if e.run.makespan and e.run.makespan > 0]
     names = list(MECHANISMS.values())
+    why: tuple[str, ...] = ()
     if runs:
-        exercised, weak, absent = confounded(np.vstack([mix_of(e) for e in runs]))
+        quantities = np.vstack([run_features(e, task_io(e.run)) for e in runs])
+        makespans = np.array([e.run.makespan for e in runs], dtype=np.float64)
+        exercised, weak, absent = confounded(quantities / makespans[:, None])
+        why = together(quantities, weak) if len(runs) > 1 else ()
     else:
         exercised, weak, absent = 0, tuple(range(len(COLUMNS))), ()
     return Diagnosis(label, len(runs), len(COLUMNS), exercised, tuple(names[j] for j in weak),
-                     tuple(names[j] for j in absent), at_edge(parameters, bounds))
+                     tuple(names[j] for j in absent), at_edge(parameters, bounds), why)

@@ -76,6 +76,10 @@ def print_identifiability(diagnoses: Sequence[Diagnosis], console: Console) -> N
         table.add_row(escape(d.label), str(d.runs), f"{d.exercised} of {d.mechanisms}", escape(apart or "-"),
                       escape(", ".join(d.at_edge) or "-"))
     print_table(console, table)
+    for d in rows:
+        if d.together:
+            console.print(f"{escape(d.label)}: over its {d.runs} training runs these barely vary: "
+                          f"{', '.join(d.together)}", highlight=False, width=100)
     console.print("A run that varies what cannot be told apart in another proportion than the training runs, or "
                   "needs a parameter beyond its box, is predicted by a split of its time that nothing measured.",
                   highlight=False, width=100)
