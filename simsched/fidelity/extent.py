@@ -25,7 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from simsched.fidelity.bottleneck import moved_bytes
+import numpy as np
+
+from simsched.fidelity.bottleneck import run_features
 from simsched.fidelity.corpus import Execution
 from simsched.fidelity.model import task_io
 from simsched.simulator.engine import TaskIO
@@ -53,23 +55,27 @@ flagged for lying a little beyond the runs that happened to be drawn for trainin
 Range = Mapping[str, tuple[float, float]]
 
 
-def features(execution: Execution, io: TaskIO | None = None) -> dict[str, float]:
+def features(execution: Execution, io: TaskIO | None = None, row: np.ndarray | None = None) -> dict[str, float]:
     """A run's :data:`FEATURES`: its tasks, the levels of its graph, the critical path of its recorded
     runtimes and their sum in seconds, the bytes it moves through storage if no file stays on a host
     (:func:`~simsched.fidelity.bottleneck.moved_bytes`), and the last two per task; ``io``: the run's
-    :func:`~simsched.fidelity.model.task_io` where the caller built it already.  O(n + e)."""
-    run = execution.run
-    tasks, work = float(run.n_tasks), float(run.runtime.sum())
-    moved = moved_bytes(task_io(run) if io is None else io)
-    return {"tasks": tasks, "levels": float(execution.graph.depth),
-            "critical_path_s": float(run.critical_path(execution.graph)), "work_s": work, "bytes": moved,
+    :func:`~simsched.fidelity.model.task_io` where the caller built it already, ``row``: its
+    :func:`~simsched.fidelity.bottleneck.run_features` likewise (the same quantities, computed in one
+    place).  O(n + e)."""
+    if row is None:
+        row = run_features(execution, task_io(execution.run) if io is None else io)
+    _, critical, levels, tasks, moved = (float(v) for v in row)
+    work = float(execution.run.runtime.sum())
+    return {"tasks": tasks, "levels": levels, "critical_path_s": critical, "work_s": work, "bytes": moved,
             "work_per_task_s": work / max(tasks, 1.0), "bytes_per_task": moved / max(tasks, 1.0)}
 
 
-def training_range(train: Sequence[Execution]) -> dict[str, tuple[float, float]]:
-    """``{feature: (lowest, highest)}`` over the runs of ``train`` (none: an empty mapping).
+def training_range(train: Sequence[Execution], rows: Sequence[np.ndarray] | None = None
+                   ) -> dict[str, tuple[float, float]]:
+    """``{feature: (lowest, highest)}`` over the runs of ``train`` (none: an empty mapping); ``rows``:
+    their :func:`~simsched.fidelity.bottleneck.run_features` where the caller has them.
     O(runs x (n + e))."""
-    rows = [features(e) for e in train]
+    rows = [features(e, row=None if rows is None else rows[i]) for i, e in enumerate(train)]
     return {f: (min(r[f] for r in rows), max(r[f] for r in rows)) for f in FEATURES} if rows else {}
 
 

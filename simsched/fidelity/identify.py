@@ -46,7 +46,6 @@ from simsched.fidelity.bottleneck import COLUMNS, run_features
 from simsched.fidelity.calibrate import Bound
 from simsched.fidelity.corpus import Execution
 from simsched.fidelity.model import Parameters, task_io
-from simsched.simulator.engine import TaskIO
 
 MECHANISMS: dict[str, str] = {"startup": "start-up", "critical path": "runtimes", "levels": "overheads",
                               "tasks": "dispatcher", "bytes": "storage"}
@@ -112,15 +111,9 @@ class Diagnosis:
         return not (self.confounded or self.absent or self.at_edge)
 
 
-def mix_of(execution: Execution, io: TaskIO | None = None) -> np.ndarray:
-    """A run's **mix**: its :func:`~simsched.fidelity.bottleneck.run_features` (1, critical path, levels,
-    tasks, bytes) per second of its recorded makespan, the row the training runs' directions are drawn
-    from; ``io``: the run's I/O plan where the caller built it already.  O(n + e)."""
-    return run_features(execution, task_io(execution.run) if io is None else io) / execution.run.makespan
-
-
 def directions(mix: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """The directions the training runs' ``mix`` (runs x columns, :func:`mix_of`) exercises: each column's
+    """The directions the training runs' ``mix`` exercises (runs x columns: each run's
+    :func:`~simsched.fidelity.bottleneck.run_features` per second of its recorded makespan): each column's
     length (its scale; 1 for a column 0 in every run), the right singular vectors of the scaled matrix (a
     columns x columns orthonormal basis, strongest first) and how many of them are exercised
     (:data:`TOLERANCE`).  O(runs x columns^2)."""
@@ -132,7 +125,7 @@ def directions(mix: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def confounded(mix: np.ndarray) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
-    """From the training runs' ``mix`` (:func:`mix_of`): how many independent directions the runs
+    """From the training runs' ``mix`` (as :func:`directions` takes it): how many independent directions the runs
     exercise, the columns they cannot tell apart and the columns that are 0 in every run (see the module
     docstring).  O(runs x columns^2)."""
     present = (mix > 0).any(axis=0)

@@ -59,12 +59,11 @@ from typing import Any
 import yaml
 
 from simsched.errors import SimschedError, did_you_mean, number_value, shown
-from simsched.fidelity.bottleneck import COLUMNS
+from simsched.fidelity.bottleneck import COLUMNS, run_features
 from simsched.fidelity.calibrate import Calibration
 from simsched.fidelity.corpus import Corpus
 from simsched.fidelity.extent import FEATURES, training_range
-from simsched.fidelity.identify import mix_of
-from simsched.fidelity.model import NAMES, Parameters, scenario_platform
+from simsched.fidelity.model import NAMES, Parameters, scenario_platform, task_io
 from simsched.fidelity.search import SEARCH, SEARCHES
 from simsched.fileio import atomic_write_text
 from simsched.yamlio import YamlDocument, load_yaml
@@ -95,7 +94,7 @@ class ProfileEntry:
     """Each training run's ``|log(simulated / recorded)|`` under ``parameters``, beside ``train`` (empty in
     a profile written before simsched recorded them)."""
     train_mix: tuple[tuple[float, ...], ...] = ()
-    """Each training run's mix (:func:`~simsched.fidelity.identify.mix_of`: start-up, critical path,
+    """Each training run's mix (:mod:`~simsched.fidelity.identify`: start-up, critical path,
     levels, tasks and bytes per second of its recorded makespan), beside ``train`` (empty in a profile
     written before simsched recorded them)."""
 
@@ -151,8 +150,10 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
         runs = groups[c.installation]
         digest = {e.name: e.digest for e in runs}
         names = set(c.train)
-        span = training_range([e for e in runs if e.name in names])
-        mix = {e.name: mix_of(e) for e in runs if e.name in names}
+        trained = [e for e in runs if e.name in names]
+        row = [run_features(e, task_io(e.run)) for e in trained]  # once per run, for the range and the mix
+        span = training_range(trained, row)
+        mix = {e.name: r / e.run.makespan for e, r in zip(trained, row)}
         pool = {m.name: m for e in runs for m in e.run.machines}
         machines = sorted(pool)
         entries.append({

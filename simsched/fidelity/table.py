@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -211,11 +211,12 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
         pinned = _directions(found, directions) if found is not None and found.train_mix else None
         io = task_io(e.run) if span is not None or pinned is not None \
             or any(p is not None and p.storage is not None for p in chosen) else None
-        values = features(e, io) if span is not None else {}
+        row = run_features(e, io) if io is not None and (span is not None or pinned is not None) else None
+        values = features(e, io, row) if span is not None else {}
         far = beyond(values, span) if span is not None else None
         under = below(values, span) if span is not None else ()
         # the share is blind to the row's scale: a run to come needs no recorded makespan for it
-        off = unexercised_share(run_features(e, io), *pinned) if pinned is not None else None
+        off = unexercised_share(row, *pinned) if pinned is not None else None
         simulated, starts = [], []
         for params in chosen:
             if params is None:
@@ -227,7 +228,7 @@ def fidelity_table(corpus: Corpus, *, profile: Profile | None = None, scheduler:
             starts.append(start_error(e.run.start, sim))
             if keep:
                 kept[e.name], runs[e.name] = sim, e.run
-        rows.append(replace(_row(e, trained, tuple(simulated), tuple(starts), far), below=under, unexercised=off))
+        rows.append(_row(e, trained, tuple(simulated), tuple(starts), far, under, off))
         if progress is not None:
             progress(i + 1, len(corpus.executions), e.name)
     source = profile.file if profile is not None else None
@@ -292,10 +293,11 @@ def _by_name(name: str) -> str:
 
 
 def _row(e: Execution, trained: dict[str, frozenset[str]], simulated: tuple[float, ...],
-         starts: tuple[tuple[float, float] | None, ...], far: tuple[str, ...] | None) -> Row:
+         starts: tuple[tuple[float, float] | None, ...], far: tuple[str, ...] | None, under: tuple[str, ...] = (),
+         off: float | None = None) -> Row:
     """An execution's row: its part is the profile's where the profile calibrated its installation (a
     run it was not trained on is held out), else the corpus's seeded split."""
     own = trained.get(e.installation)
     part = e.part if own is None else (TRAIN if e.digest in own or _by_name(e.name) in own else HELD_OUT)
     return Row(e.name, e.installation, e.wms, e.application, part, e.run.n_tasks, e.run.makespan, simulated, starts,
-               far)
+               far, under, off)
