@@ -33,10 +33,11 @@ SPLITS: tuple[str, ...] = ("per-application", "alternate")
 """The splits by name (``--split-kind``; :func:`split`), the default first:
 
 * ``per-application``: each application's runs alternate between the parts along a seeded order,
-  from a seeded first part, and an application with a single run goes to a seeded part; so a run
-  added to one application moves no run of another, and every seed draws afresh where every
-  application has one run (an installation running each workflow once, as the corpus's Nextflow one);
-* ``alternate`` (simsched 0.x, before this split): one alternation along all the applications in
+  from a seeded first part, and the applications with a single run alternate likewise among
+  themselves; so a run added to one application moves no run of another that ran twice or more, and
+  every seed draws afresh where every application has one run (an installation running each workflow
+  once, as the corpus's Nextflow one);
+* ``alternate`` (the split before this one): one alternation along all the applications in
   alphabetical order, its phase carried from one to the next: a run added to one application flips
   the runs of every application after it, and where every application has one run the split is the
   same for every seed.  Kept so that the numbers measured with it reproduce."""
@@ -153,12 +154,12 @@ def split(names: Sequence[str], applications: Sequence[str], seed: int,
 
     * ``per-application``: each application's runs, in a seeded order (a hash of the seed and the file
       name), alternate between the parts from a seeded first part (a seeded bit of the application's
-      name); an application with a single run goes to the part of a seeded bit of its file name.  Then,
-      only where the bits left the installation's runs all in one part, the run last (first) in the
-      seeded order of the single runs moves to the held-out (training) part, so that an installation of
-      two runs or more has at least one of each.  So about half are held out, each application with two
-      runs or more has runs in both parts, a single run is a training run, and a run added to one
-      application moves no run of another (but for that last fix).
+      name); the applications with a single run alternate likewise among themselves, as if they were
+      one application.  An installation's only run is a training run.  So about half are held out, each
+      application with two runs or more has runs in both parts, an installation of two runs or more
+      has at least one of each, and a run added to one application moves no run of an application
+      with two runs or more but its own (a new single-run application joins the alternation of the
+      others and can move them).
     * ``alternate``: ordered by application, then by the seeded hash of the file name, alternating
       along that order starting with the training part, the phase carried over from one application to
       the next (a run added to one application can flip every run of the applications after it).
@@ -183,23 +184,17 @@ def _per_application(names: Sequence[str], applications: Sequence[str], seed: in
     by_app: dict[str, list[int]] = {}
     for i in rest:
         by_app.setdefault(applications[i], []).append(i)
-    singles = []
-    for app, members in by_app.items():
-        if len(members) == 1:
-            i = members[0]
-            parts[i] = TRAIN if _coin(seed, Path(names[i]).name) == 0 else HELD_OUT
-            singles.append(i)
-            continue
-        phase = _coin(seed, app)
+
+    def alternate(members: list[int], phase: int) -> None:
         for position, i in enumerate(sorted(members, key=lambda j: (_rank(seed, names[j]), names[j]))):
             parts[i] = TRAIN if (position + phase) % 2 == 0 else HELD_OUT
-    used = {parts[i] for i in rest}
-    if len(used) == 1 and singles:  # every run in one part: only single runs can have put them there
-        singles.sort(key=lambda j: (_rank(seed, names[j]), names[j]))
-        if used == {HELD_OUT}:
-            parts[singles[0]] = TRAIN
-        elif len(rest) >= 2:
-            parts[singles[-1]] = HELD_OUT
+
+    for app, members in by_app.items():
+        if len(members) > 1:
+            alternate(members, _coin(seed, app))
+    alternate([m[0] for m in by_app.values() if len(m) == 1], _coin(seed, ""))  # the applications run once
+    if len(rest) == 1:  # the one run of an installation trains
+        parts[rest[0]] = TRAIN
     return parts
 
 
