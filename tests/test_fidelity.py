@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import wfformat_chain as chain
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
@@ -27,7 +29,7 @@ from simsched.fidelity import (
     write_profile,
 )
 from simsched.fidelity.calibrate import Bound, bounds_for, parse_bounds
-from simsched.fidelity.corpus import find_instances
+from simsched.fidelity.corpus import SPLITS, find_instances
 from simsched.fidelity.model import build_problem, documented_defaults, task_io
 from simsched.fidelity.table import start_error
 from simsched.workloads.importers.wfformat_recorded import read_recorded
@@ -67,21 +69,59 @@ def twice(tmp_path: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------------------------- corpus
-def test_split_is_seeded_balanced_and_per_application() -> None:
+@pytest.mark.parametrize("kind", SPLITS)
+def test_split_is_seeded_balanced_and_per_application(kind: str) -> None:
     names = [f"app{a}-{i}.json" for a in "ab" for i in range(5)] + ["solo-1.json"]
     apps = [n.split("-")[0] for n in names]
-    parts = split(names, apps, seed=3)
-    assert parts == split(names, apps, seed=3)
+    parts = split(names, apps, seed=3, kind=kind)
+    assert parts == split(names, apps, seed=3, kind=kind)
     for a in ("appa", "appb"):
         mine = [p for p, x in zip(parts, apps) if x == a]
         assert {TRAIN, HELD_OUT} <= set(mine)
     assert abs(parts.count(HELD_OUT) - len(names) / 2) <= 1
-    assert any(split(names, apps, seed=s) != parts for s in range(4, 10))
-    assert split(["a-1.json"], ["a"], 0) == [TRAIN]
-    assert sorted(split(["a-1.json", "a-2.json"], ["a", "a"], 5)) == [HELD_OUT, TRAIN]
-    # a new run of another application moves no run of this one
-    more = split([*names, "appc-1.json"], [*apps, "appc"], seed=3)
-    assert more[:10] == parts[:10]
+    assert any(split(names, apps, seed=s, kind=kind) != parts for s in range(4, 10))
+    for seed in range(20):
+        assert split(["a-1.json"], ["a"], seed, kind=kind) == [TRAIN]
+        assert sorted(split(["a-1.json", "a-2.json"], ["a", "a"], seed, kind=kind)) == [HELD_OUT, TRAIN]
+        assert sorted(split(["a-1.json", "b-1.json"], ["a", "b"], seed, kind=kind)) == [HELD_OUT, TRAIN]
+
+
+def test_the_alternate_split_carries_its_phase_and_the_default_does_not() -> None:
+    names = ["a-1.json", "a-2.json", "a-3.json", "b-1.json", "b-2.json", "c-1.json"]
+    apps = [n.split("-")[0] for n in names]
+    grown = ([*names, "a-4.json"], [*apps, "a"])
+    # alternate: a run added to the first application flips every run after it
+    before, after = split(names, apps, 1, kind="alternate"), split(*grown, 1, kind="alternate")
+    assert after[3:6] == [{TRAIN: HELD_OUT, HELD_OUT: TRAIN}[p] for p in before[3:6]]
+    before, after = split(names, apps, 1), split(*grown, 1)
+    assert after[3:6] == before[3:6]
+    # one run per application: the alternate split is the same whatever the seed, the default is not
+    solos = [f"{a}-1.json" for a in "abcdefgh"]
+    alone = [n.split("-")[0] for n in solos]
+    assert len({tuple(split(solos, alone, s, kind="alternate")) for s in range(10)}) == 1
+    assert len({tuple(split(solos, alone, s)) for s in range(10)}) > 5
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcdef"), st.integers(0, 30)), min_size=1, max_size=25, unique=True),
+       st.sampled_from("abcdef"), st.integers(0, 1000), st.integers(0, 2**31))
+def test_a_run_added_to_one_application_moves_no_run_of_another(runs: list[tuple[str, int]], app: str, number: int,
+                                                                 seed: int) -> None:
+    names = [f"{a}-{i}.json" for a, i in runs]
+    apps = [a for a, _ in runs]
+    name = f"{app}-{1000 + number}.json"
+    before, after = split(names, apps, seed), split([*names, name], [*apps, app], seed)
+    singles_move = apps.count(app) <= 1  # a new single-run application, or a single one no more
+    for i, a in enumerate(apps):
+        if a != app and (apps.count(a) > 1 or not singles_move) and len(names) > 1:
+            assert after[i] == before[i], (a, names[i])
+    for a in set(apps) | {app}:
+        mine = [p for p, x in zip(after, [*apps, app]) if x == a]
+        if len(mine) >= 2:
+            assert {TRAIN, HELD_OUT} <= set(mine)
+    assert TRAIN in after and HELD_OUT in after
+    held = after.count(HELD_OUT)  # balanced: each alternation leaves at most one run more in a part
+    assert abs(held - len(after) / 2) <= (len(set(apps) | {app}) + 1) / 2
 
 
 def test_read_corpus_groups_installations_and_splits_them(twice: Path) -> None:
@@ -328,6 +368,7 @@ def test_a_profile_reads_back_what_was_written(twice: Path, tmp_path: Path) -> N
      "installations[0].installation"),
     ("simsched_profile: ", "1", "2", "not a simsched profile", "simsched_profile"),
     ("  stopped:", "stopped", "stoped", "unknown field", "installations[0].stoped"),
+    ("split_kind: ", "per-application", "halves", "must be one of per-application, alternate", "split_kind"),
 ])
 def test_a_tampered_profile_is_refused_with_its_line(twice: Path, tmp_path: Path, find: str, old: str, new: str,
                                                      message: str, field: str) -> None:
@@ -449,3 +490,22 @@ def test_the_profile_platform_as_a_scenario_gives_the_model_makespan(tmp_path: P
     result = runner.invoke(app, ["run", str(tmp_path / "s.yaml"), "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["results"][0]["makespan"] == pytest.approx(expected)
+
+
+def test_the_split_kind_is_checked_recorded_and_kept_by_fidelity(twice: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "p.yaml"
+    bad = runner.invoke(app, ["calibrate", str(twice), "-o", str(out), "--budget", "1", "--split-kind", "halves"])
+    assert bad.exit_code == 2 and "--split-kind: must be one of per-application, alternate" in bad.output
+    assert not out.exists()
+    done = runner.invoke(app, ["calibrate", str(twice), "-o", str(out), "--budget", "1", "--split-kind", "alternate"])
+    assert done.exit_code == 0, done.output
+    profile = read_profile(out)
+    assert profile.split_kind == "alternate"
+    # fidelity splits the installations the profile did not calibrate as the profile was split, and refuses another
+    clash = runner.invoke(app, ["fidelity", str(twice), "--profile", str(out), "--split-kind", "per-application"])
+    assert clash.exit_code == 2 and "leave --split-kind out" in clash.output
+    # a profile written before the split was recorded is read as the alternate split
+    older = tmp_path / "older.yaml"
+    older.write_text("".join(line for line in out.read_text().splitlines(keepends=True) if "split_kind" not in line))
+    assert read_profile(older).split_kind == "alternate"

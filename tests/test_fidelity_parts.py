@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import wfformat_chain as chain
 from typer.testing import CliRunner
 
@@ -172,7 +173,10 @@ def test_intervals_come_from_the_profile_when_the_training_runs_are_elsewhere(tm
     assert len(unit.train_errors) == len(unit.train) == 5
     profile, older = tmp_path / "p.yaml", tmp_path / "older.yaml"
     write_profile(profile, done.calibrations, done.corpus, budget_s=3.0)
-    older.write_text("\n".join(line for line in profile.read_text().splitlines() if "train_errors" not in line))
+    doc = yaml.safe_load(profile.read_text())  # a profile written before it recorded the training errors
+    for entry in doc["installations"]:
+        del entry["train_errors"]
+    older.write_text(yaml.safe_dump(doc, sort_keys=False))
     # the same corpus: the recorded errors are the training rows' errors, to the bit
     [a] = fidelity_of([both], profile=profile).intervals
     [b] = fidelity_of([both], profile=older).intervals

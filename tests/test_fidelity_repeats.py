@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from simsched.cli.main import app
-from simsched.fidelity.repeats import repeat_key, repeat_predictions, spread_groups
+from simsched.fidelity.repeats import group_deviations, repeat_key, repeat_predictions, spread_groups
 
 REAL = Path(__file__).parent / "data" / "wfinstances"
 runner = CliRunner()
@@ -54,6 +54,22 @@ def test_spread_groups_hold_held_out_runs_with_repeats_only() -> None:
     assert math.isclose(g.model_median, (0.05 + 0.10) / 2)
 
 
+def test_group_deviations_by_hand() -> None:
+    """Recorded 90, 100, 130 in one group (median 100): 10%, 0%, 30%; a run alone, one without a record,
+    one with a record of 0 and one without a key get NaN; the group of two without them: 5 and 15 around
+    10 (50%)."""
+    keys = [("i", "w", 3, 2)] * 3 + [("i", "v", 3, 2), ("i", "u", 3, 2), ("i", "u", 3, 2), ("i", "u", 3, 2),
+                                      ("i", "u", 3, 2), None]
+    values = [90.0, 100.0, 130.0, 50.0, None, 0.0, 5.0, 15.0, 40.0]
+    d = group_deviations(keys, values)
+    np.testing.assert_allclose(d[:3], [0.1, 0.0, 0.3])
+    assert all(math.isnan(x) for x in d[3:6]) and math.isnan(d[8])
+    np.testing.assert_allclose(d[6:8], [0.5, 0.5])
+    (g,) = spread_groups(["i"] * 3, [True, True, False], values[:3], np.array([100.0, 100.0, 100.0]),
+                         np.array([90.0, 100.0, 130.0]), d[:3], np.array([0.01, 0.02, 0.5]))
+    assert math.isclose(g.makespan_spread, 0.05) and math.isclose(g.input_spread, 0.015)
+
+
 def test_fidelity_reports_the_spread_of_repeated_runs(tmp_path: Path) -> None:
     """The three shipped runs, each under three run numbers: every held-out run has two repeats with the
     same record, so the repeats predict it exactly (0.0%)."""
@@ -68,6 +84,8 @@ def test_fidelity_reports_the_spread_of_repeated_runs(tmp_path: Path) -> None:
     assert "run-to-run spread" in done.stdout
     doc = json.loads(out.read_text())
     assert doc["spread"] and all(g["repeats"]["median"] == 0.0 for g in doc["spread"])
+    assert all(g["makespan_spread"] == 0.0 and g["input_spread"] == 0.0 for g in doc["spread"])  # identical copies
+    assert max(len(line) for line in done.stdout.splitlines()) <= 100
     assert sum(g["runs"] for g in doc["spread"]) == sum(e["part"] == "held-out" for e in doc["executions"])
 
 

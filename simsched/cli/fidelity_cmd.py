@@ -23,6 +23,9 @@ CORPUS_HELP = "WfFormat instances: folders (walked for *.json) or files, e.g. a 
 SKIP_HELP = "List instances that fail to import and go on (default: the first one is an error)."
 REGRESSION_HELP = ("Start each search from the better of its start point and a linear fit of the training "
                    "makespans on the run's critical path, levels, tasks and bytes (default), or from the start alone.")
+SPLIT_KIND_HELP = ("How each installation's runs are split: per-application (default: each application's runs "
+                   "alternate on their own, from a seeded part) or alternate (the split before it, one alternation "
+                   "along all applications: to reproduce numbers measured with it).")
 
 
 def _found(corpus: list[Path]) -> list[tuple[Path, str]]:
@@ -60,11 +63,13 @@ def calibrate(
     evaluations: int = typer.Option(None, "--evaluations", help="Simulations of each installation's training "
                                     "runs (an application's refinement: half), --budget then only a ceiling: a "
                                     "profile that any machine reproduces to the bit."),
+    split_kind: str = typer.Option(None, "--split-kind", help=SPLIT_KIND_HELP),
     skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
 ) -> None:
     """Fit the model's parameters per installation (and application) on its training runs; write a profile."""
     from simsched.fidelity import calibrate_corpus, write_profile
     from simsched.fidelity.calibrate import PRIOR_WEIGHT
+    from simsched.fidelity.corpus import SPLIT
     from simsched.fidelity.search import SEARCH
     from simsched.limits import check_seed
     from simsched.outputs import check_output
@@ -80,7 +85,7 @@ def calibrate(
                                 skip_refused=skip_refused, hold_out=hold_out or (),
                                 per_application=per_application, min_runs=min_runs, prior=prior, search=search,
                                 regression=regression, split_runs=split_runs, evaluations=evaluations,
-                                progress=bar)
+                                split_kind=split_kind or SPLIT, progress=bar)
     finally:
         bar.close()
     out = console()
@@ -102,9 +107,10 @@ def calibrate_curve(
     search: str = typer.Option(None, "--search", help="Each fit's global search: cma (the default) or de."),
     regression: bool = typer.Option(True, "--regression-start/--no-regression-start", help=REGRESSION_HELP),
     json_path: Path = typer.Option(None, "--json", help="Also write every fit and the summary as JSON."),
+    split_kind: str = typer.Option(None, "--split-kind", help=SPLIT_KIND_HELP),
 ) -> None:
     """How many runs an installation needs: calibrate on k random training runs, score on held-out runs."""
-    from simsched.fidelity.corpus import read_corpus
+    from simsched.fidelity.corpus import SPLIT, read_corpus
     from simsched.fidelity.curve import as_dict, check_options, learning_curve
     from simsched.fidelity.search import SEARCH, check_search
     from simsched.fileio import atomic_write_text
@@ -127,7 +133,7 @@ def calibrate_curve(
         check_output(json_path, option="--json", suffixes=(".json",), inputs=[p for p, _ in _found(corpus)])
     bar = Progress()
     try:
-        read = read_corpus(corpus, seed=seed)
+        read = read_corpus(corpus, seed=seed, split_kind=split_kind or SPLIT)
         points = learning_curve(read, sizes=numbers[0], draws=draws, priors=numbers[1], budget_s=budget,
                                 score_runs=score_runs, seed=seed, search=search,
                                 regression=regression, progress=bar)
@@ -152,6 +158,7 @@ def fidelity(
                                   "(default: the recorded placement)."),
     wide: bool = typer.Option(False, "--wide", help="Largest error and bias too, and a row per execution "
                               "(the default table fits 100 columns)."),
+    split_kind: str = typer.Option(None, "--split-kind", help=SPLIT_KIND_HELP + " Default: the profile's."),
     skip_refused: bool = typer.Option(False, "--skip-refused", help=SKIP_HELP),
 ) -> None:
     """Simulate every recorded execution; the makespan error on held-out runs, per installation, system, app."""
@@ -183,7 +190,7 @@ def fidelity(
     bar = Progress()
     try:
         table = fidelity_of(corpus, profile=profile, seed=seed, scheduler=scheduler, keep=html_path is not None,
-                            skip_refused=skip_refused, progress=bar)
+                            skip_refused=skip_refused, split_kind=split_kind, progress=bar)
     finally:
         bar.close()
     chosen = _gantt_choice(table, gantt or [])

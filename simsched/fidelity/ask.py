@@ -18,7 +18,7 @@ from simsched.fidelity.calibrate import (
     parse_bounds,
     training_runs,
 )
-from simsched.fidelity.corpus import Corpus, read_corpus
+from simsched.fidelity.corpus import SPLIT, Corpus, read_corpus
 from simsched.fidelity.identify import Diagnosis, diagnose
 from simsched.fidelity.model import check_scheduler
 from simsched.fidelity.profile import Profile, read_profile
@@ -43,8 +43,10 @@ def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: in
                      bounds: Sequence[str] = (), skip_refused: bool = False, hold_out: Sequence[str] = (),
                      per_application: bool = True, min_runs: int = 3, prior: float = PRIOR_WEIGHT,
                      search: str = SEARCH, regression: bool = True, split_runs: bool = True,
-                     evaluations: int | None = None, progress: Progress | None = None) -> Calibrated:
-    """Read ``sources`` (split with ``seed``; without ``split_runs`` every run trains), keep
+                     evaluations: int | None = None, split_kind: str = SPLIT,
+                     progress: Progress | None = None) -> Calibrated:
+    """Read ``sources`` (split with ``seed``, a split of kind ``split_kind``; without ``split_runs``
+    every run trains), keep
     ``installation`` (all when None) and calibrate each installation on its training runs
     (``hold_out``: applications held out whole) within ``budget_s`` CPU seconds in all, ``bounds``
     (``NAME=LOW,HIGH``) overriding the default box, and with ``per_application`` each application of
@@ -58,6 +60,7 @@ def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: in
     check_options(budget_s=budget_s, min_runs=min_runs, prior=prior, search=search, evaluations=evaluations)
     overrides = parse_bounds(bounds)
     corpus = read_corpus(sources, seed=seed, skip_refused=skip_refused, hold_out=hold_out, split_runs=split_runs,
+                         split_kind=split_kind,
                          progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
     corpus = corpus.select(installation)
     done = calibrate(corpus, budget_s=budget_s, seed=seed, bounds=overrides, per_application=per_application,
@@ -75,22 +78,27 @@ def calibrate_corpus(sources: Sequence[str | Path], *, budget_s: float, seed: in
 
 def fidelity_of(sources: Sequence[str | Path], *, profile: str | Path | None = None, seed: int | None = None,
                 scheduler: str = "recorded", keep: bool = False, skip_refused: bool = False,
-                progress: Progress | None = None) -> FidelityTable:
+                split_kind: str | None = None, progress: Progress | None = None) -> FidelityTable:
     """Read ``sources`` and tabulate every execution under today's model and, with ``profile``, the
     calibrated one (:func:`~simsched.fidelity.table.fidelity_table`).  The split is the profile's: a run
     of an installation it calibrated is a training run exactly when the profile was trained on it, every
     other run of that installation is held out (so runs brought later, from another folder, are scored
-    as unseen); the other installations are split with the profile's seed.  ``seed`` gives the split
-    without a profile and must agree with the profile's when both are given."""
+    as unseen); the other installations are split with the profile's seed and kind.  ``seed`` and
+    ``split_kind`` (:data:`~simsched.fidelity.corpus.SPLITS`; None: the default) give the split without
+    a profile and must agree with the profile's when given with one."""
     check_scheduler(scheduler)
     read: Profile | None = read_profile(profile) if profile is not None else None
     if read is not None and seed is not None and seed != read.seed:
         raise SimschedError(f"the profile says which runs it was trained on, and splits the installations it did "
                             f"not calibrate with its own seed ({read.seed}); leave --seed out (seed {seed} would split "
                             f"those differently from the profile)", field="--seed")
+    if read is not None and split_kind is not None and split_kind != read.split_kind:
+        raise SimschedError(f"the profile splits the installations it did not calibrate as it was split itself "
+                            f"({read.split_kind!r}); leave --split-kind out", field="--split-kind")
     split_seed = read.seed if read is not None else (seed or 0)
+    split_kind = read.split_kind if read is not None else (split_kind or SPLIT)
     corpus = read_corpus(sources, seed=split_seed, skip_refused=skip_refused,
-                         hold_out=read.hold_out if read is not None else (),
+                         hold_out=read.hold_out if read is not None else (), split_kind=split_kind,
                          progress=None if progress is None else lambda d, n: progress(d, n, "reading the corpus"))
     return fidelity_table(corpus, profile=read, scheduler=scheduler, keep=keep,
                           progress=None if progress is None else lambda d, n, _name: progress(d, n, "simulating"))

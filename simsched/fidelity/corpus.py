@@ -10,7 +10,8 @@ part (:func:`split`).
 
 The split is what keeps the fidelity table honest: calibration sees the training runs only, and the
 table's aggregates are over held-out runs only.  It depends on the file names and the seed, never on
-what the files hold, so adding a run to an installation moves no other run across the split.
+what the files hold, so adding a run of one application moves no run of another across the split
+(:data:`SPLITS`: the default; the earlier ``alternate`` split is kept so that its numbers reproduce).
 """
 
 from __future__ import annotations
@@ -27,6 +28,21 @@ from simsched.workloads.taskgraph import TaskGraph
 
 TRAIN, HELD_OUT = "train", "held-out"
 """The two parts of an installation's runs (:attr:`Execution.part`)."""
+
+SPLITS: tuple[str, ...] = ("per-application", "alternate")
+"""The splits by name (``--split-kind``; :func:`split`), the default first:
+
+* ``per-application``: each application's runs alternate between the parts along a seeded order,
+  from a seeded first part, and the applications with a single run alternate likewise among
+  themselves; so a run added to one application moves no run of another that ran twice or more, and
+  every seed draws afresh where every application has one run (an installation running each workflow
+  once, as the corpus's Nextflow one);
+* ``alternate`` (the split before this one): one alternation along all the applications in
+  alphabetical order, its phase carried from one to the next: a run added to one application flips
+  the runs of every application after it, and where every application has one run the split is the
+  same for every seed.  Kept so that the numbers measured with it reproduce."""
+SPLIT = SPLITS[0]
+"""The default split."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,13 +75,14 @@ class Execution:
 @dataclass(frozen=True)
 class Corpus:
     """Executions in the order found (folders walked in sorted order), the files refused with
-    their located reasons (``(name, message)``; only with ``skip_refused``), the split's seed and the
-    applications it holds out whole (:func:`split`)."""
+    their located reasons (``(name, message)``; only with ``skip_refused``), the split's seed, the
+    applications it holds out whole and its kind (:func:`split`)."""
 
     executions: tuple[Execution, ...]
     refused: tuple[tuple[str, str], ...]
     seed: int
     hold_out: frozenset[str] = frozenset()
+    split_kind: str = SPLIT
 
     def installations(self) -> dict[str, list[Execution]]:
         """Executions by installation label, labels in order of first execution.  O(n)."""
@@ -84,7 +101,7 @@ class Corpus:
             labels = ", ".join(self.installations()) or "none"
             raise SimschedError(f"no installation {installation!r} in the corpus (there are: {labels})",
                                 field="--installation")
-        return Corpus(kept, self.refused, self.seed, self.hold_out)
+        return Corpus(kept, self.refused, self.seed, self.hold_out, self.split_kind)
 
 
 def application(path: Path) -> str:
@@ -123,20 +140,37 @@ def _rank(seed: int, name: str) -> str:
     return hashlib.sha256(f"{seed}\0{Path(name).name}".encode()).hexdigest()
 
 
+def _coin(seed: int, key: str) -> int:
+    """A seeded bit of ``key`` (0 or 1), independent of :func:`_rank`'s order."""
+    return int(hashlib.sha256(f"{seed}\0part\0{key}".encode()).hexdigest()[:8], 16) & 1
+
+
 def split(names: Sequence[str], applications: Sequence[str], seed: int,
-          hold_out: frozenset[str] = frozenset()) -> list[str]:
+          hold_out: frozenset[str] = frozenset(), kind: str = SPLIT) -> list[str]:
     """The part (:data:`TRAIN` or :data:`HELD_OUT`) of each run of one installation.
 
     Every run of an application in ``hold_out`` is held out (the applications a calibration must
-    predict without having seen one of their runs).  The other runs are ordered by application, then by
-    a seeded hash of the file name (so within an application the order is a seeded shuffle); along that
-    order they alternate between the two parts, starting with the training part (the phase carries over
-    from one application to the next).  So about half of them are held out, each application with two
-    runs or more has runs in both parts, an installation with two such runs or more has at least one of
-    each, and a single run is a training run.  Deterministic in ``(names, applications, seed,
-    hold_out)``; adding a run to one application moves none of another.  O(n log n).
+    predict without having seen one of their runs).  The other runs, by ``kind`` (:data:`SPLITS`):
+
+    * ``per-application``: each application's runs, in a seeded order (a hash of the seed and the file
+      name), alternate between the parts from a seeded first part (a seeded bit of the application's
+      name); the applications with a single run alternate likewise among themselves, as if they were
+      one application.  An installation's only run is a training run.  So about half are held out, each
+      application with two runs or more has runs in both parts, an installation of two runs or more
+      has at least one of each, and a run added to one application moves no run of an application
+      with two runs or more but its own (a new single-run application joins the alternation of the
+      others and can move them).
+    * ``alternate``: ordered by application, then by the seeded hash of the file name, alternating
+      along that order starting with the training part, the phase carried over from one application to
+      the next (a run added to one application can flip every run of the applications after it).
+
+    Deterministic in ``(names, applications, seed, hold_out, kind)``.  O(n log n).
     """
+    if kind not in SPLITS:
+        raise SimschedError(f"must be one of {', '.join(SPLITS)}, got {kind!r}", field="--split-kind")
     rest = [i for i in range(len(names)) if applications[i] not in hold_out]
+    if kind == "per-application":
+        return _per_application(names, applications, seed, rest)
     order = sorted(rest, key=lambda i: (applications[i], _rank(seed, names[i]), names[i]))
     parts = [HELD_OUT] * len(names)
     for position, i in enumerate(order):
@@ -144,12 +178,33 @@ def split(names: Sequence[str], applications: Sequence[str], seed: int,
     return parts
 
 
+def _per_application(names: Sequence[str], applications: Sequence[str], seed: int, rest: list[int]) -> list[str]:
+    """:func:`split`'s ``per-application`` parts of the runs ``rest`` (the others held out).  O(n log n)."""
+    parts = [HELD_OUT] * len(names)
+    by_app: dict[str, list[int]] = {}
+    for i in rest:
+        by_app.setdefault(applications[i], []).append(i)
+
+    def alternate(members: list[int], phase: int) -> None:
+        for position, i in enumerate(sorted(members, key=lambda j: (_rank(seed, names[j]), names[j]))):
+            parts[i] = TRAIN if (position + phase) % 2 == 0 else HELD_OUT
+
+    for app, members in by_app.items():
+        if len(members) > 1:
+            alternate(members, _coin(seed, app))
+    alternate([m[0] for m in by_app.values() if len(m) == 1], _coin(seed, ""))  # the applications run once
+    if len(rest) == 1:  # the one run of an installation trains
+        parts[rest[0]] = TRAIN
+    return parts
+
+
 def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: bool = False,
-                hold_out: Sequence[str] = (), split_runs: bool = True,
+                hold_out: Sequence[str] = (), split_runs: bool = True, split_kind: str = SPLIT,
                 progress: Callable[[int, int], None] | None = None) -> Corpus:
     """Read every instance under ``sources`` (:func:`find_instances`) into a :class:`Corpus` with its
-    installations and each installation's split (:func:`split`, seeded with ``seed``, the applications
-    ``hold_out`` held out whole: each must name an application of the corpus).  Without ``split_runs``
+    installations and each installation's split (:func:`split` of kind ``split_kind``, seeded with
+    ``seed``, the applications ``hold_out`` held out whole: each must name an application of the
+    corpus; the kind is checked before any file is read).  Without ``split_runs``
     every run is a training run but those of ``hold_out`` (a calibration on all the runs given, scored
     later on others).
 
@@ -158,6 +213,8 @@ def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: b
     the rest are read; no readable instance at all is an error either way.  ``progress(done, total)`` is
     called after each file.  O(total size of the files).
     """
+    if split_kind not in SPLITS:
+        raise SimschedError(f"must be one of {', '.join(SPLITS)}, got {split_kind!r}", field="--split-kind")
     pairs = find_instances(sources)
     read: list[tuple[Path, str, TaskGraph, RecordedRun]] = []
     refused: list[tuple[str, str]] = []
@@ -185,11 +242,11 @@ def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: b
     label_of, part_of = [""] * len(read), [TRAIN] * len(read)
     for label, members in groups:
         apps = [application(read[i][0]) for i in members]
-        parts = (split([read[i][1] for i in members], apps, seed, held) if split_runs
+        parts = (split([read[i][1] for i in members], apps, seed, held, split_kind) if split_runs
                  else [HELD_OUT if app in held else TRAIN for app in apps])
         for i, part in zip(members, parts):
             label_of[i], part_of[i] = label, part
     executions = tuple(Execution(name, path, application(path), graph, run, label_of[i], part_of[i],
                                  hashlib.sha256(path.read_bytes()).hexdigest())
                        for i, (path, name, graph, run) in enumerate(read))
-    return Corpus(executions, tuple(refused), seed, held)
+    return Corpus(executions, tuple(refused), seed, held, split_kind)

@@ -18,6 +18,7 @@ paste in; it is written for people and not read back (the ``parameters`` are the
 
     simsched_profile: 1
     seed: 0
+    split_kind: per-application        # the split (corpus.SPLITS; absent: alternate, the earlier one)
     budget_s: 600.0                    # or evaluations: 300 (calibrate --evaluations)
     installations:
     - installation: pegasus@cc-worker-4+7
@@ -61,7 +62,7 @@ import yaml
 from simsched.errors import SimschedError, did_you_mean, number_value, shown
 from simsched.fidelity.bottleneck import COLUMNS, run_features
 from simsched.fidelity.calibrate import Calibration
-from simsched.fidelity.corpus import Corpus
+from simsched.fidelity.corpus import SPLITS, Corpus
 from simsched.fidelity.extent import FEATURES, training_range
 from simsched.fidelity.model import NAMES, Parameters, scenario_platform, task_io
 from simsched.fidelity.search import SEARCH, SEARCHES
@@ -101,12 +102,14 @@ class ProfileEntry:
 
 @dataclass(frozen=True)
 class Profile:
-    """A read profile: its ``seed`` and ``hold_out`` (the split it was calibrated with) and entries."""
+    """A read profile: its ``seed``, ``hold_out`` and ``split_kind`` (the split it was calibrated
+    with; ``alternate`` in a profile written before simsched recorded it) and entries."""
 
     seed: int
     entries: tuple[ProfileEntry, ...]
     file: str | None = None
     hold_out: tuple[str, ...] = ()
+    split_kind: str = "alternate"
 
     def entry_for(self, wms: str, machines: Sequence[str], application: str | None = None) -> ProfileEntry | None:
         """The entry of workflow system ``wms`` sharing a machine with ``machines`` (both without
@@ -167,8 +170,8 @@ def profile_text(calibrations: Sequence[Calibration], corpus: Corpus, *, budget_
             "train_range": {f: [float(lo), float(hi)] for f, (lo, hi) in span.items()},
             **({"train_errors": list(c.train_errors)} if c.train_errors else {}),
             "train_mix": [[float(v) for v in mix[name]] for name in c.train]})
-    doc = {"simsched_profile": FORMAT, "seed": corpus.seed, **({"hold_out": sorted(corpus.hold_out)}
-                                                             if corpus.hold_out else {}),
+    doc = {"simsched_profile": FORMAT, "seed": corpus.seed, "split_kind": corpus.split_kind,
+           **({"hold_out": sorted(corpus.hold_out)} if corpus.hold_out else {}),
            **({"budget_s": float(budget_s)} if evaluations is None else {"evaluations": int(evaluations)}),
            "prior": float(prior), "search": search,
            "regression_start": bool(regression), "installations": entries}
@@ -185,7 +188,7 @@ def write_profile(path: str | Path, calibrations: Sequence[Calibration], corpus:
                                                 regression=regression, evaluations=evaluations))
 
 
-TOP_KEYS = ("simsched_profile", "seed", "hold_out", "budget_s", "evaluations", "prior", "search",
+TOP_KEYS = ("simsched_profile", "seed", "split_kind", "hold_out", "budget_s", "evaluations", "prior", "search",
             "regression_start", "installations")
 ENTRY_KEYS = ("installation", "application", "wms", "machines", "parameters", "platform", "train_error",
               "train_error_at_start", "evaluations", "cpu_s", "stopped", "train", "train_sha256", "train_range",
@@ -346,6 +349,9 @@ def read_profile(path: str | Path) -> Profile:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise r.fail(f"must be a whole number >= 0, got {seed!r}", ("seed",))
     hold_out = r.names(data.get("hold_out", []), ("hold_out",))
+    split_kind = data.get("split_kind", "alternate")
+    if split_kind not in SPLITS:
+        raise r.fail(f"must be one of {', '.join(SPLITS)}, got {split_kind!r}", ("split_kind",))
     for key in ("budget_s", "prior"):  # what it was calibrated with: read for the record, checked all the same
         if key in data and r.number(data[key], (key,)) < 0:
             raise r.fail(f"must be >= 0, got {data[key]!r}", (key,))
@@ -372,4 +378,4 @@ def read_profile(path: str | Path) -> Profile:
         if e.application is not None and (e.installation, None) not in seen:
             raise r.fail(f"application {e.application!r} of {e.installation!r} has no entry of its installation to "
                          f"fall back on", ("installations", i, "application"))
-    return Profile(seed, entries, str(path), hold_out)
+    return Profile(seed, entries, str(path), hold_out, split_kind)

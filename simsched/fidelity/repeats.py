@@ -16,7 +16,12 @@ users) is not in the trace.  This module measures that spread in the units of th
   (the runtimes' schedule, no overheads).  It sees recorded makespans of other held-out runs, so it is a
   reference (an oracle of the spread), not a model one could calibrate.
 * :func:`spread_groups`: per installation with repeats, over its **held-out** runs that have repeats,
-  the error of that prediction beside the calibrated model's on the same runs.
+  the error of that prediction beside the calibrated model's on the same runs, and two spreads that
+  need no model (:func:`group_deviations`): how far each run's recorded makespan lies from the median
+  of its workflow's runs, and how far its simulation under today's model (its recorded runtimes laid
+  out by the recorded placement: what a model is given) lies from theirs.  Where the second is small
+  and the first is not, the runs gave a model the same input and took different times: no
+  deterministic model of a run comes closer to them, on the median, than about the first.
 
 Complexity: O(runs) to group, O(sum of group sizes squared) to predict.
 """
@@ -64,11 +69,29 @@ def repeat_predictions(keys: Sequence[tuple | None], recorded: Sequence[float | 
     return out
 
 
+def group_deviations(keys: Sequence[tuple | None], values: Sequence[float | None]) -> np.ndarray:
+    """Per run, ``|value / median of its repeats' values - 1|`` over its whole group of repeats (itself
+    included; the keys of :func:`repeat_key`), NaN for a run without a repeat or a value that is
+    missing, not finite or not positive.  O(runs log runs)."""
+    out = np.full(len(keys), math.nan)
+    groups: dict[tuple, list[int]] = {}
+    for i, k in enumerate(keys):
+        v = values[i]
+        if k is not None and v is not None and math.isfinite(v) and v > 0:
+            groups.setdefault(k, []).append(i)
+    for members in groups.values():
+        if len(members) >= 2:
+            v = np.array([values[i] for i in members], dtype=np.float64)
+            out[members] = np.abs(v / np.median(v) - 1.0)
+    return out
+
+
 @dataclass(frozen=True)
 class SpreadGroup:
     """One installation's held-out runs that have repeats: how many, and the median and mean
     ``|relative error|`` of the repeats' prediction and of the calibrated model on those same runs
-    (NaN without a calibrated model)."""
+    (NaN without a calibrated model); the median of :func:`group_deviations` of their recorded
+    makespans (``makespan_spread``) and of today's simulations of them (``input_spread``)."""
 
     installation: str
     runs: int
@@ -76,12 +99,17 @@ class SpreadGroup:
     repeats_mean: float
     model_median: float
     model_mean: float
+    makespan_spread: float = math.nan
+    input_spread: float = math.nan
 
 
 def spread_groups(installations: Sequence[str], held_out: Sequence[bool], recorded: Sequence[float | None],
-                  predicted: np.ndarray, model: np.ndarray) -> list[SpreadGroup]:
+                  predicted: np.ndarray, model: np.ndarray, makespan_spread: np.ndarray | None = None,
+                  input_spread: np.ndarray | None = None) -> list[SpreadGroup]:
     """Per installation (sorted), over its held-out runs with a repeats' prediction: the errors of that
-    prediction (``predicted``) and of ``model`` (simulated makespans, NaN where absent).  O(runs)."""
+    prediction (``predicted``) and of ``model`` (simulated makespans, NaN where absent), and the medians
+    of the runs' ``makespan_spread`` and ``input_spread`` (:func:`group_deviations`; NaN when not
+    given).  O(runs)."""
     out = []
     for inst in sorted(set(installations)):
         idx = [i for i, x in enumerate(installations)
@@ -92,7 +120,9 @@ def spread_groups(installations: Sequence[str], held_out: Sequence[bool], record
         rep = np.abs(predicted[idx] / rec - 1.0)
         mod = np.abs(model[idx] / rec - 1.0) if model.size else np.full(len(idx), math.nan)
         finite = mod[np.isfinite(mod)]
+        spreads = [float(np.nanmedian(a[idx])) if a is not None and np.isfinite(a[idx]).any() else math.nan
+                   for a in (makespan_spread, input_spread)]
         out.append(SpreadGroup(inst, len(idx), float(np.median(rep)), float(rep.mean()),
                                float(np.median(finite)) if finite.size else math.nan,
-                               float(finite.mean()) if finite.size else math.nan))
+                               float(finite.mean()) if finite.size else math.nan, *spreads))
     return out

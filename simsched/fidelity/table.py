@@ -44,7 +44,7 @@ from simsched.fidelity.identify import directions, unexercised_share
 from simsched.fidelity.intervals import COVERAGE, IntervalGroup, interval_groups
 from simsched.fidelity.model import Parameters, Simulated, documented_defaults, simulate, task_io
 from simsched.fidelity.profile import Profile, ProfileEntry
-from simsched.fidelity.repeats import SpreadGroup, repeat_key, repeat_predictions, spread_groups
+from simsched.fidelity.repeats import SpreadGroup, group_deviations, repeat_key, repeat_predictions, spread_groups
 from simsched.workloads.recorded import RecordedRun
 
 TODAY, DEFAULTS, CALIBRATED = "today", "defaults", "calibrated"
@@ -155,6 +155,7 @@ class FidelityTable:
                           **{m: vars(s) for m, s in zip(self.models, g.stats)}} for g in self.groups],
             "spread": [{"installation": g.installation, "runs": g.runs,
                         "repeats": {"median": g.repeats_median, "mean": g.repeats_mean},
+                        "makespan_spread": g.makespan_spread, "input_spread": g.input_spread,
                         self.models[-1]: {"median": g.model_median, "mean": g.model_mean}} for g in self.spread],
             "intervals": {"model": self.models[-1], "coverage": COVERAGE,
                           "installations": [{"installation": g.installation, "train_runs": g.train_runs,
@@ -254,10 +255,11 @@ def _spread(corpus: Corpus, rows: list[Row]) -> tuple[SpreadGroup, ...]:
     """The run-to-run spread of ``rows`` against their last model (:mod:`simsched.fidelity.repeats`)."""
     keys = [repeat_key(e.name, e.installation, e.run.n_tasks, e.graph.n_edges) for e in corpus.executions]
     recorded = [r.recorded for r in rows]
-    predicted = repeat_predictions(keys, recorded, [r.simulated[0] for r in rows])
+    today = [r.simulated[0] for r in rows]
+    predicted = repeat_predictions(keys, recorded, today)
     model = np.array([r.simulated[-1] for r in rows], dtype=np.float64)
     return tuple(spread_groups([r.installation for r in rows], [r.part == HELD_OUT for r in rows], recorded,
-                               predicted, model))
+                               predicted, model, group_deviations(keys, recorded), group_deviations(keys, today)))
 
 
 def _trained(profile: Profile, matched: dict[str, str]) -> dict[str, frozenset[str]]:

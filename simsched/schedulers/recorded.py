@@ -184,9 +184,7 @@ class Recorded:
             return []
         problem, host, waiting = view.problem, self.proc_host, self.waiting
         everywhere = free_idx.tolist()  # free processors, ascending
-        by_host: dict[int, list[int]] = {}
-        for p in everywhere:
-            by_host.setdefault(int(host[p]), []).append(p)
+        by_host = _by_host(free_idx, host)
         gang = problem.graph.procs_min if problem.graph.gang else None
         out: list[tuple[int, int | tuple[int, ...]]] = []
         aside: list[tuple[int, tuple[float, int]]] = []
@@ -221,3 +219,21 @@ class Recorded:
         for h, item in aside:
             heappush(waiting[h], item)
         return out
+
+
+def _by_host(free: np.ndarray, host: np.ndarray) -> dict[int, list[int]]:
+    """The free processors ``free`` (ascending) grouped by their host code ``host[p]``, each group
+    ascending, the groups in the order of their first processor.  O(m log m) in numpy, O(hosts) in
+    Python (a decision is taken thousands of times a run; a loop over free slots was its largest
+    cost)."""
+    if not free.size:
+        return {}
+    codes = host[free]
+    order = np.argsort(codes, kind="stable")
+    codes, grouped = codes[order], free[order]
+    cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    firsts = np.concatenate(([0], cuts))
+    ends = np.concatenate((cuts, [grouped.size]))
+    rank = np.argsort(grouped[firsts], kind="stable")  # by each group's lowest processor
+    flat = grouped.tolist()
+    return {int(codes[firsts[g]]): flat[firsts[g]:ends[g]] for g in rank.tolist()}

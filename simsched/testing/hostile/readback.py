@@ -183,6 +183,8 @@ def _profile_json() -> bytes:
 def _profile_attacks(valid: bytes) -> dict[str, Attack]:
     return json_attacks(valid, fields={"tampered: the seed as text": ("seed", "three"),
                                        "tampered: an unknown search": ("search", "bayes"),
+                                       "tampered: an unknown split": ("split_kind", "halves"),
+                                       "tampered: the split as a number": ("split_kind", 2),
                                        "tampered: the evaluations as text": ("evaluations", "many"),
                                        "tampered: regression_start as text": ("regression_start", "maybe"),
                                        "tampered: the training digests as text": ("train_sha256", "abc"),
