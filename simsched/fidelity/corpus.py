@@ -45,6 +45,12 @@ SPLIT = SPLITS[0]
 """The default split."""
 
 
+def check_split_kind(kind: object) -> None:
+    """:class:`SimschedError` (field ``--split-kind``) unless ``kind`` names one of :data:`SPLITS`."""
+    if kind not in SPLITS:
+        raise SimschedError(f"must be one of {', '.join(SPLITS)}, got {kind!r}", field="--split-kind")
+
+
 @dataclass(frozen=True, eq=False)
 class Execution:
     """One recorded execution of a corpus: ``name`` (its path under the folder it was found in, as
@@ -166,8 +172,7 @@ def split(names: Sequence[str], applications: Sequence[str], seed: int,
 
     Deterministic in ``(names, applications, seed, hold_out, kind)``.  O(n log n).
     """
-    if kind not in SPLITS:
-        raise SimschedError(f"must be one of {', '.join(SPLITS)}, got {kind!r}", field="--split-kind")
+    check_split_kind(kind)
     rest = [i for i in range(len(names)) if applications[i] not in hold_out]
     if kind == "per-application":
         return _per_application(names, applications, seed, rest)
@@ -213,8 +218,7 @@ def read_corpus(sources: Sequence[str | Path], *, seed: int = 0, skip_refused: b
     the rest are read; no readable instance at all is an error either way.  ``progress(done, total)`` is
     called after each file.  O(total size of the files).
     """
-    if split_kind not in SPLITS:
-        raise SimschedError(f"must be one of {', '.join(SPLITS)}, got {split_kind!r}", field="--split-kind")
+    check_split_kind(split_kind)
     pairs = find_instances(sources)
     read: list[tuple[Path, str, TaskGraph, RecordedRun]] = []
     refused: list[tuple[str, str]] = []

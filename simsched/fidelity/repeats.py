@@ -50,19 +50,22 @@ def repeat_key(name: str, installation: str, n_tasks: int, n_edges: int) -> tupl
     return installation, name[: len(name) - len(name.rsplit("/", 1)[-1])] + base, n_tasks, n_edges
 
 
+def _groups(keys: Sequence[tuple | None], usable: Sequence[bool]) -> list[list[int]]:
+    """The indices of the usable runs sharing a key (None: no repeats), groups of two or more only.
+    O(runs)."""
+    groups: dict[tuple, list[int]] = {}
+    for i, k in enumerate(keys):
+        if k is not None and usable[i]:
+            groups.setdefault(k, []).append(i)
+    return [m for m in groups.values() if len(m) >= 2]
+
+
 def repeat_predictions(keys: Sequence[tuple | None], recorded: Sequence[float | None],
                        today: Sequence[float]) -> np.ndarray:
     """Per run, the repeats' prediction of its makespan (module docstring), NaN for a run without a
     repeat that has a recorded makespan and a finite today's simulation.  O(sum of group sizes^2)."""
-    n = len(keys)
-    out = np.full(n, math.nan)
-    groups: dict[tuple, list[int]] = {}
-    for i, k in enumerate(keys):
-        if k is not None and recorded[i] and math.isfinite(today[i]):
-            groups.setdefault(k, []).append(i)
-    for members in groups.values():
-        if len(members) < 2:
-            continue
+    out = np.full(len(keys), math.nan)
+    for members in _groups(keys, [bool(recorded[i]) and math.isfinite(today[i]) for i in range(len(keys))]):
         excess = np.array([recorded[i] - today[i] for i in members], dtype=np.float64)
         for pos, i in enumerate(members):
             out[i] = today[i] + float(np.median(np.delete(excess, pos)))
@@ -74,15 +77,9 @@ def group_deviations(keys: Sequence[tuple | None], values: Sequence[float | None
     included; the keys of :func:`repeat_key`), NaN for a run without a repeat or a value that is
     missing, not finite or not positive.  O(runs log runs)."""
     out = np.full(len(keys), math.nan)
-    groups: dict[tuple, list[int]] = {}
-    for i, k in enumerate(keys):
-        v = values[i]
-        if k is not None and v is not None and math.isfinite(v) and v > 0:
-            groups.setdefault(k, []).append(i)
-    for members in groups.values():
-        if len(members) >= 2:
-            v = np.array([values[i] for i in members], dtype=np.float64)
-            out[members] = np.abs(v / np.median(v) - 1.0)
+    for members in _groups(keys, [v is not None and math.isfinite(v) and v > 0 for v in values]):
+        v = np.array([values[i] for i in members], dtype=np.float64)
+        out[members] = np.abs(v / np.median(v) - 1.0)
     return out
 
 
